@@ -1,0 +1,391 @@
+//! OpenFlow error types and codes (spec section 7.4.4) as a typed table, and
+//! [`OfpError`], the cheap `Copy` error every decoder and validator returns.
+//!
+//! An [`OfpError`] is exactly what the switch must answer with: the
+//! `(type, code)` pair as an [`ErrorCode`], plus a static detail for humans
+//! and logs. Building the OFPT_ERROR reply (with the offending bytes) is the
+//! caller's job, see [`crate::framer::Rejection`].
+
+use crate::macros::wire_enum;
+
+wire_enum! {
+    /// `ofp_error_type`.
+    pub enum ErrorType: u16 {
+        HelloFailed = 0 => "OFPET_HELLO_FAILED",
+        BadRequest = 1 => "OFPET_BAD_REQUEST",
+        BadAction = 2 => "OFPET_BAD_ACTION",
+        BadInstruction = 3 => "OFPET_BAD_INSTRUCTION",
+        BadMatch = 4 => "OFPET_BAD_MATCH",
+        FlowModFailed = 5 => "OFPET_FLOW_MOD_FAILED",
+        GroupModFailed = 6 => "OFPET_GROUP_MOD_FAILED",
+        PortModFailed = 7 => "OFPET_PORT_MOD_FAILED",
+        TableModFailed = 8 => "OFPET_TABLE_MOD_FAILED",
+        QueueOpFailed = 9 => "OFPET_QUEUE_OP_FAILED",
+        SwitchConfigFailed = 10 => "OFPET_SWITCH_CONFIG_FAILED",
+        RoleRequestFailed = 11 => "OFPET_ROLE_REQUEST_FAILED",
+        MeterModFailed = 12 => "OFPET_METER_MOD_FAILED",
+        TableFeaturesFailed = 13 => "OFPET_TABLE_FEATURES_FAILED",
+        Experimenter = 0xffff => "OFPET_EXPERIMENTER",
+    }
+}
+
+wire_enum! {
+    /// `ofp_hello_failed_code`.
+    pub enum HelloFailedCode: u16 {
+        Incompatible = 0 => "OFPHFC_INCOMPATIBLE",
+        Eperm = 1 => "OFPHFC_EPERM",
+    }
+}
+
+wire_enum! {
+    /// `ofp_bad_request_code`.
+    pub enum BadRequestCode: u16 {
+        BadVersion = 0 => "OFPBRC_BAD_VERSION",
+        BadType = 1 => "OFPBRC_BAD_TYPE",
+        BadMultipart = 2 => "OFPBRC_BAD_MULTIPART",
+        BadExperimenter = 3 => "OFPBRC_BAD_EXPERIMENTER",
+        BadExpType = 4 => "OFPBRC_BAD_EXP_TYPE",
+        Eperm = 5 => "OFPBRC_EPERM",
+        BadLen = 6 => "OFPBRC_BAD_LEN",
+        BufferEmpty = 7 => "OFPBRC_BUFFER_EMPTY",
+        BufferUnknown = 8 => "OFPBRC_BUFFER_UNKNOWN",
+        BadTableId = 9 => "OFPBRC_BAD_TABLE_ID",
+        IsSlave = 10 => "OFPBRC_IS_SLAVE",
+        BadPort = 11 => "OFPBRC_BAD_PORT",
+        BadPacket = 12 => "OFPBRC_BAD_PACKET",
+        MultipartBufferOverflow = 13 => "OFPBRC_MULTIPART_BUFFER_OVERFLOW",
+    }
+}
+
+wire_enum! {
+    /// `ofp_bad_action_code`.
+    pub enum BadActionCode: u16 {
+        BadType = 0 => "OFPBAC_BAD_TYPE",
+        BadLen = 1 => "OFPBAC_BAD_LEN",
+        BadExperimenter = 2 => "OFPBAC_BAD_EXPERIMENTER",
+        BadExpType = 3 => "OFPBAC_BAD_EXP_TYPE",
+        BadOutPort = 4 => "OFPBAC_BAD_OUT_PORT",
+        BadArgument = 5 => "OFPBAC_BAD_ARGUMENT",
+        Eperm = 6 => "OFPBAC_EPERM",
+        TooMany = 7 => "OFPBAC_TOO_MANY",
+        BadQueue = 8 => "OFPBAC_BAD_QUEUE",
+        BadOutGroup = 9 => "OFPBAC_BAD_OUT_GROUP",
+        MatchInconsistent = 10 => "OFPBAC_MATCH_INCONSISTENT",
+        UnsupportedOrder = 11 => "OFPBAC_UNSUPPORTED_ORDER",
+        BadTag = 12 => "OFPBAC_BAD_TAG",
+        BadSetType = 13 => "OFPBAC_BAD_SET_TYPE",
+        BadSetLen = 14 => "OFPBAC_BAD_SET_LEN",
+        BadSetArgument = 15 => "OFPBAC_BAD_SET_ARGUMENT",
+    }
+}
+
+wire_enum! {
+    /// `ofp_bad_instruction_code`.
+    pub enum BadInstructionCode: u16 {
+        UnknownInst = 0 => "OFPBIC_UNKNOWN_INST",
+        UnsupInst = 1 => "OFPBIC_UNSUP_INST",
+        BadTableId = 2 => "OFPBIC_BAD_TABLE_ID",
+        UnsupMetadata = 3 => "OFPBIC_UNSUP_METADATA",
+        UnsupMetadataMask = 4 => "OFPBIC_UNSUP_METADATA_MASK",
+        BadExperimenter = 5 => "OFPBIC_BAD_EXPERIMENTER",
+        BadExpType = 6 => "OFPBIC_BAD_EXP_TYPE",
+        BadLen = 7 => "OFPBIC_BAD_LEN",
+        Eperm = 8 => "OFPBIC_EPERM",
+    }
+}
+
+wire_enum! {
+    /// `ofp_bad_match_code`.
+    pub enum BadMatchCode: u16 {
+        BadType = 0 => "OFPBMC_BAD_TYPE",
+        BadLen = 1 => "OFPBMC_BAD_LEN",
+        BadTag = 2 => "OFPBMC_BAD_TAG",
+        BadDlAddrMask = 3 => "OFPBMC_BAD_DL_ADDR_MASK",
+        BadNwAddrMask = 4 => "OFPBMC_BAD_NW_ADDR_MASK",
+        BadWildcards = 5 => "OFPBMC_BAD_WILDCARDS",
+        BadField = 6 => "OFPBMC_BAD_FIELD",
+        BadValue = 7 => "OFPBMC_BAD_VALUE",
+        BadMask = 8 => "OFPBMC_BAD_MASK",
+        BadPrereq = 9 => "OFPBMC_BAD_PREREQ",
+        DupField = 10 => "OFPBMC_DUP_FIELD",
+        Eperm = 11 => "OFPBMC_EPERM",
+    }
+}
+
+wire_enum! {
+    /// `ofp_flow_mod_failed_code`.
+    pub enum FlowModFailedCode: u16 {
+        Unknown0 = 0 => "OFPFMFC_UNKNOWN",
+        TableFull = 1 => "OFPFMFC_TABLE_FULL",
+        BadTableId = 2 => "OFPFMFC_BAD_TABLE_ID",
+        Overlap = 3 => "OFPFMFC_OVERLAP",
+        Eperm = 4 => "OFPFMFC_EPERM",
+        BadTimeout = 5 => "OFPFMFC_BAD_TIMEOUT",
+        BadCommand = 6 => "OFPFMFC_BAD_COMMAND",
+        BadFlags = 7 => "OFPFMFC_BAD_FLAGS",
+    }
+}
+
+wire_enum! {
+    /// `ofp_group_mod_failed_code`.
+    pub enum GroupModFailedCode: u16 {
+        GroupExists = 0 => "OFPGMFC_GROUP_EXISTS",
+        InvalidGroup = 1 => "OFPGMFC_INVALID_GROUP",
+        WeightUnsupported = 2 => "OFPGMFC_WEIGHT_UNSUPPORTED",
+        OutOfGroups = 3 => "OFPGMFC_OUT_OF_GROUPS",
+        OutOfBuckets = 4 => "OFPGMFC_OUT_OF_BUCKETS",
+        ChainingUnsupported = 5 => "OFPGMFC_CHAINING_UNSUPPORTED",
+        WatchUnsupported = 6 => "OFPGMFC_WATCH_UNSUPPORTED",
+        Loop = 7 => "OFPGMFC_LOOP",
+        UnknownGroup = 8 => "OFPGMFC_UNKNOWN_GROUP",
+        ChainedGroup = 9 => "OFPGMFC_CHAINED_GROUP",
+        BadType = 10 => "OFPGMFC_BAD_TYPE",
+        BadCommand = 11 => "OFPGMFC_BAD_COMMAND",
+        BadBucket = 12 => "OFPGMFC_BAD_BUCKET",
+        BadWatch = 13 => "OFPGMFC_BAD_WATCH",
+        Eperm = 14 => "OFPGMFC_EPERM",
+    }
+}
+
+wire_enum! {
+    /// `ofp_port_mod_failed_code`.
+    pub enum PortModFailedCode: u16 {
+        BadPort = 0 => "OFPPMFC_BAD_PORT",
+        BadHwAddr = 1 => "OFPPMFC_BAD_HW_ADDR",
+        BadConfig = 2 => "OFPPMFC_BAD_CONFIG",
+        BadAdvertise = 3 => "OFPPMFC_BAD_ADVERTISE",
+        Eperm = 4 => "OFPPMFC_EPERM",
+    }
+}
+
+wire_enum! {
+    /// `ofp_table_mod_failed_code`.
+    pub enum TableModFailedCode: u16 {
+        BadTable = 0 => "OFPTMFC_BAD_TABLE",
+        BadConfig = 1 => "OFPTMFC_BAD_CONFIG",
+        Eperm = 2 => "OFPTMFC_EPERM",
+    }
+}
+
+wire_enum! {
+    /// `ofp_queue_op_failed_code`.
+    pub enum QueueOpFailedCode: u16 {
+        BadPort = 0 => "OFPQOFC_BAD_PORT",
+        BadQueue = 1 => "OFPQOFC_BAD_QUEUE",
+        Eperm = 2 => "OFPQOFC_EPERM",
+    }
+}
+
+wire_enum! {
+    /// `ofp_switch_config_failed_code`.
+    pub enum SwitchConfigFailedCode: u16 {
+        BadFlags = 0 => "OFPSCFC_BAD_FLAGS",
+        BadLen = 1 => "OFPSCFC_BAD_LEN",
+        Eperm = 2 => "OFPSCFC_EPERM",
+    }
+}
+
+wire_enum! {
+    /// `ofp_role_request_failed_code`.
+    pub enum RoleRequestFailedCode: u16 {
+        Stale = 0 => "OFPRRFC_STALE",
+        Unsup = 1 => "OFPRRFC_UNSUP",
+        BadRole = 2 => "OFPRRFC_BAD_ROLE",
+    }
+}
+
+wire_enum! {
+    /// `ofp_meter_mod_failed_code`.
+    pub enum MeterModFailedCode: u16 {
+        Unknown0 = 0 => "OFPMMFC_UNKNOWN",
+        MeterExists = 1 => "OFPMMFC_METER_EXISTS",
+        InvalidMeter = 2 => "OFPMMFC_INVALID_METER",
+        UnknownMeter = 3 => "OFPMMFC_UNKNOWN_METER",
+        BadCommand = 4 => "OFPMMFC_BAD_COMMAND",
+        BadFlags = 5 => "OFPMMFC_BAD_FLAGS",
+        BadRate = 6 => "OFPMMFC_BAD_RATE",
+        BadBurst = 7 => "OFPMMFC_BAD_BURST",
+        BadBand = 8 => "OFPMMFC_BAD_BAND",
+        BadBandValue = 9 => "OFPMMFC_BAD_BAND_VALUE",
+        OutOfMeters = 10 => "OFPMMFC_OUT_OF_METERS",
+        OutOfBands = 11 => "OFPMMFC_OUT_OF_BANDS",
+    }
+}
+
+wire_enum! {
+    /// `ofp_table_features_failed_code`.
+    pub enum TableFeaturesFailedCode: u16 {
+        BadTable = 0 => "OFPTFFC_BAD_TABLE",
+        BadMetadata = 1 => "OFPTFFC_BAD_METADATA",
+        BadType = 2 => "OFPTFFC_BAD_TYPE",
+        BadLen = 3 => "OFPTFFC_BAD_LEN",
+        BadArgument = 4 => "OFPTFFC_BAD_ARGUMENT",
+        Eperm = 5 => "OFPTFFC_EPERM",
+    }
+}
+
+/// A typed `(type, code)` pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorCode {
+    HelloFailed(HelloFailedCode),
+    BadRequest(BadRequestCode),
+    BadAction(BadActionCode),
+    BadInstruction(BadInstructionCode),
+    BadMatch(BadMatchCode),
+    FlowModFailed(FlowModFailedCode),
+    GroupModFailed(GroupModFailedCode),
+    PortModFailed(PortModFailedCode),
+    TableModFailed(TableModFailedCode),
+    QueueOpFailed(QueueOpFailedCode),
+    SwitchConfigFailed(SwitchConfigFailedCode),
+    RoleRequestFailed(RoleRequestFailedCode),
+    MeterModFailed(MeterModFailedCode),
+    TableFeaturesFailed(TableFeaturesFailedCode),
+    /// `OFPET_EXPERIMENTER`: `exp_type` sits where the code would be.
+    Experimenter { exp_type: u16, experimenter: u32 },
+    /// An error type this implementation has no name for.
+    Unknown { ty: u16, code: u16 },
+}
+
+impl ErrorCode {
+    /// Builds from the wire pair (`experimenter` only used for type 0xffff).
+    pub fn from_wire(ty: u16, code: u16, experimenter: u32) -> Self {
+        match ErrorType::from(ty) {
+            ErrorType::HelloFailed => Self::HelloFailed(code.into()),
+            ErrorType::BadRequest => Self::BadRequest(code.into()),
+            ErrorType::BadAction => Self::BadAction(code.into()),
+            ErrorType::BadInstruction => Self::BadInstruction(code.into()),
+            ErrorType::BadMatch => Self::BadMatch(code.into()),
+            ErrorType::FlowModFailed => Self::FlowModFailed(code.into()),
+            ErrorType::GroupModFailed => Self::GroupModFailed(code.into()),
+            ErrorType::PortModFailed => Self::PortModFailed(code.into()),
+            ErrorType::TableModFailed => Self::TableModFailed(code.into()),
+            ErrorType::QueueOpFailed => Self::QueueOpFailed(code.into()),
+            ErrorType::SwitchConfigFailed => Self::SwitchConfigFailed(code.into()),
+            ErrorType::RoleRequestFailed => Self::RoleRequestFailed(code.into()),
+            ErrorType::MeterModFailed => Self::MeterModFailed(code.into()),
+            ErrorType::TableFeaturesFailed => Self::TableFeaturesFailed(code.into()),
+            ErrorType::Experimenter => Self::Experimenter { exp_type: code, experimenter },
+            ErrorType::Unknown(ty) => Self::Unknown { ty, code },
+        }
+    }
+
+    /// The wire `(type, code)` pair.
+    pub fn type_code(self) -> (u16, u16) {
+        match self {
+            Self::HelloFailed(c) => (0, c.value()),
+            Self::BadRequest(c) => (1, c.value()),
+            Self::BadAction(c) => (2, c.value()),
+            Self::BadInstruction(c) => (3, c.value()),
+            Self::BadMatch(c) => (4, c.value()),
+            Self::FlowModFailed(c) => (5, c.value()),
+            Self::GroupModFailed(c) => (6, c.value()),
+            Self::PortModFailed(c) => (7, c.value()),
+            Self::TableModFailed(c) => (8, c.value()),
+            Self::QueueOpFailed(c) => (9, c.value()),
+            Self::SwitchConfigFailed(c) => (10, c.value()),
+            Self::RoleRequestFailed(c) => (11, c.value()),
+            Self::MeterModFailed(c) => (12, c.value()),
+            Self::TableFeaturesFailed(c) => (13, c.value()),
+            Self::Experimenter { exp_type, .. } => (0xffff, exp_type),
+            Self::Unknown { ty, code } => (ty, code),
+        }
+    }
+
+    /// The error type.
+    pub fn error_type(self) -> ErrorType {
+        ErrorType::from(self.type_code().0)
+    }
+
+    /// The code's spec name (`OFPBRC_BAD_LEN`), if it has one.
+    pub fn code_name(self) -> Option<&'static str> {
+        match self {
+            Self::HelloFailed(c) => c.name(),
+            Self::BadRequest(c) => c.name(),
+            Self::BadAction(c) => c.name(),
+            Self::BadInstruction(c) => c.name(),
+            Self::BadMatch(c) => c.name(),
+            Self::FlowModFailed(c) => c.name(),
+            Self::GroupModFailed(c) => c.name(),
+            Self::PortModFailed(c) => c.name(),
+            Self::TableModFailed(c) => c.name(),
+            Self::QueueOpFailed(c) => c.name(),
+            Self::SwitchConfigFailed(c) => c.name(),
+            Self::RoleRequestFailed(c) => c.name(),
+            Self::MeterModFailed(c) => c.name(),
+            Self::TableFeaturesFailed(c) => c.name(),
+            Self::Experimenter { .. } | Self::Unknown { .. } => None,
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    /// `OFPET_BAD_REQUEST/OFPBRC_BAD_LEN`, or numbers where there is no name.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (ty, code) = self.type_code();
+        match self {
+            Self::Experimenter { exp_type, experimenter } => {
+                write!(f, "OFPET_EXPERIMENTER(experimenter=0x{experimenter:x},exp_type={exp_type})")
+            }
+            _ => {
+                write!(f, "{}/", ErrorType::from(ty))?;
+                match self.code_name() {
+                    Some(n) => f.write_str(n),
+                    None => write!(f, "{code}"),
+                }
+            }
+        }
+    }
+}
+
+/// Shorthands for the codes decoders use most.
+impl ErrorCode {
+    pub const BAD_LEN: ErrorCode = ErrorCode::BadRequest(BadRequestCode::BadLen);
+    pub const MATCH_BAD_LEN: ErrorCode = ErrorCode::BadMatch(BadMatchCode::BadLen);
+    pub const ACTION_BAD_LEN: ErrorCode = ErrorCode::BadAction(BadActionCode::BadLen);
+    pub const INST_BAD_LEN: ErrorCode = ErrorCode::BadInstruction(BadInstructionCode::BadLen);
+}
+
+/// The error every decoder and validator returns: what to answer, and why.
+///
+/// `Copy` and allocation-free so that it is cheap on hot paths.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("{code}: {detail}")]
+pub struct OfpError {
+    /// The OpenFlow error the switch must send.
+    pub code: ErrorCode,
+    /// A short human explanation (never sent on the wire).
+    pub detail: &'static str,
+}
+
+impl OfpError {
+    pub const fn new(code: ErrorCode, detail: &'static str) -> Self {
+        OfpError { code, detail }
+    }
+}
+
+/// Result alias for this crate.
+pub type Result<T, E = OfpError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wire_pair_round_trips_for_every_named_code() {
+        for ty in ErrorType::KNOWN {
+            for code in 0..20u16 {
+                let c = ErrorCode::from_wire(ty.value(), code, 0x2320);
+                let (t2, c2) = c.type_code();
+                assert_eq!((t2, c2), (ty.value(), code));
+            }
+        }
+    }
+
+    #[test]
+    fn display_names_type_and_code() {
+        let c = ErrorCode::BadMatch(BadMatchCode::BadPrereq);
+        assert_eq!(c.to_string(), "OFPET_BAD_MATCH/OFPBMC_BAD_PREREQ");
+        assert_eq!(ErrorCode::from_wire(1, 99, 0).to_string(), "OFPET_BAD_REQUEST/99");
+    }
+}

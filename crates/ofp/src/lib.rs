@@ -1,0 +1,39 @@
+//! # ofp: OpenFlow 1.3, sans-IO
+//!
+//! The wire format of OpenFlow 1.3 (spec 1.3.5) and the ovs-ofctl text syntax
+//! for flows, groups and meters. No sockets, no threads, no clocks: bytes in,
+//! typed messages out, and back.
+//!
+//! * [`Framer`] cuts a byte stream into frames; [`Message::decode`] turns a
+//!   frame into a [`Message`] or the [`OfpError`] the switch must answer;
+//!   [`Message::encode`] writes one.
+//! * [`oxm`], [`action`], [`instruction`] hold the building blocks, with
+//!   `validate` methods that return the exact error code the spec names.
+//! * [`text`] parses and prints flows (`table=0,priority=100,tcp,tp_dst=80,
+//!   actions=output:2`), groups and meters as ovs-ofctl users type them.
+//!
+//! Contract: no function in this crate panics on any input, whether bytes
+//! from the network or text from a user; fuzz targets in `fuzz/` hold it to
+//! that.
+
+mod macros;
+
+pub mod action;
+pub mod error;
+pub mod framer;
+pub mod header;
+pub mod instruction;
+pub mod msg;
+pub mod oxm;
+pub mod port;
+pub mod text;
+pub mod wire;
+
+pub use action::Action;
+pub use error::{ErrorCode, OfpError};
+pub use framer::{Framer, Rejection};
+pub use header::{Header, MsgType, OFP_VERSION};
+pub use instruction::Instruction;
+pub use msg::flow::{FlowMod, FlowModCommand, FlowRemoved, PacketIn, PacketOut};
+pub use msg::Message;
+pub use oxm::{Match, MatchEntry, Oxm, OxmField};

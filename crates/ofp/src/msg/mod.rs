@@ -1,0 +1,218 @@
+//! Every OpenFlow 1.3 message as one [`Message`] enum, with encode and decode.
+//!
+//! `Message::decode` takes one whole frame (as cut by [`crate::Framer`]) and
+//! returns the message or the [`OfpError`] the switch must answer with.
+//! Payloads (packet data, echo data, experimenter data) are slices of the
+//! frame's [`Bytes`], never copies.
+
+pub mod flow;
+pub mod group;
+pub mod meter;
+pub mod multipart;
+pub mod simple;
+pub mod table_features;
+
+use bytes::{BufMut, Bytes};
+
+use crate::error::{BadRequestCode, ErrorCode, OfpError, Result};
+use crate::header::{Header, MsgType, HEADER_LEN, OFP_VERSION};
+use crate::wire::{patch_len, Reader};
+
+use flow::{FlowMod, FlowRemoved, PacketIn, PacketOut};
+use group::GroupMod;
+use meter::MeterMod;
+use multipart::{MultipartReply, MultipartRequest};
+use simple::{
+    AsyncConfig, ErrorMsg, ExperimenterMsg, FeaturesReply, Hello, PortMod, PortStatus, QueueGetConfigReply, Role,
+    SwitchConfig, TableMod,
+};
+
+/// One OpenFlow 1.3 message (the header's xid travels beside it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Message {
+    Hello(Hello),
+    Error(ErrorMsg),
+    EchoRequest(Bytes),
+    EchoReply(Bytes),
+    Experimenter(ExperimenterMsg),
+    FeaturesRequest,
+    FeaturesReply(FeaturesReply),
+    GetConfigRequest,
+    GetConfigReply(SwitchConfig),
+    SetConfig(SwitchConfig),
+    PacketIn(PacketIn),
+    FlowRemoved(FlowRemoved),
+    PortStatus(PortStatus),
+    PacketOut(PacketOut),
+    FlowMod(FlowMod),
+    GroupMod(GroupMod),
+    PortMod(PortMod),
+    TableMod(TableMod),
+    MultipartRequest(MultipartRequest),
+    MultipartReply(MultipartReply),
+    BarrierRequest,
+    BarrierReply,
+    QueueGetConfigRequest { port: u32 },
+    QueueGetConfigReply(QueueGetConfigReply),
+    RoleRequest(Role),
+    RoleReply(Role),
+    GetAsyncRequest,
+    GetAsyncReply(AsyncConfig),
+    SetAsync(AsyncConfig),
+    MeterMod(MeterMod),
+}
+
+impl Message {
+    /// The message's `ofp_type`.
+    pub fn msg_type(&self) -> MsgType {
+        use Message as M;
+        match self {
+            M::Hello(_) => MsgType::Hello,
+            M::Error(_) => MsgType::Error,
+            M::EchoRequest(_) => MsgType::EchoRequest,
+            M::EchoReply(_) => MsgType::EchoReply,
+            M::Experimenter(_) => MsgType::Experimenter,
+            M::FeaturesRequest => MsgType::FeaturesRequest,
+            M::FeaturesReply(_) => MsgType::FeaturesReply,
+            M::GetConfigRequest => MsgType::GetConfigRequest,
+            M::GetConfigReply(_) => MsgType::GetConfigReply,
+            M::SetConfig(_) => MsgType::SetConfig,
+            M::PacketIn(_) => MsgType::PacketIn,
+            M::FlowRemoved(_) => MsgType::FlowRemoved,
+            M::PortStatus(_) => MsgType::PortStatus,
+            M::PacketOut(_) => MsgType::PacketOut,
+            M::FlowMod(_) => MsgType::FlowMod,
+            M::GroupMod(_) => MsgType::GroupMod,
+            M::PortMod(_) => MsgType::PortMod,
+            M::TableMod(_) => MsgType::TableMod,
+            M::MultipartRequest(_) => MsgType::MultipartRequest,
+            M::MultipartReply(_) => MsgType::MultipartReply,
+            M::BarrierRequest => MsgType::BarrierRequest,
+            M::BarrierReply => MsgType::BarrierReply,
+            M::QueueGetConfigRequest { .. } => MsgType::QueueGetConfigRequest,
+            M::QueueGetConfigReply(_) => MsgType::QueueGetConfigReply,
+            M::RoleRequest(_) => MsgType::RoleRequest,
+            M::RoleReply(_) => MsgType::RoleReply,
+            M::GetAsyncRequest => MsgType::GetAsyncRequest,
+            M::GetAsyncReply(_) => MsgType::GetAsyncReply,
+            M::SetAsync(_) => MsgType::SetAsync,
+            M::MeterMod(_) => MsgType::MeterMod,
+        }
+    }
+
+    /// Appends the whole message (header included) to `out`.
+    pub fn encode(&self, xid: u32, out: &mut Vec<u8>) {
+        let start = out.len();
+        let version = match self {
+            Message::Hello(h) => h.version,
+            _ => OFP_VERSION,
+        };
+        out.put_u8(version);
+        out.put_u8(self.msg_type().value());
+        out.put_u16(0);
+        out.put_u32(xid);
+        use Message as M;
+        match self {
+            M::Hello(h) => h.encode(out),
+            M::Error(e) => e.encode(out),
+            M::EchoRequest(d) | M::EchoReply(d) => out.extend_from_slice(d),
+            M::Experimenter(e) => e.encode(out),
+            M::FeaturesRequest | M::GetConfigRequest | M::BarrierRequest | M::BarrierReply | M::GetAsyncRequest => {}
+            M::FeaturesReply(f) => f.encode(out),
+            M::GetConfigReply(c) | M::SetConfig(c) => c.encode(out),
+            M::PacketIn(p) => p.encode(out),
+            M::FlowRemoved(f) => f.encode(out),
+            M::PortStatus(p) => p.encode(out),
+            M::PacketOut(p) => p.encode(out),
+            M::FlowMod(f) => f.encode(out),
+            M::GroupMod(g) => g.encode(out),
+            M::PortMod(p) => p.encode(out),
+            M::TableMod(t) => t.encode(out),
+            M::MultipartRequest(m) => m.encode(out),
+            M::MultipartReply(m) => m.encode(out),
+            M::QueueGetConfigRequest { port } => {
+                out.put_u32(*port);
+                out.put_u32(0);
+            }
+            M::QueueGetConfigReply(q) => q.encode(out),
+            M::RoleRequest(r) | M::RoleReply(r) => r.encode(out),
+            M::GetAsyncReply(a) | M::SetAsync(a) => a.encode(out),
+            M::MeterMod(m) => m.encode(out),
+        }
+        patch_len(out, start + 2, start);
+    }
+
+    /// The whole message as a new buffer.
+    pub fn to_bytes(&self, xid: u32) -> Vec<u8> {
+        let mut v = Vec::with_capacity(64);
+        self.encode(xid, &mut v);
+        v
+    }
+
+    /// Decodes one whole frame: `frame` must hold exactly the header's length
+    /// (the framer guarantees it). Returns the header and the message, or the
+    /// error to answer with.
+    ///
+    /// Version: anything but 1.3 is `OFPBRC_BAD_VERSION`, except HELLO, which
+    /// carries the peer's highest version by design. Unknown types are
+    /// `OFPBRC_BAD_TYPE`; structures too short, too long or with inner lengths
+    /// that do not add up are `OFPBRC_BAD_LEN` or the specific `*_BAD_LEN` of
+    /// the inner structure.
+    pub fn decode(frame: &Bytes) -> Result<(Header, Message)> {
+        let h = Header::parse(frame).ok_or(OfpError::new(ErrorCode::BAD_LEN, "shorter than a header"))?;
+        if h.length as usize != frame.len() {
+            return Err(OfpError::new(ErrorCode::BAD_LEN, "frame length differs from header length"));
+        }
+        if h.version != OFP_VERSION && h.msg_type != MsgType::Hello {
+            return Err(OfpError::new(ErrorCode::BadRequest(BadRequestCode::BadVersion), "version is not 1.3"));
+        }
+        let mut r = Reader::new(frame, ErrorCode::BAD_LEN);
+        r.skip(HEADER_LEN)?;
+        let m = decode_body(&h, &mut r)?;
+        r.finish(ErrorCode::BAD_LEN)?;
+        Ok((h, m))
+    }
+}
+
+fn decode_body(h: &Header, r: &mut Reader<'_>) -> Result<Message> {
+    use Message as M;
+    Ok(match h.msg_type {
+        MsgType::Hello => M::Hello(Hello::decode(h.version, r)?),
+        MsgType::Error => M::Error(ErrorMsg::decode(r)?),
+        MsgType::EchoRequest => M::EchoRequest(r.rest()),
+        MsgType::EchoReply => M::EchoReply(r.rest()),
+        MsgType::Experimenter => M::Experimenter(ExperimenterMsg::decode(r)?),
+        MsgType::FeaturesRequest => M::FeaturesRequest,
+        MsgType::FeaturesReply => M::FeaturesReply(FeaturesReply::decode(r)?),
+        MsgType::GetConfigRequest => M::GetConfigRequest,
+        MsgType::GetConfigReply => M::GetConfigReply(SwitchConfig::decode(r)?),
+        MsgType::SetConfig => M::SetConfig(SwitchConfig::decode(r)?),
+        MsgType::PacketIn => M::PacketIn(PacketIn::decode(r)?),
+        MsgType::FlowRemoved => M::FlowRemoved(FlowRemoved::decode(r)?),
+        MsgType::PortStatus => M::PortStatus(PortStatus::decode(r)?),
+        MsgType::PacketOut => M::PacketOut(PacketOut::decode(r)?),
+        MsgType::FlowMod => M::FlowMod(FlowMod::decode(r)?),
+        MsgType::GroupMod => M::GroupMod(GroupMod::decode(r)?),
+        MsgType::PortMod => M::PortMod(PortMod::decode(r)?),
+        MsgType::TableMod => M::TableMod(TableMod::decode(r)?),
+        MsgType::MultipartRequest => M::MultipartRequest(MultipartRequest::decode(r)?),
+        MsgType::MultipartReply => M::MultipartReply(MultipartReply::decode(r)?),
+        MsgType::BarrierRequest => M::BarrierRequest,
+        MsgType::BarrierReply => M::BarrierReply,
+        MsgType::QueueGetConfigRequest => {
+            let port = r.u32()?;
+            r.skip(4)?;
+            M::QueueGetConfigRequest { port }
+        }
+        MsgType::QueueGetConfigReply => M::QueueGetConfigReply(QueueGetConfigReply::decode(r)?),
+        MsgType::RoleRequest => M::RoleRequest(Role::decode(r)?),
+        MsgType::RoleReply => M::RoleReply(Role::decode(r)?),
+        MsgType::GetAsyncRequest => M::GetAsyncRequest,
+        MsgType::GetAsyncReply => M::GetAsyncReply(AsyncConfig::decode(r)?),
+        MsgType::SetAsync => M::SetAsync(AsyncConfig::decode(r)?),
+        MsgType::MeterMod => M::MeterMod(MeterMod::decode(r)?),
+        MsgType::Unknown(_) => {
+            return Err(OfpError::new(ErrorCode::BadRequest(BadRequestCode::BadType), "unknown message type"))
+        }
+    })
+}
