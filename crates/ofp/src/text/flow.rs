@@ -1,0 +1,409 @@
+//! Flows and matches in ovs-ofctl text.
+
+use std::collections::BTreeMap;
+
+use super::actions::{format_instructions, format_port, parse_instructions, parse_port};
+use super::value::{format_masked, parse_masked, parse_num, parse_uint};
+use super::{split_at_key, split_top, TextError};
+use crate::msg::flow::{flow_mod_flags as ff, FlowMod};
+use crate::oxm::{Match, MatchEntry, Oxm, OxmField, OFPVID_PRESENT};
+use crate::port::{group_no, port_no, NO_BUFFER, TABLE_ALL};
+
+const ETH_IP: u128 = 0x0800;
+const ETH_IPV6: u128 = 0x86dd;
+const ETH_ARP: u128 = 0x0806;
+const ETH_RARP: u128 = 0x8035;
+
+/// The protocol shorthands: name, eth_type, ip_proto.
+const SHORTHANDS: &[(&str, u128, Option<u128>)] = &[
+    ("ip", ETH_IP, None),
+    ("icmp", ETH_IP, Some(1)),
+    ("tcp", ETH_IP, Some(6)),
+    ("udp", ETH_IP, Some(17)),
+    ("sctp", ETH_IP, Some(132)),
+    ("ipv6", ETH_IPV6, None),
+    ("icmp6", ETH_IPV6, Some(58)),
+    ("tcp6", ETH_IPV6, Some(6)),
+    ("udp6", ETH_IPV6, Some(17)),
+    ("sctp6", ETH_IPV6, Some(132)),
+    ("arp", ETH_ARP, None),
+    ("rarp", ETH_RARP, None),
+    ("mpls", 0x8847, None),
+    ("mplsm", 0x8848, None),
+];
+
+/// Flag names, in print order.
+const FLAGS: &[(&str, u16)] = &[
+    ("send_flow_rem", ff::SEND_FLOW_REM),
+    ("check_overlap", ff::CHECK_OVERLAP),
+    ("reset_counts", ff::RESET_COUNTS),
+    ("no_packet_counts", ff::NO_PKT_COUNTS),
+    ("no_byte_counts", ff::NO_BYT_COUNTS),
+];
+
+/// A field by a name that needs no context: OXM names and ovs-ofctl aliases.
+pub(crate) fn field_by_name(name: &str) -> Option<OxmField> {
+    use OxmField as F;
+    let f = match name {
+        "dl_dst" => F::EthDst,
+        "dl_src" => F::EthSrc,
+        "dl_type" => F::EthType,
+        "dl_vlan_pcp" => F::VlanPcp,
+        "nw_ecn" => F::IpEcn,
+        "nw_proto" => F::IpProto,
+        "nw_src" => F::Ipv4Src,
+        "nw_dst" => F::Ipv4Dst,
+        "icmp_type" => F::Icmpv4Type,
+        "icmp_code" => F::Icmpv4Code,
+        "ipv6_label" => F::Ipv6Flabel,
+        "nd_target" => F::Ipv6NdTarget,
+        "nd_sll" => F::Ipv6NdSll,
+        "nd_tll" => F::Ipv6NdTll,
+        "tun_id" => F::TunnelId,
+        _ => return OxmField::from_name(name).filter(|f| f.info().is_some()),
+    };
+    Some(f)
+}
+
+fn is_arp(eth: Option<u128>) -> bool {
+    matches!(eth, Some(ETH_ARP | ETH_RARP))
+}
+
+/// Resolves a match field name in the context of the match's eth_type and
+/// ip_proto, as ovs-ofctl does (`nw_src` in an ARP match is `arp_spa`).
+fn resolve(name: &str, eth: Option<u128>, proto: Option<u128>) -> Result<OxmField, TextError> {
+    use OxmField as F;
+    Ok(match name {
+        "nw_src" if is_arp(eth) => F::ArpSpa,
+        "nw_dst" if is_arp(eth) => F::ArpTpa,
+        "nw_proto" if is_arp(eth) => F::ArpOp,
+        "icmp_type" if proto == Some(58) => F::Icmpv6Type,
+        "icmp_code" if proto == Some(58) => F::Icmpv6Code,
+        "tp_src" | "tp_dst" => {
+            let src = name == "tp_src";
+            match proto {
+                Some(6) => [F::TcpDst, F::TcpSrc][src as usize],
+                Some(17) => [F::UdpDst, F::UdpSrc][src as usize],
+                Some(132) => [F::SctpDst, F::SctpSrc][src as usize],
+                _ => return Err(TextError::new(name, "tcp, udp or sctp (or nw_proto) before a transport port")),
+            }
+        }
+        _ => field_by_name(name).ok_or_else(|| TextError::new(name, "a match field name like in_port or nw_dst"))?,
+    })
+}
+
+/// Parses match tokens (shorthands and `field=value[/mask]`).
+fn parse_match_tokens(toks: &[&str]) -> Result<Match, TextError> {
+    // First pass: the context (eth_type, ip_proto) that names depend on.
+    let mut eth = None;
+    let mut proto = None;
+    for tok in toks {
+        if let Some((_, e, p)) = SHORTHANDS.iter().find(|(n, _, _)| n == tok) {
+            eth = Some(*e);
+            proto = p.or(proto);
+        } else if let Some((k, v)) = tok.split_once('=') {
+            match k {
+                "dl_type" | "eth_type" => eth = parse_uint(v, "an ethertype").ok(),
+                "nw_proto" | "ip_proto" => proto = parse_uint(v, "an IP protocol number").ok(),
+                _ => {}
+            }
+        }
+    }
+    let mut fields: BTreeMap<u8, Oxm> = BTreeMap::new();
+    let mut put = |tok: &str, o: Oxm| -> Result<(), TextError> {
+        match fields.get(&o.field.value()) {
+            Some(prev) if *prev != o => Err(TextError::new(tok, "no conflicting value for a field given already")),
+            _ => {
+                fields.insert(o.field.value(), o);
+                Ok(())
+            }
+        }
+    };
+    for tok in toks {
+        if let Some((_, e, p)) = SHORTHANDS.iter().find(|(n, _, _)| n == tok) {
+            put(tok, Oxm::exact(OxmField::EthType, *e))?;
+            if let Some(p) = p {
+                put(tok, Oxm::exact(OxmField::IpProto, *p))?;
+            }
+            continue;
+        }
+        let (k, v) = tok
+            .split_once('=')
+            .ok_or_else(|| TextError::new(tok, "field=value, a protocol like tcp, or a flag like send_flow_rem"))?;
+        let o = match k {
+            "dl_vlan" => {
+                let vid: u16 = parse_num(v, "a VLAN id (0-4095, or 0xffff for none)")?;
+                match vid {
+                    0xffff => Oxm::exact(OxmField::VlanVid, 0),
+                    0..=0xfff => Oxm::exact(OxmField::VlanVid, (vid | OFPVID_PRESENT) as u128),
+                    _ => return Err(TextError::new(tok, "a VLAN id (0-4095, or 0xffff for none)")),
+                }
+            }
+            "nw_tos" => {
+                let tos: u8 = parse_num(v, "a TOS byte with the two ECN bits clear")?;
+                if tos & 3 != 0 {
+                    return Err(TextError::new(tok, "a TOS byte with the two ECN bits clear"));
+                }
+                Oxm::exact(OxmField::IpDscp, (tos >> 2) as u128)
+            }
+            _ => {
+                let f = resolve(k, eth, proto)?;
+                let (value, mask) = parse_masked(f, v)?;
+                Oxm { field: f, value, mask }
+            }
+        };
+        put(tok, o)?;
+    }
+    Ok(Match { entries: fields.into_values().map(MatchEntry::Basic).collect() })
+}
+
+/// Parses a match alone (as in `dump-flows tcp,tp_dst=80`).
+pub fn parse_match(s: &str) -> Result<Match, TextError> {
+    parse_match_tokens(&split_top(s))
+}
+
+fn exact(m: &Match, f: OxmField) -> Option<u128> {
+    m.get(f).filter(|o| o.mask.is_none()).map(|o| o.value)
+}
+
+/// The name a field is printed with, given the match's context.
+fn print_name(f: OxmField, eth: Option<u128>, proto: Option<u128>) -> &'static str {
+    use OxmField as F;
+    let arp = is_arp(eth);
+    match f {
+        F::EthDst => "dl_dst",
+        F::EthSrc => "dl_src",
+        F::EthType => "dl_type",
+        F::IpEcn => "nw_ecn",
+        F::IpProto if !arp => "nw_proto",
+        F::Ipv4Src if !arp => "nw_src",
+        F::Ipv4Dst if !arp => "nw_dst",
+        F::TcpSrc if proto == Some(6) => "tp_src",
+        F::TcpDst if proto == Some(6) => "tp_dst",
+        F::UdpSrc if proto == Some(17) => "tp_src",
+        F::UdpDst if proto == Some(17) => "tp_dst",
+        F::SctpSrc if proto == Some(132) => "tp_src",
+        F::SctpDst if proto == Some(132) => "tp_dst",
+        F::Icmpv4Type if proto == Some(1) => "icmp_type",
+        F::Icmpv4Code if proto == Some(1) => "icmp_code",
+        F::Ipv6Flabel => "ipv6_label",
+        F::Ipv6NdTarget => "nd_target",
+        F::Ipv6NdSll => "nd_sll",
+        F::Ipv6NdTll => "nd_tll",
+        F::TunnelId => "tun_id",
+        _ => f.name().unwrap_or("?"),
+    }
+}
+
+/// Writes a match: a protocol shorthand where one fits, then the fields.
+/// The empty match is the empty string.
+pub fn format_match(m: &Match) -> String {
+    let eth = exact(m, OxmField::EthType);
+    let proto = exact(m, OxmField::IpProto);
+    let mut parts: Vec<String> = Vec::new();
+    let short = SHORTHANDS
+        .iter()
+        .filter(|(_, e, p)| Some(*e) == eth && (p.is_none() || *p == proto))
+        .max_by_key(|(_, _, p)| p.is_some());
+    let (skip_eth, skip_proto) = match short {
+        Some((name, _, p)) => {
+            parts.push(name.to_string());
+            (true, p.is_some())
+        }
+        None => (false, false),
+    };
+    for e in &m.entries {
+        let o = match e {
+            MatchEntry::Basic(o) => o,
+            MatchEntry::Other(o) => {
+                parts.push(format!("oxm(class={:#06x},field={},hasmask={})", o.class, o.field, o.has_mask));
+                continue;
+            }
+        };
+        match o.field {
+            OxmField::EthType if skip_eth && o.mask.is_none() => continue,
+            OxmField::IpProto if skip_proto && o.mask.is_none() => continue,
+            OxmField::VlanVid if o.mask.is_none() && o.value & OFPVID_PRESENT as u128 != 0 && o.value <= 0x1fff => {
+                parts.push(format!("dl_vlan={}", o.value & 0xfff));
+                continue;
+            }
+            _ => {}
+        }
+        let name = print_name(o.field, eth, proto);
+        parts.push(format!("{name}={}", format_masked(o.field, o.value, o.mask)));
+    }
+    parts.join(",")
+}
+
+/// Parses a flow as `ovs-ofctl add-flow` takes it. The command stays ADD:
+/// in ovs-ofctl it comes from the verb (add-flow, mod-flows, del-flows), not
+/// the text. A missing `actions=` means no instructions (drop).
+pub fn parse_flow_mod(s: &str) -> Result<FlowMod, TextError> {
+    let (head, acts) = match split_at_key(s, "actions=") {
+        Some((h, a)) => (h, Some(a)),
+        None => (s, None),
+    };
+    let mut fm = FlowMod::default();
+    let mut match_toks = Vec::new();
+    for tok in split_top(head) {
+        if let Some((_, bit)) = FLAGS.iter().find(|(n, _)| *n == tok) {
+            fm.flags |= bit;
+            continue;
+        }
+        let Some((k, v)) = tok.split_once('=') else {
+            match_toks.push(tok);
+            continue;
+        };
+        match k {
+            "table" => {
+                fm.table_id = if v == "all" { TABLE_ALL } else { parse_num(v, "a table number (0-254) or all")? }
+            }
+            "priority" => fm.priority = parse_num(v, "a priority (0-65535)")?,
+            "cookie" => {
+                let (c, m) = match v.split_once('/') {
+                    Some((c, m)) => (c, Some(m)),
+                    None => (v, None),
+                };
+                fm.cookie = parse_num(c, "a 64-bit cookie")?;
+                fm.cookie_mask = m.map_or(Ok(0), |m| parse_num(m, "a 64-bit cookie mask"))?;
+            }
+            "idle_timeout" => fm.idle_timeout = parse_num(v, "a timeout in seconds (0-65535)")?,
+            "hard_timeout" => fm.hard_timeout = parse_num(v, "a timeout in seconds (0-65535)")?,
+            "out_port" => fm.out_port = parse_port(v)?,
+            "out_group" => {
+                fm.out_group = match v {
+                    "any" => group_no::ANY,
+                    "all" => group_no::ALL,
+                    _ => parse_num(v, "a group number, any or all")?,
+                }
+            }
+            "buffer_id" => fm.buffer_id = parse_num(v, "a buffer id")?,
+            "flags" => fm.flags |= parse_num::<u16>(v, "a flags number")?,
+            _ => match_toks.push(tok),
+        }
+    }
+    fm.match_ = parse_match_tokens(&match_toks)?;
+    if let Some(a) = acts {
+        fm.instructions = parse_instructions(a)?;
+    }
+    Ok(fm)
+}
+
+/// Writes a flow in the canonical form [`parse_flow_mod`] reads back.
+pub fn format_flow_mod(fm: &FlowMod) -> String {
+    let mut parts = vec![
+        if fm.table_id == TABLE_ALL { "table=all".to_string() } else { format!("table={}", fm.table_id) },
+        format!("priority={}", fm.priority),
+    ];
+    if fm.cookie != 0 || fm.cookie_mask != 0 {
+        let mut c = format!("cookie={:#x}", fm.cookie);
+        if fm.cookie_mask != 0 {
+            c.push_str(&format!("/{:#x}", fm.cookie_mask));
+        }
+        parts.push(c);
+    }
+    if fm.idle_timeout != 0 {
+        parts.push(format!("idle_timeout={}", fm.idle_timeout));
+    }
+    if fm.hard_timeout != 0 {
+        parts.push(format!("hard_timeout={}", fm.hard_timeout));
+    }
+    if fm.out_port != port_no::ANY {
+        parts.push(format!("out_port={}", format_port(fm.out_port)));
+    }
+    if fm.out_group != group_no::ANY {
+        parts.push(format!("out_group={}", fm.out_group));
+    }
+    if fm.buffer_id != NO_BUFFER {
+        parts.push(format!("buffer_id={}", fm.buffer_id));
+    }
+    let mut flags = fm.flags;
+    for (name, bit) in FLAGS {
+        if flags & bit != 0 {
+            parts.push(name.to_string());
+            flags &= !bit;
+        }
+    }
+    if flags != 0 {
+        parts.push(format!("flags={flags:#x}"));
+    }
+    let m = format_match(&fm.match_);
+    if !m.is_empty() {
+        parts.push(m);
+    }
+    parts.push(format!("actions={}", format_instructions(&fm.instructions)));
+    parts.join(",")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::action::Action;
+    use crate::instruction::Instruction;
+
+    #[test]
+    fn the_issue_example_parses_and_prints_back() {
+        let s = "table=0,priority=100,in_port=1,dl_type=0x0800,nw_dst=10.0.0.0/8,tcp,tp_dst=80,\
+                 actions=set_field:02:00:00:00:00:01->eth_dst,output:2";
+        let fm = parse_flow_mod(s).unwrap();
+        assert_eq!(fm.priority, 100);
+        assert_eq!(fm.match_.get(OxmField::TcpDst).unwrap().value, 80);
+        assert_eq!(fm.match_.get(OxmField::Ipv4Dst).unwrap().mask, Some(0xff00_0000));
+        assert!(fm.match_.validate().is_ok());
+        assert_eq!(
+            fm.instructions,
+            vec![Instruction::ApplyActions(vec![
+                Action::SetField(MatchEntry::Basic(Oxm::exact(OxmField::EthDst, 0x0200_0000_0001))),
+                Action::Output { port: 2, max_len: 0 },
+            ])]
+        );
+        let text = format_flow_mod(&fm);
+        assert_eq!(
+            text,
+            "table=0,priority=100,tcp,in_port=1,nw_dst=10.0.0.0/8,tp_dst=80,\
+             actions=set_field:02:00:00:00:00:01->eth_dst,output:2"
+        );
+        assert_eq!(format_flow_mod(&parse_flow_mod(&text).unwrap()), text);
+    }
+
+    #[test]
+    fn instructions_and_options() {
+        let s = "table=1,priority=5,cookie=0x10/0xff,idle_timeout=10,hard_timeout=20,send_flow_rem,\
+                 arp,nw_src=10.1.0.1,actions=meter:1,output:3,clear_actions,write_actions(group:5),\
+                 write_metadata:0x1/0xff,goto_table:2";
+        let fm = parse_flow_mod(s).unwrap();
+        assert_eq!(fm.match_.get(OxmField::ArpSpa).unwrap().value, 0x0a01_0001);
+        assert_eq!(fm.instructions.len(), 6);
+        assert_eq!(fm.flags, ff::SEND_FLOW_REM);
+        let text = format_flow_mod(&fm);
+        assert_eq!(parse_flow_mod(&text).unwrap(), fm);
+        assert_eq!(format_flow_mod(&parse_flow_mod(&text).unwrap()), text);
+    }
+
+    #[test]
+    fn errors_name_the_token() {
+        let e = parse_flow_mod("priority=70000,actions=drop").unwrap_err();
+        assert_eq!(e.token, "70000");
+        let e = parse_flow_mod("tp_dst=80,actions=drop").unwrap_err();
+        assert_eq!(e.token, "tp_dst");
+        let e = parse_flow_mod("in_port=1,actions=outptu:2").unwrap_err();
+        assert_eq!(e.token, "outptu:2");
+        let e = parse_flow_mod("nw_dst=10.0.0.300,actions=drop").unwrap_err();
+        assert_eq!(e.token, "10.0.0.300");
+        let e = parse_flow_mod("tcp,nw_proto=17,actions=drop").unwrap_err();
+        assert_eq!(e.token, "nw_proto=17");
+        assert!(e.to_string().contains("expected"));
+    }
+
+    #[test]
+    fn vlan_and_reserved_ports() {
+        let fm = parse_flow_mod("dl_vlan=10,actions=push_vlan:0x8100,set_field:20->vlan_vid,in_port,controller:128")
+            .unwrap();
+        assert_eq!(fm.match_.get(OxmField::VlanVid).unwrap().value, 0x100a);
+        let text = format_flow_mod(&fm);
+        assert!(text.contains("dl_vlan=10"), "{text}");
+        assert!(text.contains("set_field:0x1014->vlan_vid"), "{text}");
+        assert!(text.contains("in_port,controller:128"), "{text}");
+        assert_eq!(parse_flow_mod(&text).unwrap(), fm);
+    }
+}

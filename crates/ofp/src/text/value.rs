@@ -1,0 +1,152 @@
+//! Field values in text: integers, MAC, IPv4 and IPv6 addresses, with masks,
+//! read and written by the field's [`ValueKind`].
+
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+use super::TextError;
+use crate::oxm::{OxmField, ValueKind};
+
+/// Parses an unsigned integer: decimal, or hexadecimal with `0x`.
+pub fn parse_uint(s: &str, what: &str) -> Result<u128, TextError> {
+    let r = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(h) => u128::from_str_radix(h, 16),
+        None => s.parse::<u128>(),
+    };
+    r.map_err(|_| TextError::new(s, what))
+}
+
+/// Parses an integer that must fit in `max`.
+pub fn parse_num<T: TryFrom<u128>>(s: &str, what: &str) -> Result<T, TextError> {
+    let v = parse_uint(s, what)?;
+    T::try_from(v).map_err(|_| TextError::new(s, what))
+}
+
+fn parse_mac(s: &str) -> Option<u128> {
+    let parts: Vec<&str> = s.split(':').collect();
+    if parts.len() != 6 {
+        return None;
+    }
+    let mut v = 0u128;
+    for p in parts {
+        if p.is_empty() || p.len() > 2 {
+            return None;
+        }
+        v = (v << 8) | u8::from_str_radix(p, 16).ok()? as u128;
+    }
+    Some(v)
+}
+
+/// Parses one value (no mask) of the given kind.
+pub fn parse_value(kind: ValueKind, s: &str, what: &str) -> Result<u128, TextError> {
+    let bad = || TextError::new(s, what);
+    match kind {
+        ValueKind::Dec | ValueKind::Hex => parse_uint(s, what),
+        ValueKind::Mac => parse_mac(s).ok_or_else(bad),
+        ValueKind::Ipv4 => s.parse::<Ipv4Addr>().map(|a| u32::from(a) as u128).map_err(|_| bad()),
+        ValueKind::Ipv6 => s.parse::<Ipv6Addr>().map(u128::from).map_err(|_| bad()),
+    }
+}
+
+/// Parses `value[/mask]` for `field`; an address mask may be a prefix length.
+/// Returns the value and the mask (`None` when absent or all ones).
+pub fn parse_masked(field: OxmField, s: &str) -> Result<(u128, Option<u128>), TextError> {
+    let info = field.info().ok_or_else(|| TextError::new(s, "a known field"))?;
+    let what = expected_for(info.kind);
+    let (v, m) = match s.split_once('/') {
+        Some((v, m)) => (v, Some(m)),
+        None => (s, None),
+    };
+    let value = parse_value(info.kind, v, what)?;
+    let width_bits = 8 * info.width as u32;
+    let mask = match m {
+        None => None,
+        Some(m) => {
+            let is_prefix = matches!(info.kind, ValueKind::Ipv4 | ValueKind::Ipv6) && !m.contains(['.', ':']);
+            let mv = if is_prefix {
+                let n: u32 = m.parse().map_err(|_| TextError::new(m, "a prefix length"))?;
+                if n > width_bits {
+                    return Err(TextError::new(m, "a prefix length no longer than the address"));
+                }
+                prefix_mask(n, width_bits)
+            } else {
+                parse_value(info.kind, m, what)?
+            };
+            Some(mv)
+        }
+    };
+    let full = field.width_mask();
+    if value & !full != 0 {
+        return Err(TextError::new(s, "a value that fits the field"));
+    }
+    Ok((value, mask.filter(|&m| m != full)))
+}
+
+fn prefix_mask(n: u32, width: u32) -> u128 {
+    if n == 0 {
+        0
+    } else {
+        let all = if width == 128 { u128::MAX } else { (1u128 << width) - 1 };
+        all & !(all >> n)
+    }
+}
+
+fn expected_for(kind: ValueKind) -> &'static str {
+    match kind {
+        ValueKind::Dec | ValueKind::Hex => "an integer (decimal or 0x hex)",
+        ValueKind::Mac => "a MAC address like 02:00:00:00:00:01",
+        ValueKind::Ipv4 => "an IPv4 address like 10.0.0.1",
+        ValueKind::Ipv6 => "an IPv6 address like 2001:db8::1",
+    }
+}
+
+/// Writes one value of the given kind.
+pub fn format_value(kind: ValueKind, v: u128) -> String {
+    match kind {
+        ValueKind::Dec => v.to_string(),
+        ValueKind::Hex => format!("{v:#x}"),
+        ValueKind::Mac => {
+            let b = v.to_be_bytes();
+            format!("{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", b[10], b[11], b[12], b[13], b[14], b[15])
+        }
+        ValueKind::Ipv4 => Ipv4Addr::from(v as u32).to_string(),
+        ValueKind::Ipv6 => Ipv6Addr::from(v).to_string(),
+    }
+}
+
+/// Writes `value[/mask]`; address masks that are prefixes as `/len`.
+pub fn format_masked(field: OxmField, v: u128, mask: Option<u128>) -> String {
+    let Some(info) = field.info() else { return format!("{v:#x}") };
+    let mut s = format_value(info.kind, v);
+    if let Some(m) = mask {
+        s.push('/');
+        let width = 8 * info.width as u32;
+        let n = if width == 128 { m.leading_ones() } else { (m << (128 - width)).leading_ones() };
+        let is_prefix = n <= width && prefix_mask(n, width) == m;
+        match info.kind {
+            ValueKind::Ipv4 | ValueKind::Ipv6 if is_prefix => s.push_str(&n.to_string()),
+            ValueKind::Dec => s.push_str(&format!("{m:#x}")),
+            k => s.push_str(&format_value(k, m)),
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn masks_and_prefixes() {
+        assert_eq!(parse_masked(OxmField::Ipv4Dst, "10.0.0.0/8").unwrap(), (0x0a00_0000, Some(0xff00_0000)));
+        assert_eq!(parse_masked(OxmField::Ipv4Dst, "10.0.0.1/32").unwrap(), (0x0a00_0001, None));
+        assert_eq!(format_masked(OxmField::Ipv4Dst, 0x0a00_0000, Some(0xff00_0000)), "10.0.0.0/8");
+        assert_eq!(format_masked(OxmField::Ipv4Dst, 0x0a00_0000, Some(0xff00_ff00)), "10.0.0.0/255.0.255.0");
+        assert_eq!(format_masked(OxmField::Ipv6Src, 1 << 120, Some(u128::MAX << 64)), "100::/64");
+        assert_eq!(
+            parse_masked(OxmField::EthDst, "01:00:00:00:00:00/01:00:00:00:00:00").unwrap(),
+            (1 << 40, Some(1 << 40))
+        );
+        assert!(parse_masked(OxmField::Ipv4Dst, "10.0.0.0/33").is_err());
+        assert!(parse_masked(OxmField::VlanPcp, "300").is_err());
+    }
+}
