@@ -107,7 +107,7 @@ pub fn parse_action(tok: &str) -> Result<Action, TextError> {
                 None => OFPCML_NO_BUFFER,
             },
         },
-        "in_port" | "all" | "flood" | "normal" | "local" | "table" if arg.is_none() => {
+        "in_port" | "all" | "flood" | "normal" | "local" | "table" | "any" if arg.is_none() => {
             Action::Output { port: parse_port(key)?, max_len: 0 }
         }
         "group" => Action::Group(parse_num(need("GROUP_ID")?, "a group id")?),
