@@ -35,11 +35,17 @@ fn hex(b: &[u8]) -> String {
 }
 
 fn unhex(s: &str) -> Option<Vec<u8>> {
-    (0..s.len()).step_by(2).map(|i| s.get(i..i + 2).and_then(|b| u8::from_str_radix(b, 16).ok())).collect()
+    (0..s.len())
+        .step_by(2)
+        .map(|i| s.get(i..i + 2).and_then(|b| u8::from_str_radix(b, 16).ok()))
+        .collect()
 }
 
 fn mac(a: &[u8; 6]) -> String {
-    a.iter().map(|x| format!("{x:02x}")).collect::<Vec<_>>().join(":")
+    a.iter()
+        .map(|x| format!("{x:02x}"))
+        .collect::<Vec<_>>()
+        .join(":")
 }
 
 fn match_summary(m: &Match) -> Value {
@@ -48,7 +54,11 @@ fn match_summary(m: &Match) -> Value {
             .iter()
             .map(|e| match e {
                 MatchEntry::Basic(o) => {
-                    json!([o.field.name(), format!("{:#x}", o.value), o.mask.map(|m| format!("{m:#x}"))])
+                    json!([
+                        o.field.name(),
+                        format!("{:#x}", o.value),
+                        o.mask.map(|m| format!("{m:#x}"))
+                    ])
                 }
                 MatchEntry::Other(o) => json!(["other", o.class, o.field]),
             })
@@ -75,7 +85,9 @@ fn action_summary(a: &Action) -> Value {
             m.insert("key".into(), json!(o.field.name()));
             m.insert("value".into(), json!(format!("{:#x}", o.value)));
         }
-        Action::Experimenter { experimenter, .. } => drop(m.insert("experimenter".into(), json!(experimenter))),
+        Action::Experimenter { experimenter, .. } => {
+            drop(m.insert("experimenter".into(), json!(experimenter)))
+        }
         _ => {}
     }
     Value::Object(m)
@@ -92,10 +104,14 @@ fn instruction_summary(i: &Instruction) -> Value {
         Instruction::WriteMetadata { metadata, mask } => {
             json!({"type": t, "metadata": metadata, "metadata_mask": mask})
         }
-        Instruction::WriteActions(a) | Instruction::ApplyActions(a) => json!({"type": t, "actions": actions(a)}),
+        Instruction::WriteActions(a) | Instruction::ApplyActions(a) => {
+            json!({"type": t, "actions": actions(a)})
+        }
         Instruction::ClearActions => json!({"type": t}),
         Instruction::Meter(m) => json!({"type": t, "meter_id": m}),
-        Instruction::Experimenter { experimenter, .. } => json!({"type": t, "experimenter": experimenter}),
+        Instruction::Experimenter { experimenter, .. } => {
+            json!({"type": t, "experimenter": experimenter})
+        }
     }
 }
 
@@ -105,11 +121,22 @@ fn bucket(b: &Bucket) -> Value {
 
 fn band(b: &MeterBand) -> Value {
     match b {
-        MeterBand::Drop { rate, burst_size } => json!({"type": 1, "rate": rate, "burst_size": burst_size}),
-        MeterBand::DscpRemark { rate, burst_size, prec_level } => {
+        MeterBand::Drop { rate, burst_size } => {
+            json!({"type": 1, "rate": rate, "burst_size": burst_size})
+        }
+        MeterBand::DscpRemark {
+            rate,
+            burst_size,
+            prec_level,
+        } => {
             json!({"type": 2, "rate": rate, "burst_size": burst_size, "prec_level": prec_level})
         }
-        MeterBand::Experimenter { rate, burst_size, experimenter, .. } => {
+        MeterBand::Experimenter {
+            rate,
+            burst_size,
+            experimenter,
+            ..
+        } => {
             json!({"type": 0xffff, "rate": rate, "burst_size": burst_size, "experimenter": experimenter})
         }
     }
@@ -213,45 +240,75 @@ fn summary(m: &Message) -> Value {
             json!({"type": t, "code": c, "data": hex(&e.data)})
         }
         M::EchoRequest(d) | M::EchoReply(d) => json!({"data": hex(d)}),
-        M::Experimenter(e) => json!({"experimenter": e.experimenter, "exp_type": e.exp_type, "data": hex(&e.data)}),
-        M::FeaturesRequest | M::GetConfigRequest | M::BarrierRequest | M::BarrierReply | M::GetAsyncRequest => {
+        M::Experimenter(e) => {
+            json!({"experimenter": e.experimenter, "exp_type": e.exp_type, "data": hex(&e.data)})
+        }
+        M::FeaturesRequest
+        | M::GetConfigRequest
+        | M::BarrierRequest
+        | M::BarrierReply
+        | M::GetAsyncRequest => {
             json!({})
         }
-        M::FeaturesReply(f) => json!({"datapath_id": f.datapath_id, "n_buffers": f.n_buffers, "n_tables": f.n_tables,
-            "auxiliary_id": f.auxiliary_id, "capabilities": f.capabilities}),
-        M::GetConfigReply(c) | M::SetConfig(c) => json!({"flags": c.flags, "miss_send_len": c.miss_send_len}),
-        M::PacketIn(p) => json!({"buffer_id": p.buffer_id, "total_len": p.total_len, "reason": p.reason.value(),
-            "table_id": p.table_id, "cookie": p.cookie, "match": match_summary(&p.match_), "data": hex(&p.data)}),
-        M::FlowRemoved(f) => json!({"cookie": f.cookie, "priority": f.priority, "reason": f.reason.value(),
+        M::FeaturesReply(f) => {
+            json!({"datapath_id": f.datapath_id, "n_buffers": f.n_buffers, "n_tables": f.n_tables,
+            "auxiliary_id": f.auxiliary_id, "capabilities": f.capabilities})
+        }
+        M::GetConfigReply(c) | M::SetConfig(c) => {
+            json!({"flags": c.flags, "miss_send_len": c.miss_send_len})
+        }
+        M::PacketIn(p) => {
+            json!({"buffer_id": p.buffer_id, "total_len": p.total_len, "reason": p.reason.value(),
+            "table_id": p.table_id, "cookie": p.cookie, "match": match_summary(&p.match_), "data": hex(&p.data)})
+        }
+        M::FlowRemoved(f) => {
+            json!({"cookie": f.cookie, "priority": f.priority, "reason": f.reason.value(),
             "table_id": f.table_id, "duration_sec": f.duration_sec, "duration_nsec": f.duration_nsec,
             "idle_timeout": f.idle_timeout, "hard_timeout": f.hard_timeout, "packet_count": f.packet_count,
-            "byte_count": f.byte_count, "match": match_summary(&f.match_)}),
+            "byte_count": f.byte_count, "match": match_summary(&f.match_)})
+        }
         M::PortStatus(p) => json!({"reason": p.reason.value(), "desc": port_desc(&p.desc)}),
-        M::PacketOut(p) => json!({"buffer_id": p.buffer_id, "in_port": p.in_port, "actions": actions(&p.actions),
-            "data": hex(&p.data)}),
-        M::FlowMod(f) => json!({"cookie": f.cookie, "cookie_mask": f.cookie_mask, "table_id": f.table_id,
+        M::PacketOut(p) => {
+            json!({"buffer_id": p.buffer_id, "in_port": p.in_port, "actions": actions(&p.actions),
+            "data": hex(&p.data)})
+        }
+        M::FlowMod(f) => {
+            json!({"cookie": f.cookie, "cookie_mask": f.cookie_mask, "table_id": f.table_id,
             "command": f.command.value(), "idle_timeout": f.idle_timeout, "hard_timeout": f.hard_timeout,
             "priority": f.priority, "buffer_id": f.buffer_id, "out_port": f.out_port, "out_group": f.out_group,
             "flags": f.flags, "match": match_summary(&f.match_),
-            "instructions": f.instructions.iter().map(instruction_summary).collect::<Vec<_>>()}),
-        M::GroupMod(g) => json!({"command": g.command.value(), "type": g.group_type.value(), "group_id": g.group_id,
-            "buckets": g.buckets.iter().map(bucket).collect::<Vec<_>>()}),
-        M::PortMod(p) => json!({"port_no": p.port_no, "hw_addr": mac(&p.hw_addr), "config": p.config, "mask": p.mask,
-            "advertise": p.advertise}),
+            "instructions": f.instructions.iter().map(instruction_summary).collect::<Vec<_>>()})
+        }
+        M::GroupMod(g) => {
+            json!({"command": g.command.value(), "type": g.group_type.value(), "group_id": g.group_id,
+            "buckets": g.buckets.iter().map(bucket).collect::<Vec<_>>()})
+        }
+        M::PortMod(p) => {
+            json!({"port_no": p.port_no, "hw_addr": mac(&p.hw_addr), "config": p.config, "mask": p.mask,
+            "advertise": p.advertise})
+        }
         M::TableMod(t) => json!({"table_id": t.table_id, "config": t.config}),
         M::MultipartRequest(r) => {
             use MultipartRequestBody as B;
             let mut v = json!({"type": r.mp_type().value(), "flags": r.flags});
             let extra = match &r.body {
-                B::Flow(f) | B::Aggregate(f) => json!({"table_id": f.table_id, "out_port": f.out_port,
+                B::Flow(f) | B::Aggregate(f) => {
+                    json!({"table_id": f.table_id, "out_port": f.out_port,
                     "out_group": f.out_group, "cookie": f.cookie, "cookie_mask": f.cookie_mask,
-                    "match": match_summary(&f.match_)}),
+                    "match": match_summary(&f.match_)})
+                }
                 B::PortStats { port_no } => json!({"port_no": port_no}),
                 B::Queue { port_no, queue_id } => json!({"port_no": port_no, "queue_id": queue_id}),
                 B::Group { group_id } => json!({"group_id": group_id}),
-                B::Meter { meter_id } | B::MeterConfig { meter_id } => json!({"meter_id": meter_id}),
-                B::TableFeatures(t) => json!({"body": t.iter().map(table_features).collect::<Vec<_>>()}),
-                B::Experimenter(e) => json!({"experimenter": e.experimenter, "exp_type": e.exp_type, "data": hex(&e.data)}),
+                B::Meter { meter_id } | B::MeterConfig { meter_id } => {
+                    json!({"meter_id": meter_id})
+                }
+                B::TableFeatures(t) => {
+                    json!({"body": t.iter().map(table_features).collect::<Vec<_>>()})
+                }
+                B::Experimenter(e) => {
+                    json!({"experimenter": e.experimenter, "exp_type": e.exp_type, "data": hex(&e.data)})
+                }
                 _ => json!({}),
             };
             if let (Value::Object(a), Value::Object(b)) = (&mut v, extra) {
@@ -259,20 +316,28 @@ fn summary(m: &Message) -> Value {
             }
             v
         }
-        M::MultipartReply(r) => json!({"type": r.mp_type().value(), "flags": r.flags, "body": reply_body(&r.body)}),
+        M::MultipartReply(r) => {
+            json!({"type": r.mp_type().value(), "flags": r.flags, "body": reply_body(&r.body)})
+        }
         M::QueueGetConfigRequest { port } => json!({"port": port}),
-        M::QueueGetConfigReply(q) => json!({"port": q.port, "queues": q.queues.iter().map(|q| json!({
+        M::QueueGetConfigReply(q) => {
+            json!({"port": q.port, "queues": q.queues.iter().map(|q| json!({
             "queue_id": q.queue_id, "port": q.port,
             "properties": q.properties.iter().map(|p| match p {
                 QueueProp::MinRate(r) => json!({"property": 1, "rate": r}),
                 QueueProp::MaxRate(r) => json!({"property": 2, "rate": r}),
                 QueueProp::Experimenter { experimenter, .. } => json!({"property": 0xffff, "experimenter": experimenter}),
-            }).collect::<Vec<_>>()})).collect::<Vec<_>>()}),
-        M::RoleRequest(r) | M::RoleReply(r) => json!({"role": r.role.value(), "generation_id": r.generation_id}),
+            }).collect::<Vec<_>>()})).collect::<Vec<_>>()})
+        }
+        M::RoleRequest(r) | M::RoleReply(r) => {
+            json!({"role": r.role.value(), "generation_id": r.generation_id})
+        }
         M::GetAsyncReply(a) | M::SetAsync(a) => json!({"packet_in_mask": a.packet_in_mask,
             "port_status_mask": a.port_status_mask, "flow_removed_mask": a.flow_removed_mask}),
-        M::MeterMod(m) => json!({"command": m.command.value(), "flags": m.flags, "meter_id": m.meter_id,
-            "bands": m.bands.iter().map(band).collect::<Vec<_>>()}),
+        M::MeterMod(m) => {
+            json!({"command": m.command.value(), "flags": m.flags, "meter_id": m.meter_id,
+            "bands": m.bands.iter().map(band).collect::<Vec<_>>()})
+        }
     }
 }
 
@@ -341,23 +406,43 @@ fn corpus() -> Vec<(&'static str, Message)> {
         properties: vec![
             TableFeatureProp::Instructions {
                 ty: prop_type::INSTRUCTIONS,
-                ids: (1..=6).map(|t| TypeId { ty: t, data: Bytes::new() }).collect(),
+                ids: (1..=6)
+                    .map(|t| TypeId {
+                        ty: t,
+                        data: Bytes::new(),
+                    })
+                    .collect(),
             },
-            TableFeatureProp::NextTables { ty: prop_type::NEXT_TABLES, tables: vec![1, 2, 3] },
+            TableFeatureProp::NextTables {
+                ty: prop_type::NEXT_TABLES,
+                tables: vec![1, 2, 3],
+            },
             TableFeatureProp::Actions {
                 ty: prop_type::APPLY_ACTIONS,
-                ids: [0u16, 17, 18, 25].iter().map(|t| TypeId { ty: *t, data: Bytes::new() }).collect(),
+                ids: [0u16, 17, 18, 25]
+                    .iter()
+                    .map(|t| TypeId {
+                        ty: *t,
+                        data: Bytes::new(),
+                    })
+                    .collect(),
             },
             TableFeatureProp::Oxms {
                 ty: prop_type::MATCH,
                 ids: [OxmField::InPort, OxmField::EthDst]
                     .iter()
-                    .map(|f| OxmId { header: f.header(false), experimenter: None })
+                    .map(|f| OxmId {
+                        header: f.header(false),
+                        experimenter: None,
+                    })
                     .collect(),
             },
             TableFeatureProp::Oxms {
                 ty: prop_type::APPLY_SETFIELD,
-                ids: vec![OxmId { header: OxmField::Ipv4Dst.header(false), experimenter: None }],
+                ids: vec![OxmId {
+                    header: OxmField::Ipv4Dst.header(false),
+                    experimenter: None,
+                }],
             },
         ],
     };
@@ -370,7 +455,10 @@ fn corpus() -> Vec<(&'static str, Message)> {
                 data: Bytes::from_static(&[4, 14, 0, 8, 0, 0, 0, 1]),
             }),
         ),
-        ("echo_request", Message::EchoRequest(Bytes::from_static(b"are you there"))),
+        (
+            "echo_request",
+            Message::EchoRequest(Bytes::from_static(b"are you there")),
+        ),
         ("echo_reply", Message::EchoReply(Bytes::from_static(b"yes"))),
         (
             "features_reply",
@@ -379,11 +467,19 @@ fn corpus() -> Vec<(&'static str, Message)> {
                 n_buffers: 256,
                 n_tables: 254,
                 auxiliary_id: 0,
-                capabilities: capabilities::FLOW_STATS | capabilities::TABLE_STATS | capabilities::PORT_STATS,
+                capabilities: capabilities::FLOW_STATS
+                    | capabilities::TABLE_STATS
+                    | capabilities::PORT_STATS,
                 reserved: 0,
             }),
         ),
-        ("get_config_reply", Message::GetConfigReply(SwitchConfig { flags: 0, miss_send_len: 128 })),
+        (
+            "get_config_reply",
+            Message::GetConfigReply(SwitchConfig {
+                flags: 0,
+                miss_send_len: 128,
+            }),
+        ),
         (
             "packet_in",
             Message::PacketIn(PacketIn {
@@ -424,121 +520,232 @@ fn corpus() -> Vec<(&'static str, Message)> {
                 match_: v6.clone(),
             }),
         ),
-        ("port_status", Message::PortStatus(PortStatus { reason: PortReason::Modify, desc: port(1, "p1") })),
-        ("desc_reply", Message::MultipartReply(MultipartReply::new(B::Desc(Box::new(Desc {
-            mfr_desc: FixedStr::new("sluice project"),
-            hw_desc: FixedStr::new("software"),
-            sw_desc: FixedStr::new("sluice 0.1"),
-            serial_num: FixedStr::new("none"),
-            dp_desc: FixedStr::new("br0"),
-        }))))),
-        ("flow_stats_reply", Message::MultipartReply(MultipartReply {
-            flags: 1,
-            body: B::Flow(vec![
-                flow_stats(full, insts.clone()),
-                flow_stats(arp, vec![]),
-                flow_stats(mpls, vec![Instruction::GotoTable(5)]),
-                flow_stats(other, vec![]),
-                flow_stats(sctp, vec![]),
-                flow_stats(icmp, vec![]),
-                flow_stats(pbb, vec![]),
-            ]),
-        })),
-        ("aggregate_reply", Message::MultipartReply(MultipartReply::new(B::Aggregate(AggregateStats {
-            packet_count: 5,
-            byte_count: 600,
-            flow_count: 3,
-        })))),
-        ("table_stats_reply", Message::MultipartReply(MultipartReply::new(B::Table(vec![
-            TableStats { table_id: 0, active_count: 3, lookup_count: 100, matched_count: 90 },
-            TableStats { table_id: 1, active_count: 0, lookup_count: 0, matched_count: 0 },
-        ])))),
-        ("port_stats_reply", Message::MultipartReply(MultipartReply::new(B::PortStats(vec![PortStats {
-            port_no: 1,
-            rx_packets: 1,
-            tx_packets: 2,
-            rx_bytes: 3,
-            tx_bytes: 4,
-            rx_dropped: 5,
-            tx_dropped: 6,
-            rx_errors: 7,
-            tx_errors: 8,
-            rx_frame_err: 9,
-            rx_over_err: 10,
-            rx_crc_err: 11,
-            collisions: 12,
-            duration_sec: 13,
-            duration_nsec: 14,
-        }])))),
-        ("queue_stats_reply", Message::MultipartReply(MultipartReply::new(B::Queue(vec![QueueStats {
-            port_no: 1,
-            queue_id: 2,
-            tx_bytes: 3,
-            tx_packets: 4,
-            tx_errors: 5,
-            duration_sec: 6,
-            duration_nsec: 7,
-        }])))),
-        ("group_stats_reply", Message::MultipartReply(MultipartReply::new(B::Group(vec![GroupStats {
-            group_id: 1,
-            ref_count: 2,
-            packet_count: 3,
-            byte_count: 4,
-            duration_sec: 5,
-            duration_nsec: 6,
-            bucket_stats: vec![BucketCounter { packet_count: 7, byte_count: 8 }, BucketCounter { packet_count: 9, byte_count: 10 }],
-        }])))),
-        ("group_desc_reply", Message::MultipartReply(MultipartReply::new(B::GroupDesc(vec![GroupDesc {
-            group_type: GroupType::Select,
-            group_id: 5,
-            buckets: vec![
-                Bucket { weight: 10, actions: vec![Action::Output { port: 1, max_len: 0 }], ..Bucket::default() },
-                Bucket { weight: 20, watch_port: 2, actions: vec![Action::Output { port: 2, max_len: 0 }], ..Bucket::default() },
-            ],
-        }])))),
-        ("group_features_reply", Message::MultipartReply(MultipartReply::new(B::GroupFeatures(GroupFeatures {
-            types: 0xf,
-            capabilities: 0x7,
-            max_groups: [1000, 1000, 1000, 1000],
-            actions: [0x3ffff01, 0, 0, 0],
-        })))),
-        ("meter_stats_reply", Message::MultipartReply(MultipartReply::new(B::Meter(vec![MeterStats {
-            meter_id: 1,
-            flow_count: 2,
-            packet_in_count: 3,
-            byte_in_count: 4,
-            duration_sec: 5,
-            duration_nsec: 6,
-            band_stats: vec![MeterBandStats { packet_band_count: 7, byte_band_count: 8 }],
-        }])))),
-        ("meter_config_reply", Message::MultipartReply(MultipartReply::new(B::MeterConfig(vec![MeterConfig {
-            flags: 1 | 4,
-            meter_id: 1,
-            bands: vec![
-                MeterBand::Drop { rate: 1000, burst_size: 100 },
-                MeterBand::DscpRemark { rate: 500, burst_size: 50, prec_level: 1 },
-            ],
-        }])))),
-        ("meter_features_reply", Message::MultipartReply(MultipartReply::new(B::MeterFeatures(MeterFeatures {
-            max_meter: 1024,
-            band_types: 0b110,
-            capabilities: 0xf,
-            max_bands: 4,
-            max_color: 0,
-        })))),
-        ("table_features_reply", Message::MultipartReply(MultipartReply::new(B::TableFeatures(vec![tf])))),
-        ("port_desc_reply", Message::MultipartReply(MultipartReply::new(B::PortDesc(vec![port(1, "p1"), port(2, "veth-b")])))),
+        (
+            "port_status",
+            Message::PortStatus(PortStatus {
+                reason: PortReason::Modify,
+                desc: port(1, "p1"),
+            }),
+        ),
+        (
+            "desc_reply",
+            Message::MultipartReply(MultipartReply::new(B::Desc(Box::new(Desc {
+                mfr_desc: FixedStr::new("sluice project"),
+                hw_desc: FixedStr::new("software"),
+                sw_desc: FixedStr::new("sluice 0.1"),
+                serial_num: FixedStr::new("none"),
+                dp_desc: FixedStr::new("br0"),
+            })))),
+        ),
+        (
+            "flow_stats_reply",
+            Message::MultipartReply(MultipartReply {
+                flags: 1,
+                body: B::Flow(vec![
+                    flow_stats(full, insts.clone()),
+                    flow_stats(arp, vec![]),
+                    flow_stats(mpls, vec![Instruction::GotoTable(5)]),
+                    flow_stats(other, vec![]),
+                    flow_stats(sctp, vec![]),
+                    flow_stats(icmp, vec![]),
+                    flow_stats(pbb, vec![]),
+                ]),
+            }),
+        ),
+        (
+            "aggregate_reply",
+            Message::MultipartReply(MultipartReply::new(B::Aggregate(AggregateStats {
+                packet_count: 5,
+                byte_count: 600,
+                flow_count: 3,
+            }))),
+        ),
+        (
+            "table_stats_reply",
+            Message::MultipartReply(MultipartReply::new(B::Table(vec![
+                TableStats {
+                    table_id: 0,
+                    active_count: 3,
+                    lookup_count: 100,
+                    matched_count: 90,
+                },
+                TableStats {
+                    table_id: 1,
+                    active_count: 0,
+                    lookup_count: 0,
+                    matched_count: 0,
+                },
+            ]))),
+        ),
+        (
+            "port_stats_reply",
+            Message::MultipartReply(MultipartReply::new(B::PortStats(vec![PortStats {
+                port_no: 1,
+                rx_packets: 1,
+                tx_packets: 2,
+                rx_bytes: 3,
+                tx_bytes: 4,
+                rx_dropped: 5,
+                tx_dropped: 6,
+                rx_errors: 7,
+                tx_errors: 8,
+                rx_frame_err: 9,
+                rx_over_err: 10,
+                rx_crc_err: 11,
+                collisions: 12,
+                duration_sec: 13,
+                duration_nsec: 14,
+            }]))),
+        ),
+        (
+            "queue_stats_reply",
+            Message::MultipartReply(MultipartReply::new(B::Queue(vec![QueueStats {
+                port_no: 1,
+                queue_id: 2,
+                tx_bytes: 3,
+                tx_packets: 4,
+                tx_errors: 5,
+                duration_sec: 6,
+                duration_nsec: 7,
+            }]))),
+        ),
+        (
+            "group_stats_reply",
+            Message::MultipartReply(MultipartReply::new(B::Group(vec![GroupStats {
+                group_id: 1,
+                ref_count: 2,
+                packet_count: 3,
+                byte_count: 4,
+                duration_sec: 5,
+                duration_nsec: 6,
+                bucket_stats: vec![
+                    BucketCounter {
+                        packet_count: 7,
+                        byte_count: 8,
+                    },
+                    BucketCounter {
+                        packet_count: 9,
+                        byte_count: 10,
+                    },
+                ],
+            }]))),
+        ),
+        (
+            "group_desc_reply",
+            Message::MultipartReply(MultipartReply::new(B::GroupDesc(vec![GroupDesc {
+                group_type: GroupType::Select,
+                group_id: 5,
+                buckets: vec![
+                    Bucket {
+                        weight: 10,
+                        actions: vec![Action::Output {
+                            port: 1,
+                            max_len: 0,
+                        }],
+                        ..Bucket::default()
+                    },
+                    Bucket {
+                        weight: 20,
+                        watch_port: 2,
+                        actions: vec![Action::Output {
+                            port: 2,
+                            max_len: 0,
+                        }],
+                        ..Bucket::default()
+                    },
+                ],
+            }]))),
+        ),
+        (
+            "group_features_reply",
+            Message::MultipartReply(MultipartReply::new(B::GroupFeatures(GroupFeatures {
+                types: 0xf,
+                capabilities: 0x7,
+                max_groups: [1000, 1000, 1000, 1000],
+                actions: [0x3ffff01, 0, 0, 0],
+            }))),
+        ),
+        (
+            "meter_stats_reply",
+            Message::MultipartReply(MultipartReply::new(B::Meter(vec![MeterStats {
+                meter_id: 1,
+                flow_count: 2,
+                packet_in_count: 3,
+                byte_in_count: 4,
+                duration_sec: 5,
+                duration_nsec: 6,
+                band_stats: vec![MeterBandStats {
+                    packet_band_count: 7,
+                    byte_band_count: 8,
+                }],
+            }]))),
+        ),
+        (
+            "meter_config_reply",
+            Message::MultipartReply(MultipartReply::new(B::MeterConfig(vec![MeterConfig {
+                flags: 1 | 4,
+                meter_id: 1,
+                bands: vec![
+                    MeterBand::Drop {
+                        rate: 1000,
+                        burst_size: 100,
+                    },
+                    MeterBand::DscpRemark {
+                        rate: 500,
+                        burst_size: 50,
+                        prec_level: 1,
+                    },
+                ],
+            }]))),
+        ),
+        (
+            "meter_features_reply",
+            Message::MultipartReply(MultipartReply::new(B::MeterFeatures(MeterFeatures {
+                max_meter: 1024,
+                band_types: 0b110,
+                capabilities: 0xf,
+                max_bands: 4,
+                max_color: 0,
+            }))),
+        ),
+        (
+            "table_features_reply",
+            Message::MultipartReply(MultipartReply::new(B::TableFeatures(vec![tf]))),
+        ),
+        (
+            "port_desc_reply",
+            Message::MultipartReply(MultipartReply::new(B::PortDesc(vec![
+                port(1, "p1"),
+                port(2, "veth-b"),
+            ]))),
+        ),
         ("barrier_reply", Message::BarrierReply),
-        ("queue_get_config_reply", Message::QueueGetConfigReply(QueueGetConfigReply {
-            port: 1,
-            queues: vec![PacketQueue { queue_id: 1, port: 1, properties: vec![QueueProp::MinRate(100), QueueProp::MaxRate(500)] }],
-        })),
-        ("role_reply", Message::RoleReply(Role { role: ControllerRole::Master, generation_id: 42 })),
-        ("get_async_reply", Message::GetAsyncReply(AsyncConfig {
-            packet_in_mask: [3, 0],
-            port_status_mask: [7, 7],
-            flow_removed_mask: [15, 0],
-        })),
+        (
+            "queue_get_config_reply",
+            Message::QueueGetConfigReply(QueueGetConfigReply {
+                port: 1,
+                queues: vec![PacketQueue {
+                    queue_id: 1,
+                    port: 1,
+                    properties: vec![QueueProp::MinRate(100), QueueProp::MaxRate(500)],
+                }],
+            }),
+        ),
+        (
+            "role_reply",
+            Message::RoleReply(Role {
+                role: ControllerRole::Master,
+                generation_id: 42,
+            }),
+        ),
+        (
+            "get_async_reply",
+            Message::GetAsyncReply(AsyncConfig {
+                packet_in_mask: [3, 0],
+                port_status_mask: [7, 7],
+                flow_removed_mask: [15, 0],
+            }),
+        ),
     ]
 }
 

@@ -44,7 +44,10 @@ pub const OFPCML_MAX: u16 = 0xffe5;
 /// One action.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Action {
-    Output { port: u32, max_len: u16 },
+    Output {
+        port: u32,
+        max_len: u16,
+    },
     CopyTtlOut,
     CopyTtlIn,
     SetMplsTtl(u8),
@@ -62,7 +65,10 @@ pub enum Action {
     PopPbb,
     /// An experimenter action; `data` runs to the end of the action, so it
     /// includes the padding to 8 bytes once decoded.
-    Experimenter { experimenter: u32, data: Bytes },
+    Experimenter {
+        experimenter: u32,
+        data: Bytes,
+    },
 }
 
 impl Action {
@@ -127,7 +133,7 @@ impl Action {
         let bad_len = |d| OfpError::new(ErrorCode::ACTION_BAD_LEN, d);
         let ty = ActionType::from(r.u16()?);
         let len = r.u16()? as usize;
-        if len < 8 || len % 8 != 0 {
+        if len < 8 || !len.is_multiple_of(8) {
             return Err(bad_len("action length not a positive multiple of 8"));
         }
         let mut b = r.sub(len - 4, ErrorCode::ACTION_BAD_LEN)?;
@@ -161,7 +167,10 @@ impl Action {
                 fixed(&b, 8)?;
                 SetNwTtl(b.u8()?)
             }
-            ActionType::PushVlan | ActionType::PushMpls | ActionType::PopMpls | ActionType::PushPbb => {
+            ActionType::PushVlan
+            | ActionType::PushMpls
+            | ActionType::PopMpls
+            | ActionType::PushPbb => {
                 fixed(&b, 8)?;
                 let e = b.u16()?;
                 match ty {
@@ -191,10 +200,16 @@ impl Action {
             }
             ActionType::Experimenter => {
                 let experimenter = b.u32()?;
-                Experimenter { experimenter, data: b.rest() }
+                Experimenter {
+                    experimenter,
+                    data: b.rest(),
+                }
             }
             ActionType::Unknown(_) => {
-                return Err(OfpError::new(ErrorCode::BadAction(BadActionCode::BadType), "unknown action type"))
+                return Err(OfpError::new(
+                    ErrorCode::BadAction(BadActionCode::BadType),
+                    "unknown action type",
+                ))
             }
         };
         Ok(a)
@@ -274,10 +289,22 @@ mod tests {
 
     #[test]
     fn every_action_round_trips() {
-        roundtrip(Action::Output { port: 3, max_len: 128 });
-        roundtrip(Action::SetField(MatchEntry::Basic(Oxm::exact(OxmField::EthDst, 0x0200_0000_0001))));
-        roundtrip(Action::SetField(MatchEntry::Basic(Oxm::exact(OxmField::Ipv6Src, 1))));
-        roundtrip(Action::Experimenter { experimenter: 0x2320, data: Bytes::from_static(&[1, 2, 3, 4, 5, 6, 7, 8]) });
+        roundtrip(Action::Output {
+            port: 3,
+            max_len: 128,
+        });
+        roundtrip(Action::SetField(MatchEntry::Basic(Oxm::exact(
+            OxmField::EthDst,
+            0x0200_0000_0001,
+        ))));
+        roundtrip(Action::SetField(MatchEntry::Basic(Oxm::exact(
+            OxmField::Ipv6Src,
+            1,
+        ))));
+        roundtrip(Action::Experimenter {
+            experimenter: 0x2320,
+            data: Bytes::from_static(&[1, 2, 3, 4, 5, 6, 7, 8]),
+        });
         roundtrip(Action::PushVlan(0x8100));
     }
 
@@ -285,20 +312,35 @@ mod tests {
     fn bad_lengths_and_types() {
         let raw = Bytes::from_static(&[0, 0, 0, 8, 0, 0, 0, 1]);
         let mut r = Reader::new(&raw, ErrorCode::ACTION_BAD_LEN);
-        assert_eq!(Action::decode(&mut r).unwrap_err().code, ErrorCode::ACTION_BAD_LEN);
+        assert_eq!(
+            Action::decode(&mut r).unwrap_err().code,
+            ErrorCode::ACTION_BAD_LEN
+        );
         let raw = Bytes::from_static(&[0, 99, 0, 8, 0, 0, 0, 0]);
         let mut r = Reader::new(&raw, ErrorCode::ACTION_BAD_LEN);
-        assert_eq!(Action::decode(&mut r).unwrap_err().code, ErrorCode::BadAction(BadActionCode::BadType));
+        assert_eq!(
+            Action::decode(&mut r).unwrap_err().code,
+            ErrorCode::BadAction(BadActionCode::BadType)
+        );
         let raw = Bytes::from_static(&[0, 0, 0, 16, 0, 0, 0, 1]);
         let mut r = Reader::new(&raw, ErrorCode::ACTION_BAD_LEN);
-        assert_eq!(Action::decode(&mut r).unwrap_err().code, ErrorCode::ACTION_BAD_LEN);
+        assert_eq!(
+            Action::decode(&mut r).unwrap_err().code,
+            ErrorCode::ACTION_BAD_LEN
+        );
     }
 
     #[test]
     fn set_field_validation() {
         let bad = Action::SetField(MatchEntry::Basic(Oxm::exact(OxmField::InPort, 1)));
-        assert_eq!(bad.validate().unwrap_err().code, ErrorCode::BadAction(BadActionCode::BadSetType));
+        assert_eq!(
+            bad.validate().unwrap_err().code,
+            ErrorCode::BadAction(BadActionCode::BadSetType)
+        );
         let masked = Action::SetField(MatchEntry::Basic(Oxm::masked(OxmField::EthDst, 1, 1)));
-        assert_eq!(masked.validate().unwrap_err().code, ErrorCode::BadAction(BadActionCode::BadSetArgument));
+        assert_eq!(
+            masked.validate().unwrap_err().code,
+            ErrorCode::BadAction(BadActionCode::BadSetArgument)
+        );
     }
 }

@@ -242,9 +242,15 @@ pub enum ErrorCode {
     MeterModFailed(MeterModFailedCode),
     TableFeaturesFailed(TableFeaturesFailedCode),
     /// `OFPET_EXPERIMENTER`: `exp_type` sits where the code would be.
-    Experimenter { exp_type: u16, experimenter: u32 },
+    Experimenter {
+        exp_type: u16,
+        experimenter: u32,
+    },
     /// An error type this implementation has no name for.
-    Unknown { ty: u16, code: u16 },
+    Unknown {
+        ty: u16,
+        code: u16,
+    },
 }
 
 impl ErrorCode {
@@ -265,7 +271,10 @@ impl ErrorCode {
             ErrorType::RoleRequestFailed => Self::RoleRequestFailed(code.into()),
             ErrorType::MeterModFailed => Self::MeterModFailed(code.into()),
             ErrorType::TableFeaturesFailed => Self::TableFeaturesFailed(code.into()),
-            ErrorType::Experimenter => Self::Experimenter { exp_type: code, experimenter },
+            ErrorType::Experimenter => Self::Experimenter {
+                exp_type: code,
+                experimenter,
+            },
             ErrorType::Unknown(ty) => Self::Unknown { ty, code },
         }
     }
@@ -324,8 +333,14 @@ impl std::fmt::Display for ErrorCode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let (ty, code) = self.type_code();
         match self {
-            Self::Experimenter { exp_type, experimenter } => {
-                write!(f, "OFPET_EXPERIMENTER(experimenter=0x{experimenter:x},exp_type={exp_type})")
+            Self::Experimenter {
+                exp_type,
+                experimenter,
+            } => {
+                write!(
+                    f,
+                    "OFPET_EXPERIMENTER(experimenter=0x{experimenter:x},exp_type={exp_type})"
+                )
             }
             _ => {
                 write!(f, "{}/", ErrorType::from(ty))?;
@@ -386,6 +401,9 @@ mod tests {
     fn display_names_type_and_code() {
         let c = ErrorCode::BadMatch(BadMatchCode::BadPrereq);
         assert_eq!(c.to_string(), "OFPET_BAD_MATCH/OFPBMC_BAD_PREREQ");
-        assert_eq!(ErrorCode::from_wire(1, 99, 0).to_string(), "OFPET_BAD_REQUEST/99");
+        assert_eq!(
+            ErrorCode::from_wire(1, 99, 0).to_string(),
+            "OFPET_BAD_REQUEST/99"
+        );
     }
 }

@@ -38,12 +38,20 @@ impl Rejection {
     /// A rejection of `frame` for `error`.
     pub fn new(frame: &Bytes, error: OfpError) -> Rejection {
         let xid = Header::parse(frame).map_or(0, |h| h.xid);
-        Rejection { xid, error, data: frame.slice(..frame.len().min(ERROR_DATA_LEN)), fatal: false }
+        Rejection {
+            xid,
+            error,
+            data: frame.slice(..frame.len().min(ERROR_DATA_LEN)),
+            fatal: false,
+        }
     }
 
     /// The OFPT_ERROR message to send (with [`Rejection::xid`]).
     pub fn reply(&self) -> Message {
-        Message::Error(ErrorMsg { code: self.error.code, data: self.data.clone() })
+        Message::Error(ErrorMsg {
+            code: self.error.code,
+            data: self.data.clone(),
+        })
     }
 }
 
@@ -87,7 +95,10 @@ impl Framer {
             self.broken = true;
             let head = Bytes::copy_from_slice(&self.buf[..HEADER_LEN]);
             self.buf.clear();
-            let mut r = Rejection::new(&head, OfpError::new(ErrorCode::BAD_LEN, "header length below 8"));
+            let mut r = Rejection::new(
+                &head,
+                OfpError::new(ErrorCode::BAD_LEN, "header length below 8"),
+            );
             r.fatal = true;
             return Some(Err(r));
         }
@@ -124,7 +135,10 @@ mod tests {
             f.push(chunk);
         }
         let (h1, m1) = f.next_message().unwrap().unwrap();
-        assert_eq!((h1.xid, m1), (7, Message::EchoRequest(Bytes::from_static(b"hi"))));
+        assert_eq!(
+            (h1.xid, m1),
+            (7, Message::EchoRequest(Bytes::from_static(b"hi")))
+        );
         let (h2, m2) = f.next_message().unwrap().unwrap();
         assert_eq!((h2.xid, m2), (8, Message::BarrierRequest));
         assert!(f.next_message().is_none());
@@ -139,7 +153,10 @@ mod tests {
         assert_eq!(r.error.code, ErrorCode::BadRequest(BadRequestCode::BadType));
         assert_eq!(r.xid, 5);
         assert!(!r.fatal);
-        assert!(matches!(f.next_message(), Some(Ok((_, Message::BarrierRequest)))));
+        assert!(matches!(
+            f.next_message(),
+            Some(Ok((_, Message::BarrierRequest)))
+        ));
     }
 
     #[test]

@@ -82,7 +82,7 @@ impl Instruction {
         let bad_len = OfpError::new(ErrorCode::INST_BAD_LEN, "wrong instruction length");
         let ty = InstructionType::from(r.u16()?);
         let len = r.u16()? as usize;
-        if len < 8 || len % 8 != 0 {
+        if len < 8 || !len.is_multiple_of(8) {
             return Err(bad_len);
         }
         let mut b = r.sub(len - 4, ErrorCode::INST_BAD_LEN)?;
@@ -95,7 +95,10 @@ impl Instruction {
             InstructionType::WriteMetadata => {
                 fixed(24)?;
                 b.skip(4)?;
-                Instruction::WriteMetadata { metadata: b.u64()?, mask: b.u64()? }
+                Instruction::WriteMetadata {
+                    metadata: b.u64()?,
+                    mask: b.u64()?,
+                }
             }
             InstructionType::WriteActions | InstructionType::ApplyActions => {
                 b.skip(4)?;
@@ -116,7 +119,10 @@ impl Instruction {
             }
             InstructionType::Experimenter => {
                 let experimenter = b.u32()?;
-                Instruction::Experimenter { experimenter, data: b.rest() }
+                Instruction::Experimenter {
+                    experimenter,
+                    data: b.rest(),
+                }
             }
             InstructionType::Unknown(_) => {
                 return Err(OfpError::new(

@@ -103,7 +103,13 @@ pub struct FieldInfo {
 }
 
 const fn fi(width: u8, bits: u8, maskable: bool, settable: bool, kind: ValueKind) -> FieldInfo {
-    FieldInfo { width, bits, maskable, settable, kind }
+    FieldInfo {
+        width,
+        bits,
+        maskable,
+        settable,
+        kind,
+    }
 }
 
 impl OxmField {
@@ -197,7 +203,10 @@ impl OxmField {
     pub fn header(self, has_mask: bool) -> u32 {
         let w = self.info().map_or(0, |i| i.width as u32);
         let len = if has_mask { 2 * w } else { w };
-        ((OXM_CLASS_BASIC as u32) << 16) | ((self.value() as u32) << 9) | ((has_mask as u32) << 8) | len
+        ((OXM_CLASS_BASIC as u32) << 16)
+            | ((self.value() as u32) << 9)
+            | ((has_mask as u32) << 8)
+            | len
     }
 }
 
@@ -214,12 +223,20 @@ pub struct Oxm {
 impl Oxm {
     /// An exact match.
     pub fn exact(field: OxmField, value: u128) -> Self {
-        Oxm { field, value, mask: None }
+        Oxm {
+            field,
+            value,
+            mask: None,
+        }
     }
 
     /// A masked match; a mask of all ones (in the wire width) is kept as given.
     pub fn masked(field: OxmField, value: u128, mask: u128) -> Self {
-        Oxm { field, value, mask: Some(mask) }
+        Oxm {
+            field,
+            value,
+            mask: Some(mask),
+        }
     }
 
     /// The mask in effect (all ones in the wire width when exact).
@@ -246,20 +263,29 @@ impl Oxm {
     /// Checks one field on its own: mask allowed, value in range, value bits
     /// inside the mask.
     pub fn validate(&self) -> Result<()> {
-        let info = self
-            .field
-            .info()
-            .ok_or(OfpError::new(ErrorCode::BadMatch(BadMatchCode::BadField), "unknown OXM field"))?;
+        let info = self.field.info().ok_or(OfpError::new(
+            ErrorCode::BadMatch(BadMatchCode::BadField),
+            "unknown OXM field",
+        ))?;
         let full = self.field.full_mask();
         if self.value & !full != 0 {
-            return Err(OfpError::new(ErrorCode::BadMatch(BadMatchCode::BadValue), "value out of range for field"));
+            return Err(OfpError::new(
+                ErrorCode::BadMatch(BadMatchCode::BadValue),
+                "value out of range for field",
+            ));
         }
         if let Some(m) = self.mask {
             if !info.maskable {
-                return Err(OfpError::new(ErrorCode::BadMatch(BadMatchCode::BadMask), "field cannot be masked"));
+                return Err(OfpError::new(
+                    ErrorCode::BadMatch(BadMatchCode::BadMask),
+                    "field cannot be masked",
+                ));
             }
             if m & !full != 0 {
-                return Err(OfpError::new(ErrorCode::BadMatch(BadMatchCode::BadMask), "mask out of range for field"));
+                return Err(OfpError::new(
+                    ErrorCode::BadMatch(BadMatchCode::BadMask),
+                    "mask out of range for field",
+                ));
             }
             if self.value & !m != 0 {
                 return Err(OfpError::new(
@@ -333,10 +359,15 @@ impl MatchEntry {
         let fb = r.u8()?;
         let len = r.u8()? as usize;
         let (field, has_mask) = (fb >> 1, fb & 1 == 1);
-        let body = r.slice(len).map_err(|_| OfpError::new(bad_len, "OXM longer than its container"))?;
+        let body = r
+            .slice(len)
+            .map_err(|_| OfpError::new(bad_len, "OXM longer than its container"))?;
         if class != OXM_CLASS_BASIC {
             if class == OXM_CLASS_EXPERIMENTER && len < 4 {
-                return Err(OfpError::new(bad_len, "experimenter OXM without experimenter id"));
+                return Err(OfpError::new(
+                    bad_len,
+                    "experimenter OXM without experimenter id",
+                ));
             }
             return Ok(MatchEntry::Other(OtherOxm {
                 class,
@@ -346,16 +377,21 @@ impl MatchEntry {
             }));
         }
         let f = OxmField::from(field);
-        let info = f
-            .info()
-            .ok_or(OfpError::new(ErrorCode::BadMatch(BadMatchCode::BadField), "unknown OXM basic field"))?;
+        let info = f.info().ok_or(OfpError::new(
+            ErrorCode::BadMatch(BadMatchCode::BadField),
+            "unknown OXM basic field",
+        ))?;
         let w = info.width as usize;
         if len != if has_mask { 2 * w } else { w } {
             return Err(OfpError::new(bad_len, "OXM length does not fit its field"));
         }
         let value = get_be(&body[..w]);
         let mask = has_mask.then(|| get_be(&body[w..]));
-        Ok(MatchEntry::Basic(Oxm { field: f, value, mask }))
+        Ok(MatchEntry::Basic(Oxm {
+            field: f,
+            value,
+            mask,
+        }))
     }
 }
 
@@ -415,16 +451,23 @@ impl Match {
         let ty = r.u16()?;
         let len = r.u16()? as usize;
         if ty != OFPMT_OXM {
-            return Err(OfpError::new(ErrorCode::BadMatch(BadMatchCode::BadType), "match type is not OXM"));
+            return Err(OfpError::new(
+                ErrorCode::BadMatch(BadMatchCode::BadType),
+                "match type is not OXM",
+            ));
         }
         if len < 4 {
-            return Err(OfpError::new(ErrorCode::MATCH_BAD_LEN, "match length below 4"));
+            return Err(OfpError::new(
+                ErrorCode::MATCH_BAD_LEN,
+                "match length below 4",
+            ));
         }
         let mut body = r
             .sub(len - 4, ErrorCode::MATCH_BAD_LEN)
             .map_err(|_| OfpError::new(ErrorCode::MATCH_BAD_LEN, "match longer than message"))?;
         let pad = crate::wire::pad8(len) - len;
-        r.skip(pad).map_err(|_| OfpError::new(ErrorCode::MATCH_BAD_LEN, "match padding missing"))?;
+        r.skip(pad)
+            .map_err(|_| OfpError::new(ErrorCode::MATCH_BAD_LEN, "match padding missing"))?;
         let mut entries = Vec::new();
         while !body.is_empty() {
             entries.push(MatchEntry::decode(&mut body, ErrorCode::MATCH_BAD_LEN)?);
@@ -451,15 +494,23 @@ impl Match {
             o.validate()?;
             let slot = &mut seen[o.field.value() as usize];
             if slot.is_some() {
-                return Err(OfpError::new(ErrorCode::BadMatch(BadMatchCode::DupField), "field appears twice"));
+                return Err(OfpError::new(
+                    ErrorCode::BadMatch(BadMatchCode::DupField),
+                    "field appears twice",
+                ));
             }
             *slot = Some(o);
         }
-        let bad_prereq = OfpError::new(ErrorCode::BadMatch(BadMatchCode::BadPrereq), "prerequisite not met");
+        let bad_prereq = OfpError::new(
+            ErrorCode::BadMatch(BadMatchCode::BadPrereq),
+            "prerequisite not met",
+        );
         for o in seen.iter().flatten() {
             for (need, values) in o.field.prerequisites() {
                 match seen[need.value() as usize] {
-                    Some(p) if p.effective_mask() == need.width_mask() && values.contains(&p.value) => {}
+                    Some(p)
+                        if p.effective_mask() == need.width_mask() && values.contains(&p.value) => {
+                    }
                     _ => return Err(bad_prereq),
                 }
             }
@@ -501,17 +552,40 @@ mod tests {
     #[test]
     fn prerequisites_are_checked() {
         use OxmField as F;
-        let tcp = m(&[Oxm::exact(F::EthType, 0x800), Oxm::exact(F::IpProto, 6), Oxm::exact(F::TcpDst, 80)]);
+        let tcp = m(&[
+            Oxm::exact(F::EthType, 0x800),
+            Oxm::exact(F::IpProto, 6),
+            Oxm::exact(F::TcpDst, 80),
+        ]);
         assert!(tcp.validate().is_ok());
         let no_proto = m(&[Oxm::exact(F::EthType, 0x800), Oxm::exact(F::TcpDst, 80)]);
-        assert_eq!(no_proto.validate().unwrap_err().code, ErrorCode::BadMatch(BadMatchCode::BadPrereq));
-        let udp = m(&[Oxm::exact(F::EthType, 0x800), Oxm::exact(F::IpProto, 17), Oxm::exact(F::TcpDst, 80)]);
-        assert_eq!(udp.validate().unwrap_err().code, ErrorCode::BadMatch(BadMatchCode::BadPrereq));
-        let masked_type = m(&[Oxm::masked(F::EthType, 0x800, 0xff00), Oxm::exact(F::IpProto, 6)]);
+        assert_eq!(
+            no_proto.validate().unwrap_err().code,
+            ErrorCode::BadMatch(BadMatchCode::BadPrereq)
+        );
+        let udp = m(&[
+            Oxm::exact(F::EthType, 0x800),
+            Oxm::exact(F::IpProto, 17),
+            Oxm::exact(F::TcpDst, 80),
+        ]);
+        assert_eq!(
+            udp.validate().unwrap_err().code,
+            ErrorCode::BadMatch(BadMatchCode::BadPrereq)
+        );
+        let masked_type = m(&[
+            Oxm::masked(F::EthType, 0x800, 0xff00),
+            Oxm::exact(F::IpProto, 6),
+        ]);
         // eth_type is not maskable: that is reported first.
-        assert_eq!(masked_type.validate().unwrap_err().code, ErrorCode::BadMatch(BadMatchCode::BadMask));
+        assert_eq!(
+            masked_type.validate().unwrap_err().code,
+            ErrorCode::BadMatch(BadMatchCode::BadMask)
+        );
         let pcp = m(&[Oxm::exact(F::VlanVid, 0), Oxm::exact(F::VlanPcp, 3)]);
-        assert_eq!(pcp.validate().unwrap_err().code, ErrorCode::BadMatch(BadMatchCode::BadPrereq));
+        assert_eq!(
+            pcp.validate().unwrap_err().code,
+            ErrorCode::BadMatch(BadMatchCode::BadPrereq)
+        );
         let pcp_ok = m(&[Oxm::exact(F::VlanVid, 0x1005), Oxm::exact(F::VlanPcp, 3)]);
         assert!(pcp_ok.validate().is_ok());
     }
@@ -520,13 +594,25 @@ mod tests {
     fn value_and_mask_checks() {
         use OxmField as F;
         let dup = m(&[Oxm::exact(F::InPort, 1), Oxm::exact(F::InPort, 2)]);
-        assert_eq!(dup.validate().unwrap_err().code, ErrorCode::BadMatch(BadMatchCode::DupField));
+        assert_eq!(
+            dup.validate().unwrap_err().code,
+            ErrorCode::BadMatch(BadMatchCode::DupField)
+        );
         let wild = m(&[Oxm::masked(F::EthDst, 0xff, 0xf0)]);
-        assert_eq!(wild.validate().unwrap_err().code, ErrorCode::BadMatch(BadMatchCode::BadWildcards));
+        assert_eq!(
+            wild.validate().unwrap_err().code,
+            ErrorCode::BadMatch(BadMatchCode::BadWildcards)
+        );
         let range = m(&[Oxm::exact(F::VlanPcp, 8)]);
-        assert_eq!(range.validate().unwrap_err().code, ErrorCode::BadMatch(BadMatchCode::BadValue));
+        assert_eq!(
+            range.validate().unwrap_err().code,
+            ErrorCode::BadMatch(BadMatchCode::BadValue)
+        );
         let mask = m(&[Oxm::masked(F::InPort, 1, 1)]);
-        assert_eq!(mask.validate().unwrap_err().code, ErrorCode::BadMatch(BadMatchCode::BadMask));
+        assert_eq!(
+            mask.validate().unwrap_err().code,
+            ErrorCode::BadMatch(BadMatchCode::BadMask)
+        );
     }
 
     #[test]
@@ -534,10 +620,16 @@ mod tests {
         // in_port with length 5
         let raw = Bytes::from_static(&[0, 1, 0, 13, 0x80, 0, 0, 5, 0, 0, 0, 1, 9, 0, 0, 0]);
         let mut r = Reader::new(&raw, ErrorCode::BAD_LEN);
-        assert_eq!(Match::decode(&mut r).unwrap_err().code, ErrorCode::MATCH_BAD_LEN);
+        assert_eq!(
+            Match::decode(&mut r).unwrap_err().code,
+            ErrorCode::MATCH_BAD_LEN
+        );
         // unknown basic field 45
         let raw = Bytes::from_static(&[0, 1, 0, 8, 0x80, 0, 45 << 1, 0]);
         let mut r = Reader::new(&raw, ErrorCode::BAD_LEN);
-        assert_eq!(Match::decode(&mut r).unwrap_err().code, ErrorCode::BadMatch(BadMatchCode::BadField));
+        assert_eq!(
+            Match::decode(&mut r).unwrap_err().code,
+            ErrorCode::BadMatch(BadMatchCode::BadField)
+        );
     }
 }

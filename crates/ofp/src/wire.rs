@@ -23,7 +23,12 @@ pub struct Reader<'a> {
 impl<'a> Reader<'a> {
     /// A reader over all of `buf`; `short` is the error for reading past the end.
     pub fn new(buf: &'a Bytes, short: ErrorCode) -> Self {
-        Reader { buf, pos: 0, end: buf.len(), short }
+        Reader {
+            buf,
+            pos: 0,
+            end: buf.len(),
+            short,
+        }
     }
 
     /// Bytes left.
@@ -115,7 +120,12 @@ impl<'a> Reader<'a> {
     /// `n` is checked against this reader with this reader's error.
     pub fn sub(&mut self, n: usize, short: ErrorCode) -> Result<Reader<'a>, OfpError> {
         self.need(n)?;
-        let r = Reader { buf: self.buf, pos: self.pos, end: self.pos + n, short };
+        let r = Reader {
+            buf: self.buf,
+            pos: self.pos,
+            end: self.pos + n,
+            short,
+        };
         self.pos += n;
         Ok(r)
     }

@@ -13,7 +13,10 @@ use ofp::wire::Reader;
 use ofp::{ErrorCode, Framer, MsgType};
 
 fn config() -> ProptestConfig {
-    ProptestConfig { cases: 2048, ..ProptestConfig::default() }
+    ProptestConfig {
+        cases: 2048,
+        ..ProptestConfig::default()
+    }
 }
 
 proptest! {
@@ -83,7 +86,13 @@ fn every_message_type_is_generated() {
     let mut runner = TestRunner::deterministic();
     let s = common::message();
     for _ in 0..5000 {
-        seen.insert(s.new_tree(&mut runner).unwrap().current().msg_type().value());
+        seen.insert(
+            s.new_tree(&mut runner)
+                .unwrap()
+                .current()
+                .msg_type()
+                .value(),
+        );
     }
     let all: std::collections::BTreeSet<u8> = MsgType::KNOWN.iter().map(|t| t.value()).collect();
     assert_eq!(seen, all);

@@ -7,8 +7,8 @@ mod common;
 use proptest::prelude::*;
 
 use ofp::text::{
-    format_flow_mod, format_group_mod, format_match, format_meter_mod, parse_flow_mod, parse_group_mod,
-    parse_match, parse_meter_mod,
+    format_flow_mod, format_group_mod, format_match, format_meter_mod, parse_flow_mod,
+    parse_group_mod, parse_match, parse_meter_mod,
 };
 use ofp::FlowModCommand;
 

@@ -222,7 +222,15 @@ impl PacketIn {
         let cookie = r.u64()?;
         let match_ = Match::decode(r)?;
         r.skip(2)?;
-        Ok(PacketIn { buffer_id, total_len, reason, table_id, cookie, match_, data: r.rest() })
+        Ok(PacketIn {
+            buffer_id,
+            total_len,
+            reason,
+            table_id,
+            cookie,
+            match_,
+            data: r.rest(),
+        })
     }
 }
 
@@ -256,6 +264,11 @@ impl PacketOut {
             .sub(actions_len, ErrorCode::ACTION_BAD_LEN)
             .map_err(|_| OfpError::new(ErrorCode::BAD_LEN, "actions_len beyond message end"))?;
         let actions = decode_actions(&mut a)?;
-        Ok(PacketOut { buffer_id, in_port, actions, data: r.rest() })
+        Ok(PacketOut {
+            buffer_id,
+            in_port,
+            actions,
+            data: r.rest(),
+        })
     }
 }

@@ -38,7 +38,12 @@ pub struct Bucket {
 
 impl Default for Bucket {
     fn default() -> Self {
-        Bucket { weight: 0, watch_port: port_no::ANY, watch_group: group_no::ANY, actions: Vec::new() }
+        Bucket {
+            weight: 0,
+            watch_port: port_no::ANY,
+            watch_group: group_no::ANY,
+            actions: Vec::new(),
+        }
     }
 }
 
@@ -56,15 +61,23 @@ impl Bucket {
 
     pub(crate) fn decode(r: &mut Reader<'_>) -> Result<Bucket> {
         let len = r.u16()? as usize;
-        if len < 16 || len % 8 != 0 {
-            return Err(OfpError::new(ErrorCode::GroupModFailed(GroupModFailedCode::BadBucket), "bad bucket length"));
+        if len < 16 || !len.is_multiple_of(8) {
+            return Err(OfpError::new(
+                ErrorCode::GroupModFailed(GroupModFailedCode::BadBucket),
+                "bad bucket length",
+            ));
         }
         let mut b = r.sub(len - 2, ErrorCode::BAD_LEN)?;
         let weight = b.u16()?;
         let watch_port = b.u32()?;
         let watch_group = b.u32()?;
         b.skip(4)?;
-        Ok(Bucket { weight, watch_port, watch_group, actions: decode_actions(&mut b)? })
+        Ok(Bucket {
+            weight,
+            watch_port,
+            watch_group,
+            actions: decode_actions(&mut b)?,
+        })
     }
 }
 
@@ -102,6 +115,11 @@ impl GroupMod {
         let group_type = GroupType::from(r.u8()?);
         r.skip(1)?;
         let group_id = r.u32()?;
-        Ok(GroupMod { command, group_type, group_id, buckets: decode_buckets(r)? })
+        Ok(GroupMod {
+            command,
+            group_type,
+            group_id,
+            buckets: decode_buckets(r)?,
+        })
     }
 }

@@ -33,18 +33,30 @@ pub mod band_type {
 /// One meter band.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MeterBand {
-    Drop { rate: u32, burst_size: u32 },
-    DscpRemark { rate: u32, burst_size: u32, prec_level: u8 },
-    Experimenter { rate: u32, burst_size: u32, experimenter: u32, data: Bytes },
+    Drop {
+        rate: u32,
+        burst_size: u32,
+    },
+    DscpRemark {
+        rate: u32,
+        burst_size: u32,
+        prec_level: u8,
+    },
+    Experimenter {
+        rate: u32,
+        burst_size: u32,
+        experimenter: u32,
+        data: Bytes,
+    },
 }
 
 impl MeterBand {
     /// Rate (kb/s or packets/s, per the meter's flags).
     pub fn rate(&self) -> u32 {
         match self {
-            MeterBand::Drop { rate, .. } | MeterBand::DscpRemark { rate, .. } | MeterBand::Experimenter { rate, .. } => {
-                *rate
-            }
+            MeterBand::Drop { rate, .. }
+            | MeterBand::DscpRemark { rate, .. }
+            | MeterBand::Experimenter { rate, .. } => *rate,
         }
     }
 
@@ -73,7 +85,9 @@ impl MeterBand {
                 out.put_u8(*prec_level);
                 zeros(out, 3);
             }
-            MeterBand::Experimenter { experimenter, data, .. } => {
+            MeterBand::Experimenter {
+                experimenter, data, ..
+            } => {
                 out.put_u32(*experimenter);
                 out.extend_from_slice(data);
             }
@@ -85,22 +99,37 @@ impl MeterBand {
         let ty = r.u16()?;
         let len = r.u16()? as usize;
         if len < 16 {
-            return Err(OfpError::new(ErrorCode::BAD_LEN, "meter band shorter than 16 bytes"));
+            return Err(OfpError::new(
+                ErrorCode::BAD_LEN,
+                "meter band shorter than 16 bytes",
+            ));
         }
         let mut b = r.sub(len - 4, ErrorCode::BAD_LEN)?;
         let rate = b.u32()?;
         let burst_size = b.u32()?;
         let band = match ty {
             band_type::DROP => MeterBand::Drop { rate, burst_size },
-            band_type::DSCP_REMARK => MeterBand::DscpRemark { rate, burst_size, prec_level: b.u8()? },
+            band_type::DSCP_REMARK => MeterBand::DscpRemark {
+                rate,
+                burst_size,
+                prec_level: b.u8()?,
+            },
             band_type::EXPERIMENTER => {
                 let experimenter = b.u32()?;
-                return Ok(MeterBand::Experimenter { rate, burst_size, experimenter, data: b.rest() });
+                return Ok(MeterBand::Experimenter {
+                    rate,
+                    burst_size,
+                    experimenter,
+                    data: b.rest(),
+                });
             }
             _ => return Err(OfpError::new(bad_band, "unknown meter band type")),
         };
         if len != 16 {
-            return Err(OfpError::new(ErrorCode::BAD_LEN, "meter band of wrong length"));
+            return Err(OfpError::new(
+                ErrorCode::BAD_LEN,
+                "meter band of wrong length",
+            ));
         }
         Ok(band)
     }
@@ -138,6 +167,11 @@ impl MeterMod {
         let command = MeterModCommand::from(r.u16()?);
         let flags = r.u16()?;
         let meter_id = r.u32()?;
-        Ok(MeterMod { command, flags, meter_id, bands: decode_bands(r)? })
+        Ok(MeterMod {
+            command,
+            flags,
+            meter_id,
+            bands: decode_bands(r)?,
+        })
     }
 }

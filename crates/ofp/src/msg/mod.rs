@@ -23,8 +23,8 @@ use group::GroupMod;
 use meter::MeterMod;
 use multipart::{MultipartReply, MultipartRequest};
 use simple::{
-    AsyncConfig, ErrorMsg, ExperimenterMsg, FeaturesReply, Hello, PortMod, PortStatus, QueueGetConfigReply, Role,
-    SwitchConfig, TableMod,
+    AsyncConfig, ErrorMsg, ExperimenterMsg, FeaturesReply, Hello, PortMod, PortStatus,
+    QueueGetConfigReply, Role, SwitchConfig, TableMod,
 };
 
 /// One OpenFlow 1.3 message (the header's xid travels beside it).
@@ -117,7 +117,11 @@ impl Message {
             M::Error(e) => e.encode(out),
             M::EchoRequest(d) | M::EchoReply(d) => out.extend_from_slice(d),
             M::Experimenter(e) => e.encode(out),
-            M::FeaturesRequest | M::GetConfigRequest | M::BarrierRequest | M::BarrierReply | M::GetAsyncRequest => {}
+            M::FeaturesRequest
+            | M::GetConfigRequest
+            | M::BarrierRequest
+            | M::BarrierReply
+            | M::GetAsyncRequest => {}
             M::FeaturesReply(f) => f.encode(out),
             M::GetConfigReply(c) | M::SetConfig(c) => c.encode(out),
             M::PacketIn(p) => p.encode(out),
@@ -142,6 +146,35 @@ impl Message {
         patch_len(out, start + 2, start);
     }
 
+    /// Checks the parts of the message that can be judged without the
+    /// switch's state: every match ([`crate::Match::validate`]) and every
+    /// action ([`crate::Action::validate`]) it carries, with the spec's codes.
+    pub fn validate(&self) -> Result<()> {
+        fn actions(v: &[crate::Action]) -> Result<()> {
+            v.iter().try_for_each(crate::Action::validate)
+        }
+        match self {
+            Message::FlowMod(f) => {
+                f.match_.validate()?;
+                f.instructions.iter().try_for_each(|i| match i {
+                    crate::Instruction::ApplyActions(a) | crate::Instruction::WriteActions(a) => {
+                        actions(a)
+                    }
+                    _ => Ok(()),
+                })
+            }
+            Message::PacketOut(p) => actions(&p.actions),
+            Message::GroupMod(g) => g.buckets.iter().try_for_each(|b| actions(&b.actions)),
+            Message::MultipartRequest(MultipartRequest {
+                body:
+                    multipart::MultipartRequestBody::Flow(f)
+                    | multipart::MultipartRequestBody::Aggregate(f),
+                ..
+            }) => f.match_.validate(),
+            _ => Ok(()),
+        }
+    }
+
     /// The whole message as a new buffer.
     pub fn to_bytes(&self, xid: u32) -> Vec<u8> {
         let mut v = Vec::with_capacity(64);
@@ -159,12 +192,19 @@ impl Message {
     /// that do not add up are `OFPBRC_BAD_LEN` or the specific `*_BAD_LEN` of
     /// the inner structure.
     pub fn decode(frame: &Bytes) -> Result<(Header, Message)> {
-        let h = Header::parse(frame).ok_or(OfpError::new(ErrorCode::BAD_LEN, "shorter than a header"))?;
+        let h = Header::parse(frame)
+            .ok_or(OfpError::new(ErrorCode::BAD_LEN, "shorter than a header"))?;
         if h.length as usize != frame.len() {
-            return Err(OfpError::new(ErrorCode::BAD_LEN, "frame length differs from header length"));
+            return Err(OfpError::new(
+                ErrorCode::BAD_LEN,
+                "frame length differs from header length",
+            ));
         }
         if h.version != OFP_VERSION && h.msg_type != MsgType::Hello {
-            return Err(OfpError::new(ErrorCode::BadRequest(BadRequestCode::BadVersion), "version is not 1.3"));
+            return Err(OfpError::new(
+                ErrorCode::BadRequest(BadRequestCode::BadVersion),
+                "version is not 1.3",
+            ));
         }
         let mut r = Reader::new(frame, ErrorCode::BAD_LEN);
         r.skip(HEADER_LEN)?;
@@ -212,7 +252,10 @@ fn decode_body(h: &Header, r: &mut Reader<'_>) -> Result<Message> {
         MsgType::SetAsync => M::SetAsync(AsyncConfig::decode(r)?),
         MsgType::MeterMod => M::MeterMod(MeterMod::decode(r)?),
         MsgType::Unknown(_) => {
-            return Err(OfpError::new(ErrorCode::BadRequest(BadRequestCode::BadType), "unknown message type"))
+            return Err(OfpError::new(
+                ErrorCode::BadRequest(BadRequestCode::BadType),
+                "unknown message type",
+            ))
         }
     })
 }

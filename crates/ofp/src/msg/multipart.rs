@@ -102,13 +102,24 @@ pub enum MultipartRequestBody {
     Flow(FlowStatsRequest),
     Aggregate(FlowStatsRequest),
     Table,
-    PortStats { port_no: u32 },
-    Queue { port_no: u32, queue_id: u32 },
-    Group { group_id: u32 },
+    PortStats {
+        port_no: u32,
+    },
+    Queue {
+        port_no: u32,
+        queue_id: u32,
+    },
+    Group {
+        group_id: u32,
+    },
     GroupDesc,
     GroupFeatures,
-    Meter { meter_id: u32 },
-    MeterConfig { meter_id: u32 },
+    Meter {
+        meter_id: u32,
+    },
+    MeterConfig {
+        meter_id: u32,
+    },
     MeterFeatures,
     /// Empty to ask, non-empty to set the tables' features.
     TableFeatures(Vec<TableFeatures>),
@@ -157,7 +168,12 @@ impl MultipartRequest {
         zeros(out, 4);
         use MultipartRequestBody as B;
         match &self.body {
-            B::Desc | B::Table | B::GroupDesc | B::GroupFeatures | B::MeterFeatures | B::PortDesc => {}
+            B::Desc
+            | B::Table
+            | B::GroupDesc
+            | B::GroupFeatures
+            | B::MeterFeatures
+            | B::PortDesc => {}
             B::Flow(f) | B::Aggregate(f) => f.encode(out),
             B::PortStats { port_no } => {
                 out.put_u32(*port_no);
@@ -167,7 +183,9 @@ impl MultipartRequest {
                 out.put_u32(*port_no);
                 out.put_u32(*queue_id);
             }
-            B::Group { group_id: id } | B::Meter { meter_id: id } | B::MeterConfig { meter_id: id } => {
+            B::Group { group_id: id }
+            | B::Meter { meter_id: id }
+            | B::MeterConfig { meter_id: id } => {
                 out.put_u32(*id);
                 zeros(out, 4);
             }
@@ -191,13 +209,24 @@ impl MultipartRequest {
             MultipartType::Flow => B::Flow(FlowStatsRequest::decode(r)?),
             MultipartType::Aggregate => B::Aggregate(FlowStatsRequest::decode(r)?),
             MultipartType::Table => B::Table,
-            MultipartType::PortStats => B::PortStats { port_no: id_pad(r)? },
-            MultipartType::Queue => B::Queue { port_no: r.u32()?, queue_id: r.u32()? },
-            MultipartType::Group => B::Group { group_id: id_pad(r)? },
+            MultipartType::PortStats => B::PortStats {
+                port_no: id_pad(r)?,
+            },
+            MultipartType::Queue => B::Queue {
+                port_no: r.u32()?,
+                queue_id: r.u32()?,
+            },
+            MultipartType::Group => B::Group {
+                group_id: id_pad(r)?,
+            },
             MultipartType::GroupDesc => B::GroupDesc,
             MultipartType::GroupFeatures => B::GroupFeatures,
-            MultipartType::Meter => B::Meter { meter_id: id_pad(r)? },
-            MultipartType::MeterConfig => B::MeterConfig { meter_id: id_pad(r)? },
+            MultipartType::Meter => B::Meter {
+                meter_id: id_pad(r)?,
+            },
+            MultipartType::MeterConfig => B::MeterConfig {
+                meter_id: id_pad(r)?,
+            },
             MultipartType::MeterFeatures => B::MeterFeatures,
             MultipartType::TableFeatures => {
                 let mut v = Vec::new();
@@ -271,7 +300,10 @@ impl FlowStats {
     fn decode(r: &mut Reader<'_>) -> Result<FlowStats> {
         let len = r.u16()? as usize;
         if len < 56 {
-            return Err(OfpError::new(ErrorCode::BAD_LEN, "flow stats entry too short"));
+            return Err(OfpError::new(
+                ErrorCode::BAD_LEN,
+                "flow stats entry too short",
+            ));
         }
         let mut b = r.sub(len - 2, ErrorCode::BAD_LEN)?;
         let table_id = b.u8()?;
@@ -647,14 +679,23 @@ impl MultipartReply {
             })),
             MultipartType::Flow => B::Flow(decode_list(r, FlowStats::decode)?),
             MultipartType::Aggregate => {
-                let a = AggregateStats { packet_count: r.u64()?, byte_count: r.u64()?, flow_count: r.u32()? };
+                let a = AggregateStats {
+                    packet_count: r.u64()?,
+                    byte_count: r.u64()?,
+                    flow_count: r.u32()?,
+                };
                 r.skip(4)?;
                 B::Aggregate(a)
             }
             MultipartType::Table => B::Table(decode_list(r, |r| {
                 let table_id = r.u8()?;
                 r.skip(3)?;
-                Ok(TableStats { table_id, active_count: r.u32()?, lookup_count: r.u64()?, matched_count: r.u64()? })
+                Ok(TableStats {
+                    table_id,
+                    active_count: r.u32()?,
+                    lookup_count: r.u64()?,
+                    matched_count: r.u64()?,
+                })
             })?),
             MultipartType::PortStats => B::PortStats(decode_list(r, |r| {
                 let port_no = r.u32()?;
@@ -694,7 +735,7 @@ impl MultipartReply {
             })?),
             MultipartType::Group => B::Group(decode_list(r, |r| {
                 let len = r.u16()? as usize;
-                if len < 40 || (len - 40) % 16 != 0 {
+                if len < 40 || !(len - 40).is_multiple_of(16) {
                     return Err(OfpError::new(ErrorCode::BAD_LEN, "bad group stats length"));
                 }
                 let mut b = r.sub(len - 2, ErrorCode::BAD_LEN)?;
@@ -704,9 +745,21 @@ impl MultipartReply {
                 b.skip(4)?;
                 let (packet_count, byte_count) = (b.u64()?, b.u64()?);
                 let (duration_sec, duration_nsec) = (b.u32()?, b.u32()?);
-                let bucket_stats =
-                    decode_list(&mut b, |b| Ok(BucketCounter { packet_count: b.u64()?, byte_count: b.u64()? }))?;
-                Ok(GroupStats { group_id, ref_count, packet_count, byte_count, duration_sec, duration_nsec, bucket_stats })
+                let bucket_stats = decode_list(&mut b, |b| {
+                    Ok(BucketCounter {
+                        packet_count: b.u64()?,
+                        byte_count: b.u64()?,
+                    })
+                })?;
+                Ok(GroupStats {
+                    group_id,
+                    ref_count,
+                    packet_count,
+                    byte_count,
+                    duration_sec,
+                    duration_nsec,
+                    bucket_stats,
+                })
             })?),
             MultipartType::GroupDesc => B::GroupDesc(decode_list(r, |r| {
                 let len = r.u16()? as usize;
@@ -717,7 +770,11 @@ impl MultipartReply {
                 let group_type = GroupType::from(b.u8()?);
                 b.skip(1)?;
                 let group_id = b.u32()?;
-                Ok(GroupDesc { group_type, group_id, buckets: decode_buckets(&mut b)? })
+                Ok(GroupDesc {
+                    group_type,
+                    group_id,
+                    buckets: decode_buckets(&mut b)?,
+                })
             })?),
             MultipartType::GroupFeatures => {
                 let types = r.u32()?;
@@ -727,12 +784,17 @@ impl MultipartReply {
                 for x in max_groups.iter_mut().chain(actions.iter_mut()) {
                     *x = r.u32()?;
                 }
-                B::GroupFeatures(GroupFeatures { types, capabilities, max_groups, actions })
+                B::GroupFeatures(GroupFeatures {
+                    types,
+                    capabilities,
+                    max_groups,
+                    actions,
+                })
             }
             MultipartType::Meter => B::Meter(decode_list(r, |r| {
                 let meter_id = r.u32()?;
                 let len = r.u16()? as usize;
-                if len < 40 || (len - 40) % 16 != 0 {
+                if len < 40 || !(len - 40).is_multiple_of(16) {
                     return Err(OfpError::new(ErrorCode::BAD_LEN, "bad meter stats length"));
                 }
                 let mut b = r.sub(len - 6, ErrorCode::BAD_LEN)?;
@@ -741,7 +803,10 @@ impl MultipartReply {
                 let (packet_in_count, byte_in_count) = (b.u64()?, b.u64()?);
                 let (duration_sec, duration_nsec) = (b.u32()?, b.u32()?);
                 let band_stats = decode_list(&mut b, |b| {
-                    Ok(MeterBandStats { packet_band_count: b.u64()?, byte_band_count: b.u64()? })
+                    Ok(MeterBandStats {
+                        packet_band_count: b.u64()?,
+                        byte_band_count: b.u64()?,
+                    })
                 })?;
                 Ok(MeterStats {
                     meter_id,
@@ -761,7 +826,11 @@ impl MultipartReply {
                 let mut b = r.sub(len - 2, ErrorCode::BAD_LEN)?;
                 let flags = b.u16()?;
                 let meter_id = b.u32()?;
-                Ok(MeterConfig { flags, meter_id, bands: decode_bands(&mut b)? })
+                Ok(MeterConfig {
+                    flags,
+                    meter_id,
+                    bands: decode_bands(&mut b)?,
+                })
             })?),
             MultipartType::MeterFeatures => {
                 let m = MeterFeatures {
@@ -774,7 +843,9 @@ impl MultipartReply {
                 r.skip(2)?;
                 B::MeterFeatures(m)
             }
-            MultipartType::TableFeatures => B::TableFeatures(decode_list(r, TableFeatures::decode)?),
+            MultipartType::TableFeatures => {
+                B::TableFeatures(decode_list(r, TableFeatures::decode)?)
+            }
             MultipartType::PortDesc => B::PortDesc(decode_list(r, PortDesc::decode)?),
             MultipartType::Experimenter => B::Experimenter(ExperimenterMsg::decode(r)?),
             MultipartType::Unknown(_) => {

@@ -7,7 +7,7 @@ use bytes::{BufMut, Bytes};
 use crate::error::{ErrorCode, OfpError, Result};
 use crate::macros::wire_enum;
 use crate::port::PortDesc;
-use crate::wire::{len_placeholder, pad_to_8, patch_len, pad8, zeros, Reader};
+use crate::wire::{len_placeholder, pad8, pad_to_8, patch_len, zeros, Reader};
 
 /// `OFPHET_VERSIONBITMAP`.
 pub const HELLO_ELEM_VERSIONBITMAP: u16 = 1;
@@ -32,7 +32,10 @@ pub struct Hello {
 impl Hello {
     /// Our HELLO: version 1.3 with a bitmap that says only 1.3.
     pub fn ours() -> Hello {
-        Hello { version: crate::OFP_VERSION, elements: vec![HelloElem::VersionBitmap(vec![1 << crate::OFP_VERSION])] }
+        Hello {
+            version: crate::OFP_VERSION,
+            elements: vec![HelloElem::VersionBitmap(vec![1 << crate::OFP_VERSION])],
+        }
     }
 
     /// Whether the peer supports `version`: by its bitmap when it sent one,
@@ -77,7 +80,10 @@ impl Hello {
             let ty = r.u16()?;
             let len = r.u16()? as usize;
             if len < 4 {
-                return Err(OfpError::new(ErrorCode::BAD_LEN, "hello element shorter than its header"));
+                return Err(OfpError::new(
+                    ErrorCode::BAD_LEN,
+                    "hello element shorter than its header",
+                ));
             }
             let mut b = r.sub(len - 4, ErrorCode::BAD_LEN)?;
             let pad = (pad8(len) - len).min(r.remaining());
@@ -119,7 +125,10 @@ impl ErrorMsg {
         let ty = r.u16()?;
         let code = r.u16()?;
         let experimenter = if ty == 0xffff { r.u32()? } else { 0 };
-        Ok(ErrorMsg { code: ErrorCode::from_wire(ty, code, experimenter), data: r.rest() })
+        Ok(ErrorMsg {
+            code: ErrorCode::from_wire(ty, code, experimenter),
+            data: r.rest(),
+        })
     }
 }
 
@@ -139,7 +148,11 @@ impl ExperimenterMsg {
     }
 
     pub(crate) fn decode(r: &mut Reader<'_>) -> Result<ExperimenterMsg> {
-        Ok(ExperimenterMsg { experimenter: r.u32()?, exp_type: r.u32()?, data: r.rest() })
+        Ok(ExperimenterMsg {
+            experimenter: r.u32()?,
+            exp_type: r.u32()?,
+            data: r.rest(),
+        })
     }
 }
 
@@ -182,7 +195,14 @@ impl FeaturesReply {
         let n_tables = r.u8()?;
         let auxiliary_id = r.u8()?;
         r.skip(2)?;
-        Ok(FeaturesReply { datapath_id, n_buffers, n_tables, auxiliary_id, capabilities: r.u32()?, reserved: r.u32()? })
+        Ok(FeaturesReply {
+            datapath_id,
+            n_buffers,
+            n_tables,
+            auxiliary_id,
+            capabilities: r.u32()?,
+            reserved: r.u32()?,
+        })
     }
 }
 
@@ -208,7 +228,10 @@ impl SwitchConfig {
     }
 
     pub(crate) fn decode(r: &mut Reader<'_>) -> Result<SwitchConfig> {
-        Ok(SwitchConfig { flags: r.u16()?, miss_send_len: r.u16()? })
+        Ok(SwitchConfig {
+            flags: r.u16()?,
+            miss_send_len: r.u16()?,
+        })
     }
 }
 
@@ -239,7 +262,10 @@ impl Role {
     pub(crate) fn decode(r: &mut Reader<'_>) -> Result<Role> {
         let role = ControllerRole::from(r.u32()?);
         r.skip(4)?;
-        Ok(Role { role, generation_id: r.u64()? })
+        Ok(Role {
+            role,
+            generation_id: r.u64()?,
+        })
     }
 }
 
@@ -253,7 +279,11 @@ pub struct AsyncConfig {
 
 impl AsyncConfig {
     pub(crate) fn encode(&self, out: &mut Vec<u8>) {
-        for m in [self.packet_in_mask, self.port_status_mask, self.flow_removed_mask] {
+        for m in [
+            self.packet_in_mask,
+            self.port_status_mask,
+            self.flow_removed_mask,
+        ] {
             out.put_u32(m[0]);
             out.put_u32(m[1]);
         }
@@ -264,7 +294,11 @@ impl AsyncConfig {
         for pair in &mut m {
             *pair = [r.u32()?, r.u32()?];
         }
-        Ok(AsyncConfig { packet_in_mask: m[0], port_status_mask: m[1], flow_removed_mask: m[2] })
+        Ok(AsyncConfig {
+            packet_in_mask: m[0],
+            port_status_mask: m[1],
+            flow_removed_mask: m[2],
+        })
     }
 }
 
@@ -285,7 +319,10 @@ impl TableMod {
     pub(crate) fn decode(r: &mut Reader<'_>) -> Result<TableMod> {
         let table_id = r.u8()?;
         r.skip(3)?;
-        Ok(TableMod { table_id, config: r.u32()? })
+        Ok(TableMod {
+            table_id,
+            config: r.u32()?,
+        })
     }
 }
 
@@ -316,7 +353,13 @@ impl PortMod {
         r.skip(4)?;
         let hw_addr = r.array()?;
         r.skip(2)?;
-        let m = PortMod { port_no, hw_addr, config: r.u32()?, mask: r.u32()?, advertise: r.u32()? };
+        let m = PortMod {
+            port_no,
+            hw_addr,
+            config: r.u32()?,
+            mask: r.u32()?,
+            advertise: r.u32()?,
+        };
         r.skip(4)?;
         Ok(m)
     }
@@ -348,7 +391,10 @@ impl PortStatus {
     pub(crate) fn decode(r: &mut Reader<'_>) -> Result<PortStatus> {
         let reason = PortReason::from(r.u8()?);
         r.skip(7)?;
-        Ok(PortStatus { reason, desc: PortDesc::decode(r)? })
+        Ok(PortStatus {
+            reason,
+            desc: PortDesc::decode(r)?,
+        })
     }
 }
 
@@ -359,7 +405,10 @@ pub enum QueueProp {
     MinRate(u16),
     /// Maximum rate, same unit.
     MaxRate(u16),
-    Experimenter { experimenter: u32, data: Bytes },
+    Experimenter {
+        experimenter: u32,
+        data: Bytes,
+    },
 }
 
 /// `ofp_packet_queue`.
@@ -410,7 +459,10 @@ impl PacketQueue {
         let len = r.u16()? as usize;
         r.skip(6)?;
         if len < 16 {
-            return Err(OfpError::new(ErrorCode::BAD_LEN, "queue shorter than its header"));
+            return Err(OfpError::new(
+                ErrorCode::BAD_LEN,
+                "queue shorter than its header",
+            ));
         }
         let mut b = r.sub(len - 16, ErrorCode::BAD_LEN)?;
         let mut properties = Vec::new();
@@ -418,7 +470,10 @@ impl PacketQueue {
             let ty = b.u16()?;
             let plen = b.u16()? as usize;
             if plen < 8 {
-                return Err(OfpError::new(ErrorCode::BAD_LEN, "queue property shorter than its header"));
+                return Err(OfpError::new(
+                    ErrorCode::BAD_LEN,
+                    "queue property shorter than its header",
+                ));
             }
             b.skip(4)?;
             let mut p = b.sub(plen - 8, ErrorCode::BAD_LEN)?;
@@ -434,12 +489,19 @@ impl PacketQueue {
                 0xffff => {
                     let experimenter = p.u32()?;
                     p.skip(4)?;
-                    QueueProp::Experimenter { experimenter, data: p.rest() }
+                    QueueProp::Experimenter {
+                        experimenter,
+                        data: p.rest(),
+                    }
                 }
                 _ => return Err(OfpError::new(ErrorCode::BAD_LEN, "unknown queue property")),
             });
         }
-        Ok(PacketQueue { queue_id, port, properties })
+        Ok(PacketQueue {
+            queue_id,
+            port,
+            properties,
+        })
     }
 }
 

@@ -54,7 +54,12 @@ pub enum TableFeatureProp {
     /// MATCH, WILDCARDS, WRITE_SETFIELD, APPLY_SETFIELD and their _MISS variants.
     Oxms { ty: u16, ids: Vec<OxmId> },
     /// EXPERIMENTER / EXPERIMENTER_MISS.
-    Experimenter { ty: u16, experimenter: u32, exp_type: u32, data: Bytes },
+    Experimenter {
+        ty: u16,
+        experimenter: u32,
+        exp_type: u32,
+        data: Bytes,
+    },
 }
 
 impl TableFeatureProp {
@@ -89,7 +94,12 @@ impl TableFeatureProp {
                     }
                 }
             }
-            TableFeatureProp::Experimenter { experimenter, exp_type, data, .. } => {
+            TableFeatureProp::Experimenter {
+                experimenter,
+                exp_type,
+                data,
+                ..
+            } => {
                 out.put_u32(*experimenter);
                 out.put_u32(*exp_type);
                 out.extend_from_slice(data);
@@ -104,14 +114,17 @@ impl TableFeatureProp {
         let ty = r.u16()?;
         let len = r.u16()? as usize;
         if len < 4 {
-            return Err(OfpError::new(bad_len, "table feature property shorter than its header"));
+            return Err(OfpError::new(
+                bad_len,
+                "table feature property shorter than its header",
+            ));
         }
         let mut b = r.sub(len - 4, bad_len)?;
         r.skip(pad8(len) - len)?;
         use prop_type::*;
         Ok(match ty {
-            INSTRUCTIONS | INSTRUCTIONS_MISS | WRITE_ACTIONS | WRITE_ACTIONS_MISS | APPLY_ACTIONS
-            | APPLY_ACTIONS_MISS => {
+            INSTRUCTIONS | INSTRUCTIONS_MISS | WRITE_ACTIONS | WRITE_ACTIONS_MISS
+            | APPLY_ACTIONS | APPLY_ACTIONS_MISS => {
                 let mut ids = Vec::new();
                 while !b.is_empty() {
                     let t = b.u16()?;
@@ -119,7 +132,10 @@ impl TableFeatureProp {
                     if l < 4 {
                         return Err(OfpError::new(bad_len, "id shorter than its header"));
                     }
-                    ids.push(TypeId { ty: t, data: b.bytes(l - 4)? });
+                    ids.push(TypeId {
+                        ty: t,
+                        data: b.bytes(l - 4)?,
+                    });
                 }
                 if ty <= INSTRUCTIONS_MISS {
                     TableFeatureProp::Instructions { ty, ids }
@@ -127,13 +143,24 @@ impl TableFeatureProp {
                     TableFeatureProp::Actions { ty, ids }
                 }
             }
-            NEXT_TABLES | NEXT_TABLES_MISS => TableFeatureProp::NextTables { ty, tables: b.rest().to_vec() },
-            MATCH | WILDCARDS | WRITE_SETFIELD | WRITE_SETFIELD_MISS | APPLY_SETFIELD | APPLY_SETFIELD_MISS => {
+            NEXT_TABLES | NEXT_TABLES_MISS => TableFeatureProp::NextTables {
+                ty,
+                tables: b.rest().to_vec(),
+            },
+            MATCH | WILDCARDS | WRITE_SETFIELD | WRITE_SETFIELD_MISS | APPLY_SETFIELD
+            | APPLY_SETFIELD_MISS => {
                 let mut ids = Vec::new();
                 while !b.is_empty() {
                     let header = b.u32()?;
-                    let experimenter = if header >> 16 == 0xffff { Some(b.u32()?) } else { None };
-                    ids.push(OxmId { header, experimenter });
+                    let experimenter = if header >> 16 == 0xffff {
+                        Some(b.u32()?)
+                    } else {
+                        None
+                    };
+                    ids.push(OxmId {
+                        header,
+                        experimenter,
+                    });
                 }
                 TableFeatureProp::Oxms { ty, ids }
             }
@@ -186,7 +213,10 @@ impl TableFeatures {
         let bad_len = ErrorCode::TableFeaturesFailed(TableFeaturesFailedCode::BadLen);
         let len = r.u16()? as usize;
         if len < 64 {
-            return Err(OfpError::new(bad_len, "table features shorter than 64 bytes"));
+            return Err(OfpError::new(
+                bad_len,
+                "table features shorter than 64 bytes",
+            ));
         }
         let mut b = r.sub(len - 2, bad_len)?;
         let table_id = b.u8()?;
@@ -200,6 +230,14 @@ impl TableFeatures {
         while !b.is_empty() {
             properties.push(TableFeatureProp::decode(&mut b)?);
         }
-        Ok(TableFeatures { table_id, name, metadata_match, metadata_write, config, max_entries, properties })
+        Ok(TableFeatures {
+            table_id,
+            name,
+            metadata_match,
+            metadata_write,
+            config,
+            max_entries,
+            properties,
+        })
     }
 }

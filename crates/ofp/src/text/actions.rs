@@ -49,8 +49,16 @@ fn parse_hex_bytes(s: &str) -> Result<Bytes, TextError> {
 
 /// Parses `name(k=v,k=v)` arguments.
 fn paren_args<'a>(tok: &'a str, name: &str) -> Option<Vec<(&'a str, &'a str)>> {
-    let inner = tok.strip_prefix(name)?.strip_prefix('(')?.strip_suffix(')')?;
-    Some(split_top(inner).into_iter().map(|kv| kv.split_once('=').unwrap_or((kv, ""))).collect())
+    let inner = tok
+        .strip_prefix(name)?
+        .strip_prefix('(')?
+        .strip_suffix(')')?;
+    Some(
+        split_top(inner)
+            .into_iter()
+            .map(|kv| kv.split_once('=').unwrap_or((kv, "")))
+            .collect(),
+    )
 }
 
 fn set_field(field: OxmField, value: u128, mask: Option<u128>) -> Action {
@@ -67,7 +75,10 @@ pub fn parse_action(tok: &str) -> Result<Action, TextError> {
                 _ => return Err(TextError::new(k, "max_len")),
             }
         }
-        return Ok(Action::Output { port: port_no::CONTROLLER, max_len });
+        return Ok(Action::Output {
+            port: port_no::CONTROLLER,
+            max_len,
+        });
     }
     if let Some(args) = paren_args(tok, "output") {
         let (mut port, mut max_len) = (None, 0);
@@ -90,16 +101,23 @@ pub fn parse_action(tok: &str) -> Result<Action, TextError> {
                 _ => return Err(TextError::new(k, "id or data")),
             }
         }
-        let experimenter = id.ok_or_else(|| TextError::new(tok, "experimenter(id=N[,data=0xHEX])"))?;
+        let experimenter =
+            id.ok_or_else(|| TextError::new(tok, "experimenter(id=N[,data=0xHEX])"))?;
         return Ok(Action::Experimenter { experimenter, data });
     }
     if tok.bytes().all(|b| b.is_ascii_digit()) {
-        return Ok(Action::Output { port: parse_port(tok)?, max_len: 0 });
+        return Ok(Action::Output {
+            port: parse_port(tok)?,
+            max_len: 0,
+        });
     }
     let (key, arg) = key_value(tok);
     let need = |what: &str| arg.ok_or_else(|| TextError::new(tok, format!("{key}:{what}")));
     let a = match key.to_ascii_lowercase().as_str() {
-        "output" => Action::Output { port: parse_port(need("PORT")?)?, max_len: 0 },
+        "output" => Action::Output {
+            port: parse_port(need("PORT")?)?,
+            max_len: 0,
+        },
         "controller" => Action::Output {
             port: port_no::CONTROLLER,
             max_len: match arg {
@@ -108,7 +126,10 @@ pub fn parse_action(tok: &str) -> Result<Action, TextError> {
             },
         },
         "in_port" | "all" | "flood" | "normal" | "local" | "table" | "any" if arg.is_none() => {
-            Action::Output { port: parse_port(key)?, max_len: 0 }
+            Action::Output {
+                port: parse_port(key)?,
+                max_len: 0,
+            }
         }
         "group" => Action::Group(parse_num(need("GROUP_ID")?, "a group id")?),
         "set_queue" => Action::SetQueue(parse_num(need("QUEUE_ID")?, "a queue id")?),
@@ -126,8 +147,11 @@ pub fn parse_action(tok: &str) -> Result<Action, TextError> {
         "copy_ttl_in" => Action::CopyTtlIn,
         "set_field" | "load" => {
             let body = need("VALUE->FIELD")?;
-            let (v, f) = body.split_once("->").ok_or_else(|| TextError::new(body, "VALUE->FIELD"))?;
-            let field = field_by_name(f).ok_or_else(|| TextError::new(f, "a settable field name like eth_dst"))?;
+            let (v, f) = body
+                .split_once("->")
+                .ok_or_else(|| TextError::new(body, "VALUE->FIELD"))?;
+            let field = field_by_name(f)
+                .ok_or_else(|| TextError::new(f, "a settable field name like eth_dst"))?;
             let (mut value, mask) = parse_masked(field, v)?;
             if field == OxmField::VlanVid && value <= 0xfff {
                 value |= OFPVID_PRESENT as u128;
@@ -152,7 +176,12 @@ pub fn parse_action(tok: &str) -> Result<Action, TextError> {
             }
             set_field(OxmField::VlanVid, (vid | OFPVID_PRESENT) as u128, None)
         }
-        _ => return Err(TextError::new(tok, "an action (output:N, set_field:V->F, group:N, push_vlan:T, ...)")),
+        _ => {
+            return Err(TextError::new(
+                tok,
+                "an action (output:N, set_field:V->F, group:N, push_vlan:T, ...)",
+            ))
+        }
     };
     Ok(a)
 }
@@ -161,7 +190,10 @@ pub fn parse_action(tok: &str) -> Result<Action, TextError> {
 pub fn format_action(a: &Action) -> String {
     let name = a.action_type().name().unwrap_or("?");
     match a {
-        Action::Output { port: port_no::CONTROLLER, max_len } => {
+        Action::Output {
+            port: port_no::CONTROLLER,
+            max_len,
+        } => {
             if *max_len == OFPCML_NO_BUFFER {
                 "controller".into()
             } else {
@@ -172,7 +204,9 @@ pub fn format_action(a: &Action) -> String {
             Some(n) => n.to_string(),
             None => format!("output:{port}"),
         },
-        Action::Output { port, max_len } => format!("output(port={},max_len={max_len})", format_port(*port)),
+        Action::Output { port, max_len } => {
+            format!("output(port={},max_len={max_len})", format_port(*port))
+        }
         Action::SetMplsTtl(v) | Action::SetNwTtl(v) => format!("{name}:{v}"),
         Action::PushVlan(e) | Action::PushMpls(e) | Action::PopMpls(e) | Action::PushPbb(e) => {
             format!("{name}:{e:#06x}")
@@ -180,7 +214,10 @@ pub fn format_action(a: &Action) -> String {
         Action::SetQueue(v) | Action::Group(v) => format!("{name}:{v}"),
         Action::SetField(MatchEntry::Basic(o)) => {
             let fname = o.field.name().unwrap_or("?");
-            format!("set_field:{}->{fname}", format_masked(o.field, o.value, o.mask))
+            format!(
+                "set_field:{}->{fname}",
+                format_masked(o.field, o.value, o.mask)
+            )
         }
         Action::SetField(MatchEntry::Other(o)) => format!(
             "set_field:{}->oxm(class={:#06x},field={},hasmask={})",
@@ -190,7 +227,10 @@ pub fn format_action(a: &Action) -> String {
             o.has_mask
         ),
         Action::Experimenter { experimenter, data } => {
-            format!("experimenter(id={experimenter:#x},data={})", hex_bytes(data))
+            format!(
+                "experimenter(id={experimenter:#x},data={})",
+                hex_bytes(data)
+            )
         }
         _ => name.to_string(),
     }
@@ -218,7 +258,11 @@ pub fn format_actions(actions: &[Action]) -> String {
     if actions.is_empty() {
         return "drop".into();
     }
-    actions.iter().map(format_action).collect::<Vec<_>>().join(",")
+    actions
+        .iter()
+        .map(format_action)
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// Parses the `actions=` part of a flow into instructions, in canonical order.
@@ -305,7 +349,11 @@ pub fn format_instructions(ins: &[Instruction]) -> String {
             Instruction::ApplyActions(a) => parts.extend(a.iter().map(format_action)),
             Instruction::ClearActions => parts.push("clear_actions".into()),
             Instruction::WriteActions(a) => {
-                let inner = if a.is_empty() { String::new() } else { format_actions(a) };
+                let inner = if a.is_empty() {
+                    String::new()
+                } else {
+                    format_actions(a)
+                };
                 parts.push(format!("write_actions({inner})"))
             }
             Instruction::WriteMetadata { metadata, mask } => {
@@ -316,9 +364,10 @@ pub fn format_instructions(ins: &[Instruction]) -> String {
                 }
             }
             Instruction::GotoTable(t) => parts.push(format!("goto_table:{t}")),
-            Instruction::Experimenter { experimenter, data } => {
-                parts.push(format!("experimenter_instruction(id={experimenter:#x},data={})", hex_bytes(data)))
-            }
+            Instruction::Experimenter { experimenter, data } => parts.push(format!(
+                "experimenter_instruction(id={experimenter:#x},data={})",
+                hex_bytes(data)
+            )),
         }
     }
     if parts.is_empty() {

@@ -85,10 +85,11 @@ fn resolve(name: &str, eth: Option<u128>, proto: Option<u128>) -> Result<OxmFiel
                 Some(6) => [F::TcpDst, F::TcpSrc][src as usize],
                 Some(17) => [F::UdpDst, F::UdpSrc][src as usize],
                 Some(132) => [F::SctpDst, F::SctpSrc][src as usize],
-                _ => return Err(TextError::new(name, "tcp, udp or sctp (or nw_proto) before a transport port")),
+                _ => return Err(TextError::new(name, "tcp, udp or sctp (or nw_proto=N) in the same match, to say which transport port")),
             }
         }
-        _ => field_by_name(name).ok_or_else(|| TextError::new(name, "a match field name like in_port or nw_dst"))?,
+        _ => field_by_name(name)
+            .ok_or_else(|| TextError::new(name, "a match field name like in_port or nw_dst"))?,
     })
 }
 
@@ -112,7 +113,10 @@ fn parse_match_tokens(toks: &[&str]) -> Result<Match, TextError> {
     let mut fields: BTreeMap<u8, Oxm> = BTreeMap::new();
     let mut put = |tok: &str, o: Oxm| -> Result<(), TextError> {
         match fields.get(&o.field.value()) {
-            Some(prev) if *prev != o => Err(TextError::new(tok, "no conflicting value for a field given already")),
+            Some(prev) if *prev != o => Err(TextError::new(
+                tok,
+                "no conflicting value for a field given already",
+            )),
             _ => {
                 fields.insert(o.field.value(), o);
                 Ok(())
@@ -127,34 +131,51 @@ fn parse_match_tokens(toks: &[&str]) -> Result<Match, TextError> {
             }
             continue;
         }
-        let (k, v) = tok
-            .split_once('=')
-            .ok_or_else(|| TextError::new(tok, "field=value, a protocol like tcp, or a flag like send_flow_rem"))?;
+        let (k, v) = tok.split_once('=').ok_or_else(|| {
+            TextError::new(
+                tok,
+                "field=value, a protocol like tcp, or a flag like send_flow_rem",
+            )
+        })?;
         let o = match k {
             "dl_vlan" => {
                 let vid: u16 = parse_num(v, "a VLAN id (0-4095, or 0xffff for none)")?;
                 match vid {
                     0xffff => Oxm::exact(OxmField::VlanVid, 0),
                     0..=0xfff => Oxm::exact(OxmField::VlanVid, (vid | OFPVID_PRESENT) as u128),
-                    _ => return Err(TextError::new(tok, "a VLAN id (0-4095, or 0xffff for none)")),
+                    _ => {
+                        return Err(TextError::new(
+                            tok,
+                            "a VLAN id (0-4095, or 0xffff for none)",
+                        ))
+                    }
                 }
             }
             "nw_tos" => {
                 let tos: u8 = parse_num(v, "a TOS byte with the two ECN bits clear")?;
                 if tos & 3 != 0 {
-                    return Err(TextError::new(tok, "a TOS byte with the two ECN bits clear"));
+                    return Err(TextError::new(
+                        tok,
+                        "a TOS byte with the two ECN bits clear",
+                    ));
                 }
                 Oxm::exact(OxmField::IpDscp, (tos >> 2) as u128)
             }
             _ => {
                 let f = resolve(k, eth, proto)?;
                 let (value, mask) = parse_masked(f, v)?;
-                Oxm { field: f, value, mask }
+                Oxm {
+                    field: f,
+                    value,
+                    mask,
+                }
             }
         };
         put(tok, o)?;
     }
-    Ok(Match { entries: fields.into_values().map(MatchEntry::Basic).collect() })
+    Ok(Match {
+        entries: fields.into_values().map(MatchEntry::Basic).collect(),
+    })
 }
 
 /// Parses a match alone (as in `dump-flows tcp,tp_dst=80`).
@@ -216,21 +237,31 @@ pub fn format_match(m: &Match) -> String {
         let o = match e {
             MatchEntry::Basic(o) => o,
             MatchEntry::Other(o) => {
-                parts.push(format!("oxm(class={:#06x},field={},hasmask={})", o.class, o.field, o.has_mask));
+                parts.push(format!(
+                    "oxm(class={:#06x},field={},hasmask={})",
+                    o.class, o.field, o.has_mask
+                ));
                 continue;
             }
         };
         match o.field {
             OxmField::EthType if skip_eth && o.mask.is_none() => continue,
             OxmField::IpProto if skip_proto && o.mask.is_none() => continue,
-            OxmField::VlanVid if o.mask.is_none() && o.value & OFPVID_PRESENT as u128 != 0 && o.value <= 0x1fff => {
+            OxmField::VlanVid
+                if o.mask.is_none()
+                    && o.value & OFPVID_PRESENT as u128 != 0
+                    && o.value <= 0x1fff =>
+            {
                 parts.push(format!("dl_vlan={}", o.value & 0xfff));
                 continue;
             }
             _ => {}
         }
         let name = print_name(o.field, eth, proto);
-        parts.push(format!("{name}={}", format_masked(o.field, o.value, o.mask)));
+        parts.push(format!(
+            "{name}={}",
+            format_masked(o.field, o.value, o.mask)
+        ));
     }
     parts.join(",")
 }
@@ -256,7 +287,11 @@ pub fn parse_flow_mod(s: &str) -> Result<FlowMod, TextError> {
         };
         match k {
             "table" => {
-                fm.table_id = if v == "all" { TABLE_ALL } else { parse_num(v, "a table number (0-254) or all")? }
+                fm.table_id = if v == "all" {
+                    TABLE_ALL
+                } else {
+                    parse_num(v, "a table number (0-254) or all")?
+                }
             }
             "priority" => fm.priority = parse_num(v, "a priority (0-65535)")?,
             "cookie" => {
@@ -292,7 +327,11 @@ pub fn parse_flow_mod(s: &str) -> Result<FlowMod, TextError> {
 /// Writes a flow in the canonical form [`parse_flow_mod`] reads back.
 pub fn format_flow_mod(fm: &FlowMod) -> String {
     let mut parts = vec![
-        if fm.table_id == TABLE_ALL { "table=all".to_string() } else { format!("table={}", fm.table_id) },
+        if fm.table_id == TABLE_ALL {
+            "table=all".to_string()
+        } else {
+            format!("table={}", fm.table_id)
+        },
         format!("priority={}", fm.priority),
     ];
     if fm.cookie != 0 || fm.cookie_mask != 0 {
@@ -348,13 +387,22 @@ mod tests {
         let fm = parse_flow_mod(s).unwrap();
         assert_eq!(fm.priority, 100);
         assert_eq!(fm.match_.get(OxmField::TcpDst).unwrap().value, 80);
-        assert_eq!(fm.match_.get(OxmField::Ipv4Dst).unwrap().mask, Some(0xff00_0000));
+        assert_eq!(
+            fm.match_.get(OxmField::Ipv4Dst).unwrap().mask,
+            Some(0xff00_0000)
+        );
         assert!(fm.match_.validate().is_ok());
         assert_eq!(
             fm.instructions,
             vec![Instruction::ApplyActions(vec![
-                Action::SetField(MatchEntry::Basic(Oxm::exact(OxmField::EthDst, 0x0200_0000_0001))),
-                Action::Output { port: 2, max_len: 0 },
+                Action::SetField(MatchEntry::Basic(Oxm::exact(
+                    OxmField::EthDst,
+                    0x0200_0000_0001
+                ))),
+                Action::Output {
+                    port: 2,
+                    max_len: 0
+                },
             ])]
         );
         let text = format_flow_mod(&fm);
@@ -368,7 +416,8 @@ mod tests {
 
     #[test]
     fn instructions_and_options() {
-        let s = "table=1,priority=5,cookie=0x10/0xff,idle_timeout=10,hard_timeout=20,send_flow_rem,\
+        let s =
+            "table=1,priority=5,cookie=0x10/0xff,idle_timeout=10,hard_timeout=20,send_flow_rem,\
                  arp,nw_src=10.1.0.1,actions=meter:1,output:3,clear_actions,write_actions(group:5),\
                  write_metadata:0x1/0xff,goto_table:2";
         let fm = parse_flow_mod(s).unwrap();
@@ -397,8 +446,10 @@ mod tests {
 
     #[test]
     fn vlan_and_reserved_ports() {
-        let fm = parse_flow_mod("dl_vlan=10,actions=push_vlan:0x8100,set_field:20->vlan_vid,in_port,controller:128")
-            .unwrap();
+        let fm = parse_flow_mod(
+            "dl_vlan=10,actions=push_vlan:0x8100,set_field:20->vlan_vid,in_port,controller:128",
+        )
+        .unwrap();
         assert_eq!(fm.match_.get(OxmField::VlanVid).unwrap().value, 0x100a);
         let text = format_flow_mod(&fm);
         assert!(text.contains("dl_vlan=10"), "{text}");

@@ -29,7 +29,12 @@ fn parse_bucket(s: &str) -> Result<Bucket, TextError> {
             ("watch_port", Some(v)) => b.watch_port = parse_port(v)?,
             ("watch_group", Some(v)) => b.watch_group = parse_group_id(v)?,
             _ if actions.is_none() => rest.push(tok),
-            _ => return Err(TextError::new(tok, "weight:N, watch_port:N or watch_group:N before actions=")),
+            _ => {
+                return Err(TextError::new(
+                    tok,
+                    "weight:N, watch_port:N or watch_group:N before actions=",
+                ))
+            }
         }
     }
     b.actions = match actions {
@@ -66,8 +71,9 @@ pub fn parse_group_mod(s: &str) -> Result<GroupMod, TextError> {
             Some(("type", v)) => {
                 g.group_type = match v {
                     "fast_failover" => GroupType::FastFailover,
-                    _ => GroupType::from_name(v)
-                        .ok_or_else(|| TextError::new(v, "a group type: all, select, indirect or ff"))?,
+                    _ => GroupType::from_name(v).ok_or_else(|| {
+                        TextError::new(v, "a group type: all, select, indirect or ff")
+                    })?,
                 }
             }
             _ => return Err(TextError::new(tok, "group_id=N, type=T or bucket=...")),
@@ -76,7 +82,10 @@ pub fn parse_group_mod(s: &str) -> Result<GroupMod, TextError> {
     if !have_id {
         return Err(TextError::new(s, "a group_id=N"));
     }
-    g.buckets = pieces.into_iter().map(parse_bucket).collect::<Result<_, _>>()?;
+    g.buckets = pieces
+        .into_iter()
+        .map(parse_bucket)
+        .collect::<Result<_, _>>()?;
     Ok(g)
 }
 
@@ -120,8 +129,17 @@ mod tests {
         assert_eq!(g.buckets[1].actions.len(), 2);
         assert_eq!(format_group_mod(&g), s);
         let ff = parse_group_mod("group_id=2,type=ff,bucket=watch_port:1,output:1").unwrap();
-        assert_eq!(ff.buckets[0].actions, vec![Action::Output { port: 1, max_len: 0 }]);
+        assert_eq!(
+            ff.buckets[0].actions,
+            vec![Action::Output {
+                port: 1,
+                max_len: 0
+            }]
+        );
         assert_eq!(parse_group_mod("type=all").unwrap_err().token, "type=all");
-        assert_eq!(parse_group_mod("group_id=1,type=fancy").unwrap_err().token, "fancy");
+        assert_eq!(
+            parse_group_mod("group_id=1,type=fancy").unwrap_err().token,
+            "fancy"
+        );
     }
 }

@@ -7,7 +7,12 @@ use super::{split_at_key, split_top, TextError};
 use crate::msg::meter::{meter_flags as mf, MeterBand, MeterMod, MeterModCommand};
 use crate::port::meter_no;
 
-const FLAGS: &[(&str, u16)] = &[("kbps", mf::KBPS), ("pktps", mf::PKTPS), ("burst", mf::BURST), ("stats", mf::STATS)];
+const FLAGS: &[(&str, u16)] = &[
+    ("kbps", mf::KBPS),
+    ("pktps", mf::PKTPS),
+    ("burst", mf::BURST),
+    ("stats", mf::STATS),
+];
 
 fn parse_band(toks: &[&str]) -> Result<MeterBand, TextError> {
     let (mut ty, mut rate, mut burst, mut prec, mut exp) = ("", None, 0u32, None, None);
@@ -18,16 +23,26 @@ fn parse_band(toks: &[&str]) -> Result<MeterBand, TextError> {
             Some(("burst_size", v)) => burst = parse_num(v, "a burst size")?,
             Some(("prec_level", v)) => prec = Some(parse_num(v, "a precedence level (0-255)")?),
             Some(("experimenter", v)) => exp = Some(parse_num(v, "an experimenter id")?),
-            _ => return Err(TextError::new(tok, "rate=N, burst_size=N, prec_level=N or type=T")),
+            _ => {
+                return Err(TextError::new(
+                    tok,
+                    "rate=N, burst_size=N, prec_level=N or type=T",
+                ))
+            }
         }
     }
     let rate = rate.ok_or_else(|| TextError::new(&toks.join(","), "a band with rate=N"))?;
     Ok(match ty {
-        "drop" => MeterBand::Drop { rate, burst_size: burst },
+        "drop" => MeterBand::Drop {
+            rate,
+            burst_size: burst,
+        },
         "dscp_remark" => MeterBand::DscpRemark {
             rate,
             burst_size: burst,
-            prec_level: prec.ok_or_else(|| TextError::new(&toks.join(","), "a dscp_remark band with prec_level=N"))?,
+            prec_level: prec.ok_or_else(|| {
+                TextError::new(&toks.join(","), "a dscp_remark band with prec_level=N")
+            })?,
         },
         "experimenter" => MeterBand::Experimenter {
             rate,
@@ -35,7 +50,12 @@ fn parse_band(toks: &[&str]) -> Result<MeterBand, TextError> {
             experimenter: exp.ok_or_else(|| TextError::new(&toks.join(","), "experimenter=ID"))?,
             data: Default::default(),
         },
-        _ => return Err(TextError::new(ty, "a band type: drop, dscp_remark or experimenter")),
+        _ => {
+            return Err(TextError::new(
+                ty,
+                "a band type: drop, dscp_remark or experimenter",
+            ))
+        }
     })
 }
 
@@ -45,7 +65,12 @@ pub fn parse_meter_mod(s: &str) -> Result<MeterMod, TextError> {
         Some((h, b)) => (h, Some(b)),
         None => (s, None),
     };
-    let mut m = MeterMod { command: MeterModCommand::Add, flags: 0, meter_id: 0, bands: Vec::new() };
+    let mut m = MeterMod {
+        command: MeterModCommand::Add,
+        flags: 0,
+        meter_id: 0,
+        bands: Vec::new(),
+    };
     let mut have_id = false;
     for tok in split_top(head) {
         if let Some((_, bit)) = FLAGS.iter().find(|(n, _)| *n == tok) {
@@ -54,10 +79,19 @@ pub fn parse_meter_mod(s: &str) -> Result<MeterMod, TextError> {
         }
         match tok.split_once('=') {
             Some(("meter", v)) => {
-                m.meter_id = if v == "all" { meter_no::ALL } else { parse_num(v, "a meter id or all")? };
+                m.meter_id = if v == "all" {
+                    meter_no::ALL
+                } else {
+                    parse_num(v, "a meter id or all")?
+                };
                 have_id = true;
             }
-            _ => return Err(TextError::new(tok, "meter=N, kbps, pktps, burst, stats or bands=...")),
+            _ => {
+                return Err(TextError::new(
+                    tok,
+                    "meter=N, kbps, pktps, burst, stats or bands=...",
+                ))
+            }
         }
     }
     if !have_id {
@@ -73,14 +107,21 @@ pub fn parse_meter_mod(s: &str) -> Result<MeterMod, TextError> {
                 g.push(tok);
             }
         }
-        m.bands = groups.iter().map(|g| parse_band(g)).collect::<Result<_, _>>()?;
+        m.bands = groups
+            .iter()
+            .map(|g| parse_band(g))
+            .collect::<Result<_, _>>()?;
     }
     Ok(m)
 }
 
 /// Writes a meter in the canonical form [`parse_meter_mod`] reads back.
 pub fn format_meter_mod(m: &MeterMod) -> String {
-    let id = if m.meter_id == meter_no::ALL { "all".to_string() } else { m.meter_id.to_string() };
+    let id = if m.meter_id == meter_no::ALL {
+        "all".to_string()
+    } else {
+        m.meter_id.to_string()
+    };
     let mut parts = vec![format!("meter={id}")];
     for (name, bit) in FLAGS {
         if m.flags & bit != 0 {
@@ -100,7 +141,9 @@ pub fn format_meter_mod(m: &MeterMod) -> String {
         }
         match b {
             MeterBand::DscpRemark { prec_level, .. } => p.push(format!("prec_level={prec_level}")),
-            MeterBand::Experimenter { experimenter, .. } => p.push(format!("experimenter={experimenter:#x}")),
+            MeterBand::Experimenter { experimenter, .. } => {
+                p.push(format!("experimenter={experimenter:#x}"))
+            }
             MeterBand::Drop { .. } => {}
         }
         bands.push(p.join(","));
@@ -120,13 +163,25 @@ mod tests {
         let s = "meter=1,kbps,burst,bands=type=drop,rate=1000,burst_size=100";
         let m = parse_meter_mod(s).unwrap();
         assert_eq!(m.flags, mf::KBPS | mf::BURST);
-        assert_eq!(m.bands, vec![MeterBand::Drop { rate: 1000, burst_size: 100 }]);
+        assert_eq!(
+            m.bands,
+            vec![MeterBand::Drop {
+                rate: 1000,
+                burst_size: 100
+            }]
+        );
         assert_eq!(format_meter_mod(&m), s);
-        let two = "meter=2,pktps,stats,bands=type=drop,rate=10,type=dscp_remark,rate=5,prec_level=1";
+        let two =
+            "meter=2,pktps,stats,bands=type=drop,rate=10,type=dscp_remark,rate=5,prec_level=1";
         let m = parse_meter_mod(two).unwrap();
         assert_eq!(m.bands.len(), 2);
         assert_eq!(format_meter_mod(&m), two);
-        assert_eq!(parse_meter_mod("meter=1,bands=type=drop").unwrap_err().expected, "a band with rate=N");
+        assert_eq!(
+            parse_meter_mod("meter=1,bands=type=drop")
+                .unwrap_err()
+                .expected,
+            "a band with rate=N"
+        );
         assert_eq!(parse_meter_mod("meter=x").unwrap_err().token, "x");
     }
 }

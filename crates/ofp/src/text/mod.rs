@@ -40,7 +40,10 @@ pub struct TextError {
 
 impl TextError {
     pub fn new(token: &str, expected: impl Into<String>) -> TextError {
-        TextError { token: token.to_string(), expected: expected.into() }
+        TextError {
+            token: token.to_string(),
+            expected: expected.into(),
+        }
     }
 }
 
@@ -62,7 +65,10 @@ pub(crate) fn split_top(s: &str) -> Vec<&str> {
         }
     }
     out.push(&s[start..]);
-    out.into_iter().map(str::trim).filter(|t| !t.is_empty()).collect()
+    out.into_iter()
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .collect()
 }
 
 /// Finds `key` (like `actions=`) at top level, at a token start; returns the
@@ -101,7 +107,10 @@ mod tests {
     #[test]
     fn split_respects_parentheses() {
         assert_eq!(split_top("a,b(c,d) e"), vec!["a", "b(c,d)", "e"]);
-        assert_eq!(split_at_key("x=1,actions=y,z", "actions="), Some(("x=1,", "y,z")));
+        assert_eq!(
+            split_at_key("x=1,actions=y,z", "actions="),
+            Some(("x=1,", "y,z"))
+        );
         assert_eq!(split_at_key("write_actions(a),b", "actions="), None);
     }
 }

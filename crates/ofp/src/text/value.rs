@@ -42,7 +42,10 @@ pub fn parse_value(kind: ValueKind, s: &str, what: &str) -> Result<u128, TextErr
     match kind {
         ValueKind::Dec | ValueKind::Hex => parse_uint(s, what),
         ValueKind::Mac => parse_mac(s).ok_or_else(bad),
-        ValueKind::Ipv4 => s.parse::<Ipv4Addr>().map(|a| u32::from(a) as u128).map_err(|_| bad()),
+        ValueKind::Ipv4 => s
+            .parse::<Ipv4Addr>()
+            .map(|a| u32::from(a) as u128)
+            .map_err(|_| bad()),
         ValueKind::Ipv6 => s.parse::<Ipv6Addr>().map(u128::from).map_err(|_| bad()),
     }
 }
@@ -50,7 +53,9 @@ pub fn parse_value(kind: ValueKind, s: &str, what: &str) -> Result<u128, TextErr
 /// Parses `value[/mask]` for `field`; an address mask may be a prefix length.
 /// Returns the value and the mask (`None` when absent or all ones).
 pub fn parse_masked(field: OxmField, s: &str) -> Result<(u128, Option<u128>), TextError> {
-    let info = field.info().ok_or_else(|| TextError::new(s, "a known field"))?;
+    let info = field
+        .info()
+        .ok_or_else(|| TextError::new(s, "a known field"))?;
     let what = expected_for(info.kind);
     let (v, m) = match s.split_once('/') {
         Some((v, m)) => (v, Some(m)),
@@ -61,11 +66,17 @@ pub fn parse_masked(field: OxmField, s: &str) -> Result<(u128, Option<u128>), Te
     let mask = match m {
         None => None,
         Some(m) => {
-            let is_prefix = matches!(info.kind, ValueKind::Ipv4 | ValueKind::Ipv6) && !m.contains(['.', ':']);
+            let is_prefix =
+                matches!(info.kind, ValueKind::Ipv4 | ValueKind::Ipv6) && !m.contains(['.', ':']);
             let mv = if is_prefix {
-                let n: u32 = m.parse().map_err(|_| TextError::new(m, "a prefix length"))?;
+                let n: u32 = m
+                    .parse()
+                    .map_err(|_| TextError::new(m, "a prefix length"))?;
                 if n > width_bits {
-                    return Err(TextError::new(m, "a prefix length no longer than the address"));
+                    return Err(TextError::new(
+                        m,
+                        "a prefix length no longer than the address",
+                    ));
                 }
                 prefix_mask(n, width_bits)
             } else {
@@ -85,7 +96,11 @@ fn prefix_mask(n: u32, width: u32) -> u128 {
     if n == 0 {
         0
     } else {
-        let all = if width == 128 { u128::MAX } else { (1u128 << width) - 1 };
+        let all = if width == 128 {
+            u128::MAX
+        } else {
+            (1u128 << width) - 1
+        };
         all & !(all >> n)
     }
 }
@@ -106,7 +121,10 @@ pub fn format_value(kind: ValueKind, v: u128) -> String {
         ValueKind::Hex => format!("{v:#x}"),
         ValueKind::Mac => {
             let b = v.to_be_bytes();
-            format!("{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", b[10], b[11], b[12], b[13], b[14], b[15])
+            format!(
+                "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+                b[10], b[11], b[12], b[13], b[14], b[15]
+            )
         }
         ValueKind::Ipv4 => Ipv4Addr::from(v as u32).to_string(),
         ValueKind::Ipv6 => Ipv6Addr::from(v).to_string(),
@@ -115,12 +133,18 @@ pub fn format_value(kind: ValueKind, v: u128) -> String {
 
 /// Writes `value[/mask]`; address masks that are prefixes as `/len`.
 pub fn format_masked(field: OxmField, v: u128, mask: Option<u128>) -> String {
-    let Some(info) = field.info() else { return format!("{v:#x}") };
+    let Some(info) = field.info() else {
+        return format!("{v:#x}");
+    };
     let mut s = format_value(info.kind, v);
     if let Some(m) = mask {
         s.push('/');
         let width = 8 * info.width as u32;
-        let n = if width == 128 { m.leading_ones() } else { (m << (128 - width)).leading_ones() };
+        let n = if width == 128 {
+            m.leading_ones()
+        } else {
+            (m << (128 - width)).leading_ones()
+        };
         let is_prefix = n <= width && prefix_mask(n, width) == m;
         match info.kind {
             ValueKind::Ipv4 | ValueKind::Ipv6 if is_prefix => s.push_str(&n.to_string()),
@@ -137,11 +161,26 @@ mod tests {
 
     #[test]
     fn masks_and_prefixes() {
-        assert_eq!(parse_masked(OxmField::Ipv4Dst, "10.0.0.0/8").unwrap(), (0x0a00_0000, Some(0xff00_0000)));
-        assert_eq!(parse_masked(OxmField::Ipv4Dst, "10.0.0.1/32").unwrap(), (0x0a00_0001, None));
-        assert_eq!(format_masked(OxmField::Ipv4Dst, 0x0a00_0000, Some(0xff00_0000)), "10.0.0.0/8");
-        assert_eq!(format_masked(OxmField::Ipv4Dst, 0x0a00_0000, Some(0xff00_ff00)), "10.0.0.0/255.0.255.0");
-        assert_eq!(format_masked(OxmField::Ipv6Src, 1 << 120, Some(u128::MAX << 64)), "100::/64");
+        assert_eq!(
+            parse_masked(OxmField::Ipv4Dst, "10.0.0.0/8").unwrap(),
+            (0x0a00_0000, Some(0xff00_0000))
+        );
+        assert_eq!(
+            parse_masked(OxmField::Ipv4Dst, "10.0.0.1/32").unwrap(),
+            (0x0a00_0001, None)
+        );
+        assert_eq!(
+            format_masked(OxmField::Ipv4Dst, 0x0a00_0000, Some(0xff00_0000)),
+            "10.0.0.0/8"
+        );
+        assert_eq!(
+            format_masked(OxmField::Ipv4Dst, 0x0a00_0000, Some(0xff00_ff00)),
+            "10.0.0.0/255.0.255.0"
+        );
+        assert_eq!(
+            format_masked(OxmField::Ipv6Src, 1 << 120, Some(u128::MAX << 64)),
+            "100::/64"
+        );
         assert_eq!(
             parse_masked(OxmField::EthDst, "01:00:00:00:00:00/01:00:00:00:00:00").unwrap(),
             (1 << 40, Some(1 << 40))

@@ -1,0 +1,16 @@
+# The two commands of the README.
+.PHONY: demo test bench fuzz
+
+demo:
+	scripts/demo.sh
+
+test:
+	scripts/test.sh
+
+# Not part of `make test`: figures for docs/PERFORMANCE.md, fuzzing for docs/FUZZING.md.
+bench:
+	cargo bench -p ofp --bench codec
+
+fuzz:
+	cd fuzz && cargo +nightly fuzz run decode -O -- -max_total_time=600 && \
+	  cargo +nightly fuzz run text -O -- -max_total_time=600 -dict=text.dict

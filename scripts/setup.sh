@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs what the tests need, idempotently: Debian packages (when root and
+# missing) and the Python venv with os-ken for the interop checks.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
+python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
+command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
+if ((${#need_apt[@]})); then
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "setup: missing Debian packages: ${need_apt[*]} (run as root or install them)" >&2
+        exit 1
+    fi
+    echo "setup: installing ${need_apt[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"
+fi
+
+if ! command -v cargo >/dev/null 2>&1; then
+    echo "setup: cargo not found; sluice needs the Rust toolchain (1.95)" >&2
+    exit 1
+fi
+
+venv=.venv
+want=$(grep -v '^#' tests/interop/requirements.txt | tr -d '[:space:]')
+if [ ! -x "$venv/bin/python" ]; then
+    echo "setup: creating $venv"
+    python3 -m venv "$venv"
+fi
+if ! "$venv/bin/python" -c "import importlib.metadata as m, sys; sys.exit(0 if m.version('os-ken') == '${want#os-ken==}' else 1)" >/dev/null 2>&1; then
+    echo "setup: installing $want into $venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check -r tests/interop/requirements.txt
+fi

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Every test sluice has: formatting, lints, unit/property/integration tests,
+# and the cross-implementation checks against os-ken. Installs what it needs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/setup.sh
+
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+echo "== cargo clippy -D warnings"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+echo "== cargo test"
+cargo test --workspace --locked
+echo "== os-ken interop"
+cargo build -q --locked -p ofp --example ofp-interop
+.venv/bin/python tests/interop/osken_interop.py target/debug/examples/ofp-interop
