@@ -258,7 +258,7 @@ impl Action {
 
 /// Decodes a list of actions filling all of `r`.
 pub fn decode_actions(r: &mut Reader<'_>) -> Result<Vec<Action>> {
-    let mut v = Vec::new();
+    let mut v = Vec::with_capacity(r.remaining() / 8);
     while !r.is_empty() {
         v.push(Action::decode(r)?);
     }

@@ -136,7 +136,9 @@ impl Instruction {
 
 /// Decodes instructions filling all of `r`.
 pub fn decode_instructions(r: &mut Reader<'_>) -> Result<Vec<Instruction>> {
-    let mut v = Vec::new();
+    // Most flows carry one or two instructions; do not size by bytes (an
+    // apply-actions instruction is long but one entry).
+    let mut v = Vec::with_capacity(2);
     while !r.is_empty() {
         v.push(Instruction::decode(r)?);
     }

@@ -14,7 +14,7 @@ macro_rules! wire_enum {
     (
         $(#[$meta:meta])*
         pub enum $name:ident : $repr:ty {
-            $( $(#[$vmeta:meta])* $var:ident = $val:expr => $txt:literal ),* $(,)?
+            $( $(#[$vmeta:meta])* $var:ident = $val:literal => $txt:literal ),* $(,)?
         }
     ) => {
         $(#[$meta])*
@@ -29,7 +29,7 @@ macro_rules! wire_enum {
             #[inline]
             fn from(v: $repr) -> Self {
                 match v {
-                    $( x if x == $val => Self::$var, )*
+                    $( $val => Self::$var, )*
                     other => Self::Unknown(other),
                 }
             }

@@ -302,8 +302,12 @@ fn put_be(out: &mut Vec<u8>, v: u128, width: usize) {
     out.extend_from_slice(&v.to_be_bytes()[16 - width..]);
 }
 
+#[inline]
 fn get_be(b: &[u8]) -> u128 {
-    b.iter().fold(0u128, |acc, &x| (acc << 8) | x as u128)
+    let mut a = [0u8; 16];
+    let n = b.len().min(16);
+    a[16 - n..].copy_from_slice(&b[..n]);
+    u128::from_be_bytes(a)
 }
 
 /// An OXM of a class other than OpenFlow basic, kept verbatim.
@@ -354,20 +358,15 @@ impl MatchEntry {
     }
 
     /// Decodes one TLV; `bad_len` is the error for inconsistent lengths.
+    #[inline]
     pub fn decode(r: &mut Reader<'_>, bad_len: ErrorCode) -> Result<MatchEntry> {
-        let class = r.u16()?;
-        let fb = r.u8()?;
-        let len = r.u8()? as usize;
-        let (field, has_mask) = (fb >> 1, fb & 1 == 1);
-        let body = r
-            .slice(len)
-            .map_err(|_| OfpError::new(bad_len, "OXM longer than its container"))?;
+        let hdr = r.u32()?;
+        let (class, field, has_mask, len) =
+            ((hdr >> 16) as u16, ((hdr >> 9) & 0x7f) as u8, hdr & 0x100 != 0, (hdr & 0xff) as usize);
+        let body = r.slice(len).map_err(|_| OfpError::new(bad_len, "OXM longer than its container"))?;
         if class != OXM_CLASS_BASIC {
             if class == OXM_CLASS_EXPERIMENTER && len < 4 {
-                return Err(OfpError::new(
-                    bad_len,
-                    "experimenter OXM without experimenter id",
-                ));
+                return Err(OfpError::new(bad_len, "experimenter OXM without experimenter id"));
             }
             return Ok(MatchEntry::Other(OtherOxm {
                 class,
@@ -377,21 +376,16 @@ impl MatchEntry {
             }));
         }
         let f = OxmField::from(field);
-        let info = f.info().ok_or(OfpError::new(
-            ErrorCode::BadMatch(BadMatchCode::BadField),
-            "unknown OXM basic field",
-        ))?;
+        let Some(info) = f.info() else {
+            return Err(OfpError::new(ErrorCode::BadMatch(BadMatchCode::BadField), "unknown OXM basic field"));
+        };
         let w = info.width as usize;
-        if len != if has_mask { 2 * w } else { w } {
+        if len != w << has_mask as usize {
             return Err(OfpError::new(bad_len, "OXM length does not fit its field"));
         }
         let value = get_be(&body[..w]);
-        let mask = has_mask.then(|| get_be(&body[w..]));
-        Ok(MatchEntry::Basic(Oxm {
-            field: f,
-            value,
-            mask,
-        }))
+        let mask = if has_mask { Some(get_be(&body[w..])) } else { None };
+        Ok(MatchEntry::Basic(Oxm { field: f, value, mask }))
     }
 }
 
@@ -468,7 +462,7 @@ impl Match {
         let pad = crate::wire::pad8(len) - len;
         r.skip(pad)
             .map_err(|_| OfpError::new(ErrorCode::MATCH_BAD_LEN, "match padding missing"))?;
-        let mut entries = Vec::new();
+        let mut entries = Vec::with_capacity(body.remaining() / 8 + 1);
         while !body.is_empty() {
             entries.push(MatchEntry::decode(&mut body, ErrorCode::MATCH_BAD_LEN)?);
         }

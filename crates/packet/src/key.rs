@@ -1,0 +1,215 @@
+//! [`FlowKey`]: every OpenFlow 1.3 match field of a packet in a fixed layout
+//! of 64-bit words, so that a classifier can mask and hash it word by word.
+//!
+//! Fields that can never be present together share a slot, as in Open
+//! vSwitch: ARP's sender/target IPv4 addresses use the IPv4 source/destination
+//! slot, ARP's hardware addresses the ND link-layer address slots, and the
+//! TCP/UDP/SCTP ports and ICMP type/code the same two 16-bit transport slots.
+//! A rule can only look at a shared slot together with the eth_type/ip_proto
+//! that says which protocol it is (OpenFlow prerequisites), so sharing never
+//! makes one rule match another protocol's packet.
+//!
+//! Absent headers read as zero. So that zero is never mistaken for a value
+//! that was really on the wire, the key also carries [`flags`] saying which
+//! layers were parsed whole; a classifier that matches a field also requires
+//! the flag of its layer.
+
+/// Number of 64-bit words in a key.
+pub const KEY_WORDS: usize = 16;
+
+/// The position of a field in the key: word, lowest bit, width in bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slot {
+    pub word: u8,
+    pub shift: u8,
+    pub bits: u8,
+}
+
+impl Slot {
+    const fn new(word: u8, shift: u8, bits: u8) -> Slot {
+        Slot { word, shift, bits }
+    }
+
+    /// The slot's mask within its word (fields wider than 64 bits use
+    /// two slots, see [`slots`]).
+    #[inline]
+    pub const fn mask(self) -> u64 {
+        if self.bits == 64 {
+            u64::MAX
+        } else {
+            ((1u64 << self.bits) - 1) << self.shift
+        }
+    }
+}
+
+/// Where each field lives. 128-bit fields are two slots (`_HI`, `_LO`).
+pub mod slots {
+    use super::Slot;
+    pub const IN_PORT: Slot = Slot::new(0, 32, 32);
+    pub const IN_PHY_PORT: Slot = Slot::new(0, 0, 32);
+    pub const METADATA: Slot = Slot::new(1, 0, 64);
+    pub const ETH_DST: Slot = Slot::new(2, 16, 48);
+    pub const ETH_TYPE: Slot = Slot::new(2, 0, 16);
+    pub const ETH_SRC: Slot = Slot::new(3, 16, 48);
+    /// 13 bits: OFPVID_PRESENT (0x1000) | VID.
+    pub const VLAN_VID: Slot = Slot::new(3, 3, 13);
+    pub const VLAN_PCP: Slot = Slot::new(3, 0, 3);
+    /// IPv4 source, or ARP SPA.
+    pub const NW_SRC: Slot = Slot::new(4, 32, 32);
+    /// IPv4 destination, or ARP TPA.
+    pub const NW_DST: Slot = Slot::new(4, 0, 32);
+    pub const ARP_OP: Slot = Slot::new(5, 48, 16);
+    pub const IP_PROTO: Slot = Slot::new(5, 40, 8);
+    pub const IP_DSCP: Slot = Slot::new(5, 32, 6);
+    pub const IP_ECN: Slot = Slot::new(5, 24, 2);
+    pub const IPV6_FLABEL: Slot = Slot::new(5, 0, 20);
+    /// TCP/UDP/SCTP source port, or ICMP/ICMPv6 type.
+    pub const TP_SRC: Slot = Slot::new(6, 48, 16);
+    /// TCP/UDP/SCTP destination port, or ICMP/ICMPv6 code.
+    pub const TP_DST: Slot = Slot::new(6, 32, 16);
+    pub const IPV6_EXTHDR: Slot = Slot::new(6, 16, 9);
+    /// Layer flags, see [`super::flags`].
+    pub const FLAGS: Slot = Slot::new(6, 0, 16);
+    pub const IPV6_SRC_HI: Slot = Slot::new(7, 0, 64);
+    pub const IPV6_SRC_LO: Slot = Slot::new(8, 0, 64);
+    pub const IPV6_DST_HI: Slot = Slot::new(9, 0, 64);
+    pub const IPV6_DST_LO: Slot = Slot::new(10, 0, 64);
+    pub const ND_TARGET_HI: Slot = Slot::new(11, 0, 64);
+    pub const ND_TARGET_LO: Slot = Slot::new(12, 0, 64);
+    /// ARP SHA, or ND source link-layer address.
+    pub const ARP_SHA: Slot = Slot::new(13, 16, 48);
+    /// TCP flags (12 bits; not an OpenFlow 1.3 match field, kept for tracing).
+    pub const TCP_FLAGS: Slot = Slot::new(13, 0, 12);
+    /// ARP THA, or ND target link-layer address.
+    pub const ARP_THA: Slot = Slot::new(14, 16, 48);
+    pub const MPLS_TC: Slot = Slot::new(14, 8, 3);
+    pub const MPLS_BOS: Slot = Slot::new(14, 0, 1);
+    pub const MPLS_LABEL: Slot = Slot::new(15, 40, 20);
+    pub const PBB_ISID: Slot = Slot::new(15, 0, 24);
+}
+
+/// Bits of the [`slots::FLAGS`] slot: which layers were parsed whole.
+pub mod flags {
+    /// A VLAN tag was present (outermost one is in the key).
+    pub const VLAN: u64 = 1 << 0;
+    /// An IPv4 header was complete.
+    pub const IPV4: u64 = 1 << 1;
+    /// An IPv6 header was complete.
+    pub const IPV6: u64 = 1 << 2;
+    /// An ARP (or RARP) body for Ethernet/IPv4 was complete.
+    pub const ARP: u64 = 1 << 3;
+    /// The transport header (TCP, UDP, SCTP, ICMP, ICMPv6) was complete.
+    pub const L4: u64 = 1 << 4;
+    /// An ICMPv6 neighbour solicitation/advertisement body was complete.
+    pub const ND: u64 = 1 << 5;
+    /// An MPLS label stack entry was complete.
+    pub const MPLS: u64 = 1 << 6;
+    /// A PBB I-TAG was complete.
+    pub const PBB: u64 = 1 << 7;
+    /// The IPv4 packet is a fragment (any: first or later).
+    pub const FRAG: u64 = 1 << 8;
+    /// The IPv4/IPv6 packet is a later fragment (no transport header here).
+    pub const LATER_FRAG: u64 = 1 << 9;
+    /// The Ethernet header was complete (14 bytes, plus any VLAN tags).
+    pub const ETH: u64 = 1 << 10;
+}
+
+/// A packet's match fields.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[repr(C, align(64))]
+pub struct FlowKey {
+    pub w: [u64; KEY_WORDS],
+}
+
+impl FlowKey {
+    /// Reads a slot.
+    #[inline]
+    pub fn get(&self, s: Slot) -> u64 {
+        (self.w[s.word as usize] & s.mask()) >> s.shift
+    }
+
+    /// Writes a slot (the value is truncated to the slot's width).
+    #[inline]
+    pub fn set(&mut self, s: Slot, v: u64) {
+        let w = &mut self.w[s.word as usize];
+        *w = (*w & !s.mask()) | ((v << s.shift) & s.mask());
+    }
+
+    /// Reads a 128-bit field stored in two slots.
+    #[inline]
+    pub fn get128(&self, hi: Slot, lo: Slot) -> u128 {
+        ((self.get(hi) as u128) << 64) | self.get(lo) as u128
+    }
+
+    /// Writes a 128-bit field stored in two slots.
+    #[inline]
+    pub fn set128(&mut self, hi: Slot, lo: Slot, v: u128) {
+        self.set(hi, (v >> 64) as u64);
+        self.set(lo, v as u64);
+    }
+
+    /// Layer flags.
+    #[inline]
+    pub fn flags(&self) -> u64 {
+        self.get(slots::FLAGS)
+    }
+
+    #[inline]
+    pub(crate) fn add_flags(&mut self, f: u64) {
+        self.w[slots::FLAGS.word as usize] |= f << slots::FLAGS.shift;
+    }
+}
+
+impl std::fmt::Debug for FlowKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use slots::*;
+        let mut d = f.debug_struct("FlowKey");
+        d.field("in_port", &self.get(IN_PORT))
+            .field("eth_dst", &format_args!("{:012x}", self.get(ETH_DST)))
+            .field("eth_src", &format_args!("{:012x}", self.get(ETH_SRC)))
+            .field("eth_type", &format_args!("{:#06x}", self.get(ETH_TYPE)))
+            .field("vlan_vid", &format_args!("{:#x}", self.get(VLAN_VID)))
+            .field("flags", &format_args!("{:#x}", self.flags()))
+            .field("ip_proto", &self.get(IP_PROTO))
+            .field("nw_src", &format_args!("{:#010x}", self.get(NW_SRC)))
+            .field("nw_dst", &format_args!("{:#010x}", self.get(NW_DST)))
+            .field("tp_src", &self.get(TP_SRC))
+            .field("tp_dst", &self.get(TP_DST));
+        d.finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_do_not_overlap_within_a_word() {
+        use slots::*;
+        let all = [
+            IN_PORT, IN_PHY_PORT, METADATA, ETH_DST, ETH_TYPE, ETH_SRC, VLAN_VID, VLAN_PCP, NW_SRC, NW_DST, ARP_OP,
+            IP_PROTO, IP_DSCP, IP_ECN, IPV6_FLABEL, TP_SRC, TP_DST, IPV6_EXTHDR, FLAGS, IPV6_SRC_HI, IPV6_SRC_LO,
+            IPV6_DST_HI, IPV6_DST_LO, ND_TARGET_HI, ND_TARGET_LO, ARP_SHA, TCP_FLAGS, ARP_THA, MPLS_TC, MPLS_BOS,
+            MPLS_LABEL, PBB_ISID,
+        ];
+        let mut used = [0u64; KEY_WORDS];
+        for s in all {
+            assert!(s.shift as u32 + s.bits as u32 <= 64, "{s:?}");
+            assert_eq!(used[s.word as usize] & s.mask(), 0, "{s:?} overlaps");
+            used[s.word as usize] |= s.mask();
+        }
+    }
+
+    #[test]
+    fn set_and_get() {
+        let mut k = FlowKey::default();
+        k.set(slots::VLAN_VID, 0x1005);
+        k.set(slots::VLAN_PCP, 7);
+        k.set(slots::ETH_SRC, 0x0200_0000_0001);
+        assert_eq!(k.get(slots::VLAN_VID), 0x1005);
+        assert_eq!(k.get(slots::VLAN_PCP), 7);
+        assert_eq!(k.get(slots::ETH_SRC), 0x0200_0000_0001);
+        k.set128(slots::IPV6_SRC_HI, slots::IPV6_SRC_LO, u128::MAX - 5);
+        assert_eq!(k.get128(slots::IPV6_SRC_HI, slots::IPV6_SRC_LO), u128::MAX - 5);
+    }
+}

@@ -1,0 +1,18 @@
+//! # packet: frames in, flow keys out
+//!
+//! * [`extract`] parses a frame once into a [`FlowKey`], the fixed layout of
+//!   every OpenFlow 1.3 match field the packet carries, plus [`Offsets`] of
+//!   its headers for actions that edit them in place.
+//! * [`checksum`] computes and incrementally updates the Internet checksum
+//!   (RFC 1071/1624, with UDP's zero rule) and CRC32c for SCTP.
+//!
+//! Contract: nothing here allocates or panics, whatever the bytes: a header
+//! cut short or malformed ends parsing, and the key then matches only what
+//! was really present (see [`flags`]).
+
+pub mod checksum;
+pub mod key;
+pub mod parse;
+
+pub use key::{flags, slots, FlowKey, Slot, KEY_WORDS};
+pub use parse::{extract, Offsets};

@@ -1,0 +1,369 @@
+//! Flow-key extraction: one pass over the headers of a frame.
+//!
+//! [`extract`] never reads out of bounds and never panics: every header is
+//! checked for length before it is read, and a header that is cut short or
+//! malformed simply ends parsing. Its layer's flag (see [`crate::flags`]) is
+//! then not set and its fields stay zero, so the key matches only what was
+//! really present.
+
+use crate::key::{flags, slots as s, FlowKey};
+
+/// EtherTypes the parser knows.
+pub mod ethertype {
+    pub const IPV4: u16 = 0x0800;
+    pub const ARP: u16 = 0x0806;
+    pub const RARP: u16 = 0x8035;
+    pub const VLAN: u16 = 0x8100;
+    pub const QINQ: u16 = 0x88a8;
+    /// Pre-standard QinQ tag still seen in the wild.
+    pub const QINQ_OLD: u16 = 0x9100;
+    pub const IPV6: u16 = 0x86dd;
+    pub const MPLS: u16 = 0x8847;
+    pub const MPLS_MCAST: u16 = 0x8848;
+    pub const PBB: u16 = 0x88e7;
+}
+
+/// IP protocol numbers the parser knows.
+pub mod ipproto {
+    pub const ICMP: u8 = 1;
+    pub const TCP: u8 = 6;
+    pub const UDP: u8 = 17;
+    pub const ICMPV6: u8 = 58;
+    pub const SCTP: u8 = 132;
+    pub const HOPOPTS: u8 = 0;
+    pub const ROUTING: u8 = 43;
+    pub const FRAGMENT: u8 = 44;
+    pub const ESP: u8 = 50;
+    pub const AH: u8 = 51;
+    pub const NONE: u8 = 59;
+    pub const DSTOPTS: u8 = 60;
+}
+
+/// `ofp_ipv6exthdr_flags`.
+pub mod exthdr {
+    pub const NONEXT: u16 = 1 << 0;
+    pub const ESP: u16 = 1 << 1;
+    pub const AUTH: u16 = 1 << 2;
+    pub const DEST: u16 = 1 << 3;
+    pub const FRAG: u16 = 1 << 4;
+    pub const ROUTER: u16 = 1 << 5;
+    pub const HOP: u16 = 1 << 6;
+    pub const UNREP: u16 = 1 << 7;
+    pub const UNSEQ: u16 = 1 << 8;
+}
+
+/// Where the headers start, for actions that edit them in place. `None`
+/// when the header is absent or incomplete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Offsets {
+    /// The outermost VLAN tag (its TPID).
+    pub vlan: Option<u16>,
+    /// The EtherType field after all tags (what eth_type reports).
+    pub eth_type: Option<u16>,
+    /// The outermost MPLS label stack entry or PBB I-TAG.
+    pub l2_5: Option<u16>,
+    /// The IPv4/IPv6/ARP header.
+    pub l3: Option<u16>,
+    /// The transport header.
+    pub l4: Option<u16>,
+}
+
+#[inline]
+fn be16(b: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_be_bytes(b.get(at..at + 2)?.try_into().ok()?))
+}
+
+#[inline]
+fn be32(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+
+#[inline]
+fn be48(b: &[u8], at: usize) -> Option<u64> {
+    let x = b.get(at..at + 6)?;
+    Some(x.iter().fold(0u64, |a, &v| (a << 8) | v as u64))
+}
+
+#[inline]
+fn be64(b: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_be_bytes(b.get(at..at + 8)?.try_into().ok()?))
+}
+
+/// Parses `frame` (an Ethernet frame received on `in_port`) into `key`,
+/// overwriting all of it; returns the header offsets.
+pub fn extract(frame: &[u8], in_port: u32, key: &mut FlowKey) -> Offsets {
+    *key = FlowKey::default();
+    key.set(s::IN_PORT, in_port as u64);
+    key.set(s::IN_PHY_PORT, in_port as u64);
+    let mut off = Offsets::default();
+    let (Some(dst), Some(src)) = (be48(frame, 0), be48(frame, 6)) else { return off };
+    let mut at = 12;
+    let mut ty = match be16(frame, at) {
+        Some(t) => t,
+        None => return off,
+    };
+    // VLAN tags: the outermost one is the one OpenFlow 1.3 matches.
+    while matches!(ty, ethertype::VLAN | ethertype::QINQ | ethertype::QINQ_OLD) {
+        let Some(tci) = be16(frame, at + 2) else { return off };
+        let Some(inner) = be16(frame, at + 4) else { return off };
+        if off.vlan.is_none() {
+            off.vlan = Some(at as u16);
+            key.set(s::VLAN_VID, 0x1000 | (tci & 0x0fff) as u64);
+            key.set(s::VLAN_PCP, (tci >> 13) as u64);
+            key.add_flags(flags::VLAN);
+        }
+        at += 4;
+        ty = inner;
+    }
+    key.set(s::ETH_DST, dst);
+    key.set(s::ETH_SRC, src);
+    key.set(s::ETH_TYPE, ty as u64);
+    key.add_flags(flags::ETH);
+    off.eth_type = Some(at as u16);
+    let l3 = at + 2;
+    match ty {
+        ethertype::IPV4 => ipv4(frame, l3, key, &mut off),
+        ethertype::IPV6 => ipv6(frame, l3, key, &mut off),
+        ethertype::ARP | ethertype::RARP => arp(frame, l3, key, &mut off),
+        ethertype::MPLS | ethertype::MPLS_MCAST => {
+            if let Some(lse) = be32(frame, l3) {
+                key.set(s::MPLS_LABEL, (lse >> 12) as u64);
+                key.set(s::MPLS_TC, ((lse >> 9) & 7) as u64);
+                key.set(s::MPLS_BOS, ((lse >> 8) & 1) as u64);
+                key.add_flags(flags::MPLS);
+                off.l2_5 = Some(l3 as u16);
+            }
+        }
+        ethertype::PBB => {
+            if let Some(itag) = be32(frame, l3) {
+                key.set(s::PBB_ISID, (itag & 0x00ff_ffff) as u64);
+                key.add_flags(flags::PBB);
+                off.l2_5 = Some(l3 as u16);
+            }
+        }
+        _ => {}
+    }
+    off
+}
+
+fn arp(b: &[u8], at: usize, key: &mut FlowKey, off: &mut Offsets) {
+    // Only Ethernet/IPv4 ARP has the fields OpenFlow matches.
+    let Some(body) = b.get(at..at + 28) else { return };
+    if body[0..6] != [0, 1, 8, 0, 6, 4] {
+        return;
+    }
+    let (Some(op), Some(sha), Some(spa), Some(tha), Some(tpa)) =
+        (be16(b, at + 6), be48(b, at + 8), be32(b, at + 14), be48(b, at + 18), be32(b, at + 24))
+    else {
+        return;
+    };
+    key.set(s::ARP_OP, op as u64);
+    key.set(s::ARP_SHA, sha);
+    key.set(s::NW_SRC, spa as u64);
+    key.set(s::ARP_THA, tha);
+    key.set(s::NW_DST, tpa as u64);
+    key.add_flags(flags::ARP);
+    off.l3 = Some(at as u16);
+}
+
+fn ipv4(b: &[u8], at: usize, key: &mut FlowKey, off: &mut Offsets) {
+    let Some(h) = b.get(at..at + 20) else { return };
+    let ihl = (h[0] & 0x0f) as usize * 4;
+    if h[0] >> 4 != 4 || ihl < 20 || b.len() < at + ihl {
+        return;
+    }
+    let total = u16::from_be_bytes([h[2], h[3]]) as usize;
+    if total < ihl {
+        return;
+    }
+    key.set(s::IP_DSCP, (h[1] >> 2) as u64);
+    key.set(s::IP_ECN, (h[1] & 3) as u64);
+    key.set(s::IP_PROTO, h[9] as u64);
+    key.set(s::NW_SRC, u32::from_be_bytes([h[12], h[13], h[14], h[15]]) as u64);
+    key.set(s::NW_DST, u32::from_be_bytes([h[16], h[17], h[18], h[19]]) as u64);
+    key.add_flags(flags::IPV4);
+    off.l3 = Some(at as u16);
+    let frag = u16::from_be_bytes([h[6], h[7]]);
+    let (more, offset) = (frag & 0x2000 != 0, frag & 0x1fff);
+    if more || offset != 0 {
+        key.add_flags(flags::FRAG);
+    }
+    if offset != 0 {
+        key.add_flags(flags::LATER_FRAG);
+        return;
+    }
+    // The IP total length bounds the transport header (Ethernet may pad).
+    let end = (at + total).min(b.len());
+    l4(&b[..end], at + ihl, h[9], key, off);
+}
+
+fn ipv6(b: &[u8], at: usize, key: &mut FlowKey, off: &mut Offsets) {
+    let Some(h) = b.get(at..at + 40) else { return };
+    if h[0] >> 4 != 6 {
+        return;
+    }
+    let vtcfl = u32::from_be_bytes([h[0], h[1], h[2], h[3]]);
+    let tc = (vtcfl >> 20) as u8;
+    key.set(s::IP_DSCP, (tc >> 2) as u64);
+    key.set(s::IP_ECN, (tc & 3) as u64);
+    key.set(s::IPV6_FLABEL, (vtcfl & 0x000f_ffff) as u64);
+    let (Some(s_hi), Some(s_lo), Some(d_hi), Some(d_lo)) =
+        (be64(b, at + 8), be64(b, at + 16), be64(b, at + 24), be64(b, at + 32))
+    else {
+        return;
+    };
+    key.set(s::IPV6_SRC_HI, s_hi);
+    key.set(s::IPV6_SRC_LO, s_lo);
+    key.set(s::IPV6_DST_HI, d_hi);
+    key.set(s::IPV6_DST_LO, d_lo);
+    key.add_flags(flags::IPV6);
+    off.l3 = Some(at as u16);
+    let payload = u16::from_be_bytes([h[4], h[5]]) as usize;
+    let end = (at + 40 + payload).min(b.len());
+    let b = &b[..end];
+
+    // Extension headers, with the spec's flags for what was seen, repeated
+    // or out of the RFC 8200 order (hop, dest, routing, frag, auth, esp, dest).
+    let mut next = h[6];
+    let mut p = at + 40;
+    let mut seen: u16 = 0;
+    let mut rank = 0u8;
+    let mut ext: u16 = 0;
+    let mut dest_count = 0;
+    let mut later_frag = false;
+    loop {
+        let (bit, r) = match next {
+            ipproto::HOPOPTS => (exthdr::HOP, 1),
+            ipproto::DSTOPTS => {
+                dest_count += 1;
+                // A second destination-options header belongs after auth/esp.
+                (exthdr::DEST, if dest_count == 1 && rank < 3 { 2 } else { 7 })
+            }
+            ipproto::ROUTING => (exthdr::ROUTER, 3),
+            ipproto::FRAGMENT => (exthdr::FRAG, 4),
+            ipproto::AH => (exthdr::AUTH, 5),
+            ipproto::ESP => (exthdr::ESP, 6),
+            ipproto::NONE => {
+                ext |= exthdr::NONEXT;
+                break;
+            }
+            _ => break,
+        };
+        if seen & bit != 0 && !(bit == exthdr::DEST && dest_count == 2) {
+            ext |= exthdr::UNREP;
+        }
+        if r < rank || (bit == exthdr::HOP && p != at + 40) {
+            ext |= exthdr::UNSEQ;
+        }
+        seen |= bit;
+        ext |= bit;
+        rank = rank.max(r);
+        if bit == exthdr::ESP {
+            break; // encrypted from here on
+        }
+        let Some(&nh) = b.get(p) else { break };
+        let Some(&len) = b.get(p + 1) else { break };
+        let hlen = match bit {
+            exthdr::FRAG => {
+                let Some(fo) = be16(b, p + 2) else { break };
+                key.add_flags(flags::FRAG);
+                if fo & 0xfff8 != 0 {
+                    later_frag = true;
+                }
+                8
+            }
+            exthdr::AUTH => (len as usize + 2) * 4,
+            _ => (len as usize + 1) * 8,
+        };
+        if b.len() < p + hlen {
+            break;
+        }
+        next = nh;
+        p += hlen;
+        if later_frag {
+            break;
+        }
+    }
+    key.set(s::IPV6_EXTHDR, ext as u64);
+    key.set(s::IP_PROTO, next as u64);
+    if later_frag {
+        key.add_flags(flags::LATER_FRAG);
+        return;
+    }
+    l4(b, p, next, key, off);
+}
+
+fn l4(b: &[u8], at: usize, proto: u8, key: &mut FlowKey, off: &mut Offsets) {
+    let ok = match proto {
+        ipproto::TCP => match (be16(b, at), be16(b, at + 2), be16(b, at + 12)) {
+            (Some(sp), Some(dp), Some(x)) if (x >> 12) >= 5 && b.len() >= at + 20 => {
+                key.set(s::TP_SRC, sp as u64);
+                key.set(s::TP_DST, dp as u64);
+                key.set(s::TCP_FLAGS, (x & 0x0fff) as u64);
+                true
+            }
+            _ => false,
+        },
+        ipproto::UDP | ipproto::SCTP => {
+            let need = if proto == ipproto::UDP { 8 } else { 12 };
+            match (be16(b, at), be16(b, at + 2)) {
+                (Some(sp), Some(dp)) if b.len() >= at + need => {
+                    key.set(s::TP_SRC, sp as u64);
+                    key.set(s::TP_DST, dp as u64);
+                    true
+                }
+                _ => false,
+            }
+        }
+        ipproto::ICMP => match b.get(at..at + 4) {
+            Some(h) => {
+                key.set(s::TP_SRC, h[0] as u64);
+                key.set(s::TP_DST, h[1] as u64);
+                true
+            }
+            None => false,
+        },
+        ipproto::ICMPV6 if key.flags() & flags::IPV6 != 0 => match b.get(at..at + 4) {
+            Some(h) => {
+                key.set(s::TP_SRC, h[0] as u64);
+                key.set(s::TP_DST, h[1] as u64);
+                if h[0] == 135 || h[0] == 136 {
+                    nd(b, at, h[0], key);
+                }
+                true
+            }
+            None => false,
+        },
+        _ => false,
+    };
+    if ok {
+        key.add_flags(flags::L4);
+        off.l4 = Some(at as u16);
+    }
+}
+
+/// Neighbour solicitation (135) / advertisement (136): target and the
+/// source/target link-layer address option.
+fn nd(b: &[u8], at: usize, ty: u8, key: &mut FlowKey) {
+    let (Some(t_hi), Some(t_lo)) = (be64(b, at + 8), be64(b, at + 16)) else { return };
+    let mut sll = 0;
+    let mut tll = 0;
+    let mut p = at + 24;
+    while let (Some(&opt), Some(&len)) = (b.get(p), b.get(p + 1)) {
+        let olen = len as usize * 8;
+        if olen == 0 || b.len() < p + olen {
+            return; // malformed options: the ND fields are not trustworthy
+        }
+        match (opt, ty) {
+            (1, 135) if olen == 8 && sll == 0 => sll = be48(b, p + 2).unwrap_or(0),
+            (2, 136) if olen == 8 && tll == 0 => tll = be48(b, p + 2).unwrap_or(0),
+            _ => {}
+        }
+        p += olen;
+    }
+    key.set(s::ND_TARGET_HI, t_hi);
+    key.set(s::ND_TARGET_LO, t_lo);
+    key.set(s::ARP_SHA, sll);
+    key.set(s::ARP_THA, tll);
+    key.add_flags(flags::ND);
+}
