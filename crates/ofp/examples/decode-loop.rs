@@ -7,7 +7,10 @@ use ofp::text::parse_flow_mod;
 use ofp::Message;
 
 fn main() {
-    let n: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(100_000);
+    let n: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(100_000);
     let fm = parse_flow_mod(
         "priority=100,in_port=1,tcp,nw_dst=10.0.0.0/8,tp_dst=80,actions=set_field:02:00:00:00:00:01->eth_dst,output:2",
     )

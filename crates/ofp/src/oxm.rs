@@ -361,12 +361,21 @@ impl MatchEntry {
     #[inline]
     pub fn decode(r: &mut Reader<'_>, bad_len: ErrorCode) -> Result<MatchEntry> {
         let hdr = r.u32()?;
-        let (class, field, has_mask, len) =
-            ((hdr >> 16) as u16, ((hdr >> 9) & 0x7f) as u8, hdr & 0x100 != 0, (hdr & 0xff) as usize);
-        let body = r.slice(len).map_err(|_| OfpError::new(bad_len, "OXM longer than its container"))?;
+        let (class, field, has_mask, len) = (
+            (hdr >> 16) as u16,
+            ((hdr >> 9) & 0x7f) as u8,
+            hdr & 0x100 != 0,
+            (hdr & 0xff) as usize,
+        );
+        let body = r
+            .slice(len)
+            .map_err(|_| OfpError::new(bad_len, "OXM longer than its container"))?;
         if class != OXM_CLASS_BASIC {
             if class == OXM_CLASS_EXPERIMENTER && len < 4 {
-                return Err(OfpError::new(bad_len, "experimenter OXM without experimenter id"));
+                return Err(OfpError::new(
+                    bad_len,
+                    "experimenter OXM without experimenter id",
+                ));
             }
             return Ok(MatchEntry::Other(OtherOxm {
                 class,
@@ -377,15 +386,26 @@ impl MatchEntry {
         }
         let f = OxmField::from(field);
         let Some(info) = f.info() else {
-            return Err(OfpError::new(ErrorCode::BadMatch(BadMatchCode::BadField), "unknown OXM basic field"));
+            return Err(OfpError::new(
+                ErrorCode::BadMatch(BadMatchCode::BadField),
+                "unknown OXM basic field",
+            ));
         };
         let w = info.width as usize;
         if len != w << has_mask as usize {
             return Err(OfpError::new(bad_len, "OXM length does not fit its field"));
         }
         let value = get_be(&body[..w]);
-        let mask = if has_mask { Some(get_be(&body[w..])) } else { None };
-        Ok(MatchEntry::Basic(Oxm { field: f, value, mask }))
+        let mask = if has_mask {
+            Some(get_be(&body[w..]))
+        } else {
+            None
+        };
+        Ok(MatchEntry::Basic(Oxm {
+            field: f,
+            value,
+            mask,
+        }))
     }
 }
 

@@ -187,10 +187,38 @@ mod tests {
     fn slots_do_not_overlap_within_a_word() {
         use slots::*;
         let all = [
-            IN_PORT, IN_PHY_PORT, METADATA, ETH_DST, ETH_TYPE, ETH_SRC, VLAN_VID, VLAN_PCP, NW_SRC, NW_DST, ARP_OP,
-            IP_PROTO, IP_DSCP, IP_ECN, IPV6_FLABEL, TP_SRC, TP_DST, IPV6_EXTHDR, FLAGS, IPV6_SRC_HI, IPV6_SRC_LO,
-            IPV6_DST_HI, IPV6_DST_LO, ND_TARGET_HI, ND_TARGET_LO, ARP_SHA, TCP_FLAGS, ARP_THA, MPLS_TC, MPLS_BOS,
-            MPLS_LABEL, PBB_ISID,
+            IN_PORT,
+            IN_PHY_PORT,
+            METADATA,
+            ETH_DST,
+            ETH_TYPE,
+            ETH_SRC,
+            VLAN_VID,
+            VLAN_PCP,
+            NW_SRC,
+            NW_DST,
+            ARP_OP,
+            IP_PROTO,
+            IP_DSCP,
+            IP_ECN,
+            IPV6_FLABEL,
+            TP_SRC,
+            TP_DST,
+            IPV6_EXTHDR,
+            FLAGS,
+            IPV6_SRC_HI,
+            IPV6_SRC_LO,
+            IPV6_DST_HI,
+            IPV6_DST_LO,
+            ND_TARGET_HI,
+            ND_TARGET_LO,
+            ARP_SHA,
+            TCP_FLAGS,
+            ARP_THA,
+            MPLS_TC,
+            MPLS_BOS,
+            MPLS_LABEL,
+            PBB_ISID,
         ];
         let mut used = [0u64; KEY_WORDS];
         for s in all {
@@ -210,6 +238,9 @@ mod tests {
         assert_eq!(k.get(slots::VLAN_PCP), 7);
         assert_eq!(k.get(slots::ETH_SRC), 0x0200_0000_0001);
         k.set128(slots::IPV6_SRC_HI, slots::IPV6_SRC_LO, u128::MAX - 5);
-        assert_eq!(k.get128(slots::IPV6_SRC_HI, slots::IPV6_SRC_LO), u128::MAX - 5);
+        assert_eq!(
+            k.get128(slots::IPV6_SRC_HI, slots::IPV6_SRC_LO),
+            u128::MAX - 5
+        );
     }
 }

@@ -96,7 +96,9 @@ pub fn extract(frame: &[u8], in_port: u32, key: &mut FlowKey) -> Offsets {
     key.set(s::IN_PORT, in_port as u64);
     key.set(s::IN_PHY_PORT, in_port as u64);
     let mut off = Offsets::default();
-    let (Some(dst), Some(src)) = (be48(frame, 0), be48(frame, 6)) else { return off };
+    let (Some(dst), Some(src)) = (be48(frame, 0), be48(frame, 6)) else {
+        return off;
+    };
     let mut at = 12;
     let mut ty = match be16(frame, at) {
         Some(t) => t,
@@ -104,8 +106,12 @@ pub fn extract(frame: &[u8], in_port: u32, key: &mut FlowKey) -> Offsets {
     };
     // VLAN tags: the outermost one is the one OpenFlow 1.3 matches.
     while matches!(ty, ethertype::VLAN | ethertype::QINQ | ethertype::QINQ_OLD) {
-        let Some(tci) = be16(frame, at + 2) else { return off };
-        let Some(inner) = be16(frame, at + 4) else { return off };
+        let Some(tci) = be16(frame, at + 2) else {
+            return off;
+        };
+        let Some(inner) = be16(frame, at + 4) else {
+            return off;
+        };
         if off.vlan.is_none() {
             off.vlan = Some(at as u16);
             key.set(s::VLAN_VID, 0x1000 | (tci & 0x0fff) as u64);
@@ -148,13 +154,19 @@ pub fn extract(frame: &[u8], in_port: u32, key: &mut FlowKey) -> Offsets {
 
 fn arp(b: &[u8], at: usize, key: &mut FlowKey, off: &mut Offsets) {
     // Only Ethernet/IPv4 ARP has the fields OpenFlow matches.
-    let Some(body) = b.get(at..at + 28) else { return };
+    let Some(body) = b.get(at..at + 28) else {
+        return;
+    };
     if body[0..6] != [0, 1, 8, 0, 6, 4] {
         return;
     }
-    let (Some(op), Some(sha), Some(spa), Some(tha), Some(tpa)) =
-        (be16(b, at + 6), be48(b, at + 8), be32(b, at + 14), be48(b, at + 18), be32(b, at + 24))
-    else {
+    let (Some(op), Some(sha), Some(spa), Some(tha), Some(tpa)) = (
+        be16(b, at + 6),
+        be48(b, at + 8),
+        be32(b, at + 14),
+        be48(b, at + 18),
+        be32(b, at + 24),
+    ) else {
         return;
     };
     key.set(s::ARP_OP, op as u64);
@@ -179,8 +191,14 @@ fn ipv4(b: &[u8], at: usize, key: &mut FlowKey, off: &mut Offsets) {
     key.set(s::IP_DSCP, (h[1] >> 2) as u64);
     key.set(s::IP_ECN, (h[1] & 3) as u64);
     key.set(s::IP_PROTO, h[9] as u64);
-    key.set(s::NW_SRC, u32::from_be_bytes([h[12], h[13], h[14], h[15]]) as u64);
-    key.set(s::NW_DST, u32::from_be_bytes([h[16], h[17], h[18], h[19]]) as u64);
+    key.set(
+        s::NW_SRC,
+        u32::from_be_bytes([h[12], h[13], h[14], h[15]]) as u64,
+    );
+    key.set(
+        s::NW_DST,
+        u32::from_be_bytes([h[16], h[17], h[18], h[19]]) as u64,
+    );
     key.add_flags(flags::IPV4);
     off.l3 = Some(at as u16);
     let frag = u16::from_be_bytes([h[6], h[7]]);
@@ -207,9 +225,12 @@ fn ipv6(b: &[u8], at: usize, key: &mut FlowKey, off: &mut Offsets) {
     key.set(s::IP_DSCP, (tc >> 2) as u64);
     key.set(s::IP_ECN, (tc & 3) as u64);
     key.set(s::IPV6_FLABEL, (vtcfl & 0x000f_ffff) as u64);
-    let (Some(s_hi), Some(s_lo), Some(d_hi), Some(d_lo)) =
-        (be64(b, at + 8), be64(b, at + 16), be64(b, at + 24), be64(b, at + 32))
-    else {
+    let (Some(s_hi), Some(s_lo), Some(d_hi), Some(d_lo)) = (
+        be64(b, at + 8),
+        be64(b, at + 16),
+        be64(b, at + 24),
+        be64(b, at + 32),
+    ) else {
         return;
     };
     key.set(s::IPV6_SRC_HI, s_hi);
@@ -237,7 +258,10 @@ fn ipv6(b: &[u8], at: usize, key: &mut FlowKey, off: &mut Offsets) {
             ipproto::DSTOPTS => {
                 dest_count += 1;
                 // A second destination-options header belongs after auth/esp.
-                (exthdr::DEST, if dest_count == 1 && rank < 3 { 2 } else { 7 })
+                (
+                    exthdr::DEST,
+                    if dest_count == 1 && rank < 3 { 2 } else { 7 },
+                )
             }
             ipproto::ROUTING => (exthdr::ROUTER, 3),
             ipproto::FRAGMENT => (exthdr::FRAG, 4),
@@ -345,7 +369,9 @@ fn l4(b: &[u8], at: usize, proto: u8, key: &mut FlowKey, off: &mut Offsets) {
 /// Neighbour solicitation (135) / advertisement (136): target and the
 /// source/target link-layer address option.
 fn nd(b: &[u8], at: usize, ty: u8, key: &mut FlowKey) {
-    let (Some(t_hi), Some(t_lo)) = (be64(b, at + 8), be64(b, at + 16)) else { return };
+    let (Some(t_hi), Some(t_lo)) = (be64(b, at + 8), be64(b, at + 16)) else {
+        return;
+    };
     let mut sll = 0;
     let mut tll = 0;
     let mut p = at + 24;
