@@ -15,7 +15,7 @@
 //! the flag of its layer.
 
 /// Number of 64-bit words in a key.
-pub const KEY_WORDS: usize = 16;
+pub const KEY_WORDS: usize = 17;
 
 /// The position of a field in the key: word, lowest bit, width in bits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,6 +86,8 @@ pub mod slots {
     pub const MPLS_BOS: Slot = Slot::new(14, 0, 1);
     pub const MPLS_LABEL: Slot = Slot::new(15, 40, 20);
     pub const PBB_ISID: Slot = Slot::new(15, 0, 24);
+    /// Tunnel id (metadata of a logical port; zero until tunnel ports exist).
+    pub const TUNNEL_ID: Slot = Slot::new(16, 0, 64);
 }
 
 /// Bits of the [`slots::FLAGS`] slot: which layers were parsed whole.
@@ -116,7 +118,7 @@ pub mod flags {
 
 /// A packet's match fields.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
-#[repr(C, align(64))]
+#[repr(C)]
 pub struct FlowKey {
     pub w: [u64; KEY_WORDS],
 }
@@ -219,6 +221,7 @@ mod tests {
             MPLS_BOS,
             MPLS_LABEL,
             PBB_ISID,
+            TUNNEL_ID,
         ];
         let mut used = [0u64; KEY_WORDS];
         for s in all {
