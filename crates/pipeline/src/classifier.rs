@@ -40,7 +40,7 @@ fn mix(h: u64, w: u64) -> u64 {
 
 /// Rules that share one mask.
 #[derive(Clone, Debug)]
-struct Subtable {
+struct Subtable<T> {
     mask: FlowKey,
     /// The key words this mask touches (non-zero mask words).
     words: Box<[u8]>,
@@ -48,6 +48,8 @@ struct Subtable {
     values: Vec<u64>,
     prio: Vec<u16>,
     rule: Vec<RuleId>,
+    /// What the owner stores with each rule (the flow table: its `Arc<Rule>`).
+    data: Vec<Option<T>>,
     /// Next slot in the same hash chain (chains are kept by falling priority).
     next: Vec<u32>,
     free: Vec<u32>,
@@ -79,8 +81,8 @@ impl std::hash::BuildHasher for BuildIdentity {
     }
 }
 
-impl Subtable {
-    fn new(mask: FlowKey) -> Subtable {
+impl<T: Clone> Subtable<T> {
+    fn new(mask: FlowKey) -> Subtable<T> {
         let words: Box<[u8]> = (0..KEY_WORDS as u8)
             .filter(|&i| mask.w[i as usize] != 0)
             .collect();
@@ -90,6 +92,7 @@ impl Subtable {
             values: Vec::new(),
             prio: Vec::new(),
             rule: Vec::new(),
+            data: Vec::new(),
             next: Vec::new(),
             free: Vec::new(),
             index: HashMap::default(),
@@ -126,21 +129,21 @@ impl Subtable {
             .all(|(v, &i)| key.w[i as usize] & self.mask.w[i as usize] == *v)
     }
 
-    /// Best (priority, rule) in this subtable for `key`.
+    /// Best (priority, rule, slot) in this subtable for `key`.
     #[inline]
-    fn lookup(&self, key: &FlowKey) -> Option<(u16, RuleId)> {
+    fn lookup(&self, key: &FlowKey) -> Option<(u16, RuleId, u32)> {
         let h = self.hash_key(key);
         let mut slot = *self.index.get(&h)?;
-        let mut best: Option<(u16, RuleId)> = None;
+        let mut best: Option<(u16, RuleId, u32)> = None;
         while slot != NIL {
             let p = self.prio[slot as usize];
-            if best.is_some_and(|(bp, _)| p < bp) {
+            if best.is_some_and(|(bp, _, _)| p < bp) {
                 break; // chains fall in priority: nothing better follows
             }
             if self.slot_matches(slot, key) {
                 let r = self.rule[slot as usize];
-                if best.is_none_or(|(bp, br)| p > bp || (p == bp && r < br)) {
-                    best = Some((p, r));
+                if best.is_none_or(|(bp, br, _)| p > bp || (p == bp && r < br)) {
+                    best = Some((p, r, slot));
                 }
             }
             slot = self.next[slot as usize];
@@ -148,7 +151,7 @@ impl Subtable {
         best
     }
 
-    fn insert(&mut self, key: &MaskedKey, priority: u16, id: RuleId) {
+    fn insert(&mut self, key: &MaskedKey, priority: u16, id: RuleId, data: T) {
         let n = self.words.len();
         let slot = match self.free.pop() {
             Some(s) => {
@@ -157,6 +160,7 @@ impl Subtable {
                 }
                 self.prio[s as usize] = priority;
                 self.rule[s as usize] = id;
+                self.data[s as usize] = Some(data);
                 s
             }
             None => {
@@ -164,6 +168,7 @@ impl Subtable {
                     .extend(self.words.iter().map(|&i| key.value.w[i as usize]));
                 self.prio.push(priority);
                 self.rule.push(id);
+                self.data.push(Some(data));
                 self.next.push(NIL);
                 (self.rule.len() - 1) as u32
             }
@@ -213,6 +218,7 @@ impl Subtable {
                     self.next[prev as usize] = nxt;
                 }
                 self.rule[at as usize] = NIL;
+                self.data[at as usize] = None;
                 self.next[at as usize] = NIL;
                 self.free.push(at);
                 if let Some(c) = self.prios.get_mut(&priority) {
@@ -231,9 +237,9 @@ impl Subtable {
 }
 
 /// A set of prioritised masked rules with fast lookup. See the module docs.
-#[derive(Clone, Debug, Default)]
-pub struct Classifier {
-    subtables: Vec<Arc<Subtable>>,
+#[derive(Clone, Debug)]
+pub struct Classifier<T = ()> {
+    subtables: Vec<Arc<Subtable<T>>>,
     /// Each subtable's maximum priority, in the same order as `subtables`,
     /// which is kept sorted by it (highest first).
     max_prio: Vec<u16>,
@@ -242,7 +248,18 @@ pub struct Classifier {
     rules: usize,
 }
 
-impl Classifier {
+impl<T: Clone> Default for Classifier<T> {
+    fn default() -> Self {
+        Classifier {
+            subtables: Vec::new(),
+            max_prio: Vec::new(),
+            by_mask: HashMap::new(),
+            rules: 0,
+        }
+    }
+}
+
+impl<T: Clone> Classifier<T> {
     pub fn new() -> Self {
         Classifier::default()
     }
@@ -266,7 +283,7 @@ impl Classifier {
     }
 
     fn reorder(&mut self) {
-        let mut pairs: Vec<(u16, Arc<Subtable>)> = self
+        let mut pairs: Vec<(u16, Arc<Subtable<T>>)> = self
             .subtables
             .drain(..)
             .filter_map(|s| s.max_priority().map(|p| (p, s)))
@@ -282,8 +299,16 @@ impl Classifier {
             .collect();
     }
 
-    /// Adds rule `id`. The caller guarantees ids are unique.
-    pub fn insert(&mut self, id: RuleId, key: &MaskedKey, priority: u16) {
+    /// Adds rule `id` with no data (for classifiers of `()`).
+    pub fn insert(&mut self, id: RuleId, key: &MaskedKey, priority: u16)
+    where
+        T: Default,
+    {
+        self.insert_with(id, key, priority, T::default())
+    }
+
+    /// Adds rule `id` carrying `data`. The caller guarantees ids are unique.
+    pub fn insert_with(&mut self, id: RuleId, key: &MaskedKey, priority: u16, data: T) {
         let i = match self.find(&key.mask) {
             Some(i) => i,
             None => {
@@ -294,7 +319,7 @@ impl Classifier {
             }
         };
         let st = Arc::make_mut(&mut self.subtables[i]);
-        st.insert(key, priority, id);
+        st.insert(key, priority, id, data);
         self.rules += 1;
         if st.max_priority() != Some(self.max_prio[i]) || st.len() == 1 {
             self.reorder();
@@ -326,16 +351,28 @@ impl Classifier {
     /// Like [`Classifier::lookup`], with the rule's priority.
     #[inline]
     pub fn lookup_with_priority(&self, key: &FlowKey) -> Option<(u16, RuleId)> {
-        let mut best: Option<(u16, RuleId)> = None;
-        for (st, &maxp) in self.subtables.iter().zip(self.max_prio.iter()) {
-            if let Some((bp, _)) = best {
+        self.find_best(key).map(|(p, r, _, _)| (p, r))
+    }
+
+    /// The best rule's data.
+    #[inline]
+    pub fn lookup_data(&self, key: &FlowKey) -> Option<&T> {
+        let (_, _, st, slot) = self.find_best(key)?;
+        self.subtables[st].data[slot as usize].as_ref()
+    }
+
+    #[inline]
+    fn find_best(&self, key: &FlowKey) -> Option<(u16, RuleId, usize, u32)> {
+        let mut best: Option<(u16, RuleId, usize, u32)> = None;
+        for (i, (st, &maxp)) in self.subtables.iter().zip(self.max_prio.iter()).enumerate() {
+            if let Some((bp, ..)) = best {
                 if maxp < bp {
                     break;
                 }
             }
-            if let Some((p, r)) = st.lookup(key) {
-                if best.is_none_or(|(bp, br)| p > bp || (p == bp && r < br)) {
-                    best = Some((p, r));
+            if let Some((p, r, slot)) = st.lookup(key) {
+                if best.is_none_or(|(bp, br, ..)| p > bp || (p == bp && r < br)) {
+                    best = Some((p, r, i, slot));
                 }
             }
         }
@@ -350,10 +387,11 @@ impl Classifier {
                 s.values.capacity() * 8
                     + s.prio.capacity() * 2
                     + s.rule.capacity() * 4
+                    + s.data.capacity() * std::mem::size_of::<Option<T>>()
                     + s.next.capacity() * 4
                     + s.free.capacity() * 4
                     + s.index.capacity() * 13
-                    + std::mem::size_of::<Subtable>()
+                    + std::mem::size_of::<Subtable<T>>()
             })
             .sum()
     }

@@ -11,7 +11,13 @@
 //! meters build on these (issue 3, in progress).
 
 pub mod classifier;
+pub mod control;
 pub mod matchkey;
+pub mod rule;
+pub mod table;
+pub mod validate;
 
 pub use classifier::{Classifier, RuleId};
+pub use control::{Config, Pipeline, Removed};
 pub use matchkey::{compile, MaskedKey};
+pub use rule::Rule;

@@ -158,7 +158,7 @@ proptest! {
     #[test]
     fn classifier_agrees_with_linear_scan(ops in proptest::collection::vec(op(), 1..60),
                                           packets in proptest::collection::vec(packet_key(), 1..40)) {
-        let mut c = Classifier::new();
+        let mut c: Classifier = Classifier::new();
         let mut r = Linear::default();
         let mut next_id: RuleId = 0;
         for (step, o) in ops.into_iter().enumerate() {
@@ -186,7 +186,7 @@ proptest! {
     #[test]
     fn snapshots_are_isolated(rules in proptest::collection::vec((rule_match(), 0u16..6), 1..30),
                               packets in proptest::collection::vec(packet_key(), 1..20)) {
-        let mut c = Classifier::new();
+        let mut c: Classifier = Classifier::new();
         for (i, (m, p)) in rules.iter().enumerate() {
             c.insert(i as RuleId, &compile(m).unwrap(), *p);
         }

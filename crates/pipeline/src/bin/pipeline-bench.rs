@@ -232,7 +232,7 @@ fn big(name: &'static str, exact_n: u32, wild: u32) -> Config {
 }
 
 fn build(rules: &[(Match, u16)]) -> Classifier {
-    let mut c = Classifier::new();
+    let mut c: Classifier = Classifier::new();
     for (i, (mm, p)) in rules.iter().enumerate() {
         c.insert(i as RuleId, &compile(mm).expect("valid bench rule"), *p);
     }
@@ -333,7 +333,7 @@ fn main() {
     let rules = big("ingest", 1_000_000, 0).rules;
     let rss0 = rss_bytes();
     let t = Instant::now();
-    let mut cls = Classifier::new();
+    let mut cls: Classifier = Classifier::new();
     let mut compiled = Vec::with_capacity(rules.len());
     for (i, (mm, p)) in rules.iter().enumerate() {
         let k = compile(mm).expect("valid");

@@ -1,0 +1,716 @@
+//! The control plane's copy of the pipeline: every table, group and meter,
+//! and the OpenFlow semantics of FLOW_MOD, GROUP_MOD and METER_MOD applied
+//! to it. Nothing here is seen by workers until [`Pipeline::snapshot`]
+//! publishes it.
+//!
+//! Every mod is checked completely before anything changes, so a refused
+//! mod leaves the pipeline exactly as it was (the spec's "nothing
+//! half-applied").
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use ofp::error::{ErrorCode, FlowModFailedCode, GroupModFailedCode, MeterModFailedCode};
+use ofp::msg::flow::{
+    flow_mod_flags as ff, FlowMod, FlowModCommand, FlowRemoved, FlowRemovedReason,
+};
+use ofp::msg::group::{Bucket, GroupMod, GroupModCommand, GroupType};
+use ofp::msg::meter::{meter_flags, MeterBand, MeterMod, MeterModCommand};
+use ofp::msg::multipart::{AggregateStats, FlowStats, FlowStatsRequest};
+use ofp::port::{group_no, meter_no, port_no, TABLE_ALL};
+use ofp::{Action, OfpError};
+
+use crate::classifier::RuleId;
+use crate::matchkey::{compile, MaskedKey};
+use crate::rule::{Counters, Rule};
+use crate::table::FlowTable;
+use crate::validate::{self, Context};
+
+/// Limits and sizes of a pipeline.
+#[derive(Debug, Clone, Copy)]
+pub struct Config {
+    /// Number of flow tables (1-255).
+    pub n_tables: u8,
+    /// Default capacity of each table.
+    pub max_entries: usize,
+    /// Number of datapath workers (one counter slot each).
+    pub workers: usize,
+    pub max_groups: usize,
+    pub max_meters: usize,
+    pub max_bands: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            n_tables: 254,
+            max_entries: 2_000_000,
+            workers: 1,
+            max_groups: 65_536,
+            max_meters: 65_536,
+            max_bands: 8,
+        }
+    }
+}
+
+/// A group as installed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Group {
+    pub group_id: u32,
+    pub group_type: GroupType,
+    pub buckets: Vec<Bucket>,
+    pub created_ns: u64,
+}
+
+/// A meter as installed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Meter {
+    pub meter_id: u32,
+    pub flags: u16,
+    pub bands: Vec<MeterBand>,
+    pub created_ns: u64,
+}
+
+/// A rule taken out of the pipeline, and why.
+#[derive(Debug, Clone)]
+pub struct Removed {
+    pub rule: Arc<Rule>,
+    pub reason: FlowRemovedReason,
+}
+
+impl Removed {
+    /// Whether the controller asked to hear about it (OFPFF_SEND_FLOW_REM).
+    pub fn notify(&self) -> bool {
+        self.rule.flags & ff::SEND_FLOW_REM != 0
+    }
+
+    /// The FLOW_REMOVED message for it, at time `now_ns`.
+    pub fn message(&self, now_ns: u64) -> FlowRemoved {
+        let r = &self.rule;
+        let t = r.counters.totals();
+        let d = now_ns.saturating_sub(r.created_ns);
+        FlowRemoved {
+            cookie: r.cookie,
+            priority: r.priority,
+            reason: self.reason,
+            table_id: r.table_id,
+            duration_sec: (d / 1_000_000_000) as u32,
+            duration_nsec: (d % 1_000_000_000) as u32,
+            idle_timeout: r.idle_timeout,
+            hard_timeout: r.hard_timeout,
+            packet_count: t.packets,
+            byte_count: t.bytes,
+            match_: r.match_.clone(),
+        }
+    }
+}
+
+fn fm_err(c: FlowModFailedCode, d: &'static str) -> OfpError {
+    OfpError::new(ErrorCode::FlowModFailed(c), d)
+}
+
+/// The control plane's pipeline.
+#[derive(Debug, Clone)]
+pub struct Pipeline {
+    pub config: Config,
+    pub(crate) tables: Vec<FlowTable>,
+    pub(crate) groups: HashMap<u32, Group>,
+    pub(crate) meters: HashMap<u32, Meter>,
+    next_id: RuleId,
+}
+
+impl Pipeline {
+    pub fn new(config: Config) -> Pipeline {
+        let n = config.n_tables.clamp(1, 255);
+        Pipeline {
+            config: Config {
+                n_tables: n,
+                ..config
+            },
+            tables: (0..n)
+                .map(|i| FlowTable::new(i, config.max_entries))
+                .collect(),
+            groups: HashMap::new(),
+            meters: HashMap::new(),
+            next_id: 0,
+        }
+    }
+
+    /// The tables.
+    pub fn tables(&self) -> &[FlowTable] {
+        &self.tables
+    }
+
+    /// Mutable access to a table's settings (capacity).
+    pub fn table_mut(&mut self, id: u8) -> Option<&mut FlowTable> {
+        self.tables.get_mut(id as usize)
+    }
+
+    pub fn groups(&self) -> &HashMap<u32, Group> {
+        &self.groups
+    }
+
+    pub fn meters(&self) -> &HashMap<u32, Meter> {
+        &self.meters
+    }
+
+    fn context(&self) -> Context<'_, Group, Meter> {
+        Context {
+            n_tables: self.config.n_tables,
+            groups: &self.groups,
+            meters: &self.meters,
+        }
+    }
+
+    fn table_ids(&self, table_id: u8) -> std::ops::Range<usize> {
+        if table_id == TABLE_ALL {
+            0..self.tables.len()
+        } else {
+            table_id as usize..table_id as usize + 1
+        }
+    }
+
+    /// Applies a FLOW_MOD at time `now_ns`. Returns the rules it removed
+    /// (DELETE), for FLOW_REMOVED messages.
+    pub fn flow_mod(&mut self, fm: &FlowMod, now_ns: u64) -> Result<Vec<Removed>, OfpError> {
+        if fm.flags & !ff::ALL != 0 {
+            return Err(fm_err(
+                FlowModFailedCode::BadFlags,
+                "unknown flow-mod flags",
+            ));
+        }
+        let is_delete = matches!(
+            fm.command,
+            FlowModCommand::Delete | FlowModCommand::DeleteStrict
+        );
+        let table_ok =
+            (fm.table_id as usize) < self.tables.len() || (is_delete && fm.table_id == TABLE_ALL);
+        if !table_ok {
+            return Err(fm_err(FlowModFailedCode::BadTableId, "no such table"));
+        }
+        let key = compile(&fm.match_)?;
+        match fm.command {
+            FlowModCommand::Add => self.add(fm, key, now_ns).map(|_| Vec::new()),
+            FlowModCommand::Modify | FlowModCommand::ModifyStrict => {
+                validate::instructions(fm.table_id, &fm.instructions, &fm.match_, &self.context())?;
+                let strict = fm.command == FlowModCommand::ModifyStrict;
+                let table = &mut self.tables[fm.table_id as usize];
+                let targets: Vec<Arc<Rule>> = if strict {
+                    table
+                        .get_exact(&key, fm.priority)
+                        .filter(|r| r.cookie_matches(fm.cookie, fm.cookie_mask))
+                        .cloned()
+                        .into_iter()
+                        .collect()
+                } else {
+                    table
+                        .rules()
+                        .filter(|r| {
+                            r.key.is_subset_of(&key) && r.cookie_matches(fm.cookie, fm.cookie_mask)
+                        })
+                        .cloned()
+                        .collect()
+                };
+                let workers = self.config.workers;
+                let table = &mut self.tables[fm.table_id as usize];
+                for old in targets {
+                    let counters = if fm.flags & ff::RESET_COUNTS != 0 {
+                        Arc::new(Counters::new(workers))
+                    } else {
+                        old.counters.clone()
+                    };
+                    table.replace(Arc::new(Rule {
+                        instructions: fm.instructions.clone(),
+                        counters,
+                        ..clone_rule(&old)
+                    }));
+                }
+                Ok(Vec::new())
+            }
+            FlowModCommand::Delete | FlowModCommand::DeleteStrict => {
+                let strict = fm.command == FlowModCommand::DeleteStrict;
+                let mut removed = Vec::new();
+                for t in self.table_ids(fm.table_id) {
+                    let table = &mut self.tables[t];
+                    let selected = |r: &Rule| {
+                        r.cookie_matches(fm.cookie, fm.cookie_mask)
+                            && (fm.out_port == port_no::ANY || r.outputs_to(fm.out_port))
+                            && (fm.out_group == group_no::ANY || r.uses_group(fm.out_group))
+                    };
+                    let ids: Vec<RuleId> = if strict {
+                        table
+                            .get_exact(&key, fm.priority)
+                            .filter(|r| selected(r))
+                            .map(|r| r.id)
+                            .into_iter()
+                            .collect()
+                    } else {
+                        table
+                            .rules()
+                            .filter(|r| r.key.is_subset_of(&key) && selected(r))
+                            .map(|r| r.id)
+                            .collect()
+                    };
+                    for id in ids {
+                        if let Some(rule) = table.remove(id) {
+                            removed.push(Removed {
+                                rule,
+                                reason: FlowRemovedReason::Delete,
+                            });
+                        }
+                    }
+                }
+                Ok(removed)
+            }
+            FlowModCommand::Unknown(_) => Err(fm_err(
+                FlowModFailedCode::BadCommand,
+                "unknown flow-mod command",
+            )),
+        }
+    }
+
+    fn add(&mut self, fm: &FlowMod, key: MaskedKey, now_ns: u64) -> Result<(), OfpError> {
+        validate::instructions(fm.table_id, &fm.instructions, &fm.match_, &self.context())?;
+        let workers = self.config.workers;
+        let table = &mut self.tables[fm.table_id as usize];
+        let existing = table.get_exact(&key, fm.priority).cloned();
+        if fm.flags & ff::CHECK_OVERLAP != 0 {
+            let clash = table
+                .rules()
+                .any(|r| r.priority == fm.priority && r.key != key && r.key.overlaps(&key));
+            if clash {
+                return Err(fm_err(
+                    FlowModFailedCode::Overlap,
+                    "overlaps a rule of the same priority",
+                ));
+            }
+        }
+        if existing.is_none() && table.len() >= table.max_entries {
+            return Err(fm_err(FlowModFailedCode::TableFull, "table is full"));
+        }
+        // An identical entry is replaced; its counters are kept unless asked.
+        let (id, counters) = match &existing {
+            Some(old) if fm.flags & ff::RESET_COUNTS == 0 => (old.id, old.counters.clone()),
+            Some(old) => (old.id, Arc::new(Counters::new(workers))),
+            None => {
+                self.next_id = self.next_id.wrapping_add(1);
+                (self.next_id, Arc::new(Counters::new(workers)))
+            }
+        };
+        let rule = Arc::new(Rule {
+            id,
+            table_id: fm.table_id,
+            priority: fm.priority,
+            key,
+            match_: fm.match_.clone(),
+            instructions: fm.instructions.clone(),
+            cookie: fm.cookie,
+            idle_timeout: fm.idle_timeout,
+            hard_timeout: fm.hard_timeout,
+            flags: fm.flags,
+            created_ns: now_ns,
+            counters,
+        });
+        let table = &mut self.tables[fm.table_id as usize];
+        if existing.is_some() {
+            table.replace(rule);
+        } else {
+            table.insert(rule);
+        }
+        Ok(())
+    }
+
+    /// Removes rules whose idle or hard timeout passed by `now_ns`.
+    pub fn expire(&mut self, now_ns: u64) -> Vec<Removed> {
+        let mut out = Vec::new();
+        for table in &mut self.tables {
+            let due: Vec<(RuleId, FlowRemovedReason)> = table
+                .rules()
+                .filter_map(|r| {
+                    let secs = |s: u16| s as u64 * 1_000_000_000;
+                    if r.hard_timeout != 0 && now_ns >= r.created_ns + secs(r.hard_timeout) {
+                        return Some((r.id, FlowRemovedReason::HardTimeout));
+                    }
+                    if r.idle_timeout != 0 {
+                        let last = r.counters.totals().last_hit_ns.max(r.created_ns);
+                        if now_ns >= last + secs(r.idle_timeout) {
+                            return Some((r.id, FlowRemovedReason::IdleTimeout));
+                        }
+                    }
+                    None
+                })
+                .collect();
+            for (id, reason) in due {
+                if let Some(rule) = table.remove(id) {
+                    out.push(Removed { rule, reason });
+                }
+            }
+        }
+        out
+    }
+
+    fn selected_rules<'a>(
+        &'a self,
+        req: &'a FlowStatsRequest,
+    ) -> Result<Vec<&'a Arc<Rule>>, OfpError> {
+        if req.table_id != TABLE_ALL && req.table_id as usize >= self.tables.len() {
+            return Err(OfpError::new(
+                ErrorCode::BadRequest(ofp::error::BadRequestCode::BadTableId),
+                "no such table",
+            ));
+        }
+        let key = compile(&req.match_)?;
+        Ok(self
+            .table_ids(req.table_id)
+            .flat_map(|t| self.tables[t].rules())
+            .filter(|r| {
+                r.key.is_subset_of(&key)
+                    && r.cookie_matches(req.cookie, req.cookie_mask)
+                    && (req.out_port == port_no::ANY || r.outputs_to(req.out_port))
+                    && (req.out_group == group_no::ANY || r.uses_group(req.out_group))
+            })
+            .collect())
+    }
+
+    /// Answers a flow stats request (rules sorted by table, then priority).
+    pub fn flow_stats(
+        &self,
+        req: &FlowStatsRequest,
+        now_ns: u64,
+    ) -> Result<Vec<FlowStats>, OfpError> {
+        let mut rules = self.selected_rules(req)?;
+        rules.sort_by_key(|r| (r.table_id, std::cmp::Reverse(r.priority), r.id));
+        Ok(rules
+            .into_iter()
+            .map(|r| {
+                let t = r.counters.totals();
+                let d = now_ns.saturating_sub(r.created_ns);
+                FlowStats {
+                    table_id: r.table_id,
+                    duration_sec: (d / 1_000_000_000) as u32,
+                    duration_nsec: (d % 1_000_000_000) as u32,
+                    priority: r.priority,
+                    idle_timeout: r.idle_timeout,
+                    hard_timeout: r.hard_timeout,
+                    flags: r.flags,
+                    cookie: r.cookie,
+                    packet_count: t.packets,
+                    byte_count: t.bytes,
+                    match_: r.match_.clone(),
+                    instructions: r.instructions.clone(),
+                }
+            })
+            .collect())
+    }
+
+    /// Answers an aggregate stats request.
+    pub fn aggregate(&self, req: &FlowStatsRequest) -> Result<AggregateStats, OfpError> {
+        Ok(self
+            .selected_rules(req)?
+            .into_iter()
+            .fold(AggregateStats::default(), |a, r| {
+                let t = r.counters.totals();
+                AggregateStats {
+                    packet_count: a.packet_count + t.packets,
+                    byte_count: a.byte_count + t.bytes,
+                    flow_count: a.flow_count + 1,
+                }
+            }))
+    }
+
+    /// Applies a GROUP_MOD. Deleting a group removes the rules that use it.
+    pub fn group_mod(&mut self, gm: &GroupMod, now_ns: u64) -> Result<Vec<Removed>, OfpError> {
+        let e =
+            |c: GroupModFailedCode, d: &'static str| OfpError::new(ErrorCode::GroupModFailed(c), d);
+        match gm.command {
+            GroupModCommand::Add | GroupModCommand::Modify => {
+                let add = gm.command == GroupModCommand::Add;
+                if gm.group_id > group_no::MAX {
+                    return Err(e(GroupModFailedCode::InvalidGroup, "reserved group id"));
+                }
+                match (add, self.groups.contains_key(&gm.group_id)) {
+                    (true, true) => return Err(e(GroupModFailedCode::GroupExists, "group exists")),
+                    (false, false) => {
+                        return Err(e(GroupModFailedCode::UnknownGroup, "no such group"))
+                    }
+                    _ => {}
+                }
+                if add && self.groups.len() >= self.config.max_groups {
+                    return Err(e(GroupModFailedCode::OutOfGroups, "group table full"));
+                }
+                self.check_buckets(gm)?;
+                self.groups.insert(
+                    gm.group_id,
+                    Group {
+                        group_id: gm.group_id,
+                        group_type: gm.group_type,
+                        buckets: gm.buckets.clone(),
+                        created_ns: now_ns,
+                    },
+                );
+                Ok(Vec::new())
+            }
+            GroupModCommand::Delete => {
+                let ids: Vec<u32> = if gm.group_id == group_no::ALL {
+                    self.groups.keys().copied().collect()
+                } else {
+                    self.groups
+                        .contains_key(&gm.group_id)
+                        .then_some(gm.group_id)
+                        .into_iter()
+                        .collect()
+                };
+                // Deleting a group other groups still forward to would break them.
+                for id in &ids {
+                    let chained = self.groups.values().any(|g| {
+                        !ids.contains(&g.group_id)
+                            && g.buckets
+                                .iter()
+                                .any(|b| b.actions.contains(&Action::Group(*id)))
+                    });
+                    if chained {
+                        return Err(e(
+                            GroupModFailedCode::ChainedGroup,
+                            "another group forwards to this group",
+                        ));
+                    }
+                }
+                let mut removed = Vec::new();
+                for id in ids {
+                    self.groups.remove(&id);
+                    removed.extend(
+                        self.remove_rules_where(
+                            |r| r.uses_group(id),
+                            FlowRemovedReason::GroupDelete,
+                        ),
+                    );
+                }
+                Ok(removed)
+            }
+            GroupModCommand::Unknown(_) => Err(e(
+                GroupModFailedCode::BadCommand,
+                "unknown group-mod command",
+            )),
+        }
+    }
+
+    fn check_buckets(&self, gm: &GroupMod) -> Result<(), OfpError> {
+        let e =
+            |c: GroupModFailedCode, d: &'static str| OfpError::new(ErrorCode::GroupModFailed(c), d);
+        match gm.group_type {
+            GroupType::Unknown(_) => {
+                return Err(e(GroupModFailedCode::BadType, "unknown group type"))
+            }
+            GroupType::Indirect if gm.buckets.len() != 1 => {
+                return Err(e(
+                    GroupModFailedCode::BadBucket,
+                    "an indirect group has exactly one bucket",
+                ))
+            }
+            _ => {}
+        }
+        for b in &gm.buckets {
+            if gm.group_type != GroupType::Select && b.weight != 0 {
+                return Err(e(
+                    GroupModFailedCode::WeightUnsupported,
+                    "weights are for select groups",
+                ));
+            }
+            if gm.group_type == GroupType::FastFailover
+                && b.watch_port == port_no::ANY
+                && b.watch_group == group_no::ANY
+            {
+                return Err(e(
+                    GroupModFailedCode::BadWatch,
+                    "a fast-failover bucket needs a watch port or group",
+                ));
+            }
+            if gm.group_type == GroupType::FastFailover
+                && b.watch_group != group_no::ANY
+                && !self.groups.contains_key(&b.watch_group)
+                && b.watch_group != gm.group_id
+            {
+                return Err(e(
+                    GroupModFailedCode::BadWatch,
+                    "watched group does not exist",
+                ));
+            }
+            validate::actions(
+                &b.actions,
+                None,
+                &Context {
+                    n_tables: self.config.n_tables,
+                    groups: &self.groups,
+                    meters: &self.meters,
+                },
+            )
+            .or_else(|err| match err.code {
+                // A bucket may name the group being added (that is a loop, reported below).
+                ErrorCode::BadAction(ofp::error::BadActionCode::BadOutGroup)
+                    if b.actions.contains(&Action::Group(gm.group_id)) =>
+                {
+                    Ok(())
+                }
+                _ => Err(err),
+            })?;
+        }
+        // Loop detection: following group actions from this group must never come back.
+        let next = |g: u32| -> Vec<u32> {
+            let buckets = if g == gm.group_id {
+                &gm.buckets
+            } else {
+                match self.groups.get(&g) {
+                    Some(x) => &x.buckets,
+                    None => return Vec::new(),
+                }
+            };
+            buckets
+                .iter()
+                .flat_map(|b| b.actions.iter())
+                .filter_map(|a| match a {
+                    Action::Group(x) => Some(*x),
+                    _ => None,
+                })
+                .collect()
+        };
+        let mut stack = next(gm.group_id);
+        let mut seen = std::collections::HashSet::new();
+        while let Some(g) = stack.pop() {
+            if g == gm.group_id {
+                return Err(e(GroupModFailedCode::Loop, "group chain loops back"));
+            }
+            if seen.insert(g) {
+                stack.extend(next(g));
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies a METER_MOD. Deleting a meter removes the rules that use it.
+    pub fn meter_mod(&mut self, mm: &MeterMod, now_ns: u64) -> Result<Vec<Removed>, OfpError> {
+        let e =
+            |c: MeterModFailedCode, d: &'static str| OfpError::new(ErrorCode::MeterModFailed(c), d);
+        match mm.command {
+            MeterModCommand::Add | MeterModCommand::Modify => {
+                let add = mm.command == MeterModCommand::Add;
+                if mm.meter_id == 0 || mm.meter_id > meter_no::MAX {
+                    return Err(e(MeterModFailedCode::InvalidMeter, "meter id out of range"));
+                }
+                match (add, self.meters.contains_key(&mm.meter_id)) {
+                    (true, true) => return Err(e(MeterModFailedCode::MeterExists, "meter exists")),
+                    (false, false) => {
+                        return Err(e(MeterModFailedCode::UnknownMeter, "no such meter"))
+                    }
+                    _ => {}
+                }
+                let unit = mm.flags & (meter_flags::KBPS | meter_flags::PKTPS);
+                let known = meter_flags::KBPS
+                    | meter_flags::PKTPS
+                    | meter_flags::BURST
+                    | meter_flags::STATS;
+                if unit == (meter_flags::KBPS | meter_flags::PKTPS) || mm.flags & !known != 0 {
+                    return Err(e(MeterModFailedCode::BadFlags, "meter flags"));
+                }
+                if add && self.meters.len() >= self.config.max_meters {
+                    return Err(e(MeterModFailedCode::OutOfMeters, "meter table full"));
+                }
+                if mm.bands.len() > self.config.max_bands {
+                    return Err(e(MeterModFailedCode::OutOfBands, "too many bands"));
+                }
+                for b in &mm.bands {
+                    match b {
+                        MeterBand::Experimenter { .. } => {
+                            return Err(e(
+                                MeterModFailedCode::BadBand,
+                                "no experimenter bands known",
+                            ))
+                        }
+                        _ if b.rate() == 0 => {
+                            return Err(e(MeterModFailedCode::BadRate, "band rate is zero"))
+                        }
+                        MeterBand::DscpRemark { prec_level, .. }
+                            if *prec_level == 0 || *prec_level > 63 =>
+                        {
+                            return Err(e(
+                                MeterModFailedCode::BadBandValue,
+                                "prec_level out of range",
+                            ))
+                        }
+                        _ => {}
+                    }
+                }
+                self.meters.insert(
+                    mm.meter_id,
+                    Meter {
+                        meter_id: mm.meter_id,
+                        flags: mm.flags,
+                        bands: mm.bands.clone(),
+                        created_ns: now_ns,
+                    },
+                );
+                Ok(Vec::new())
+            }
+            MeterModCommand::Delete => {
+                let ids: Vec<u32> = if mm.meter_id == meter_no::ALL {
+                    self.meters.keys().copied().collect()
+                } else {
+                    self.meters
+                        .contains_key(&mm.meter_id)
+                        .then_some(mm.meter_id)
+                        .into_iter()
+                        .collect()
+                };
+                let mut removed = Vec::new();
+                for id in ids {
+                    self.meters.remove(&id);
+                    removed.extend(
+                        self.remove_rules_where(
+                            |r| r.meter() == Some(id),
+                            FlowRemovedReason::Delete,
+                        ),
+                    );
+                }
+                Ok(removed)
+            }
+            MeterModCommand::Unknown(_) => Err(e(
+                MeterModFailedCode::BadCommand,
+                "unknown meter-mod command",
+            )),
+        }
+    }
+
+    fn remove_rules_where(
+        &mut self,
+        f: impl Fn(&Rule) -> bool,
+        reason: FlowRemovedReason,
+    ) -> Vec<Removed> {
+        let mut out = Vec::new();
+        for table in &mut self.tables {
+            let ids: Vec<RuleId> = table.rules().filter(|r| f(r)).map(|r| r.id).collect();
+            for id in ids {
+                if let Some(rule) = table.remove(id) {
+                    out.push(Removed { rule, reason });
+                }
+            }
+        }
+        out
+    }
+}
+
+/// A copy of a rule's fields (counters shared), for building a new version.
+fn clone_rule(r: &Rule) -> Rule {
+    Rule {
+        id: r.id,
+        table_id: r.table_id,
+        priority: r.priority,
+        key: r.key,
+        match_: r.match_.clone(),
+        instructions: r.instructions.clone(),
+        cookie: r.cookie,
+        idle_timeout: r.idle_timeout,
+        hard_timeout: r.hard_timeout,
+        flags: r.flags,
+        created_ns: r.created_ns,
+        counters: r.counters.clone(),
+    }
+}

@@ -1,0 +1,127 @@
+//! An installed flow entry and its counters.
+//!
+//! A [`Rule`] is immutable once published (workers hold it through `Arc`);
+//! a MODIFY makes a new `Rule` that shares the old one's [`Counters`] unless
+//! the flow-mod asked to reset them.
+//!
+//! Counters are per worker: each worker writes only its own cache-padded
+//! slot (plain relaxed loads and stores, no read-modify-write across cores),
+//! and the control plane sums the slots when a controller asks. This is the
+//! DESIGN's rule against shared counters on the fast path.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+
+use ofp::{Instruction, Match};
+
+use crate::classifier::RuleId;
+use crate::matchkey::MaskedKey;
+
+/// One worker's counters for one rule, alone on its cache line.
+#[derive(Debug, Default)]
+#[repr(align(64))]
+pub struct CounterSlot {
+    packets: AtomicU64,
+    bytes: AtomicU64,
+    last_hit_ns: AtomicU64,
+}
+
+/// Per-worker packet/byte counters and last-hit time of a rule.
+#[derive(Debug)]
+pub struct Counters {
+    slots: Box<[CounterSlot]>,
+}
+
+/// Counter totals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Totals {
+    pub packets: u64,
+    pub bytes: u64,
+    /// 0 if never hit.
+    pub last_hit_ns: u64,
+}
+
+impl Counters {
+    /// Counters for `workers` workers (at least one).
+    pub fn new(workers: usize) -> Counters {
+        Counters {
+            slots: (0..workers.max(1))
+                .map(|_| CounterSlot::default())
+                .collect(),
+        }
+    }
+
+    /// Records a hit by `worker` (only that worker may call this for its slot).
+    #[inline]
+    pub fn hit(&self, worker: usize, bytes: u64, now_ns: u64) {
+        if let Some(s) = self.slots.get(worker) {
+            s.packets.store(s.packets.load(Relaxed) + 1, Relaxed);
+            s.bytes.store(s.bytes.load(Relaxed) + bytes, Relaxed);
+            s.last_hit_ns.store(now_ns, Relaxed);
+        }
+    }
+
+    /// Sums every worker's slot.
+    pub fn totals(&self) -> Totals {
+        self.slots.iter().fold(Totals::default(), |t, s| Totals {
+            packets: t.packets + s.packets.load(Relaxed),
+            bytes: t.bytes + s.bytes.load(Relaxed),
+            last_hit_ns: t.last_hit_ns.max(s.last_hit_ns.load(Relaxed)),
+        })
+    }
+}
+
+/// An installed flow entry.
+#[derive(Debug)]
+pub struct Rule {
+    pub id: RuleId,
+    pub table_id: u8,
+    pub priority: u16,
+    /// The compiled match.
+    pub key: MaskedKey,
+    /// The match as the controller sent it (for stats and FLOW_REMOVED).
+    pub match_: Match,
+    pub instructions: Vec<Instruction>,
+    pub cookie: u64,
+    pub idle_timeout: u16,
+    pub hard_timeout: u16,
+    pub flags: u16,
+    /// When the entry was added (MODIFY keeps it), ns on the caller's clock.
+    pub created_ns: u64,
+    pub counters: Arc<Counters>,
+}
+
+impl Rule {
+    /// Whether the rule's instructions output to `port` (for out_port filters).
+    pub fn outputs_to(&self, port: u32) -> bool {
+        self.actions()
+            .any(|a| matches!(a, ofp::Action::Output { port: p, .. } if *p == port))
+    }
+
+    /// Whether the rule's instructions send to `group` (for out_group filters).
+    pub fn uses_group(&self, group: u32) -> bool {
+        self.actions()
+            .any(|a| matches!(a, ofp::Action::Group(g) if *g == group))
+    }
+
+    /// The meter the rule uses, if any.
+    pub fn meter(&self) -> Option<u32> {
+        self.instructions.iter().find_map(|i| match i {
+            Instruction::Meter(m) => Some(*m),
+            _ => None,
+        })
+    }
+
+    /// Every action in apply-actions and write-actions instructions.
+    pub fn actions(&self) -> impl Iterator<Item = &ofp::Action> {
+        self.instructions.iter().flat_map(|i| match i {
+            Instruction::ApplyActions(a) | Instruction::WriteActions(a) => a.as_slice(),
+            _ => &[],
+        })
+    }
+
+    /// Whether `cookie`/`mask` (from a flow-mod or stats request) selects this rule.
+    pub fn cookie_matches(&self, cookie: u64, mask: u64) -> bool {
+        self.cookie & mask == cookie & mask
+    }
+}
