@@ -14,14 +14,16 @@ use ofp::error::{ErrorCode, FlowModFailedCode, GroupModFailedCode, MeterModFaile
 use ofp::msg::flow::{
     flow_mod_flags as ff, FlowMod, FlowModCommand, FlowRemoved, FlowRemovedReason,
 };
-use ofp::msg::group::{Bucket, GroupMod, GroupModCommand, GroupType};
+use ofp::msg::group::{GroupMod, GroupModCommand, GroupType};
 use ofp::msg::meter::{meter_flags, MeterBand, MeterMod, MeterModCommand};
 use ofp::msg::multipart::{AggregateStats, FlowStats, FlowStatsRequest};
 use ofp::port::{group_no, meter_no, port_no, TABLE_ALL};
 use ofp::{Action, OfpError};
 
 use crate::classifier::RuleId;
+use crate::exec::{GroupRt, PortState, Snapshot};
 use crate::matchkey::{compile, MaskedKey};
+use crate::meter::MeterState;
 use crate::rule::{Counters, Rule};
 use crate::table::FlowTable;
 use crate::validate::{self, Context};
@@ -53,22 +55,20 @@ impl Default for Config {
     }
 }
 
-/// A group as installed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A group as installed, with its run-time form (and counters).
+#[derive(Debug, Clone)]
 pub struct Group {
     pub group_id: u32,
-    pub group_type: GroupType,
-    pub buckets: Vec<Bucket>,
     pub created_ns: u64,
+    pub rt: Arc<GroupRt>,
 }
 
-/// A meter as installed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A meter as installed, with its run-time state (buckets and counters).
+#[derive(Debug, Clone)]
 pub struct Meter {
     pub meter_id: u32,
-    pub flags: u16,
-    pub bands: Vec<MeterBand>,
     pub created_ns: u64,
+    pub state: Arc<MeterState>,
 }
 
 /// A rule taken out of the pipeline, and why.
@@ -117,6 +117,11 @@ pub struct Pipeline {
     pub(crate) groups: HashMap<u32, Group>,
     pub(crate) meters: HashMap<u32, Meter>,
     next_id: RuleId,
+    table_counters: Arc<Vec<Counters>>,
+    ports: Vec<PortState>,
+    /// OFPC_INVALID_TTL_TO_CONTROLLER (set by SET_CONFIG).
+    pub invalid_ttl_to_controller: bool,
+    version: u64,
 }
 
 impl Pipeline {
@@ -133,7 +138,61 @@ impl Pipeline {
             groups: HashMap::new(),
             meters: HashMap::new(),
             next_id: 0,
+            table_counters: Arc::new((0..n).map(|_| Counters::new(config.workers)).collect()),
+            ports: Vec::new(),
+            invalid_ttl_to_controller: false,
+            version: 0,
         }
+    }
+
+    /// Adds or updates a port (liveness and flood/forward settings).
+    pub fn set_port(&mut self, p: PortState) {
+        match self.ports.iter_mut().find(|x| x.port_no == p.port_no) {
+            Some(x) => *x = p,
+            None => {
+                self.ports.push(p);
+                self.ports.sort_by_key(|x| x.port_no);
+            }
+        }
+    }
+
+    /// Removes a port.
+    pub fn remove_port(&mut self, port_no: u32) {
+        self.ports.retain(|p| p.port_no != port_no);
+    }
+
+    /// The ports.
+    pub fn ports(&self) -> &[PortState] {
+        &self.ports
+    }
+
+    /// Per-table lookup (`packets`) and matched (`bytes`) counters.
+    pub fn table_counters(&self) -> &[Counters] {
+        &self.table_counters
+    }
+
+    /// Publishes the current state as a new immutable version. Cost: one
+    /// `Arc` clone per subtable, group and meter (copy-on-write), no rule is
+    /// copied.
+    pub fn snapshot(&mut self) -> Arc<Snapshot> {
+        self.version += 1;
+        Arc::new(Snapshot {
+            version: self.version,
+            tables: self.tables.iter().map(|t| t.cls.clone()).collect(),
+            table_counters: self.table_counters.clone(),
+            groups: self
+                .groups
+                .iter()
+                .map(|(k, g)| (*k, g.rt.clone()))
+                .collect(),
+            meters: self
+                .meters
+                .iter()
+                .map(|(k, m)| (*k, m.state.clone()))
+                .collect(),
+            ports: self.ports.clone(),
+            invalid_ttl_to_controller: self.invalid_ttl_to_controller,
+        })
     }
 
     /// The tables.
@@ -439,13 +498,29 @@ impl Pipeline {
                     return Err(e(GroupModFailedCode::OutOfGroups, "group table full"));
                 }
                 self.check_buckets(gm)?;
+                let workers = self.config.workers;
+                // MODIFY keeps the group's counters and age; buckets start afresh.
+                let (counters, created_ns) = match self.groups.get(&gm.group_id) {
+                    Some(old) => (old.rt.counters.clone(), old.created_ns),
+                    None => (Arc::new(Counters::new(workers)), now_ns),
+                };
+                let rt = GroupRt {
+                    group_type: gm.group_type,
+                    buckets: gm.buckets.clone(),
+                    counters,
+                    bucket_counters: gm
+                        .buckets
+                        .iter()
+                        .map(|_| Arc::new(Counters::new(workers)))
+                        .collect(),
+                    total_weight: gm.buckets.iter().map(|b| b.weight as u32).sum(),
+                };
                 self.groups.insert(
                     gm.group_id,
                     Group {
                         group_id: gm.group_id,
-                        group_type: gm.group_type,
-                        buckets: gm.buckets.clone(),
-                        created_ns: now_ns,
+                        created_ns,
+                        rt: Arc::new(rt),
                     },
                 );
                 Ok(Vec::new())
@@ -464,7 +539,8 @@ impl Pipeline {
                 for id in &ids {
                     let chained = self.groups.values().any(|g| {
                         !ids.contains(&g.group_id)
-                            && g.buckets
+                            && g.rt
+                                .buckets
                                 .iter()
                                 .any(|b| b.actions.contains(&Action::Group(*id)))
                     });
@@ -560,7 +636,7 @@ impl Pipeline {
                 &gm.buckets
             } else {
                 match self.groups.get(&g) {
-                    Some(x) => &x.buckets,
+                    Some(x) => &x.rt.buckets,
                     None => return Vec::new(),
                 }
             };
@@ -639,13 +715,13 @@ impl Pipeline {
                         _ => {}
                     }
                 }
+                let state = Arc::new(MeterState::new(mm.meter_id, mm.flags, &mm.bands));
                 self.meters.insert(
                     mm.meter_id,
                     Meter {
                         meter_id: mm.meter_id,
-                        flags: mm.flags,
-                        bands: mm.bands.clone(),
                         created_ns: now_ns,
+                        state,
                     },
                 );
                 Ok(Vec::new())

@@ -7,17 +7,25 @@
 //! * [`classifier`] finds the highest-priority rule for a flow key
 //!   (tuple-space search over the installed masks, copy-on-write publishing).
 //!
-//! Flow tables with OpenFlow semantics, instructions, actions, groups and
-//! meters build on these (issue 3, in progress).
+//! * [`control`] is the control plane's copy: tables, groups and meters with
+//!   the OpenFlow semantics of FLOW_MOD, GROUP_MOD and METER_MOD; it
+//!   publishes immutable [`Snapshot`]s.
+//! * [`exec`] runs packets through a snapshot ([`Worker::process`]):
+//!   instructions, the action set, groups, meters; [`edit`] changes headers
+//!   in place with incremental checksums; [`meter`] holds the token buckets.
 
 pub mod classifier;
 pub mod control;
+pub mod edit;
+pub mod exec;
 pub mod matchkey;
+pub mod meter;
 pub mod rule;
 pub mod table;
 pub mod validate;
 
 pub use classifier::{Classifier, RuleId};
 pub use control::{Config, Pipeline, Removed};
+pub use exec::{Output, PortState, Snapshot, ToController, Worker};
 pub use matchkey::{compile, MaskedKey};
 pub use rule::Rule;

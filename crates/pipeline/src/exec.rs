@@ -1,0 +1,648 @@
+//! What happens to a packet: the published [`Snapshot`] of the pipeline and
+//! a [`Worker`] that runs packets through it.
+//!
+//! For each packet: extract the flow key, look it up in table 0, run the
+//! rule's instructions in the spec's order (meter, apply-actions,
+//! clear-actions, write-actions, write-metadata, goto-table), repeat for
+//! each goto, then execute the action set in the spec's order (5.10: copy
+//! TTL in, pop, push-MPLS, push-PBB, push-VLAN, copy TTL out, decrement TTL,
+//! set, qos, group or output). Headers are edited in place with incremental
+//! checksums; the key is re-extracted only when the next lookup needs it.
+//!
+//! Outputs are collected in the worker's reusable list; an output made
+//! before the packet is modified again gets its own copy of the bytes, an
+//! output of the final packet shares the caller's buffer (no copy in the
+//! common case). Reserved ports are resolved here (IN_PORT, ALL, FLOOD
+//! against the port table); CONTROLLER, LOCAL and NORMAL are returned as
+//! such for the datapath and the agent.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use ofp::msg::flow::PacketInReason;
+use ofp::msg::group::GroupType;
+use ofp::oxm::{MatchEntry, Oxm, OxmField};
+use ofp::port::port_no;
+use ofp::{Action, Instruction};
+use packet::{extract, slots as s, FlowKey, Offsets};
+
+use crate::classifier::Classifier;
+use crate::edit::{self, Ttl};
+use crate::meter::{MeterState, Verdict};
+use crate::rule::{Counters, Rule};
+
+/// A port as the pipeline sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PortState {
+    pub port_no: u32,
+    /// Link up and not administratively down.
+    pub live: bool,
+    /// OFPPC_NO_FLOOD: left out of FLOOD.
+    pub no_flood: bool,
+    /// OFPPC_NO_FWD: nothing is sent out of it.
+    pub no_fwd: bool,
+}
+
+/// A group as workers run it.
+#[derive(Debug)]
+pub struct GroupRt {
+    pub group_type: GroupType,
+    pub buckets: Vec<ofp::msg::group::Bucket>,
+    pub counters: Arc<Counters>,
+    pub bucket_counters: Vec<Arc<Counters>>,
+    pub total_weight: u32,
+}
+
+/// Per-table lookup (`packets`) and matched (`bytes`) counters, per worker.
+pub type TableCounters = Counters;
+
+/// An immutable version of the pipeline, shared by all workers.
+#[derive(Debug)]
+pub struct Snapshot {
+    pub version: u64,
+    pub tables: Vec<Classifier<Arc<Rule>>>,
+    pub table_counters: Arc<Vec<TableCounters>>,
+    pub groups: HashMap<u32, Arc<GroupRt>>,
+    pub meters: HashMap<u32, Arc<MeterState>>,
+    pub ports: Vec<PortState>,
+    /// OFPC_INVALID_TTL_TO_CONTROLLER.
+    pub invalid_ttl_to_controller: bool,
+}
+
+/// Why a packet goes to the controller, and what the PACKET_IN says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToController {
+    pub reason: PacketInReason,
+    pub table_id: u8,
+    pub cookie: u64,
+    pub max_len: u16,
+}
+
+/// One copy of the packet leaving the pipeline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Output {
+    /// A port number, or CONTROLLER / LOCAL / NORMAL.
+    pub port: u32,
+    pub queue: Option<u32>,
+    /// The bytes, when they differ from the final packet.
+    pub data: Option<Vec<u8>>,
+    /// Set for port CONTROLLER.
+    pub controller: Option<ToController>,
+}
+
+#[derive(Default)]
+struct ActionSet {
+    copy_ttl_in: bool,
+    pop_vlan: bool,
+    pop_mpls: Option<u16>,
+    pop_pbb: bool,
+    push_mpls: Option<u16>,
+    push_pbb: Option<u16>,
+    push_vlan: Option<u16>,
+    copy_ttl_out: bool,
+    dec_mpls_ttl: bool,
+    dec_nw_ttl: bool,
+    set_mpls_ttl: Option<u8>,
+    set_nw_ttl: Option<u8>,
+    set_fields: Vec<Oxm>,
+    set_queue: Option<u32>,
+    group: Option<u32>,
+    output: Option<(u32, u16)>,
+}
+
+impl ActionSet {
+    fn clear(&mut self) {
+        let fields = std::mem::take(&mut self.set_fields);
+        *self = ActionSet {
+            set_fields: fields,
+            ..ActionSet::default()
+        };
+        self.set_fields.clear();
+    }
+
+    fn is_empty(&self) -> bool {
+        !(self.copy_ttl_in
+            || self.pop_vlan
+            || self.pop_pbb
+            || self.copy_ttl_out
+            || self.dec_mpls_ttl
+            || self.dec_nw_ttl)
+            && self.pop_mpls.is_none()
+            && self.push_mpls.is_none()
+            && self.push_pbb.is_none()
+            && self.push_vlan.is_none()
+            && self.set_mpls_ttl.is_none()
+            && self.set_nw_ttl.is_none()
+            && self.set_fields.is_empty()
+            && self.set_queue.is_none()
+            && self.group.is_none()
+            && self.output.is_none()
+    }
+
+    /// Write-actions: each action replaces the set's action of its type.
+    fn write(&mut self, actions: &[Action]) {
+        for a in actions {
+            match a {
+                Action::CopyTtlIn => self.copy_ttl_in = true,
+                Action::PopVlan => self.pop_vlan = true,
+                Action::PopMpls(e) => self.pop_mpls = Some(*e),
+                Action::PopPbb => self.pop_pbb = true,
+                Action::PushMpls(e) => self.push_mpls = Some(*e),
+                Action::PushPbb(e) => self.push_pbb = Some(*e),
+                Action::PushVlan(e) => self.push_vlan = Some(*e),
+                Action::CopyTtlOut => self.copy_ttl_out = true,
+                Action::DecMplsTtl => self.dec_mpls_ttl = true,
+                Action::DecNwTtl => self.dec_nw_ttl = true,
+                Action::SetMplsTtl(t) => self.set_mpls_ttl = Some(*t),
+                Action::SetNwTtl(t) => self.set_nw_ttl = Some(*t),
+                Action::SetField(MatchEntry::Basic(o)) => {
+                    self.set_fields.retain(|x| x.field != o.field);
+                    self.set_fields.push(*o);
+                }
+                Action::SetQueue(q) => self.set_queue = Some(*q),
+                Action::Group(g) => self.group = Some(*g),
+                Action::Output { port, max_len } => self.output = Some((*port, *max_len)),
+                Action::SetField(MatchEntry::Other(_)) | Action::Experimenter { .. } => {}
+            }
+        }
+    }
+
+    /// The set as an ordered action list (spec 5.10).
+    fn ordered(&self, out: &mut Vec<Action>) {
+        out.clear();
+        if self.copy_ttl_in {
+            out.push(Action::CopyTtlIn);
+        }
+        if self.pop_vlan {
+            out.push(Action::PopVlan);
+        }
+        if let Some(e) = self.pop_mpls {
+            out.push(Action::PopMpls(e));
+        }
+        if self.pop_pbb {
+            out.push(Action::PopPbb);
+        }
+        if let Some(e) = self.push_mpls {
+            out.push(Action::PushMpls(e));
+        }
+        if let Some(e) = self.push_pbb {
+            out.push(Action::PushPbb(e));
+        }
+        if let Some(e) = self.push_vlan {
+            out.push(Action::PushVlan(e));
+        }
+        if self.copy_ttl_out {
+            out.push(Action::CopyTtlOut);
+        }
+        if self.dec_mpls_ttl {
+            out.push(Action::DecMplsTtl);
+        }
+        if self.dec_nw_ttl {
+            out.push(Action::DecNwTtl);
+        }
+        if let Some(t) = self.set_mpls_ttl {
+            out.push(Action::SetMplsTtl(t));
+        }
+        if let Some(t) = self.set_nw_ttl {
+            out.push(Action::SetNwTtl(t));
+        }
+        out.extend(
+            self.set_fields
+                .iter()
+                .map(|o| Action::SetField(MatchEntry::Basic(*o))),
+        );
+        if let Some(q) = self.set_queue {
+            out.push(Action::SetQueue(q));
+        }
+        match (self.group, self.output) {
+            (Some(g), _) => out.push(Action::Group(g)),
+            (None, Some((port, max_len))) => out.push(Action::Output { port, max_len }),
+            (None, None) => {}
+        }
+    }
+}
+
+/// The state a packet carries through the pipeline.
+struct Ctx<'a> {
+    snap: &'a Snapshot,
+    worker: usize,
+    in_port: u32,
+    now_ns: u64,
+    queue: Option<u32>,
+    /// Outputs from this index on without their own bytes carry "the packet
+    /// being worked on"; they get a copy before it changes.
+    pending_from: usize,
+    /// Set when headers changed since the key was extracted.
+    key_stale: bool,
+    /// The table and rule being executed (for PACKET_IN).
+    table_id: u8,
+    cookie: u64,
+    table_miss: bool,
+    dropped: bool,
+}
+
+/// A datapath worker's reusable state: run packets with [`Worker::process`].
+pub struct Worker {
+    /// This worker's counter slot.
+    pub id: usize,
+    key: FlowKey,
+    off: Offsets,
+    outputs: Vec<Output>,
+    set: ActionSet,
+    scratch: Vec<Action>,
+    metadata: u64,
+    tunnel_id: u64,
+}
+
+const MAX_GROUP_DEPTH: u32 = 16;
+
+impl Worker {
+    pub fn new(id: usize) -> Worker {
+        Worker {
+            id,
+            key: FlowKey::default(),
+            off: Offsets::default(),
+            outputs: Vec::with_capacity(8),
+            set: ActionSet::default(),
+            scratch: Vec::with_capacity(16),
+            metadata: 0,
+            tunnel_id: 0,
+        }
+    }
+
+    /// The flow key of the last packet processed (as last extracted).
+    pub fn key(&self) -> &FlowKey {
+        &self.key
+    }
+
+    /// Runs one packet received on `in_port` through `snap`. The frame may
+    /// be edited in place; outputs without their own `data` carry the
+    /// frame as it is when this returns.
+    pub fn process(
+        &mut self,
+        snap: &Snapshot,
+        in_port: u32,
+        frame: &mut Vec<u8>,
+        now_ns: u64,
+    ) -> &[Output] {
+        self.outputs.clear();
+        self.set.clear();
+        self.metadata = 0;
+        self.tunnel_id = 0;
+        self.reextract(frame, in_port);
+        let mut cx = Ctx {
+            snap,
+            worker: self.id,
+            in_port,
+            now_ns,
+            queue: None,
+            pending_from: 0,
+            key_stale: false,
+            table_id: 0,
+            cookie: 0,
+            table_miss: false,
+            dropped: false,
+        };
+        let mut table = 0usize;
+        while let Some(cls) = snap.tables.get(table) {
+            if cx.key_stale {
+                self.reextract(frame, in_port);
+                cx.key_stale = false;
+            }
+            self.key.set(s::METADATA, self.metadata);
+            self.key.set(s::TUNNEL_ID, self.tunnel_id);
+            let tc = snap.table_counters.get(table);
+            let Some(rule) = cls.lookup_data(&self.key) else {
+                // No match and no table-miss entry: the packet is dropped.
+                if let Some(c) = tc {
+                    c.hit(self.id, 0, now_ns);
+                }
+                return &self.outputs;
+            };
+            if let Some(c) = tc {
+                c.hit(self.id, 1, now_ns);
+            }
+            rule.counters.hit(self.id, frame.len() as u64, now_ns);
+            cx.table_id = table as u8;
+            cx.cookie = rule.cookie;
+            cx.table_miss = rule.priority == 0 && rule.match_.entries.is_empty();
+            let mut goto = None;
+            for ins in &rule.instructions {
+                match ins {
+                    Instruction::Meter(m) => {
+                        if let Some(ms) = snap.meters.get(m) {
+                            match ms.apply(frame.len(), now_ns) {
+                                Verdict::Pass => {}
+                                Verdict::Drop => return &self.outputs,
+                                Verdict::Remark(p) => self.remark(frame, &mut cx, p),
+                            }
+                        }
+                    }
+                    Instruction::ApplyActions(list) => {
+                        self.run_actions(list, frame, &mut cx, 0);
+                        if cx.dropped {
+                            return &self.outputs;
+                        }
+                    }
+                    Instruction::ClearActions => self.set.clear(),
+                    Instruction::WriteActions(list) => self.set.write(list),
+                    Instruction::WriteMetadata { metadata, mask } => {
+                        self.metadata = (self.metadata & !mask) | (metadata & mask);
+                    }
+                    Instruction::GotoTable(t) => goto = Some(*t as usize),
+                    Instruction::Experimenter { .. } => {}
+                }
+            }
+            match goto {
+                Some(t) if t > table => table = t,
+                _ => break,
+            }
+        }
+        if !self.set.is_empty() {
+            let mut list = std::mem::take(&mut self.scratch);
+            self.set.ordered(&mut list);
+            self.run_actions(&list, frame, &mut cx, 0);
+            self.scratch = list;
+        }
+        &self.outputs
+    }
+
+    fn reextract(&mut self, frame: &[u8], in_port: u32) {
+        self.off = extract(frame, in_port, &mut self.key);
+    }
+
+    /// Gives every pending "final packet" output its own copy before the
+    /// packet changes.
+    fn before_change(&mut self, frame: &[u8], cx: &mut Ctx<'_>) {
+        for o in self.outputs[cx.pending_from..]
+            .iter_mut()
+            .filter(|o| o.data.is_none())
+        {
+            o.data = Some(frame.to_vec());
+        }
+        cx.key_stale = true;
+    }
+
+    fn remark(&mut self, frame: &mut [u8], cx: &mut Ctx<'_>, prec: u8) {
+        if self.key.flags() & (packet::flags::IPV4 | packet::flags::IPV6) == 0 {
+            return;
+        }
+        // Raise the drop precedence (DSCP bits 2..1) by `prec`, saturating.
+        let dscp = self.key.get(s::IP_DSCP) as u8;
+        let dp = ((dscp >> 1) & 3).saturating_add(prec).min(3);
+        let new = (dscp & !0b110) | (dp << 1);
+        self.before_change(frame, cx);
+        edit::set_field(frame, &self.off, &Oxm::exact(OxmField::IpDscp, new as u128));
+    }
+
+    fn run_actions(&mut self, list: &[Action], frame: &mut Vec<u8>, cx: &mut Ctx<'_>, depth: u32) {
+        for a in list {
+            match a {
+                Action::Output { port, max_len } => self.output(*port, *max_len, cx),
+                Action::Group(g) => self.group(*g, frame, cx, depth),
+                Action::SetQueue(q) => cx.queue = Some(*q),
+                Action::SetField(MatchEntry::Basic(o)) => match o.field {
+                    OxmField::Metadata => self.metadata = o.value as u64,
+                    OxmField::TunnelId => self.tunnel_id = o.value as u64,
+                    _ => {
+                        self.before_change(frame, cx);
+                        edit::set_field(frame, &self.off, o);
+                    }
+                },
+                Action::PushVlan(t)
+                | Action::PushMpls(t)
+                | Action::PopMpls(t)
+                | Action::PushPbb(t) => {
+                    self.before_change(frame, cx);
+                    let changed = match a {
+                        Action::PushVlan(_) => edit::push_vlan(frame, &self.off, *t),
+                        Action::PushMpls(_) => edit::push_mpls(frame, &self.off, *t),
+                        Action::PopMpls(_) => edit::pop_mpls(frame, &self.off, *t),
+                        _ => edit::push_pbb(frame, *t),
+                    };
+                    if changed {
+                        self.reextract(frame, cx.in_port);
+                    }
+                }
+                Action::PopVlan | Action::PopPbb => {
+                    self.before_change(frame, cx);
+                    let changed = if *a == Action::PopVlan {
+                        edit::pop_vlan(frame, &self.off)
+                    } else {
+                        edit::pop_pbb(frame, &self.off)
+                    };
+                    if changed {
+                        self.reextract(frame, cx.in_port);
+                    }
+                }
+                Action::SetNwTtl(_)
+                | Action::DecNwTtl
+                | Action::SetMplsTtl(_)
+                | Action::DecMplsTtl => {
+                    self.before_change(frame, cx);
+                    let r = match a {
+                        Action::SetNwTtl(t) => edit::nw_ttl(frame, &self.off, Some(*t)),
+                        Action::DecNwTtl => edit::nw_ttl(frame, &self.off, None),
+                        Action::SetMplsTtl(t) => edit::mpls_ttl(frame, &self.off, Some(*t)),
+                        _ => edit::mpls_ttl(frame, &self.off, None),
+                    };
+                    if r == Ttl::Expired {
+                        if cx.snap.invalid_ttl_to_controller {
+                            self.outputs.push(Output {
+                                port: port_no::CONTROLLER,
+                                queue: None,
+                                data: Some(frame.to_vec()),
+                                controller: Some(ToController {
+                                    reason: PacketInReason::InvalidTtl,
+                                    table_id: cx.table_id,
+                                    cookie: cx.cookie,
+                                    max_len: ofp::action::OFPCML_NO_BUFFER,
+                                }),
+                            });
+                        }
+                        cx.dropped = true;
+                        return;
+                    }
+                }
+                Action::CopyTtlOut | Action::CopyTtlIn => {
+                    self.before_change(frame, cx);
+                    edit::copy_ttl(frame, &self.off, *a == Action::CopyTtlOut);
+                }
+                Action::SetField(MatchEntry::Other(_)) | Action::Experimenter { .. } => {}
+            }
+        }
+    }
+
+    fn push(&mut self, port: u32, cx: &mut Ctx<'_>, controller: Option<ToController>) {
+        self.outputs.push(Output {
+            port,
+            queue: cx.queue,
+            data: None,
+            controller,
+        });
+    }
+
+    fn output(&mut self, port: u32, max_len: u16, cx: &mut Ctx<'_>) {
+        let usable = |p: &PortState| p.live && !p.no_fwd;
+        match port {
+            port_no::IN_PORT => self.push(cx.in_port, cx, None),
+            port_no::ALL | port_no::FLOOD => {
+                for p in &cx.snap.ports {
+                    if p.port_no != cx.in_port
+                        && usable(p)
+                        && !(port == port_no::FLOOD && p.no_flood)
+                    {
+                        self.push(p.port_no, cx, None);
+                    }
+                }
+            }
+            port_no::CONTROLLER => {
+                let reason = if cx.table_miss {
+                    PacketInReason::NoMatch
+                } else {
+                    PacketInReason::Action
+                };
+                let meta = ToController {
+                    reason,
+                    table_id: cx.table_id,
+                    cookie: cx.cookie,
+                    max_len,
+                };
+                self.push(port_no::CONTROLLER, cx, Some(meta));
+            }
+            port_no::LOCAL | port_no::NORMAL => self.push(port, cx, None),
+            // A packet never goes back out of its ingress port unless IN_PORT says so.
+            p if p == cx.in_port => {}
+            p => {
+                // Unknown ports are accepted by flow-mods (ports may come later);
+                // down or no_fwd ports drop here.
+                if cx
+                    .snap
+                    .ports
+                    .iter()
+                    .find(|x| x.port_no == p)
+                    .is_none_or(usable)
+                {
+                    self.push(p, cx, None);
+                }
+            }
+        }
+    }
+
+    fn live_port(snap: &Snapshot, p: u32) -> bool {
+        snap.ports.iter().any(|x| x.port_no == p && x.live)
+    }
+
+    fn live_group(snap: &Snapshot, g: u32, depth: u32) -> bool {
+        depth < MAX_GROUP_DEPTH
+            && snap.groups.get(&g).is_some_and(|grp| {
+                grp.buckets
+                    .iter()
+                    .any(|b| Self::live_bucket(snap, b, depth + 1))
+            })
+    }
+
+    fn live_bucket(snap: &Snapshot, b: &ofp::msg::group::Bucket, depth: u32) -> bool {
+        (b.watch_port == port_no::ANY || Self::live_port(snap, b.watch_port))
+            && (b.watch_group == ofp::port::group_no::ANY
+                || Self::live_group(snap, b.watch_group, depth))
+    }
+
+    /// Which buckets of `grp` this packet takes.
+    fn choose(&self, snap: &Snapshot, grp: &GroupRt, depth: u32) -> Option<std::ops::Range<usize>> {
+        match grp.group_type {
+            GroupType::All => Some(0..grp.buckets.len()),
+            GroupType::Indirect => (!grp.buckets.is_empty()).then_some(0..1),
+            GroupType::FastFailover => grp
+                .buckets
+                .iter()
+                .position(|b| Self::live_bucket(snap, b, depth))
+                .map(|i| i..i + 1),
+            GroupType::Select => {
+                // Hash the flow so that one flow keeps one bucket; weight the choice.
+                let live: u32 = grp
+                    .buckets
+                    .iter()
+                    .filter(|b| Self::live_bucket(snap, b, depth))
+                    .map(|b| b.weight as u32)
+                    .sum();
+                if live == 0 {
+                    return None;
+                }
+                let k = &self.key;
+                let mut h = 0xcbf2_9ce4_8422_2325u64;
+                for w in [
+                    k.w[2],
+                    k.w[3],
+                    k.w[4],
+                    k.get(s::IP_PROTO),
+                    k.w[6] >> 32,
+                    k.w[7],
+                    k.w[8],
+                    k.w[9],
+                    k.w[10],
+                ] {
+                    h = (h ^ w).wrapping_mul(0x1000_0000_01b3);
+                    h ^= h >> 29;
+                }
+                let mut pick = (h % live as u64) as u32;
+                for (i, b) in grp.buckets.iter().enumerate() {
+                    if !Self::live_bucket(snap, b, depth) {
+                        continue;
+                    }
+                    if pick < b.weight as u32 {
+                        return Some(i..i + 1);
+                    }
+                    pick -= b.weight as u32;
+                }
+                None
+            }
+            GroupType::Unknown(_) => None,
+        }
+    }
+
+    fn group(&mut self, g: u32, frame: &[u8], cx: &mut Ctx<'_>, depth: u32) {
+        if depth >= MAX_GROUP_DEPTH {
+            return;
+        }
+        let snap = cx.snap;
+        let Some(grp) = snap.groups.get(&g) else {
+            return;
+        };
+        grp.counters.hit(cx.worker, frame.len() as u64, cx.now_ns);
+        let Some(range) = self.choose(snap, grp, depth) else {
+            return;
+        };
+        // Each bucket works on its own copy of the packet; the packet the
+        // rule goes on with is not changed by the group.
+        let (saved_key, saved_off, saved_queue) = (self.key, self.off, cx.queue);
+        for i in range {
+            let b = &grp.buckets[i];
+            if let Some(c) = grp.bucket_counters.get(i) {
+                c.hit(cx.worker, frame.len() as u64, cx.now_ns);
+            }
+            let mut copy = frame.to_vec();
+            let first_out = self.outputs.len();
+            let outer_from = std::mem::replace(&mut cx.pending_from, first_out);
+            self.run_actions(&b.actions, &mut copy, cx, depth + 1);
+            // This bucket's outputs carry this bucket's packet.
+            let mut copy = Some(copy);
+            let n = self.outputs.len();
+            for (j, o) in self.outputs[first_out..].iter_mut().enumerate() {
+                if o.data.is_none() {
+                    // The last one takes the buffer itself.
+                    o.data = if first_out + j + 1 == n {
+                        copy.take()
+                    } else {
+                        copy.clone()
+                    };
+                }
+            }
+            cx.pending_from = outer_from;
+            cx.dropped = false;
+            self.key = saved_key;
+            self.off = saved_off;
+            cx.queue = saved_queue;
+        }
+    }
+}

@@ -1,0 +1,392 @@
+//! Packets through the pipeline: instructions, the action set, header
+//! edits with valid checksums, reserved ports, groups, meters, TTL expiry,
+//! counters and snapshot isolation.
+
+use etherparse::PacketBuilder;
+use ofp::msg::flow::{FlowModCommand, PacketInReason};
+use ofp::msg::group::GroupModCommand;
+use ofp::msg::meter::MeterModCommand;
+use ofp::port::port_no;
+use ofp::text::{parse_flow_mod, parse_group_mod, parse_meter_mod};
+use packet::checksum;
+use pipeline::{Config, Output, Pipeline, PortState, Worker};
+
+const SRC: [u8; 6] = [2, 0, 0, 0, 0, 1];
+const DST: [u8; 6] = [2, 0, 0, 0, 0, 2];
+
+fn tcp(ttl: u8, sport: u16) -> Vec<u8> {
+    let b = PacketBuilder::ethernet2(SRC, DST)
+        .ipv4([10, 0, 0, 1], [10, 0, 0, 2], ttl)
+        .tcp(sport, 80, 7, 1000);
+    let mut v = Vec::new();
+    b.write(&mut v, b"payload").unwrap();
+    v
+}
+
+fn udp() -> Vec<u8> {
+    let b = PacketBuilder::ethernet2(SRC, DST)
+        .ipv4([10, 0, 0, 1], [10, 0, 0, 2], 64)
+        .udp(5000, 53);
+    let mut v = Vec::new();
+    b.write(&mut v, b"query").unwrap();
+    v
+}
+
+fn pipeline(flows: &[&str]) -> Pipeline {
+    let mut p = Pipeline::new(Config {
+        n_tables: 8,
+        ..Config::default()
+    });
+    for n in 1..=4 {
+        p.set_port(PortState {
+            port_no: n,
+            live: true,
+            no_flood: false,
+            no_fwd: false,
+        });
+    }
+    for f in flows {
+        let fm = parse_flow_mod(f).unwrap();
+        p.flow_mod(&fm, 0).unwrap_or_else(|e| panic!("{f}: {e}"));
+    }
+    p
+}
+
+fn run(p: &mut Pipeline, in_port: u32, frame: &mut Vec<u8>) -> Vec<Output> {
+    let snap = p.snapshot();
+    let mut w = Worker::new(0);
+    w.process(&snap, in_port, frame, 1_000).to_vec()
+}
+
+fn ports(outs: &[Output]) -> Vec<u32> {
+    outs.iter().map(|o| o.port).collect()
+}
+
+/// IPv4 header and TCP/UDP checksums of an untagged frame verify.
+fn checksums_ok(f: &[u8]) -> bool {
+    let ihl = (f[14] & 15) as usize * 4;
+    if checksum::internet(&f[14..14 + ihl]) != 0 {
+        return false;
+    }
+    let total = u16::from_be_bytes([f[16], f[17]]) as usize;
+    let seg = &f[14 + ihl..14 + total];
+    let mut src = [0u8; 4];
+    let mut dst = [0u8; 4];
+    src.copy_from_slice(&f[26..30]);
+    dst.copy_from_slice(&f[30..34]);
+    let pseudo = checksum::pseudo_v4(src, dst, f[23], seg.len() as u16);
+    checksum::finish(checksum::sum(seg, pseudo)) == 0
+}
+
+#[test]
+fn forward_miss_and_table_miss() {
+    let mut p = pipeline(&["priority=10,in_port=1,actions=output:2"]);
+    let mut f = tcp(64, 1);
+    let outs = run(&mut p, 1, &mut f);
+    assert_eq!(ports(&outs), vec![2]);
+    assert!(
+        outs[0].data.is_none(),
+        "the final packet is shared, not copied"
+    );
+    assert!(
+        run(&mut p, 3, &mut tcp(64, 1)).is_empty(),
+        "no rule, no table-miss entry: drop"
+    );
+    p.flow_mod(
+        &parse_flow_mod("priority=0,actions=controller:128").unwrap(),
+        0,
+    )
+    .unwrap();
+    let outs = run(&mut p, 3, &mut tcp(64, 1));
+    assert_eq!(ports(&outs), vec![port_no::CONTROLLER]);
+    let c = outs[0].controller.unwrap();
+    assert_eq!(
+        (c.reason, c.max_len, c.table_id),
+        (PacketInReason::NoMatch, 128, 0)
+    );
+    // A non-miss rule to the controller says ACTION.
+    p.flow_mod(
+        &parse_flow_mod("priority=5,in_port=4,actions=controller").unwrap(),
+        0,
+    )
+    .unwrap();
+    let outs = run(&mut p, 4, &mut tcp(64, 1));
+    assert_eq!(outs[0].controller.unwrap().reason, PacketInReason::Action);
+}
+
+#[test]
+fn set_field_keeps_checksums_valid_and_earlier_outputs_keep_old_bytes() {
+    let mut p = pipeline(&[
+        "priority=10,tcp,actions=output:2,set_field:192.168.7.7->ipv4_src,set_field:8080->tcp_dst,set_field:02:aa:00:00:00:01->eth_dst,dec_nw_ttl,output:3",
+        "priority=10,udp,actions=set_field:10.9.9.9->ipv4_dst,set_field:99->udp_src,set_field:46->ip_dscp,output:2",
+    ]);
+    let original = tcp(64, 1234);
+    let mut f = original.clone();
+    let outs = run(&mut p, 1, &mut f);
+    assert_eq!(ports(&outs), vec![2, 3]);
+    assert_eq!(
+        outs[0].data.as_deref(),
+        Some(&original[..]),
+        "output before the edits sends the original"
+    );
+    assert!(outs[1].data.is_none());
+    assert_eq!(&f[26..30], &[192, 168, 7, 7]);
+    assert_eq!(u16::from_be_bytes([f[36], f[37]]), 8080);
+    assert_eq!(&f[0..6], &[2, 0xaa, 0, 0, 0, 1]);
+    assert_eq!(f[22], 63, "TTL decremented");
+    assert!(checksums_ok(&f), "incremental checksums verify");
+
+    let mut u = udp();
+    run(&mut p, 1, &mut u);
+    assert_eq!(&u[30..34], &[10, 9, 9, 9]);
+    assert_eq!(u[15] >> 2, 46);
+    assert!(checksums_ok(&u));
+}
+
+#[test]
+fn goto_metadata_and_action_set_order() {
+    let mut p = pipeline(&[
+        "table=0,priority=1,actions=write_metadata:0x5/0xf,write_actions(output:4),goto_table:2",
+        "table=2,priority=1,metadata=0x5/0xf,actions=write_actions(set_field:02:00:00:00:00:09->eth_src),goto_table:3",
+        "table=3,priority=1,actions=clear_actions,write_actions(output:3,set_field:02:00:00:00:00:07->eth_src)",
+    ]);
+    let mut f = tcp(64, 1);
+    let outs = run(&mut p, 1, &mut f);
+    // clear_actions in table 3 dropped output:4 and the first set_field.
+    assert_eq!(ports(&outs), vec![3]);
+    assert_eq!(
+        &f[6..12],
+        &[2, 0, 0, 0, 0, 7],
+        "set-field runs before output in the action set"
+    );
+    // Without the metadata, table 2 misses and the packet is dropped at the miss.
+    let mut p = pipeline(&[
+        "table=0,priority=1,actions=write_metadata:0x4/0xf,write_actions(output:4),goto_table:2",
+        "table=2,priority=1,metadata=0x5/0xf,actions=output:2",
+    ]);
+    assert!(run(&mut p, 1, &mut tcp(64, 1)).is_empty());
+}
+
+#[test]
+fn reserved_ports() {
+    let mut p = pipeline(&[
+        "priority=1,in_port=1,actions=flood",
+        "priority=1,in_port=2,actions=all",
+        "priority=1,in_port=3,actions=in_port",
+    ]);
+    p.set_port(PortState {
+        port_no: 3,
+        live: true,
+        no_flood: true,
+        no_fwd: false,
+    });
+    p.set_port(PortState {
+        port_no: 4,
+        live: false,
+        no_flood: false,
+        no_fwd: false,
+    });
+    assert_eq!(
+        ports(&run(&mut p, 1, &mut tcp(64, 1))),
+        vec![2],
+        "flood skips in_port, no_flood and down ports"
+    );
+    assert_eq!(
+        ports(&run(&mut p, 2, &mut tcp(64, 1))),
+        vec![1, 3],
+        "all skips in_port and down ports"
+    );
+    assert_eq!(ports(&run(&mut p, 3, &mut tcp(64, 1))), vec![3]);
+    // Output to the ingress port by number is dropped.
+    let mut q = pipeline(&["priority=1,actions=output:1,output:2"]);
+    assert_eq!(ports(&run(&mut q, 1, &mut tcp(64, 1))), vec![2]);
+}
+
+#[test]
+fn vlan_push_set_pop() {
+    let mut p = pipeline(&[
+        "priority=1,in_port=1,actions=push_vlan:0x8100,set_field:10->vlan_vid,output:2",
+        "priority=1,in_port=2,dl_vlan=10,actions=pop_vlan,output:1",
+    ]);
+    let original = tcp(64, 1);
+    let mut f = original.clone();
+    run(&mut p, 1, &mut f);
+    assert_eq!(&f[12..16], &[0x81, 0x00, 0x00, 0x0a]);
+    assert_eq!(f.len(), original.len() + 4);
+    let outs = run(&mut p, 2, &mut f);
+    assert_eq!(ports(&outs), vec![1]);
+    assert_eq!(f, original);
+}
+
+#[test]
+fn mpls_push_pop_restores_the_packet() {
+    let mut p = pipeline(&[
+        "priority=1,in_port=1,ip,actions=push_mpls:0x8847,set_field:100->mpls_label,output:2",
+        "priority=1,in_port=2,mpls,mpls_label=100,actions=pop_mpls:0x0800,output:1",
+    ]);
+    let original = tcp(64, 1);
+    let mut f = original.clone();
+    run(&mut p, 1, &mut f);
+    assert_eq!(&f[12..14], &[0x88, 0x47]);
+    let lse = u32::from_be_bytes([f[14], f[15], f[16], f[17]]);
+    assert_eq!(
+        (lse >> 12, (lse >> 8) & 1, lse & 0xff),
+        (100, 1, 64),
+        "label, bottom of stack, TTL from IP"
+    );
+    assert_eq!(ports(&run(&mut p, 2, &mut f)), vec![1]);
+    assert_eq!(f, original);
+}
+
+fn group(p: &mut Pipeline, s: &str) {
+    let mut g = parse_group_mod(s).unwrap();
+    g.command = GroupModCommand::Add;
+    p.group_mod(&g, 0).unwrap();
+}
+
+#[test]
+fn groups_all_select_indirect_ff() {
+    let mut p = pipeline(&[]);
+    group(
+        &mut p,
+        "group_id=1,type=all,bucket=set_field:02:00:00:00:00:11->eth_dst,output:2,bucket=output:3",
+    );
+    group(
+        &mut p,
+        "group_id=2,type=select,bucket=weight:1,output:3,bucket=weight:3,output:4",
+    );
+    group(&mut p, "group_id=3,type=indirect,bucket=group:1");
+    group(
+        &mut p,
+        "group_id=4,type=ff,bucket=watch_port:2,output:2,bucket=watch_port:3,output:3",
+    );
+    for (g, port) in [(1, 1), (2, 2), (3, 5), (4, 4)] {
+        p.flow_mod(
+            &parse_flow_mod(&format!("priority=1,in_port={port},actions=group:{g}")).unwrap(),
+            0,
+        )
+        .unwrap();
+    }
+    let original = tcp(64, 1);
+    let mut f = original.clone();
+    let outs = run(&mut p, 1, &mut f);
+    assert_eq!(ports(&outs), vec![2, 3]);
+    assert_eq!(
+        &outs[0].data.as_ref().unwrap()[0..6],
+        &[2, 0, 0, 0, 0, 0x11]
+    );
+    assert_eq!(
+        outs[1].data.as_deref(),
+        Some(&original[..]),
+        "buckets do not see each other's edits"
+    );
+    assert_eq!(
+        f, original,
+        "the group does not change the packet the rule goes on with"
+    );
+    // Indirect to the all group.
+    assert_eq!(ports(&run(&mut p, 5, &mut tcp(64, 1))), vec![2, 3]);
+    // Select: a flow keeps its bucket; across flows the weights show.
+    let mut hits = [0u32; 2];
+    for sport in 0..2000u16 {
+        let a = ports(&run(&mut p, 2, &mut tcp(64, sport)));
+        let b = ports(&run(&mut p, 2, &mut tcp(64, sport)));
+        assert_eq!(a, b, "same flow, same bucket");
+        hits[(a[0] == 4) as usize] += 1;
+    }
+    assert!(
+        (300..700).contains(&hits[0]) && (1300..1700).contains(&hits[1]),
+        "{hits:?}"
+    );
+    // Fast failover: first live bucket.
+    assert_eq!(ports(&run(&mut p, 4, &mut tcp(64, 1))), vec![2]);
+    p.set_port(PortState {
+        port_no: 2,
+        live: false,
+        no_flood: false,
+        no_fwd: false,
+    });
+    assert_eq!(ports(&run(&mut p, 4, &mut tcp(64, 1))), vec![3]);
+    p.set_port(PortState {
+        port_no: 3,
+        live: false,
+        no_flood: false,
+        no_fwd: false,
+    });
+    assert!(run(&mut p, 4, &mut tcp(64, 1)).is_empty());
+}
+
+#[test]
+fn meters_drop_over_rate() {
+    let mut p = pipeline(&[]);
+    let mut m =
+        parse_meter_mod("meter=1,pktps,burst,bands=type=drop,rate=10,burst_size=2").unwrap();
+    m.command = MeterModCommand::Add;
+    p.meter_mod(&m, 0).unwrap();
+    p.flow_mod(
+        &parse_flow_mod("priority=1,actions=meter:1,output:2").unwrap(),
+        0,
+    )
+    .unwrap();
+    let snap = p.snapshot();
+    let mut w = Worker::new(0);
+    // 100 packets at the same instant: only the burst passes.
+    let passed = (0..100)
+        .filter(|_| !w.process(&snap, 1, &mut tcp(64, 1), 0).is_empty())
+        .count();
+    assert!((2..=3).contains(&passed), "{passed}");
+    // One per 100 ms (the rate) all pass.
+    let steady = (1..=50u64)
+        .filter(|i| {
+            !w.process(&snap, 1, &mut tcp(64, 1), i * 100_000_000 + 1_000_000_000)
+                .is_empty()
+        })
+        .count();
+    assert_eq!(steady, 50);
+}
+
+#[test]
+fn ttl_expiry_goes_to_the_controller_when_asked() {
+    let mut p = pipeline(&["priority=1,actions=dec_nw_ttl,output:2"]);
+    assert!(
+        run(&mut p, 1, &mut tcp(1, 1)).is_empty(),
+        "dropped by default"
+    );
+    p.invalid_ttl_to_controller = true;
+    let outs = run(&mut p, 1, &mut tcp(1, 1));
+    assert_eq!(ports(&outs), vec![port_no::CONTROLLER]);
+    assert_eq!(
+        outs[0].controller.unwrap().reason,
+        PacketInReason::InvalidTtl
+    );
+}
+
+#[test]
+fn counters_and_snapshot_isolation() {
+    let mut p = pipeline(&["priority=1,in_port=1,actions=output:2"]);
+    let old = p.snapshot();
+    let mut del = parse_flow_mod("in_port=1").unwrap();
+    del.command = FlowModCommand::Delete;
+    p.flow_mod(&del, 0).unwrap();
+    let new = p.snapshot();
+    let mut w = Worker::new(0);
+    assert_eq!(
+        ports(w.process(&old, 1, &mut tcp(64, 1), 0)),
+        vec![2],
+        "the old version still forwards"
+    );
+    assert!(w.process(&new, 1, &mut tcp(64, 1), 0).is_empty());
+    assert!(new.version > old.version);
+
+    let mut p = pipeline(&["priority=1,in_port=1,actions=output:2"]);
+    let snap = p.snapshot();
+    let mut w = Worker::new(0);
+    for _ in 0..3 {
+        w.process(&snap, 1, &mut tcp(64, 1), 5);
+    }
+    w.process(&snap, 2, &mut tcp(64, 1), 5);
+    let t = p.tables()[0].rules().next().unwrap().counters.totals();
+    assert_eq!((t.packets, t.bytes), (3, 3 * tcp(64, 1).len() as u64));
+    let tc = p.table_counters()[0].totals();
+    assert_eq!((tc.packets, tc.bytes), (4, 3), "lookups 4, matched 3");
+}
