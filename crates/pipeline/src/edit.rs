@@ -102,9 +102,24 @@ fn fix_l4(f: &mut [u8], off: &Offsets, old: &[u8], new: &[u8], pseudo: bool) {
     wr16(f, at, n);
 }
 
-/// Rewrites `len` bytes at `at` with the low bytes of `value`, returning the old bytes.
-fn put_bytes(f: &mut [u8], at: usize, len: usize, value: u128) -> Vec<u8> {
-    let old = f[at..at + len].to_vec();
+/// Up to 16 bytes a field had before a rewrite (no allocation).
+struct Old {
+    buf: [u8; 16],
+    len: usize,
+}
+
+impl std::ops::Deref for Old {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
+/// Rewrites `len` (≤ 16) bytes at `at` with the low bytes of `value`,
+/// returning the old bytes.
+fn put_bytes(f: &mut [u8], at: usize, len: usize, value: u128) -> Old {
+    let mut old = Old { buf: [0; 16], len };
+    old.buf[..len].copy_from_slice(&f[at..at + len]);
     f[at..at + len].copy_from_slice(&value.to_be_bytes()[16 - len..]);
     old
 }
@@ -271,8 +286,8 @@ pub fn set_field(f: &mut [u8], off: &Offsets, o: &Oxm) -> bool {
             };
             if let Some((pos, len)) = pos {
                 let old = put_bytes(f, pos, len, v);
-                let new = f[pos..pos + len].to_vec();
-                fix_l4(f, off, &old, &new, false);
+                let new = &v.to_be_bytes()[16 - len..];
+                fix_l4(f, off, &old, new, false);
             }
         }
         F::MplsLabel | F::MplsTc | F::MplsBos => {
