@@ -68,7 +68,7 @@ struct Config {
 /// `output:port`, with a MAC rewrite first for every other rule.
 fn actions_for(n: u32, port: u32) -> Vec<Instruction> {
     let mut a = Vec::with_capacity(2);
-    if n % 2 == 0 {
+    if n.is_multiple_of(2) {
         a.push(Action::SetField(MatchEntry::Basic(Oxm::exact(
             F::EthDst,
             0x0200_0000_1000 | n as u128,
