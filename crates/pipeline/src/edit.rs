@@ -147,6 +147,8 @@ pub fn set_field(f: &mut [u8], off: &Offsets, o: &Oxm) -> bool {
     let v6 = ty == Some(ethertype::IPV6);
     let arp = matches!(ty, Some(ethertype::ARP | ethertype::RARP));
     match o.field {
+        // A runt frame without a whole Ethernet header is left alone.
+        F::EthDst | F::EthSrc if off.eth_type.is_none() => {}
         F::EthDst => {
             put_bytes(f, 0, 6, v);
         }

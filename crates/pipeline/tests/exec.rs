@@ -390,3 +390,86 @@ fn counters_and_snapshot_isolation() {
     let tc = p.table_counters()[0].totals();
     assert_eq!((tc.packets, tc.bytes), (4, 3), "lookups 4, matched 3");
 }
+
+include!("edit_flows.rs");
+
+fn edit_everything() -> Pipeline {
+    let mut p = pipeline(&[]);
+    group(
+        &mut p,
+        "group_id=1,type=all,bucket=pop_vlan,output:3,bucket=push_mpls:0x8847,output:4",
+    );
+    for f in EDIT_EVERYTHING {
+        p.flow_mod(&parse_flow_mod(f).unwrap(), 0)
+            .unwrap_or_else(|e| panic!("{f}: {e}"));
+    }
+    p.invalid_ttl_to_controller = true;
+    p
+}
+
+fn sample_frames() -> Vec<Vec<u8>> {
+    let mut v = vec![tcp(64, 1), udp(), tcp(1, 9)];
+    let mut b = Vec::new();
+    PacketBuilder::ethernet2(SRC, DST)
+        .ipv4([1, 1, 1, 1], [2, 2, 2, 2], 9)
+        .icmpv4_echo_request(1, 1)
+        .write(&mut b, b"x")
+        .unwrap();
+    v.push(b);
+    let mut b = Vec::new();
+    PacketBuilder::ethernet2(SRC, DST)
+        .ipv6([0x20; 16], [0x21; 16], 9)
+        .tcp(1, 2, 3, 4)
+        .write(&mut b, b"y")
+        .unwrap();
+    v.push(b);
+    let mut b = Vec::new();
+    PacketBuilder::ethernet2(SRC, DST)
+        .ipv6([0x20; 16], [0x21; 16], 9)
+        .icmpv6_echo_request(1, 2)
+        .write(&mut b, b"z")
+        .unwrap();
+    // Make it a neighbour solicitation with an SLL option.
+    b[54] = 135;
+    b.extend_from_slice(&[0; 16]);
+    b.extend_from_slice(&[1, 1, 2, 0, 0, 0, 0, 1]);
+    v.push(b);
+    v
+}
+
+#[test]
+fn edits_keep_checksums_valid() {
+    let mut p = edit_everything();
+    let mut f = udp();
+    let outs = run(&mut p, 1, &mut f);
+    assert!(!outs.is_empty());
+    // The UDP rule pushed a tag: strip it to check the IPv4/UDP checksums.
+    let mut untagged = f.clone();
+    untagged.drain(12..16);
+    assert_eq!(u16::from_be_bytes([untagged[34], untagged[35]]), 1);
+    assert!(checksums_ok(&untagged));
+    let mut t = tcp(64, 5);
+    run(&mut p, 1, &mut t);
+    // The TCP rule's goto leads to table 1, which wrote a push_mpls action set.
+    assert_eq!(&t[12..14], &[0x88, 0x48]);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config { cases: 2000, ..Default::default() })]
+
+    #[test]
+    fn any_packet_through_every_edit_does_not_panic(i in 0usize..6, pos in proptest::prelude::any::<proptest::sample::Index>(), b in proptest::prelude::any::<u8>(), cut in proptest::prelude::any::<proptest::sample::Index>()) {
+        let mut p = edit_everything();
+        let snap = p.snapshot();
+        let mut w = Worker::new(0);
+        let mut f = sample_frames().swap_remove(i);
+        let at = pos.index(f.len());
+        f[at] = b;
+        let keep = cut.index(f.len() + 1);
+        f.truncate(keep.max(at + 1).min(f.len()));
+        for port in [1, 2, 5] {
+            let mut g = f.clone();
+            w.process(&snap, port, &mut g, 7);
+        }
+    }
+}
