@@ -1,11 +1,46 @@
 #!/usr/bin/env bash
-# The README's first command. The switch itself (datapath, ports, daemon)
-# is not built yet: it is the next issue. Until then the demo shows what
-# exists, the OpenFlow 1.3 protocol crate, turning ovs-ofctl flows into
-# FLOW_MOD messages and back.
+# The README's first command: two hosts in network namespaces joined only
+# through sluice (standalone learning switch), a ping and a TCP throughput
+# test between them, sluice's counters, and clean-up even on Ctrl-C.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-echo "sluice: the switch daemon and the two-namespace demo arrive with the datapath work."
-echo "For now: the OpenFlow 1.3 codec and ovs-ofctl flow syntax."
-echo
-cargo run -q --release -p ofp --example flow-codec -- "$@"
+
+if [ "$(id -u)" -ne 0 ]; then
+    echo "demo: needs root (network namespaces); run: sudo make demo" >&2
+    exit 1
+fi
+scripts/setup.sh --demo
+cargo build -q --release -p sluice
+
+. scripts/testbed.sh
+P=sldemo$$
+SLUICE_PID=
+cleanup() {
+    [ -n "$SLUICE_PID" ] && kill "$SLUICE_PID" 2>/dev/null && wait "$SLUICE_PID" 2>/dev/null || true
+    testbed_down "$P"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+testbed_up "$P"
+echo "== hosts $P-h1 ($TESTBED_NET.1) and $P-h2 ($TESTBED_NET.2), joined by sluice in $P-sw"
+ip netns exec "$P-sw" target/release/sluice --port p1 --port p2 > "/tmp/$P-sluice.out" 2>&1 &
+SLUICE_PID=$!
+sleep 0.5
+
+echo "== ping"
+ip netns exec "$P-h1" ping -c 5 -i 0.2 -W 2 "$TESTBED_NET.2" | tail -n 2
+
+echo "== TCP throughput (iperf3, 5 s)"
+ip netns exec "$P-h2" iperf3 -s -1 -p 5201 >/dev/null 2>&1 &
+IPERF_PID=$!
+sleep 0.5
+ip netns exec "$P-h1" iperf3 -c "$TESTBED_NET.2" -p 5201 -t 5 -f m | grep -E "sender|receiver" || true
+wait "$IPERF_PID" 2>/dev/null || true
+
+echo "== sluice counters"
+kill "$SLUICE_PID"
+wait "$SLUICE_PID" 2>/dev/null || true
+SLUICE_PID=
+cat "/tmp/$P-sluice.out"
+rm -f "/tmp/$P-sluice.out"

@@ -4,8 +4,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# --demo: only what the demo needs (no Python venv).
+demo=false
+[ "${1:-}" = "--demo" ] && demo=true
+
 need_apt=()
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
+command -v ip >/dev/null 2>&1 || need_apt+=(iproute2)
+command -v ping >/dev/null 2>&1 || need_apt+=(iputils-ping)
+command -v iperf3 >/dev/null 2>&1 || need_apt+=(iperf3)
+command -v ethtool >/dev/null 2>&1 || need_apt+=(ethtool)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
 command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
 if ((${#need_apt[@]})); then
@@ -22,6 +30,8 @@ if ! command -v cargo >/dev/null 2>&1; then
     echo "setup: cargo not found; sluice needs the Rust toolchain (1.95)" >&2
     exit 1
 fi
+
+$demo && exit 0
 
 venv=.venv
 want=$(grep -v '^#' tests/interop/requirements.txt | tr -d '[:space:]')

@@ -1,0 +1,112 @@
+//! # netdev: ports
+//!
+//! Every back end implements [`Port`]: receive a batch of frames into
+//! buffers the caller owns, send a batch of frames. Batches amortise system
+//! calls (`recvmmsg`/`sendmmsg`), which is what lets a software switch keep
+//! up (the Erlang switch this project descends from paid a message and a
+//! process per frame).
+//!
+//! Ownership contract: `recv` fills the caller's [`Batch`]; the frames stay
+//! the caller's until the next `recv` into the same batch. `send` copies the
+//! frames into the kernel before it returns, so the caller may reuse them at
+//! once. Neither blocks: an empty receive returns 0 and a full transmit queue
+//! returns how many frames were taken (the rest are the caller's to count as
+//! dropped).
+//!
+//! Back ends: [`afpacket::AfPacket`] (a raw `AF_PACKET` socket bound to a
+//! Linux interface) and [`memory::MemoryPort`] (queues in memory, for tests
+//! and benchmarks). TPACKET_V3 rings, AF_XDP and TAP are not built yet.
+
+pub mod afpacket;
+pub mod memory;
+
+use std::io;
+
+/// Largest frame a port hands out (Ethernet with a few tags, no jumbo frames).
+pub const MAX_FRAME: usize = 2048;
+
+/// Reusable receive buffers.
+pub struct Batch {
+    bufs: Vec<Vec<u8>>,
+    lens: Vec<usize>,
+    n: usize,
+}
+
+impl Batch {
+    /// A batch of up to `size` frames.
+    pub fn new(size: usize) -> Batch {
+        Batch {
+            bufs: (0..size).map(|_| vec![0u8; MAX_FRAME]).collect(),
+            lens: vec![0; size],
+            n: 0,
+        }
+    }
+
+    /// Capacity in frames.
+    pub fn capacity(&self) -> usize {
+        self.bufs.len()
+    }
+
+    /// Frames received.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// Frame `i` (mutable, so the pipeline can edit headers in place).
+    /// Returned as a `Vec` so that pushes can grow it; its length is the
+    /// frame's length.
+    pub fn frame_mut(&mut self, i: usize) -> &mut Vec<u8> {
+        let b = &mut self.bufs[i];
+        b.truncate(self.lens[i]);
+        b
+    }
+
+    /// Frame `i`.
+    pub fn frame(&self, i: usize) -> &[u8] {
+        &self.bufs[i][..self.lens[i].min(self.bufs[i].len())]
+    }
+
+    /// Buffers for a back end to fill: each is grown back to [`MAX_FRAME`].
+    pub(crate) fn slots(&mut self) -> (&mut [Vec<u8>], &mut [usize]) {
+        for b in &mut self.bufs {
+            b.resize(MAX_FRAME, 0);
+        }
+        (&mut self.bufs, &mut self.lens)
+    }
+
+    pub(crate) fn set_len(&mut self, n: usize) {
+        self.n = n;
+    }
+}
+
+/// A switch port.
+pub trait Port: Send {
+    /// The interface or port name.
+    fn name(&self) -> &str;
+
+    /// Receives up to `batch.capacity()` frames without blocking; returns
+    /// how many.
+    fn recv(&mut self, batch: &mut Batch) -> io::Result<usize>;
+
+    /// Sends frames without blocking; returns how many were taken.
+    fn send(&mut self, frames: &[&[u8]]) -> io::Result<usize>;
+
+    /// A file descriptor that polls readable when frames wait (None: always poll).
+    fn fd(&self) -> Option<i32> {
+        None
+    }
+
+    /// Whether the link is up.
+    fn link_up(&self) -> bool {
+        true
+    }
+
+    /// The port's Ethernet address.
+    fn hw_addr(&self) -> [u8; 6] {
+        [0; 6]
+    }
+}

@@ -1,0 +1,192 @@
+//! `sluice`: the switch daemon.
+//!
+//! ```text
+//! sluice --port veth-a --port veth-b              # standalone learning switch
+//! sluice --config /etc/sluice.toml
+//! ```
+//!
+//! Opens the ports (AF_PACKET), builds the pipeline (in standalone mode a
+//! table-miss rule sends everything to NORMAL, the learning switch), runs the
+//! bridge on a worker thread, keeps port liveness current, and on SIGINT or
+//! SIGTERM stops cleanly and prints its counters. Not built yet: the
+//! OpenFlow agent (controllers, `secure` mode), metrics endpoint, several
+//! bridges per daemon, other port back ends.
+
+mod config;
+
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use arc_swap::ArcSwap;
+use clap::Parser;
+use datapath::{Bridge, BridgeCounters, BridgePort, MacTable, PortCounters};
+use netdev::Port;
+use pipeline::{Pipeline, PortState};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "sluice",
+    about = "sluice: an OpenFlow 1.3 software switch",
+    version
+)]
+struct Args {
+    /// A TOML configuration file.
+    #[arg(long)]
+    config: Option<std::path::PathBuf>,
+    /// A port: an interface name, optionally `=OFPORT` (repeatable).
+    #[arg(long = "port", value_name = "NAME[=OFPORT]")]
+    ports: Vec<String>,
+    /// Stop after this many seconds (for tests and demos).
+    #[arg(long)]
+    duration: Option<f64>,
+    /// Print counters every this many seconds (0: only at exit).
+    #[arg(long, default_value_t = 0.0)]
+    stats_interval: f64,
+}
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("sluice: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), Box<dyn std::error::Error>> {
+    let args = Args::parse();
+    let file = match &args.config {
+        Some(p) => {
+            let text =
+                std::fs::read_to_string(p).map_err(|e| format!("config: {}: {e}", p.display()))?;
+            config::parse_file(&text)?
+        }
+        None => config::File::default(),
+    };
+    let cfg = config::check(file, &args.ports)?;
+
+    // Open every port before anything runs: a port that cannot open stops the start.
+    let mut devs: Vec<(u32, Box<dyn Port>)> = Vec::new();
+    for (no, name) in &cfg.ports {
+        let dev = netdev::afpacket::AfPacket::open(name)
+            .map_err(|e| format!("port {name} (ofport {no}): {e}"))?;
+        devs.push((*no, Box::new(dev)));
+    }
+
+    let mut p = Pipeline::new(pipeline::Config::default());
+    for (no, dev) in &devs {
+        p.set_port(PortState {
+            port_no: *no,
+            live: dev.link_up(),
+            no_flood: false,
+            no_fwd: false,
+        });
+    }
+    if cfg.fail_mode == config::FailMode::Standalone {
+        let normal = ofp::text::parse_flow_mod("priority=0,actions=normal").expect("built-in flow");
+        p.flow_mod(&normal, 0)?;
+    }
+    for (i, fm) in cfg.flows.iter().enumerate() {
+        p.flow_mod(fm, 0)
+            .map_err(|e| format!("config: bridge.flows[{i}]: {e}"))?;
+    }
+    let shared = Arc::new(ArcSwap::new(p.snapshot()));
+    let counters: Vec<Arc<PortCounters>> = devs.iter().map(|_| Arc::default()).collect();
+    let bridge_counters = Arc::new(BridgeCounters::default());
+    let names: Vec<(u32, String)> = devs
+        .iter()
+        .map(|(no, d)| (*no, d.name().to_string()))
+        .collect();
+    let link_probe: Vec<(u32, String)> = names.clone();
+    let bridge = Bridge {
+        ports: devs
+            .into_iter()
+            .zip(&counters)
+            .map(|((port_no, dev), c)| BridgePort {
+                port_no,
+                dev,
+                counters: c.clone(),
+            })
+            .collect(),
+        pipeline: shared.clone(),
+        counters: bridge_counters.clone(),
+        macs: MacTable::default(),
+    };
+
+    let stop = Arc::new(AtomicBool::new(false));
+    signal_hook::flag::register(signal_hook::consts::SIGINT, stop.clone())?;
+    signal_hook::flag::register(signal_hook::consts::SIGTERM, stop.clone())?;
+    let s2 = stop.clone();
+    let worker = std::thread::Builder::new()
+        .name(format!("{}-worker", cfg.name))
+        .spawn(move || bridge.run(&s2))?;
+    eprintln!(
+        "sluice: bridge {} (datapath id {:#018x}) running, {} ports: {}",
+        cfg.name,
+        cfg.datapath_id,
+        names.len(),
+        names
+            .iter()
+            .map(|(n, s)| format!("{s}={n}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+
+    let start = Instant::now();
+    let mut last_stats = Instant::now();
+    while !stop.load(Relaxed) {
+        std::thread::sleep(Duration::from_millis(100));
+        // Link state: republish when a port goes up or down.
+        let mut changed = false;
+        for (no, name) in &link_probe {
+            let up = std::fs::read_to_string(format!("/sys/class/net/{name}/operstate"))
+                .map(|s| s.trim() != "down")
+                .unwrap_or(false);
+            if p.ports().iter().any(|x| x.port_no == *no && x.live != up) {
+                p.set_port(PortState {
+                    port_no: *no,
+                    live: up,
+                    no_flood: false,
+                    no_fwd: false,
+                });
+                changed = true;
+            }
+        }
+        if changed {
+            shared.store(p.snapshot());
+        }
+        if args.stats_interval > 0.0 && last_stats.elapsed().as_secs_f64() >= args.stats_interval {
+            print_stats(&names, &counters, &bridge_counters);
+            last_stats = Instant::now();
+        }
+        if args
+            .duration
+            .is_some_and(|d| start.elapsed().as_secs_f64() >= d)
+        {
+            stop.store(true, Relaxed);
+        }
+    }
+    worker.join().map_err(|_| "worker thread panicked")?;
+    print_stats(&names, &counters, &bridge_counters);
+    Ok(())
+}
+
+fn print_stats(names: &[(u32, String)], counters: &[Arc<PortCounters>], b: &BridgeCounters) {
+    println!("port  name             rx_pkts    rx_bytes    tx_pkts    tx_bytes  tx_drop");
+    for ((no, name), c) in names.iter().zip(counters) {
+        println!(
+            "{:<5} {:<12} {:>11} {:>11} {:>10} {:>11} {:>8}",
+            no,
+            name,
+            c.rx_packets.load(Relaxed),
+            c.rx_bytes.load(Relaxed),
+            c.tx_packets.load(Relaxed),
+            c.tx_bytes.load(Relaxed),
+            c.tx_dropped.load(Relaxed)
+        );
+    }
+    println!(
+        "pipeline: dropped {}  to_controller {} (no agent yet)",
+        b.dropped.load(Relaxed),
+        b.to_controller.load(Relaxed)
+    );
+}

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The namespace testbed used by the demo and the end-to-end tests:
+#
+#   ns H1: eth0 10.213.77.1  <->  p1 [ns SW: sluice] p2  <->  ns H2: eth0 10.213.77.2
+#   (and with TESTBED_HOSTS=4: H3 .3 on p3, H4 .4 on p4)
+#
+# Source it, then: testbed_up PREFIX; ...; testbed_down PREFIX.
+# The switch runs in a namespace of its own, its ports have no address, and
+# the subnet is checked against every address and route of the machine, so no
+# test frame can reach a real interface. Offloads are off and IPv6 is
+# disabled on every test interface (DESIGN.md, "The testbed").
+
+TESTBED_NET=${TESTBED_NET:-10.213.77}
+TESTBED_HOSTS=${TESTBED_HOSTS:-2}
+
+testbed_check_subnet() {
+    python3 - "$TESTBED_NET.0/24" <<'PY'
+import ipaddress, subprocess, sys
+net = ipaddress.ip_network(sys.argv[1])
+out = subprocess.run(["ip", "-4", "-o", "addr"], capture_output=True, text=True).stdout
+out += subprocess.run(["ip", "-4", "route"], capture_output=True, text=True).stdout
+for tok in out.split():
+    if "/" in tok or tok[:1].isdigit():
+        try:
+            other = ipaddress.ip_network(tok, strict=False)
+        except ValueError:
+            continue
+        if other.prefixlen > 0 and other.overlaps(net):
+            sys.exit(f"testbed: {net} overlaps {other} on this machine; set TESTBED_NET to a free /24")
+PY
+}
+
+testbed_up() {
+    local p=$1
+    testbed_check_subnet || return 1
+    ip netns add "$p-sw"
+    ip netns exec "$p-sw" ip link set lo up
+    ip netns exec "$p-sw" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+    local i
+    for i in $(seq 1 "$TESTBED_HOSTS"); do
+        ip netns add "$p-h$i"
+        ip link add "p$i" netns "$p-sw" type veth peer name eth0 netns "$p-h$i"
+        ip netns exec "$p-h$i" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+        ip netns exec "$p-h$i" ip addr add "$TESTBED_NET.$i/24" dev eth0
+        ip netns exec "$p-h$i" ip link set eth0 up
+        ip netns exec "$p-h$i" ip link set lo up
+        ip netns exec "$p-sw" ip link set "p$i" up
+        ip netns exec "$p-h$i" ethtool -K eth0 tso off gso off gro off tx off rx off >/dev/null 2>&1 || true
+        ip netns exec "$p-sw" ethtool -K "p$i" tso off gso off gro off tx off rx off >/dev/null 2>&1 || true
+    done
+}
+
+testbed_down() {
+    local p=$1 ns
+    for ns in $(ip netns list | awk '{print $1}' | grep "^$p-" || true); do
+        # End only what runs inside our own namespaces.
+        local pids
+        pids=$(ip netns pids "$ns" 2>/dev/null || true)
+        [ -n "$pids" ] && kill $pids 2>/dev/null || true
+        ip netns del "$ns" 2>/dev/null || true
+    done
+}
