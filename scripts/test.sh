@@ -15,3 +15,5 @@ cargo test --workspace --locked
 echo "== os-ken interop"
 cargo build -q --locked -p ofp --example ofp-interop
 .venv/bin/python tests/interop/osken_interop.py target/debug/examples/ofp-interop
+echo "== end-to-end (network namespaces)"
+scripts/e2e.sh

@@ -45,8 +45,8 @@ testbed_up() {
         ip netns exec "$p-h$i" ip link set eth0 up
         ip netns exec "$p-h$i" ip link set lo up
         ip netns exec "$p-sw" ip link set "p$i" up
-        ip netns exec "$p-h$i" ethtool -K eth0 tso off gso off gro off tx off rx off >/dev/null 2>&1 || true
-        ip netns exec "$p-sw" ethtool -K "p$i" tso off gso off gro off tx off rx off >/dev/null 2>&1 || true
+        ip netns exec "$p-h$i" ethtool -K eth0 tso off gso off gro off tx off rx off rxvlan off txvlan off >/dev/null 2>&1 || true
+        ip netns exec "$p-sw" ethtool -K "p$i" tso off gso off gro off tx off rx off rxvlan off txvlan off >/dev/null 2>&1 || true
     done
 }
 

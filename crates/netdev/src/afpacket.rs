@@ -4,7 +4,10 @@
 //! Set-up: promiscuous membership (a switch port sees every frame),
 //! `PACKET_IGNORE_OUTGOING` (the port does not see what it sends itself) and
 //! `PACKET_QDISC_BYPASS` (frames skip the qdisc layer, as a switch port
-//! should). Offloads must be off on the interface (the demo and tests turn
+//! should), and `PACKET_AUXDATA`: Linux always moves a received frame's
+//! outer VLAN tag into packet metadata, so the tag is put back into the frame
+//! from the auxiliary data (as libpcap does); a switch must see it. Offloads
+//! must be off on the interface (the demo and tests turn
 //! off TSO/GSO/GRO and checksum offload): with them on, the kernel hands out
 //! 64 KB super-frames with unfinished checksums.
 
@@ -16,6 +19,26 @@ use crate::{Batch, Port};
 
 const PACKET_QDISC_BYPASS: libc::c_int = 20;
 const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
+const TP_STATUS_VLAN_VALID: u32 = 1 << 4;
+const TP_STATUS_VLAN_TPID_VALID: u32 = 1 << 6;
+
+/// `struct tpacket_auxdata`.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct AuxData {
+    tp_status: u32,
+    tp_len: u32,
+    tp_snaplen: u32,
+    tp_mac: u16,
+    tp_net: u16,
+    tp_vlan_tci: u16,
+    tp_vlan_tpid: u16,
+}
+
+/// Room for one cmsg carrying `AuxData` (aligned as the kernel wants).
+#[repr(C, align(8))]
+#[derive(Clone, Copy)]
+struct CmsgBuf([u8; 64]);
 
 /// An `AF_PACKET` port.
 pub struct AfPacket {
@@ -84,6 +107,7 @@ impl AfPacket {
         port.setsockopt(libc::PACKET_ADD_MEMBERSHIP, &mr)?;
         let one: libc::c_int = 1;
         port.setsockopt(PACKET_IGNORE_OUTGOING, &one)?;
+        port.setsockopt(libc::PACKET_AUXDATA, &one)?;
         // Older kernels lack qdisc bypass; it is an optimisation, not a need.
         let _ = port.setsockopt(PACKET_QDISC_BYPASS, &one);
         Ok(port)
@@ -135,6 +159,23 @@ fn hw_addr(fd: libc::c_int, name: &str) -> [u8; 6] {
     }
 }
 
+/// The PACKET_AUXDATA control message of a received message, if any.
+fn auxdata(h: &libc::msghdr) -> Option<AuxData> {
+    // SAFETY: the CMSG_* helpers walk the control buffer the kernel filled,
+    // within msg_controllen; the payload is copied out unaligned.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(h);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_PACKET && (*c).cmsg_type == libc::PACKET_AUXDATA {
+                let p = libc::CMSG_DATA(c) as *const AuxData;
+                return Some(std::ptr::read_unaligned(p));
+            }
+            c = libc::CMSG_NXTHDR(h, c);
+        }
+    }
+    None
+}
+
 impl Drop for AfPacket {
     fn drop(&mut self) {
         // SAFETY: closing the descriptor this value owns, once.
@@ -150,17 +191,21 @@ impl Port for AfPacket {
     fn recv(&mut self, batch: &mut Batch) -> io::Result<usize> {
         let (bufs, lens) = batch.slots();
         let n = bufs.len().min(64);
-        // SAFETY: iovec/mmsghdr are plain data; each iovec points into a
-        // distinct buffer we own, valid for the duration of the call.
+        // SAFETY: iovec/mmsghdr/cmsg buffers are plain data; each iovec points
+        // into a distinct buffer we own (4 bytes short of its end, to leave
+        // room for a VLAN tag), valid for the duration of the call.
         let mut iov: [libc::iovec; 64] = unsafe { zeroed() };
         let mut msgs: [libc::mmsghdr; 64] = unsafe { zeroed() };
+        let mut cmsg = [CmsgBuf([0; 64]); 64];
         for i in 0..n {
             iov[i] = libc::iovec {
                 iov_base: bufs[i].as_mut_ptr() as *mut libc::c_void,
-                iov_len: bufs[i].len(),
+                iov_len: bufs[i].len() - 4,
             };
             msgs[i].msg_hdr.msg_iov = &mut iov[i];
             msgs[i].msg_hdr.msg_iovlen = 1;
+            msgs[i].msg_hdr.msg_control = cmsg[i].0.as_mut_ptr() as *mut libc::c_void;
+            msgs[i].msg_hdr.msg_controllen = cmsg[i].0.len();
         }
         // SAFETY: msgs[..n] are initialised above and outlive the call.
         let r = unsafe {
@@ -188,7 +233,22 @@ impl Port for AfPacket {
         let r = r as usize;
         for i in 0..r {
             // Frames longer than the buffer are truncated by the kernel (MSG_TRUNC).
-            lens[i] = (msgs[i].msg_len as usize).min(bufs[i].len());
+            let mut len = (msgs[i].msg_len as usize).min(bufs[i].len() - 4);
+            if let Some(aux) = auxdata(&msgs[i].msg_hdr) {
+                if aux.tp_status & TP_STATUS_VLAN_VALID != 0 && len >= 12 {
+                    let tpid = if aux.tp_status & TP_STATUS_VLAN_TPID_VALID != 0 {
+                        aux.tp_vlan_tpid
+                    } else {
+                        0x8100
+                    };
+                    let b = &mut bufs[i];
+                    b.copy_within(12..len, 16);
+                    b[12..14].copy_from_slice(&tpid.to_be_bytes());
+                    b[14..16].copy_from_slice(&aux.tp_vlan_tci.to_be_bytes());
+                    len += 4;
+                }
+            }
+            lens[i] = len;
         }
         batch.set_len(r);
         Ok(r)
