@@ -28,6 +28,7 @@ use packet::{extract, slots as s, FlowKey, Offsets};
 
 use crate::classifier::Classifier;
 use crate::edit::{self, Ttl};
+use crate::emc::Emc;
 use crate::meter::{MeterState, Verdict};
 use crate::rule::{Counters, Rule};
 
@@ -241,38 +242,40 @@ struct Ctx<'a> {
     dropped: bool,
 }
 
-/// A datapath worker's reusable state: run packets with [`Worker::process`].
+/// A datapath worker: run packets with [`Worker::process`].
 pub struct Worker {
     /// This worker's counter slot.
     pub id: usize,
-    key: FlowKey,
-    off: Offsets,
-    outputs: Vec<Output>,
-    set: ActionSet,
-    scratch: Vec<Action>,
-    metadata: u64,
-    tunnel_id: u64,
+    exec: Exec,
+    emc: Option<Emc>,
 }
 
-const MAX_GROUP_DEPTH: u32 = 16;
+/// Default exact-match cache size (entries).
+pub const EMC_ENTRIES: usize = 8192;
 
 impl Worker {
+    /// A worker with an exact-match cache of [`EMC_ENTRIES`] entries.
     pub fn new(id: usize) -> Worker {
+        Worker::with_cache(id, EMC_ENTRIES)
+    }
+
+    /// A worker with a cache of `entries` entries (0: no cache).
+    pub fn with_cache(id: usize, entries: usize) -> Worker {
         Worker {
             id,
-            key: FlowKey::default(),
-            off: Offsets::default(),
-            outputs: Vec::with_capacity(8),
-            set: ActionSet::default(),
-            scratch: Vec::with_capacity(16),
-            metadata: 0,
-            tunnel_id: 0,
+            exec: Exec::new(),
+            emc: (entries > 0).then(|| Emc::new(entries)),
         }
     }
 
     /// The flow key of the last packet processed (as last extracted).
     pub fn key(&self) -> &FlowKey {
-        &self.key
+        &self.exec.key
+    }
+
+    /// Cache hits and misses so far.
+    pub fn cache_stats(&self) -> (u64, u64) {
+        self.emc.as_ref().map_or((0, 0), |e| (e.hits, e.misses))
     }
 
     /// Runs one packet received on `in_port` through `snap`. The frame may
@@ -285,6 +288,46 @@ impl Worker {
         frame: &mut Vec<u8>,
         now_ns: u64,
     ) -> &[Output] {
+        self.exec
+            .process(self.id, self.emc.as_mut(), snap, in_port, frame, now_ns)
+    }
+}
+
+/// The per-packet execution state a worker reuses.
+struct Exec {
+    key: FlowKey,
+    off: Offsets,
+    outputs: Vec<Output>,
+    set: ActionSet,
+    scratch: Vec<Action>,
+    metadata: u64,
+    tunnel_id: u64,
+}
+
+const MAX_GROUP_DEPTH: u32 = 16;
+
+impl Exec {
+    fn new() -> Exec {
+        Exec {
+            key: FlowKey::default(),
+            off: Offsets::default(),
+            outputs: Vec::with_capacity(8),
+            set: ActionSet::default(),
+            scratch: Vec::with_capacity(16),
+            metadata: 0,
+            tunnel_id: 0,
+        }
+    }
+
+    fn process(
+        &mut self,
+        worker: usize,
+        mut emc: Option<&mut Emc>,
+        snap: &Snapshot,
+        in_port: u32,
+        frame: &mut Vec<u8>,
+        now_ns: u64,
+    ) -> &[Output] {
         self.outputs.clear();
         self.set.clear();
         self.metadata = 0;
@@ -292,7 +335,7 @@ impl Worker {
         self.reextract(frame, in_port);
         let mut cx = Ctx {
             snap,
-            worker: self.id,
+            worker,
             in_port,
             now_ns,
             queue: None,
@@ -312,17 +355,28 @@ impl Worker {
             self.key.set(s::METADATA, self.metadata);
             self.key.set(s::TUNNEL_ID, self.tunnel_id);
             let tc = snap.table_counters.get(table);
-            let Some(rule) = cls.lookup_data(&self.key) else {
+            let found = match emc.as_deref_mut() {
+                Some(e) => match e.find(snap.version, table as u8, &self.key) {
+                    Ok(i) => e.rule(i),
+                    Err(i) => {
+                        let r = cls.lookup_data(&self.key);
+                        e.put(i, snap.version, table as u8, &self.key, r);
+                        r
+                    }
+                },
+                None => cls.lookup_data(&self.key),
+            };
+            let Some(rule) = found else {
                 // No match and no table-miss entry: the packet is dropped.
                 if let Some(c) = tc {
-                    c.hit(self.id, 0, now_ns);
+                    c.hit(worker, 0, now_ns);
                 }
                 return &self.outputs;
             };
             if let Some(c) = tc {
-                c.hit(self.id, 1, now_ns);
+                c.hit(worker, 1, now_ns);
             }
-            rule.counters.hit(self.id, frame.len() as u64, now_ns);
+            rule.counters.hit(worker, frame.len() as u64, now_ns);
             cx.table_id = table as u8;
             cx.cookie = rule.cookie;
             cx.table_miss = rule.priority == 0 && rule.match_.entries.is_empty();

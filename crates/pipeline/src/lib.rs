@@ -17,6 +17,7 @@
 pub mod classifier;
 pub mod control;
 pub mod edit;
+pub mod emc;
 pub mod exec;
 pub mod matchkey;
 pub mod meter;

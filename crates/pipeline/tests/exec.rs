@@ -473,3 +473,48 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn exact_match_cache_never_serves_a_stale_rule() {
+    let mut p = pipeline(&["priority=1,in_port=1,actions=output:2"]);
+    let mut w = Worker::new(0);
+    let s1 = p.snapshot();
+    for _ in 0..3 {
+        assert_eq!(ports(w.process(&s1, 1, &mut tcp(64, 1), 0)), vec![2]);
+    }
+    let (hits, misses) = w.cache_stats();
+    assert_eq!((hits, misses), (2, 1));
+    p.flow_mod(
+        &parse_flow_mod("priority=5,in_port=1,actions=output:3").unwrap(),
+        0,
+    )
+    .unwrap();
+    let s2 = p.snapshot();
+    assert_eq!(
+        ports(w.process(&s2, 1, &mut tcp(64, 1), 0)),
+        vec![3],
+        "a new version invalidates the cache"
+    );
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config { cases: 1000, ..Default::default() })]
+
+    #[test]
+    fn cache_and_no_cache_agree(i in 0usize..6, pos in proptest::prelude::any::<proptest::sample::Index>(), b in proptest::prelude::any::<u8>(), port in 1u32..6) {
+        let mut p = edit_everything();
+        let snap = p.snapshot();
+        let mut cached = Worker::new(0);
+        let mut plain = Worker::with_cache(0, 0);
+        let mut f = sample_frames().swap_remove(i);
+        let at = pos.index(f.len());
+        f[at] = b;
+        for _ in 0..2 {
+            let (mut a, mut c) = (f.clone(), f.clone());
+            let oa = cached.process(&snap, port, &mut a, 7).to_vec();
+            let oc = plain.process(&snap, port, &mut c, 7).to_vec();
+            proptest::prop_assert_eq!(oa, oc);
+            proptest::prop_assert_eq!(a, c);
+        }
+    }
+}

@@ -1,0 +1,96 @@
+//! The per-worker exact-match cache in front of the classifier.
+//!
+//! A direct-mapped table from a packet's whole flow key (and table number)
+//! to the rule the classifier chose for it, or to "no rule". Entries carry
+//! the snapshot version they were computed in; a new version makes every
+//! entry stale at once without touching it. A hit costs one hash of the key
+//! and one comparison; a miss costs that plus the classifier lookup it
+//! saves next time. Each worker owns its cache: no sharing, no locks.
+
+use std::sync::Arc;
+
+use packet::{FlowKey, KEY_WORDS};
+
+use crate::rule::Rule;
+
+struct Slot {
+    version: u64,
+    table: u8,
+    key: FlowKey,
+    rule: Option<Arc<Rule>>,
+}
+
+/// The cache.
+pub struct Emc {
+    slots: Vec<Slot>,
+    mask: usize,
+    pub hits: u64,
+    pub misses: u64,
+}
+
+#[inline]
+fn hash(key: &FlowKey, table: u8) -> u64 {
+    let mut h = table as u64 ^ 0x9e37_79b9_7f4a_7c15;
+    for i in 0..KEY_WORDS {
+        h = (h ^ key.w[i]).wrapping_mul(0xff51_afd7_ed55_8ccd);
+    }
+    h ^ (h >> 32)
+}
+
+impl Emc {
+    /// A cache of `entries` slots (rounded up to a power of two).
+    pub fn new(entries: usize) -> Emc {
+        let n = entries.max(1).next_power_of_two();
+        Emc {
+            // Version 0 is never published, so fresh slots never hit.
+            slots: (0..n)
+                .map(|_| Slot {
+                    version: 0,
+                    table: 0,
+                    key: FlowKey::default(),
+                    rule: None,
+                })
+                .collect(),
+            mask: n - 1,
+            hits: 0,
+            misses: 0,
+        }
+    }
+
+    /// The slot holding `key` for `table` at `version`, if cached.
+    #[inline]
+    pub fn find(&mut self, version: u64, table: u8, key: &FlowKey) -> Result<usize, usize> {
+        let i = hash(key, table) as usize & self.mask;
+        let s = &self.slots[i];
+        if s.version == version && s.table == table && s.key == *key {
+            self.hits += 1;
+            Ok(i)
+        } else {
+            self.misses += 1;
+            Err(i)
+        }
+    }
+
+    /// The rule cached in slot `i` (None: the cached answer is "no rule").
+    #[inline]
+    pub fn rule(&self, i: usize) -> Option<&Arc<Rule>> {
+        self.slots[i].rule.as_ref()
+    }
+
+    /// Caches the classifier's answer in slot `i` (from [`Emc::find`]).
+    #[inline]
+    pub fn put(
+        &mut self,
+        i: usize,
+        version: u64,
+        table: u8,
+        key: &FlowKey,
+        rule: Option<&Arc<Rule>>,
+    ) {
+        let s = &mut self.slots[i];
+        s.version = version;
+        s.table = table;
+        s.key = *key;
+        s.rule = rule.cloned();
+    }
+}
