@@ -58,6 +58,20 @@ ping_ok() { # from-host to-ip
     ip netns exec "$P-$1" ping -c 3 -i 0.2 -W 2 -q "$2" >/dev/null 2>&1
 }
 
+# A config file with two ports (ofport 1 and 2) and the given flows.
+two_port_config() {
+    local cfg f
+    cfg=$(mktemp)
+    {
+        echo "[bridge]"
+        echo "flows = ["
+        for f in "$@"; do echo "  \"$f\","; done
+        echo "]"
+        printf '[[port]]\nname = "p1"\nofport = 1\n[[port]]\nname = "p2"\nofport = 2\n'
+    } >"$cfg"
+    echo "$cfg"
+}
+
 # Counter of a port from the stats sluice prints at exit: tx packets.
 tx_of() { awk -v p="$1" '$1 == p { print $5 }' "$OUT"; }
 
@@ -85,21 +99,8 @@ test_static_flow_table() {
     P=sle2e$$b
     testbed_up "$P" || return 1
     local cfg
-    cfg=$(mktemp)
-    cat >"$cfg" <<TOML
-[bridge]
-flows = [
-  "priority=20,icmp,actions=drop",
-  "priority=10,in_port=1,actions=output:2",
-  "priority=10,in_port=2,actions=output:1",
-]
-[[port]]
-name = "p1"
-ofport = 1
-[[port]]
-name = "p2"
-ofport = 2
-TOML
+    cfg=$(two_port_config "priority=20,icmp,actions=drop" \
+        "priority=10,in_port=1,actions=output:2" "priority=10,in_port=2,actions=output:1")
     start_sluice --config "$cfg"
     local r=0
     # The static table drops ICMP: ping must fail while TCP passes.
@@ -134,18 +135,8 @@ test_vlan_push_pop() {
     P=sle2e$$d
     testbed_up "$P" || return 1
     local cfg
-    cfg=$(mktemp)
-    cat >"$cfg" <<TOML
-[bridge]
-flows = [
-  "priority=10,in_port=1,actions=push_vlan:0x8100,set_field:10->vlan_vid,output:2",
-  "priority=10,in_port=2,dl_vlan=10,actions=pop_vlan,output:1",
-]
-[[port]]
-name = "p1"
-[[port]]
-name = "p2"
-TOML
+    cfg=$(two_port_config "priority=10,in_port=1,actions=push_vlan:0x8100,set_field:10->vlan_vid,output:2" \
+        "priority=10,in_port=2,dl_vlan=10,actions=pop_vlan,output:1")
     start_sluice --config "$cfg"
     local r=0 src=020000000099
     # h1 -> h2: the frame arrives tagged with VID 10.

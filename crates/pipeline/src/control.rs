@@ -526,15 +526,7 @@ impl Pipeline {
                 Ok(Vec::new())
             }
             GroupModCommand::Delete => {
-                let ids: Vec<u32> = if gm.group_id == group_no::ALL {
-                    self.groups.keys().copied().collect()
-                } else {
-                    self.groups
-                        .contains_key(&gm.group_id)
-                        .then_some(gm.group_id)
-                        .into_iter()
-                        .collect()
-                };
+                let ids = selected_ids(&self.groups, gm.group_id, group_no::ALL);
                 // Deleting a group other groups still forward to would break them.
                 for id in &ids {
                     let chained = self.groups.values().any(|g| {
@@ -727,15 +719,7 @@ impl Pipeline {
                 Ok(Vec::new())
             }
             MeterModCommand::Delete => {
-                let ids: Vec<u32> = if mm.meter_id == meter_no::ALL {
-                    self.meters.keys().copied().collect()
-                } else {
-                    self.meters
-                        .contains_key(&mm.meter_id)
-                        .then_some(mm.meter_id)
-                        .into_iter()
-                        .collect()
-                };
+                let ids = selected_ids(&self.meters, mm.meter_id, meter_no::ALL);
                 let mut removed = Vec::new();
                 for id in ids {
                     self.meters.remove(&id);
@@ -770,6 +754,15 @@ impl Pipeline {
             }
         }
         out
+    }
+}
+
+/// The ids a DELETE names: every id for `all`, else `id` if it exists.
+fn selected_ids<V>(map: &HashMap<u32, V>, id: u32, all: u32) -> Vec<u32> {
+    if id == all {
+        map.keys().copied().collect()
+    } else {
+        map.contains_key(&id).then_some(id).into_iter().collect()
     }
 }
 

@@ -373,27 +373,21 @@ fn main() {
         // rewrite on half the rules, output), counters.
         let mut p = build_pipeline(&c, ports);
         let snap = p.snapshot();
-        let mut w = Worker::new(0);
         let mut frames: Vec<(u32, Vec<u8>)> = c.packets.clone();
         let mut now = 0u64;
-        let pipeline_ns = measure(n, || {
-            let mut acc = 0;
-            now += 1;
-            for (port, f) in frames.iter_mut() {
-                acc += w.process(&snap, *port, f, now).len() as u64;
-            }
-            acc
-        });
+        let mut run = |w: &mut Worker| {
+            measure(n, || {
+                let mut acc = 0;
+                now += 1;
+                for (port, f) in frames.iter_mut() {
+                    acc += w.process(&snap, *port, f, now).len() as u64;
+                }
+                acc
+            })
+        };
+        let pipeline_ns = run(&mut Worker::new(0));
         // The same without the exact-match cache (the classifier on every packet).
-        let mut plain = Worker::with_cache(0, 0);
-        let nocache_ns = measure(n, || {
-            let mut acc = 0;
-            now += 1;
-            for (port, f) in frames.iter_mut() {
-                acc += plain.process(&snap, *port, f, now).len() as u64;
-            }
-            acc
-        });
+        let nocache_ns = run(&mut Worker::with_cache(0, 0));
         let hit_rate = hits as f64 / n as f64;
         let (rules, masks) = (snap.tables[0].len(), snap.tables[0].subtables());
         if json {
