@@ -13,4 +13,5 @@ bench:
 
 fuzz:
 	cd fuzz && cargo +nightly fuzz run decode -O -- -max_total_time=600 && \
-	  cargo +nightly fuzz run text -O -- -max_total_time=600 -dict=text.dict
+	  cargo +nightly fuzz run text -O -- -max_total_time=600 -dict=text.dict && \
+	  cargo +nightly fuzz run pipeline -O -- -max_total_time=600
