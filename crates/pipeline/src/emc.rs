@@ -45,8 +45,8 @@ const K: [u64; KEY_WORDS] = {
 #[inline]
 fn hash(key: &FlowKey, table: u8) -> u64 {
     let mut h = table as u64;
-    for i in 0..KEY_WORDS {
-        h = h.wrapping_add(key.w[i].wrapping_mul(K[i]));
+    for (w, k) in key.w.iter().zip(K.iter()) {
+        h = h.wrapping_add(w.wrapping_mul(*k));
     }
     h ^= h >> 29;
     h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
