@@ -1,5 +1,5 @@
 # The two commands of the README.
-.PHONY: demo test bench fuzz
+.PHONY: demo test bench fuzz lab
 
 demo:
 	scripts/demo.sh
@@ -8,6 +8,9 @@ test:
 	scripts/test.sh
 
 # Not part of `make test`: figures for docs/PERFORMANCE.md, fuzzing for docs/FUZZING.md.
+lab:
+	scripts/lab.sh
+
 bench:
 	cargo bench -p ofp --bench codec
 

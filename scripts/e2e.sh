@@ -155,6 +155,16 @@ test_vlan_push_pop() {
     finish "VLAN: push on the way in, pop on the way out" $r
 }
 
+test_nullx() {
+    P=sle2e$$f
+    testbed_up "$P" || return 1
+    start_sluice --nullx --port p1 --port p2
+    local r=0
+    ping_ok h1 "$TESTBED_NET.2" || r=1
+    grep -q "nullx mode" "$OUT" || r=1
+    finish "nullx: port 1 <-> port 2 with no pipeline" $r
+}
+
 test_bad_config_is_refused() {
     P=sle2e$$e
     testbed_up "$P" || return 1
@@ -172,6 +182,7 @@ test_standalone_ping_and_tcp
 test_static_flow_table
 test_flood_to_four_ports
 test_vlan_push_pop
+test_nullx
 test_bad_config_is_refused
 echo "e2e: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -48,6 +48,21 @@ testbed_up() {
         ip netns exec "$p-h$i" ethtool -K eth0 tso off gso off gro off tx off rx off rxvlan off txvlan off >/dev/null 2>&1 || true
         ip netns exec "$p-sw" ethtool -K "p$i" tso off gso off gro off tx off rx off rxvlan off txvlan off >/dev/null 2>&1 || true
     done
+    # The kernel reports a new veth as operationally up only after up to a
+    # second (link watch); a switch that honours link state (sluice does)
+    # would drop frames to a port it still sees down. Wait for all of them.
+    local tries=0
+    while [ $tries -lt 50 ]; do
+        local down=0
+        for i in $(seq 1 "$TESTBED_HOSTS"); do
+            [ "$(ip netns exec "$p-sw" cat "/sys/class/net/p$i/operstate")" = up ] || down=1
+        done
+        [ $down -eq 0 ] && return 0
+        sleep 0.1
+        tries=$((tries + 1))
+    done
+    echo "testbed: switch ports did not come up" >&2
+    return 1
 }
 
 testbed_down() {

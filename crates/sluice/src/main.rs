@@ -43,6 +43,10 @@ struct Args {
     /// Print counters every this many seconds (0: only at exit).
     #[arg(long, default_value_t = 0.0)]
     stats_interval: f64,
+    /// nullx mode: no pipeline, the first port's frames go to the second and
+    /// back (third <-> fourth, ...). The floor for every benchmark.
+    #[arg(long)]
+    nullx: bool,
 }
 
 fn main() {
@@ -110,6 +114,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         pipeline: shared.clone(),
         counters: bridge_counters.clone(),
         macs: MacTable::default(),
+        nullx: args.nullx,
     };
 
     let stop = Arc::new(AtomicBool::new(false));
@@ -120,9 +125,10 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         .name(format!("{}-worker", cfg.name))
         .spawn(move || bridge.run(&s2))?;
     eprintln!(
-        "sluice: bridge {} (datapath id {:#018x}) running, {} ports: {}",
+        "sluice: bridge {} (datapath id {:#018x}){} running, {} ports: {}",
         cfg.name,
         cfg.datapath_id,
+        if args.nullx { " in nullx mode" } else { "" },
         names.len(),
         names
             .iter()

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# The lab: the same two-host namespace testbed with each switch in turn, in
+# one run: nullx (sluice's I/O with no pipeline), sluice standalone (NORMAL),
+# sluice with a 200-rule table, and the Linux bridge (and Open vSwitch's
+# userspace datapath when LAB_OVS=1 and it is installed). For each: ping RTT,
+# TCP throughput (iperf3), 64-byte UDP frames per second delivered, and for
+# sluice its CPU time and RSS. Prints a Markdown table. Root only.
+#   LAB_SECONDS=5 scripts/lab.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ "$(id -u)" -eq 0 ] || { echo "lab: needs root" >&2; exit 1; }
+scripts/setup.sh --demo
+cargo build -q --release -p sluice
+. scripts/testbed.sh
+SECS=${LAB_SECONDS:-5}
+P=sllab$$
+SW_PID=
+cleanup() {
+    [ -n "$SW_PID" ] && kill "$SW_PID" 2>/dev/null && wait "$SW_PID" 2>/dev/null || true
+    testbed_down "$P"
+}
+trap cleanup EXIT
+
+rules_200() {
+    local f
+    f=$(mktemp)
+    {
+        echo "[bridge]"
+        echo "fail_mode = \"standalone\""
+        echo "flows = ["
+        local i
+        for i in $(seq 0 197); do
+            case $((i % 4)) in
+                0) echo "  \"priority=$((300 + i)),tcp,tp_dst=$((10000 + i)),actions=drop\"," ;;
+                1) echo "  \"priority=$((300 + i)),ip,nw_dst=172.$((16 + i % 16)).$i.0/24,actions=drop\"," ;;
+                2) echo "  \"priority=$((300 + i)),dl_dst=02:ff:00:00:00:$(printf %02x $i),actions=drop\"," ;;
+                3) echo "  \"priority=$((300 + i)),udp,tp_src=$((20000 + i)),actions=drop\"," ;;
+            esac
+        done
+        echo "  \"priority=10,in_port=1,actions=output:2\","
+        echo "  \"priority=10,in_port=2,actions=output:1\","
+        echo "]"
+        printf '[[port]]\nname = "p1"\nofport = 1\n[[port]]\nname = "p2"\nofport = 2\n'
+    } >"$f"
+    echo "$f"
+}
+
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+rss_kb() { awk '/VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
+
+measure() { # label
+    local label=$1 rtt mbps pps t0 t1 cpu rss
+    rtt=$(ip netns exec "$P-h1" ping -c 10 -i 0.2 -W 2 -q "$TESTBED_NET.2" | awk -F/ '/rtt/ {print $5}')
+    ip netns exec "$P-h2" iperf3 -s -1 -p 5401 >/dev/null 2>&1 &
+    local srv=$!
+    sleep 0.3
+    t0=$([ -n "$SW_PID" ] && cpu_ticks "$SW_PID" || echo 0)
+    mbps=$(ip netns exec "$P-h1" iperf3 -c "$TESTBED_NET.2" -p 5401 -t "$SECS" -J |
+        python3 -c 'import json,sys; print(round(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e6))')
+    t1=$([ -n "$SW_PID" ] && cpu_ticks "$SW_PID" || echo 0)
+    wait "$srv" 2>/dev/null || true
+    ip netns exec "$P-h2" iperf3 -s -1 -p 5402 >/dev/null 2>&1 &
+    srv=$!
+    sleep 0.3
+    # 18-byte UDP payloads: 60-byte frames on the wire (64 with the FCS).
+    pps=$(ip netns exec "$P-h1" iperf3 -c "$TESTBED_NET.2" -p 5402 -u -b 0 -l 18 -t "$SECS" -J |
+        python3 -c 'import json,sys
+e = json.load(sys.stdin)["end"]["sum"]
+print(round((e["packets"] - e["lost_packets"]) / e["seconds"]))')
+    wait "$srv" 2>/dev/null || true
+    if [ -n "$SW_PID" ]; then
+        cpu=$(python3 -c "print(round(($t1 - $t0) / $(getconf CLK_TCK) / $SECS * 100))")
+        rss=$(( $(rss_kb "$SW_PID") / 1024 ))
+    else
+        cpu="-"
+        rss="-"
+    fi
+    printf '| %s | %s | %s | %s | %s | %s |\n' "$label" "$rtt" "$mbps" "$pps" "$cpu" "$rss"
+}
+
+run_sluice() { # label args...
+    local label=$1
+    shift
+    testbed_up "$P"
+    ip netns exec "$P-sw" target/release/sluice "$@" >/dev/null 2>&1 &
+    SW_PID=$!
+    sleep 0.5
+    measure "$label"
+    kill "$SW_PID"
+    wait "$SW_PID" 2>/dev/null || true
+    SW_PID=
+    testbed_down "$P"
+}
+
+echo "| switch | ping avg RTT (ms) | TCP (Mbit/s) | 64-byte UDP frames/s delivered | switch CPU (% of a core, TCP test) | switch RSS (MB) |"
+echo "|---|---|---|---|---|---|"
+run_sluice "nullx (sluice I/O, no pipeline)" --nullx --port p1 --port p2
+run_sluice "sluice standalone (NORMAL)" --port p1 --port p2
+cfg=$(rules_200)
+run_sluice "sluice, 200-rule table" --config "$cfg"
+rm -f "$cfg"
+testbed_up "$P"
+ip netns exec "$P-sw" ip link add br0 type bridge
+ip netns exec "$P-sw" ip link set p1 master br0
+ip netns exec "$P-sw" ip link set p2 master br0
+ip netns exec "$P-sw" ip link set br0 up
+sleep 1
+measure "Linux bridge (kernel)"
+testbed_down "$P"
