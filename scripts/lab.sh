@@ -75,25 +75,30 @@ print(round((e["packets"] - e["lost_packets"]) / e["seconds"]))')
         cpu="-"
         rss="-"
     fi
-    printf '| %s | %s | %s | %s | %s | %s |\n' "$label" "$rtt" "$mbps" "$pps" "$cpu" "$rss"
+    printf '| %s | %s | %s | %s | %s | %s |' "$label" "$rtt" "$mbps" "$pps" "$cpu" "$rss"
 }
 
 run_sluice() { # label args...
     local label=$1
     shift
     testbed_up "$P"
-    ip netns exec "$P-sw" target/release/sluice "$@" >/dev/null 2>&1 &
+    local out
+    out=$(mktemp)
+    ip netns exec "$P-sw" target/release/sluice "$@" >"$out" 2>&1 &
     SW_PID=$!
     sleep 0.5
     measure "$label"
     kill "$SW_PID"
     wait "$SW_PID" 2>/dev/null || true
     SW_PID=
+    # In-switch delay over the whole run, as sluice reports it at exit.
+    awk '/in-switch delay/ { printf " %s / %s / %s |\n", $(NF-10), $(NF-7), $(NF-1) }' "$out"
+    rm -f "$out"
     testbed_down "$P"
 }
 
-echo "| switch | ping avg RTT (ms) | TCP (Mbit/s) | 64-byte UDP frames/s delivered | switch CPU (% of a core, TCP test) | switch RSS (MB) |"
-echo "|---|---|---|---|---|---|"
+echo "| switch | ping avg RTT (ms) | TCP (Mbit/s) | 64-byte UDP frames/s delivered | switch CPU (% of a core, TCP test) | switch RSS (MB) | in-switch delay p50 / p99 / max (us) |"
+echo "|---|---|---|---|---|---|---|"
 run_sluice "nullx (sluice I/O, no pipeline)" --nullx --port p1 --port p2
 run_sluice "sluice standalone (NORMAL)" --port p1 --port p2
 cfg=$(rules_200)
@@ -106,4 +111,5 @@ ip netns exec "$P-sw" ip link set p2 master br0
 ip netns exec "$P-sw" ip link set br0 up
 sleep 1
 measure "Linux bridge (kernel)"
+echo " - |"
 testbed_down "$P"

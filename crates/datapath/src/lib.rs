@@ -13,6 +13,7 @@
 //! descriptors (up to 10 ms) instead of spinning: this machine class has two
 //! cores.
 
+pub mod histogram;
 pub mod normal;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -44,8 +45,12 @@ impl PortCounters {
 }
 
 /// Bridge-wide counters.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct BridgeCounters {
+    /// Delay from a frame's batch being received (recvmmsg returned) to the
+    /// moment its batch is handed to the kernel for transmission (sendmmsg
+    /// called), per frame, in ns: the time the frame spends in the switch.
+    pub delay: histogram::Histogram,
     /// Packets for the controller (dropped: no agent yet).
     pub to_controller: AtomicU64,
     /// Packets that left the pipeline with no output.
@@ -124,6 +129,7 @@ impl Bridge {
             let snap = self.pipeline.load_full();
             let now = start.elapsed().as_nanos() as u64;
             let mut got = 0;
+            let mut rx_batches: [(u64, u64); 64] = [(0, 0); 64];
             for i in 0..self.ports.len() {
                 let n = match self.ports[i].dev.recv(&mut batch) {
                     Ok(n) => n,
@@ -133,6 +139,11 @@ impl Bridge {
                     }
                 };
                 got += n;
+                if n > 0 {
+                    if let Some(slot) = rx_batches.get_mut(i) {
+                        *slot = (start.elapsed().as_nanos() as u64, n as u64);
+                    }
+                }
                 let in_port = self.ports[i].port_no;
                 for j in 0..n {
                     let frame = batch.frame_mut(j);
@@ -187,6 +198,14 @@ impl Bridge {
                             }
                         }
                     }
+                }
+            }
+            // In-switch delay: from a frame's batch being received to the
+            // moment its batch is handed to the kernel for transmission.
+            if got > 0 {
+                let done = start.elapsed().as_nanos() as u64;
+                for &(t, n) in rx_batches.iter().take(self.ports.len()).filter(|b| b.1 > 0) {
+                    self.counters.delay.record(done.saturating_sub(t), n);
                 }
             }
             for (i, q) in tx.iter_mut().enumerate() {

@@ -195,4 +195,13 @@ fn print_stats(names: &[(u32, String)], counters: &[Arc<PortCounters>], b: &Brid
         b.dropped.load(Relaxed),
         b.to_controller.load(Relaxed)
     );
+    let us = |ns: u64| ns as f64 / 1000.0;
+    println!(
+        "in-switch delay (rx batch -> handed to tx, {} frames): p50 {:.1} us  p99 {:.1} us  p99.9 {:.1} us  max {:.1} us",
+        b.delay.count(),
+        us(b.delay.quantile(0.5)),
+        us(b.delay.quantile(0.99)),
+        us(b.delay.quantile(0.999)),
+        us(b.delay.max())
+    );
 }
