@@ -113,3 +113,47 @@ sleep 1
 measure "Linux bridge (kernel)"
 echo " - |"
 testbed_down "$P"
+
+# Open vSwitch, userspace (netdev) datapath, started by hand with a private
+# run directory inside the switch namespace (PEERS.md).
+run_ovs() { # label flows-file
+    local label=$1 flows=$2 d db vs
+    d=$(mktemp -d)
+    testbed_up "$P"
+    export OVS_RUNDIR=$d OVS_DBDIR=$d OVS_LOGDIR=$d OVS_SYSCONFDIR=$d
+    ovsdb-tool create "$d/conf.db" /usr/share/openvswitch/vswitch.ovsschema
+    # In the foreground of a background job, so that we can end them by PID.
+    ip netns exec "$P-sw" ovsdb-server "$d/conf.db" --remote="punix:$d/db.sock" --log-file="$d/ovsdb.log" >/dev/null 2>&1 &
+    db=$!
+    sleep 0.3
+    ip netns exec "$P-sw" ovs-vsctl --db="unix:$d/db.sock" --no-wait init
+    ip netns exec "$P-sw" ovs-vswitchd "unix:$d/db.sock" --log-file="$d/vswitchd.log" >/dev/null 2>&1 &
+    vs=$!
+    sleep 0.5
+    ip netns exec "$P-sw" ovs-vsctl --db="unix:$d/db.sock" add-br br0 -- set bridge br0 datapath_type=netdev fail-mode=secure protocols=OpenFlow13 \
+        -- add-port br0 p1 -- set interface p1 ofport_request=1 \
+        -- add-port br0 p2 -- set interface p2 ofport_request=2 >/dev/null 2>&1
+    ip netns exec "$P-sw" ovs-ofctl -O OpenFlow13 add-flows "unix:$d/br0.mgmt" "$flows" >/dev/null 2>&1
+    SW_PID=$(pgrep -P "$vs" ovs-vswitchd || echo "$vs")
+    sleep 1
+    measure "$label"
+    echo " - |"
+    kill "$vs" "$db" 2>/dev/null || true
+    wait "$vs" "$db" 2>/dev/null || true
+    SW_PID=
+    unset OVS_RUNDIR OVS_DBDIR OVS_LOGDIR OVS_SYSCONFDIR
+    testbed_down "$P"
+    rm -rf "$d"
+}
+
+if command -v ovs-vswitchd >/dev/null 2>&1 && [ "${LAB_OVS:-1}" = 1 ]; then
+    f=$(mktemp)
+    echo "priority=0,actions=normal" >"$f"
+    run_ovs "Open vSwitch netdev (NORMAL)" "$f"
+    cfg=$(rules_200)
+    # The same 200 flows, one per line, for ovs-ofctl.
+    sed -n 's/^  "\(.*\)",$/\1/p' "$cfg" >"$f"
+    rm -f "$cfg"
+    run_ovs "Open vSwitch netdev, 200 rules" "$f"
+    rm -f "$f"
+fi
