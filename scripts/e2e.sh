@@ -155,6 +155,43 @@ test_vlan_push_pop() {
     finish "VLAN: push on the way in, pop on the way out" $r
 }
 
+test_fast_failover_on_link_down() {
+    P=sle2e$$g
+    TESTBED_HOSTS=3 testbed_up "$P" || return 1
+    local cfg
+    cfg=$(mktemp)
+    cat >"$cfg" <<TOML
+[bridge]
+groups = ["group_id=1,type=ff,bucket=watch_port:2,output:2,bucket=watch_port:3,output:3"]
+flows = ["priority=10,in_port=1,actions=group:1"]
+[[port]]
+name = "p1"
+[[port]]
+name = "p2"
+[[port]]
+name = "p3"
+TOML
+    start_sluice --config "$cfg"
+    local r=0 src=020000000077 frame
+    frame="ffffffffffff${src}88b5$(printf '00%.0s' $(seq 1 46))"
+    # While p2 is up, the first bucket (p2) carries the traffic.
+    ip netns exec "$P-h2" python3 scripts/rawframe.py expect eth0 "$src" 3 >/dev/null &
+    local w=$!
+    sleep 0.3
+    ip netns exec "$P-h1" python3 scripts/rawframe.py send eth0 "$frame"
+    wait $w || r=1
+    # Link down on p2: sluice sees it and fails over to p3.
+    ip netns exec "$P-sw" ip link set p2 down
+    sleep 0.5
+    ip netns exec "$P-h3" python3 scripts/rawframe.py expect eth0 "$src" 3 >/dev/null &
+    w=$!
+    sleep 0.3
+    ip netns exec "$P-h1" python3 scripts/rawframe.py send eth0 "$frame"
+    wait $w || r=1
+    rm -f "$cfg"
+    finish "fast-failover: link down on the watched port moves traffic to the next bucket" $r
+}
+
 test_nullx() {
     P=sle2e$$f
     testbed_up "$P" || return 1
@@ -182,6 +219,7 @@ test_standalone_ping_and_tcp
 test_static_flow_table
 test_flood_to_four_ports
 test_vlan_push_pop
+test_fast_failover_on_link_down
 test_nullx
 test_bad_config_is_refused
 echo "e2e: $passed passed, $failed failed"

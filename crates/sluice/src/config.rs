@@ -38,6 +38,12 @@ pub struct BridgeSection {
     /// Flows (ovs-ofctl syntax) installed at start, before any controller.
     #[serde(default)]
     pub flows: Vec<String>,
+    /// Groups (ovs-ofctl syntax), installed before the flows.
+    #[serde(default)]
+    pub groups: Vec<String>,
+    /// Meters (ovs-ofctl syntax), installed before the flows.
+    #[serde(default)]
+    pub meters: Vec<String>,
 }
 
 fn default_name() -> String {
@@ -55,6 +61,8 @@ impl Default for BridgeSection {
             datapath_id: None,
             fail_mode: FailMode::Standalone,
             flows: Vec::new(),
+            groups: Vec::new(),
+            meters: Vec::new(),
         }
     }
 }
@@ -89,6 +97,8 @@ pub struct Config {
     pub datapath_id: u64,
     pub fail_mode: FailMode,
     pub flows: Vec<ofp::FlowMod>,
+    pub groups: Vec<ofp::msg::group::GroupMod>,
+    pub meters: Vec<ofp::msg::meter::MeterMod>,
     /// (OpenFlow port number, interface name), in order.
     pub ports: Vec<(u32, String)>,
 }
@@ -234,11 +244,27 @@ pub fn check(file: File, cli_ports: &[String]) -> Result<Config, ConfigError> {
             .map_err(|e| err(format!("bridge.flows[{i}]"), e.to_string()))?;
         flows.push(fm);
     }
+    let mut groups = Vec::new();
+    for (i, g) in file.bridge.groups.iter().enumerate() {
+        groups.push(
+            ofp::text::parse_group_mod(g)
+                .map_err(|e| err(format!("bridge.groups[{i}]"), e.to_string()))?,
+        );
+    }
+    let mut meters = Vec::new();
+    for (i, m) in file.bridge.meters.iter().enumerate() {
+        meters.push(
+            ofp::text::parse_meter_mod(m)
+                .map_err(|e| err(format!("bridge.meters[{i}]"), e.to_string()))?,
+        );
+    }
     Ok(Config {
         name: file.bridge.name,
         datapath_id,
         fail_mode: file.bridge.fail_mode,
         flows,
+        groups,
+        meters,
         ports,
     })
 }

@@ -89,6 +89,14 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         let normal = ofp::text::parse_flow_mod("priority=0,actions=normal").expect("built-in flow");
         p.flow_mod(&normal, 0)?;
     }
+    for (i, m) in cfg.meters.iter().enumerate() {
+        p.meter_mod(m, 0)
+            .map_err(|e| format!("config: bridge.meters[{i}]: {e}"))?;
+    }
+    for (i, g) in cfg.groups.iter().enumerate() {
+        p.group_mod(g, 0)
+            .map_err(|e| format!("config: bridge.groups[{i}]: {e}"))?;
+    }
     for (i, fm) in cfg.flows.iter().enumerate() {
         p.flow_mod(fm, 0)
             .map_err(|e| format!("config: bridge.flows[{i}]: {e}"))?;
