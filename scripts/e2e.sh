@@ -192,6 +192,19 @@ TOML
     finish "fast-failover: link down on the watched port moves traffic to the next bucket" $r
 }
 
+test_local_port() {
+    P=sle2e$$h
+    testbed_up "$P" || return 1
+    start_sluice --port p1 --port p2
+    local r=0
+    # The LOCAL port is a TAP device named after the bridge, in the switch's
+    # namespace: give it an address and reach it from a host.
+    ip netns exec "$P-sw" ip link show br0 >/dev/null 2>&1 || r=1
+    ip netns exec "$P-sw" ip addr add "$TESTBED_NET.254/24" dev br0
+    ping_ok h1 "$TESTBED_NET.254" || r=1
+    finish "LOCAL port: the bridge's TAP device takes part in switching" $r
+}
+
 test_nullx() {
     P=sle2e$$f
     testbed_up "$P" || return 1
@@ -220,6 +233,7 @@ test_static_flow_table
 test_flood_to_four_ports
 test_vlan_push_pop
 test_fast_failover_on_link_down
+test_local_port
 test_nullx
 test_bad_config_is_refused
 echo "e2e: $passed passed, $failed failed"

@@ -15,10 +15,12 @@
 //!
 //! Back ends: [`afpacket::AfPacket`] (a raw `AF_PACKET` socket bound to a
 //! Linux interface) and [`memory::MemoryPort`] (queues in memory, for tests
-//! and benchmarks). TPACKET_V3 rings, AF_XDP and TAP are not built yet.
+//! and benchmarks), and [`tap::Tap`] (a TAP device, the bridge's LOCAL port).
+//! TPACKET_V3 rings and AF_XDP are not built yet.
 
 pub mod afpacket;
 pub mod memory;
+pub mod tap;
 
 use std::io;
 

@@ -44,6 +44,13 @@ pub struct BridgeSection {
     /// Meters (ovs-ofctl syntax), installed before the flows.
     #[serde(default)]
     pub meters: Vec<String>,
+    /// Create the OpenFlow LOCAL port: a TAP device named after the bridge.
+    #[serde(default = "default_true")]
+    pub local_port: bool,
+}
+
+fn default_true() -> bool {
+    true
 }
 
 fn default_name() -> String {
@@ -63,6 +70,7 @@ impl Default for BridgeSection {
             flows: Vec::new(),
             groups: Vec::new(),
             meters: Vec::new(),
+            local_port: true,
         }
     }
 }
@@ -99,6 +107,7 @@ pub struct Config {
     pub flows: Vec<ofp::FlowMod>,
     pub groups: Vec<ofp::msg::group::GroupMod>,
     pub meters: Vec<ofp::msg::meter::MeterMod>,
+    pub local_port: bool,
     /// (OpenFlow port number, interface name), in order.
     pub ports: Vec<(u32, String)>,
 }
@@ -258,7 +267,18 @@ pub fn check(file: File, cli_ports: &[String]) -> Result<Config, ConfigError> {
                 .map_err(|e| err(format!("bridge.meters[{i}]"), e.to_string()))?,
         );
     }
+    if file.bridge.local_port
+        && (file.bridge.name.is_empty()
+            || file.bridge.name.len() > 15
+            || file.bridge.name.contains('/'))
+    {
+        return Err(err(
+            "bridge.name",
+            "the LOCAL port is a TAP device named after the bridge: 1-15 characters, no '/'",
+        ));
+    }
     Ok(Config {
+        local_port: file.bridge.local_port,
         name: file.bridge.name,
         datapath_id,
         fail_mode: file.bridge.fail_mode,

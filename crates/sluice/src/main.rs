@@ -43,6 +43,9 @@ struct Args {
     /// Print counters every this many seconds (0: only at exit).
     #[arg(long, default_value_t = 0.0)]
     stats_interval: f64,
+    /// Do not create the LOCAL port (the TAP device named after the bridge).
+    #[arg(long)]
+    no_local: bool,
     /// nullx mode: no pipeline, the first port's frames go to the second and
     /// back (third <-> fourth, ...). The floor for every benchmark.
     #[arg(long)]
@@ -76,6 +79,13 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         devs.push((*no, Box::new(dev)));
     }
 
+    // The LOCAL port, as in Open vSwitch: a TAP device named after the bridge.
+    if cfg.local_port && !args.no_local && !args.nullx {
+        let tap = netdev::tap::Tap::create(&cfg.name)
+            .map_err(|e| format!("LOCAL port (bridge.name): {e}"))?;
+        devs.push((ofp::port::port_no::LOCAL, Box::new(tap)));
+    }
+
     let mut p = Pipeline::new(pipeline::Config::default());
     for (no, dev) in &devs {
         p.set_port(PortState {
@@ -104,11 +114,15 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let shared = Arc::new(ArcSwap::new(p.snapshot()));
     let counters: Vec<Arc<PortCounters>> = devs.iter().map(|_| Arc::default()).collect();
     let bridge_counters = Arc::new(BridgeCounters::default());
+    let link_probe: Vec<(u32, String)> = devs
+        .iter()
+        .filter(|(no, _)| *no != ofp::port::port_no::LOCAL)
+        .map(|(no, d)| (*no, d.name().to_string()))
+        .collect();
     let names: Vec<(u32, String)> = devs
         .iter()
         .map(|(no, d)| (*no, d.name().to_string()))
         .collect();
-    let link_probe: Vec<(u32, String)> = names.clone();
     let bridge = Bridge {
         ports: devs
             .into_iter()
@@ -187,6 +201,11 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
 fn print_stats(names: &[(u32, String)], counters: &[Arc<PortCounters>], b: &BridgeCounters) {
     println!("port  name             rx_pkts    rx_bytes    tx_pkts    tx_bytes  tx_drop");
     for ((no, name), c) in names.iter().zip(counters) {
+        let no = if *no == ofp::port::port_no::LOCAL {
+            "local".to_string()
+        } else {
+            no.to_string()
+        };
         println!(
             "{:<5} {:<12} {:>11} {:>11} {:>10} {:>11} {:>8}",
             no,
