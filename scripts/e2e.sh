@@ -205,6 +205,19 @@ test_local_port() {
     finish "LOCAL port: the bridge's TAP device takes part in switching" $r
 }
 
+test_metrics_endpoint() {
+    P=sle2e$$i
+    testbed_up "$P" || return 1
+    start_sluice --port p1 --port p2 --metrics 127.0.0.1:9477
+    local r=0 body
+    ping_ok h1 "$TESTBED_NET.2" || r=1
+    body=$(ip netns exec "$P-sw" bash -c 'exec 3<>/dev/tcp/127.0.0.1/9477; printf "GET /metrics HTTP/1.0\r\n\r\n" >&3; cat <&3')
+    echo "$body" | grep -Eq '^sluice_port_rx_packets_total\{bridge="br0",port="1",name="p1"\} [1-9]' || r=1
+    echo "$body" | grep -q '^sluice_rules{bridge="br0",table="0"} 1$' || r=1
+    echo "$body" | grep -q '^sluice_delay_seconds{bridge="br0",quantile="0.99"}' || r=1
+    finish "metrics: Prometheus endpoint reports port counters, rules and delay" $r
+}
+
 test_nullx() {
     P=sle2e$$f
     testbed_up "$P" || return 1
@@ -234,6 +247,7 @@ test_flood_to_four_ports
 test_vlan_push_pop
 test_fast_failover_on_link_down
 test_local_port
+test_metrics_endpoint
 test_nullx
 test_bad_config_is_refused
 echo "e2e: $passed passed, $failed failed"

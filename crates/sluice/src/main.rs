@@ -13,6 +13,7 @@
 //! bridges per daemon, other port back ends.
 
 mod config;
+mod metrics;
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
@@ -43,6 +44,9 @@ struct Args {
     /// Print counters every this many seconds (0: only at exit).
     #[arg(long, default_value_t = 0.0)]
     stats_interval: f64,
+    /// Serve Prometheus metrics on this address (e.g. 127.0.0.1:9477).
+    #[arg(long, value_name = "ADDR:PORT")]
+    metrics: Option<std::net::SocketAddr>,
     /// Do not create the LOCAL port (the TAP device named after the bridge).
     #[arg(long)]
     no_local: bool,
@@ -138,6 +142,24 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         macs: MacTable::default(),
         nullx: args.nullx,
     };
+
+    if let Some(addr) = args.metrics {
+        let listener =
+            std::net::TcpListener::bind(addr).map_err(|e| format!("--metrics {addr}: {e}"))?;
+        let sources = metrics::Sources {
+            bridge: cfg.name.clone(),
+            ports: names
+                .iter()
+                .zip(&counters)
+                .map(|((no, n), c)| (*no, n.clone(), c.clone()))
+                .collect(),
+            counters: bridge_counters.clone(),
+            pipeline: shared.clone(),
+        };
+        std::thread::Builder::new()
+            .name("metrics".into())
+            .spawn(move || metrics::serve(listener, sources))?;
+    }
 
     let stop = Arc::new(AtomicBool::new(false));
     signal_hook::flag::register(signal_hook::consts::SIGINT, stop.clone())?;
