@@ -21,11 +21,14 @@ pub struct Sources {
     pub pipeline: Arc<ArcSwap<Snapshot>>,
 }
 
+/// A port counter metric: name, help, and how to read it.
+type PortMetric = (&'static str, &'static str, fn(&PortCounters) -> u64);
+
 /// Renders every metric in the Prometheus text format.
 pub fn render(s: &Sources) -> String {
     let mut o = String::new();
     let b = &s.bridge;
-    let port_metrics: [(&str, &str, fn(&PortCounters) -> u64); 6] = [
+    let port_metrics: [PortMetric; 6] = [
         ("sluice_port_rx_packets_total", "Frames received", |c| {
             c.rx_packets.load(Relaxed)
         }),
