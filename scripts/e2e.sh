@@ -218,6 +218,36 @@ test_metrics_endpoint() {
     finish "metrics: Prometheus endpoint reports port counters, rules and delay" $r
 }
 
+test_queue_shapes_to_its_rate() {
+    P=sle2e$$j
+    testbed_up "$P" || return 1
+    local cfg
+    cfg=$(mktemp)
+    cat >"$cfg" <<TOML
+[bridge]
+flows = ["priority=10,in_port=1,actions=set_queue:1,output:2", "priority=10,in_port=2,actions=output:1"]
+[[port]]
+name = "p1"
+ofport = 1
+[[port]]
+name = "p2"
+ofport = 2
+queues = [{ id = 1, max_rate = 20000 }]
+TOML
+    start_sluice --config "$cfg"
+    local r=0 mbps
+    ip netns exec "$P-h2" iperf3 -s -1 -p 5303 >/dev/null 2>&1 &
+    local srv=$!
+    sleep 0.3
+    mbps=$(ip netns exec "$P-h1" iperf3 -c "$TESTBED_NET.2" -p 5303 -t 3 -J 2>/dev/null |
+        python3 -c 'import json,sys; print(round(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e6, 1))' 2>/dev/null || echo 0)
+    wait "$srv" 2>/dev/null
+    echo "     TCP through a 20 Mbit/s queue: ${mbps} Mbit/s"
+    python3 -c "import sys; sys.exit(0 if 10 <= $mbps <= 22 else 1)" || r=1
+    rm -f "$cfg"
+    finish "queues: set_queue + output is shaped to the queue's max_rate" $r
+}
+
 test_nullx() {
     P=sle2e$$f
     testbed_up "$P" || return 1
@@ -248,6 +278,7 @@ test_vlan_push_pop
 test_fast_failover_on_link_down
 test_local_port
 test_metrics_endpoint
+test_queue_shapes_to_its_rate
 test_nullx
 test_bad_config_is_refused
 echo "e2e: $passed passed, $failed failed"

@@ -15,6 +15,7 @@
 
 pub mod histogram;
 pub mod normal;
+pub mod queue;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
@@ -63,6 +64,8 @@ pub struct BridgePort {
     pub port_no: u32,
     pub dev: Box<dyn Port>,
     pub counters: Arc<PortCounters>,
+    /// Egress queues (set_queue); frames without a known queue go unshaped.
+    pub queues: Vec<queue::Queue>,
 }
 
 /// A logical switch: its ports, the published pipeline, counters.
@@ -193,11 +196,27 @@ impl Bridge {
                             }
                             p => {
                                 if let Some(&x) = index.get(&p) {
-                                    tx[x].push(data);
+                                    let q = o.queue.and_then(|id| {
+                                        self.ports[x].queues.iter_mut().find(|q| q.queue_id == id)
+                                    });
+                                    match q {
+                                        Some(q) => {
+                                            q.enqueue(data);
+                                        }
+                                        None => tx[x].push(data),
+                                    }
                                 }
                             }
                         }
                     }
+                }
+            }
+            // Shaped queues release what their rate allows.
+            let mut waiting = false;
+            for (x, port) in self.ports.iter_mut().enumerate() {
+                for q in &mut port.queues {
+                    q.release(now, |f| tx[x].push(f));
+                    waiting |= !q.is_empty();
                 }
             }
             // In-switch delay: from a frame's batch being received to the
@@ -233,8 +252,10 @@ impl Bridge {
                 last_expire = now;
             }
             if got == 0 && !pollfds.is_empty() {
+                // Frames waiting in a shaped queue need the worker back soon.
+                let timeout = if waiting { 1 } else { 10 };
                 // SAFETY: pollfds is a valid array of pollfd for the call.
-                unsafe { libc::poll(pollfds.as_mut_ptr(), pollfds.len() as libc::nfds_t, 10) };
+                unsafe { libc::poll(pollfds.as_mut_ptr(), pollfds.len() as libc::nfds_t, timeout) };
             } else if got == 0 {
                 std::thread::sleep(std::time::Duration::from_millis(1));
             }
@@ -286,6 +307,7 @@ mod tests {
                 port_no: n,
                 dev: Box::new(dev),
                 counters: Arc::default(),
+                queues: Vec::new(),
             });
             wires.push(wire);
         }

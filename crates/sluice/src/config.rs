@@ -83,6 +83,20 @@ pub struct PortSection {
     pub ofport: Option<u32>,
     #[serde(default = "default_backend")]
     pub backend: String,
+    /// Egress queues for `set_queue`.
+    #[serde(default)]
+    pub queues: Vec<QueueSection>,
+}
+
+/// A port's egress queue: `max_rate`/`min_rate` in kbit/s (0: none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QueueSection {
+    pub id: u32,
+    #[serde(default)]
+    pub max_rate: u64,
+    #[serde(default)]
+    pub min_rate: u64,
 }
 
 fn default_backend() -> String {
@@ -110,6 +124,8 @@ pub struct Config {
     pub local_port: bool,
     /// (OpenFlow port number, interface name), in order.
     pub ports: Vec<(u32, String)>,
+    /// Queues per OpenFlow port number.
+    pub queues: Vec<(u32, QueueSection)>,
 }
 
 /// A configuration problem: the key and what is wrong with it.
@@ -157,6 +173,7 @@ pub fn check(file: File, cli_ports: &[String]) -> Result<Config, ConfigError> {
         .iter()
         .map(|p| (p.name.clone(), p.ofport, p.backend.clone()))
         .collect();
+    let mut queues = Vec::new();
     for (i, s) in cli_ports.iter().enumerate() {
         let (name, no) = match s.split_once('=') {
             Some((n, v)) => (
@@ -219,6 +236,25 @@ pub fn check(file: File, cli_ports: &[String]) -> Result<Config, ConfigError> {
             ));
         }
         ports.push((no, name.clone()));
+        // Queues come from the file's [[port]] entries (command-line ports have none).
+        if let Some(ps) = file.ports.get(i) {
+            let mut ids = HashSet::new();
+            for (j, q) in ps.queues.iter().enumerate() {
+                if q.id == ofp::port::QUEUE_ALL || !ids.insert(q.id) {
+                    return Err(err(
+                        format!("{key}.queues[{j}].id"),
+                        format!("{} is reserved or used twice", q.id),
+                    ));
+                }
+                if q.max_rate != 0 && q.min_rate > q.max_rate {
+                    return Err(err(
+                        format!("{key}.queues[{j}].min_rate"),
+                        "min_rate is above max_rate",
+                    ));
+                }
+                queues.push((no, *q));
+            }
+        }
     }
     if ports.is_empty() {
         return Err(err(
@@ -286,6 +322,7 @@ pub fn check(file: File, cli_ports: &[String]) -> Result<Config, ConfigError> {
         groups,
         meters,
         ports,
+        queues,
     })
 }
 

@@ -135,6 +135,19 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                 port_no,
                 dev,
                 counters: c.clone(),
+                queues: cfg
+                    .queues
+                    .iter()
+                    .filter(|(no, _)| *no == port_no)
+                    .map(|(_, q)| {
+                        datapath::queue::Queue::new(
+                            q.id,
+                            q.max_rate * 1000,
+                            q.min_rate * 1000,
+                            1024,
+                        )
+                    })
+                    .collect(),
             })
             .collect(),
         pipeline: shared.clone(),
