@@ -82,11 +82,7 @@ impl Queue {
                 break;
             }
             let bits = f.len() as u64 * 8;
-            let cost = if self.max_rate_bps > 0 {
-                bits * 1_000_000_000 / self.max_rate_bps
-            } else {
-                0
-            };
+            let cost = (bits * 1_000_000_000).checked_div(self.max_rate_bps).unwrap_or(0);
             self.tat = start + cost;
             out(f);
             self.counters
