@@ -78,7 +78,7 @@ tx_of() { awk -v p="$1" '$1 == p { print $5 }' "$OUT"; }
 test_standalone_ping_and_tcp() {
     P=sle2e$$a
     testbed_up "$P" || return 1
-    start_sluice --port p1 --port p2
+    start_sluice --port p1 --port p2 --cpu 0
     local r=0
     ping_ok h1 "$TESTBED_NET.2" || r=1
     ip netns exec "$P-h2" iperf3 -s -1 -p 5301 >/dev/null 2>&1 &
@@ -268,6 +268,8 @@ test_bad_config_is_refused() {
     echo "$out" | grep -q "nosuchport" || r=1
     out=$(ip netns exec "$P-sw" "$SLUICE" --port p1=0 2>&1) && r=1
     echo "$out" | grep -q "ofport" || r=1
+    out=$(ip netns exec "$P-sw" "$SLUICE" --port p1 --cpu 999 2>&1) && r=1
+    echo "$out" | grep -q -- "--cpu" || r=1
     finish "bad configuration: refused with the key named, nothing started" $r
 }
 

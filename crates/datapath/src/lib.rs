@@ -263,6 +263,28 @@ impl Bridge {
     }
 }
 
+/// Pins the calling thread to `cpu` (best effort: a refusal is reported and
+/// the thread runs unpinned).
+pub fn pin_to_cpu(cpu: usize) -> bool {
+    // SAFETY: cpu_set_t is plain data; CPU_SET stays within the set (checked
+    // against its size); sched_setaffinity(0, ...) applies to this thread.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if cpu >= 8 * std::mem::size_of::<libc::cpu_set_t>() {
+            return false;
+        }
+        libc::CPU_SET(cpu, &mut set);
+        let ok = libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0;
+        if !ok {
+            eprintln!(
+                "sluice: could not pin the worker to CPU {cpu}: {}",
+                std::io::Error::last_os_error()
+            );
+        }
+        ok
+    }
+}
+
 /// The VLAN id (0 if untagged), source and destination MAC of a frame.
 fn l2_addresses(f: &[u8]) -> Option<(u16, u64, u64)> {
     let mac = |b: &[u8]| b.iter().fold(0u64, |a, &x| (a << 8) | x as u64);

@@ -82,7 +82,9 @@ impl Queue {
                 break;
             }
             let bits = f.len() as u64 * 8;
-            let cost = (bits * 1_000_000_000).checked_div(self.max_rate_bps).unwrap_or(0);
+            let cost = (bits * 1_000_000_000)
+                .checked_div(self.max_rate_bps)
+                .unwrap_or(0);
             self.tat = start + cost;
             out(f);
             self.counters

@@ -47,6 +47,9 @@ struct Args {
     /// Serve Prometheus metrics on this address (e.g. 127.0.0.1:9477).
     #[arg(long, value_name = "ADDR:PORT")]
     metrics: Option<std::net::SocketAddr>,
+    /// Pin the bridge's worker thread to this CPU.
+    #[arg(long, value_name = "CPU")]
+    cpu: Option<usize>,
     /// Do not create the LOCAL port (the TAP device named after the bridge).
     #[arg(long)]
     no_local: bool,
@@ -178,9 +181,21 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     signal_hook::flag::register(signal_hook::consts::SIGINT, stop.clone())?;
     signal_hook::flag::register(signal_hook::consts::SIGTERM, stop.clone())?;
     let s2 = stop.clone();
+    let cpu = args.cpu;
+    if let Some(c) = cpu {
+        let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if c >= n {
+            return Err(format!("--cpu {c}: this machine has CPUs 0-{}", n - 1).into());
+        }
+    }
     let worker = std::thread::Builder::new()
         .name(format!("{}-worker", cfg.name))
-        .spawn(move || bridge.run(&s2))?;
+        .spawn(move || {
+            if let Some(c) = cpu {
+                datapath::pin_to_cpu(c);
+            }
+            bridge.run(&s2)
+        })?;
     eprintln!(
         "sluice: bridge {} (datapath id {:#018x}){} running, {} ports: {}",
         cfg.name,
