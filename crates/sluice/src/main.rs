@@ -68,6 +68,15 @@ fn main() {
 
 fn run() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
+    // Structured logs on stderr; RUST_LOG overrides the level (default info).
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
     let file = match &args.config {
         Some(p) => {
             let text =
@@ -196,17 +205,17 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             }
             bridge.run(&s2)
         })?;
-    eprintln!(
-        "sluice: bridge {} (datapath id {:#018x}){} running, {} ports: {}",
-        cfg.name,
-        cfg.datapath_id,
-        if args.nullx { " in nullx mode" } else { "" },
-        names.len(),
-        names
-            .iter()
-            .map(|(n, s)| format!("{s}={n}"))
-            .collect::<Vec<_>>()
-            .join(" ")
+    let port_list = names
+        .iter()
+        .map(|(n, s)| format!("{s}={n}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    tracing::info!(
+        bridge = %cfg.name,
+        datapath_id = %format!("{:#018x}", cfg.datapath_id),
+        mode = if args.nullx { "nullx mode" } else { "pipeline" },
+        ports = %port_list,
+        "bridge running"
     );
 
     let start = Instant::now();
@@ -220,6 +229,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                 .map(|s| s.trim() != "down")
                 .unwrap_or(false);
             if p.ports().iter().any(|x| x.port_no == *no && x.live != up) {
+                tracing::info!(port = *no, name = %name, up, "link state changed");
                 p.set_port(PortState {
                     port_no: *no,
                     live: up,
@@ -244,6 +254,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     worker.join().map_err(|_| "worker thread panicked")?;
+    tracing::info!(bridge = %cfg.name, "stopped");
     print_stats(&names, &counters, &bridge_counters);
     Ok(())
 }
