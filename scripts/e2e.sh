@@ -248,6 +248,32 @@ TOML
     finish "queues: set_queue + output is shaped to the queue's max_rate" $r
 }
 
+test_two_bridges() {
+    P=sle2e$$k
+    TESTBED_HOSTS=4 testbed_up "$P" || return 1
+    local cfg
+    cfg=$(mktemp)
+    cat >"$cfg" <<TOML
+[[bridges]]
+name = "bra"
+datapath_id = "0xa"
+ports = [{ name = "p1" }, { name = "p2" }]
+
+[[bridges]]
+name = "brb"
+datapath_id = "0xb"
+ports = [{ name = "p3" }, { name = "p4" }]
+TOML
+    start_sluice --config "$cfg"
+    local r=0
+    ping_ok h1 "$TESTBED_NET.2" || r=1
+    ping_ok h3 "$TESTBED_NET.4" || r=1
+    # The bridges share nothing: h1 cannot reach h3.
+    ping_ok h1 "$TESTBED_NET.3" && r=1
+    rm -f "$cfg"
+    finish "two bridges in one daemon, each switching its own ports only" $r
+}
+
 test_nullx() {
     P=sle2e$$f
     testbed_up "$P" || return 1
@@ -281,6 +307,7 @@ test_fast_failover_on_link_down
 test_local_port
 test_metrics_endpoint
 test_queue_shapes_to_its_rate
+test_two_bridges
 test_nullx
 test_bad_config_is_refused
 echo "e2e: $passed passed, $failed failed"

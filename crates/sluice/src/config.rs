@@ -11,6 +11,11 @@
 //! ofport = 1
 //! ```
 //!
+//! Several bridges in one daemon: a `[[bridges]]` array instead, each entry
+//! with the `[bridge]` keys plus `ports = [{ name = "...", ofport = 1 }]` and
+//! an optional `cpu` for its worker. Bridges share nothing: each has its
+//! own ports, pipeline, worker and datapath id.
+//!
 //! Every problem is reported with the key it concerns and nothing starts
 //! half-way: the whole configuration is checked before any port opens.
 
@@ -47,6 +52,12 @@ pub struct BridgeSection {
     /// Create the OpenFlow LOCAL port: a TAP device named after the bridge.
     #[serde(default = "default_true")]
     pub local_port: bool,
+    /// This bridge's ports (also accepted as top-level `[[port]]` entries).
+    #[serde(default)]
+    pub ports: Vec<PortSection>,
+    /// The CPU to pin this bridge's worker to.
+    #[serde(default)]
+    pub cpu: Option<usize>,
 }
 
 fn default_true() -> bool {
@@ -71,6 +82,8 @@ impl Default for BridgeSection {
             groups: Vec::new(),
             meters: Vec::new(),
             local_port: true,
+            ports: Vec::new(),
+            cpu: None,
         }
     }
 }
@@ -110,11 +123,14 @@ pub struct File {
     pub bridge: BridgeSection,
     #[serde(default, rename = "port")]
     pub ports: Vec<PortSection>,
+    #[serde(default)]
+    pub bridges: Vec<BridgeSection>,
 }
 
-/// A checked configuration.
+/// A checked configuration of one bridge.
 #[derive(Debug, Clone)]
 pub struct Config {
+    pub cpu: Option<usize>,
     pub name: String,
     pub datapath_id: u64,
     pub fail_mode: FailMode,
@@ -162,9 +178,58 @@ pub fn parse_file(text: &str) -> Result<File, ConfigError> {
     })
 }
 
-/// Checks a file's contents plus ports given on the command line
-/// (`NAME` or `NAME=OFPORT`).
-pub fn check(file: File, cli_ports: &[String]) -> Result<Config, ConfigError> {
+/// Checks a file's contents plus ports given on the command line (`NAME`
+/// or `NAME=OFPORT`, for the single-bridge form): one [`Config`] per bridge.
+pub fn check_all(mut file: File, cli_ports: &[String]) -> Result<Vec<Config>, ConfigError> {
+    if file.bridges.is_empty() {
+        let mut b = std::mem::take(&mut file.bridge);
+        b.ports.append(&mut file.ports);
+        return Ok(vec![check(b, cli_ports)?]);
+    }
+    if !file.ports.is_empty() || !cli_ports.is_empty() {
+        return Err(err(
+            "bridges",
+            "with [[bridges]], give each bridge its `ports`; not [[port]] or --port",
+        ));
+    }
+    let mut out: Vec<Config> = Vec::new();
+    for (i, b) in file.bridges.into_iter().enumerate() {
+        let c = check(b, &[]).map_err(|mut e| {
+            let k = e.key.strip_prefix("bridge.").unwrap_or(&e.key).to_string();
+            let k = k
+                .strip_prefix("port")
+                .map(|r| format!("ports{r}"))
+                .unwrap_or(k);
+            e.key = format!("bridges[{i}].{k}");
+            e
+        })?;
+        if out.iter().any(|o| o.name == c.name) {
+            return Err(err(
+                format!("bridges[{i}].name"),
+                format!("{} names another bridge too", c.name),
+            ));
+        }
+        if out.iter().any(|o| o.datapath_id == c.datapath_id) {
+            return Err(err(
+                format!("bridges[{i}].datapath_id"),
+                "every bridge needs its own datapath id",
+            ));
+        }
+        for (_, n) in &c.ports {
+            if out.iter().any(|o| o.ports.iter().any(|(_, m)| m == n)) {
+                return Err(err(
+                    format!("bridges[{i}].ports"),
+                    format!("{n} is a port of another bridge"),
+                ));
+            }
+        }
+        out.push(c);
+    }
+    Ok(out)
+}
+
+/// Checks one bridge: its section, its ports and command-line ports.
+pub fn check(file: BridgeSection, cli_ports: &[String]) -> Result<Config, ConfigError> {
     let mut ports = Vec::new();
     let mut used = HashSet::new();
     let mut names = HashSet::new();
@@ -262,7 +327,7 @@ pub fn check(file: File, cli_ports: &[String]) -> Result<Config, ConfigError> {
             "no ports: give at least one [[port]] or --port",
         ));
     }
-    let datapath_id = match &file.bridge.datapath_id {
+    let datapath_id = match &file.datapath_id {
         None => 1,
         Some(s) => {
             let r = match s.strip_prefix("0x") {
@@ -277,36 +342,33 @@ pub fn check(file: File, cli_ports: &[String]) -> Result<Config, ConfigError> {
             })?
         }
     };
-    if file.bridge.fail_mode == FailMode::Secure {
+    if file.fail_mode == FailMode::Secure {
         return Err(err(
             "bridge.fail_mode",
             "\"secure\" keeps flows for a controller, and the controller agent is not built yet; use \"standalone\"",
         ));
     }
     let mut flows = Vec::new();
-    for (i, f) in file.bridge.flows.iter().enumerate() {
+    for (i, f) in file.flows.iter().enumerate() {
         let fm = ofp::text::parse_flow_mod(f)
             .map_err(|e| err(format!("bridge.flows[{i}]"), e.to_string()))?;
         flows.push(fm);
     }
     let mut groups = Vec::new();
-    for (i, g) in file.bridge.groups.iter().enumerate() {
+    for (i, g) in file.groups.iter().enumerate() {
         groups.push(
             ofp::text::parse_group_mod(g)
                 .map_err(|e| err(format!("bridge.groups[{i}]"), e.to_string()))?,
         );
     }
     let mut meters = Vec::new();
-    for (i, m) in file.bridge.meters.iter().enumerate() {
+    for (i, m) in file.meters.iter().enumerate() {
         meters.push(
             ofp::text::parse_meter_mod(m)
                 .map_err(|e| err(format!("bridge.meters[{i}]"), e.to_string()))?,
         );
     }
-    if file.bridge.local_port
-        && (file.bridge.name.is_empty()
-            || file.bridge.name.len() > 15
-            || file.bridge.name.contains('/'))
+    if file.local_port && (file.name.is_empty() || file.name.len() > 15 || file.name.contains('/'))
     {
         return Err(err(
             "bridge.name",
@@ -314,10 +376,11 @@ pub fn check(file: File, cli_ports: &[String]) -> Result<Config, ConfigError> {
         ));
     }
     Ok(Config {
-        local_port: file.bridge.local_port,
-        name: file.bridge.name,
+        cpu: file.cpu,
+        local_port: file.local_port,
+        name: file.name,
         datapath_id,
-        fail_mode: file.bridge.fail_mode,
+        fail_mode: file.fail_mode,
         flows,
         groups,
         meters,
@@ -333,7 +396,7 @@ mod tests {
     #[test]
     fn good_and_bad_configs() {
         let f = parse_file("[bridge]\ndatapath_id = \"0x2a\"\n[[port]]\nname = \"a\"\n[[port]]\nname = \"b\"\nofport = 7\n").unwrap();
-        let c = check(f, &["c".into()]).unwrap();
+        let c = check_all(f, &["c".into()]).unwrap().remove(0);
         assert_eq!(c.datapath_id, 42);
         assert_eq!(
             c.ports,
@@ -342,18 +405,25 @@ mod tests {
 
         let e = parse_file("[bridge]\nnmae = \"x\"\n").unwrap_err();
         assert!(e.problem.contains("unknown field"), "{e}");
-        let e = check(File::default(), &["a=0".into()]).unwrap_err();
+        let e = check_all(File::default(), &["a=0".into()]).unwrap_err();
         assert_eq!(e.key, "port[0].ofport");
-        let e = check(File::default(), &["a".into(), "a".into()]).unwrap_err();
+        let e = check_all(File::default(), &["a".into(), "a".into()]).unwrap_err();
         assert_eq!(e.key, "port[1].name");
-        let e = check(File::default(), &[]).unwrap_err();
+        let e = check_all(File::default(), &[]).unwrap_err();
         assert_eq!(e.key, "port");
         let f =
             parse_file("[bridge]\nflows = [\"tp_dst=80,actions=drop\"]\n[[port]]\nname = \"a\"\n")
                 .unwrap();
-        let e = check(f, &[]).unwrap_err();
+        let e = check_all(f, &[]).unwrap_err();
         assert_eq!(e.key, "bridge.flows[0]");
+        let two = "[[bridges]]\nname = \"x\"\nports = [{ name = \"a\" }]\n[[bridges]]\nname = \"y\"\ndatapath_id = \"2\"\nports = [{ name = \"b\" }, { name = \"c\", ofport = 0 }]\n";
+        let e = check_all(parse_file(two).unwrap(), &[]).unwrap_err();
+        assert_eq!(e.key, "bridges[1].ports[1].ofport");
+        let same_port = "[[bridges]]\nname = \"x\"\nports = [{ name = \"a\" }]\n[[bridges]]\nname = \"y\"\ndatapath_id = \"2\"\nports = [{ name = \"a\" }]\n";
+        assert_eq!(check_all(parse_file(same_port).unwrap(), &[]).unwrap_err().key, "bridges[1].ports");
+        let ok = "[[bridges]]\nname = \"x\"\nports = [{ name = \"a\" }]\n[[bridges]]\nname = \"y\"\ndatapath_id = \"2\"\nports = [{ name = \"b\" }]\n";
+        assert_eq!(check_all(parse_file(ok).unwrap(), &[]).unwrap().len(), 2);
         let f = parse_file("[bridge]\ndatapath_id = \"zz\"\n[[port]]\nname = \"a\"\n").unwrap();
-        assert_eq!(check(f, &[]).unwrap_err().key, "bridge.datapath_id");
+        assert_eq!(check_all(f, &[]).unwrap_err().key, "bridge.datapath_id");
     }
 }

@@ -85,23 +85,127 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         }
         None => config::File::default(),
     };
-    let cfg = config::check(file, &args.ports)?;
+    let cfgs = config::check_all(file, &args.ports)?;
+    if let Some(c) = args.cpu {
+        let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if c >= n {
+            return Err(format!("--cpu {c}: this machine has CPUs 0-{}", n - 1).into());
+        }
+    }
 
-    // Open every port before anything runs: a port that cannot open stops the start.
+    // Open every port of every bridge before anything runs: a port that
+    // cannot open stops the start.
+    let mut running = Vec::new();
+    let mut bridges = Vec::new();
+    for cfg in cfgs {
+        let (r, b) = build(cfg, &args)?;
+        running.push(r);
+        bridges.push(b);
+    }
+
+    if let Some(addr) = args.metrics {
+        let listener =
+            std::net::TcpListener::bind(addr).map_err(|e| format!("--metrics {addr}: {e}"))?;
+        let sources: Vec<metrics::Sources> = running.iter().map(Running::metrics_sources).collect();
+        std::thread::Builder::new()
+            .name("metrics".into())
+            .spawn(move || metrics::serve(listener, sources))?;
+    }
+
+    let stop = Arc::new(AtomicBool::new(false));
+    signal_hook::flag::register(signal_hook::consts::SIGINT, stop.clone())?;
+    signal_hook::flag::register(signal_hook::consts::SIGTERM, stop.clone())?;
+    let mut workers = Vec::new();
+    for (r, bridge) in running.iter().zip(bridges) {
+        let s2 = stop.clone();
+        let cpu = if running.len() == 1 {
+            args.cpu.or(r.cpu)
+        } else {
+            r.cpu
+        };
+        workers.push(
+            std::thread::Builder::new()
+                .name(format!("{}-worker", r.name))
+                .spawn(move || {
+                    if let Some(c) = cpu {
+                        datapath::pin_to_cpu(c);
+                    }
+                    bridge.run(&s2)
+                })?,
+        );
+        let port_list = r
+            .names
+            .iter()
+            .map(|(n, s)| format!("{s}={n}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        tracing::info!(
+            bridge = %r.name,
+            datapath_id = %format!("{:#018x}", r.datapath_id),
+            mode = if args.nullx { "nullx mode" } else { "pipeline" },
+            ports = %port_list,
+            "bridge running"
+        );
+    }
+
+    let start = Instant::now();
+    let mut last_stats = Instant::now();
+    while !stop.load(Relaxed) {
+        std::thread::sleep(Duration::from_millis(100));
+        for r in &mut running {
+            r.follow_links();
+        }
+        if args.stats_interval > 0.0 && last_stats.elapsed().as_secs_f64() >= args.stats_interval {
+            running.iter().for_each(Running::print_stats);
+            last_stats = Instant::now();
+        }
+        if args
+            .duration
+            .is_some_and(|d| start.elapsed().as_secs_f64() >= d)
+        {
+            stop.store(true, Relaxed);
+        }
+    }
+    for w in workers {
+        w.join().map_err(|_| "worker thread panicked")?;
+    }
+    for r in &running {
+        r.print_stats();
+        tracing::info!(bridge = %r.name, "stopped");
+    }
+    Ok(())
+}
+
+/// A bridge as the control thread keeps it.
+struct Running {
+    name: String,
+    datapath_id: u64,
+    cpu: Option<usize>,
+    pipeline: Pipeline,
+    shared: Arc<ArcSwap<pipeline::Snapshot>>,
+    names: Vec<(u32, String)>,
+    link_probe: Vec<(u32, String)>,
+    counters: Vec<Arc<PortCounters>>,
+    bridge_counters: Arc<BridgeCounters>,
+}
+
+/// Opens a bridge's ports and builds its pipeline; nothing runs yet.
+fn build(
+    cfg: config::Config,
+    args: &Args,
+) -> Result<(Running, Bridge), Box<dyn std::error::Error>> {
     let mut devs: Vec<(u32, Box<dyn Port>)> = Vec::new();
     for (no, name) in &cfg.ports {
         let dev = netdev::afpacket::AfPacket::open(name)
             .map_err(|e| format!("port {name} (ofport {no}): {e}"))?;
         devs.push((*no, Box::new(dev)));
     }
-
     // The LOCAL port, as in Open vSwitch: a TAP device named after the bridge.
     if cfg.local_port && !args.no_local && !args.nullx {
         let tap = netdev::tap::Tap::create(&cfg.name)
-            .map_err(|e| format!("LOCAL port (bridge.name): {e}"))?;
+            .map_err(|e| format!("LOCAL port of bridge {}: {e}", cfg.name))?;
         devs.push((ofp::port::port_no::LOCAL, Box::new(tap)));
     }
-
     let mut p = Pipeline::new(pipeline::Config::default());
     for (no, dev) in &devs {
         p.set_port(PortState {
@@ -117,27 +221,27 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     }
     for (i, m) in cfg.meters.iter().enumerate() {
         p.meter_mod(m, 0)
-            .map_err(|e| format!("config: bridge.meters[{i}]: {e}"))?;
+            .map_err(|e| format!("config: bridge {}: meters[{i}]: {e}", cfg.name))?;
     }
     for (i, g) in cfg.groups.iter().enumerate() {
         p.group_mod(g, 0)
-            .map_err(|e| format!("config: bridge.groups[{i}]: {e}"))?;
+            .map_err(|e| format!("config: bridge {}: groups[{i}]: {e}", cfg.name))?;
     }
     for (i, fm) in cfg.flows.iter().enumerate() {
         p.flow_mod(fm, 0)
-            .map_err(|e| format!("config: bridge.flows[{i}]: {e}"))?;
+            .map_err(|e| format!("config: bridge {}: flows[{i}]: {e}", cfg.name))?;
     }
     let shared = Arc::new(ArcSwap::new(p.snapshot()));
     let counters: Vec<Arc<PortCounters>> = devs.iter().map(|_| Arc::default()).collect();
     let bridge_counters = Arc::new(BridgeCounters::default());
-    let link_probe: Vec<(u32, String)> = devs
-        .iter()
-        .filter(|(no, _)| *no != ofp::port::port_no::LOCAL)
-        .map(|(no, d)| (*no, d.name().to_string()))
-        .collect();
     let names: Vec<(u32, String)> = devs
         .iter()
         .map(|(no, d)| (*no, d.name().to_string()))
+        .collect();
+    let link_probe = names
+        .iter()
+        .filter(|(no, _)| *no != ofp::port::port_no::LOCAL)
+        .cloned()
         .collect();
     let bridge = Bridge {
         ports: devs
@@ -167,70 +271,36 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         macs: MacTable::default(),
         nullx: args.nullx,
     };
+    let running = Running {
+        name: cfg.name,
+        datapath_id: cfg.datapath_id,
+        cpu: cfg.cpu,
+        pipeline: p,
+        shared,
+        names,
+        link_probe,
+        counters,
+        bridge_counters,
+    };
+    Ok((running, bridge))
+}
 
-    if let Some(addr) = args.metrics {
-        let listener =
-            std::net::TcpListener::bind(addr).map_err(|e| format!("--metrics {addr}: {e}"))?;
-        let sources = metrics::Sources {
-            bridge: cfg.name.clone(),
-            ports: names
-                .iter()
-                .zip(&counters)
-                .map(|((no, n), c)| (*no, n.clone(), c.clone()))
-                .collect(),
-            counters: bridge_counters.clone(),
-            pipeline: shared.clone(),
-        };
-        std::thread::Builder::new()
-            .name("metrics".into())
-            .spawn(move || metrics::serve(listener, sources))?;
-    }
-
-    let stop = Arc::new(AtomicBool::new(false));
-    signal_hook::flag::register(signal_hook::consts::SIGINT, stop.clone())?;
-    signal_hook::flag::register(signal_hook::consts::SIGTERM, stop.clone())?;
-    let s2 = stop.clone();
-    let cpu = args.cpu;
-    if let Some(c) = cpu {
-        let n = std::thread::available_parallelism().map_or(1, |n| n.get());
-        if c >= n {
-            return Err(format!("--cpu {c}: this machine has CPUs 0-{}", n - 1).into());
-        }
-    }
-    let worker = std::thread::Builder::new()
-        .name(format!("{}-worker", cfg.name))
-        .spawn(move || {
-            if let Some(c) = cpu {
-                datapath::pin_to_cpu(c);
-            }
-            bridge.run(&s2)
-        })?;
-    let port_list = names
-        .iter()
-        .map(|(n, s)| format!("{s}={n}"))
-        .collect::<Vec<_>>()
-        .join(" ");
-    tracing::info!(
-        bridge = %cfg.name,
-        datapath_id = %format!("{:#018x}", cfg.datapath_id),
-        mode = if args.nullx { "nullx mode" } else { "pipeline" },
-        ports = %port_list,
-        "bridge running"
-    );
-
-    let start = Instant::now();
-    let mut last_stats = Instant::now();
-    while !stop.load(Relaxed) {
-        std::thread::sleep(Duration::from_millis(100));
-        // Link state: republish when a port goes up or down.
+impl Running {
+    /// Republishes the pipeline when a port's link goes up or down.
+    fn follow_links(&mut self) {
         let mut changed = false;
-        for (no, name) in &link_probe {
+        for (no, name) in &self.link_probe {
             let up = std::fs::read_to_string(format!("/sys/class/net/{name}/operstate"))
                 .map(|s| s.trim() != "down")
                 .unwrap_or(false);
-            if p.ports().iter().any(|x| x.port_no == *no && x.live != up) {
-                tracing::info!(port = *no, name = %name, up, "link state changed");
-                p.set_port(PortState {
+            if self
+                .pipeline
+                .ports()
+                .iter()
+                .any(|x| x.port_no == *no && x.live != up)
+            {
+                tracing::info!(bridge = %self.name, port = *no, name = %name, up, "link state changed");
+                self.pipeline.set_port(PortState {
                     port_no: *no,
                     live: up,
                     no_flood: false,
@@ -240,26 +310,41 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
         if changed {
-            shared.store(p.snapshot());
-        }
-        if args.stats_interval > 0.0 && last_stats.elapsed().as_secs_f64() >= args.stats_interval {
-            print_stats(&names, &counters, &bridge_counters);
-            last_stats = Instant::now();
-        }
-        if args
-            .duration
-            .is_some_and(|d| start.elapsed().as_secs_f64() >= d)
-        {
-            stop.store(true, Relaxed);
+            self.shared.store(self.pipeline.snapshot());
         }
     }
-    worker.join().map_err(|_| "worker thread panicked")?;
-    tracing::info!(bridge = %cfg.name, "stopped");
-    print_stats(&names, &counters, &bridge_counters);
-    Ok(())
+
+    fn metrics_sources(&self) -> metrics::Sources {
+        metrics::Sources {
+            bridge: self.name.clone(),
+            ports: self
+                .names
+                .iter()
+                .zip(&self.counters)
+                .map(|((no, n), c)| (*no, n.clone(), c.clone()))
+                .collect(),
+            counters: self.bridge_counters.clone(),
+            pipeline: self.shared.clone(),
+        }
+    }
+
+    fn print_stats(&self) {
+        print_stats(
+            &self.name,
+            &self.names,
+            &self.counters,
+            &self.bridge_counters,
+        );
+    }
 }
 
-fn print_stats(names: &[(u32, String)], counters: &[Arc<PortCounters>], b: &BridgeCounters) {
+fn print_stats(
+    bridge: &str,
+    names: &[(u32, String)],
+    counters: &[Arc<PortCounters>],
+    b: &BridgeCounters,
+) {
+    println!("bridge {bridge}");
     println!("port  name             rx_pkts    rx_bytes    tx_pkts    tx_bytes  tx_drop");
     for ((no, name), c) in names.iter().zip(counters) {
         let no = if *no == ofp::port::port_no::LOCAL {

@@ -24,10 +24,17 @@ pub struct Sources {
 /// A port counter metric: name, help, and how to read it.
 type PortMetric = (&'static str, &'static str, fn(&PortCounters) -> u64);
 
-/// Renders every metric in the Prometheus text format.
-pub fn render(s: &Sources) -> String {
+/// Renders every metric of every bridge in the Prometheus text format, each
+/// family once with all bridges' samples together.
+pub fn render(all: &[Sources]) -> String {
     let mut o = String::new();
-    let b = &s.bridge;
+    let mut family =
+        |name: &str, kind: &str, help: &str, samples: &mut dyn FnMut(&Sources, &mut String)| {
+            let _ = writeln!(o, "# HELP {name} {help}.\n# TYPE {name} {kind}");
+            for s in all {
+                samples(s, &mut o);
+            }
+        };
     let port_metrics: [PortMetric; 6] = [
         ("sluice_port_rx_packets_total", "Frames received", |c| {
             c.rx_packets.load(Relaxed)
@@ -51,76 +58,117 @@ pub fn render(s: &Sources) -> String {
         }),
     ];
     for (name, help, get) in port_metrics {
-        let _ = writeln!(o, "# HELP {name} {help}.\n# TYPE {name} counter");
-        for (no, ifname, c) in &s.ports {
+        family(name, "counter", help, &mut |s, o| {
+            for (no, ifname, c) in &s.ports {
+                let _ = writeln!(
+                    o,
+                    "{name}{{bridge=\"{}\",port=\"{no}\",name=\"{ifname}\"}} {}",
+                    s.bridge,
+                    get(c)
+                );
+            }
+        });
+    }
+    family(
+        "sluice_pipeline_dropped_total",
+        "counter",
+        "Frames the pipeline sent nowhere",
+        &mut |s, o| {
             let _ = writeln!(
                 o,
-                "{name}{{bridge=\"{b}\",port=\"{no}\",name=\"{ifname}\"}} {}",
-                get(c)
+                "sluice_pipeline_dropped_total{{bridge=\"{}\"}} {}",
+                s.bridge,
+                s.counters.dropped.load(Relaxed)
             );
-        }
-    }
-    let c = &s.counters;
-    let _ = writeln!(o, "# HELP sluice_pipeline_dropped_total Frames the pipeline sent nowhere.\n# TYPE sluice_pipeline_dropped_total counter");
-    let _ = writeln!(
-        o,
-        "sluice_pipeline_dropped_total{{bridge=\"{b}\"}} {}",
-        c.dropped.load(Relaxed)
+        },
     );
-    let _ = writeln!(o, "# HELP sluice_to_controller_total Frames for the controller.\n# TYPE sluice_to_controller_total counter");
-    let _ = writeln!(
-        o,
-        "sluice_to_controller_total{{bridge=\"{b}\"}} {}",
-        c.to_controller.load(Relaxed)
+    family(
+        "sluice_to_controller_total",
+        "counter",
+        "Frames for the controller",
+        &mut |s, o| {
+            let _ = writeln!(
+                o,
+                "sluice_to_controller_total{{bridge=\"{}\"}} {}",
+                s.bridge,
+                s.counters.to_controller.load(Relaxed)
+            );
+        },
     );
-    let snap = s.pipeline.load();
-    let _ = writeln!(
-        o,
-        "# HELP sluice_rules Rules installed per table.\n# TYPE sluice_rules gauge"
+    family(
+        "sluice_rules",
+        "gauge",
+        "Rules installed per table",
+        &mut |s, o| {
+            let snap = s.pipeline.load();
+            for (t, cls) in snap
+                .tables
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| !c.is_empty())
+            {
+                let _ = writeln!(
+                    o,
+                    "sluice_rules{{bridge=\"{}\",table=\"{t}\"}} {}",
+                    s.bridge,
+                    cls.len()
+                );
+            }
+        },
     );
-    for (t, cls) in snap
-        .tables
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| !c.is_empty())
-    {
-        let _ = writeln!(
-            o,
-            "sluice_rules{{bridge=\"{b}\",table=\"{t}\"}} {}",
-            cls.len()
-        );
-    }
-    let _ = writeln!(o, "# HELP sluice_pipeline_version Published pipeline version.\n# TYPE sluice_pipeline_version gauge");
-    let _ = writeln!(
-        o,
-        "sluice_pipeline_version{{bridge=\"{b}\"}} {}",
-        snap.version
+    family(
+        "sluice_pipeline_version",
+        "gauge",
+        "Published pipeline version",
+        &mut |s, o| {
+            let _ = writeln!(
+                o,
+                "sluice_pipeline_version{{bridge=\"{}\"}} {}",
+                s.bridge,
+                s.pipeline.load().version
+            );
+        },
     );
-    let d = &c.delay;
-    let _ = writeln!(o, "# HELP sluice_delay_seconds In-switch delay, receive batch to transmit batch.\n# TYPE sluice_delay_seconds summary");
-    for q in [0.5, 0.99, 0.999] {
-        let _ = writeln!(
-            o,
-            "sluice_delay_seconds{{bridge=\"{b}\",quantile=\"{q}\"}} {:e}",
-            d.quantile(q) as f64 / 1e9
-        );
-    }
-    let _ = writeln!(
-        o,
-        "sluice_delay_seconds_count{{bridge=\"{b}\"}} {}",
-        d.count()
+    family(
+        "sluice_delay_seconds",
+        "summary",
+        "In-switch delay, receive batch to transmit batch",
+        &mut |s, o| {
+            let d = &s.counters.delay;
+            for q in [0.5, 0.99, 0.999] {
+                let _ = writeln!(
+                    o,
+                    "sluice_delay_seconds{{bridge=\"{}\",quantile=\"{q}\"}} {:e}",
+                    s.bridge,
+                    d.quantile(q) as f64 / 1e9
+                );
+            }
+            let _ = writeln!(
+                o,
+                "sluice_delay_seconds_count{{bridge=\"{}\"}} {}",
+                s.bridge,
+                d.count()
+            );
+        },
     );
-    let _ = writeln!(o, "# HELP sluice_delay_max_seconds Largest in-switch delay.\n# TYPE sluice_delay_max_seconds gauge");
-    let _ = writeln!(
-        o,
-        "sluice_delay_max_seconds{{bridge=\"{b}\"}} {:e}",
-        d.max() as f64 / 1e9
+    family(
+        "sluice_delay_max_seconds",
+        "gauge",
+        "Largest in-switch delay",
+        &mut |s, o| {
+            let _ = writeln!(
+                o,
+                "sluice_delay_max_seconds{{bridge=\"{}\"}} {:e}",
+                s.bridge,
+                s.counters.delay.max() as f64 / 1e9
+            );
+        },
     );
     o
 }
 
 /// Serves `GET /metrics` on `listener` until the process ends.
-pub fn serve(listener: TcpListener, sources: Sources) {
+pub fn serve(listener: TcpListener, sources: Vec<Sources>) {
     for conn in listener.incoming() {
         let Ok(mut conn) = conn else { continue };
         let _ = conn.set_read_timeout(Some(std::time::Duration::from_secs(2)));
