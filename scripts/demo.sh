@@ -5,14 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [ "$(id -u)" -ne 0 ]; then
-    echo "demo: needs root (network namespaces); run: sudo make demo" >&2
-    exit 1
-fi
-scripts/setup.sh --demo
-cargo build -q --release -p sluice
-
 . scripts/testbed.sh
+testbed_prepare demo
 P=sldemo$$
 SLUICE_PID=
 cleanup() {

@@ -72,6 +72,19 @@ two_port_config() {
     echo "$cfg"
 }
 
+# frame_arrives FROM TO MATCH FRAME: FROM sends FRAME (hex); true if TO sees
+# a frame whose bytes from the source MAC on start with MATCH within 3 s.
+frame_arrives() {
+    ip netns exec "$P-$2" python3 scripts/rawframe.py expect eth0 "$3" 3 >/dev/null &
+    local w=$!
+    sleep 0.3
+    ip netns exec "$P-$1" python3 scripts/rawframe.py send eth0 "$4"
+    wait $w
+}
+
+# 46 zero bytes: a minimum payload.
+PAD=$(printf '00%.0s' $(seq 1 46))
+
 # Counter of a port from the stats sluice prints at exit: tx packets.
 tx_of() { awk -v p="$1" '$1 == p { print $5 }' "$OUT"; }
 
@@ -140,17 +153,9 @@ test_vlan_push_pop() {
     start_sluice --config "$cfg"
     local r=0 src=020000000099
     # h1 -> h2: the frame arrives tagged with VID 10.
-    ip netns exec "$P-h2" python3 scripts/rawframe.py expect eth0 "${src}8100000a88b5" 3 >/dev/null &
-    local w=$!
-    sleep 0.3
-    ip netns exec "$P-h1" python3 scripts/rawframe.py send eth0 "ffffffffffff${src}88b5$(printf '00%.0s' $(seq 1 46))"
-    wait $w || r=1
+    frame_arrives h1 h2 "${src}8100000a88b5" "ffffffffffff${src}88b5$PAD" || r=1
     # h2 -> h1: a frame tagged with VID 10 arrives untagged.
-    ip netns exec "$P-h1" python3 scripts/rawframe.py expect eth0 "${src}88b5" 3 >/dev/null &
-    w=$!
-    sleep 0.3
-    ip netns exec "$P-h2" python3 scripts/rawframe.py send eth0 "ffffffffffff${src}8100000a88b5$(printf '00%.0s' $(seq 1 46))"
-    wait $w || r=1
+    frame_arrives h2 h1 "${src}88b5" "ffffffffffff${src}8100000a88b5$PAD" || r=1
     rm -f "$cfg"
     finish "VLAN: push on the way in, pop on the way out" $r
 }
@@ -173,21 +178,13 @@ name = "p3"
 TOML
     start_sluice --config "$cfg"
     local r=0 src=020000000077 frame
-    frame="ffffffffffff${src}88b5$(printf '00%.0s' $(seq 1 46))"
+    frame="ffffffffffff${src}88b5$PAD"
     # While p2 is up, the first bucket (p2) carries the traffic.
-    ip netns exec "$P-h2" python3 scripts/rawframe.py expect eth0 "$src" 3 >/dev/null &
-    local w=$!
-    sleep 0.3
-    ip netns exec "$P-h1" python3 scripts/rawframe.py send eth0 "$frame"
-    wait $w || r=1
+    frame_arrives h1 h2 "$src" "$frame" || r=1
     # Link down on p2: sluice sees it and fails over to p3.
     ip netns exec "$P-sw" ip link set p2 down
     sleep 0.5
-    ip netns exec "$P-h3" python3 scripts/rawframe.py expect eth0 "$src" 3 >/dev/null &
-    w=$!
-    sleep 0.3
-    ip netns exec "$P-h1" python3 scripts/rawframe.py send eth0 "$frame"
-    wait $w || r=1
+    frame_arrives h1 h3 "$src" "$frame" || r=1
     rm -f "$cfg"
     finish "fast-failover: link down on the watched port moves traffic to the next bucket" $r
 }

@@ -8,10 +8,8 @@
 #   LAB_SECONDS=5 scripts/lab.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ "$(id -u)" -eq 0 ] || { echo "lab: needs root" >&2; exit 1; }
-scripts/setup.sh --demo
-cargo build -q --release -p sluice
 . scripts/testbed.sh
+testbed_prepare lab
 SECS=${LAB_SECONDS:-5}
 P=sllab$$
 SW_PID=

@@ -75,3 +75,13 @@ testbed_down() {
         ip netns del "$ns" 2>/dev/null || true
     done
 }
+
+# For the demo and the lab: root, the tools, a release build of sluice.
+testbed_prepare() { # who
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "$1: needs root (network namespaces); run it with sudo" >&2
+        exit 1
+    fi
+    scripts/setup.sh --demo
+    cargo build -q --release -p sluice
+}

@@ -487,13 +487,12 @@ impl Pipeline {
                 if gm.group_id > group_no::MAX {
                     return Err(e(GroupModFailedCode::InvalidGroup, "reserved group id"));
                 }
-                match (add, self.groups.contains_key(&gm.group_id)) {
-                    (true, true) => return Err(e(GroupModFailedCode::GroupExists, "group exists")),
-                    (false, false) => {
-                        return Err(e(GroupModFailedCode::UnknownGroup, "no such group"))
-                    }
-                    _ => {}
-                }
+                presence(
+                    add,
+                    self.groups.contains_key(&gm.group_id),
+                    e(GroupModFailedCode::GroupExists, "group exists"),
+                    e(GroupModFailedCode::UnknownGroup, "no such group"),
+                )?;
                 if add && self.groups.len() >= self.config.max_groups {
                     return Err(e(GroupModFailedCode::OutOfGroups, "group table full"));
                 }
@@ -664,13 +663,12 @@ impl Pipeline {
                 if mm.meter_id == 0 || mm.meter_id > meter_no::MAX {
                     return Err(e(MeterModFailedCode::InvalidMeter, "meter id out of range"));
                 }
-                match (add, self.meters.contains_key(&mm.meter_id)) {
-                    (true, true) => return Err(e(MeterModFailedCode::MeterExists, "meter exists")),
-                    (false, false) => {
-                        return Err(e(MeterModFailedCode::UnknownMeter, "no such meter"))
-                    }
-                    _ => {}
-                }
+                presence(
+                    add,
+                    self.meters.contains_key(&mm.meter_id),
+                    e(MeterModFailedCode::MeterExists, "meter exists"),
+                    e(MeterModFailedCode::UnknownMeter, "no such meter"),
+                )?;
                 let unit = mm.flags & (meter_flags::KBPS | meter_flags::PKTPS);
                 let known = meter_flags::KBPS
                     | meter_flags::PKTPS
@@ -754,6 +752,20 @@ impl Pipeline {
             }
         }
         out
+    }
+}
+
+/// ADD needs the id free, MODIFY needs it taken.
+fn presence(
+    add: bool,
+    exists: bool,
+    if_exists: OfpError,
+    if_missing: OfpError,
+) -> Result<(), OfpError> {
+    match (add, exists) {
+        (true, true) => Err(if_exists),
+        (false, false) => Err(if_missing),
+        _ => Ok(()),
     }
 }
 

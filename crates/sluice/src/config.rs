@@ -420,7 +420,12 @@ mod tests {
         let e = check_all(parse_file(two).unwrap(), &[]).unwrap_err();
         assert_eq!(e.key, "bridges[1].ports[1].ofport");
         let same_port = "[[bridges]]\nname = \"x\"\nports = [{ name = \"a\" }]\n[[bridges]]\nname = \"y\"\ndatapath_id = \"2\"\nports = [{ name = \"a\" }]\n";
-        assert_eq!(check_all(parse_file(same_port).unwrap(), &[]).unwrap_err().key, "bridges[1].ports");
+        assert_eq!(
+            check_all(parse_file(same_port).unwrap(), &[])
+                .unwrap_err()
+                .key,
+            "bridges[1].ports"
+        );
         let ok = "[[bridges]]\nname = \"x\"\nports = [{ name = \"a\" }]\n[[bridges]]\nname = \"y\"\ndatapath_id = \"2\"\nports = [{ name = \"b\" }]\n";
         assert_eq!(check_all(parse_file(ok).unwrap(), &[]).unwrap().len(), 2);
         let f = parse_file("[bridge]\ndatapath_id = \"zz\"\n[[port]]\nname = \"a\"\n").unwrap();
