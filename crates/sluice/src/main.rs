@@ -75,6 +75,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_target(false)
         .init();
     let file = match &args.config {
@@ -136,7 +137,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         let port_list = r
             .names
             .iter()
-            .map(|(n, s)| format!("{s}={n}"))
+            .map(|(n, s)| format!("{s}={}", port_label(*n)))
             .collect::<Vec<_>>()
             .join(" ");
         tracing::info!(
@@ -347,11 +348,7 @@ fn print_stats(
     println!("bridge {bridge}");
     println!("port  name             rx_pkts    rx_bytes    tx_pkts    tx_bytes  tx_drop");
     for ((no, name), c) in names.iter().zip(counters) {
-        let no = if *no == ofp::port::port_no::LOCAL {
-            "local".to_string()
-        } else {
-            no.to_string()
-        };
+        let no = port_label(*no);
         println!(
             "{:<5} {:<12} {:>11} {:>11} {:>10} {:>11} {:>8}",
             no,
@@ -377,4 +374,9 @@ fn print_stats(
         us(b.delay.quantile(0.999)),
         us(b.delay.max())
     );
+}
+
+/// A port number as people read it ("local" for OFPP_LOCAL).
+fn port_label(no: u32) -> String {
+    ofp::port::port_no::name(no).map_or_else(|| no.to_string(), str::to_string)
 }
