@@ -15,11 +15,13 @@
 //!
 //! Back ends: [`afpacket::AfPacket`] (a raw `AF_PACKET` socket bound to a
 //! Linux interface) and [`memory::MemoryPort`] (queues in memory, for tests
-//! and benchmarks), and [`tap::Tap`] (a TAP device, the bridge's LOCAL port).
+//! and benchmarks), [`tap::Tap`] (a TAP device, the bridge's LOCAL port) and
+//! [`pcap::PcapPort`] (frames replayed from and recorded to capture files).
 //! TPACKET_V3 rings and AF_XDP are not built yet.
 
 pub mod afpacket;
 pub mod memory;
+pub mod pcap;
 pub mod tap;
 
 use std::io;

@@ -99,6 +99,12 @@ pub struct PortSection {
     /// Egress queues for `set_queue`.
     #[serde(default)]
     pub queues: Vec<QueueSection>,
+    /// backend "pcap": the capture to receive from.
+    #[serde(default)]
+    pub pcap_in: Option<std::path::PathBuf>,
+    /// backend "pcap": the capture to write sent frames to.
+    #[serde(default)]
+    pub pcap_out: Option<std::path::PathBuf>,
 }
 
 /// A port's egress queue: `max_rate`/`min_rate` in kbit/s (0: none).
@@ -142,6 +148,8 @@ pub struct Config {
     pub ports: Vec<(u32, String)>,
     /// Queues per OpenFlow port number.
     pub queues: Vec<(u32, QueueSection)>,
+    /// pcap ports: OpenFlow port number, input and output captures.
+    pub pcap: Vec<(u32, Option<std::path::PathBuf>, Option<std::path::PathBuf>)>,
 }
 
 /// A configuration problem: the key and what is wrong with it.
@@ -239,6 +247,7 @@ pub fn check(file: BridgeSection, cli_ports: &[String]) -> Result<Config, Config
         .map(|p| (p.name.clone(), p.ofport, p.backend.clone()))
         .collect();
     let mut queues = Vec::new();
+    let mut pcap = Vec::new();
     for (i, s) in cli_ports.iter().enumerate() {
         let (name, no) = match s.split_once('=') {
             Some((n, v)) => (
@@ -267,10 +276,10 @@ pub fn check(file: BridgeSection, cli_ports: &[String]) -> Result<Config, Config
                 ),
             ));
         }
-        if backend != "afpacket" {
+        if backend != "afpacket" && backend != "pcap" {
             return Err(err(
                 format!("{key}.backend"),
-                format!("{backend:?} is not available (only \"afpacket\" is built)"),
+                format!("{backend:?} is not available (\"afpacket\" or \"pcap\")"),
             ));
         }
         if !names.insert(name.clone()) {
@@ -301,7 +310,17 @@ pub fn check(file: BridgeSection, cli_ports: &[String]) -> Result<Config, Config
             ));
         }
         ports.push((no, name.clone()));
-        // Queues come from the file's [[port]] entries (command-line ports have none).
+        // Queues and captures come from the file's [[port]] entries
+        // (command-line ports have none).
+        if let Some(ps) = file.ports.get(i).filter(|ps| ps.backend == "pcap") {
+            if ps.pcap_in.is_none() && ps.pcap_out.is_none() {
+                return Err(err(
+                    format!("{key}.pcap_in"),
+                    "a pcap port needs pcap_in, pcap_out or both",
+                ));
+            }
+            pcap.push((no, ps.pcap_in.clone(), ps.pcap_out.clone()));
+        }
         if let Some(ps) = file.ports.get(i) {
             let mut ids = HashSet::new();
             for (j, q) in ps.queues.iter().enumerate() {
@@ -386,6 +405,7 @@ pub fn check(file: BridgeSection, cli_ports: &[String]) -> Result<Config, Config
         meters,
         ports,
         queues,
+        pcap,
     })
 }
 

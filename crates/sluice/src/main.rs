@@ -197,9 +197,17 @@ fn build(
 ) -> Result<(Running, Bridge), Box<dyn std::error::Error>> {
     let mut devs: Vec<(u32, Box<dyn Port>)> = Vec::new();
     for (no, name) in &cfg.ports {
-        let dev = netdev::afpacket::AfPacket::open(name)
-            .map_err(|e| format!("port {name} (ofport {no}): {e}"))?;
-        devs.push((*no, Box::new(dev)));
+        let dev: Box<dyn Port> = match cfg.pcap.iter().find(|(n, _, _)| n == no) {
+            Some((_, i, o)) => Box::new(
+                netdev::pcap::PcapPort::open(name, i.as_deref(), o.as_deref())
+                    .map_err(|e| format!("port {name} (ofport {no}): {e}"))?,
+            ),
+            None => Box::new(
+                netdev::afpacket::AfPacket::open(name)
+                    .map_err(|e| format!("port {name} (ofport {no}): {e}"))?,
+            ),
+        };
+        devs.push((*no, dev));
     }
     // The LOCAL port, as in Open vSwitch: a TAP device named after the bridge.
     if cfg.local_port && !args.no_local && !args.nullx {
@@ -239,9 +247,12 @@ fn build(
         .iter()
         .map(|(no, d)| (*no, d.name().to_string()))
         .collect();
+    // Links to watch: interfaces only (not LOCAL, not pcap files).
     let link_probe = names
         .iter()
-        .filter(|(no, _)| *no != ofp::port::port_no::LOCAL)
+        .filter(|(no, _)| {
+            *no != ofp::port::port_no::LOCAL && !cfg.pcap.iter().any(|(n, _, _)| n == no)
+        })
         .cloned()
         .collect();
     let bridge = Bridge {
