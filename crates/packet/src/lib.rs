@@ -10,6 +10,7 @@
 //! cut short or malformed ends parsing, and the key then matches only what
 //! was really present (see [`flags`]).
 
+pub mod build;
 pub mod checksum;
 pub mod key;
 pub mod parse;

@@ -9,13 +9,15 @@ use packet::{extract, FlowKey};
 use pipeline::{Config, Pipeline, PortState, Worker};
 
 fn frame(dst_port: u16) -> Vec<u8> {
-    let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00];
-    f.extend_from_slice(&[
-        0x45, 0, 0, 46, 0, 0, 0, 0, 64, 6, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
-    ]);
-    f.extend_from_slice(&1234u16.to_be_bytes());
-    f.extend_from_slice(&dst_port.to_be_bytes());
-    f.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 0, 0x50, 0x10, 0, 0, 0, 0, 0, 0]);
+    let mut f = packet::build::tcp_v4(
+        [2, 0, 0, 0, 0, 1],
+        [2, 0, 0, 0, 0, 2],
+        [10, 0, 0, 1],
+        [10, 0, 0, 2],
+        1234,
+        dst_port,
+        0x10,
+    );
     f.resize(64, 0);
     f
 }

@@ -154,14 +154,15 @@ mod tests {
     }
 
     fn tcp_frame(dst_port: u16) -> Vec<u8> {
-        let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00];
-        f.extend_from_slice(&[
-            0x45, 0, 0, 40, 0, 0, 0, 0, 64, 6, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
-        ]);
-        f.extend_from_slice(&1234u16.to_be_bytes());
-        f.extend_from_slice(&dst_port.to_be_bytes());
-        f.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 0, 0x50, 0x02, 0, 0, 0, 0, 0, 0]);
-        f
+        packet::build::tcp_v4(
+            [2, 0, 0, 0, 0, 1],
+            [2, 0, 0, 0, 0, 2],
+            [10, 0, 0, 1],
+            [10, 0, 0, 2],
+            1234,
+            dst_port,
+            0x02,
+        )
     }
 
     #[test]
