@@ -74,11 +74,12 @@ two_port_config() {
 
 # frame_arrives FROM TO MATCH FRAME: FROM sends FRAME (hex); true if TO sees
 # a frame whose bytes from the source MAC on start with MATCH within 3 s.
+# The frame is sent a few times so a slow-starting listener cannot miss it.
 frame_arrives() {
     ip netns exec "$P-$2" python3 scripts/rawframe.py expect eth0 "$3" 3 >/dev/null &
     local w=$!
     sleep 0.3
-    ip netns exec "$P-$1" python3 scripts/rawframe.py send eth0 "$4"
+    ip netns exec "$P-$1" python3 scripts/rawframe.py send eth0 "$4" 5
     wait $w
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Raw Ethernet frames for the end-to-end tests (no tcpdump needed).
 
-  rawframe.py send IFACE HEX           send one frame
+  rawframe.py send IFACE HEX [N]       send the frame N times (default 1), 0.2 s apart
   rawframe.py expect IFACE HEX SECS    wait for a frame whose bytes from
                                        offset 6 (source MAC on) start with HEX;
                                        exit 0 if one came, print it
@@ -37,7 +37,11 @@ def main():
     s.setsockopt(SOL_PACKET, PACKET_AUXDATA, 1)
     want = bytes.fromhex(hexdata)
     if mode == "send":
-        s.send(want)
+        count = int(sys.argv[4]) if len(sys.argv) > 4 else 1
+        for i in range(count):
+            if i:
+                time.sleep(0.2)
+            s.send(want)
         return 0
     deadline = time.time() + float(sys.argv[4])
     while time.time() < deadline:
