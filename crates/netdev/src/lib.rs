@@ -20,6 +20,7 @@
 //! TPACKET_V3 rings and AF_XDP are not built yet.
 
 pub mod afpacket;
+pub mod link;
 pub mod memory;
 pub mod pcap;
 pub mod tap;

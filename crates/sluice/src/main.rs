@@ -87,6 +87,15 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         None => config::File::default(),
     };
     let cfgs = config::check_all(file, &args.ports)?;
+    // Subscribe to link events before reading any port's state, so that no
+    // change between the two is missed. Without netlink, poll sysfs.
+    let mut links = match netdev::link::LinkWatcher::open() {
+        Ok(w) => Some(w),
+        Err(e) => {
+            tracing::warn!(error = %e, "no netlink link events; polling link state every 100 ms");
+            None
+        }
+    };
     if let Some(c) = args.cpu {
         let n = std::thread::available_parallelism().map_or(1, |n| n.get());
         if c >= n {
@@ -152,9 +161,23 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let start = Instant::now();
     let mut last_stats = Instant::now();
     while !stop.load(Relaxed) {
-        std::thread::sleep(Duration::from_millis(100));
-        for r in &mut running {
-            r.follow_links();
+        match &mut links {
+            // Link events as they happen; the 100 ms timeout keeps the
+            // loop serving signals, statistics and --duration.
+            Some(w) => {
+                w.wait(100);
+                let changes: Vec<(String, bool)> =
+                    w.changes().into_iter().map(|c| (c.name, c.up)).collect();
+                if !changes.is_empty() {
+                    for r in &mut running {
+                        r.apply_links(changes.iter().cloned());
+                    }
+                }
+            }
+            None => {
+                std::thread::sleep(Duration::from_millis(100));
+                running.iter_mut().for_each(Running::poll_links);
+            }
         }
         if args.stats_interval > 0.0 && last_stats.elapsed().as_secs_f64() >= args.stats_interval {
             running.iter().for_each(Running::print_stats);
@@ -299,21 +322,24 @@ fn build(
 
 impl Running {
     /// Republishes the pipeline when a port's link goes up or down.
-    fn follow_links(&mut self) {
+    /// Applies link states (interface name, up) to this bridge's ports and
+    /// republishes the pipeline if any port changed.
+    fn apply_links(&mut self, states: impl IntoIterator<Item = (String, bool)>) {
         let mut changed = false;
-        for (no, name) in &self.link_probe {
-            let up = std::fs::read_to_string(format!("/sys/class/net/{name}/operstate"))
-                .map(|s| s.trim() != "down")
-                .unwrap_or(false);
+        for (name, up) in states {
+            let Some((no, _)) = self.link_probe.iter().find(|(_, n)| *n == name) else {
+                continue;
+            };
+            let no = *no;
             if self
                 .pipeline
                 .ports()
                 .iter()
-                .any(|x| x.port_no == *no && x.live != up)
+                .any(|x| x.port_no == no && x.live != up)
             {
-                tracing::info!(bridge = %self.name, port = *no, name = %name, up, "link state changed");
+                tracing::info!(bridge = %self.name, port = no, name = %name, up, "link state changed");
                 self.pipeline.set_port(PortState {
-                    port_no: *no,
+                    port_no: no,
                     live: up,
                     no_flood: false,
                     no_fwd: false,
@@ -324,6 +350,22 @@ impl Running {
         if changed {
             self.shared.store(self.pipeline.snapshot());
         }
+    }
+
+    /// Reads every watched port's state from sysfs (the fallback when
+    /// netlink events are not available).
+    fn poll_links(&mut self) {
+        let states: Vec<(String, bool)> = self
+            .link_probe
+            .iter()
+            .map(|(_, name)| {
+                let up = std::fs::read_to_string(format!("/sys/class/net/{name}/operstate"))
+                    .map(|s| s.trim() != "down")
+                    .unwrap_or(false);
+                (name.clone(), up)
+            })
+            .collect();
+        self.apply_links(states);
     }
 
     fn metrics_sources(&self) -> metrics::Sources {
