@@ -128,6 +128,7 @@ impl Bridge {
             })
             .collect();
         let mut last_expire = 0u64;
+        let mut slice_buf: Vec<&'static [u8]> = Vec::with_capacity(64);
         while !stop.load(Relaxed) {
             let snap = self.pipeline.load_full();
             let now = start.elapsed().as_nanos() as u64;
@@ -231,9 +232,15 @@ impl Bridge {
                 if q.n == 0 {
                     continue;
                 }
-                let frames: Vec<&[u8]> = q.frames[..q.n].iter().map(|f| f.as_slice()).collect();
-                let c = self.ports[i].counters.clone();
-                match self.ports[i].dev.send(&frames) {
+                // Reuse one allocation for the slice list across batches: the
+                // empty list of 'static slices coerces to one of this batch's
+                // slices, and goes back emptied (an in-place collect keeps
+                // the buffer).
+                let mut frames: Vec<&[u8]> = std::mem::take(&mut slice_buf);
+                frames.extend(q.frames[..q.n].iter().map(|f| f.as_slice()));
+                let port = &mut self.ports[i];
+                let c = &port.counters;
+                match port.dev.send(&frames) {
                     Ok(sent) => {
                         PortCounters::add(&c.tx_packets, sent as u64);
                         PortCounters::add(
@@ -244,6 +251,11 @@ impl Bridge {
                     }
                     Err(_) => PortCounters::add(&c.tx_dropped, frames.len() as u64),
                 }
+                frames.clear();
+                slice_buf = frames
+                    .into_iter()
+                    .map(|_| -> &'static [u8] { &[] })
+                    .collect();
                 q.n = 0;
             }
             PortCounters::add(&self.counters.batches, 1);
