@@ -12,7 +12,7 @@ lab:
 	scripts/lab.sh
 
 bench:
-	cargo bench -p ofp --bench codec
+	cargo bench -p ofp --bench codec && cargo bench -p pipeline --bench pipeline
 
 fuzz:
 	cd fuzz && cargo +nightly fuzz run decode -O -- -max_total_time=600 && \
