@@ -33,6 +33,20 @@ pub fn tcp_v4(
     f
 }
 
+/// The sample TCP frame tests and benchmarks share: 02:00:00:00:00:01 /
+/// 10.0.0.1:1234 to 02:00:00:00:00:02 / 10.0.0.2:`dport`.
+pub fn sample_tcp(dport: u16, flags: u8) -> Vec<u8> {
+    tcp_v4(
+        [2, 0, 0, 0, 0, 1],
+        [2, 0, 0, 0, 0, 2],
+        [10, 0, 0, 1],
+        [10, 0, 0, 2],
+        1234,
+        dport,
+        flags,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

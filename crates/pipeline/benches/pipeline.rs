@@ -9,15 +9,7 @@ use packet::{extract, FlowKey};
 use pipeline::{Config, Pipeline, PortState, Worker};
 
 fn frame(dst_port: u16) -> Vec<u8> {
-    let mut f = packet::build::tcp_v4(
-        [2, 0, 0, 0, 0, 1],
-        [2, 0, 0, 0, 0, 2],
-        [10, 0, 0, 1],
-        [10, 0, 0, 2],
-        1234,
-        dst_port,
-        0x10,
-    );
+    let mut f = packet::build::sample_tcp(dst_port, 0x10);
     f.resize(64, 0);
     f
 }

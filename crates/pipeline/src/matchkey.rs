@@ -154,15 +154,7 @@ mod tests {
     }
 
     fn tcp_frame(dst_port: u16) -> Vec<u8> {
-        packet::build::tcp_v4(
-            [2, 0, 0, 0, 0, 1],
-            [2, 0, 0, 0, 0, 2],
-            [10, 0, 0, 1],
-            [10, 0, 0, 2],
-            1234,
-            dst_port,
-            0x02,
-        )
+        packet::build::sample_tcp(dst_port, 0x02)
     }
 
     #[test]

@@ -65,6 +65,25 @@ struct Config {
     packets: Vec<(u32, Vec<u8>)>,
 }
 
+impl Config {
+    /// A configuration whose rules end with the table-miss rule (drop).
+    fn with_table_miss(
+        name: &'static str,
+        mut rules: Vec<(Match, u16)>,
+        mut actions: Vec<Vec<Instruction>>,
+        packets: Vec<(u32, Vec<u8>)>,
+    ) -> Config {
+        rules.push((m(), 0));
+        actions.push(Vec::new());
+        Config {
+            name,
+            rules,
+            actions,
+            packets,
+        }
+    }
+}
+
 /// `output:port`, with a MAC rewrite first for every other rule.
 fn actions_for(n: u32, port: u32) -> Vec<Instruction> {
     let mut a = Vec::with_capacity(2);
@@ -191,15 +210,7 @@ fn mixed(name: &'static str, ports: u32, total: u32) -> Config {
             ));
         }
     }
-    // The table-miss rule: drop.
-    rules.push((m(), 0));
-    actions.push(Vec::new());
-    Config {
-        name,
-        rules,
-        actions,
-        packets,
-    }
+    Config::with_table_miss(name, rules, actions, packets)
 }
 
 /// `exact` 5-tuple rules plus `wild` prefix rules; packets hit both.
@@ -246,17 +257,8 @@ fn big(name: &'static str, exact_n: u32, wild: u32) -> Config {
             ));
         }
     }
-    rules.push((m(), 0));
-    let mut actions: Vec<Vec<Instruction>> = (0..rules.len() as u32 - 1)
-        .map(|n| actions_for(n, 3))
-        .collect();
-    actions.push(Vec::new());
-    Config {
-        name,
-        rules,
-        actions,
-        packets,
-    }
+    let actions = (0..rules.len() as u32).map(|n| actions_for(n, 3)).collect();
+    Config::with_table_miss(name, rules, actions, packets)
 }
 
 fn build(rules: &[(Match, u16)]) -> Classifier {
