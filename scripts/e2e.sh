@@ -89,24 +89,61 @@ PAD=$(printf '00%.0s' $(seq 1 46))
 # Counter of a port from the stats sluice prints at exit: tx packets.
 tx_of() { awk -v p="$1" '$1 == p { print $5 }' "$OUT"; }
 
-test_standalone_ping_and_tcp() {
-    P=sle2e$$a
-    testbed_up "$P" || return 1
-    start_sluice --port p1 --port p2 --cpu 0
-    local r=0
-    ping_ok h1 "$TESTBED_NET.2" || r=1
-    ip netns exec "$P-h2" iperf3 -s -1 -p 5301 >/dev/null 2>&1 &
+# TCP throughput in Mbit/s from h1 to h2 for 2 s (0 if it failed).
+tcp_mbps() { # iperf3-port
+    ip netns exec "$P-h2" iperf3 -s -1 -p "$1" >/dev/null 2>&1 &
     local srv=$!
     sleep 0.3
-    local mbps
-    mbps=$(ip netns exec "$P-h1" iperf3 -c "$TESTBED_NET.2" -p 5301 -t 2 -J 2>/dev/null |
-        python3 -c 'import json,sys; print(int(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e6))' 2>/dev/null || echo 0)
+    ip netns exec "$P-h1" iperf3 -c "$TESTBED_NET.2" -p "$1" -t 2 -J 2>/dev/null |
+        python3 -c 'import json,sys; print(int(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e6))' 2>/dev/null || echo 0
     wait "$srv" 2>/dev/null
-    echo "     TCP through sluice: ${mbps} Mbit/s"
+}
+
+# Ping, TCP and ARP from h1 to h2 through sluice started with the given
+# arguments; prints the throughput; true if all worked.
+ping_tcp_arp() { # sluice args...
+    start_sluice "$@"
+    local r=0 mbps
+    ping_ok h1 "$TESTBED_NET.2" || r=1
+    mbps=$(tcp_mbps 5301)
+    echo "     TCP through sluice ($*): ${mbps} Mbit/s"
     [ "${mbps:-0}" -gt 0 ] || r=1
     # ARP went through too: h1 knows h2's MAC.
     ip netns exec "$P-h1" ip neigh show "$TESTBED_NET.2" | grep -q lladdr || r=1
+    return $r
+}
+
+test_standalone_ping_and_tcp() {
+    P=sle2e$$a
+    testbed_up "$P" || return 1
+    local r=0
+    ping_tcp_arp --port p1 --port p2 --cpu 0 || r=1
     finish "standalone: ping, TCP and ARP between two hosts" $r
+}
+
+test_backends_and_workers() {
+    local be r
+    for be in afpacket-mmsg afxdp; do
+        P=sle2e$$b
+        testbed_up "$P" || return 1
+        r=0
+        ping_tcp_arp --port p1 --port p2 --backend "$be" || r=1
+        if [ "$be" = afxdp ]; then
+            # Really AF_XDP, not the fallback to AF_PACKET.
+            stop_sluice
+            grep -q "AF_XDP port" "$OUT" || r=1
+            grep -q "falling back" "$OUT" && r=1
+        fi
+        finish "back end $be: ping, TCP and ARP" $r
+    done
+    P=sle2e$$w
+    testbed_up "$P" || return 1
+    r=0
+    # Two workers share each port through a fanout group, and the MAC table.
+    ping_tcp_arp --port p1 --port p2 --workers 2 || r=1
+    stop_sluice
+    grep -q "workers=2" "$OUT" || r=1
+    finish "two workers per bridge (PACKET_FANOUT): ping, TCP and ARP" $r
 }
 
 test_static_flow_table() {
@@ -298,6 +335,7 @@ test_bad_config_is_refused() {
 }
 
 test_standalone_ping_and_tcp
+test_backends_and_workers
 test_static_flow_table
 test_flood_to_four_ports
 test_vlan_push_pop

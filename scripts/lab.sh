@@ -5,6 +5,9 @@
 # userspace datapath when LAB_OVS=1 and it is installed). For each: ping RTT,
 # TCP throughput (iperf3), 64-byte UDP frames per second delivered, and for
 # sluice its CPU time and RSS. Prints a Markdown table. Root only.
+# LAB_BACKENDS lists sluice's port back ends to compare (nullx and the
+# 200-rule table on each; default: afpacket afpacket-mmsg afxdp);
+# LAB_WORKERS=2 adds rows with two workers per bridge.
 #   LAB_SECONDS=5 scripts/lab.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -97,10 +100,15 @@ run_sluice() { # label args...
 
 echo "| switch | ping avg RTT (ms) | TCP (Mbit/s) | 64-byte UDP frames/s delivered | switch CPU (% of a core, TCP test) | switch RSS (MB) | in-switch delay p50 / p99 / max (us) |"
 echo "|---|---|---|---|---|---|---|"
-run_sluice "nullx (sluice I/O, no pipeline)" --nullx --port p1 --port p2
-run_sluice "sluice standalone (NORMAL)" --port p1 --port p2
 cfg=$(rules_200)
-run_sluice "sluice, 200-rule table" --config "$cfg"
+for be in ${LAB_BACKENDS:-afpacket afpacket-mmsg afxdp}; do
+    run_sluice "nullx, $be (sluice I/O, no pipeline)" --backend "$be" --nullx --port p1 --port p2
+    run_sluice "sluice standalone (NORMAL), $be" --backend "$be" --port p1 --port p2
+    run_sluice "sluice, 200-rule table, $be" --backend "$be" --config "$cfg"
+    if [ "${LAB_WORKERS:-1}" != 1 ]; then
+        run_sluice "sluice, 200-rule table, $be, ${LAB_WORKERS} workers" --backend "$be" --workers "$LAB_WORKERS" --config "$cfg"
+    fi
+done
 rm -f "$cfg"
 testbed_up "$P"
 ip netns exec "$P-sw" ip link add br0 type bridge

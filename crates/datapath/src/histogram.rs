@@ -57,6 +57,16 @@ impl Histogram {
         }
     }
 
+    /// Adds `other`'s samples to this histogram (to sum workers' histograms
+    /// for reporting).
+    pub fn absorb(&self, other: &Histogram) {
+        for (a, b) in self.buckets.iter().zip(other.buckets.iter()) {
+            a.fetch_add(b.load(Relaxed), Relaxed);
+        }
+        self.count.fetch_add(other.count(), Relaxed);
+        self.max.fetch_max(other.max(), Relaxed);
+    }
+
     /// Number of samples.
     pub fn count(&self) -> u64 {
         self.count.load(Relaxed)

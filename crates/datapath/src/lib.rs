@@ -1,8 +1,14 @@
 //! # datapath: ports -> pipeline -> ports
 //!
-//! A [`Bridge`] owns its ports and runs them on one worker thread: receive a
-//! batch from each port, run every frame through the current pipeline
-//! snapshot, queue the outputs per port, flush each port once per batch.
+//! A bridge runs on one or more workers. A [`BridgeWorker`] owns its own
+//! handle on every port of the bridge (with several workers, one member of
+//! each port's `PACKET_FANOUT` group, or one queue of the LOCAL TAP device)
+//! and serves them end to end on its thread: receive a batch from each
+//! port, run every frame through the current pipeline snapshot, queue the
+//! outputs per port, flush each port once per batch. Workers share only
+//! what must be shared, all without locks: the published pipeline, the MAC
+//! table (atomics, [`normal`]) and the shaping budget of each egress queue
+//! (an atomic timestamp). Counters are per worker and summed when read.
 //! The snapshot is picked up once per batch from an [`ArcSwap`] that the
 //! control plane replaces (never a lock on the packet path). Packets for
 //! NORMAL go through the MAC learning switch ([`normal`]); packets for the
@@ -13,13 +19,13 @@
 //! descriptors (up to 10 ms) instead of spinning: this machine class has two
 //! cores.
 
+pub mod clock;
 pub mod histogram;
 pub mod normal;
 pub mod queue;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
-use std::time::Instant;
 
 use arc_swap::ArcSwap;
 use netdev::{Batch, Port};
@@ -40,8 +46,45 @@ pub struct PortCounters {
 }
 
 impl PortCounters {
+    /// Adds to a counter this thread alone writes (no atomic read-modify-write).
     fn add(c: &AtomicU64, v: u64) {
         c.store(c.load(Relaxed) + v, Relaxed);
+    }
+
+    /// The sum of several workers' counters of one port.
+    pub fn sum(list: &[Arc<PortCounters>]) -> PortCounters {
+        let t = PortCounters::default();
+        for c in list {
+            for (a, b) in [
+                (&t.rx_packets, &c.rx_packets),
+                (&t.rx_bytes, &c.rx_bytes),
+                (&t.tx_packets, &c.tx_packets),
+                (&t.tx_bytes, &c.tx_bytes),
+                (&t.tx_dropped, &c.tx_dropped),
+                (&t.rx_errors, &c.rx_errors),
+            ] {
+                a.fetch_add(b.load(Relaxed), Relaxed);
+            }
+        }
+        t
+    }
+}
+
+impl BridgeCounters {
+    /// The sum of several workers' counters.
+    pub fn sum(list: &[Arc<BridgeCounters>]) -> BridgeCounters {
+        let t = BridgeCounters::default();
+        for c in list {
+            t.delay.absorb(&c.delay);
+            for (a, b) in [
+                (&t.to_controller, &c.to_controller),
+                (&t.dropped, &c.dropped),
+                (&t.batches, &c.batches),
+            ] {
+                a.fetch_add(b.load(Relaxed), Relaxed);
+            }
+        }
+        t
     }
 }
 
@@ -68,12 +111,15 @@ pub struct BridgePort {
     pub queues: Vec<queue::Queue>,
 }
 
-/// A logical switch: its ports, the published pipeline, counters.
-pub struct Bridge {
+/// One worker of a logical switch: its handles on the bridge's ports, the
+/// published pipeline, its counters, the bridge's MAC table.
+pub struct BridgeWorker {
+    /// Which worker of the bridge this is (0-based).
+    pub worker: usize,
     pub ports: Vec<BridgePort>,
     pub pipeline: Arc<ArcSwap<Snapshot>>,
     pub counters: Arc<BridgeCounters>,
-    pub macs: MacTable,
+    pub macs: Arc<MacTable>,
     /// nullx: no pipeline; port 0's frames go to port 1 and back (2 <-> 3,
     /// ...). The same I/O code with zero switching work: the floor every
     /// other figure is compared with.
@@ -97,12 +143,11 @@ impl TxQueue {
     }
 }
 
-impl Bridge {
-    /// Runs the bridge until `stop` is set.
+impl BridgeWorker {
+    /// Runs the worker until `stop` is set.
     pub fn run(mut self, stop: &AtomicBool) {
-        let start = Instant::now();
         let mut batch = Batch::new(32);
-        let mut worker = Worker::new(0);
+        let mut worker = Worker::new(self.worker);
         let mut tx: Vec<TxQueue> = self
             .ports
             .iter()
@@ -120,18 +165,17 @@ impl Bridge {
         let mut pollfds: Vec<libc::pollfd> = self
             .ports
             .iter()
-            .filter_map(|p| p.dev.fd())
+            .flat_map(|p| p.dev.fds())
             .map(|fd| libc::pollfd {
                 fd,
                 events: libc::POLLIN,
                 revents: 0,
             })
             .collect();
-        let mut last_expire = 0u64;
         let mut slice_buf: Vec<&'static [u8]> = Vec::with_capacity(64);
         while !stop.load(Relaxed) {
             let snap = self.pipeline.load_full();
-            let now = start.elapsed().as_nanos() as u64;
+            let now = clock::now_ns();
             let mut got = 0;
             let mut rx_batches: [(u64, u64); 64] = [(0, 0); 64];
             for i in 0..self.ports.len() {
@@ -145,7 +189,7 @@ impl Bridge {
                 got += n;
                 if n > 0 {
                     if let Some(slot) = rx_batches.get_mut(i) {
-                        *slot = (start.elapsed().as_nanos() as u64, n as u64);
+                        *slot = (clock::now_ns(), n as u64);
                     }
                 }
                 let in_port = self.ports[i].port_no;
@@ -223,7 +267,7 @@ impl Bridge {
             // In-switch delay: from a frame's batch being received to the
             // moment its batch is handed to the kernel for transmission.
             if got > 0 {
-                let done = start.elapsed().as_nanos() as u64;
+                let done = clock::now_ns();
                 for &(t, n) in rx_batches.iter().take(self.ports.len()).filter(|b| b.1 > 0) {
                     self.counters.delay.record(done.saturating_sub(t), n);
                 }
@@ -259,10 +303,6 @@ impl Bridge {
                 q.n = 0;
             }
             PortCounters::add(&self.counters.batches, 1);
-            if now.saturating_sub(last_expire) > 1_000_000_000 {
-                self.macs.expire(now, None);
-                last_expire = now;
-            }
             if got == 0 && !pollfds.is_empty() {
                 // Frames waiting in a shaped queue need the worker back soon.
                 let timeout = if waiting { 1 } else { 10 };
@@ -350,11 +390,12 @@ mod tests {
             0,
         )
         .unwrap();
-        let bridge = Bridge {
+        let bridge = BridgeWorker {
+            worker: 0,
             ports,
             pipeline: Arc::new(ArcSwap::new(p.snapshot())),
             counters: Arc::default(),
-            macs: MacTable::default(),
+            macs: Arc::default(),
             nullx: false,
         };
         let (a, b) = ([2, 0, 0, 0, 0, 0xa], [2, 0, 0, 0, 0, 0xb]);

@@ -31,8 +31,10 @@ pub struct Queue {
     fifo: VecDeque<Vec<u8>>,
     spare: Vec<Vec<u8>>,
     capacity: usize,
-    /// When the queue may send next (GCRA), ns on the worker's clock.
-    tat: u64,
+    /// When the queue may send next (GCRA), ns on the datapath clock;
+    /// shared by the queue's instances on every worker of the bridge, so
+    /// the rate holds for the port as a whole.
+    tat: Arc<AtomicU64>,
     /// Burst tolerance, ns.
     tolerance_ns: u64,
 }
@@ -48,18 +50,32 @@ impl Queue {
             fifo: VecDeque::with_capacity(capacity),
             spare: Vec::new(),
             capacity,
-            tat: 0,
+            tat: Arc::default(),
             // Up to ~2 ms of line rate may leave back to back.
             tolerance_ns: 2_000_000,
+        }
+    }
+
+    /// The same queue for another worker: its own FIFO, the same rate
+    /// budget and counters.
+    pub fn sibling(&self) -> Queue {
+        Queue {
+            queue_id: self.queue_id,
+            max_rate_bps: self.max_rate_bps,
+            min_rate_bps: self.min_rate_bps,
+            counters: self.counters.clone(),
+            fifo: VecDeque::with_capacity(self.capacity),
+            spare: Vec::new(),
+            capacity: self.capacity,
+            tat: self.tat.clone(),
+            tolerance_ns: self.tolerance_ns,
         }
     }
 
     /// Queues a copy of `frame`; false (and counted) if the queue is full.
     pub fn enqueue(&mut self, frame: &[u8]) -> bool {
         if self.fifo.len() >= self.capacity {
-            self.counters
-                .tx_errors
-                .store(self.counters.tx_errors.load(Relaxed) + 1, Relaxed);
+            self.counters.tx_errors.fetch_add(1, Relaxed);
             return false;
         }
         let mut b = self.spare.pop().unwrap_or_default();
@@ -77,7 +93,8 @@ impl Queue {
     /// Hands every frame the rate allows at `now_ns` to `out`.
     pub fn release(&mut self, now_ns: u64, mut out: impl FnMut(&[u8])) {
         while let Some(f) = self.fifo.front() {
-            let start = self.tat.max(now_ns);
+            let tat = self.tat.load(Relaxed);
+            let start = tat.max(now_ns);
             if self.max_rate_bps > 0 && start - now_ns > self.tolerance_ns {
                 break;
             }
@@ -85,15 +102,16 @@ impl Queue {
             let cost = (bits * 1_000_000_000)
                 .checked_div(self.max_rate_bps)
                 .unwrap_or(0);
-            self.tat = start + cost;
+            if self
+                .tat
+                .compare_exchange(tat, start + cost, Relaxed, Relaxed)
+                .is_err()
+            {
+                continue; // another worker spent budget: look again
+            }
             out(f);
-            self.counters
-                .tx_packets
-                .store(self.counters.tx_packets.load(Relaxed) + 1, Relaxed);
-            self.counters.tx_bytes.store(
-                self.counters.tx_bytes.load(Relaxed) + f.len() as u64,
-                Relaxed,
-            );
+            self.counters.tx_packets.fetch_add(1, Relaxed);
+            self.counters.tx_bytes.fetch_add(f.len() as u64, Relaxed);
             if let Some(b) = self.fifo.pop_front() {
                 self.spare.push(b);
             }
@@ -121,6 +139,23 @@ mod tests {
         // 2 s at 1000 frames/s, plus the 2 ms burst tolerance.
         assert!((2000..=2004).contains(&sent), "sent {sent}");
         assert_eq!(q.counters.tx_packets.load(Relaxed), sent);
+    }
+
+    #[test]
+    fn siblings_share_the_rate() {
+        let mut a = Queue::new(1, 8_000_000, 0, 10_000);
+        let mut b = a.sibling();
+        let frame = vec![0u8; 1000];
+        for _ in 0..3000 {
+            assert!(a.enqueue(&frame) && b.enqueue(&frame));
+        }
+        let mut sent = 0u64;
+        for t in (0..2_000_000_000u64).step_by(100_000) {
+            a.release(t, |_| sent += 1);
+            b.release(t, |_| sent += 1);
+        }
+        assert!((2000..=2004).contains(&sent), "sent {sent}");
+        assert_eq!(b.counters.tx_packets.load(Relaxed), sent);
     }
 
     #[test]

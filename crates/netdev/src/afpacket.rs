@@ -1,5 +1,12 @@
-//! A raw `AF_PACKET` socket bound to one interface, with batched
-//! `recvmmsg`/`sendmmsg`.
+//! A raw `AF_PACKET` socket bound to one interface: TPACKET_V2
+//! memory-mapped rings ([`crate::ring`], the default) or batched
+//! `recvmmsg`/`sendmmsg` ([`Options::rings`] off).
+//!
+//! Several sockets on one interface can share its traffic through a
+//! `PACKET_FANOUT` group ([`AfPacket::open_fanout`]): the kernel spreads
+//! frames by a symmetric flow hash (both directions of a flow land on the
+//! same member) and reassembles IP fragments first, so a flow stays in
+//! order on one worker.
 //!
 //! Set-up: promiscuous membership (a switch port sees every frame),
 //! `PACKET_IGNORE_OUTGOING` (the port does not see what it sends itself) and
@@ -19,8 +26,32 @@ use crate::{Batch, Port};
 
 const PACKET_QDISC_BYPASS: libc::c_int = 20;
 const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
-const TP_STATUS_VLAN_VALID: u32 = 1 << 4;
-const TP_STATUS_VLAN_TPID_VALID: u32 = 1 << 6;
+const PACKET_FANOUT: libc::c_int = 18;
+const PACKET_FANOUT_HASH: u32 = 0;
+const PACKET_FANOUT_FLAG_UNIQUEID: u32 = 0x2000;
+const PACKET_FANOUT_FLAG_DEFRAG: u32 = 0x8000;
+use crate::ring::{Rings, TP_STATUS_VLAN_TPID_VALID, TP_STATUS_VLAN_VALID};
+
+/// How to open an `AF_PACKET` port.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Memory-mapped TPACKET_V2 RX and TX rings (else recvmmsg/sendmmsg).
+    pub rings: bool,
+    /// RX ring slots (rounded down to a multiple of 32).
+    pub rx_slots: usize,
+    /// TX ring slots (rounded down to a multiple of 32).
+    pub tx_slots: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            rings: true,
+            rx_slots: 1024,
+            tx_slots: 256,
+        }
+    }
+}
 
 /// `struct tpacket_auxdata`.
 #[repr(C)]
@@ -46,6 +77,7 @@ pub struct AfPacket {
     fd: libc::c_int,
     ifindex: i32,
     hw: [u8; 6],
+    rings: Option<Rings>,
 }
 
 fn last_err(what: &str, name: &str) -> io::Error {
@@ -54,8 +86,51 @@ fn last_err(what: &str, name: &str) -> io::Error {
 }
 
 impl AfPacket {
-    /// Opens a port on interface `name`.
+    /// Opens a port on interface `name` with the default options.
     pub fn open(name: &str) -> io::Result<AfPacket> {
+        AfPacket::open_with(name, Options::default())
+    }
+
+    /// Opens `n` sockets on interface `name` that share its frames through
+    /// one `PACKET_FANOUT` group (hash mode, fragments reassembled first).
+    /// The group id is chosen by the kernel (unique), so no other process's
+    /// sockets can join by accident.
+    pub fn open_fanout(name: &str, opts: Options, n: usize) -> io::Result<Vec<AfPacket>> {
+        let mut socks = Vec::with_capacity(n);
+        let mut id = 0u32;
+        for i in 0..n.max(1) {
+            let s = AfPacket::open_with(name, opts)?;
+            if n > 1 {
+                let mode = PACKET_FANOUT_HASH | PACKET_FANOUT_FLAG_DEFRAG;
+                if i == 0 {
+                    s.setsockopt(PACKET_FANOUT, &((mode | PACKET_FANOUT_FLAG_UNIQUEID) << 16))?;
+                    let mut v = 0u32;
+                    let mut len = size_of::<u32>() as libc::socklen_t;
+                    // SAFETY: reading a u32 option into a live u32.
+                    let r = unsafe {
+                        libc::getsockopt(
+                            s.fd,
+                            libc::SOL_PACKET,
+                            PACKET_FANOUT,
+                            &mut v as *mut u32 as *mut libc::c_void,
+                            &mut len,
+                        )
+                    };
+                    if r < 0 {
+                        return Err(last_err("getsockopt(PACKET_FANOUT)", name));
+                    }
+                    id = v & 0xffff;
+                } else {
+                    s.setsockopt(PACKET_FANOUT, &(id | (mode << 16)))?;
+                }
+            }
+            socks.push(s);
+        }
+        Ok(socks)
+    }
+
+    /// Opens a port on interface `name`.
+    pub fn open_with(name: &str, opts: Options) -> io::Result<AfPacket> {
         let cname = CString::new(name)
             .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "interface name has a NUL"))?;
         // SAFETY: if_nametoindex reads a valid NUL-terminated string.
@@ -78,12 +153,19 @@ impl AfPacket {
         if fd < 0 {
             return Err(last_err("socket(AF_PACKET)", name));
         }
-        let port = AfPacket {
+        let mut port = AfPacket {
             name: name.to_string(),
             fd,
             ifindex,
             hw: hw_addr(fd, name),
+            rings: None,
         };
+        if opts.rings {
+            port.rings =
+                Some(Rings::new(fd, opts.rx_slots, opts.tx_slots).map_err(|e| {
+                    io::Error::new(e.kind(), format!("{name}: TPACKET_V2 rings: {e}"))
+                })?);
+        }
         // SAFETY: sockaddr_ll is plain data; zeroed is a valid value.
         let mut sll: libc::sockaddr_ll = unsafe { zeroed() };
         sll.sll_family = libc::AF_PACKET as u16;
@@ -137,7 +219,27 @@ impl AfPacket {
     }
 }
 
-fn hw_addr(fd: libc::c_int, name: &str) -> [u8; 6] {
+/// Whether interface `name` is up (sysfs operstate; unknown counts as up).
+pub(crate) fn operstate_up(name: &str) -> bool {
+    std::fs::read_to_string(format!("/sys/class/net/{name}/operstate"))
+        .map(|s| s.trim() != "down")
+        .unwrap_or(true)
+}
+
+/// The Ethernet address of interface `name`, asked through the ioctl of an
+/// ordinary socket (`fd`, or a temporary one if `fd` is negative).
+pub(crate) fn hw_addr(fd: libc::c_int, name: &str) -> [u8; 6] {
+    if fd < 0 {
+        // SAFETY: socket(2), checked, closed after use.
+        let s = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+        if s < 0 {
+            return [0; 6];
+        }
+        let hw = hw_addr(s, name);
+        // SAFETY: closing the socket opened above.
+        unsafe { libc::close(s) };
+        return hw;
+    }
     // SAFETY: ifreq is plain data; the name is copied in bounds (at most 15 bytes).
     unsafe {
         let mut ifr: libc::ifreq = zeroed();
@@ -176,6 +278,39 @@ fn auxdata(h: &libc::msghdr) -> Option<AuxData> {
     None
 }
 
+/// Copies the frames waiting in the RX ring into `batch`, putting back the
+/// VLAN tag the kernel took off.
+fn recv_ring(rings: &mut Rings, batch: &mut Batch) -> usize {
+    let (bufs, lens) = batch.slots();
+    let mut n = 0;
+    while n < bufs.len() {
+        let b = &mut bufs[n];
+        let got = rings.rx(|f| {
+            let len = f.data.len().min(b.len() - 4);
+            match f.vlan {
+                Some((tpid, tci)) if len >= 12 => {
+                    b[..12].copy_from_slice(&f.data[..12]);
+                    b[12..14].copy_from_slice(&tpid.to_be_bytes());
+                    b[14..16].copy_from_slice(&tci.to_be_bytes());
+                    b[16..len + 4].copy_from_slice(&f.data[12..len]);
+                    len + 4
+                }
+                _ => {
+                    b[..len].copy_from_slice(&f.data[..len]);
+                    len
+                }
+            }
+        });
+        match got {
+            Some(len) => lens[n] = len,
+            None => break,
+        }
+        n += 1;
+    }
+    batch.set_len(n);
+    n
+}
+
 impl Drop for AfPacket {
     fn drop(&mut self) {
         // SAFETY: closing the descriptor this value owns, once.
@@ -189,6 +324,9 @@ impl Port for AfPacket {
     }
 
     fn recv(&mut self, batch: &mut Batch) -> io::Result<usize> {
+        if let Some(rings) = &mut self.rings {
+            return Ok(recv_ring(rings, batch));
+        }
         let (bufs, lens) = batch.slots();
         let n = bufs.len().min(64);
         // SAFETY: iovec/mmsghdr/cmsg buffers are plain data; each iovec points
@@ -255,6 +393,36 @@ impl Port for AfPacket {
     }
 
     fn send(&mut self, frames: &[&[u8]]) -> io::Result<usize> {
+        if let Some(rings) = self.rings.as_mut().filter(|r| r.has_tx()) {
+            let mut n = 0;
+            for f in frames {
+                if !rings.tx_put(f) {
+                    break;
+                }
+                n += 1;
+            }
+            if n > 0 {
+                // SAFETY: send(2) with no data kicks the TX ring.
+                let r = unsafe { libc::send(self.fd, std::ptr::null(), 0, libc::MSG_DONTWAIT) };
+                if r < 0 {
+                    let e = io::Error::last_os_error();
+                    if !matches!(
+                        e.raw_os_error(),
+                        Some(libc::EAGAIN)
+                            | Some(libc::EINTR)
+                            | Some(libc::ENETDOWN)
+                            | Some(libc::ENXIO)
+                            | Some(libc::ENOBUFS)
+                    ) {
+                        return Err(io::Error::new(
+                            e.kind(),
+                            format!("{}: send: {e}", self.name),
+                        ));
+                    }
+                }
+            }
+            return Ok(n);
+        }
         let mut sent = 0;
         for chunk in frames.chunks(64) {
             // SAFETY: as in recv; the kernel only reads the frames.
@@ -307,10 +475,7 @@ impl Port for AfPacket {
     }
 
     fn link_up(&self) -> bool {
-        let path = format!("/sys/class/net/{}/operstate", self.name);
-        std::fs::read_to_string(path)
-            .map(|s| s.trim() != "down")
-            .unwrap_or(true)
+        operstate_up(&self.name)
     }
 
     fn hw_addr(&self) -> [u8; 6] {

@@ -14,16 +14,20 @@
 //! dropped).
 //!
 //! Back ends: [`afpacket::AfPacket`] (a raw `AF_PACKET` socket bound to a
-//! Linux interface) and [`memory::MemoryPort`] (queues in memory, for tests
+//! Linux interface, with TPACKET_V2 rings and fanout groups) and [`memory::MemoryPort`] (queues in memory, for tests
 //! and benchmarks), [`tap::Tap`] (a TAP device, the bridge's LOCAL port) and
-//! [`pcap::PcapPort`] (frames replayed from and recorded to capture files).
-//! TPACKET_V3 rings and AF_XDP are not built yet.
+//! [`pcap::PcapPort`] (frames replayed from and recorded to capture files),
+//! [`afxdp::AfXdp`] (AF_XDP sockets fed by sluice's own XDP program,
+//! [`xdp`]).
 
 pub mod afpacket;
+pub mod afxdp;
 pub mod link;
 pub mod memory;
 pub mod pcap;
+mod ring;
 pub mod tap;
+pub mod xdp;
 
 use std::io;
 
@@ -103,6 +107,12 @@ pub trait Port: Send {
     /// A file descriptor that polls readable when frames wait (None: always poll).
     fn fd(&self) -> Option<i32> {
         None
+    }
+
+    /// Every descriptor that polls readable when frames wait (a port may
+    /// have several, one per receive queue).
+    fn fds(&self) -> Vec<i32> {
+        self.fd().into_iter().collect()
     }
 
     /// Whether the link is up.

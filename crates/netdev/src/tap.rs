@@ -12,6 +12,7 @@ use crate::{Batch, Port};
 const TUNSETIFF: libc::c_ulong = 0x4004_54ca;
 const IFF_TAP: libc::c_short = 0x0002;
 const IFF_NO_PI: libc::c_short = 0x1000;
+const IFF_MULTI_QUEUE: libc::c_short = 0x0100;
 
 /// A TAP port.
 pub struct Tap {
@@ -32,6 +33,19 @@ fn ifreq(name: &str) -> libc::ifreq {
 impl Tap {
     /// Creates (or attaches to) the TAP device `name` and brings it up.
     pub fn create(name: &str) -> io::Result<Tap> {
+        Tap::open(name, false)
+    }
+
+    /// Creates the TAP device `name` with `n` queues, one per worker: the
+    /// kernel spreads what the host sends over them by flow.
+    pub fn create_queues(name: &str, n: usize) -> io::Result<Vec<Tap>> {
+        if n <= 1 {
+            return Ok(vec![Tap::create(name)?]);
+        }
+        (0..n).map(|_| Tap::open(name, true)).collect()
+    }
+
+    fn open(name: &str, multi_queue: bool) -> io::Result<Tap> {
         if name.is_empty() || name.len() >= libc::IFNAMSIZ {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -59,7 +73,8 @@ impl Tap {
             hw: [0; 6],
         };
         let mut ifr = ifreq(name);
-        ifr.ifr_ifru.ifru_flags = IFF_TAP | IFF_NO_PI;
+        ifr.ifr_ifru.ifru_flags =
+            IFF_TAP | IFF_NO_PI | if multi_queue { IFF_MULTI_QUEUE } else { 0 };
         // SAFETY: TUNSETIFF takes a pointer to a live ifreq.
         if unsafe { libc::ioctl(fd, TUNSETIFF as _, &mut ifr) } < 0 {
             let e = io::Error::last_os_error();

@@ -55,9 +55,18 @@ pub struct BridgeSection {
     /// This bridge's ports (also accepted as top-level `[[port]]` entries).
     #[serde(default)]
     pub ports: Vec<PortSection>,
-    /// The CPU to pin this bridge's worker to.
+    /// The CPU to pin this bridge's worker to (one worker).
     #[serde(default)]
     pub cpu: Option<usize>,
+    /// CPUs to run this bridge's workers on, one pinned worker each.
+    #[serde(default)]
+    pub cpus: Vec<usize>,
+    /// Workers (threads) for this bridge when `cpus` is not given (unpinned).
+    #[serde(default)]
+    pub workers: Option<usize>,
+    /// The default back end of this bridge's ports.
+    #[serde(default)]
+    pub backend: Option<String>,
 }
 
 fn default_true() -> bool {
@@ -84,6 +93,9 @@ impl Default for BridgeSection {
             local_port: true,
             ports: Vec::new(),
             cpu: None,
+            cpus: Vec::new(),
+            workers: None,
+            backend: None,
         }
     }
 }
@@ -94,8 +106,10 @@ pub struct PortSection {
     pub name: String,
     #[serde(default)]
     pub ofport: Option<u32>,
-    #[serde(default = "default_backend")]
-    pub backend: String,
+    /// "afpacket" (TPACKET_V2 rings), "afpacket-mmsg" (recvmmsg/sendmmsg),
+    /// "afxdp", "afxdp-generic" (generic XDP only) or "pcap"; default: the bridge's `backend`, else "afpacket".
+    #[serde(default)]
+    pub backend: Option<String>,
     /// Egress queues for `set_queue`.
     #[serde(default)]
     pub queues: Vec<QueueSection>,
@@ -118,8 +132,34 @@ pub struct QueueSection {
     pub min_rate: u64,
 }
 
-fn default_backend() -> String {
-    "afpacket".into()
+/// How a port reaches its frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// AF_PACKET with TPACKET_V2 rings (`rings`) or recvmmsg/sendmmsg.
+    AfPacket { rings: bool },
+    /// AF_XDP (falls back to AF_PACKET with a log line where XDP cannot
+    /// run); the XDP program runs natively where the driver can, unless
+    /// `generic`.
+    AfXdp { generic: bool },
+    /// Capture files.
+    Pcap,
+}
+
+/// The back ends a user can name.
+pub const BACKENDS: &str =
+    "\"afpacket\", \"afpacket-mmsg\", \"afxdp\", \"afxdp-generic\" or \"pcap\"";
+
+impl Backend {
+    pub fn parse(s: &str) -> Option<Backend> {
+        Some(match s {
+            "afpacket" => Backend::AfPacket { rings: true },
+            "afpacket-mmsg" => Backend::AfPacket { rings: false },
+            "afxdp" => Backend::AfXdp { generic: false },
+            "afxdp-generic" => Backend::AfXdp { generic: true },
+            "pcap" => Backend::Pcap,
+            _ => return None,
+        })
+    }
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -136,7 +176,8 @@ pub struct File {
 /// A checked configuration of one bridge.
 #[derive(Debug, Clone)]
 pub struct Config {
-    pub cpu: Option<usize>,
+    /// One entry per worker: the CPU it is pinned to, if any.
+    pub workers: Vec<Option<usize>>,
     pub name: String,
     pub datapath_id: u64,
     pub fail_mode: FailMode,
@@ -148,6 +189,8 @@ pub struct Config {
     pub ports: Vec<(u32, String)>,
     /// Queues per OpenFlow port number.
     pub queues: Vec<(u32, QueueSection)>,
+    /// Each port's back end, by OpenFlow port number.
+    pub backends: Vec<(u32, Backend)>,
     /// pcap ports: OpenFlow port number, input and output captures.
     pub pcap: Vec<(u32, Option<std::path::PathBuf>, Option<std::path::PathBuf>)>,
 }
@@ -241,11 +284,22 @@ pub fn check(file: BridgeSection, cli_ports: &[String]) -> Result<Config, Config
     let mut ports = Vec::new();
     let mut used = HashSet::new();
     let mut names = HashSet::new();
+    let default_backend = file.backend.clone().unwrap_or_else(|| "afpacket".into());
+    if Backend::parse(&default_backend).is_none() {
+        return Err(err(
+            "bridge.backend",
+            format!("{default_backend:?} is not a back end ({BACKENDS})"),
+        ));
+    }
     let mut specs: Vec<(String, Option<u32>, String)> = file
         .ports
         .iter()
-        .map(|p| (p.name.clone(), p.ofport, p.backend.clone()))
+        .map(|p| {
+            let b = p.backend.clone().unwrap_or_else(|| default_backend.clone());
+            (p.name.clone(), p.ofport, b)
+        })
         .collect();
+    let mut backends = Vec::new();
     let mut queues = Vec::new();
     let mut pcap = Vec::new();
     for (i, s) in cli_ports.iter().enumerate() {
@@ -260,7 +314,7 @@ pub fn check(file: BridgeSection, cli_ports: &[String]) -> Result<Config, Config
             None => (s.clone(), None),
         };
         let _ = i;
-        specs.push((name, no, "afpacket".into()));
+        specs.push((name, no, default_backend.clone()));
     }
     for (i, (name, no, backend)) in specs.iter().enumerate() {
         let key = format!("port[{i}]");
@@ -276,12 +330,12 @@ pub fn check(file: BridgeSection, cli_ports: &[String]) -> Result<Config, Config
                 ),
             ));
         }
-        if backend != "afpacket" && backend != "pcap" {
+        let Some(kind) = Backend::parse(backend) else {
             return Err(err(
                 format!("{key}.backend"),
-                format!("{backend:?} is not available (\"afpacket\" or \"pcap\")"),
+                format!("{backend:?} is not a back end ({BACKENDS})"),
             ));
-        }
+        };
         if !names.insert(name.clone()) {
             return Err(err(
                 format!("{key}.name"),
@@ -310,9 +364,10 @@ pub fn check(file: BridgeSection, cli_ports: &[String]) -> Result<Config, Config
             ));
         }
         ports.push((no, name.clone()));
+        backends.push((no, kind));
         // Queues and captures come from the file's [[port]] entries
         // (command-line ports have none).
-        if let Some(ps) = file.ports.get(i).filter(|ps| ps.backend == "pcap") {
+        if let Some(ps) = file.ports.get(i).filter(|_| kind == Backend::Pcap) {
             if ps.pcap_in.is_none() && ps.pcap_out.is_none() {
                 return Err(err(
                     format!("{key}.pcap_in"),
@@ -394,8 +449,48 @@ pub fn check(file: BridgeSection, cli_ports: &[String]) -> Result<Config, Config
             "the LOCAL port is a TAP device named after the bridge: 1-15 characters, no '/'",
         ));
     }
+    let ncpu = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut cpus = file.cpus.clone();
+    if let Some(c) = file.cpu {
+        if !cpus.is_empty() {
+            return Err(err("bridge.cpu", "give `cpu` or `cpus`, not both"));
+        }
+        cpus.push(c);
+    }
+    if let Some(&c) = cpus.iter().find(|&&c| c >= ncpu) {
+        return Err(err(
+            "bridge.cpus",
+            format!(
+                "CPU {c} does not exist (this machine has CPUs 0-{})",
+                ncpu - 1
+            ),
+        ));
+    }
+    let workers: Vec<Option<usize>> = match (file.workers, cpus.is_empty()) {
+        (Some(0), _) => return Err(err("bridge.workers", "at least one worker")),
+        (Some(n), false) if n != cpus.len() => {
+            return Err(err(
+                "bridge.workers",
+                format!(
+                    "{n} workers but {} CPUs in `cpus`: one worker per CPU",
+                    cpus.len()
+                ),
+            ))
+        }
+        (_, false) => cpus.into_iter().map(Some).collect(),
+        (n, true) => vec![None; n.unwrap_or(1)],
+    };
+    if workers.len() > 1 {
+        if let Some((no, _)) = backends.iter().find(|(_, b)| *b == Backend::Pcap) {
+            return Err(err(
+                "bridge.workers",
+                format!("port {no} is a pcap port, which one worker alone can serve"),
+            ));
+        }
+    }
     Ok(Config {
-        cpu: file.cpu,
+        workers,
+        backends,
         local_port: file.local_port,
         name: file.name,
         datapath_id,
@@ -450,5 +545,57 @@ mod tests {
         assert_eq!(check_all(parse_file(ok).unwrap(), &[]).unwrap().len(), 2);
         let f = parse_file("[bridge]\ndatapath_id = \"zz\"\n[[port]]\nname = \"a\"\n").unwrap();
         assert_eq!(check_all(f, &[]).unwrap_err().key, "bridge.datapath_id");
+    }
+
+    #[test]
+    fn back_ends_and_workers() {
+        let check = |text: &str| check_all(parse_file(text).unwrap(), &["c".into()]);
+        let c = check("[bridge]
+backend = \"afxdp\"\nworkers = 2\n[[port]]\nname = \"a\"\nbackend = \"afpacket-mmsg\"\n")
+            .unwrap()
+            .remove(0);
+        assert_eq!(
+            c.backends,
+            vec![
+                (1, Backend::AfPacket { rings: false }),
+                (2, Backend::AfXdp { generic: false })
+            ],
+            "a port's own back end, else the bridge's"
+        );
+        assert_eq!(c.workers, vec![None, None]);
+        let c = check("[bridge]
+cpus = [0]
+").unwrap().remove(0);
+        assert_eq!(c.workers, vec![Some(0)]);
+        assert_eq!(c.backends, vec![(1, Backend::AfPacket { rings: true })]);
+        for (text, key) in [
+            ("[bridge]
+backend = \"dpdk\"\n", "bridge.backend"),
+            ("[[port]]
+name = \"a\"\nbackend = \"netmap\"\n", "port[0].backend"),
+            ("[bridge]
+workers = 0
+", "bridge.workers"),
+            ("[bridge]
+cpus = [0]
+workers = 2
+", "bridge.workers"),
+            ("[bridge]
+cpus = [4096]
+", "bridge.cpus"),
+            ("[bridge]
+cpu = 0
+cpus = [0]
+", "bridge.cpu"),
+            (
+                "[bridge]
+workers = 2
+[[port]]
+name = \"a\"\nbackend = \"pcap\"\npcap_in = \"x\"\n",
+                "bridge.workers",
+            ),
+        ] {
+            assert_eq!(check(text).unwrap_err().key, key, "{text}");
+        }
     }
 }

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
 use clap::Parser;
-use datapath::{Bridge, BridgeCounters, BridgePort, MacTable, PortCounters};
+use datapath::{BridgeCounters, BridgePort, BridgeWorker, MacTable, PortCounters};
 use netdev::Port;
 use pipeline::{Pipeline, PortState};
 
@@ -47,9 +47,16 @@ struct Args {
     /// Serve Prometheus metrics on this address (e.g. 127.0.0.1:9477).
     #[arg(long, value_name = "ADDR:PORT")]
     metrics: Option<std::net::SocketAddr>,
-    /// Pin the bridge's worker thread to this CPU.
-    #[arg(long, value_name = "CPU")]
-    cpu: Option<usize>,
+    /// Run a worker pinned to this CPU (repeatable: one worker per CPU).
+    #[arg(long = "cpu", value_name = "CPU")]
+    cpus: Vec<usize>,
+    /// Number of (unpinned) workers for the bridge.
+    #[arg(long, value_name = "N")]
+    workers: Option<usize>,
+    /// Back end of the bridge's ports: afpacket (TPACKET_V2 rings),
+    /// afpacket-mmsg (recvmmsg/sendmmsg), afxdp, afxdp-generic.
+    #[arg(long, value_name = "NAME")]
+    backend: Option<String>,
     /// Do not create the LOCAL port (the TAP device named after the bridge).
     #[arg(long)]
     no_local: bool,
@@ -78,7 +85,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_target(false)
         .init();
-    let file = match &args.config {
+    let mut file = match &args.config {
         Some(p) => {
             let text =
                 std::fs::read_to_string(p).map_err(|e| format!("config: {}: {e}", p.display()))?;
@@ -86,6 +93,26 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         }
         None => config::File::default(),
     };
+    // Flags about the bridge's workers and ports apply to a single bridge.
+    if !args.cpus.is_empty() || args.workers.is_some() || args.backend.is_some() {
+        if !file.bridges.is_empty() {
+            return Err("--cpu, --workers and --backend apply to one bridge; with [[bridges]] set `cpus`, `workers` and `backend` per bridge".into());
+        }
+        let ncpu = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if let Some(c) = args.cpus.iter().find(|&&c| c >= ncpu) {
+            return Err(format!("--cpu {c}: this machine has CPUs 0-{}", ncpu - 1).into());
+        }
+        if !args.cpus.is_empty() {
+            file.bridge.cpu = None;
+            file.bridge.cpus = args.cpus.clone();
+        }
+        if args.workers.is_some() {
+            file.bridge.workers = args.workers;
+        }
+        if args.backend.is_some() {
+            file.bridge.backend = args.backend.clone();
+        }
+    }
     let cfgs = config::check_all(file, &args.ports)?;
     // Subscribe to link events before reading any port's state, so that no
     // change between the two is missed. Without netlink, poll sysfs.
@@ -96,12 +123,6 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             None
         }
     };
-    if let Some(c) = args.cpu {
-        let n = std::thread::available_parallelism().map_or(1, |n| n.get());
-        if c >= n {
-            return Err(format!("--cpu {c}: this machine has CPUs 0-{}", n - 1).into());
-        }
-    }
 
     // Open every port of every bridge before anything runs: a port that
     // cannot open stops the start.
@@ -127,22 +148,19 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     signal_hook::flag::register(signal_hook::consts::SIGTERM, stop.clone())?;
     let mut workers = Vec::new();
     for (r, bridge) in running.iter().zip(bridges) {
-        let s2 = stop.clone();
-        let cpu = if running.len() == 1 {
-            args.cpu.or(r.cpu)
-        } else {
-            r.cpu
-        };
-        workers.push(
-            std::thread::Builder::new()
-                .name(format!("{}-worker", r.name))
-                .spawn(move || {
-                    if let Some(c) = cpu {
-                        datapath::pin_to_cpu(c);
-                    }
-                    bridge.run(&s2)
-                })?,
-        );
+        for (w, cpu) in bridge.into_iter().zip(r.cpus.clone()) {
+            let s2 = stop.clone();
+            workers.push(
+                std::thread::Builder::new()
+                    .name(format!("{}-w{}", r.name, w.worker))
+                    .spawn(move || {
+                        if let Some(c) = cpu {
+                            datapath::pin_to_cpu(c);
+                        }
+                        w.run(&s2)
+                    })?,
+            );
+        }
         let port_list = r
             .names
             .iter()
@@ -153,6 +171,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             bridge = %r.name,
             datapath_id = %format!("{:#018x}", r.datapath_id),
             mode = if args.nullx { "nullx mode" } else { "pipeline" },
+            workers = r.cpus.len(),
             ports = %port_list,
             "bridge running"
         );
@@ -204,45 +223,121 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
 struct Running {
     name: String,
     datapath_id: u64,
-    cpu: Option<usize>,
+    /// Each worker's CPU, if pinned.
+    cpus: Vec<Option<usize>>,
     pipeline: Pipeline,
     shared: Arc<ArcSwap<pipeline::Snapshot>>,
     names: Vec<(u32, String)>,
     link_probe: Vec<(u32, String)>,
-    counters: Vec<Arc<PortCounters>>,
-    bridge_counters: Arc<BridgeCounters>,
+    /// Per port, one set of counters per worker.
+    counters: Vec<Vec<Arc<PortCounters>>>,
+    /// One set per worker.
+    bridge_counters: Vec<Arc<BridgeCounters>>,
+    macs: Arc<MacTable>,
 }
 
-/// Opens a bridge's ports and builds its pipeline; nothing runs yet.
+/// Opens one handle on port `name` per worker.
+fn open_port(
+    name: &str,
+    backend: config::Backend,
+    workers: usize,
+) -> std::io::Result<Vec<Box<dyn Port>>> {
+    use netdev::afpacket::{AfPacket, Options};
+    let boxed = |v: Vec<AfPacket>| {
+        v.into_iter()
+            .map(|p| Box::new(p) as Box<dyn Port>)
+            .collect()
+    };
+    match backend {
+        config::Backend::AfPacket { rings } => {
+            let opts = Options {
+                rings,
+                ..Options::default()
+            };
+            Ok(boxed(AfPacket::open_fanout(name, opts, workers)?))
+        }
+        config::Backend::AfXdp { generic } => {
+            match netdev::afxdp::AfXdp::open_queues(name, workers, generic) {
+                Ok(socks) => {
+                    tracing::info!(
+                        port = name,
+                        xdp = if socks[0].native() {
+                            "native"
+                        } else {
+                            "generic"
+                        },
+                        copy = if socks[0].zero_copy() {
+                            "zero-copy"
+                        } else {
+                            "copy"
+                        },
+                        "AF_XDP port"
+                    );
+                    Ok(socks
+                        .into_iter()
+                        .map(|p| Box::new(p) as Box<dyn Port>)
+                        .collect())
+                }
+                Err(e) => {
+                    tracing::warn!(port = name, error = %e, "AF_XDP cannot be used; falling back to AF_PACKET");
+                    Ok(boxed(AfPacket::open_fanout(
+                        name,
+                        Options::default(),
+                        workers,
+                    )?))
+                }
+            }
+        }
+        config::Backend::Pcap => unreachable!("pcap ports are opened from their captures"),
+    }
+}
+
+/// Opens a bridge's ports (one handle per worker) and builds its pipeline;
+/// nothing runs yet.
 fn build(
     cfg: config::Config,
     args: &Args,
-) -> Result<(Running, Bridge), Box<dyn std::error::Error>> {
-    let mut devs: Vec<(u32, Box<dyn Port>)> = Vec::new();
+) -> Result<(Running, Vec<BridgeWorker>), Box<dyn std::error::Error>> {
+    let cpus = cfg.workers.clone();
+    let n = cpus.len();
+    // devs[port][worker]
+    let mut devs: Vec<(u32, Vec<Box<dyn Port>>)> = Vec::new();
     for (no, name) in &cfg.ports {
-        let dev: Box<dyn Port> = match cfg.pcap.iter().find(|(n, _, _)| n == no) {
-            Some((_, i, o)) => Box::new(
+        let backend = cfg
+            .backends
+            .iter()
+            .find(|(n, _)| n == no)
+            .map_or(config::Backend::AfPacket { rings: true }, |(_, b)| *b);
+        let handles: Vec<Box<dyn Port>> = match cfg.pcap.iter().find(|(n, _, _)| n == no) {
+            Some((_, i, o)) => vec![Box::new(
                 netdev::pcap::PcapPort::open(name, i.as_deref(), o.as_deref())
                     .map_err(|e| format!("port {name} (ofport {no}): {e}"))?,
-            ),
-            None => Box::new(
-                netdev::afpacket::AfPacket::open(name)
-                    .map_err(|e| format!("port {name} (ofport {no}): {e}"))?,
-            ),
+            )],
+            None => open_port(name, backend, n)
+                .map_err(|e| format!("port {name} (ofport {no}): {e}"))?,
         };
-        devs.push((*no, dev));
+        devs.push((*no, handles));
     }
-    // The LOCAL port, as in Open vSwitch: a TAP device named after the bridge.
+    // The LOCAL port, as in Open vSwitch: a TAP device named after the bridge
+    // (one queue per worker).
     if cfg.local_port && !args.no_local && !args.nullx {
-        let tap = netdev::tap::Tap::create(&cfg.name)
+        let taps = netdev::tap::Tap::create_queues(&cfg.name, n)
             .map_err(|e| format!("LOCAL port of bridge {}: {e}", cfg.name))?;
-        devs.push((ofp::port::port_no::LOCAL, Box::new(tap)));
+        devs.push((
+            ofp::port::port_no::LOCAL,
+            taps.into_iter()
+                .map(|t| Box::new(t) as Box<dyn Port>)
+                .collect(),
+        ));
     }
-    let mut p = Pipeline::new(pipeline::Config::default());
-    for (no, dev) in &devs {
+    let mut p = Pipeline::new(pipeline::Config {
+        workers: n,
+        ..pipeline::Config::default()
+    });
+    for (no, handles) in &devs {
         p.set_port(PortState {
             port_no: *no,
-            live: dev.link_up(),
+            live: handles[0].link_up(),
             no_flood: false,
             no_fwd: false,
         });
@@ -264,11 +359,14 @@ fn build(
             .map_err(|e| format!("config: bridge {}: flows[{i}]: {e}", cfg.name))?;
     }
     let shared = Arc::new(ArcSwap::new(p.snapshot()));
-    let counters: Vec<Arc<PortCounters>> = devs.iter().map(|_| Arc::default()).collect();
-    let bridge_counters = Arc::new(BridgeCounters::default());
+    let counters: Vec<Vec<Arc<PortCounters>>> = devs
+        .iter()
+        .map(|_| (0..n).map(|_| Arc::default()).collect())
+        .collect();
+    let bridge_counters: Vec<Arc<BridgeCounters>> = (0..n).map(|_| Arc::default()).collect();
     let names: Vec<(u32, String)> = devs
         .iter()
-        .map(|(no, d)| (*no, d.name().to_string()))
+        .map(|(no, d)| (*no, d[0].name().to_string()))
         .collect();
     // Links to watch: interfaces only (not LOCAL, not pcap files).
     let link_probe = names
@@ -278,46 +376,57 @@ fn build(
         })
         .cloned()
         .collect();
-    let bridge = Bridge {
-        ports: devs
-            .into_iter()
-            .zip(&counters)
-            .map(|((port_no, dev), c)| BridgePort {
+    let macs = Arc::new(MacTable::default());
+    // Each port's queues once; the other workers get siblings sharing the
+    // rate budget and counters.
+    let queues: Vec<Vec<datapath::queue::Queue>> = devs
+        .iter()
+        .map(|(port_no, _)| {
+            cfg.queues
+                .iter()
+                .filter(|(no, _)| no == port_no)
+                .map(|(_, q)| {
+                    datapath::queue::Queue::new(q.id, q.max_rate * 1000, q.min_rate * 1000, 1024)
+                })
+                .collect()
+        })
+        .collect();
+    let mut per_worker: Vec<Vec<BridgePort>> = (0..n).map(|_| Vec::new()).collect();
+    for (x, (port_no, handles)) in devs.into_iter().enumerate() {
+        for (w, dev) in handles.into_iter().enumerate() {
+            per_worker[w].push(BridgePort {
                 port_no,
                 dev,
-                counters: c.clone(),
-                queues: cfg
-                    .queues
-                    .iter()
-                    .filter(|(no, _)| *no == port_no)
-                    .map(|(_, q)| {
-                        datapath::queue::Queue::new(
-                            q.id,
-                            q.max_rate * 1000,
-                            q.min_rate * 1000,
-                            1024,
-                        )
-                    })
-                    .collect(),
-            })
-            .collect(),
-        pipeline: shared.clone(),
-        counters: bridge_counters.clone(),
-        macs: MacTable::default(),
-        nullx: args.nullx,
-    };
+                counters: counters[x][w].clone(),
+                queues: queues[x].iter().map(|q| q.sibling()).collect(),
+            });
+        }
+    }
+    let workers = per_worker
+        .into_iter()
+        .enumerate()
+        .map(|(w, ports)| BridgeWorker {
+            worker: w,
+            ports,
+            pipeline: shared.clone(),
+            counters: bridge_counters[w].clone(),
+            macs: macs.clone(),
+            nullx: args.nullx,
+        })
+        .collect();
     let running = Running {
         name: cfg.name,
         datapath_id: cfg.datapath_id,
-        cpu: cfg.cpu,
+        cpus,
         pipeline: p,
         shared,
         names,
         link_probe,
         counters,
         bridge_counters,
+        macs,
     };
-    Ok((running, bridge))
+    Ok((running, workers))
 }
 
 impl Running {
@@ -338,6 +447,9 @@ impl Running {
                 .any(|x| x.port_no == no && x.live != up)
             {
                 tracing::info!(bridge = %self.name, port = no, name = %name, up, "link state changed");
+                if !up {
+                    self.macs.forget_port(no);
+                }
                 self.pipeline.set_port(PortState {
                     port_no: no,
                     live: up,
@@ -395,12 +507,14 @@ impl Running {
 fn print_stats(
     bridge: &str,
     names: &[(u32, String)],
-    counters: &[Arc<PortCounters>],
-    b: &BridgeCounters,
+    counters: &[Vec<Arc<PortCounters>>],
+    b: &[Arc<BridgeCounters>],
 ) {
+    let b = &BridgeCounters::sum(b);
     println!("bridge {bridge}");
     println!("port  name             rx_pkts    rx_bytes    tx_pkts    tx_bytes  tx_drop");
     for ((no, name), c) in names.iter().zip(counters) {
+        let c = PortCounters::sum(c);
         let no = port_label(*no);
         println!(
             "{:<5} {:<12} {:>11} {:>11} {:>10} {:>11} {:>8}",

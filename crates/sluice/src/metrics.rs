@@ -16,8 +16,10 @@ use pipeline::Snapshot;
 /// What the endpoint reports.
 pub struct Sources {
     pub bridge: String,
-    pub ports: Vec<(u32, String, Arc<PortCounters>)>,
-    pub counters: Arc<BridgeCounters>,
+    /// Each port's counters, one set per worker.
+    pub ports: Vec<(u32, String, Vec<Arc<PortCounters>>)>,
+    /// The bridge's counters, one set per worker.
+    pub counters: Vec<Arc<BridgeCounters>>,
     pub pipeline: Arc<ArcSwap<Snapshot>>,
 }
 
@@ -64,7 +66,7 @@ pub fn render(all: &[Sources]) -> String {
                     o,
                     "{name}{{bridge=\"{}\",port=\"{no}\",name=\"{ifname}\"}} {}",
                     s.bridge,
-                    get(c)
+                    get(&PortCounters::sum(c))
                 );
             }
         });
@@ -78,7 +80,7 @@ pub fn render(all: &[Sources]) -> String {
                 o,
                 "sluice_pipeline_dropped_total{{bridge=\"{}\"}} {}",
                 s.bridge,
-                s.counters.dropped.load(Relaxed)
+                BridgeCounters::sum(&s.counters).dropped.load(Relaxed)
             );
         },
     );
@@ -91,7 +93,7 @@ pub fn render(all: &[Sources]) -> String {
                 o,
                 "sluice_to_controller_total{{bridge=\"{}\"}} {}",
                 s.bridge,
-                s.counters.to_controller.load(Relaxed)
+                BridgeCounters::sum(&s.counters).to_controller.load(Relaxed)
             );
         },
     );
@@ -134,7 +136,7 @@ pub fn render(all: &[Sources]) -> String {
         "summary",
         "In-switch delay, receive batch to transmit batch",
         &mut |s, o| {
-            let d = &s.counters.delay;
+            let d = &BridgeCounters::sum(&s.counters).delay;
             for q in [0.5, 0.99, 0.999] {
                 let _ = writeln!(
                     o,
@@ -160,7 +162,7 @@ pub fn render(all: &[Sources]) -> String {
                 o,
                 "sluice_delay_max_seconds{{bridge=\"{}\"}} {:e}",
                 s.bridge,
-                s.counters.delay.max() as f64 / 1e9
+                BridgeCounters::sum(&s.counters).delay.max() as f64 / 1e9
             );
         },
     );

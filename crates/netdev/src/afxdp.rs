@@ -1,0 +1,620 @@
+//! An `AF_XDP` port: the interface's XDP program ([`crate::xdp`]) hands
+//! every received frame to a socket whose rings live in memory shared with
+//! the kernel (the UMEM), bypassing the kernel stack.
+//!
+//! One socket per receive queue of the interface (a queue without a socket
+//! would pass its frames to the kernel stack, away from the switch);
+//! [`AfXdp::open_queues`] deals the queues out to the workers, each of which
+//! owns its queues end to end (as with a fanout group) and sends through the
+//! socket of its first queue. veth devices get one receive queue per CPU by
+//! default. Zero-copy where the driver
+//! supports it, copy mode otherwise (veth has no zero-copy); the program
+//! runs natively where the driver can, generic otherwise.
+//!
+//! The UMEM of each socket is split in two: frames for receiving circulate
+//! between the fill ring, the RX ring and back; frames for sending go from a
+//! free list to the TX ring and come back through the completion ring.
+//! Received frames are copied into the caller's [`Batch`] (the pipeline
+//! edits and grows frames in place), which is what hands their UMEM frames
+//! straight back to the fill ring.
+//!
+//! Rings are single-producer/single-consumer with the kernel: the producer
+//! index is published with Release after the descriptors are written, and
+//! read with Acquire before they are read.
+
+use std::io;
+use std::mem::size_of;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+use crate::xdp::{XdpMode, XdpProgram};
+use crate::{Batch, Port};
+
+const SOL_XDP: libc::c_int = 283;
+const XDP_MMAP_OFFSETS: libc::c_int = 1;
+const XDP_RX_RING: libc::c_int = 2;
+const XDP_TX_RING: libc::c_int = 3;
+const XDP_UMEM_REG: libc::c_int = 4;
+const XDP_UMEM_FILL_RING: libc::c_int = 5;
+const XDP_UMEM_COMPLETION_RING: libc::c_int = 6;
+const XDP_PGOFF_RX_RING: i64 = 0;
+const XDP_PGOFF_TX_RING: i64 = 0x8000_0000;
+const XDP_UMEM_PGOFF_FILL_RING: i64 = 0x1_0000_0000;
+const XDP_UMEM_PGOFF_COMPLETION_RING: i64 = 0x1_8000_0000;
+const XDP_COPY: u16 = 1 << 1;
+const XDP_ZEROCOPY: u16 = 1 << 2;
+const XDP_USE_NEED_WAKEUP: u16 = 1 << 3;
+const XDP_RING_NEED_WAKEUP: u32 = 1;
+
+/// UMEM frame size (a frame plus the kernel's 256-byte headroom).
+const FRAME: u64 = 2048;
+/// Frames (and ring entries) for receiving and for sending.
+const RX_FRAMES: u32 = 512;
+const TX_FRAMES: u32 = 512;
+
+#[repr(C)]
+#[derive(Default, Clone, Copy)]
+struct RingOffset {
+    producer: u64,
+    consumer: u64,
+    desc: u64,
+    flags: u64,
+}
+
+#[repr(C)]
+#[derive(Default, Clone, Copy)]
+struct MmapOffsets {
+    rx: RingOffset,
+    tx: RingOffset,
+    fr: RingOffset,
+    cr: RingOffset,
+}
+
+#[repr(C)]
+struct UmemReg {
+    addr: u64,
+    len: u64,
+    chunk_size: u32,
+    headroom: u32,
+    flags: u32,
+    tx_metadata_len: u32,
+}
+
+/// `struct xdp_desc`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Desc {
+    addr: u64,
+    len: u32,
+    options: u32,
+}
+
+#[repr(C)]
+struct SockaddrXdp {
+    family: u16,
+    flags: u16,
+    ifindex: u32,
+    queue_id: u32,
+    shared_umem_fd: u32,
+}
+
+/// One mapped ring of `T` descriptors.
+struct Ring<T> {
+    map: *mut u8,
+    map_len: usize,
+    producer: *const AtomicU32,
+    consumer: *const AtomicU32,
+    flags: *const AtomicU32,
+    desc: *mut T,
+    mask: u32,
+    /// Our copy of the index we own (the producer's or the consumer's).
+    cached: u32,
+}
+
+impl<T> Ring<T> {
+    fn map(fd: i32, off: &RingOffset, entries: u32, pgoff: i64) -> io::Result<Ring<T>> {
+        let len = off.desc as usize + entries as usize * size_of::<T>();
+        // SAFETY: mapping a ring of the socket at the offset the kernel
+        // documents; checked; unmapped in Drop.
+        let map = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_POPULATE,
+                fd,
+                pgoff,
+            )
+        };
+        if map == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let map = map as *mut u8;
+        // SAFETY: the offsets come from the kernel and lie inside the mapping.
+        unsafe {
+            Ok(Ring {
+                map,
+                map_len: len,
+                producer: map.add(off.producer as usize) as *const AtomicU32,
+                consumer: map.add(off.consumer as usize) as *const AtomicU32,
+                flags: map.add(off.flags as usize) as *const AtomicU32,
+                desc: map.add(off.desc as usize) as *mut T,
+                mask: entries - 1,
+                cached: 0,
+            })
+        }
+    }
+
+    fn producer(&self) -> &AtomicU32 {
+        // SAFETY: points into the mapping, which lives as long as self.
+        unsafe { &*self.producer }
+    }
+
+    fn consumer(&self) -> &AtomicU32 {
+        // SAFETY: as above.
+        unsafe { &*self.consumer }
+    }
+
+    fn needs_wakeup(&self) -> bool {
+        // SAFETY: as above.
+        unsafe { &*self.flags }.load(Ordering::Relaxed) & XDP_RING_NEED_WAKEUP != 0
+    }
+
+    fn slot(&self, i: u32) -> *mut T {
+        // SAFETY: masked index within the ring's entries.
+        unsafe { self.desc.add((i & self.mask) as usize) }
+    }
+}
+
+impl<T> Drop for Ring<T> {
+    fn drop(&mut self) {
+        // SAFETY: unmapping exactly what map() mapped.
+        unsafe { libc::munmap(self.map as *mut libc::c_void, self.map_len) };
+    }
+}
+
+/// An `AF_XDP` port as one worker sees it: the sockets of its receive
+/// queues.
+pub struct AfXdp {
+    name: String,
+    hw: [u8; 6],
+    socks: Vec<Socket>,
+    /// The interface's program; the last port handle dropped detaches it.
+    program: Arc<XdpProgram>,
+}
+
+/// An `AF_XDP` socket on one receive queue of an interface.
+struct Socket {
+    name: String,
+    fd: i32,
+    umem: *mut u8,
+    umem_len: usize,
+    rx: Ring<Desc>,
+    tx: Ring<Desc>,
+    fill: Ring<u64>,
+    comp: Ring<u64>,
+    free_tx: Vec<u64>,
+    zero_copy: bool,
+}
+
+// SAFETY: the UMEM and ring mappings belong to this value alone and are
+// used by the one thread that owns it (the kernel being the other party).
+unsafe impl Send for Socket {}
+
+fn err(name: &str, what: &str, e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("{name}: AF_XDP: {what}: {e}"))
+}
+
+fn sockopt<T>(fd: i32, opt: libc::c_int, v: &T) -> io::Result<()> {
+    // SAFETY: `v` is a live T of the size passed.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            SOL_XDP,
+            opt,
+            v as *const T as *const libc::c_void,
+            size_of::<T>() as u32,
+        )
+    };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// Receive queues of interface `name` (from sysfs; 1 if unknown).
+pub fn rx_queues(name: &str) -> u32 {
+    std::fs::read_dir(format!("/sys/class/net/{name}/queues"))
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .filter(|e| e.file_name().to_string_lossy().starts_with("rx-"))
+                .count() as u32
+        })
+        .unwrap_or(1)
+        .max(1)
+}
+
+impl AfXdp {
+    /// Opens a socket on every receive queue of interface `name`, deals
+    /// them out to `n` workers (queue q to worker q mod n) and attaches the
+    /// redirect program (native if possible, unless `generic_only`). Fails,
+    /// with the reason, where AF_XDP cannot run: the caller falls back to
+    /// AF_PACKET.
+    pub fn open_queues(name: &str, n: usize, generic_only: bool) -> io::Result<Vec<AfXdp>> {
+        let n = n.max(1);
+        let queues = rx_queues(name);
+        if (n as u32) > queues {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!(
+                    "{name}: AF_XDP: {n} workers need {n} receive queues, the interface has {queues}"
+                ),
+            ));
+        }
+        let cname = std::ffi::CString::new(name)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "interface name has a NUL"))?;
+        // SAFETY: if_nametoindex reads a NUL-terminated string.
+        let ifindex = unsafe { libc::if_nametoindex(cname.as_ptr()) } as i32;
+        if ifindex == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("{name}: no such interface"),
+            ));
+        }
+        let program = Arc::new(
+            XdpProgram::attach(ifindex, queues, generic_only).map_err(|e| err(name, "XDP", e))?,
+        );
+        let hw = crate::afpacket::hw_addr(-1, name);
+        let mut ports: Vec<AfXdp> = (0..n)
+            .map(|_| AfXdp {
+                name: name.to_string(),
+                hw,
+                socks: Vec::new(),
+                program: program.clone(),
+            })
+            .collect();
+        for q in 0..queues {
+            let s = Socket::open(name, ifindex, q)?;
+            program
+                .set_socket(q, s.fd)
+                .map_err(|e| err(name, "map", e))?;
+            ports[q as usize % n].socks.push(s);
+        }
+        Ok(ports)
+    }
+
+    /// Whether the XDP program runs in the driver.
+    pub fn native(&self) -> bool {
+        self.program.mode == XdpMode::Native
+    }
+
+    /// Whether the sockets run zero-copy (else the kernel copies frames).
+    pub fn zero_copy(&self) -> bool {
+        self.socks.iter().all(|s| s.zero_copy)
+    }
+}
+
+impl Socket {
+    fn open(name: &str, ifindex: i32, queue: u32) -> io::Result<Socket> {
+        // SAFETY: socket(2); checked; owned by the AfXdp built below, or
+        // closed on the error paths through `guard`.
+        let fd = unsafe { libc::socket(libc::AF_XDP, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) };
+        if fd < 0 {
+            return Err(err(name, "socket", io::Error::last_os_error()));
+        }
+        struct Guard(i32);
+        impl Drop for Guard {
+            fn drop(&mut self) {
+                if self.0 >= 0 {
+                    // SAFETY: closing the descriptor opened above, once.
+                    unsafe { libc::close(self.0) };
+                }
+            }
+        }
+        let mut guard = Guard(fd);
+        let frames = (RX_FRAMES + TX_FRAMES) as u64;
+        let umem_len = (frames * FRAME) as usize;
+        // SAFETY: an anonymous private mapping; checked.
+        let umem = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                umem_len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_POPULATE,
+                -1,
+                0,
+            )
+        };
+        if umem == libc::MAP_FAILED {
+            return Err(err(name, "UMEM", io::Error::last_os_error()));
+        }
+        struct Umem(*mut libc::c_void, usize);
+        impl Drop for Umem {
+            fn drop(&mut self) {
+                if !self.0.is_null() {
+                    // SAFETY: unmapping the UMEM mapped above.
+                    unsafe { libc::munmap(self.0, self.1) };
+                }
+            }
+        }
+        let mut umem_guard = Umem(umem, umem_len);
+        let reg = UmemReg {
+            addr: umem as u64,
+            len: umem_len as u64,
+            chunk_size: FRAME as u32,
+            headroom: 0,
+            flags: 0,
+            tx_metadata_len: 0,
+        };
+        sockopt(fd, XDP_UMEM_REG, &reg).map_err(|e| err(name, "UMEM registration", e))?;
+        sockopt(fd, XDP_UMEM_FILL_RING, &RX_FRAMES).map_err(|e| err(name, "fill ring", e))?;
+        sockopt(fd, XDP_UMEM_COMPLETION_RING, &TX_FRAMES)
+            .map_err(|e| err(name, "completion ring", e))?;
+        sockopt(fd, XDP_RX_RING, &RX_FRAMES).map_err(|e| err(name, "RX ring", e))?;
+        sockopt(fd, XDP_TX_RING, &TX_FRAMES).map_err(|e| err(name, "TX ring", e))?;
+        let mut off = MmapOffsets::default();
+        let mut len = size_of::<MmapOffsets>() as libc::socklen_t;
+        // SAFETY: reading the ring offsets into a live struct of that size.
+        let r = unsafe {
+            libc::getsockopt(
+                fd,
+                SOL_XDP,
+                XDP_MMAP_OFFSETS,
+                &mut off as *mut MmapOffsets as *mut libc::c_void,
+                &mut len,
+            )
+        };
+        if r < 0 {
+            return Err(err(name, "ring offsets", io::Error::last_os_error()));
+        }
+        let rx = Ring::<Desc>::map(fd, &off.rx, RX_FRAMES, XDP_PGOFF_RX_RING)
+            .map_err(|e| err(name, "mmap RX", e))?;
+        let tx = Ring::<Desc>::map(fd, &off.tx, TX_FRAMES, XDP_PGOFF_TX_RING)
+            .map_err(|e| err(name, "mmap TX", e))?;
+        let mut fill = Ring::<u64>::map(fd, &off.fr, RX_FRAMES, XDP_UMEM_PGOFF_FILL_RING)
+            .map_err(|e| err(name, "mmap fill", e))?;
+        let comp = Ring::<u64>::map(fd, &off.cr, TX_FRAMES, XDP_UMEM_PGOFF_COMPLETION_RING)
+            .map_err(|e| err(name, "mmap completion", e))?;
+        // Every receive frame starts in the fill ring.
+        for i in 0..RX_FRAMES {
+            // SAFETY: slot i of the fill ring, which we produce.
+            unsafe { *fill.slot(i) = i as u64 * FRAME };
+        }
+        fill.cached = RX_FRAMES;
+        fill.producer().store(RX_FRAMES, Ordering::Release);
+        let free_tx = (RX_FRAMES..RX_FRAMES + TX_FRAMES)
+            .map(|i| i as u64 * FRAME)
+            .collect();
+        let bind = |flags: u16| {
+            let sa = SockaddrXdp {
+                family: libc::AF_XDP as u16,
+                flags: flags | XDP_USE_NEED_WAKEUP,
+                ifindex: ifindex as u32,
+                queue_id: queue,
+                shared_umem_fd: 0,
+            };
+            // SAFETY: binding our socket to a live sockaddr_xdp.
+            let r = unsafe {
+                libc::bind(
+                    fd,
+                    &sa as *const SockaddrXdp as *const libc::sockaddr,
+                    size_of::<SockaddrXdp>() as u32,
+                )
+            };
+            if r < 0 {
+                Err(io::Error::last_os_error())
+            } else {
+                Ok(())
+            }
+        };
+        let zero_copy = match bind(XDP_ZEROCOPY) {
+            Ok(()) => true,
+            Err(_) => {
+                bind(XDP_COPY).map_err(|e| err(name, "bind", e))?;
+                false
+            }
+        };
+        guard.0 = -1;
+        umem_guard.0 = std::ptr::null_mut();
+        Ok(Socket {
+            name: name.to_string(),
+            fd,
+            umem: umem as *mut u8,
+            umem_len,
+            rx,
+            tx,
+            fill,
+            comp,
+            free_tx,
+            zero_copy,
+        })
+    }
+
+    fn frame(&self, addr: u64, len: usize) -> &[u8] {
+        let addr = addr as usize;
+        let len = len.min(self.umem_len.saturating_sub(addr));
+        // SAFETY: bounded by the UMEM's length just above.
+        unsafe { std::slice::from_raw_parts(self.umem.add(addr), len) }
+    }
+
+    /// Takes back the frames the kernel has finished sending.
+    fn reap(&mut self) {
+        let prod = self.comp.producer().load(Ordering::Acquire);
+        let mut cons = self.comp.cached;
+        while cons != prod {
+            // SAFETY: entries between our consumer index and the producer
+            // index are the kernel's finished addresses.
+            let addr = unsafe { *self.comp.slot(cons) };
+            self.free_tx.push(addr & !(FRAME - 1));
+            cons = cons.wrapping_add(1);
+        }
+        self.comp.cached = cons;
+        self.comp.consumer().store(cons, Ordering::Release);
+    }
+
+    fn kick(&self) -> io::Result<()> {
+        // SAFETY: a zero-length sendto on our socket tells the kernel to
+        // process the TX ring.
+        let r = unsafe {
+            libc::sendto(
+                self.fd,
+                std::ptr::null(),
+                0,
+                libc::MSG_DONTWAIT,
+                std::ptr::null(),
+                0,
+            )
+        };
+        if r < 0 {
+            let e = io::Error::last_os_error();
+            if !matches!(
+                e.raw_os_error(),
+                Some(libc::EAGAIN) | Some(libc::EBUSY) | Some(libc::ENOBUFS) | Some(libc::ENETDOWN)
+            ) {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!("{}: sendto: {e}", self.name),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Socket {
+    fn drop(&mut self) {
+        // SAFETY: closing our socket, then unmapping the UMEM (rings unmap
+        // themselves); the kernel holds its own reference until the socket
+        // is gone.
+        unsafe {
+            libc::close(self.fd);
+            libc::munmap(self.umem as *mut libc::c_void, self.umem_len);
+        }
+    }
+}
+
+impl Socket {
+    /// Copies waiting frames into `bufs` (lengths into `lens`); returns how
+    /// many.
+    fn rx(&mut self, bufs: &mut [Vec<u8>], lens: &mut [usize]) -> usize {
+        let prod = self.rx.producer().load(Ordering::Acquire);
+        let mut cons = self.rx.cached;
+        let mut n = 0;
+        while cons != prod && n < bufs.len() {
+            // SAFETY: entries between our consumer index and the producer
+            // index are frames the kernel has written.
+            let d = unsafe { *self.rx.slot(cons) };
+            let f = self.frame(d.addr, d.len as usize);
+            let len = f.len().min(bufs[n].len());
+            bufs[n][..len].copy_from_slice(&f[..len]);
+            lens[n] = len;
+            // The frame goes straight back to the fill ring (which has room
+            // for every receive frame).
+            // SAFETY: slot of the fill ring, which we produce.
+            unsafe { *self.fill.slot(self.fill.cached) = d.addr & !(FRAME - 1) };
+            self.fill.cached = self.fill.cached.wrapping_add(1);
+            cons = cons.wrapping_add(1);
+            n += 1;
+        }
+        if n > 0 {
+            self.rx.cached = cons;
+            self.rx.consumer().store(cons, Ordering::Release);
+            self.fill
+                .producer()
+                .store(self.fill.cached, Ordering::Release);
+        }
+        if self.fill.needs_wakeup() {
+            // SAFETY: a zero-length, non-blocking recvfrom wakes the driver.
+            unsafe {
+                libc::recvfrom(
+                    self.fd,
+                    std::ptr::null_mut(),
+                    0,
+                    libc::MSG_DONTWAIT,
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                )
+            };
+        }
+        n
+    }
+
+    /// Puts frames on the TX ring and kicks the kernel; returns how many
+    /// were taken.
+    fn tx(&mut self, frames: &[&[u8]]) -> io::Result<usize> {
+        self.reap();
+        let mut prod = self.tx.cached;
+        let cons = self.tx.consumer().load(Ordering::Acquire);
+        let mut n = 0usize;
+        for f in frames {
+            if prod.wrapping_sub(cons) >= TX_FRAMES {
+                break;
+            }
+            let Some(addr) = self.free_tx.pop() else {
+                break;
+            };
+            let len = f.len().min(FRAME as usize);
+            // SAFETY: `addr` is a free TX frame of FRAME bytes in the UMEM;
+            // the TX slot at `prod` is ours (ring not full).
+            unsafe {
+                std::ptr::copy_nonoverlapping(f.as_ptr(), self.umem.add(addr as usize), len);
+                *self.tx.slot(prod) = Desc {
+                    addr,
+                    len: len as u32,
+                    options: 0,
+                };
+            }
+            prod = prod.wrapping_add(1);
+            n += 1;
+        }
+        if n > 0 {
+            self.tx.cached = prod;
+            self.tx.producer().store(prod, Ordering::Release);
+            // In copy mode the kernel sends at most 32 frames per kick.
+            for _ in 0..n.div_ceil(32) {
+                self.kick()?;
+                if self.tx.consumer().load(Ordering::Acquire) == prod {
+                    break;
+                }
+            }
+        }
+        Ok(n)
+    }
+}
+
+impl Port for AfXdp {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn recv(&mut self, batch: &mut Batch) -> io::Result<usize> {
+        let (bufs, lens) = batch.slots();
+        let mut n = 0;
+        for s in &mut self.socks {
+            n += s.rx(&mut bufs[n..], &mut lens[n..]);
+        }
+        batch.set_len(n);
+        Ok(n)
+    }
+
+    fn send(&mut self, frames: &[&[u8]]) -> io::Result<usize> {
+        self.socks[0].tx(frames)
+    }
+
+    fn fd(&self) -> Option<i32> {
+        Some(self.socks[0].fd)
+    }
+
+    fn fds(&self) -> Vec<i32> {
+        self.socks.iter().map(|s| s.fd).collect()
+    }
+
+    fn link_up(&self) -> bool {
+        crate::afpacket::operstate_up(&self.name)
+    }
+
+    fn hw_addr(&self) -> [u8; 6] {
+        self.hw
+    }
+}
