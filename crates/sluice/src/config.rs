@@ -550,10 +550,12 @@ mod tests {
     #[test]
     fn back_ends_and_workers() {
         let check = |text: &str| check_all(parse_file(text).unwrap(), &["c".into()]);
-        let c = check("[bridge]
-backend = \"afxdp\"\nworkers = 2\n[[port]]\nname = \"a\"\nbackend = \"afpacket-mmsg\"\n")
-            .unwrap()
-            .remove(0);
+        let c = check(
+            "[bridge]
+backend = \"afxdp\"\nworkers = 2\n[[port]]\nname = \"a\"\nbackend = \"afpacket-mmsg\"\n",
+        )
+        .unwrap()
+        .remove(0);
         assert_eq!(
             c.backends,
             vec![
@@ -563,30 +565,52 @@ backend = \"afxdp\"\nworkers = 2\n[[port]]\nname = \"a\"\nbackend = \"afpacket-m
             "a port's own back end, else the bridge's"
         );
         assert_eq!(c.workers, vec![None, None]);
-        let c = check("[bridge]
+        let c = check(
+            "[bridge]
 cpus = [0]
-").unwrap().remove(0);
+",
+        )
+        .unwrap()
+        .remove(0);
         assert_eq!(c.workers, vec![Some(0)]);
         assert_eq!(c.backends, vec![(1, Backend::AfPacket { rings: true })]);
         for (text, key) in [
-            ("[bridge]
-backend = \"dpdk\"\n", "bridge.backend"),
-            ("[[port]]
-name = \"a\"\nbackend = \"netmap\"\n", "port[0].backend"),
-            ("[bridge]
+            (
+                "[bridge]
+backend = \"dpdk\"\n",
+                "bridge.backend",
+            ),
+            (
+                "[[port]]
+name = \"a\"\nbackend = \"netmap\"\n",
+                "port[0].backend",
+            ),
+            (
+                "[bridge]
 workers = 0
-", "bridge.workers"),
-            ("[bridge]
+",
+                "bridge.workers",
+            ),
+            (
+                "[bridge]
 cpus = [0]
 workers = 2
-", "bridge.workers"),
-            ("[bridge]
+",
+                "bridge.workers",
+            ),
+            (
+                "[bridge]
 cpus = [4096]
-", "bridge.cpus"),
-            ("[bridge]
+",
+                "bridge.cpus",
+            ),
+            (
+                "[bridge]
 cpu = 0
 cpus = [0]
-", "bridge.cpu"),
+",
+                "bridge.cpu",
+            ),
             (
                 "[bridge]
 workers = 2
