@@ -19,6 +19,7 @@
 //! descriptors (up to 10 ms) instead of spinning: this machine class has two
 //! cores.
 
+pub mod channel;
 pub mod clock;
 pub mod histogram;
 pub mod normal;
@@ -120,6 +121,9 @@ pub struct BridgeWorker {
     pub pipeline: Arc<ArcSwap<Snapshot>>,
     pub counters: Arc<BridgeCounters>,
     pub macs: Arc<MacTable>,
+    /// The queues to and from the bridge's OpenFlow agent (None: frames
+    /// for the controller are counted and dropped).
+    pub channels: Option<Arc<channel::Channels>>,
     /// nullx: no pipeline; port 0's frames go to port 1 and back (2 <-> 3,
     /// ...). The same I/O code with zero switching work: the floor every
     /// other figure is compared with.
@@ -166,6 +170,12 @@ impl BridgeWorker {
             .ports
             .iter()
             .flat_map(|p| p.dev.fds())
+            .chain(
+                self.channels
+                    .iter()
+                    .filter(|_| self.worker == 0)
+                    .map(|c| c.packet_out_wake.fd()),
+            )
             .map(|fd| libc::pollfd {
                 fd,
                 events: libc::POLLIN,
@@ -177,6 +187,7 @@ impl BridgeWorker {
             let snap = self.pipeline.load_full();
             let now = clock::now_ns();
             let mut got = 0;
+            let mut woke = false;
             let mut rx_batches: [(u64, u64); 64] = [(0, 0); 64];
             for i in 0..self.ports.len() {
                 let n = match self.ports[i].dev.recv(&mut batch) {
@@ -207,53 +218,53 @@ impl BridgeWorker {
                     if outs.is_empty() {
                         PortCounters::add(&self.counters.dropped, 1);
                     }
+                    let mut out = Emit {
+                        ports: &mut self.ports,
+                        tx: &mut tx,
+                        index: &index,
+                        macs: &self.macs,
+                        counters: &self.counters,
+                        channels: self.channels.as_deref(),
+                        snap: &snap,
+                        now,
+                    };
                     for o in outs {
-                        let data: &[u8] = o.data.as_deref().unwrap_or(frame);
-                        match o.port {
-                            port_no::CONTROLLER => {
-                                PortCounters::add(&self.counters.to_controller, 1)
-                            }
-                            port_no::NORMAL => {
-                                let Some((vlan, src, dst)) = l2_addresses(data) else {
-                                    continue;
-                                };
-                                match self.macs.forward(vlan, src, dst, in_port, now) {
-                                    Decision::Port(p) => {
-                                        if let Some(&x) = index.get(&p) {
-                                            tx[x].push(data);
-                                        }
-                                    }
-                                    Decision::Flood => {
-                                        for p in &snap.ports {
-                                            if p.port_no != in_port
-                                                && p.live
-                                                && !p.no_flood
-                                                && !p.no_fwd
-                                            {
-                                                if let Some(&y) = index.get(&p.port_no) {
-                                                    tx[y].push(data);
-                                                }
-                                            }
-                                        }
-                                    }
-                                    Decision::Drop => {}
-                                }
-                            }
-                            p => {
-                                if let Some(&x) = index.get(&p) {
-                                    let q = o.queue.and_then(|id| {
-                                        self.ports[x].queues.iter_mut().find(|q| q.queue_id == id)
-                                    });
-                                    match q {
-                                        Some(q) => {
-                                            q.enqueue(data);
-                                        }
-                                        None => tx[x].push(data),
-                                    }
-                                }
-                            }
-                        }
+                        woke |= out.emit(in_port, o, frame);
                     }
+                }
+            }
+            // PACKET_OUTs from the agent (worker 0 runs them).
+            if let Some(ch) = self.channels.clone().filter(|_| self.worker == 0) {
+                if !ch.packet_out.is_empty() {
+                    ch.packet_out_wake.clear();
+                    while let Some(mut job) = ch.packet_out.pop() {
+                        let outs = worker.packet_out(
+                            &snap,
+                            job.in_port,
+                            &job.actions,
+                            &mut job.frame,
+                            now,
+                        );
+                        let mut out = Emit {
+                            ports: &mut self.ports,
+                            tx: &mut tx,
+                            index: &index,
+                            macs: &self.macs,
+                            counters: &self.counters,
+                            channels: Some(&ch),
+                            snap: &snap,
+                            now,
+                        };
+                        for o in &outs {
+                            woke |= out.emit(job.in_port, o, &job.frame);
+                        }
+                        got += 1;
+                    }
+                }
+            }
+            if woke {
+                if let Some(ch) = &self.channels {
+                    ch.packet_in_wake.wake();
                 }
             }
             // Shaped queues release what their rate allows.
@@ -312,6 +323,75 @@ impl BridgeWorker {
                 std::thread::sleep(std::time::Duration::from_millis(1));
             }
         }
+    }
+}
+
+/// Where one worker's outputs go: the pieces of the worker it needs.
+struct Emit<'a> {
+    ports: &'a mut [BridgePort],
+    tx: &'a mut [TxQueue],
+    index: &'a std::collections::HashMap<u32, usize>,
+    macs: &'a MacTable,
+    counters: &'a BridgeCounters,
+    channels: Option<&'a channel::Channels>,
+    snap: &'a Snapshot,
+    now: u64,
+}
+
+impl Emit<'_> {
+    /// Sends one pipeline output of a frame received on `in_port` (`frame`
+    /// unless the output carries its own bytes). True if a frame went to
+    /// the agent.
+    fn emit(&mut self, in_port: u32, o: &pipeline::Output, frame: &[u8]) -> bool {
+        let data: &[u8] = o.data.as_deref().unwrap_or(frame);
+        match o.port {
+            port_no::CONTROLLER => {
+                PortCounters::add(&self.counters.to_controller, 1);
+                if let (Some(ch), Some(ctl)) = (self.channels, o.controller) {
+                    return ch.to_agent(channel::ToAgent {
+                        in_port,
+                        ctl,
+                        frame: data.to_vec(),
+                    });
+                }
+            }
+            port_no::NORMAL => {
+                let Some((vlan, src, dst)) = l2_addresses(data) else {
+                    return false;
+                };
+                match self.macs.forward(vlan, src, dst, in_port, self.now) {
+                    Decision::Port(p) => {
+                        if let Some(&x) = self.index.get(&p) {
+                            self.tx[x].push(data);
+                        }
+                    }
+                    Decision::Flood => {
+                        for p in &self.snap.ports {
+                            if p.port_no != in_port && p.live && !p.no_flood && !p.no_fwd {
+                                if let Some(&y) = self.index.get(&p.port_no) {
+                                    self.tx[y].push(data);
+                                }
+                            }
+                        }
+                    }
+                    Decision::Drop => {}
+                }
+            }
+            p => {
+                if let Some(&x) = self.index.get(&p) {
+                    let q = o
+                        .queue
+                        .and_then(|id| self.ports[x].queues.iter_mut().find(|q| q.queue_id == id));
+                    match q {
+                        Some(q) => {
+                            q.enqueue(data);
+                        }
+                        None => self.tx[x].push(data),
+                    }
+                }
+            }
+        }
+        false
     }
 }
 
@@ -396,6 +476,7 @@ mod tests {
             pipeline: Arc::new(ArcSwap::new(p.snapshot())),
             counters: Arc::default(),
             macs: Arc::default(),
+            channels: None,
             nullx: false,
         };
         let (a, b) = ([2, 0, 0, 0, 0, 0xa], [2, 0, 0, 0, 0, 0xb]);

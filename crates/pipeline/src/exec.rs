@@ -293,6 +293,66 @@ impl Worker {
     }
 }
 
+impl Worker {
+    /// Runs a PACKET_OUT's `actions` on `frame` as if it had arrived on
+    /// `in_port` (CONTROLLER when it came from nowhere). An output to
+    /// TABLE submits the packet to the pipeline from table 0 and its
+    /// outputs join the list. Every output carries its own bytes. This is
+    /// the control path (allocation is fine here).
+    pub fn packet_out(
+        &mut self,
+        snap: &Snapshot,
+        in_port: u32,
+        actions: &[Action],
+        frame: &mut Vec<u8>,
+        now_ns: u64,
+    ) -> Vec<Output> {
+        let e = &mut self.exec;
+        e.outputs.clear();
+        e.set.clear();
+        e.metadata = 0;
+        e.tunnel_id = 0;
+        e.reextract(frame, in_port);
+        let mut cx = Ctx {
+            snap,
+            worker: self.id,
+            in_port,
+            now_ns,
+            queue: None,
+            pending_from: 0,
+            key_stale: false,
+            table_id: 0,
+            cookie: u64::MAX,
+            table_miss: false,
+            dropped: false,
+        };
+        e.run_actions(actions, frame, &mut cx, 0);
+        let outs: Vec<Output> = e
+            .outputs
+            .drain(..)
+            .map(|mut o| {
+                o.data.get_or_insert_with(|| frame.clone());
+                o
+            })
+            .collect();
+        let mut result = Vec::with_capacity(outs.len());
+        for o in outs {
+            if o.port != port_no::TABLE {
+                result.push(o);
+                continue;
+            }
+            let mut f = o.data.unwrap_or_default();
+            let id = self.id;
+            let r = self.exec.process(id, None, snap, in_port, &mut f, now_ns);
+            result.extend(r.iter().cloned().map(|mut x| {
+                x.data.get_or_insert_with(|| f.clone());
+                x
+            }));
+        }
+        result
+    }
+}
+
 /// The per-packet execution state a worker reuses.
 struct Exec {
     key: FlowKey,

@@ -67,6 +67,16 @@ pub struct BridgeSection {
     /// The default back end of this bridge's ports.
     #[serde(default)]
     pub backend: Option<String>,
+    /// Controllers to connect to (`tcp:HOST:PORT`).
+    #[serde(default)]
+    pub controllers: Vec<String>,
+    /// Endpoints to accept OpenFlow connections on (`ptcp:PORT[:IP]`,
+    /// `punix:PATH`), besides the management socket.
+    #[serde(default)]
+    pub listen: Vec<String>,
+    /// PACKET_INs per second per controller connection (0: no limit).
+    #[serde(default)]
+    pub packet_in_rate: Option<u32>,
 }
 
 fn default_true() -> bool {
@@ -96,6 +106,9 @@ impl Default for BridgeSection {
             cpus: Vec::new(),
             workers: None,
             backend: None,
+            controllers: Vec::new(),
+            listen: Vec::new(),
+            packet_in_rate: None,
         }
     }
 }
@@ -189,6 +202,9 @@ pub struct Config {
     pub ports: Vec<(u32, String)>,
     /// Queues per OpenFlow port number.
     pub queues: Vec<(u32, QueueSection)>,
+    /// OpenFlow endpoints: controllers to connect to and sockets to listen on.
+    pub endpoints: Vec<crate::control::Endpoint>,
+    pub packet_in_rate: Option<u32>,
     /// Each port's back end, by OpenFlow port number.
     pub backends: Vec<(u32, Backend)>,
     /// pcap ports: OpenFlow port number, input and output captures.
@@ -416,11 +432,28 @@ pub fn check(file: BridgeSection, cli_ports: &[String]) -> Result<Config, Config
             })?
         }
     };
-    if file.fail_mode == FailMode::Secure {
-        return Err(err(
-            "bridge.fail_mode",
-            "\"secure\" keeps flows for a controller, and the controller agent is not built yet; use \"standalone\"",
-        ));
+    let mut endpoints = Vec::new();
+    for (i, c) in file.controllers.iter().enumerate() {
+        let e = crate::control::Endpoint::parse(c)
+            .map_err(|p| err(format!("bridge.controllers[{i}]"), p))?;
+        if !matches!(e, crate::control::Endpoint::Tcp(_)) {
+            return Err(err(
+                format!("bridge.controllers[{i}]"),
+                format!("{c:?}: a controller is tcp:HOST:PORT; passive endpoints go in `listen`"),
+            ));
+        }
+        endpoints.push(e);
+    }
+    for (i, c) in file.listen.iter().enumerate() {
+        let e = crate::control::Endpoint::parse(c)
+            .map_err(|p| err(format!("bridge.listen[{i}]"), p))?;
+        if matches!(e, crate::control::Endpoint::Tcp(_)) {
+            return Err(err(
+                format!("bridge.listen[{i}]"),
+                format!("{c:?}: `listen` takes ptcp:PORT[:IP] or punix:PATH"),
+            ));
+        }
+        endpoints.push(e);
     }
     let mut flows = Vec::new();
     for (i, f) in file.flows.iter().enumerate() {
@@ -489,6 +522,8 @@ pub fn check(file: BridgeSection, cli_ports: &[String]) -> Result<Config, Config
         }
     }
     Ok(Config {
+        endpoints,
+        packet_in_rate: file.packet_in_rate,
         workers,
         backends,
         local_port: file.local_port,

@@ -13,6 +13,7 @@
 //! bridges per daemon, other port back ends.
 
 mod config;
+mod control;
 mod metrics;
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -60,6 +61,18 @@ struct Args {
     /// Do not create the LOCAL port (the TAP device named after the bridge).
     #[arg(long)]
     no_local: bool,
+    /// A controller to connect to, tcp:HOST:PORT (repeatable).
+    #[arg(long = "controller", value_name = "tcp:HOST:PORT")]
+    controllers: Vec<String>,
+    /// An OpenFlow endpoint to listen on: ptcp:PORT[:IP] or punix:PATH (repeatable).
+    #[arg(long = "listen", value_name = "ENDPOINT")]
+    listen: Vec<String>,
+    /// Fail mode with no controller: standalone (NORMAL learning) or secure (keep the flows).
+    #[arg(long, value_name = "MODE")]
+    fail_mode: Option<String>,
+    /// Where each bridge's management socket (BRIDGE.mgmt) goes.
+    #[arg(long, value_name = "DIR", default_value = "/run/sluice")]
+    run_dir: std::path::PathBuf,
     /// nullx mode: no pipeline, the first port's frames go to the second and
     /// back (third <-> fourth, ...). The floor for every benchmark.
     #[arg(long)]
@@ -94,9 +107,15 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         None => config::File::default(),
     };
     // Flags about the bridge's workers and ports apply to a single bridge.
-    if !args.cpus.is_empty() || args.workers.is_some() || args.backend.is_some() {
+    if !args.cpus.is_empty()
+        || args.workers.is_some()
+        || args.backend.is_some()
+        || !args.controllers.is_empty()
+        || !args.listen.is_empty()
+        || args.fail_mode.is_some()
+    {
         if !file.bridges.is_empty() {
-            return Err("--cpu, --workers and --backend apply to one bridge; with [[bridges]] set `cpus`, `workers` and `backend` per bridge".into());
+            return Err("--cpu, --workers, --backend, --controller, --listen and --fail-mode apply to one bridge; with [[bridges]] set them per bridge".into());
         }
         let ncpu = std::thread::available_parallelism().map_or(1, |n| n.get());
         if let Some(c) = args.cpus.iter().find(|&&c| c >= ncpu) {
@@ -111,6 +130,16 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         }
         if args.backend.is_some() {
             file.bridge.backend = args.backend.clone();
+        }
+        file.bridge
+            .controllers
+            .extend(args.controllers.iter().cloned());
+        file.bridge.listen.extend(args.listen.iter().cloned());
+        match args.fail_mode.as_deref() {
+            None => {}
+            Some("standalone") => file.bridge.fail_mode = config::FailMode::Standalone,
+            Some("secure") => file.bridge.fail_mode = config::FailMode::Secure,
+            Some(m) => return Err(format!("--fail-mode {m}: expected standalone or secure").into()),
         }
     }
     let cfgs = config::check_all(file, &args.ports)?;
@@ -179,12 +208,26 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
 
     let start = Instant::now();
     let mut last_stats = Instant::now();
+    let mut last_link_poll = Instant::now();
     while !stop.load(Relaxed) {
+        // One poll over link events and every bridge's OpenFlow sockets
+        // and packet-in queue; the 100 ms timeout keeps the loop serving
+        // signals, statistics, keepalives and --duration.
+        let mut fds = Vec::new();
+        if let Some(w) = &links {
+            fds.push(libc::pollfd {
+                fd: w.fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            });
+        }
+        for r in &running {
+            r.control.poll_fds(&mut fds);
+        }
+        // SAFETY: fds is a valid array of pollfd for the call.
+        unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 100) };
         match &mut links {
-            // Link events as they happen; the 100 ms timeout keeps the
-            // loop serving signals, statistics and --duration.
             Some(w) => {
-                w.wait(100);
                 let changes: Vec<(String, bool)> =
                     w.changes().into_iter().map(|c| (c.name, c.up)).collect();
                 if !changes.is_empty() {
@@ -194,9 +237,15 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                 }
             }
             None => {
-                std::thread::sleep(Duration::from_millis(100));
-                running.iter_mut().for_each(Running::poll_links);
+                if last_link_poll.elapsed() >= Duration::from_millis(100) {
+                    running.iter_mut().for_each(Running::poll_links);
+                    last_link_poll = Instant::now();
+                }
             }
+        }
+        let now = datapath::clock::now_ns();
+        for r in &mut running {
+            r.control.service(now);
         }
         if args.stats_interval > 0.0 && last_stats.elapsed().as_secs_f64() >= args.stats_interval {
             running.iter().for_each(Running::print_stats);
@@ -225,7 +274,7 @@ struct Running {
     datapath_id: u64,
     /// Each worker's CPU, if pinned.
     cpus: Vec<Option<usize>>,
-    pipeline: Pipeline,
+    control: control::Control,
     shared: Arc<ArcSwap<pipeline::Snapshot>>,
     names: Vec<(u32, String)>,
     link_probe: Vec<(u32, String)>,
@@ -342,9 +391,14 @@ fn build(
             no_fwd: false,
         });
     }
-    if cfg.fail_mode == config::FailMode::Standalone {
-        let normal = ofp::text::parse_flow_mod("priority=0,actions=normal").expect("built-in flow");
-        p.flow_mod(&normal, 0)?;
+    // Standalone: NORMAL learning while no controller is connected (the
+    // flow's cookie marks it as the switch's own).
+    let standalone_flow = (cfg.fail_mode == config::FailMode::Standalone).then(|| {
+        ofp::text::parse_flow_mod("cookie=0x736c75696365,priority=0,actions=normal")
+            .expect("built-in flow")
+    });
+    if let Some(f) = &standalone_flow {
+        p.flow_mod(f, 0)?;
     }
     for (i, m) in cfg.meters.iter().enumerate() {
         p.meter_mod(m, 0)
@@ -359,6 +413,9 @@ fn build(
             .map_err(|e| format!("config: bridge {}: flows[{i}]: {e}", cfg.name))?;
     }
     let shared = Arc::new(ArcSwap::new(p.snapshot()));
+    let channels = Arc::new(datapath::channel::Channels::new(4096)?);
+    let hw_addrs: Vec<[u8; 6]> = devs.iter().map(|(_, d)| d[0].hw_addr()).collect();
+    let link_states: Vec<(u32, bool)> = devs.iter().map(|(no, d)| (*no, d[0].link_up())).collect();
     let counters: Vec<Vec<Arc<PortCounters>>> = devs
         .iter()
         .map(|_| (0..n).map(|_| Arc::default()).collect())
@@ -411,14 +468,58 @@ fn build(
             pipeline: shared.clone(),
             counters: bridge_counters[w].clone(),
             macs: macs.clone(),
+            channels: Some(channels.clone()),
             nullx: args.nullx,
         })
         .collect();
+    let mut agent = agent::Agent::new(
+        cfg.datapath_id,
+        p,
+        control::DpHandle {
+            shared: shared.clone(),
+            channels: channels.clone(),
+            counters: names
+                .iter()
+                .zip(&counters)
+                .map(|((no, _), c)| (*no, c.clone()))
+                .collect(),
+        },
+        &cfg.name,
+    );
+    if let Some(r) = cfg.packet_in_rate {
+        agent.conn_config.packet_in_rate = r;
+    }
+    let now = datapath::clock::now_ns();
+    for ((no, name), hw) in names.iter().zip(&hw_addrs) {
+        agent.add_port(agent::PortInfo {
+            port_no: *no,
+            name: name.clone(),
+            hw_addr: *hw,
+            config: 0,
+            link_up: agent_link_up(*no, &link_states),
+            queues: cfg
+                .queues
+                .iter()
+                .filter(|(n, _)| n == no)
+                .map(|(_, q)| (q.id, q.min_rate, q.max_rate))
+                .collect(),
+            since_ns: now,
+        });
+    }
+    let mut endpoints = cfg.endpoints.clone();
+    if !args.nullx {
+        endpoints.push(control::Endpoint::PUnix(
+            args.run_dir.join(format!("{}.mgmt", cfg.name)),
+        ));
+    }
+    let mut control = control::Control::new(&cfg.name, agent, channels, &endpoints)
+        .map_err(|e| format!("bridge {}: {e}", cfg.name))?;
+    control.standalone_flow = standalone_flow;
     let running = Running {
         name: cfg.name,
         datapath_id: cfg.datapath_id,
         cpus,
-        pipeline: p,
+        control,
         shared,
         names,
         link_probe,
@@ -434,33 +535,25 @@ impl Running {
     /// Applies link states (interface name, up) to this bridge's ports and
     /// republishes the pipeline if any port changed.
     fn apply_links(&mut self, states: impl IntoIterator<Item = (String, bool)>) {
-        let mut changed = false;
         for (name, up) in states {
             let Some((no, _)) = self.link_probe.iter().find(|(_, n)| *n == name) else {
                 continue;
             };
             let no = *no;
             if self
-                .pipeline
-                .ports()
-                .iter()
-                .any(|x| x.port_no == no && x.live != up)
+                .control
+                .agent
+                .ports
+                .get(&no)
+                .is_some_and(|p| p.link_up != up)
             {
                 tracing::info!(bridge = %self.name, port = no, name = %name, up, "link state changed");
                 if !up {
                     self.macs.forget_port(no);
                 }
-                self.pipeline.set_port(PortState {
-                    port_no: no,
-                    live: up,
-                    no_flood: false,
-                    no_fwd: false,
-                });
-                changed = true;
+                // The agent republishes the pipeline and tells controllers.
+                self.control.agent.link_changed(no, up);
             }
-        }
-        if changed {
-            self.shared.store(self.pipeline.snapshot());
         }
     }
 
@@ -528,7 +621,7 @@ fn print_stats(
         );
     }
     println!(
-        "pipeline: dropped {}  to_controller {} (no agent yet)",
+        "pipeline: dropped {}  to_controller {}",
         b.dropped.load(Relaxed),
         b.to_controller.load(Relaxed)
     );
@@ -541,6 +634,14 @@ fn print_stats(
         us(b.delay.quantile(0.999)),
         us(b.delay.max())
     );
+}
+
+/// A port's link state as read when it was opened.
+fn agent_link_up(no: u32, states: &[(u32, bool)]) -> bool {
+    states
+        .iter()
+        .find(|(n, _)| *n == no)
+        .is_none_or(|(_, up)| *up)
 }
 
 /// A port number as people read it ("local" for OFPP_LOCAL).

@@ -1,0 +1,138 @@
+//! One controller connection as the agent sees it: bytes in, bytes out,
+//! and the per-connection state OpenFlow 1.3 gives it (negotiated version,
+//! role, asynchronous message filter, keepalive, PACKET_IN rate limit).
+//! No sockets here: the daemon moves the bytes.
+
+use ofp::msg::simple::{AsyncConfig, ControllerRole};
+use ofp::{Framer, Message};
+
+/// Where a connection stands in the handshake.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Our HELLO is sent; the peer's is awaited.
+    AwaitHello,
+    /// Version 1.3 agreed.
+    Open,
+    /// Closing after the outbox drains (a failed handshake).
+    Closing,
+}
+
+/// Keepalive and rate-limit settings.
+#[derive(Debug, Clone, Copy)]
+pub struct ConnConfig {
+    /// Send ECHO_REQUEST after this long without input (Open vSwitch's
+    /// inactivity probe defaults to 5 s).
+    pub probe_ns: u64,
+    /// PACKET_INs per second allowed to this connection (0: no limit).
+    pub packet_in_rate: u32,
+    /// Burst of PACKET_INs allowed above the rate.
+    pub packet_in_burst: u32,
+    /// Asynchronous messages wait while the outbox holds more than this.
+    pub max_outbox: usize,
+}
+
+impl Default for ConnConfig {
+    fn default() -> Self {
+        ConnConfig {
+            probe_ns: 5_000_000_000,
+            packet_in_rate: 100_000,
+            packet_in_burst: 10_000,
+            max_outbox: 4 << 20,
+        }
+    }
+}
+
+/// A controller connection.
+pub struct Conn {
+    pub phase: Phase,
+    pub role: ControllerRole,
+    pub async_config: AsyncConfig,
+    pub(crate) framer: Framer,
+    /// Bytes to send, in order.
+    pub outbox: Vec<u8>,
+    pub(crate) last_rx_ns: u64,
+    pub(crate) probe_sent: bool,
+    /// GCRA state of the PACKET_IN limit: theoretical arrival time.
+    pub(crate) pin_tat: u64,
+    /// PACKET_INs not sent because of the rate limit or a full outbox.
+    pub packet_in_dropped: u64,
+    pub(crate) next_xid: u32,
+    pub config: ConnConfig,
+}
+
+/// The spec's default asynchronous configuration (OpenFlow 1.3.5 §7.3.10):
+/// master and equal get every PACKET_IN, PORT_STATUS and FLOW_REMOVED
+/// reason; slaves only PORT_STATUS.
+pub fn default_async() -> AsyncConfig {
+    AsyncConfig {
+        packet_in_mask: [0b111, 0],
+        port_status_mask: [0b111, 0b111],
+        flow_removed_mask: [0b1111, 0],
+    }
+}
+
+impl Conn {
+    pub(crate) fn new(now_ns: u64, config: ConnConfig) -> Conn {
+        let mut c = Conn {
+            phase: Phase::AwaitHello,
+            role: ControllerRole::Equal,
+            async_config: default_async(),
+            framer: Framer::new(),
+            outbox: Vec::new(),
+            last_rx_ns: now_ns,
+            probe_sent: false,
+            pin_tat: 0,
+            packet_in_dropped: 0,
+            next_xid: 1,
+            config,
+        };
+        let xid = c.xid();
+        c.send(&Message::Hello(ofp::msg::simple::Hello::ours()), xid);
+        c
+    }
+
+    /// A fresh xid for a message the switch starts.
+    pub(crate) fn xid(&mut self) -> u32 {
+        let x = self.next_xid;
+        self.next_xid = self.next_xid.wrapping_add(1).max(1);
+        x
+    }
+
+    /// Queues `msg` with `xid`.
+    pub fn send(&mut self, msg: &Message, xid: u32) {
+        msg.encode(xid, &mut self.outbox);
+    }
+
+    /// Whether the peer wants asynchronous message `reason` of a kind
+    /// whose masks are `mask` (index 0: master/equal, 1: slave).
+    pub(crate) fn wants(&self, mask: [u32; 2], reason: u8) -> bool {
+        let m = if self.role == ControllerRole::Slave {
+            mask[1]
+        } else {
+            mask[0]
+        };
+        self.phase == Phase::Open && m & (1 << reason) != 0
+    }
+
+    /// Takes one PACKET_IN token at `now_ns` if the rate allows and the
+    /// outbox has room.
+    pub(crate) fn packet_in_allowed(&mut self, now_ns: u64) -> bool {
+        if self.outbox.len() > self.config.max_outbox {
+            self.packet_in_dropped += 1;
+            return false;
+        }
+        let rate = self.config.packet_in_rate as u64;
+        if rate == 0 {
+            return true;
+        }
+        let interval = 1_000_000_000 / rate;
+        let tolerance = interval * self.config.packet_in_burst as u64;
+        let tat = self.pin_tat.max(now_ns);
+        if tat - now_ns > tolerance {
+            self.packet_in_dropped += 1;
+            return false;
+        }
+        self.pin_tat = tat + interval;
+        true
+    }
+}

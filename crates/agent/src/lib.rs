@@ -1,0 +1,987 @@
+//! # agent: the OpenFlow 1.3 agent, sans-IO
+//!
+//! The [`Agent`] owns a bridge's control-plane [`Pipeline`] and talks to
+//! any number of controller connections. It sees bytes, never sockets: the
+//! daemon feeds each connection's input to [`Agent::receive`], writes out
+//! [`Conn::outbox`], and calls [`Agent::tick`] for keepalives and flow
+//! expiry. What must touch the datapath goes through the [`Datapath`]
+//! trait: publishing a new pipeline snapshot, handing over a PACKET_OUT,
+//! reading port counters.
+//!
+//! Contracts:
+//! * Every message a controller may send is answered as OpenFlow 1.3.5
+//!   says, and every refusal is the OFPT_ERROR the spec names, carrying the
+//!   first 64 bytes of the offending message; the connection stays up
+//!   (only a broken stream — a header length below 8 — or a failed HELLO
+//!   closes it).
+//! * Nothing is half-applied: a modification either takes effect whole or
+//!   the pipeline is unchanged (the pipeline's own contract).
+//! * Changes are published to the datapath before any BARRIER_REPLY and at
+//!   the end of every [`Agent::receive`] call, so a controller that got a
+//!   barrier reply knows the datapath runs everything it sent before.
+//! * Roles as OpenFlow 1.3: EQUAL by default, one MASTER at a time (a new
+//!   master turns the old one into a SLAVE), generation ids compared
+//!   modulo 2^64 (OFPRRFC_STALE), slaves refused every modification
+//!   (OFPBRC_IS_SLAVE); per-connection asynchronous configuration decides
+//!   which PACKET_IN, PORT_STATUS and FLOW_REMOVED each gets.
+//! * PACKET_INs are limited per connection (token bucket) and dropped —
+//!   counted — when a connection's outbox is full, so a flood of misses
+//!   cannot starve the channel or grow memory.
+
+pub mod buffers;
+pub mod conn;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use ofp::error::{
+    BadRequestCode, ErrorCode, HelloFailedCode, PortModFailedCode, QueueOpFailedCode,
+    RoleRequestFailedCode, SwitchConfigFailedCode, TableModFailedCode,
+};
+use ofp::msg::flow::PacketInReason;
+use ofp::msg::multipart::{
+    Desc, MultipartReply, MultipartReplyBody as R, MultipartRequestBody as Q, PortStats, TableStats,
+};
+use ofp::msg::simple::{
+    ControllerRole, ErrorMsg, FeaturesReply, HelloElem, PacketQueue, PortReason, PortStatus,
+    QueueGetConfigReply, QueueProp, Role, SwitchConfig,
+};
+use ofp::port::{port_config, port_no, port_state, PortDesc, NO_BUFFER};
+use ofp::wire::FixedStr;
+use ofp::{Action, Message, Oxm, OxmField, PacketIn, PacketOut};
+use pipeline::{Pipeline, PortState, Removed, Snapshot, ToController};
+
+pub use buffers::Buffers;
+pub use conn::{Conn, ConnConfig, Phase};
+
+/// What the agent needs from the datapath.
+pub trait Datapath {
+    /// Makes `snap` the pipeline every worker runs from its next batch.
+    fn publish(&self, snap: Arc<Snapshot>);
+    /// Hands a PACKET_OUT to the datapath to run and send; false if the
+    /// datapath's queue is full (the packet is then not sent).
+    fn packet_out(&self, in_port: u32, actions: Vec<Action>, frame: Bytes) -> bool;
+    /// A port's counters (None: no such port).
+    fn port_stats(&self, port_no: u32) -> Option<PortStats>;
+}
+
+/// A port as the agent describes it.
+#[derive(Debug, Clone)]
+pub struct PortInfo {
+    pub port_no: u32,
+    pub name: String,
+    pub hw_addr: [u8; 6],
+    /// OFPPC_* bits set by PORT_MOD.
+    pub config: u32,
+    pub link_up: bool,
+    /// (queue id, min rate, max rate) in kbit/s (0: none).
+    pub queues: Vec<(u32, u64, u64)>,
+    /// When the port was added (ns), for stats durations.
+    pub since_ns: u64,
+}
+
+impl PortInfo {
+    fn desc(&self) -> PortDesc {
+        PortDesc {
+            port_no: self.port_no,
+            hw_addr: self.hw_addr,
+            name: FixedStr::new(&self.name),
+            config: self.config,
+            state: if self.link_up {
+                port_state::LIVE
+            } else {
+                port_state::LINK_DOWN
+            },
+            // 10 Gb/s copper, full duplex: what veth and TAP report.
+            curr: 0x0040 | 0x0800,
+            advertised: 0,
+            supported: 0,
+            peer: 0,
+            curr_speed: 10_000_000,
+            max_speed: 10_000_000,
+        }
+    }
+
+    fn state(&self) -> PortState {
+        PortState {
+            port_no: self.port_no,
+            live: self.link_up && self.config & port_config::PORT_DOWN == 0,
+            no_flood: self.config & NO_FLOOD != 0,
+            no_fwd: self.config & port_config::NO_FWD != 0,
+        }
+    }
+}
+
+/// OFPPC_NO_FLOOD (OpenFlow 1.0's bit, which Open vSwitch keeps in 1.3).
+pub const NO_FLOOD: u32 = 1 << 4;
+
+/// Identifies a connection.
+pub type ConnId = u64;
+
+/// The agent of one bridge.
+pub struct Agent<D: Datapath> {
+    pub datapath_id: u64,
+    pub pipeline: Pipeline,
+    pub datapath: D,
+    pub ports: BTreeMap<u32, PortInfo>,
+    pub conns: BTreeMap<ConnId, Conn>,
+    next_conn: ConnId,
+    pub buffers: Buffers,
+    pub switch_config: SwitchConfig,
+    /// The largest generation id a master or slave has presented.
+    generation: Option<u64>,
+    dirty: bool,
+    pub desc: Desc,
+    pub conn_config: ConnConfig,
+}
+
+fn brc(c: BadRequestCode) -> ErrorCode {
+    ErrorCode::BadRequest(c)
+}
+
+/// The default miss_send_len (OFPCML_DEFAULT... 128 bytes, as the spec).
+pub const DEFAULT_MISS_SEND_LEN: u16 = 128;
+
+impl<D: Datapath> Agent<D> {
+    pub fn new(datapath_id: u64, pipeline: Pipeline, datapath: D, dp_desc: &str) -> Self {
+        Agent {
+            datapath_id,
+            pipeline,
+            datapath,
+            ports: BTreeMap::new(),
+            conns: BTreeMap::new(),
+            next_conn: 1,
+            buffers: Buffers::default(),
+            switch_config: SwitchConfig {
+                flags: 0,
+                miss_send_len: DEFAULT_MISS_SEND_LEN,
+            },
+            generation: None,
+            dirty: false,
+            desc: Desc {
+                mfr_desc: FixedStr::new("sluice project"),
+                hw_desc: FixedStr::new("sluice software switch"),
+                sw_desc: FixedStr::new(concat!("sluice ", env!("CARGO_PKG_VERSION"))),
+                serial_num: FixedStr::new("None"),
+                dp_desc: FixedStr::new(dp_desc),
+            },
+            conn_config: ConnConfig::default(),
+        }
+    }
+
+    /// Adds (or replaces) a port; connected controllers hear PORT_STATUS ADD.
+    pub fn add_port(&mut self, p: PortInfo) {
+        self.pipeline.set_port(p.state());
+        let desc = p.desc();
+        self.ports.insert(p.port_no, p);
+        self.dirty = true;
+        self.port_status(PortReason::Add, desc);
+        self.publish();
+    }
+
+    /// A port's link went up or down.
+    pub fn link_changed(&mut self, port: u32, up: bool) {
+        let Some(p) = self.ports.get_mut(&port) else {
+            return;
+        };
+        if p.link_up == up {
+            return;
+        }
+        p.link_up = up;
+        let (state, desc) = (p.state(), p.desc());
+        self.pipeline.set_port(state);
+        self.dirty = true;
+        self.port_status(PortReason::Modify, desc);
+        self.publish();
+    }
+
+    fn port_status(&mut self, reason: PortReason, desc: PortDesc) {
+        let msg = Message::PortStatus(PortStatus { reason, desc });
+        for c in self.conns.values_mut() {
+            if c.wants(c.async_config.port_status_mask, reason.value()) {
+                let xid = c.xid();
+                c.send(&msg, xid);
+            }
+        }
+    }
+
+    /// A new controller connection (our HELLO is queued).
+    pub fn connect(&mut self, now_ns: u64) -> ConnId {
+        let id = self.next_conn;
+        self.next_conn += 1;
+        self.conns.insert(id, Conn::new(now_ns, self.conn_config));
+        id
+    }
+
+    /// The connection is gone.
+    pub fn disconnect(&mut self, id: ConnId) {
+        self.conns.remove(&id);
+    }
+
+    /// Whether any controller has completed the handshake.
+    pub fn has_controller(&self) -> bool {
+        self.conns.values().any(|c| c.phase == Phase::Open)
+    }
+
+    /// Notes that the pipeline was changed from outside (published at the
+    /// next [`Agent::publish`]).
+    pub fn mark_changed(&mut self) {
+        self.dirty = true;
+    }
+
+    /// Publishes the pipeline if it changed.
+    pub fn publish(&mut self) {
+        if self.dirty {
+            self.datapath.publish(self.pipeline.snapshot());
+            self.dirty = false;
+        }
+    }
+
+    /// Feeds bytes received on connection `id`, handling every complete
+    /// message. Returns false when the connection must be closed (after its
+    /// outbox is written).
+    pub fn receive(&mut self, id: ConnId, data: &[u8], now_ns: u64) -> bool {
+        let Some(c) = self.conns.get_mut(&id) else {
+            return false;
+        };
+        c.framer.push(data);
+        c.last_rx_ns = now_ns;
+        c.probe_sent = false;
+        loop {
+            let Some(c) = self.conns.get_mut(&id) else {
+                return false;
+            };
+            if c.phase == Phase::Closing {
+                break;
+            }
+            let Some(next) = c.framer.next_frame() else {
+                break;
+            };
+            match next {
+                Err(rej) => {
+                    c.send(&rej.reply(), rej.xid);
+                    if rej.fatal {
+                        c.phase = Phase::Closing;
+                    }
+                }
+                Ok(frame) => self.handle_frame(id, &frame, now_ns),
+            }
+        }
+        self.publish();
+        self.conns
+            .get(&id)
+            .is_some_and(|c| c.phase != Phase::Closing)
+    }
+
+    fn send(&mut self, id: ConnId, msg: &Message, xid: u32) {
+        if let Some(c) = self.conns.get_mut(&id) {
+            c.send(msg, xid);
+        }
+    }
+
+    fn error(&mut self, id: ConnId, xid: u32, code: ErrorCode, frame: &Bytes) {
+        let data = frame.slice(..frame.len().min(ofp::framer::ERROR_DATA_LEN));
+        self.send(id, &Message::Error(ErrorMsg { code, data }), xid);
+    }
+
+    fn handle_frame(&mut self, id: ConnId, frame: &Bytes, now_ns: u64) {
+        let phase = self.conns[&id].phase;
+        let xid = ofp::Header::parse(frame).map_or(0, |h| h.xid);
+        let version = frame.first().copied().unwrap_or(0);
+        if phase == Phase::AwaitHello {
+            self.hello(id, xid, version, frame);
+            return;
+        }
+        let (_, msg) = match Message::decode(frame) {
+            Ok(m) => m,
+            Err(e) => {
+                self.error(id, xid, e.code, frame);
+                return;
+            }
+        };
+        if let Err(e) = msg.validate() {
+            self.error(id, xid, e.code, frame);
+            return;
+        }
+        if let Err(code) = self.dispatch(id, xid, msg, frame, now_ns) {
+            self.error(id, xid, code, frame);
+        }
+    }
+
+    /// The peer's first message: it must be a HELLO that allows 1.3.
+    fn hello(&mut self, id: ConnId, xid: u32, version: u8, frame: &Bytes) {
+        let c = self.conns.get_mut(&id).expect("live connection");
+        let ok = match Message::decode(frame) {
+            Ok((_, Message::Hello(h))) => {
+                let bitmap = h.elements.iter().find_map(|e| match e {
+                    HelloElem::VersionBitmap(b) => Some(b.clone()),
+                    _ => None,
+                });
+                match bitmap {
+                    Some(b) => b.first().is_some_and(|w| w & (1 << ofp::OFP_VERSION) != 0),
+                    None => h.version >= ofp::OFP_VERSION,
+                }
+            }
+            // A HELLO of another version may not decode as ours.
+            _ => {
+                ofp::Header::parse(frame).is_some_and(|h| h.msg_type == ofp::MsgType::Hello)
+                    && version > ofp::OFP_VERSION
+            }
+        };
+        if ok {
+            c.phase = Phase::Open;
+        } else {
+            let data = Bytes::from_static(b"sluice speaks OpenFlow 1.3 (wire version 4) only");
+            c.send(
+                &Message::Error(ErrorMsg {
+                    code: ErrorCode::HelloFailed(HelloFailedCode::Incompatible),
+                    data,
+                }),
+                xid,
+            );
+            c.phase = Phase::Closing;
+        }
+    }
+
+    fn is_slave(&self, id: ConnId) -> bool {
+        self.conns[&id].role == ControllerRole::Slave
+    }
+
+    fn dispatch(
+        &mut self,
+        id: ConnId,
+        xid: u32,
+        msg: Message,
+        frame: &Bytes,
+        now_ns: u64,
+    ) -> Result<(), ErrorCode> {
+        use Message as M;
+        let modifies = matches!(
+            msg,
+            M::FlowMod(_)
+                | M::GroupMod(_)
+                | M::MeterMod(_)
+                | M::PortMod(_)
+                | M::TableMod(_)
+                | M::PacketOut(_)
+        ) || matches!(&msg, M::MultipartRequest(r) if matches!(&r.body, Q::TableFeatures(t) if !t.is_empty()));
+        if modifies && self.is_slave(id) {
+            return Err(brc(BadRequestCode::IsSlave));
+        }
+        match msg {
+            M::Hello(_) => {}
+            M::EchoRequest(data) => self.send(id, &M::EchoReply(data), xid),
+            M::EchoReply(_) => {}
+            M::FeaturesRequest => {
+                use ofp::msg::simple::capabilities as cap;
+                let reply = FeaturesReply {
+                    datapath_id: self.datapath_id,
+                    n_buffers: buffers::N_BUFFERS,
+                    n_tables: self.pipeline.config.n_tables,
+                    auxiliary_id: 0,
+                    capabilities: cap::FLOW_STATS
+                        | cap::TABLE_STATS
+                        | cap::PORT_STATS
+                        | cap::GROUP_STATS
+                        | cap::QUEUE_STATS,
+                    reserved: 0,
+                };
+                self.send(id, &M::FeaturesReply(reply), xid);
+            }
+            M::GetConfigRequest => {
+                let c = self.switch_config;
+                self.send(id, &M::GetConfigReply(c), xid);
+            }
+            M::SetConfig(c) => {
+                // Fragments are switched as they are (OFPC_FRAG_NORMAL); we
+                // neither drop nor reassemble them.
+                if c.flags & 0x3 != 0 {
+                    return Err(ErrorCode::SwitchConfigFailed(
+                        SwitchConfigFailedCode::BadFlags,
+                    ));
+                }
+                self.switch_config = c;
+                let ttl = c.flags & 0x4 != 0;
+                if self.pipeline.invalid_ttl_to_controller != ttl {
+                    self.pipeline.invalid_ttl_to_controller = ttl;
+                    self.dirty = true;
+                }
+            }
+            M::FlowMod(fm) => {
+                // A buffered packet named by the flow-mod is taken first: an
+                // unusable id refuses the whole flow-mod.
+                let buffered = if fm.buffer_id != NO_BUFFER
+                    && matches!(
+                        fm.command,
+                        ofp::FlowModCommand::Add
+                            | ofp::FlowModCommand::Modify
+                            | ofp::FlowModCommand::ModifyStrict
+                    ) {
+                    Some(self.take_buffer(fm.buffer_id)?)
+                } else {
+                    None
+                };
+                let removed = self.pipeline.flow_mod(&fm, now_ns).map_err(|e| e.code)?;
+                self.dirty = true;
+                self.flow_removed(&removed, now_ns);
+                if let Some((in_port, data)) = buffered {
+                    self.publish();
+                    let _ = self.datapath.packet_out(
+                        in_port,
+                        vec![Action::Output {
+                            port: port_no::TABLE,
+                            max_len: 0,
+                        }],
+                        data,
+                    );
+                }
+            }
+            M::GroupMod(gm) => {
+                let removed = self.pipeline.group_mod(&gm, now_ns).map_err(|e| e.code)?;
+                self.dirty = true;
+                self.flow_removed(&removed, now_ns);
+            }
+            M::MeterMod(mm) => {
+                let removed = self.pipeline.meter_mod(&mm, now_ns).map_err(|e| e.code)?;
+                self.dirty = true;
+                self.flow_removed(&removed, now_ns);
+            }
+            M::PortMod(pm) => {
+                let Some(p) = self.ports.get_mut(&pm.port_no) else {
+                    return Err(ErrorCode::PortModFailed(PortModFailedCode::BadPort));
+                };
+                if p.hw_addr != pm.hw_addr {
+                    return Err(ErrorCode::PortModFailed(PortModFailedCode::BadHwAddr));
+                }
+                let known = port_config::PORT_DOWN
+                    | port_config::NO_RECV
+                    | port_config::NO_FWD
+                    | port_config::NO_PACKET_IN
+                    | NO_FLOOD;
+                if pm.mask & !known != 0 {
+                    return Err(ErrorCode::PortModFailed(PortModFailedCode::BadConfig));
+                }
+                let config = (p.config & !pm.mask) | (pm.config & pm.mask);
+                if config != p.config {
+                    p.config = config;
+                    let (state, desc) = (p.state(), p.desc());
+                    self.pipeline.set_port(state);
+                    self.dirty = true;
+                    self.port_status(PortReason::Modify, desc);
+                }
+            }
+            M::TableMod(tm) => {
+                if tm.table_id != ofp::port::TABLE_ALL
+                    && tm.table_id >= self.pipeline.config.n_tables
+                {
+                    return Err(ErrorCode::TableModFailed(TableModFailedCode::BadTable));
+                }
+                // OpenFlow 1.3 defines no table config bits (3 is deprecated).
+                if tm.config & !3 != 0 {
+                    return Err(ErrorCode::TableModFailed(TableModFailedCode::BadConfig));
+                }
+            }
+            M::PacketOut(po) => self.packet_out(po)?,
+            M::MultipartRequest(req) => {
+                if req.flags & 1 != 0 {
+                    // OFPMPF_REQ_MORE: no request here needs several parts.
+                    return Err(brc(BadRequestCode::MultipartBufferOverflow));
+                }
+                let bodies = self.multipart(req.body, now_ns)?;
+                let n = bodies.len();
+                for (i, body) in bodies.into_iter().enumerate() {
+                    let flags = if i + 1 < n { 1 } else { 0 };
+                    self.send(id, &M::MultipartReply(MultipartReply { flags, body }), xid);
+                }
+            }
+            M::BarrierRequest => {
+                self.publish();
+                self.send(id, &M::BarrierReply, xid);
+            }
+            M::QueueGetConfigRequest { port } => {
+                let queues: Vec<PacketQueue> = if port == port_no::ANY {
+                    self.ports.values().flat_map(queue_desc).collect()
+                } else {
+                    match self.ports.get(&port) {
+                        Some(p) => queue_desc(p),
+                        None => return Err(ErrorCode::QueueOpFailed(QueueOpFailedCode::BadPort)),
+                    }
+                };
+                self.send(
+                    id,
+                    &M::QueueGetConfigReply(QueueGetConfigReply { port, queues }),
+                    xid,
+                );
+            }
+            M::RoleRequest(r) => {
+                let role = self.role(id, r)?;
+                self.send(id, &M::RoleReply(role), xid);
+            }
+            M::GetAsyncRequest => {
+                let a = self.conns[&id].async_config;
+                self.send(id, &M::GetAsyncReply(a), xid);
+            }
+            M::SetAsync(a) => {
+                if let Some(c) = self.conns.get_mut(&id) {
+                    c.async_config = a;
+                }
+            }
+            M::Experimenter(_) => return Err(brc(BadRequestCode::BadExperimenter)),
+            // Messages only a switch sends.
+            M::Error(_) => {}
+            M::FeaturesReply(_)
+            | M::GetConfigReply(_)
+            | M::PacketIn(_)
+            | M::FlowRemoved(_)
+            | M::PortStatus(_)
+            | M::MultipartReply(_)
+            | M::BarrierReply
+            | M::QueueGetConfigReply(_)
+            | M::RoleReply(_)
+            | M::GetAsyncReply(_) => return Err(brc(BadRequestCode::BadType)),
+        }
+        let _ = frame;
+        Ok(())
+    }
+
+    fn take_buffer(&mut self, id: u32) -> Result<(u32, Bytes), ErrorCode> {
+        self.buffers.take(id).map_err(|m| match m {
+            buffers::Missing::Unknown => brc(BadRequestCode::BufferUnknown),
+            buffers::Missing::Empty => brc(BadRequestCode::BufferEmpty),
+        })
+    }
+
+    fn packet_out(&mut self, po: PacketOut) -> Result<(), ErrorCode> {
+        let valid_in = po.in_port == port_no::CONTROLLER
+            || po.in_port == port_no::LOCAL
+            || po.in_port == port_no::ANY
+            || self.ports.contains_key(&po.in_port);
+        if !valid_in {
+            return Err(brc(BadRequestCode::BadPort));
+        }
+        for a in &po.actions {
+            if let Action::Output { port, .. } = a {
+                let ok = *port <= port_no::MAX && self.ports.contains_key(port)
+                    || (*port > port_no::MAX && *port != port_no::ANY);
+                if !ok {
+                    return Err(ErrorCode::BadAction(ofp::error::BadActionCode::BadOutPort));
+                }
+            }
+            if let Action::Group(g) = a {
+                if !self.pipeline.groups().contains_key(g) {
+                    return Err(ErrorCode::BadAction(ofp::error::BadActionCode::BadOutGroup));
+                }
+            }
+        }
+        let (in_port, data) = if po.buffer_id != NO_BUFFER {
+            let (p, d) = self.take_buffer(po.buffer_id)?;
+            (
+                if po.in_port == port_no::ANY {
+                    p
+                } else {
+                    po.in_port
+                },
+                d,
+            )
+        } else {
+            if po.data.is_empty() {
+                return Err(brc(BadRequestCode::BadPacket));
+            }
+            (po.in_port, po.data)
+        };
+        let in_port = if in_port == port_no::ANY {
+            port_no::CONTROLLER
+        } else {
+            in_port
+        };
+        self.publish();
+        // A full datapath queue drops the packet, as a full port would.
+        let _ = self.datapath.packet_out(in_port, po.actions, data);
+        Ok(())
+    }
+
+    fn role(&mut self, id: ConnId, r: Role) -> Result<Role, ErrorCode> {
+        match r.role {
+            ControllerRole::NoChange => {}
+            ControllerRole::Equal => self.conns.get_mut(&id).expect("live").role = r.role,
+            ControllerRole::Master | ControllerRole::Slave => {
+                if let Some(g) = self.generation {
+                    if (r.generation_id.wrapping_sub(g) as i64) < 0 {
+                        return Err(ErrorCode::RoleRequestFailed(RoleRequestFailedCode::Stale));
+                    }
+                }
+                self.generation = Some(r.generation_id);
+                if r.role == ControllerRole::Master {
+                    for (cid, c) in self.conns.iter_mut() {
+                        if *cid != id && c.role == ControllerRole::Master {
+                            c.role = ControllerRole::Slave;
+                        }
+                    }
+                }
+                self.conns.get_mut(&id).expect("live").role = r.role;
+            }
+            _ => return Err(ErrorCode::RoleRequestFailed(RoleRequestFailedCode::BadRole)),
+        }
+        Ok(Role {
+            role: self.conns[&id].role,
+            generation_id: self.generation.unwrap_or(0),
+        })
+    }
+
+    /// Answers a multipart request: one or more reply bodies (several when
+    /// a reply would not fit one message).
+    fn multipart(&mut self, body: Q, now_ns: u64) -> Result<Vec<R>, ErrorCode> {
+        let p = &self.pipeline;
+        Ok(match body {
+            Q::Desc => vec![R::Desc(Box::new(self.desc))],
+            Q::Flow(req) => {
+                let all = p.flow_stats(&req, now_ns).map_err(|e| e.code)?;
+                split(all, R::Flow)
+            }
+            Q::Aggregate(req) => vec![R::Aggregate(p.aggregate(&req).map_err(|e| e.code)?)],
+            Q::Table => {
+                let counters = p.table_counters();
+                let stats = p
+                    .tables()
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| {
+                        let c = counters.get(i).map(|c| c.totals()).unwrap_or_default();
+                        TableStats {
+                            table_id: i as u8,
+                            active_count: t.len() as u32,
+                            lookup_count: c.packets,
+                            matched_count: c.bytes,
+                        }
+                    })
+                    .collect();
+                split(stats, R::Table)
+            }
+            Q::PortStats { port_no: want } => {
+                if want != port_no::ANY && !self.ports.contains_key(&want) {
+                    return Err(brc(BadRequestCode::BadPort));
+                }
+                let stats = self
+                    .ports
+                    .values()
+                    .filter(|p| want == port_no::ANY || p.port_no == want)
+                    .filter_map(|p| {
+                        let mut s = self.datapath.port_stats(p.port_no)?;
+                        let d = now_ns.saturating_sub(p.since_ns);
+                        s.port_no = p.port_no;
+                        s.duration_sec = (d / 1_000_000_000) as u32;
+                        s.duration_nsec = (d % 1_000_000_000) as u32;
+                        Some(s)
+                    })
+                    .collect();
+                split(stats, R::PortStats)
+            }
+            Q::PortDesc => split(
+                self.ports.values().map(PortInfo::desc).collect(),
+                R::PortDesc,
+            ),
+            Q::GroupDesc => {
+                let mut v: Vec<_> = p
+                    .groups()
+                    .values()
+                    .map(|g| ofp::msg::multipart::GroupDesc {
+                        group_type: g.rt.group_type,
+                        group_id: g.group_id,
+                        buckets: g.rt.buckets.clone(),
+                    })
+                    .collect();
+                v.sort_by_key(|g| g.group_id);
+                split(v, R::GroupDesc)
+            }
+            Q::Group { group_id } => {
+                let mut v: Vec<_> = p
+                    .groups()
+                    .values()
+                    .filter(|g| group_id == ofp::port::group_no::ALL || g.group_id == group_id)
+                    .map(|g| {
+                        let t = g.rt.counters.totals();
+                        let d = now_ns.saturating_sub(g.created_ns);
+                        ofp::msg::multipart::GroupStats {
+                            group_id: g.group_id,
+                            ref_count: p
+                                .tables()
+                                .iter()
+                                .map(|t| t.rules().filter(|r| r.uses_group(g.group_id)).count())
+                                .sum::<usize>() as u32,
+                            packet_count: t.packets,
+                            byte_count: t.bytes,
+                            duration_sec: (d / 1_000_000_000) as u32,
+                            duration_nsec: (d % 1_000_000_000) as u32,
+                            bucket_stats: g
+                                .rt
+                                .bucket_counters
+                                .iter()
+                                .map(|c| {
+                                    let t = c.totals();
+                                    ofp::msg::multipart::BucketCounter {
+                                        packet_count: t.packets,
+                                        byte_count: t.bytes,
+                                    }
+                                })
+                                .collect(),
+                        }
+                    })
+                    .collect();
+                v.sort_by_key(|g| g.group_id);
+                split(v, R::Group)
+            }
+            Q::MeterConfig { meter_id } => {
+                let mut v: Vec<_> = p
+                    .meters()
+                    .values()
+                    .filter(|m| meter_id == ofp::port::meter_no::ALL || m.meter_id == meter_id)
+                    .map(|m| ofp::msg::multipart::MeterConfig {
+                        flags: m.state.flags,
+                        meter_id: m.meter_id,
+                        bands: m.state.bands.iter().map(|b| b.band.clone()).collect(),
+                    })
+                    .collect();
+                v.sort_by_key(|m| m.meter_id);
+                split(v, R::MeterConfig)
+            }
+            Q::Meter { meter_id } => {
+                use std::sync::atomic::Ordering::Relaxed;
+                let mut v: Vec<_> = p
+                    .meters()
+                    .values()
+                    .filter(|m| meter_id == ofp::port::meter_no::ALL || m.meter_id == meter_id)
+                    .map(|m| {
+                        let d = now_ns.saturating_sub(m.created_ns);
+                        ofp::msg::multipart::MeterStats {
+                            meter_id: m.meter_id,
+                            flow_count: p
+                                .tables()
+                                .iter()
+                                .map(|t| {
+                                    t.rules().filter(|r| r.meter() == Some(m.meter_id)).count()
+                                })
+                                .sum::<usize>() as u32,
+                            packet_in_count: m.state.packets.load(Relaxed),
+                            byte_in_count: m.state.bytes.load(Relaxed),
+                            duration_sec: (d / 1_000_000_000) as u32,
+                            duration_nsec: (d % 1_000_000_000) as u32,
+                            band_stats: m
+                                .state
+                                .bands
+                                .iter()
+                                .map(|b| ofp::msg::multipart::MeterBandStats {
+                                    packet_band_count: b.packets.load(Relaxed),
+                                    byte_band_count: b.bytes.load(Relaxed),
+                                })
+                                .collect(),
+                        }
+                    })
+                    .collect();
+                v.sort_by_key(|m| m.meter_id);
+                split(v, R::Meter)
+            }
+            Q::GroupFeatures => vec![R::GroupFeatures(ofp::msg::multipart::GroupFeatures {
+                // all, select, indirect, fast failover
+                types: 0b1111,
+                // select weight, select liveness, chaining
+                capabilities: 0b0111,
+                max_groups: [p.config.max_groups as u32; 4],
+                actions: [ACTIONS_SUPPORTED; 4],
+            })],
+            Q::MeterFeatures => vec![R::MeterFeatures(ofp::msg::multipart::MeterFeatures {
+                max_meter: p.config.max_meters as u32,
+                // drop, dscp_remark
+                band_types: (1 << 1) | (1 << 2),
+                // kbps, pktps, burst, stats
+                capabilities: 0b1111,
+                max_bands: p.config.max_bands as u8,
+                max_color: 0,
+            })],
+            Q::Queue {
+                port_no: port,
+                queue_id,
+            } => {
+                if port != port_no::ANY && !self.ports.contains_key(&port) {
+                    return Err(ErrorCode::QueueOpFailed(QueueOpFailedCode::BadPort));
+                }
+                // Queue counters live in the datapath and are not wired to
+                // the agent yet: report the queues, refuse unknown ones.
+                let any = self.ports.values().any(|p| {
+                    (port == port_no::ANY || p.port_no == port)
+                        && p.queues
+                            .iter()
+                            .any(|q| queue_id == ofp::port::QUEUE_ALL || q.0 == queue_id)
+                });
+                if !any && queue_id != ofp::port::QUEUE_ALL {
+                    return Err(ErrorCode::QueueOpFailed(QueueOpFailedCode::BadQueue));
+                }
+                return Err(brc(BadRequestCode::BadMultipart));
+            }
+            Q::TableFeatures(_) | Q::Experimenter(_) => {
+                return Err(brc(BadRequestCode::BadMultipart))
+            }
+        })
+    }
+
+    fn flow_removed(&mut self, removed: &[Removed], now_ns: u64) {
+        for r in removed.iter().filter(|r| r.notify()) {
+            let msg = Message::FlowRemoved(r.message(now_ns));
+            for c in self.conns.values_mut() {
+                if c.wants(c.async_config.flow_removed_mask, r.reason.value()) {
+                    let xid = c.xid();
+                    c.send(&msg, xid);
+                }
+            }
+        }
+    }
+
+    /// A packet the datapath sends to the controller: buffered if the
+    /// controller asked for less than the whole frame, then a PACKET_IN to
+    /// every connection that wants it and whose rate limit allows.
+    pub fn packet_in(&mut self, in_port: u32, ctl: ToController, frame: Bytes, now_ns: u64) {
+        if self
+            .ports
+            .get(&in_port)
+            .is_some_and(|p| p.config & port_config::NO_PACKET_IN != 0)
+        {
+            return;
+        }
+        let max_len = if ctl.reason == PacketInReason::NoMatch && ctl.max_len == 0 {
+            self.switch_config.miss_send_len
+        } else {
+            ctl.max_len
+        };
+        let reason = ctl.reason.value();
+        if !self
+            .conns
+            .values()
+            .any(|c| c.wants(c.async_config.packet_in_mask, reason))
+        {
+            return;
+        }
+        let total_len = frame.len().min(u16::MAX as usize) as u16;
+        let (buffer_id, data) = if max_len == 0xffff || frame.len() <= max_len as usize {
+            (NO_BUFFER, frame)
+        } else {
+            let id = self.buffers.put(in_port, frame.clone());
+            (id, frame.slice(..max_len as usize))
+        };
+        let msg = Message::PacketIn(PacketIn {
+            buffer_id,
+            total_len,
+            reason: ctl.reason,
+            table_id: ctl.table_id,
+            cookie: ctl.cookie,
+            match_: ofp::Match {
+                entries: vec![ofp::MatchEntry::Basic(Oxm::exact(
+                    OxmField::InPort,
+                    in_port as u128,
+                ))],
+            },
+            data,
+        });
+        for c in self.conns.values_mut() {
+            if c.wants(c.async_config.packet_in_mask, reason) && c.packet_in_allowed(now_ns) {
+                let xid = c.xid();
+                c.send(&msg, xid);
+            }
+        }
+    }
+
+    /// Keepalives and flow expiry. Returns the connections to close (no
+    /// input for twice the probe interval).
+    pub fn tick(&mut self, now_ns: u64) -> Vec<ConnId> {
+        let removed = self.pipeline.expire(now_ns);
+        if !removed.is_empty() {
+            self.dirty = true;
+            self.flow_removed(&removed, now_ns);
+            self.publish();
+        }
+        let mut dead = Vec::new();
+        for (id, c) in self.conns.iter_mut() {
+            let idle = now_ns.saturating_sub(c.last_rx_ns);
+            if idle > 2 * c.config.probe_ns {
+                dead.push(*id);
+            } else if idle > c.config.probe_ns && !c.probe_sent && c.phase == Phase::Open {
+                let xid = c.xid();
+                c.send(&Message::EchoRequest(Bytes::new()), xid);
+                c.probe_sent = true;
+            }
+        }
+        dead
+    }
+}
+
+/// Actions the datapath runs (`ofp_action_type` bits 0-27, every 1.3 one
+/// but the experimenter's).
+const ACTIONS_SUPPORTED: u32 = (1 << 0)
+    | (1 << 11)
+    | (1 << 12)
+    | (1 << 15)
+    | (1 << 16)
+    | (1 << 17)
+    | (1 << 18)
+    | (1 << 19)
+    | (1 << 20)
+    | (1 << 21)
+    | (1 << 22)
+    | (1 << 23)
+    | (1 << 24)
+    | (1 << 25)
+    | (1 << 26)
+    | (1 << 27);
+
+fn queue_desc(p: &PortInfo) -> Vec<PacketQueue> {
+    p.queues
+        .iter()
+        .map(|&(id, min, max)| {
+            // Rates in tenths of a percent of the port's 10 Gb/s.
+            let pct = |kbps: u64| ((kbps * 1000) / 10_000_000).min(1000) as u16;
+            let mut props = Vec::new();
+            if min > 0 {
+                props.push(QueueProp::MinRate(pct(min)));
+            }
+            if max > 0 {
+                props.push(QueueProp::MaxRate(pct(max)));
+            }
+            PacketQueue {
+                queue_id: id,
+                port: p.port_no,
+                properties: props,
+            }
+        })
+        .collect()
+}
+
+/// Largest body of one multipart reply message (the header and multipart
+/// header take 16 bytes of the 65 535).
+const MAX_BODY: usize = 65_535 - 16;
+
+/// Splits a list into reply bodies that each fit one message, by encoding
+/// and measuring.
+fn split<T: Clone>(items: Vec<T>, make: fn(Vec<T>) -> R) -> Vec<R> {
+    let size = |v: Vec<T>| -> usize {
+        Message::MultipartReply(MultipartReply {
+            flags: 0,
+            body: make(v),
+        })
+        .to_bytes(0)
+        .len()
+            - 16
+    };
+    let mut out = Vec::new();
+    let mut cur: Vec<T> = Vec::new();
+    let mut cur_len = 0;
+    for it in items {
+        let l = size(vec![it.clone()]);
+        if !cur.is_empty() && cur_len + l > MAX_BODY {
+            out.push(make(std::mem::take(&mut cur)));
+            cur_len = 0;
+        }
+        cur_len += l;
+        cur.push(it);
+    }
+    out.push(make(cur));
+    out
+}

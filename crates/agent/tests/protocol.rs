@@ -1,0 +1,350 @@
+//! The agent against byte streams a controller could send: handshake,
+//! malformed and refused messages (exact error type/code, connection
+//! stays up, nothing half-applied), roles, buffers, barriers, splitting.
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use agent::{Agent, ConnId, Datapath, PortInfo};
+use bytes::Bytes;
+use ofp::error::{BadActionCode, BadMatchCode, BadRequestCode, ErrorCode, HelloFailedCode};
+use ofp::msg::multipart::{MultipartReplyBody, MultipartRequest, MultipartRequestBody};
+use ofp::msg::simple::{ControllerRole, Hello, Role};
+use ofp::{Message, OFP_VERSION};
+use pipeline::{Pipeline, Snapshot, ToController};
+
+#[derive(Default)]
+struct FakeDp {
+    published: RefCell<u64>,
+    outs: RefCell<Vec<(u32, Vec<ofp::Action>, Bytes)>>,
+}
+
+impl Datapath for FakeDp {
+    fn publish(&self, snap: Arc<Snapshot>) {
+        *self.published.borrow_mut() = snap.version;
+    }
+    fn packet_out(&self, in_port: u32, actions: Vec<ofp::Action>, frame: Bytes) -> bool {
+        self.outs.borrow_mut().push((in_port, actions, frame));
+        true
+    }
+    fn port_stats(&self, port_no: u32) -> Option<ofp::msg::multipart::PortStats> {
+        Some(ofp::msg::multipart::PortStats {
+            port_no,
+            rx_packets: 7,
+            ..Default::default()
+        })
+    }
+}
+
+fn agent() -> Agent<FakeDp> {
+    let mut a = Agent::new(
+        0x2a,
+        Pipeline::new(pipeline::Config::default()),
+        FakeDp::default(),
+        "br0",
+    );
+    for n in 1..=2 {
+        a.add_port(PortInfo {
+            port_no: n,
+            name: format!("p{n}"),
+            hw_addr: [2, 0, 0, 0, 0, n as u8],
+            config: 0,
+            link_up: true,
+            queues: vec![],
+            since_ns: 0,
+        });
+    }
+    a
+}
+
+/// Everything the agent sent on `id` since the last call, decoded.
+fn replies(a: &mut Agent<FakeDp>, id: ConnId) -> Vec<(u32, Message)> {
+    let out = std::mem::take(&mut a.conns.get_mut(&id).unwrap().outbox);
+    let mut f = ofp::Framer::new();
+    f.push(&out);
+    let mut v = Vec::new();
+    while let Some(m) = f.next_message() {
+        let (h, m) = m.expect("the agent sends valid messages");
+        v.push((h.xid, m));
+    }
+    v
+}
+
+fn open(a: &mut Agent<FakeDp>) -> ConnId {
+    let id = a.connect(0);
+    assert!(matches!(replies(a, id)[..], [(_, Message::Hello(_))]));
+    assert!(a.receive(id, &Message::Hello(Hello::ours()).to_bytes(1), 0));
+    id
+}
+
+fn send(a: &mut Agent<FakeDp>, id: ConnId, m: &Message, xid: u32) -> Vec<(u32, Message)> {
+    assert!(a.receive(id, &m.to_bytes(xid), 1), "connection stays up");
+    replies(a, id)
+}
+
+fn error_of(r: &[(u32, Message)]) -> (u32, ErrorCode, Bytes) {
+    match r {
+        [(xid, Message::Error(e))] => (*xid, e.code, e.data.clone()),
+        other => panic!("expected one error, got {other:?}"),
+    }
+}
+
+fn flow(text: &str) -> Message {
+    Message::FlowMod(ofp::text::parse_flow_mod(text).unwrap())
+}
+
+#[test]
+fn handshake_features_and_echo() {
+    let mut a = agent();
+    let id = open(&mut a);
+    let r = send(&mut a, id, &Message::FeaturesRequest, 5);
+    match &r[..] {
+        [(5, Message::FeaturesReply(f))] => assert_eq!(f.datapath_id, 0x2a),
+        other => panic!("{other:?}"),
+    }
+    let r = send(
+        &mut a,
+        id,
+        &Message::EchoRequest(Bytes::from_static(b"hi")),
+        6,
+    );
+    assert_eq!(r, vec![(6, Message::EchoReply(Bytes::from_static(b"hi")))]);
+}
+
+#[test]
+fn a_peer_without_1_3_gets_hello_failed() {
+    let mut a = agent();
+    let id = a.connect(0);
+    replies(&mut a, id);
+    // A HELLO whose bitmap offers only OpenFlow 1.0 (wire version 1).
+    let hello = Message::Hello(Hello {
+        version: OFP_VERSION,
+        elements: vec![ofp::msg::simple::HelloElem::VersionBitmap(vec![1 << 1])],
+    });
+    assert!(
+        !a.receive(id, &hello.to_bytes(9), 0),
+        "the connection closes"
+    );
+    let (xid, code, _) = error_of(&replies(&mut a, id));
+    assert_eq!(xid, 9);
+    assert_eq!(code, ErrorCode::HelloFailed(HelloFailedCode::Incompatible));
+}
+
+#[test]
+fn malformed_messages_get_the_named_error_and_the_connection_survives() {
+    let mut a = agent();
+    let id = open(&mut a);
+    let good = flow("priority=5,ip,actions=output:2").to_bytes(20);
+    // Truncated: the header says more than the body has... cut the frame's
+    // length field to leave out the instructions.
+    let mut short = good.clone();
+    short.truncate(good.len() - 8);
+    let l = short.len() as u16;
+    short[2..4].copy_from_slice(&l.to_be_bytes());
+    assert!(a.receive(id, &short, 1));
+    let (xid, code, data) = error_of(&replies(&mut a, id));
+    assert_eq!(xid, 20);
+    assert!(
+        matches!(
+            code,
+            ErrorCode::BadRequest(_) | ErrorCode::BadInstruction(_) | ErrorCode::BadAction(_)
+        ),
+        "{code:?}"
+    );
+    assert_eq!(
+        &data[..],
+        &short[..short.len().min(64)],
+        "carries the offending bytes"
+    );
+    // An unknown message type.
+    let mut unknown = Message::BarrierRequest.to_bytes(21);
+    unknown[1] = 99;
+    assert!(a.receive(id, &unknown, 1));
+    assert_eq!(
+        error_of(&replies(&mut a, id)).1,
+        ErrorCode::BadRequest(BadRequestCode::BadType)
+    );
+    // A bad OXM prerequisite: tp_dst without ip_proto.
+    let mut fm = ofp::text::parse_flow_mod("priority=5,tcp,tp_dst=80,actions=drop").unwrap();
+    fm.match_
+        .entries
+        .retain(|e| !matches!(e, ofp::MatchEntry::Basic(o) if o.field == ofp::OxmField::IpProto));
+    let r = send(&mut a, id, &Message::FlowMod(fm), 22);
+    assert_eq!(error_of(&r).1, ErrorCode::BadMatch(BadMatchCode::BadPrereq));
+    // A group that does not exist.
+    let r = send(&mut a, id, &flow("priority=5,actions=group:7"), 23);
+    assert_eq!(
+        error_of(&r).1,
+        ErrorCode::BadAction(BadActionCode::BadOutGroup)
+    );
+    // An experimenter message nobody knows.
+    let exp = Message::Experimenter(ofp::msg::simple::ExperimenterMsg {
+        experimenter: 0x1234,
+        exp_type: 1,
+        data: Bytes::new(),
+    });
+    let r = send(&mut a, id, &exp, 24);
+    assert_eq!(
+        error_of(&r).1,
+        ErrorCode::BadRequest(BadRequestCode::BadExperimenter)
+    );
+    // A message only a switch sends.
+    let r = send(&mut a, id, &Message::BarrierReply, 25);
+    assert_eq!(
+        error_of(&r).1,
+        ErrorCode::BadRequest(BadRequestCode::BadType)
+    );
+    // Nothing was half-applied, and the connection still works.
+    assert_eq!(a.pipeline.tables()[0].len(), 0);
+    let r = send(&mut a, id, &Message::BarrierRequest, 26);
+    assert_eq!(r, vec![(26, Message::BarrierReply)]);
+}
+
+#[test]
+fn barrier_reply_follows_publication() {
+    let mut a = agent();
+    let id = open(&mut a);
+    let before = *a.datapath.published.borrow();
+    let mut bytes = flow("priority=5,in_port=1,actions=output:2").to_bytes(1);
+    bytes.extend(Message::BarrierRequest.to_bytes(2));
+    assert!(a.receive(id, &bytes, 1));
+    assert_eq!(replies(&mut a, id), vec![(2, Message::BarrierReply)]);
+    assert!(
+        *a.datapath.published.borrow() > before,
+        "published before the reply"
+    );
+}
+
+#[test]
+fn roles_generation_ids_and_slaves() {
+    let mut a = agent();
+    let (c1, c2) = (open(&mut a), open(&mut a));
+    let role = |r, g| {
+        Message::RoleRequest(Role {
+            role: r,
+            generation_id: g,
+        })
+    };
+    let r = send(&mut a, c1, &role(ControllerRole::Master, 5), 1);
+    assert_eq!(
+        r,
+        vec![(
+            1,
+            Message::RoleReply(Role {
+                role: ControllerRole::Master,
+                generation_id: 5
+            })
+        )]
+    );
+    let r = send(&mut a, c2, &role(ControllerRole::Master, 4), 2);
+    assert_eq!(
+        error_of(&r).1,
+        ErrorCode::RoleRequestFailed(ofp::error::RoleRequestFailedCode::Stale)
+    );
+    // A newer master demotes the old one, which may no longer modify.
+    send(&mut a, c2, &role(ControllerRole::Master, 6), 3);
+    assert_eq!(a.conns[&c1].role, ControllerRole::Slave);
+    let r = send(&mut a, c1, &flow("actions=drop"), 4);
+    assert_eq!(
+        error_of(&r).1,
+        ErrorCode::BadRequest(BadRequestCode::IsSlave)
+    );
+    // Slaves get no PACKET_IN by default; the master does.
+    a.packet_in(
+        1,
+        ToController {
+            reason: ofp::msg::flow::PacketInReason::NoMatch,
+            table_id: 0,
+            cookie: 0,
+            max_len: 0xffff,
+        },
+        Bytes::from(vec![0u8; 60]),
+        10,
+    );
+    assert!(replies(&mut a, c1).is_empty());
+    assert!(matches!(
+        replies(&mut a, c2)[..],
+        [(_, Message::PacketIn(_))]
+    ));
+}
+
+#[test]
+fn buffered_packet_in_and_packet_out() {
+    let mut a = agent();
+    let id = open(&mut a);
+    let frame = Bytes::from(vec![0xab; 300]);
+    let ctl = ToController {
+        reason: ofp::msg::flow::PacketInReason::NoMatch,
+        table_id: 0,
+        cookie: 0,
+        max_len: 0,
+    };
+    a.packet_in(1, ctl, frame.clone(), 5);
+    let pin = match &replies(&mut a, id)[..] {
+        [(_, Message::PacketIn(p))] => p.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(pin.data.len(), 128, "miss_send_len");
+    assert_eq!(pin.total_len, 300);
+    let po = |buffer_id| {
+        Message::PacketOut(ofp::PacketOut {
+            buffer_id,
+            in_port: 1,
+            actions: vec![ofp::Action::Output {
+                port: 2,
+                max_len: 0,
+            }],
+            data: Bytes::new(),
+        })
+    };
+    assert!(send(&mut a, id, &po(pin.buffer_id), 7).is_empty());
+    assert_eq!(
+        a.datapath.outs.borrow()[0].2,
+        frame,
+        "the whole frame goes out"
+    );
+    let r = send(&mut a, id, &po(pin.buffer_id), 8);
+    assert_eq!(
+        error_of(&r).1,
+        ErrorCode::BadRequest(BadRequestCode::BufferEmpty)
+    );
+    let r = send(&mut a, id, &po(0x00ff_0042), 9);
+    assert_eq!(
+        error_of(&r).1,
+        ErrorCode::BadRequest(BadRequestCode::BufferUnknown)
+    );
+}
+
+#[test]
+fn large_replies_are_split_with_reply_more() {
+    let mut a = agent();
+    let id = open(&mut a);
+    let mut bytes = Vec::new();
+    for i in 0..3000u32 {
+        bytes
+            .extend(flow(&format!("priority=5,tcp,tp_dst={},actions=output:2", i + 1)).to_bytes(i));
+    }
+    assert!(a.receive(id, &bytes, 1));
+    assert!(replies(&mut a, id).is_empty(), "no errors");
+    let req = Message::MultipartRequest(MultipartRequest::new(MultipartRequestBody::Flow(
+        Default::default(),
+    )));
+    let r = send(&mut a, id, &req, 77);
+    assert!(r.len() > 1, "several parts");
+    let mut n = 0;
+    for (i, (xid, m)) in r.iter().enumerate() {
+        assert_eq!(*xid, 77);
+        let Message::MultipartReply(rep) = m else {
+            panic!("{m:?}")
+        };
+        assert_eq!(
+            rep.flags & 1 != 0,
+            i + 1 < r.len(),
+            "REPLY_MORE on all but the last"
+        );
+        if let MultipartReplyBody::Flow(v) = &rep.body {
+            n += v.len();
+        }
+    }
+    assert_eq!(n, 3000);
+}

@@ -1,0 +1,113 @@
+//! The two bounded queues between a bridge's workers and its OpenFlow
+//! agent, with an eventfd each to wake the side that sleeps.
+//!
+//! * packet-in: workers push frames for the controller; a full queue drops
+//!   the frame and counts it, never blocking a worker.
+//! * packet-out: the agent pushes PACKET_OUTs; worker 0 runs them through
+//!   the pipeline's action executor and sends them like any output.
+//!
+//! Both are lock-free (`crossbeam_queue::ArrayQueue`); a worker writes the
+//! eventfd at most once per batch.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use crossbeam_queue::ArrayQueue;
+use ofp::Action;
+use pipeline::ToController;
+
+/// A frame for the controller.
+#[derive(Debug)]
+pub struct ToAgent {
+    pub in_port: u32,
+    pub ctl: ToController,
+    pub frame: Vec<u8>,
+}
+
+/// A PACKET_OUT for the datapath to run.
+#[derive(Debug)]
+pub struct PacketOutJob {
+    pub in_port: u32,
+    pub actions: Vec<Action>,
+    pub frame: Vec<u8>,
+}
+
+/// An eventfd: a counter one side bumps and the other polls.
+#[derive(Debug)]
+pub struct EventFd(i32);
+
+impl EventFd {
+    pub fn new() -> std::io::Result<EventFd> {
+        // SAFETY: eventfd(2); checked.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+        if fd < 0 {
+            Err(std::io::Error::last_os_error())
+        } else {
+            Ok(EventFd(fd))
+        }
+    }
+
+    pub fn fd(&self) -> i32 {
+        self.0
+    }
+
+    /// Wakes the poller.
+    pub fn wake(&self) {
+        let one: u64 = 1;
+        // SAFETY: writing 8 bytes from a live u64 to our eventfd.
+        unsafe { libc::write(self.0, &one as *const u64 as *const libc::c_void, 8) };
+    }
+
+    /// Clears pending wake-ups.
+    pub fn clear(&self) {
+        let mut v: u64 = 0;
+        // SAFETY: reading 8 bytes into a live u64 from our eventfd.
+        unsafe { libc::read(self.0, &mut v as *mut u64 as *mut libc::c_void, 8) };
+    }
+}
+
+impl Drop for EventFd {
+    fn drop(&mut self) {
+        // SAFETY: closing the descriptor this value owns, once.
+        unsafe { libc::close(self.0) };
+    }
+}
+
+/// The queues of one bridge.
+#[derive(Debug)]
+pub struct Channels {
+    pub packet_in: ArrayQueue<ToAgent>,
+    pub packet_in_wake: EventFd,
+    /// Frames for the controller dropped because the queue was full.
+    pub packet_in_dropped: AtomicU64,
+    pub packet_out: ArrayQueue<PacketOutJob>,
+    pub packet_out_wake: EventFd,
+}
+
+impl Channels {
+    /// Queues of `capacity` entries each.
+    pub fn new(capacity: usize) -> std::io::Result<Channels> {
+        Ok(Channels {
+            packet_in: ArrayQueue::new(capacity),
+            packet_in_wake: EventFd::new()?,
+            packet_in_dropped: AtomicU64::new(0),
+            packet_out: ArrayQueue::new(capacity),
+            packet_out_wake: EventFd::new()?,
+        })
+    }
+
+    /// A worker hands a frame to the agent (false: queue full, counted).
+    pub fn to_agent(&self, m: ToAgent) -> bool {
+        if self.packet_in.push(m).is_err() {
+            self.packet_in_dropped.fetch_add(1, Relaxed);
+            return false;
+        }
+        true
+    }
+
+    /// The agent hands a PACKET_OUT to the datapath (false: queue full).
+    pub fn to_datapath(&self, job: PacketOutJob) -> bool {
+        let ok = self.packet_out.push(job).is_ok();
+        self.packet_out_wake.wake();
+        ok
+    }
+}

@@ -1,0 +1,424 @@
+//! The OpenFlow side of the daemon: endpoints, sockets, and the loop that
+//! moves bytes between them and each bridge's sans-IO [`agent::Agent`].
+//!
+//! Endpoints (as Open vSwitch spells them): `tcp:HOST:PORT` (connect to a
+//! controller, reconnecting with exponential backoff from 1 s to 8 s),
+//! `ptcp:PORT[:IP]` and `punix:PATH` (accept connections; `sluice-ctl`
+//! and `ovs-ofctl` use the bridge's `punix` management socket). TLS is not
+//! built yet.
+//!
+//! Everything here runs on the daemon's control thread; sockets are
+//! non-blocking and waited on with one `poll(2)`.
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::os::fd::AsRawFd;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent::{Agent, ConnId, Datapath};
+use arc_swap::ArcSwap;
+use bytes::Bytes;
+use datapath::channel::{Channels, PacketOutJob};
+use datapath::PortCounters;
+use ofp::msg::multipart::PortStats;
+use pipeline::Snapshot;
+
+/// A parsed endpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Endpoint {
+    Tcp(String),
+    PTcp(SocketAddr),
+    PUnix(PathBuf),
+}
+
+impl Endpoint {
+    /// Parses `tcp:HOST:PORT`, `ptcp:PORT[:IP]` or `punix:PATH`.
+    pub fn parse(s: &str) -> Result<Endpoint, String> {
+        let (kind, rest) = s.split_once(':').ok_or_else(|| {
+            format!("{s:?}: expected tcp:HOST:PORT, ptcp:PORT[:IP] or punix:PATH")
+        })?;
+        match kind {
+            "tcp" => {
+                if rest
+                    .rsplit_once(':')
+                    .is_none_or(|(_, p)| p.parse::<u16>().is_err())
+                {
+                    return Err(format!("{s:?}: expected tcp:HOST:PORT"));
+                }
+                Ok(Endpoint::Tcp(rest.to_string()))
+            }
+            "ptcp" => {
+                let (port, ip) = rest.split_once(':').unwrap_or((rest, "0.0.0.0"));
+                let port: u16 = port
+                    .parse()
+                    .map_err(|_| format!("{s:?}: {port:?} is not a port number"))?;
+                let ip: std::net::IpAddr = ip
+                    .parse()
+                    .map_err(|_| format!("{s:?}: {ip:?} is not an IP address"))?;
+                Ok(Endpoint::PTcp(SocketAddr::new(ip, port)))
+            }
+            "punix" if !rest.is_empty() => Ok(Endpoint::PUnix(PathBuf::from(rest))),
+            "ssl" | "tls" | "pssl" => Err(format!("{s:?}: TLS endpoints are not built yet")),
+            _ => Err(format!(
+                "{s:?}: expected tcp:HOST:PORT, ptcp:PORT[:IP] or punix:PATH"
+            )),
+        }
+    }
+}
+
+/// What the agent reaches the datapath through.
+pub struct DpHandle {
+    pub shared: Arc<ArcSwap<Snapshot>>,
+    pub channels: Arc<Channels>,
+    /// Per port: its number and one set of counters per worker.
+    pub counters: Vec<(u32, Vec<Arc<PortCounters>>)>,
+}
+
+impl Datapath for DpHandle {
+    fn publish(&self, snap: Arc<Snapshot>) {
+        self.shared.store(snap);
+    }
+
+    fn packet_out(&self, in_port: u32, actions: Vec<ofp::Action>, frame: Bytes) -> bool {
+        self.channels.to_datapath(PacketOutJob {
+            in_port,
+            actions,
+            frame: frame.to_vec(),
+        })
+    }
+
+    fn port_stats(&self, port_no: u32) -> Option<PortStats> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let (_, c) = self.counters.iter().find(|(n, _)| *n == port_no)?;
+        let t = PortCounters::sum(c);
+        Some(PortStats {
+            port_no,
+            rx_packets: t.rx_packets.load(Relaxed),
+            tx_packets: t.tx_packets.load(Relaxed),
+            rx_bytes: t.rx_bytes.load(Relaxed),
+            tx_bytes: t.tx_bytes.load(Relaxed),
+            tx_dropped: t.tx_dropped.load(Relaxed),
+            rx_errors: t.rx_errors.load(Relaxed),
+            ..PortStats::default()
+        })
+    }
+}
+
+enum Stream {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl Stream {
+    fn fd(&self) -> i32 {
+        match self {
+            Stream::Tcp(s) => s.as_raw_fd(),
+            Stream::Unix(s) => s.as_raw_fd(),
+        }
+    }
+
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.read(buf),
+            Stream::Unix(s) => s.read(buf),
+        }
+    }
+
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.write(buf),
+            Stream::Unix(s) => s.write(buf),
+        }
+    }
+}
+
+enum Listener {
+    Tcp(TcpListener),
+    Unix(UnixListener, PathBuf),
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        if let Listener::Unix(_, p) = self {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+/// An active connection to a controller, with its backoff.
+struct Active {
+    target: String,
+    conn: Option<ConnId>,
+    next_try_ns: u64,
+    backoff_ns: u64,
+}
+
+/// One bridge's OpenFlow side.
+pub struct Control {
+    pub agent: Agent<DpHandle>,
+    listeners: Vec<Listener>,
+    actives: Vec<Active>,
+    streams: HashMap<ConnId, Stream>,
+    /// Where each connection came from (for logs).
+    peers: HashMap<ConnId, String>,
+    channels: Arc<Channels>,
+    /// Standalone fail mode: the NORMAL flow used while no controller is
+    /// connected.
+    pub standalone_flow: Option<ofp::FlowMod>,
+    had_controller: bool,
+    bridge: String,
+}
+
+impl Control {
+    /// Opens the bridge's listening endpoints; active ones connect from the
+    /// loop.
+    pub fn new(
+        bridge: &str,
+        agent: Agent<DpHandle>,
+        channels: Arc<Channels>,
+        endpoints: &[Endpoint],
+    ) -> Result<Control, String> {
+        let mut listeners = Vec::new();
+        let mut actives = Vec::new();
+        for e in endpoints {
+            match e {
+                Endpoint::PTcp(addr) => {
+                    let l = TcpListener::bind(addr).map_err(|er| format!("ptcp:{addr}: {er}"))?;
+                    l.set_nonblocking(true).map_err(|er| er.to_string())?;
+                    listeners.push(Listener::Tcp(l));
+                }
+                Endpoint::PUnix(path) => {
+                    if let Some(dir) = path.parent() {
+                        let _ = std::fs::create_dir_all(dir);
+                    }
+                    // A socket file nobody answers on is a leftover: reuse it.
+                    if path.exists() && UnixStream::connect(path).is_err() {
+                        let _ = std::fs::remove_file(path);
+                    }
+                    let l = UnixListener::bind(path)
+                        .map_err(|er| format!("punix:{}: {er}", path.display()))?;
+                    l.set_nonblocking(true).map_err(|er| er.to_string())?;
+                    listeners.push(Listener::Unix(l, path.clone()));
+                }
+                Endpoint::Tcp(target) => actives.push(Active {
+                    target: target.clone(),
+                    conn: None,
+                    next_try_ns: 0,
+                    backoff_ns: 1_000_000_000,
+                }),
+            }
+        }
+        Ok(Control {
+            agent,
+            listeners,
+            actives,
+            streams: HashMap::new(),
+            peers: HashMap::new(),
+            channels,
+            standalone_flow: None,
+            had_controller: false,
+            bridge: bridge.to_string(),
+        })
+    }
+
+    /// Descriptors to poll, with the events wanted.
+    pub fn poll_fds(&self, out: &mut Vec<libc::pollfd>) {
+        let mut add = |fd, events| {
+            out.push(libc::pollfd {
+                fd,
+                events,
+                revents: 0,
+            })
+        };
+        add(self.channels.packet_in_wake.fd(), libc::POLLIN);
+        for l in &self.listeners {
+            match l {
+                Listener::Tcp(l) => add(l.as_raw_fd(), libc::POLLIN),
+                Listener::Unix(l, _) => add(l.as_raw_fd(), libc::POLLIN),
+            }
+        }
+        for (id, s) in &self.streams {
+            let want_out = self
+                .agent
+                .conns
+                .get(id)
+                .is_some_and(|c| !c.outbox.is_empty());
+            add(
+                s.fd(),
+                libc::POLLIN | if want_out { libc::POLLOUT } else { 0 },
+            );
+        }
+    }
+
+    fn adopt(&mut self, s: Stream, peer: String, now_ns: u64) -> ConnId {
+        let id = self.agent.connect(now_ns);
+        tracing::info!(bridge = %self.bridge, peer = %peer, conn = id, "controller connection");
+        self.streams.insert(id, s);
+        self.peers.insert(id, peer);
+        id
+    }
+
+    fn close(&mut self, id: ConnId, why: &str) {
+        if let Some(peer) = self.peers.remove(&id) {
+            tracing::info!(bridge = %self.bridge, peer = %peer, conn = id, why, "controller connection closed");
+        }
+        self.streams.remove(&id);
+        self.agent.disconnect(id);
+        for a in &mut self.actives {
+            if a.conn == Some(id) {
+                a.conn = None;
+            }
+        }
+    }
+
+    /// Does everything that is ready: accepts, reads, hands over
+    /// PACKET_INs, writes, reconnects, keepalives.
+    pub fn service(&mut self, now_ns: u64) {
+        // Accept.
+        let mut accepted = Vec::new();
+        for l in &self.listeners {
+            loop {
+                let got = match l {
+                    Listener::Tcp(l) => l.accept().map(|(s, a)| {
+                        (
+                            s.set_nodelay(true)
+                                .and(s.set_nonblocking(true))
+                                .map(|_| Stream::Tcp(s)),
+                            a.to_string(),
+                        )
+                    }),
+                    Listener::Unix(l, p) => l.accept().map(|(s, _)| {
+                        (
+                            s.set_nonblocking(true).map(|_| Stream::Unix(s)),
+                            format!("unix:{}", p.display()),
+                        )
+                    }),
+                };
+                match got {
+                    Ok((Ok(s), peer)) => accepted.push((s, peer)),
+                    Ok((Err(_), _)) => {}
+                    Err(_) => break,
+                }
+            }
+        }
+        for (s, peer) in accepted {
+            self.adopt(s, peer, now_ns);
+        }
+        // Connect.
+        for i in 0..self.actives.len() {
+            let a = &self.actives[i];
+            if a.conn.is_some() || now_ns < a.next_try_ns {
+                continue;
+            }
+            let target = a.target.clone();
+            let addr = target.to_socket_addrs().ok().and_then(|mut x| x.next());
+            let r = addr.map(|ad| TcpStream::connect_timeout(&ad, Duration::from_millis(500)));
+            match r {
+                Some(Ok(s)) if s.set_nonblocking(true).is_ok() => {
+                    let _ = s.set_nodelay(true);
+                    let id = self.adopt(Stream::Tcp(s), format!("tcp:{target}"), now_ns);
+                    let a = &mut self.actives[i];
+                    a.conn = Some(id);
+                    a.backoff_ns = 1_000_000_000;
+                }
+                _ => {
+                    let a = &mut self.actives[i];
+                    a.next_try_ns = now_ns + a.backoff_ns;
+                    a.backoff_ns = (a.backoff_ns * 2).min(8_000_000_000);
+                }
+            }
+        }
+        // Read.
+        let mut buf = vec![0u8; 256 * 1024];
+        let ids: Vec<ConnId> = self.streams.keys().copied().collect();
+        for id in ids {
+            while let Some(s) = self.streams.get_mut(&id) {
+                match s.read(&mut buf) {
+                    Ok(0) => {
+                        self.close(id, "peer closed");
+                        break;
+                    }
+                    Ok(n) => {
+                        if !self.agent.receive(id, &buf[..n], now_ns) {
+                            self.flush(id);
+                            self.close(id, "protocol error");
+                            break;
+                        }
+                        if n < buf.len() {
+                            break;
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => {
+                        self.close(id, &e.to_string());
+                        break;
+                    }
+                }
+            }
+        }
+        // Frames for the controller.
+        self.channels.packet_in_wake.clear();
+        let mut n = 0;
+        while let Some(m) = self.channels.packet_in.pop() {
+            self.agent
+                .packet_in(m.in_port, m.ctl, Bytes::from(m.frame), now_ns);
+            n += 1;
+            if n >= 4096 {
+                self.channels.packet_in_wake.wake();
+                break;
+            }
+        }
+        // Standalone fail mode: NORMAL while no controller is connected.
+        let has = self.agent.has_controller();
+        if has != self.had_controller {
+            self.had_controller = has;
+            if let Some(fm) = self.standalone_flow.clone() {
+                let fm = if has {
+                    ofp::FlowMod {
+                        command: ofp::FlowModCommand::DeleteStrict,
+                        cookie_mask: u64::MAX,
+                        ..fm
+                    }
+                } else {
+                    fm
+                };
+                let _ = self.agent.pipeline.flow_mod(&fm, now_ns);
+                self.agent.mark_changed();
+                self.agent.publish();
+            }
+        }
+        // Write.
+        let ids: Vec<ConnId> = self.streams.keys().copied().collect();
+        for id in ids {
+            self.flush(id);
+        }
+        for id in self.agent.tick(now_ns) {
+            self.close(id, "inactivity probe unanswered");
+        }
+    }
+
+    fn flush(&mut self, id: ConnId) {
+        let (Some(s), Some(c)) = (self.streams.get_mut(&id), self.agent.conns.get_mut(&id)) else {
+            return;
+        };
+        while !c.outbox.is_empty() {
+            match s.write(&c.outbox) {
+                Ok(0) => break,
+                Ok(n) => {
+                    c.outbox.drain(..n);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => {
+                    c.outbox.clear();
+                    break;
+                }
+            }
+        }
+    }
+}
