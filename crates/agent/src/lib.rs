@@ -818,9 +818,18 @@ impl<D: Datapath> Agent<D> {
                 }
                 return Err(brc(BadRequestCode::BadMultipart));
             }
-            Q::TableFeatures(_) | Q::Experimenter(_) => {
-                return Err(brc(BadRequestCode::BadMultipart))
+            Q::TableFeatures(set) if set.is_empty() => split(
+                table_features(p.config.n_tables, p.config.max_entries),
+                R::TableFeatures,
+            ),
+            // Changing the tables' features is not supported (the spec's
+            // answer for a switch that cannot).
+            Q::TableFeatures(_) => {
+                return Err(ErrorCode::TableFeaturesFailed(
+                    ofp::error::TableFeaturesFailedCode::Eperm,
+                ))
             }
+            Q::Experimenter(_) => return Err(brc(BadRequestCode::BadExperimenter)),
         })
     }
 
@@ -931,6 +940,111 @@ const ACTIONS_SUPPORTED: u32 = (1 << 0)
     | (1 << 25)
     | (1 << 26)
     | (1 << 27);
+
+/// What every table supports: all instructions (goto only forward), every
+/// action, every basic OXM field to match, wildcard and set.
+fn table_features(
+    n_tables: u8,
+    max_entries: usize,
+) -> Vec<ofp::msg::table_features::TableFeatures> {
+    use ofp::msg::table_features::{
+        prop_type as t, OxmId, TableFeatureProp as P, TableFeatures, TypeId,
+    };
+    let ids = |tys: Vec<u16>| {
+        tys.into_iter()
+            .map(|ty| TypeId {
+                ty,
+                data: Bytes::new(),
+            })
+            .collect::<Vec<_>>()
+    };
+    let instructions = ids(ofp::instruction::InstructionType::KNOWN
+        .iter()
+        .map(|i| i.value())
+        .collect());
+    let actions = ids(ofp::action::ActionType::KNOWN
+        .iter()
+        .map(|a| a.value())
+        .filter(|&v| v != 0xffff)
+        .collect());
+    let oxm = |pred: fn(&ofp::oxm::FieldInfo) -> bool| {
+        OxmField::KNOWN
+            .iter()
+            .filter_map(|f| Some((f, f.info()?)))
+            .filter(|(_, i)| pred(i))
+            .map(|(f, i)| OxmId {
+                header: 0x8000_0000 | (f.value() as u32) << 9 | i.width as u32,
+                experimenter: None,
+            })
+            .collect::<Vec<_>>()
+    };
+    let all = oxm(|_| true);
+    let wild = oxm(|i| i.maskable);
+    let set = oxm(|i| i.settable);
+    (0..n_tables)
+        .map(|id| {
+            let next: Vec<u8> = (id.saturating_add(1)..n_tables).collect();
+            let mut props = Vec::new();
+            for (a, b) in [(t::INSTRUCTIONS, t::INSTRUCTIONS_MISS)] {
+                props.push(P::Instructions {
+                    ty: a,
+                    ids: instructions.clone(),
+                });
+                props.push(P::Instructions {
+                    ty: b,
+                    ids: instructions.clone(),
+                });
+            }
+            props.push(P::NextTables {
+                ty: t::NEXT_TABLES,
+                tables: next.clone(),
+            });
+            props.push(P::NextTables {
+                ty: t::NEXT_TABLES_MISS,
+                tables: next,
+            });
+            for ty in [
+                t::WRITE_ACTIONS,
+                t::WRITE_ACTIONS_MISS,
+                t::APPLY_ACTIONS,
+                t::APPLY_ACTIONS_MISS,
+            ] {
+                props.push(P::Actions {
+                    ty,
+                    ids: actions.clone(),
+                });
+            }
+            props.push(P::Oxms {
+                ty: t::MATCH,
+                ids: all.clone(),
+            });
+            props.push(P::Oxms {
+                ty: t::WILDCARDS,
+                ids: wild.clone(),
+            });
+            for ty in [
+                t::WRITE_SETFIELD,
+                t::WRITE_SETFIELD_MISS,
+                t::APPLY_SETFIELD,
+                t::APPLY_SETFIELD_MISS,
+            ] {
+                props.push(P::Oxms {
+                    ty,
+                    ids: set.clone(),
+                });
+            }
+            TableFeatures {
+                table_id: id,
+                name: FixedStr::new(&format!("table{id}")),
+                metadata_match: u64::MAX,
+                metadata_write: u64::MAX,
+                config: 0,
+                max_entries: max_entries.min(u32::MAX as usize) as u32,
+                properties: props,
+            }
+        })
+        .collect()
+}
 
 fn queue_desc(p: &PortInfo) -> Vec<PacketQueue> {
     p.queues
