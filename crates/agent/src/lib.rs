@@ -985,13 +985,9 @@ fn table_features(
         .map(|id| {
             let next: Vec<u8> = (id.saturating_add(1)..n_tables).collect();
             let mut props = Vec::new();
-            for (a, b) in [(t::INSTRUCTIONS, t::INSTRUCTIONS_MISS)] {
+            for ty in [t::INSTRUCTIONS, t::INSTRUCTIONS_MISS] {
                 props.push(P::Instructions {
-                    ty: a,
-                    ids: instructions.clone(),
-                });
-                props.push(P::Instructions {
-                    ty: b,
+                    ty,
                     ids: instructions.clone(),
                 });
             }
