@@ -131,16 +131,7 @@ impl AfPacket {
 
     /// Opens a port on interface `name`.
     pub fn open_with(name: &str, opts: Options) -> io::Result<AfPacket> {
-        let cname = CString::new(name)
-            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "interface name has a NUL"))?;
-        // SAFETY: if_nametoindex reads a valid NUL-terminated string.
-        let ifindex = unsafe { libc::if_nametoindex(cname.as_ptr()) } as i32;
-        if ifindex == 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::NotFound,
-                format!("{name}: no such interface"),
-            ));
-        }
+        let ifindex = ifindex(name)?;
         let proto = (libc::ETH_P_ALL as u16).to_be() as libc::c_int;
         // SAFETY: plain socket(2) call; the result is checked.
         let fd = unsafe {
@@ -217,6 +208,21 @@ impl AfPacket {
     pub fn ifindex(&self) -> i32 {
         self.ifindex
     }
+}
+
+/// The index of interface `name` (an error naming it if there is none).
+pub(crate) fn ifindex(name: &str) -> io::Result<i32> {
+    let cname = CString::new(name)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "interface name has a NUL"))?;
+    // SAFETY: if_nametoindex reads a valid NUL-terminated string.
+    let ifindex = unsafe { libc::if_nametoindex(cname.as_ptr()) } as i32;
+    if ifindex == 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("{name}: no such interface"),
+        ));
+    }
+    Ok(ifindex)
 }
 
 /// Whether interface `name` is up (sysfs operstate; unknown counts as up).

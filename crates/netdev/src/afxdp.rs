@@ -252,16 +252,7 @@ impl AfXdp {
                 ),
             ));
         }
-        let cname = std::ffi::CString::new(name)
-            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "interface name has a NUL"))?;
-        // SAFETY: if_nametoindex reads a NUL-terminated string.
-        let ifindex = unsafe { libc::if_nametoindex(cname.as_ptr()) } as i32;
-        if ifindex == 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::NotFound,
-                format!("{name}: no such interface"),
-            ));
-        }
+        let ifindex = crate::afpacket::ifindex(name)?;
         let program = Arc::new(
             XdpProgram::attach(ifindex, queues, generic_only).map_err(|e| err(name, "XDP", e))?,
         );
