@@ -58,6 +58,9 @@ pub struct Conn {
     pub packet_in_dropped: u64,
     pub(crate) next_xid: u32,
     pub config: ConnConfig,
+    /// A management connection, not a controller (see
+    /// [`crate::Agent::set_service`]).
+    pub service: bool,
 }
 
 /// The spec's default asynchronous configuration (OpenFlow 1.3.5 §7.3.10):
@@ -85,6 +88,7 @@ impl Conn {
             packet_in_dropped: 0,
             next_xid: 1,
             config,
+            service: false,
         };
         let xid = c.xid();
         c.send(&Message::Hello(ofp::msg::simple::Hello::ours()), xid);

@@ -132,6 +132,8 @@ pub struct Agent<D: Datapath> {
     /// The largest generation id a master or slave has presented.
     generation: Option<u64>,
     dirty: bool,
+    /// The snapshot the datapath runs (the last published).
+    published: Option<Arc<Snapshot>>,
     pub desc: Desc,
     pub conn_config: ConnConfig,
 }
@@ -159,6 +161,7 @@ impl<D: Datapath> Agent<D> {
             },
             generation: None,
             dirty: false,
+            published: None,
             desc: Desc {
                 mfr_desc: FixedStr::new("sluice project"),
                 hw_desc: FixedStr::new("sluice software switch"),
@@ -221,7 +224,18 @@ impl<D: Datapath> Agent<D> {
 
     /// Whether any controller has completed the handshake.
     pub fn has_controller(&self) -> bool {
-        self.conns.values().any(|c| c.phase == Phase::Open)
+        self.conns
+            .values()
+            .any(|c| c.phase == Phase::Open && !c.service)
+    }
+
+    /// Marks `id` a service connection (a management tool such as
+    /// sluice-ctl or ovs-ofctl): it speaks OpenFlow like any other, but does
+    /// not count as a controller for the fail mode.
+    pub fn set_service(&mut self, id: ConnId) {
+        if let Some(c) = self.conns.get_mut(&id) {
+            c.service = true;
+        }
     }
 
     /// Notes that the pipeline was changed from outside (published at the
@@ -232,8 +246,10 @@ impl<D: Datapath> Agent<D> {
 
     /// Publishes the pipeline if it changed.
     pub fn publish(&mut self) {
-        if self.dirty {
-            self.datapath.publish(self.pipeline.snapshot());
+        if self.dirty || self.published.is_none() {
+            let snap = self.pipeline.snapshot();
+            self.published = Some(snap.clone());
+            self.datapath.publish(snap);
             self.dirty = false;
         }
     }
@@ -527,7 +543,17 @@ impl<D: Datapath> Agent<D> {
                     c.async_config = a;
                 }
             }
-            M::Experimenter(_) => return Err(brc(BadRequestCode::BadExperimenter)),
+            M::Experimenter(e) => {
+                use ofp::msg::sluice;
+                if e.experimenter != sluice::SLUICE_EXPERIMENTER
+                    || e.exp_type != sluice::TRACE_REQUEST
+                {
+                    return Err(sluice::unknown(&e));
+                }
+                let req = sluice::TraceRequest::decode(&e.data).map_err(|e| e.code)?;
+                let text = self.trace(req.in_port, &req.frame);
+                self.send(id, &sluice::trace_reply(&text), xid);
+            }
             // Messages only a switch sends.
             M::Error(_) => {}
             M::FeaturesReply(_)
@@ -543,6 +569,26 @@ impl<D: Datapath> Agent<D> {
         }
         let _ = frame;
         Ok(())
+    }
+
+    /// What the datapath does with `frame` arriving on `in_port`, as text
+    /// (see [`pipeline::trace`]). Traces the pipeline as last published.
+    pub fn trace(&mut self, in_port: u32, frame: &[u8]) -> String {
+        self.publish();
+        let Some(snap) = self.published.clone() else {
+            return String::new();
+        };
+        let port = match self.ports.get(&in_port) {
+            Some(p) => format!("{} ({})", in_port, p.name),
+            None => format!("{in_port} (no such port)"),
+        };
+        let t = pipeline::trace::trace(&snap, in_port, frame);
+        format!(
+            "Bridge: dpid {:016x}, in_port {port}
+{}",
+            self.datapath_id,
+            t.text(in_port)
+        )
     }
 
     fn take_buffer(&mut self, id: u32) -> Result<(u32, Bytes), ErrorCode> {

@@ -31,6 +31,7 @@ use crate::edit::{self, Ttl};
 use crate::emc::Emc;
 use crate::meter::{MeterState, Verdict};
 use crate::rule::{Counters, Rule};
+use crate::trace::{describe_key, describe_rule};
 
 /// A port as the pipeline sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -289,7 +290,7 @@ impl Worker {
         now_ns: u64,
     ) -> &[Output] {
         self.exec
-            .process(self.id, self.emc.as_mut(), snap, in_port, frame, now_ns)
+            .process::<false>(self.id, self.emc.as_mut(), snap, in_port, frame, now_ns)
     }
 }
 
@@ -326,7 +327,7 @@ impl Worker {
             table_miss: false,
             dropped: false,
         };
-        e.run_actions(actions, frame, &mut cx, 0);
+        e.run_actions::<false>(actions, frame, &mut cx, 0);
         let outs: Vec<Output> = e
             .outputs
             .drain(..)
@@ -343,7 +344,9 @@ impl Worker {
             }
             let mut f = o.data.unwrap_or_default();
             let id = self.id;
-            let r = self.exec.process(id, None, snap, in_port, &mut f, now_ns);
+            let r = self
+                .exec
+                .process::<false>(id, None, snap, in_port, &mut f, now_ns);
             result.extend(r.iter().cloned().map(|mut x| {
                 x.data.get_or_insert_with(|| f.clone());
                 x
@@ -351,6 +354,29 @@ impl Worker {
         }
         result
     }
+}
+
+/// Runs `frame` through `snap` as if it arrived on `in_port`, touching no
+/// counter, meter or cache; returns what each step did, the outputs (each
+/// with its bytes) and the packet as it ends. See [`crate::trace`].
+pub(crate) fn trace_run(
+    snap: &Snapshot,
+    in_port: u32,
+    frame: &[u8],
+) -> (Vec<String>, Vec<Output>, Vec<u8>) {
+    let mut e = Exec::new();
+    let mut f = frame.to_vec();
+    let outputs = e
+        .process::<true>(0, None, snap, in_port, &mut f, 0)
+        .to_vec();
+    let outputs = outputs
+        .into_iter()
+        .map(|mut o| {
+            o.data.get_or_insert_with(|| f.clone());
+            o
+        })
+        .collect();
+    (std::mem::take(&mut e.log), outputs, f)
 }
 
 /// The per-packet execution state a worker reuses.
@@ -362,6 +388,10 @@ struct Exec {
     scratch: Vec<Action>,
     metadata: u64,
     tunnel_id: u64,
+    /// What a trace run did, line by line (only written when tracing).
+    log: Vec<String>,
+    /// The trace's current indentation (nesting of groups).
+    indent: usize,
 }
 
 const MAX_GROUP_DEPTH: u32 = 16;
@@ -376,10 +406,22 @@ impl Exec {
             scratch: Vec::with_capacity(16),
             metadata: 0,
             tunnel_id: 0,
+            log: Vec::new(),
+            indent: 0,
         }
     }
 
-    fn process(
+    /// Writes one trace line (only called when tracing).
+    fn note(&mut self, line: String) {
+        let pad = "    ".repeat(self.indent);
+        self.log.push(format!("{pad}{line}"));
+    }
+
+    /// Runs one packet. With `T` (a trace), nothing is counted, meters are
+    /// not charged, the cache is not used, and every step is written to
+    /// `log`; without it this is the fast path, and the trace code is
+    /// compiled out.
+    fn process<const T: bool>(
         &mut self,
         worker: usize,
         mut emc: Option<&mut Emc>,
@@ -393,6 +435,9 @@ impl Exec {
         self.metadata = 0;
         self.tunnel_id = 0;
         self.reextract(frame, in_port);
+        if T {
+            self.note(format!("Flow: {}", describe_key(&self.key)));
+        }
         let mut cx = Ctx {
             snap,
             worker,
@@ -411,11 +456,14 @@ impl Exec {
             if cx.key_stale {
                 self.reextract(frame, in_port);
                 cx.key_stale = false;
+                if T {
+                    self.note(format!("Flow now: {}", describe_key(&self.key)));
+                }
             }
             self.key.set(s::METADATA, self.metadata);
             self.key.set(s::TUNNEL_ID, self.tunnel_id);
-            let tc = snap.table_counters.get(table);
-            let found = match emc.as_deref_mut() {
+            let tc = snap.table_counters.get(table).filter(|_| !T);
+            let found = match emc.as_deref_mut().filter(|_| !T) {
                 Some(e) => match e.find(snap.version, table as u8, &self.key) {
                     Ok(i) => e.rule(i),
                     Err(i) => {
@@ -431,12 +479,20 @@ impl Exec {
                 if let Some(c) = tc {
                     c.hit(worker, 0, now_ns);
                 }
+                if T {
+                    self.note(format!("{table:>2}. No match: drop (no table-miss rule)."));
+                }
                 return &self.outputs;
             };
             if let Some(c) = tc {
                 c.hit(worker, 1, now_ns);
             }
-            rule.counters.hit(worker, frame.len() as u64, now_ns);
+            if T {
+                self.note(format!("{table:>2}. {}", describe_rule(rule)));
+                self.indent += 1;
+            } else {
+                rule.counters.hit(worker, frame.len() as u64, now_ns);
+            }
             cx.table_id = table as u8;
             cx.cookie = rule.cookie;
             cx.table_miss = rule.priority == 0 && rule.match_.entries.is_empty();
@@ -444,7 +500,14 @@ impl Exec {
             for ins in &rule.instructions {
                 match ins {
                     Instruction::Meter(m) => {
-                        if let Some(ms) = snap.meters.get(m) {
+                        if T {
+                            let what = if snap.meters.contains_key(m) {
+                                "not charged by a trace"
+                            } else {
+                                "no such meter: ignored"
+                            };
+                            self.note(format!("meter:{m} ({what})"));
+                        } else if let Some(ms) = snap.meters.get(m) {
                             match ms.apply(frame.len(), now_ns) {
                                 Verdict::Pass => {}
                                 Verdict::Drop => return &self.outputs,
@@ -453,19 +516,41 @@ impl Exec {
                         }
                     }
                     Instruction::ApplyActions(list) => {
-                        self.run_actions(list, frame, &mut cx, 0);
+                        self.run_actions::<T>(list, frame, &mut cx, 0);
                         if cx.dropped {
                             return &self.outputs;
                         }
                     }
-                    Instruction::ClearActions => self.set.clear(),
-                    Instruction::WriteActions(list) => self.set.write(list),
+                    Instruction::ClearActions => {
+                        if T {
+                            self.note("clear_actions".into());
+                        }
+                        self.set.clear()
+                    }
+                    Instruction::WriteActions(list) => {
+                        if T {
+                            self.note(format!(
+                                "write_actions({})",
+                                ofp::text::format_actions(list)
+                            ));
+                        }
+                        self.set.write(list)
+                    }
                     Instruction::WriteMetadata { metadata, mask } => {
                         self.metadata = (self.metadata & !mask) | (metadata & mask);
+                        if T {
+                            self.note(format!("write_metadata -> metadata={:#x}", self.metadata));
+                        }
                     }
                     Instruction::GotoTable(t) => goto = Some(*t as usize),
                     Instruction::Experimenter { .. } => {}
                 }
+            }
+            if T {
+                if let Some(t) = goto {
+                    self.note(format!("goto_table:{t}"));
+                }
+                self.indent -= 1;
             }
             match goto {
                 Some(t) if t > table => table = t,
@@ -475,8 +560,17 @@ impl Exec {
         if !self.set.is_empty() {
             let mut list = std::mem::take(&mut self.scratch);
             self.set.ordered(&mut list);
-            self.run_actions(&list, frame, &mut cx, 0);
+            if T {
+                self.note(format!("Action set: {}", ofp::text::format_actions(&list)));
+                self.indent += 1;
+            }
+            self.run_actions::<T>(&list, frame, &mut cx, 0);
+            if T {
+                self.indent -= 1;
+            }
             self.scratch = list;
+        } else if T {
+            self.note("Action set: empty".into());
         }
         &self.outputs
     }
@@ -509,11 +603,20 @@ impl Exec {
         edit::set_field(frame, &self.off, &Oxm::exact(OxmField::IpDscp, new as u128));
     }
 
-    fn run_actions(&mut self, list: &[Action], frame: &mut Vec<u8>, cx: &mut Ctx<'_>, depth: u32) {
+    fn run_actions<const T: bool>(
+        &mut self,
+        list: &[Action],
+        frame: &mut Vec<u8>,
+        cx: &mut Ctx<'_>,
+        depth: u32,
+    ) {
         for a in list {
+            if T && !matches!(a, Action::Output { .. } | Action::Group(_)) {
+                self.note(ofp::text::format_action(a));
+            }
             match a {
-                Action::Output { port, max_len } => self.output(*port, *max_len, cx),
-                Action::Group(g) => self.group(*g, frame, cx, depth),
+                Action::Output { port, max_len } => self.output::<T>(*port, *max_len, cx),
+                Action::Group(g) => self.group::<T>(*g, frame, cx, depth),
                 Action::SetQueue(q) => cx.queue = Some(*q),
                 Action::SetField(MatchEntry::Basic(o)) => match o.field {
                     OxmField::Metadata => self.metadata = o.value as u64,
@@ -561,6 +664,9 @@ impl Exec {
                         _ => edit::mpls_ttl(frame, &self.off, None),
                     };
                     if r == Ttl::Expired {
+                        if T {
+                            self.note("    TTL expired: the packet is dropped here".into());
+                        }
                         if cx.snap.invalid_ttl_to_controller {
                             self.outputs.push(Output {
                                 port: port_no::CONTROLLER,
@@ -596,7 +702,27 @@ impl Exec {
         });
     }
 
-    fn output(&mut self, port: u32, max_len: u16, cx: &mut Ctx<'_>) {
+    fn output<const T: bool>(&mut self, port: u32, max_len: u16, cx: &mut Ctx<'_>) {
+        let before = self.outputs.len();
+        self.output_to(port, max_len, cx);
+        if T {
+            let to: Vec<String> = self.outputs[before..]
+                .iter()
+                .map(|o| ofp::text::format_port(o.port))
+                .collect();
+            let what = if to.is_empty() {
+                " -> nothing: the port is the ingress port, down or no_fwd".to_string()
+            } else if port == port_no::ALL || port == port_no::FLOOD {
+                format!(" -> {}", to.join(","))
+            } else {
+                String::new()
+            };
+            let a = Action::Output { port, max_len };
+            self.note(format!("{}{what}", ofp::text::format_action(&a)));
+        }
+    }
+
+    fn output_to(&mut self, port: u32, max_len: u16, cx: &mut Ctx<'_>) {
         let usable = |p: &PortState| p.live && !p.no_fwd;
         match port {
             port_no::IN_PORT => self.push(cx.in_port, cx, None),
@@ -715,30 +841,53 @@ impl Exec {
         }
     }
 
-    fn group(&mut self, g: u32, frame: &[u8], cx: &mut Ctx<'_>, depth: u32) {
+    fn group<const T: bool>(&mut self, g: u32, frame: &[u8], cx: &mut Ctx<'_>, depth: u32) {
         if depth >= MAX_GROUP_DEPTH {
+            if T {
+                self.note(format!("group:{g} -> dropped: groups nested too deep"));
+            }
             return;
         }
         let snap = cx.snap;
         let Some(grp) = snap.groups.get(&g) else {
+            if T {
+                self.note(format!("group:{g} -> no such group: nothing"));
+            }
             return;
         };
-        grp.counters.hit(cx.worker, frame.len() as u64, cx.now_ns);
+        if !T {
+            grp.counters.hit(cx.worker, frame.len() as u64, cx.now_ns);
+        }
         let Some(range) = self.choose(snap, grp, depth) else {
+            if T {
+                self.note(format!("group:{g} -> no live bucket: nothing"));
+            }
             return;
         };
+        if T {
+            let (ty, first, n) = (grp.group_type, range.start, range.len());
+            self.note(format!(
+                "group:{g} (type={ty}): {n} bucket(s) from bucket {first}"
+            ));
+        }
         // Each bucket works on its own copy of the packet; the packet the
         // rule goes on with is not changed by the group.
         let (saved_key, saved_off, saved_queue) = (self.key, self.off, cx.queue);
         for i in range {
             let b = &grp.buckets[i];
-            if let Some(c) = grp.bucket_counters.get(i) {
+            if T {
+                self.note(format!("bucket {i}:"));
+                self.indent += 1;
+            } else if let Some(c) = grp.bucket_counters.get(i) {
                 c.hit(cx.worker, frame.len() as u64, cx.now_ns);
             }
             let mut copy = frame.to_vec();
             let first_out = self.outputs.len();
             let outer_from = std::mem::replace(&mut cx.pending_from, first_out);
-            self.run_actions(&b.actions, &mut copy, cx, depth + 1);
+            self.run_actions::<T>(&b.actions, &mut copy, cx, depth + 1);
+            if T {
+                self.indent -= 1;
+            }
             // This bucket's outputs carry this bucket's packet.
             let mut copy = Some(copy);
             let n = self.outputs.len();

@@ -13,6 +13,8 @@
 //! * [`exec`] runs packets through a snapshot ([`Worker::process`]):
 //!   instructions, the action set, groups, meters; [`edit`] changes headers
 //!   in place with incremental checksums; [`meter`] holds the token buckets.
+//! * [`trace`] tells what the pipeline does with one packet, step by step,
+//!   changing nothing.
 
 pub mod classifier;
 pub mod control;
@@ -23,6 +25,7 @@ pub mod matchkey;
 pub mod meter;
 pub mod rule;
 pub mod table;
+pub mod trace;
 pub mod validate;
 
 pub use classifier::{Classifier, RuleId};

@@ -108,6 +108,18 @@ fn place(f: OxmField, eth_type: u64) -> (&'static [Slot], u64) {
     }
 }
 
+/// A packet's value of field `f` as its key holds it (None for fields
+/// without a slot). Whether the packet really carried the field is the
+/// caller's to check, by compiling a match and testing the key.
+pub fn read_field(key: &FlowKey, f: OxmField) -> Option<u128> {
+    let read = |sl: &Slot| ((key.w[sl.word as usize] & sl.mask()) >> sl.shift) as u128;
+    match place(f, key.get(s::ETH_TYPE)).0 {
+        [one] => Some(read(one)),
+        [hi, lo] => Some(read(hi) << 64 | read(lo)),
+        _ => None,
+    }
+}
+
 /// Validates `m` and compiles it.
 pub fn compile(m: &Match) -> Result<MaskedKey, OfpError> {
     m.validate()?;

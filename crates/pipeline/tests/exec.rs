@@ -518,3 +518,63 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn trace_tells_each_step_and_changes_nothing() {
+    let mut p = pipeline(&[]);
+    group(
+        &mut p,
+        "group_id=1,type=all,bucket=output:2,bucket=dec_ttl,output:3",
+    );
+    for f in [
+        "table=0,priority=10,cookie=0x7,tcp,tp_dst=80,actions=set_field:02:00:00:00:00:99->eth_dst,goto_table:1",
+        "table=1,priority=5,actions=write_actions(group:1)",
+        "table=0,priority=0,actions=controller",
+    ] {
+        p.flow_mod(&parse_flow_mod(f).unwrap(), 0).unwrap();
+    }
+    let snap = p.snapshot();
+    let t = pipeline::trace::trace(&snap, 1, &tcp(64, 1000));
+    let text = t.text(1);
+    assert!(
+        text.starts_with("Flow: tcp,in_port=1,dl_dst=02:00:00:00:00:02,dl_src=02:00:00:00:00:01,"),
+        "{text}"
+    );
+    for want in [
+        " 0. tcp,tp_dst=80, priority 10, cookie 0x7",
+        "    set_field:02:00:00:00:00:99->eth_dst",
+        "    goto_table:1",
+        " 1. (any), priority 5",
+        "Action set: group:1",
+        "group:1 (type=all): 2 bucket(s) from bucket 0",
+        "bucket 1:",
+        "dec_nw_ttl",
+        "output:3",
+        "Final flow: tcp,in_port=1,dl_dst=02:00:00:00:00:99",
+        "Datapath actions: 2,3",
+    ] {
+        assert!(text.contains(want), "missing {want:?} in\n{text}");
+    }
+    // Each bucket's copy: port 3's was decremented, port 2's was not.
+    assert_eq!(t.outputs[0].data.as_ref().unwrap()[22], 64);
+    assert_eq!(t.outputs[1].data.as_ref().unwrap()[22], 63);
+    // Nothing counted: rule, table and group counters are untouched.
+    let flows = p.flow_stats(&Default::default(), 0).unwrap();
+    assert!(flows.iter().all(|f| f.packet_count == 0));
+    let mut w = Worker::new(0);
+    let outs = w.process(&snap, 1, &mut tcp(64, 1000), 1).to_vec();
+    assert_eq!(ports(&outs), [2, 3], "the fast path agrees with the trace");
+
+    // A miss goes to the controller with its reason; no rule at all drops.
+    let t = pipeline::trace::trace(&snap, 1, &udp());
+    assert!(
+        t.text(1)
+            .contains("Datapath actions: controller(reason=no_match,table=0)"),
+        "{}",
+        t.text(1)
+    );
+    let empty = pipeline(&[]).snapshot();
+    let t = pipeline::trace::trace(&empty, 1, &udp());
+    assert!(t.text(1).contains(" 0. No match: drop"));
+    assert!(t.text(1).ends_with("Datapath actions: drop\n"));
+}

@@ -33,6 +33,10 @@ pub enum Endpoint {
     Tcp(String),
     PTcp(SocketAddr),
     PUnix(PathBuf),
+    /// The bridge's management socket: a `punix` whose connections are
+    /// tools (sluice-ctl, ovs-ofctl), not controllers — they do not end
+    /// standalone fail mode. Never parsed from text.
+    Mgmt(PathBuf),
 }
 
 impl Endpoint {
@@ -138,12 +142,13 @@ impl Stream {
 
 enum Listener {
     Tcp(TcpListener),
-    Unix(UnixListener, PathBuf),
+    /// The flag: connections are service connections (management socket).
+    Unix(UnixListener, PathBuf, bool),
 }
 
 impl Drop for Listener {
     fn drop(&mut self) {
-        if let Listener::Unix(_, p) = self {
+        if let Listener::Unix(_, p, _) = self {
             let _ = std::fs::remove_file(p);
         }
     }
@@ -191,7 +196,7 @@ impl Control {
                     l.set_nonblocking(true).map_err(|er| er.to_string())?;
                     listeners.push(Listener::Tcp(l));
                 }
-                Endpoint::PUnix(path) => {
+                Endpoint::PUnix(path) | Endpoint::Mgmt(path) => {
                     if let Some(dir) = path.parent() {
                         let _ = std::fs::create_dir_all(dir);
                     }
@@ -202,7 +207,8 @@ impl Control {
                     let l = UnixListener::bind(path)
                         .map_err(|er| format!("punix:{}: {er}", path.display()))?;
                     l.set_nonblocking(true).map_err(|er| er.to_string())?;
-                    listeners.push(Listener::Unix(l, path.clone()));
+                    let service = matches!(e, Endpoint::Mgmt(_));
+                    listeners.push(Listener::Unix(l, path.clone(), service));
                 }
                 Endpoint::Tcp(target) => actives.push(Active {
                     target: target.clone(),
@@ -238,7 +244,7 @@ impl Control {
         for l in &self.listeners {
             match l {
                 Listener::Tcp(l) => add(l.as_raw_fd(), libc::POLLIN),
-                Listener::Unix(l, _) => add(l.as_raw_fd(), libc::POLLIN),
+                Listener::Unix(l, _, _) => add(l.as_raw_fd(), libc::POLLIN),
             }
         }
         for (id, s) in &self.streams {
@@ -254,9 +260,14 @@ impl Control {
         }
     }
 
-    fn adopt(&mut self, s: Stream, peer: String, now_ns: u64) -> ConnId {
+    fn adopt(&mut self, s: Stream, peer: String, service: bool, now_ns: u64) -> ConnId {
         let id = self.agent.connect(now_ns);
-        tracing::info!(bridge = %self.bridge, peer = %peer, conn = id, "controller connection");
+        if service {
+            self.agent.set_service(id);
+            tracing::debug!(bridge = %self.bridge, peer = %peer, conn = id, "management connection");
+        } else {
+            tracing::info!(bridge = %self.bridge, peer = %peer, conn = id, "controller connection");
+        }
         self.streams.insert(id, s);
         self.peers.insert(id, peer);
         id
@@ -289,24 +300,26 @@ impl Control {
                                 .and(s.set_nonblocking(true))
                                 .map(|_| Stream::Tcp(s)),
                             a.to_string(),
+                            false,
                         )
                     }),
-                    Listener::Unix(l, p) => l.accept().map(|(s, _)| {
+                    Listener::Unix(l, p, service) => l.accept().map(|(s, _)| {
                         (
                             s.set_nonblocking(true).map(|_| Stream::Unix(s)),
                             format!("unix:{}", p.display()),
+                            *service,
                         )
                     }),
                 };
                 match got {
-                    Ok((Ok(s), peer)) => accepted.push((s, peer)),
-                    Ok((Err(_), _)) => {}
+                    Ok((Ok(s), peer, service)) => accepted.push((s, peer, service)),
+                    Ok((Err(_), _, _)) => {}
                     Err(_) => break,
                 }
             }
         }
-        for (s, peer) in accepted {
-            self.adopt(s, peer, now_ns);
+        for (s, peer, service) in accepted {
+            self.adopt(s, peer, service, now_ns);
         }
         // Connect.
         for i in 0..self.actives.len() {
@@ -320,7 +333,7 @@ impl Control {
             match r {
                 Some(Ok(s)) if s.set_nonblocking(true).is_ok() => {
                     let _ = s.set_nodelay(true);
-                    let id = self.adopt(Stream::Tcp(s), format!("tcp:{target}"), now_ns);
+                    let id = self.adopt(Stream::Tcp(s), format!("tcp:{target}"), false, now_ns);
                     let a = &mut self.actives[i];
                     a.conn = Some(id);
                     a.backoff_ns = 1_000_000_000;

@@ -508,7 +508,7 @@ fn build(
     }
     let mut endpoints = cfg.endpoints.clone();
     if !args.nullx {
-        endpoints.push(control::Endpoint::PUnix(
+        endpoints.push(control::Endpoint::Mgmt(
             args.run_dir.join(format!("{}.mgmt", cfg.name)),
         ));
     }

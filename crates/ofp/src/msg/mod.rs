@@ -10,6 +10,7 @@ pub mod group;
 pub mod meter;
 pub mod multipart;
 pub mod simple;
+pub mod sluice;
 pub mod table_features;
 
 use bytes::{BufMut, Bytes};

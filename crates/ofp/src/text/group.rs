@@ -15,8 +15,10 @@ fn parse_group_id(v: &str) -> Result<u32, TextError> {
     }
 }
 
-fn parse_bucket(s: &str) -> Result<Bucket, TextError> {
+/// A bucket, and whether its weight was given.
+fn parse_bucket(s: &str) -> Result<(Bucket, bool), TextError> {
     let mut b = Bucket::default();
+    let mut weighted = false;
     let (params, actions) = match split_at_key(s, "actions=") {
         Some((p, a)) => (split_top(p), Some(a)),
         None => (split_top(s), None),
@@ -25,7 +27,10 @@ fn parse_bucket(s: &str) -> Result<Bucket, TextError> {
     for tok in params {
         let (k, v) = key_value(tok);
         match (k, v) {
-            ("weight", Some(v)) => b.weight = parse_num(v, "a bucket weight (0-65535)")?,
+            ("weight", Some(v)) => {
+                b.weight = parse_num(v, "a bucket weight (0-65535)")?;
+                weighted = true;
+            }
             ("watch_port", Some(v)) => b.watch_port = parse_port(v)?,
             ("watch_group", Some(v)) => b.watch_group = parse_group_id(v)?,
             _ if actions.is_none() => rest.push(tok),
@@ -41,11 +46,12 @@ fn parse_bucket(s: &str) -> Result<Bucket, TextError> {
         Some(a) => parse_actions(a)?,
         None => parse_actions(&rest.join(","))?,
     };
-    Ok(b)
+    Ok((b, weighted))
 }
 
 /// Parses a group as `ovs-ofctl add-group` takes it. The command stays ADD
-/// (it comes from the verb); a missing `type=` means `all`, as in ovs-ofctl.
+/// (it comes from the verb); a missing `type=` means `all`, and a select
+/// bucket without `weight:` weighs 1, as in ovs-ofctl.
 pub fn parse_group_mod(s: &str) -> Result<GroupMod, TextError> {
     let mut pieces = Vec::new();
     let mut rest = s;
@@ -82,9 +88,19 @@ pub fn parse_group_mod(s: &str) -> Result<GroupMod, TextError> {
     if !have_id {
         return Err(TextError::new(s, "a group_id=N"));
     }
+    // As in ovs-ofctl, a select bucket without a weight weighs 1 (a
+    // weight of 0 would never be chosen).
+    let select = g.group_type == GroupType::Select;
     g.buckets = pieces
         .into_iter()
-        .map(parse_bucket)
+        .map(|p| {
+            parse_bucket(p).map(|(mut b, weighted)| {
+                if select && !weighted {
+                    b.weight = 1;
+                }
+                b
+            })
+        })
         .collect::<Result<_, _>>()?;
     Ok(g)
 }

@@ -22,7 +22,10 @@ mod group;
 mod meter;
 mod value;
 
-pub use actions::{format_actions, format_instructions, parse_actions, parse_instructions};
+pub use actions::{
+    format_action, format_actions, format_instructions, format_port, parse_action, parse_actions,
+    parse_instructions, parse_port,
+};
 pub use flow::{format_flow_mod, format_match, parse_flow_mod, parse_match};
 pub use group::{format_group_mod, parse_group_mod};
 pub use meter::{format_meter_mod, parse_meter_mod};

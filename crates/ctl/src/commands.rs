@@ -1,0 +1,515 @@
+//! One function per command: connect, ask, format. Each returns the text
+//! to print (monitor prints as it goes) or an error naming what failed.
+
+use std::io::{BufRead, Write};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use ofp::msg::group::{GroupMod, GroupModCommand};
+use ofp::msg::meter::{MeterMod, MeterModCommand};
+use ofp::msg::multipart::{FlowStatsRequest, MultipartReplyBody as R, MultipartRequestBody as Q};
+use ofp::msg::simple::PortMod;
+use ofp::msg::sluice::{TraceRequest, SLUICE_EXPERIMENTER, TRACE_REPLY};
+use ofp::port::{group_no, meter_no, port_no, NO_BUFFER, TABLE_ALL};
+use ofp::text::{parse_actions, parse_flow_mod, parse_group_mod, parse_meter_mod, parse_port};
+use ofp::{ErrorCode, FlowMod, FlowModCommand, Message, PacketOut};
+
+use crate::client::{Client, ClientError};
+use crate::target::Target;
+use crate::{frame, print, Cmd};
+
+/// What a command failed on.
+#[derive(Debug, thiserror::Error)]
+pub enum CmdError {
+    #[error("{0}")]
+    Client(#[from] ClientError),
+    #[error("{0}")]
+    Usage(String),
+    #[error("{0}")]
+    Refused(String),
+}
+
+type Result<T> = std::result::Result<T, CmdError>;
+
+fn usage<T>(what: &str, e: impl std::fmt::Display) -> Result<T> {
+    Err(CmdError::Usage(format!("{what}: {e}")))
+}
+
+/// Runs one command.
+pub fn run(cmd: Cmd, run_dir: &str, timeout: Duration) -> Result<String> {
+    let connect = |switch: &str| -> Result<Client> {
+        let t = Target::parse(switch, run_dir).map_err(CmdError::Usage)?;
+        Ok(Client::connect(&t, timeout)?)
+    };
+    match cmd {
+        Cmd::Show { switch } => show(&mut connect(&switch)?),
+        Cmd::DumpDesc { switch } => {
+            let mut c = connect(&switch)?;
+            let mut s = String::from("OFPST_DESC reply (OF1.3):\n");
+            for part in c.multipart(Q::Desc)? {
+                if let R::Desc(d) = part.body {
+                    s.push_str(&format!(
+                        "Manufacturer: {}\nHardware: {}\nSoftware: {}\nSerial Num: {}\nDP Description: {}\n",
+                        d.mfr_desc.as_str(),
+                        d.hw_desc.as_str(),
+                        d.sw_desc.as_str(),
+                        d.serial_num.as_str(),
+                        d.dp_desc.as_str()
+                    ));
+                }
+            }
+            Ok(s)
+        }
+        Cmd::DumpFlows { switch, flows } => {
+            let req = flow_filter(flows.as_deref().unwrap_or(""))?;
+            let mut c = connect(&switch)?;
+            let mut s = String::new();
+            for part in c.multipart(Q::Flow(req))? {
+                if let R::Flow(v) = part.body {
+                    for f in &v {
+                        s.push_str(&print::flow(f));
+                        s.push('\n');
+                    }
+                }
+            }
+            Ok(s)
+        }
+        Cmd::AddFlow { switch, flow } => {
+            let fm = flow_mod(&flow, FlowModCommand::Add)?;
+            modify(&mut connect(&switch)?, &Message::FlowMod(fm))
+        }
+        Cmd::AddFlows { switch, file } => add_flows(&mut connect(&switch)?, &file),
+        Cmd::ModFlows {
+            switch,
+            flow,
+            strict,
+        } => {
+            let cmd = if strict {
+                FlowModCommand::ModifyStrict
+            } else {
+                FlowModCommand::Modify
+            };
+            let fm = flow_mod(&flow, cmd)?;
+            modify(&mut connect(&switch)?, &Message::FlowMod(fm))
+        }
+        Cmd::DelFlows {
+            switch,
+            flows,
+            strict,
+        } => {
+            let text = flows.unwrap_or_default();
+            let cmd = if strict {
+                FlowModCommand::DeleteStrict
+            } else {
+                FlowModCommand::Delete
+            };
+            let mut fm = flow_mod(&text, cmd)?;
+            if !has_key(&text, "table") {
+                fm.table_id = TABLE_ALL;
+            }
+            modify(&mut connect(&switch)?, &Message::FlowMod(fm))
+        }
+        Cmd::DumpPorts { switch, port } => {
+            let port_no = match port {
+                Some(p) => parse_port(&p).or_else(|e| usage("port", e))?,
+                None => port_no::ANY,
+            };
+            let mut c = connect(&switch)?;
+            let mut v = Vec::new();
+            for part in c.multipart(Q::PortStats { port_no })? {
+                if let R::PortStats(p) = part.body {
+                    v.extend(p);
+                }
+            }
+            Ok(print::port_stats(&v))
+        }
+        Cmd::DumpPortsDesc { switch } => {
+            let mut c = connect(&switch)?;
+            let mut s = String::from("OFPST_PORT_DESC reply (OF1.3):\n");
+            for p in port_descs(&mut c)? {
+                s.push_str(&print::port_desc(&p));
+            }
+            Ok(s)
+        }
+        Cmd::ModPort {
+            switch,
+            port,
+            action,
+        } => mod_port(&mut connect(&switch)?, &port, &action),
+        Cmd::DumpTables { switch } => {
+            let mut c = connect(&switch)?;
+            let mut v = Vec::new();
+            for part in c.multipart(Q::Table)? {
+                if let R::Table(t) = part.body {
+                    v.extend(t);
+                }
+            }
+            Ok(print::table_stats(&v))
+        }
+        Cmd::DumpGroups { switch, group } => {
+            let id = group_id(group.as_deref())?;
+            let mut c = connect(&switch)?;
+            let mut v = Vec::new();
+            for part in c.multipart(Q::GroupDesc)? {
+                if let R::GroupDesc(g) = part.body {
+                    v.extend(
+                        g.into_iter()
+                            .filter(|g| id == group_no::ALL || g.group_id == id),
+                    );
+                }
+            }
+            Ok(print::group_desc(&v))
+        }
+        Cmd::DumpGroupStats { switch, group } => {
+            let group_id = group_id(group.as_deref())?;
+            let mut c = connect(&switch)?;
+            let mut v = Vec::new();
+            for part in c.multipart(Q::Group { group_id })? {
+                if let R::Group(g) = part.body {
+                    v.extend(g);
+                }
+            }
+            Ok(print::group_stats(&v))
+        }
+        Cmd::AddGroup { switch, group } => {
+            let gm = group_mod(&group, GroupModCommand::Add)?;
+            modify(&mut connect(&switch)?, &Message::GroupMod(gm))
+        }
+        Cmd::ModGroup { switch, group } => {
+            let gm = group_mod(&group, GroupModCommand::Modify)?;
+            modify(&mut connect(&switch)?, &Message::GroupMod(gm))
+        }
+        Cmd::DelGroups { switch, group } => {
+            let gm = GroupMod {
+                command: GroupModCommand::Delete,
+                group_type: ofp::msg::group::GroupType::All,
+                group_id: group_id(group.as_deref())?,
+                buckets: Vec::new(),
+            };
+            modify(&mut connect(&switch)?, &Message::GroupMod(gm))
+        }
+        Cmd::AddMeter { switch, meter } => {
+            let mm = meter_mod(&meter, MeterModCommand::Add)?;
+            modify(&mut connect(&switch)?, &Message::MeterMod(mm))
+        }
+        Cmd::ModMeter { switch, meter } => {
+            let mm = meter_mod(&meter, MeterModCommand::Modify)?;
+            modify(&mut connect(&switch)?, &Message::MeterMod(mm))
+        }
+        Cmd::DelMeters { switch, meter } => {
+            let mm = MeterMod {
+                command: MeterModCommand::Delete,
+                flags: 0,
+                meter_id: meter_id(meter.as_deref())?,
+                bands: Vec::new(),
+            };
+            modify(&mut connect(&switch)?, &Message::MeterMod(mm))
+        }
+        Cmd::DumpMeters { switch, meter } => {
+            let meter_id = meter_id(meter.as_deref())?;
+            let mut c = connect(&switch)?;
+            let mut v = Vec::new();
+            for part in c.multipart(Q::MeterConfig { meter_id })? {
+                if let R::MeterConfig(m) = part.body {
+                    v.extend(m);
+                }
+            }
+            Ok(print::meter_config(&v))
+        }
+        Cmd::MeterStats { switch, meter } => {
+            let meter_id = meter_id(meter.as_deref())?;
+            let mut c = connect(&switch)?;
+            let mut v = Vec::new();
+            for part in c.multipart(Q::Meter { meter_id })? {
+                if let R::Meter(m) = part.body {
+                    v.extend(m);
+                }
+            }
+            Ok(print::meter_stats(&v))
+        }
+        Cmd::PacketOut {
+            switch,
+            in_port,
+            actions,
+            packet,
+        } => {
+            let in_port = parse_port(&in_port).or_else(|e| usage("in_port", e))?;
+            let actions = parse_actions(&actions).or_else(|e| usage("actions", e))?;
+            let frame = frame::parse(&packet).map_err(CmdError::Usage)?.frame;
+            let po = PacketOut {
+                buffer_id: NO_BUFFER,
+                in_port,
+                actions,
+                data: Bytes::from(frame),
+            };
+            modify(&mut connect(&switch)?, &Message::PacketOut(po))
+        }
+        Cmd::Monitor {
+            switch,
+            count,
+            duration,
+        } => monitor(&mut connect(&switch)?, count, duration),
+        Cmd::Trace { switch, args } => {
+            let (port, packet) = match args.as_slice() {
+                [p, pkt] => (Some(p.as_str()), pkt.as_str()),
+                [pkt] => (None, pkt.as_str()),
+                _ => return usage("trace", "expected [IN_PORT] PACKET"),
+            };
+            let d = frame::parse(packet).map_err(CmdError::Usage)?;
+            let in_port = match (port, d.in_port) {
+                (Some(p), _) => parse_port(p).or_else(|e| usage("in_port", e))?,
+                (None, Some(p)) => p,
+                (None, None) => return usage("trace", "give IN_PORT, or in_port= in the packet"),
+            };
+            trace(&mut connect(&switch)?, in_port, d.frame)
+        }
+    }
+}
+
+/// Whether the flow text sets `key=` at top level.
+fn has_key(text: &str, key: &str) -> bool {
+    text.split([',', ' '])
+        .any(|t| t.split_once('=').is_some_and(|(k, _)| k.trim() == key))
+}
+
+fn flow_mod(text: &str, command: FlowModCommand) -> Result<FlowMod> {
+    let mut fm = parse_flow_mod(text).or_else(|e| usage("flow", e))?;
+    fm.command = command;
+    Ok(fm)
+}
+
+/// A dump-flows filter: table (default all), cookie/mask, out_port,
+/// out_group and the match.
+fn flow_filter(text: &str) -> Result<FlowStatsRequest> {
+    let fm = parse_flow_mod(text).or_else(|e| usage("flows", e))?;
+    Ok(FlowStatsRequest {
+        table_id: if has_key(text, "table") {
+            fm.table_id
+        } else {
+            TABLE_ALL
+        },
+        out_port: fm.out_port,
+        out_group: fm.out_group,
+        cookie: fm.cookie,
+        cookie_mask: fm.cookie_mask,
+        match_: fm.match_,
+    })
+}
+
+fn group_mod(text: &str, command: GroupModCommand) -> Result<GroupMod> {
+    let mut g = parse_group_mod(text).or_else(|e| usage("group", e))?;
+    g.command = command;
+    Ok(g)
+}
+
+fn meter_mod(text: &str, command: MeterModCommand) -> Result<MeterMod> {
+    let mut m = parse_meter_mod(text).or_else(|e| usage("meter", e))?;
+    m.command = command;
+    Ok(m)
+}
+
+/// `group_id=N`, `N` or nothing (all).
+fn group_id(s: Option<&str>) -> Result<u32> {
+    let Some(s) = s else {
+        return Ok(group_no::ALL);
+    };
+    let v = s.strip_prefix("group_id=").unwrap_or(s);
+    match v {
+        "all" => Ok(group_no::ALL),
+        _ => v
+            .parse()
+            .or_else(|_| usage("group", format!("`{s}`: expected group_id=N or all"))),
+    }
+}
+
+/// `meter=N`, `N` or nothing (all).
+fn meter_id(s: Option<&str>) -> Result<u32> {
+    let Some(s) = s else {
+        return Ok(meter_no::ALL);
+    };
+    let v = s.strip_prefix("meter=").unwrap_or(s);
+    match v {
+        "all" => Ok(meter_no::ALL),
+        _ => v
+            .parse()
+            .or_else(|_| usage("meter", format!("`{s}`: expected meter=N or all"))),
+    }
+}
+
+fn refused(what: &str, code: ErrorCode) -> CmdError {
+    CmdError::Refused(format!("{what}: the switch answered {code}"))
+}
+
+/// Sends one modification, then a barrier: the error, if any, is printed
+/// by name.
+fn modify(c: &mut Client, msg: &Message) -> Result<String> {
+    c.send(msg);
+    c.barrier()?;
+    match c.take_errors().into_iter().next() {
+        Some((_, code, _)) => Err(refused(&format!("{:?}", msg.msg_type()), code)),
+        None => Ok(String::new()),
+    }
+}
+
+fn port_descs(c: &mut Client) -> Result<Vec<ofp::port::PortDesc>> {
+    let mut v = Vec::new();
+    for part in c.multipart(Q::PortDesc)? {
+        if let R::PortDesc(p) = part.body {
+            v.extend(p);
+        }
+    }
+    Ok(v)
+}
+
+fn show(c: &mut Client) -> Result<String> {
+    let Message::FeaturesReply(f) = c.request(&Message::FeaturesRequest)? else {
+        return Err(ClientError::Unexpected("not a FEATURES_REPLY".into()).into());
+    };
+    let ports = port_descs(c)?;
+    let Message::GetConfigReply(cfg) = c.request(&Message::GetConfigRequest)? else {
+        return Err(ClientError::Unexpected("not a GET_CONFIG_REPLY".into()).into());
+    };
+    Ok(print::features(&f, &ports, &cfg))
+}
+
+fn mod_port(c: &mut Client, port: &str, action: &str) -> Result<String> {
+    use ofp::port::port_config as pc;
+    const NO_FLOOD: u32 = 1 << 4;
+    let (bit, set) = match action {
+        "up" => (pc::PORT_DOWN, false),
+        "down" => (pc::PORT_DOWN, true),
+        "flood" => (NO_FLOOD, false),
+        "no-flood" => (NO_FLOOD, true),
+        "forward" => (pc::NO_FWD, false),
+        "no-forward" => (pc::NO_FWD, true),
+        "packet-in" => (pc::NO_PACKET_IN, false),
+        "no-packet-in" => (pc::NO_PACKET_IN, true),
+        "receive" => (pc::NO_RECV, false),
+        "no-receive" => (pc::NO_RECV, true),
+        _ => {
+            return usage(
+                "mod-port",
+                format!("`{action}`: expected up, down, flood, no-flood, forward, no-forward, packet-in, no-packet-in, receive or no-receive"),
+            )
+        }
+    };
+    let ports = port_descs(c)?;
+    let p = ports
+        .iter()
+        .find(|p| p.name.as_str() == port || ofp::text::format_port(p.port_no) == port)
+        .ok_or_else(|| CmdError::Usage(format!("mod-port: `{port}`: no such port")))?;
+    let pm = PortMod {
+        port_no: p.port_no,
+        hw_addr: p.hw_addr,
+        config: if set { bit } else { 0 },
+        mask: bit,
+        advertise: 0,
+    };
+    modify(c, &Message::PortMod(pm))
+}
+
+/// add-flows: every line is parsed before anything is sent (a typo sends
+/// nothing); then all flow-mods go out back to back, then one barrier.
+/// Errors are reported with the line they belong to.
+fn add_flows(c: &mut Client, file: &str) -> Result<String> {
+    let reader: Box<dyn BufRead> = if file == "-" {
+        Box::new(std::io::BufReader::new(std::io::stdin()))
+    } else {
+        let f = std::fs::File::open(file).map_err(|e| CmdError::Usage(format!("{file}: {e}")))?;
+        Box::new(std::io::BufReader::with_capacity(1 << 20, f))
+    };
+    let parse_start = Instant::now();
+    let mut wire = Vec::new();
+    let mut lines = Vec::new();
+    let first_xid = c.reserve_xids(0);
+    for (i, line) in reader.lines().enumerate() {
+        let line = line.map_err(|e| CmdError::Usage(format!("{file}: {e}")))?;
+        let text = line.split('#').next().unwrap_or("").trim();
+        if text.is_empty() {
+            continue;
+        }
+        let fm = flow_mod(text, FlowModCommand::Add)
+            .map_err(|e| CmdError::Usage(format!("{file}:{}: {e}", i + 1)))?;
+        Message::FlowMod(fm).encode(first_xid.wrapping_add(lines.len() as u32), &mut wire);
+        lines.push(i + 1);
+    }
+    let parsed = parse_start.elapsed();
+    c.reserve_xids(lines.len() as u32);
+    let start = Instant::now();
+    c.send_bytes(&wire)?;
+    c.barrier()?;
+    let took = start.elapsed();
+    let errors = c.take_errors();
+    if std::env::var_os("SLUICE_CTL_TIMING").is_some() {
+        eprintln!(
+            "add-flows: {} flow-mods, {} bytes; parsed in {:.3} s; first byte to BARRIER_REPLY {:.3} s ({:.0} flow-mods/s)",
+            lines.len(),
+            wire.len(),
+            parsed.as_secs_f64(),
+            took.as_secs_f64(),
+            lines.len() as f64 / took.as_secs_f64()
+        );
+    }
+    if errors.is_empty() {
+        return Ok(String::new());
+    }
+    let mut msg = String::new();
+    for (xid, code, _) in &errors {
+        let idx = xid.wrapping_sub(first_xid) as usize;
+        match lines.get(idx) {
+            Some(l) => msg.push_str(&format!("{file}:{l}: the switch answered {code}\n")),
+            None => msg.push_str(&format!("xid {xid}: the switch answered {code}\n")),
+        }
+    }
+    Err(CmdError::Refused(format!(
+        "{} of {} flows refused:\n{}",
+        errors.len(),
+        lines.len(),
+        msg.trim_end()
+    )))
+}
+
+fn monitor(c: &mut Client, count: Option<u64>, duration: Option<f64>) -> Result<String> {
+    let deadline = duration.map(|d| Instant::now() + Duration::from_secs_f64(d.max(0.0)));
+    let mut seen = 0u64;
+    let stdout = std::io::stdout();
+    while count.is_none_or(|n| seen < n) {
+        let wait = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        if wait.is_some_and(|w| w.is_zero()) {
+            break;
+        }
+        let Some((_, m)) = c.next_async(wait)? else {
+            break;
+        };
+        let text = match &m {
+            Message::PacketIn(p) => print::packet_in(p),
+            Message::FlowRemoved(f) => print::flow_removed(f),
+            Message::PortStatus(p) => print::port_status(p),
+            _ => continue,
+        };
+        seen += 1;
+        let mut out = stdout.lock();
+        let _ = out.write_all(text.as_bytes());
+        let _ = out.flush();
+    }
+    Ok(String::new())
+}
+
+fn trace(c: &mut Client, in_port: u32, frame: Vec<u8>) -> Result<String> {
+    let req = TraceRequest {
+        in_port,
+        frame: Bytes::from(frame),
+    };
+    match c.request(&req.message()) {
+        Ok(Message::Experimenter(e))
+            if e.experimenter == SLUICE_EXPERIMENTER && e.exp_type == TRACE_REPLY =>
+        {
+            Ok(String::from_utf8_lossy(&e.data).into_owned())
+        }
+        Ok(m) => Err(ClientError::Unexpected(format!("{:?}", m.msg_type())).into()),
+        Err(ClientError::Refused(code)) => Err(CmdError::Refused(format!(
+            "trace: the switch answered {code} (trace is a sluice extension)"
+        ))),
+        Err(e) => Err(e.into()),
+    }
+}

@@ -1,0 +1,172 @@
+//! # sluice-ctl: operate an OpenFlow 1.3 switch from the command line
+//!
+//! Shaped after ovs-ofctl: `sluice-ctl COMMAND SWITCH [ARGS]`, where SWITCH
+//! is a bridge name (its management socket `/run/sluice/BRIDGE.mgmt`),
+//! `unix:PATH` or `tcp:HOST:PORT`. Flows, groups and meters are written in
+//! the protocol crate's ovs-ofctl syntax; output reads like ovs-ofctl's;
+//! errors from the switch are printed with their spec names and the exit
+//! status is 1. It speaks plain OpenFlow 1.3, so it drives Open vSwitch too
+//! (except `trace`, which is sluice's experimenter message).
+
+mod client;
+mod commands;
+mod frame;
+mod print;
+mod target;
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "sluice-ctl",
+    version,
+    about = "Operate a sluice (or any OpenFlow 1.3) switch, the ovs-ofctl way"
+)]
+struct Cli {
+    /// Seconds to wait for the switch to answer.
+    #[arg(long, default_value_t = 10.0, global = true)]
+    timeout: f64,
+    /// Where bridge management sockets live (the daemon's --run-dir).
+    #[arg(long, default_value = target::RUN_DIR, global = true)]
+    run_dir: String,
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+pub enum Cmd {
+    /// Features, ports and configuration.
+    Show { switch: String },
+    /// The switch's description (manufacturer, software, datapath).
+    DumpDesc { switch: String },
+    /// Flows matching FLOWS (default: every flow of every table).
+    DumpFlows {
+        switch: String,
+        flows: Option<String>,
+    },
+    /// Adds one flow.
+    AddFlow { switch: String, flow: String },
+    /// Adds the flows of FILE ("-": standard input), one per line; `#`
+    /// starts a comment. All are sent, then one barrier.
+    AddFlows { switch: String, file: String },
+    /// Modifies the actions of the flows matching FLOW.
+    ModFlows {
+        switch: String,
+        flow: String,
+        /// Only the flow with exactly this match and priority.
+        #[arg(long)]
+        strict: bool,
+    },
+    /// Deletes the flows matching FLOWS (default: all).
+    DelFlows {
+        switch: String,
+        flows: Option<String>,
+        /// Only the flow with exactly this match and priority.
+        #[arg(long)]
+        strict: bool,
+    },
+    /// Port counters (all ports, or PORT).
+    DumpPorts {
+        switch: String,
+        port: Option<String>,
+    },
+    /// Port descriptions.
+    DumpPortsDesc { switch: String },
+    /// Sets a port's configuration: up, down, flood, no-flood, forward,
+    /// no-forward, packet-in, no-packet-in.
+    ModPort {
+        switch: String,
+        port: String,
+        action: String,
+    },
+    /// Table counters.
+    DumpTables { switch: String },
+    /// Groups, in add-group syntax (all, or group_id=N).
+    DumpGroups {
+        switch: String,
+        group: Option<String>,
+    },
+    /// Group counters.
+    DumpGroupStats {
+        switch: String,
+        group: Option<String>,
+    },
+    /// Adds a group.
+    AddGroup { switch: String, group: String },
+    /// Replaces a group's type and buckets.
+    ModGroup { switch: String, group: String },
+    /// Deletes groups (default: all).
+    DelGroups {
+        switch: String,
+        group: Option<String>,
+    },
+    /// Adds a meter.
+    AddMeter { switch: String, meter: String },
+    /// Replaces a meter's bands.
+    ModMeter { switch: String, meter: String },
+    /// Deletes meters (default: all).
+    DelMeters {
+        switch: String,
+        meter: Option<String>,
+    },
+    /// Meters, in add-meter syntax.
+    DumpMeters {
+        switch: String,
+        meter: Option<String>,
+    },
+    /// Meter counters.
+    MeterStats {
+        switch: String,
+        meter: Option<String>,
+    },
+    /// Sends PACKET (hex, or a flow description) through ACTIONS as if it
+    /// came in on IN_PORT (a number, local, controller or none).
+    PacketOut {
+        switch: String,
+        in_port: String,
+        actions: String,
+        packet: String,
+    },
+    /// Prints asynchronous messages (packet-in, flow-removed, port-status)
+    /// as they arrive.
+    Monitor {
+        switch: String,
+        /// Stop after this many messages.
+        #[arg(long)]
+        count: Option<u64>,
+        /// Stop after this many seconds.
+        #[arg(long)]
+        duration: Option<f64>,
+    },
+    /// What the switch does with PACKET arriving on IN_PORT: the table and
+    /// rule of each step, what the actions did, where copies go. PACKET is
+    /// hex or a flow description (`in_port=1,tcp,nw_dst=10.0.0.2,tp_dst=80`).
+    Trace {
+        switch: String,
+        /// IN_PORT then PACKET, or PACKET alone with in_port= in it.
+        #[arg(num_args = 1..=2, required = true)]
+        args: Vec<String>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if !(cli.timeout.is_finite() && cli.timeout > 0.0) {
+        eprintln!("sluice-ctl: --timeout: expected a positive number of seconds");
+        return ExitCode::from(2);
+    }
+    let timeout = Duration::from_secs_f64(cli.timeout);
+    match commands::run(cli.cmd, &cli.run_dir, timeout) {
+        Ok(out) => {
+            print!("{out}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("sluice-ctl: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! Where the switch is: `BRIDGE` (its management socket,
+//! `/run/sluice/BRIDGE.mgmt`), `unix:PATH`, or `tcp:HOST:PORT` (a switch
+//! listening with `ptcp:`), as ovs-ofctl spells them.
+
+use std::fmt;
+use std::io;
+use std::net::{TcpStream, ToSocketAddrs};
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The default directory of management sockets (the daemon's `--run-dir`).
+pub const RUN_DIR: &str = "/run/sluice";
+
+/// A switch endpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    Unix(PathBuf),
+    Tcp(String),
+}
+
+impl Target {
+    /// Reads a target: `unix:PATH`, `tcp:HOST:PORT`, a path (contains a
+    /// `/`), or a bridge name (its management socket in `run_dir`).
+    pub fn parse(s: &str, run_dir: &str) -> Result<Target, String> {
+        if let Some(p) = s.strip_prefix("unix:") {
+            if p.is_empty() {
+                return Err(format!("{s:?}: unix: needs a path"));
+            }
+            return Ok(Target::Unix(p.into()));
+        }
+        if let Some(hp) = s.strip_prefix("tcp:") {
+            let ok = hp
+                .rsplit_once(':')
+                .is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok());
+            if !ok {
+                return Err(format!("{s:?}: expected tcp:HOST:PORT"));
+            }
+            return Ok(Target::Tcp(hp.to_string()));
+        }
+        if s.contains('/') {
+            return Ok(Target::Unix(s.into()));
+        }
+        let name_ok = !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+        if !name_ok || s.contains(':') {
+            return Err(format!(
+                "{s:?}: expected a bridge name, unix:PATH or tcp:HOST:PORT"
+            ));
+        }
+        Ok(Target::Unix(
+            PathBuf::from(run_dir).join(format!("{s}.mgmt")),
+        ))
+    }
+
+    /// Opens a non-blocking stream to the target.
+    pub fn open(&self, timeout: Duration) -> io::Result<Stream> {
+        let s = match self {
+            Target::Unix(p) => Stream::Unix(UnixStream::connect(p)?),
+            Target::Tcp(hp) => {
+                let addr = hp.to_socket_addrs()?.next().ok_or_else(|| {
+                    io::Error::new(io::ErrorKind::NotFound, "no address for host")
+                })?;
+                let t = TcpStream::connect_timeout(&addr, timeout)?;
+                t.set_nodelay(true)?;
+                Stream::Tcp(t)
+            }
+        };
+        s.set_nonblocking()?;
+        Ok(s)
+    }
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Target::Unix(p) => write!(f, "unix:{}", p.display()),
+            Target::Tcp(hp) => write!(f, "tcp:{hp}"),
+        }
+    }
+}
+
+/// An open connection.
+pub enum Stream {
+    Unix(UnixStream),
+    Tcp(TcpStream),
+}
+
+impl Stream {
+    fn set_nonblocking(&self) -> io::Result<()> {
+        match self {
+            Stream::Unix(s) => s.set_nonblocking(true),
+            Stream::Tcp(s) => s.set_nonblocking(true),
+        }
+    }
+
+    pub(crate) fn read_bytes(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        use std::io::Read;
+        match self {
+            Stream::Unix(s) => s.read(buf),
+            Stream::Tcp(s) => s.read(buf),
+        }
+    }
+
+    pub(crate) fn write_bytes(&mut self, buf: &[u8]) -> io::Result<usize> {
+        use std::io::Write;
+        match self {
+            Stream::Unix(s) => s.write(buf),
+            Stream::Tcp(s) => s.write(buf),
+        }
+    }
+
+    /// Whether the transport itself has bytes to write (TLS records).
+    pub(crate) fn wants_write(&self) -> bool {
+        false
+    }
+
+    /// Writes what the transport itself holds (TLS records).
+    pub(crate) fn flush_tls(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl AsRawFd for Stream {
+    fn as_raw_fd(&self) -> RawFd {
+        match self {
+            Stream::Unix(s) => s.as_raw_fd(),
+            Stream::Tcp(s) => s.as_raw_fd(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets() {
+        assert_eq!(
+            Target::parse("br0", RUN_DIR).unwrap(),
+            Target::Unix("/run/sluice/br0.mgmt".into())
+        );
+        assert_eq!(
+            Target::parse("unix:/tmp/x", RUN_DIR).unwrap(),
+            Target::Unix("/tmp/x".into())
+        );
+        assert_eq!(
+            Target::parse("tcp:127.0.0.1:6653", RUN_DIR).unwrap(),
+            Target::Tcp("127.0.0.1:6653".into())
+        );
+        for bad in ["tcp:1.2.3.4", "tcp::80", "unix:", "", "br 0", "ssl:x:1"] {
+            assert!(Target::parse(bad, RUN_DIR).is_err(), "{bad}");
+        }
+    }
+}

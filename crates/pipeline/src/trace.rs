@@ -1,0 +1,128 @@
+//! `trace`: what the pipeline would do with one packet, step by step, the
+//! way Open vSwitch's `ofproto/trace` tells it.
+//!
+//! A trace runs the packet through a published [`Snapshot`] with the same
+//! code as the fast path (the executor is generic over tracing, so the
+//! fast path carries no trace code), but changes nothing: no rule, table or
+//! group counter moves, no meter is charged, no cache is filled. The
+//! result names, for every table visited, the rule that matched (or the
+//! miss), each instruction and action as it ran, the buckets a group took,
+//! where each output went, and the packet's final flow.
+
+use ofp::oxm::{MatchEntry, Oxm, OxmField};
+use ofp::Match;
+use packet::FlowKey;
+
+use crate::exec::{trace_run, Output, Snapshot};
+use crate::matchkey::{compile, read_field};
+use crate::rule::Rule;
+
+/// The account of one packet's trip through the pipeline.
+#[derive(Debug, Clone)]
+pub struct Trace {
+    /// What happened, one line per step, indented by nesting.
+    pub steps: Vec<String>,
+    /// Where copies of the packet went (reserved ports unresolved:
+    /// CONTROLLER, LOCAL and NORMAL are reported as such).
+    pub outputs: Vec<Output>,
+    /// The packet as it left the last action.
+    pub final_frame: Vec<u8>,
+}
+
+/// Traces `frame` received on `in_port` through `snap`.
+pub fn trace(snap: &Snapshot, in_port: u32, frame: &[u8]) -> Trace {
+    let (steps, outputs, final_frame) = trace_run(snap, in_port, frame);
+    Trace {
+        steps,
+        outputs,
+        final_frame,
+    }
+}
+
+impl Trace {
+    /// The datapath actions: the output ports in order, `drop` if none.
+    pub fn datapath_actions(&self) -> String {
+        if self.outputs.is_empty() {
+            return "drop".into();
+        }
+        let outs: Vec<String> = self
+            .outputs
+            .iter()
+            .map(|o| {
+                let mut s = ofp::text::format_port(o.port);
+                if let Some(c) = &o.controller {
+                    s = format!("controller(reason={},table={})", c.reason, c.table_id);
+                }
+                match o.queue {
+                    Some(q) => format!("set_queue:{q},{s}"),
+                    None => s,
+                }
+            })
+            .collect();
+        outs.join(",")
+    }
+
+    /// The whole trace as text, ending with the final flow (when the
+    /// packet changed) and the datapath actions.
+    pub fn text(&self, in_port: u32) -> String {
+        let mut out = self.steps.join("\n");
+        let mut k = FlowKey::default();
+        packet::extract(&self.final_frame, in_port, &mut k);
+        let final_flow = describe_key(&k);
+        let first = self
+            .steps
+            .first()
+            .and_then(|l| l.strip_prefix("Flow: "))
+            .unwrap_or("");
+        out.push_str("\n\n");
+        if final_flow == first {
+            out.push_str("Final flow: unchanged\n");
+        } else {
+            out.push_str(&format!("Final flow: {final_flow}\n"));
+        }
+        out.push_str(&format!("Datapath actions: {}\n", self.datapath_actions()));
+        out
+    }
+}
+
+/// A packet's flow key as an ovs-ofctl match: every field the packet
+/// really carries (its layer was parsed whole), in OXM order.
+pub fn describe_key(key: &FlowKey) -> String {
+    let mut m = Match::new();
+    for f in (0u8..40).map(OxmField::from) {
+        if matches!(f, OxmField::Unknown(_) | OxmField::InPhyPort) {
+            continue;
+        }
+        let Some(value) = read_field(key, f) else {
+            continue;
+        };
+        // Zero metadata, tunnel id and VLAN (untagged) say nothing.
+        if value == 0
+            && matches!(
+                f,
+                OxmField::Metadata | OxmField::TunnelId | OxmField::VlanVid
+            )
+        {
+            continue;
+        }
+        m.entries.push(MatchEntry::Basic(Oxm::exact(f, value)));
+        // Keep the field only if its prerequisites hold and the packet
+        // really had that layer (a compiled match checks both).
+        let keep = compile(&m).is_ok_and(|c| c.matches(key));
+        if !keep {
+            m.entries.pop();
+        }
+    }
+    ofp::text::format_match(&m)
+}
+
+/// A rule as the trace shows it: match, priority, cookie, instructions.
+pub fn describe_rule(r: &Rule) -> String {
+    let m = ofp::text::format_match(&r.match_);
+    let m = if m.is_empty() { "(any)".into() } else { m };
+    let mut s = format!("{m}, priority {}", r.priority);
+    if r.cookie != 0 {
+        s.push_str(&format!(", cookie {:#x}", r.cookie));
+    }
+    s
+}
