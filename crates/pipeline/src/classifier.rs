@@ -244,7 +244,7 @@ pub struct Classifier<T = ()> {
     /// which is kept sorted by it (highest first).
     max_prio: Vec<u16>,
     /// Mask -> position in `subtables` (rebuilt when the order changes).
-    by_mask: HashMap<FlowKey, usize>,
+    by_mask: rustc_hash::FxHashMap<FlowKey, usize>,
     rules: usize,
 }
 
@@ -253,7 +253,7 @@ impl<T: Clone> Default for Classifier<T> {
         Classifier {
             subtables: Vec::new(),
             max_prio: Vec::new(),
-            by_mask: HashMap::new(),
+            by_mask: Default::default(),
             rules: 0,
         }
     }

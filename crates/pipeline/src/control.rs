@@ -384,7 +384,7 @@ impl Pipeline {
         let mut out = Vec::new();
         for table in &mut self.tables {
             let due: Vec<(RuleId, FlowRemovedReason)> = table
-                .rules()
+                .timed_rules()
                 .filter_map(|r| {
                     let secs = |s: u16| s as u64 * 1_000_000_000;
                     if r.hard_timeout != 0 && now_ns >= r.created_ns + secs(r.hard_timeout) {

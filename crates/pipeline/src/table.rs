@@ -1,8 +1,16 @@
 //! One OpenFlow flow table: its rules, the classifier over them, and the
 //! indexes flow-mods need (exact match+priority for ADD and strict
 //! commands).
+//!
+//! The indexes use the Fx hash: keys are rule ids and 272-byte masked keys
+//! chosen by the controller, hashed once per flow-mod, where SipHash's
+//! cost showed in the million-flow ingest profile and its flooding
+//! resistance buys nothing (a controller that wants to slow the switch can
+//! simply send more flow-mods).
 
-use std::collections::HashMap;
+use std::collections::BTreeSet;
+
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
 use crate::classifier::{Classifier, RuleId};
@@ -18,6 +26,9 @@ pub struct FlowTable {
     pub(crate) cls: Classifier<Arc<Rule>>,
     pub(crate) rules: HashMap<RuleId, Arc<Rule>>,
     pub(crate) exact: HashMap<(MaskedKey, u16), RuleId>,
+    /// Rules with an idle or hard timeout: expiry looks at these only, so
+    /// a large table of permanent flows costs nothing to age.
+    pub(crate) timed: BTreeSet<RuleId>,
 }
 
 impl FlowTable {
@@ -26,8 +37,9 @@ impl FlowTable {
             id,
             max_entries,
             cls: Classifier::new(),
-            rules: HashMap::new(),
-            exact: HashMap::new(),
+            rules: HashMap::default(),
+            exact: HashMap::default(),
+            timed: BTreeSet::new(),
         }
     }
 
@@ -52,6 +64,11 @@ impl FlowTable {
         self.rules.values()
     }
 
+    /// The rules that have a timeout.
+    pub fn timed_rules(&self) -> impl Iterator<Item = &Arc<Rule>> {
+        self.timed.iter().filter_map(|id| self.rules.get(id))
+    }
+
     /// The classifier workers use.
     pub fn classifier(&self) -> &Classifier<Arc<Rule>> {
         &self.cls
@@ -61,6 +78,9 @@ impl FlowTable {
         self.cls
             .insert_with(rule.id, &rule.key, rule.priority, rule.clone());
         self.exact.insert((rule.key, rule.priority), rule.id);
+        if rule.idle_timeout != 0 || rule.hard_timeout != 0 {
+            self.timed.insert(rule.id);
+        }
         self.rules.insert(rule.id, rule);
     }
 
@@ -68,6 +88,7 @@ impl FlowTable {
         let rule = self.rules.remove(&id)?;
         self.cls.remove(id, &rule.key, rule.priority);
         self.exact.remove(&(rule.key, rule.priority));
+        self.timed.remove(&id);
         Some(rule)
     }
 
