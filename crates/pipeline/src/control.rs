@@ -24,7 +24,8 @@ use crate::classifier::RuleId;
 use crate::exec::{GroupRt, PortState, Snapshot};
 use crate::matchkey::{compile, MaskedKey};
 use crate::meter::MeterState;
-use crate::rule::{Counters, Rule};
+use crate::intern::Interner;
+use crate::rule::{Counters, Rule, StoredMatch};
 use crate::table::FlowTable;
 use crate::validate::{self, Context};
 
@@ -100,7 +101,7 @@ impl Removed {
             hard_timeout: r.hard_timeout,
             packet_count: t.packets,
             byte_count: t.bytes,
-            match_: r.match_.clone(),
+            match_: r.match_.get(),
         }
     }
 }
@@ -117,6 +118,7 @@ pub struct Pipeline {
     pub(crate) groups: HashMap<u32, Group>,
     pub(crate) meters: HashMap<u32, Meter>,
     next_id: RuleId,
+    instructions: Interner,
     table_counters: Arc<Vec<Counters>>,
     ports: Vec<PortState>,
     /// OFPC_INVALID_TTL_TO_CONTROLLER (set by SET_CONFIG).
@@ -138,6 +140,7 @@ impl Pipeline {
             groups: HashMap::new(),
             meters: HashMap::new(),
             next_id: 0,
+            instructions: Interner::default(),
             table_counters: Arc::new((0..n).map(|_| Counters::new(config.workers)).collect()),
             ports: Vec::new(),
             invalid_ttl_to_controller: false,
@@ -271,6 +274,7 @@ impl Pipeline {
                         .collect()
                 };
                 let workers = self.config.workers;
+                let instructions = self.instructions.get(&fm.instructions);
                 let table = &mut self.tables[fm.table_id as usize];
                 for old in targets {
                     let counters = if fm.flags & ff::RESET_COUNTS != 0 {
@@ -279,7 +283,7 @@ impl Pipeline {
                         old.counters.clone()
                     };
                     table.replace(Arc::new(Rule {
-                        instructions: fm.instructions.clone(),
+                        instructions: instructions.clone(),
                         counters,
                         ..clone_rule(&old)
                     }));
@@ -296,22 +300,22 @@ impl Pipeline {
                             && (fm.out_port == port_no::ANY || r.outputs_to(fm.out_port))
                             && (fm.out_group == group_no::ANY || r.uses_group(fm.out_group))
                     };
-                    let ids: Vec<RuleId> = if strict {
+                    let doomed: Vec<Arc<Rule>> = if strict {
                         table
                             .get_exact(&key, fm.priority)
                             .filter(|r| selected(r))
-                            .map(|r| r.id)
+                            .cloned()
                             .into_iter()
                             .collect()
                     } else {
                         table
                             .rules()
                             .filter(|r| r.key.is_subset_of(&key) && selected(r))
-                            .map(|r| r.id)
+                            .cloned()
                             .collect()
                     };
-                    for id in ids {
-                        if let Some(rule) = table.remove(id) {
+                    for r in doomed {
+                        if let Some(rule) = table.remove(&r) {
                             removed.push(Removed {
                                 rule,
                                 reason: FlowRemovedReason::Delete,
@@ -361,8 +365,8 @@ impl Pipeline {
             table_id: fm.table_id,
             priority: fm.priority,
             key,
-            match_: fm.match_.clone(),
-            instructions: fm.instructions.clone(),
+            match_: StoredMatch::new(&fm.match_),
+            instructions: self.instructions.get(&fm.instructions),
             cookie: fm.cookie,
             idle_timeout: fm.idle_timeout,
             hard_timeout: fm.hard_timeout,
@@ -383,24 +387,24 @@ impl Pipeline {
     pub fn expire(&mut self, now_ns: u64) -> Vec<Removed> {
         let mut out = Vec::new();
         for table in &mut self.tables {
-            let due: Vec<(RuleId, FlowRemovedReason)> = table
+            let due: Vec<(Arc<Rule>, FlowRemovedReason)> = table
                 .timed_rules()
                 .filter_map(|r| {
                     let secs = |s: u16| s as u64 * 1_000_000_000;
                     if r.hard_timeout != 0 && now_ns >= r.created_ns + secs(r.hard_timeout) {
-                        return Some((r.id, FlowRemovedReason::HardTimeout));
+                        return Some((r.clone(), FlowRemovedReason::HardTimeout));
                     }
                     if r.idle_timeout != 0 {
                         let last = r.counters.totals().last_hit_ns.max(r.created_ns);
                         if now_ns >= last + secs(r.idle_timeout) {
-                            return Some((r.id, FlowRemovedReason::IdleTimeout));
+                            return Some((r.clone(), FlowRemovedReason::IdleTimeout));
                         }
                     }
                     None
                 })
                 .collect();
-            for (id, reason) in due {
-                if let Some(rule) = table.remove(id) {
+            for (r, reason) in due {
+                if let Some(rule) = table.remove(&r) {
                     out.push(Removed { rule, reason });
                 }
             }
@@ -455,8 +459,8 @@ impl Pipeline {
                     cookie: r.cookie,
                     packet_count: t.packets,
                     byte_count: t.bytes,
-                    match_: r.match_.clone(),
-                    instructions: r.instructions.clone(),
+                    match_: r.match_.get(),
+                    instructions: r.instructions.to_vec(),
                 }
             })
             .collect())
@@ -744,9 +748,9 @@ impl Pipeline {
     ) -> Vec<Removed> {
         let mut out = Vec::new();
         for table in &mut self.tables {
-            let ids: Vec<RuleId> = table.rules().filter(|r| f(r)).map(|r| r.id).collect();
-            for id in ids {
-                if let Some(rule) = table.remove(id) {
+            let doomed: Vec<Arc<Rule>> = table.rules().filter(|r| f(r)).cloned().collect();
+            for r in doomed {
+                if let Some(rule) = table.remove(&r) {
                     out.push(Removed { rule, reason });
                 }
             }

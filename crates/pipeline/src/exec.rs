@@ -495,9 +495,9 @@ impl Exec {
             }
             cx.table_id = table as u8;
             cx.cookie = rule.cookie;
-            cx.table_miss = rule.priority == 0 && rule.match_.entries.is_empty();
+            cx.table_miss = rule.priority == 0 && rule.match_.is_empty();
             let mut goto = None;
-            for ins in &rule.instructions {
+            for ins in rule.instructions.iter() {
                 match ins {
                     Instruction::Meter(m) => {
                         if T {

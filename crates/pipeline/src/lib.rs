@@ -21,6 +21,7 @@ pub mod control;
 pub mod edit;
 pub mod emc;
 pub mod exec;
+mod intern;
 pub mod matchkey;
 pub mod meter;
 pub mod rule;

@@ -118,7 +118,7 @@ pub fn describe_key(key: &FlowKey) -> String {
 
 /// A rule as the trace shows it: match, priority, cookie, instructions.
 pub fn describe_rule(r: &Rule) -> String {
-    let m = ofp::text::format_match(&r.match_);
+    let m = ofp::text::format_match(&r.match_.get());
     let m = if m.is_empty() { "(any)".into() } else { m };
     let mut s = format!("{m}, priority {}", r.priority);
     if r.cookie != 0 {
