@@ -68,8 +68,8 @@ const OUT_HIGH_WATER: usize = 4 << 20;
 
 impl Client {
     /// Connects to `target` and completes the HELLO exchange.
-    pub fn connect(target: &Target, timeout: Duration) -> Result<Client> {
-        let stream = target.open(timeout).map_err(|err| ClientError::Connect {
+    pub fn connect(target: &Target, timeout: Duration, tls: Option<&tls::Tls>) -> Result<Client> {
+        let stream = target.open(timeout, tls).map_err(|err| ClientError::Connect {
             target: target.to_string(),
             err,
         })?;

@@ -32,6 +32,15 @@ struct Cli {
     /// Where bridge management sockets live (the daemon's --run-dir).
     #[arg(long, default_value = target::RUN_DIR, global = true)]
     run_dir: String,
+    /// TLS (tls:HOST:PORT targets): our private key, PEM
+    #[arg(short = 'p', long, global = true, value_name = "FILE")]
+    private_key: Option<std::path::PathBuf>,
+    /// TLS: our certificate, PEM
+    #[arg(short = 'c', long, global = true, value_name = "FILE")]
+    certificate: Option<std::path::PathBuf>,
+    /// TLS: the CA certificate the switch's certificate must be signed by, PEM
+    #[arg(short = 'C', long, global = true, value_name = "FILE")]
+    ca_cert: Option<std::path::PathBuf>,
     #[command(subcommand)]
     cmd: Cmd,
 }
@@ -159,7 +168,28 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     let timeout = Duration::from_secs_f64(cli.timeout);
-    match commands::run(cli.cmd, &cli.run_dir, timeout) {
+    let identity = match (cli.private_key, cli.certificate, cli.ca_cert) {
+        (None, None, None) => None,
+        (Some(private_key), Some(certificate), Some(ca_cert)) => match tls::Tls::load(&tls::Files {
+            private_key,
+            certificate,
+            ca_cert,
+        }) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                match e.what {
+                    "tls" => eprintln!("sluice-ctl: TLS: {}", e.problem),
+                    w => eprintln!("sluice-ctl: --{}: {}", w.replace('_', "-"), e.problem),
+                }
+                return ExitCode::from(2);
+            }
+        },
+        _ => {
+            eprintln!("sluice-ctl: --private-key, --certificate and --ca-cert go together");
+            return ExitCode::from(2);
+        }
+    };
+    match commands::run(cli.cmd, &cli.run_dir, timeout, identity.as_ref()) {
         Ok(out) => {
             print!("{out}");
             ExitCode::SUCCESS

@@ -1,6 +1,8 @@
 //! Where the switch is: `BRIDGE` (its management socket,
-//! `/run/sluice/BRIDGE.mgmt`), `unix:PATH`, or `tcp:HOST:PORT` (a switch
-//! listening with `ptcp:`), as ovs-ofctl spells them.
+//! `/run/sluice/BRIDGE.mgmt`), `unix:PATH`, `tcp:HOST:PORT` (a switch
+//! listening with `ptcp:`) or `tls:HOST:PORT` / `ssl:HOST:PORT` (a switch
+//! listening with `ptls:`; needs `--private-key`, `--certificate` and
+//! `--ca-cert`), as ovs-ofctl spells them.
 
 use std::fmt;
 use std::io;
@@ -18,6 +20,7 @@ pub const RUN_DIR: &str = "/run/sluice";
 pub enum Target {
     Unix(PathBuf),
     Tcp(String),
+    Tls(String),
 }
 
 impl Target {
@@ -30,14 +33,21 @@ impl Target {
             }
             return Ok(Target::Unix(p.into()));
         }
-        if let Some(hp) = s.strip_prefix("tcp:") {
+        for (scheme, tls) in [("tcp", false), ("tls", true), ("ssl", true)] {
+            let Some(hp) = s.strip_prefix(scheme).and_then(|r| r.strip_prefix(':')) else {
+                continue;
+            };
             let ok = hp
                 .rsplit_once(':')
                 .is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok());
             if !ok {
-                return Err(format!("{s:?}: expected tcp:HOST:PORT"));
+                return Err(format!("{s:?}: expected {scheme}:HOST:PORT"));
             }
-            return Ok(Target::Tcp(hp.to_string()));
+            return Ok(if tls {
+                Target::Tls(hp.to_string())
+            } else {
+                Target::Tcp(hp.to_string())
+            });
         }
         if s.contains('/') {
             return Ok(Target::Unix(s.into()));
@@ -47,7 +57,7 @@ impl Target {
                 .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
         if !name_ok || s.contains(':') {
             return Err(format!(
-                "{s:?}: expected a bridge name, unix:PATH or tcp:HOST:PORT"
+                "{s:?}: expected a bridge name, unix:PATH, tcp:HOST:PORT or tls:HOST:PORT"
             ));
         }
         Ok(Target::Unix(
@@ -55,21 +65,39 @@ impl Target {
         ))
     }
 
-    /// Opens a non-blocking stream to the target.
-    pub fn open(&self, timeout: Duration) -> io::Result<Stream> {
-        let s = match self {
-            Target::Unix(p) => Stream::Unix(UnixStream::connect(p)?),
-            Target::Tcp(hp) => {
-                let addr = hp.to_socket_addrs()?.next().ok_or_else(|| {
-                    io::Error::new(io::ErrorKind::NotFound, "no address for host")
-                })?;
-                let t = TcpStream::connect_timeout(&addr, timeout)?;
-                t.set_nodelay(true)?;
-                Stream::Tcp(t)
-            }
+    /// Opens a non-blocking stream to the target; `tls` is the identity
+    /// for `tls:` targets.
+    pub fn open(&self, timeout: Duration, tls: Option<&tls::Tls>) -> io::Result<Stream> {
+        let tcp = |hp: &str| -> io::Result<TcpStream> {
+            let addr = hp.to_socket_addrs()?.next().ok_or_else(|| {
+                io::Error::new(io::ErrorKind::NotFound, "no address for host")
+            })?;
+            let t = TcpStream::connect_timeout(&addr, timeout)?;
+            t.set_nodelay(true)?;
+            t.set_nonblocking(true)?;
+            Ok(t)
         };
-        s.set_nonblocking()?;
-        Ok(s)
+        match self {
+            Target::Unix(p) => {
+                let s = UnixStream::connect(p)?;
+                s.set_nonblocking(true)?;
+                Ok(Stream::Unix(s))
+            }
+            Target::Tcp(hp) => Ok(Stream::Tcp(tcp(hp)?)),
+            Target::Tls(hp) => {
+                let id = tls.ok_or_else(|| {
+                    io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        "a tls: target needs --private-key, --certificate and --ca-cert",
+                    )
+                })?;
+                let host = hp.rsplit_once(':').map_or(hp.as_str(), |(h, _)| h);
+                let name = tls::server_name(host)
+                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+                let s = tls::TlsStream::client(tcp(hp)?, id.client.clone(), name)?;
+                Ok(Stream::Tls(Box::new(s)))
+            }
+        }
     }
 }
 
@@ -78,6 +106,7 @@ impl fmt::Display for Target {
         match self {
             Target::Unix(p) => write!(f, "unix:{}", p.display()),
             Target::Tcp(hp) => write!(f, "tcp:{hp}"),
+            Target::Tls(hp) => write!(f, "tls:{hp}"),
         }
     }
 }
@@ -86,21 +115,16 @@ impl fmt::Display for Target {
 pub enum Stream {
     Unix(UnixStream),
     Tcp(TcpStream),
+    Tls(Box<tls::TlsStream>),
 }
 
 impl Stream {
-    fn set_nonblocking(&self) -> io::Result<()> {
-        match self {
-            Stream::Unix(s) => s.set_nonblocking(true),
-            Stream::Tcp(s) => s.set_nonblocking(true),
-        }
-    }
-
     pub(crate) fn read_bytes(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         use std::io::Read;
         match self {
             Stream::Unix(s) => s.read(buf),
             Stream::Tcp(s) => s.read(buf),
+            Stream::Tls(s) => s.read(buf),
         }
     }
 
@@ -109,17 +133,25 @@ impl Stream {
         match self {
             Stream::Unix(s) => s.write(buf),
             Stream::Tcp(s) => s.write(buf),
+            Stream::Tls(s) => s.write(buf),
         }
     }
 
     /// Whether the transport itself has bytes to write (TLS records).
     pub(crate) fn wants_write(&self) -> bool {
-        false
+        matches!(self, Stream::Tls(s) if s.wants_write())
     }
 
-    /// Writes what the transport itself holds (TLS records).
+    /// Writes what the transport itself holds (TLS records), as far as
+    /// the socket takes them now.
     pub(crate) fn flush_tls(&mut self) -> io::Result<()> {
-        Ok(())
+        match self {
+            Stream::Tls(s) => match s.flush_tls() {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(()),
+                r => r,
+            },
+            _ => Ok(()),
+        }
     }
 }
 
@@ -128,6 +160,7 @@ impl AsRawFd for Stream {
         match self {
             Stream::Unix(s) => s.as_raw_fd(),
             Stream::Tcp(s) => s.as_raw_fd(),
+            Stream::Tls(s) => s.as_raw_fd(),
         }
     }
 }
@@ -150,7 +183,15 @@ mod tests {
             Target::parse("tcp:127.0.0.1:6653", RUN_DIR).unwrap(),
             Target::Tcp("127.0.0.1:6653".into())
         );
-        for bad in ["tcp:1.2.3.4", "tcp::80", "unix:", "", "br 0", "ssl:x:1"] {
+        assert_eq!(
+            Target::parse("ssl:127.0.0.1:6653", RUN_DIR).unwrap(),
+            Target::Tls("127.0.0.1:6653".into())
+        );
+        assert_eq!(
+            Target::parse("tls:localhost:6653", RUN_DIR).unwrap(),
+            Target::Tls("localhost:6653".into())
+        );
+        for bad in ["tcp:1.2.3.4", "tcp::80", "unix:", "", "br 0", "ssl:x", "tls::1"] {
             assert!(Target::parse(bad, RUN_DIR).is_err(), "{bad}");
         }
     }

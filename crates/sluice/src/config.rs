@@ -184,6 +184,35 @@ pub struct File {
     pub ports: Vec<PortSection>,
     #[serde(default)]
     pub bridges: Vec<BridgeSection>,
+    /// The daemon's TLS identity, for `tls:`/`ptls:` endpoints.
+    #[serde(default)]
+    pub tls: Option<TlsSection>,
+}
+
+/// `[tls]`: the daemon's TLS identity (Open vSwitch's `--private-key`,
+/// `--certificate`, `--ca-cert`), PEM files. Every TLS endpoint of every
+/// bridge uses it; peers must present a certificate signed by `ca_cert`.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct TlsSection {
+    pub private_key: std::path::PathBuf,
+    pub certificate: std::path::PathBuf,
+    pub ca_cert: std::path::PathBuf,
+}
+
+/// Loads `[tls]`; problems are named `tls.private_key`, `tls.certificate`
+/// or `tls.ca_cert`.
+pub fn load_tls(section: &Option<TlsSection>) -> Result<Option<tls::Tls>, ConfigError> {
+    let Some(t) = section else {
+        return Ok(None);
+    };
+    tls::Tls::load(&tls::Files {
+        private_key: t.private_key.clone(),
+        certificate: t.certificate.clone(),
+        ca_cert: t.ca_cert.clone(),
+    })
+    .map(Some)
+    .map_err(|e| err(format!("tls.{}", e.what), e.problem))
 }
 
 /// A checked configuration of one bridge.
@@ -248,10 +277,11 @@ pub fn parse_file(text: &str) -> Result<File, ConfigError> {
 /// Checks a file's contents plus ports given on the command line (`NAME`
 /// or `NAME=OFPORT`, for the single-bridge form): one [`Config`] per bridge.
 pub fn check_all(mut file: File, cli_ports: &[String]) -> Result<Vec<Config>, ConfigError> {
+    let has_tls = file.tls.is_some();
     if file.bridges.is_empty() {
         let mut b = std::mem::take(&mut file.bridge);
         b.ports.append(&mut file.ports);
-        return Ok(vec![check(b, cli_ports)?]);
+        return Ok(vec![check(b, cli_ports, has_tls)?]);
     }
     if !file.ports.is_empty() || !cli_ports.is_empty() {
         return Err(err(
@@ -261,7 +291,7 @@ pub fn check_all(mut file: File, cli_ports: &[String]) -> Result<Vec<Config>, Co
     }
     let mut out: Vec<Config> = Vec::new();
     for (i, b) in file.bridges.into_iter().enumerate() {
-        let c = check(b, &[]).map_err(|mut e| {
+        let c = check(b, &[], has_tls).map_err(|mut e| {
             let k = e.key.strip_prefix("bridge.").unwrap_or(&e.key).to_string();
             let k = k
                 .strip_prefix("port")
@@ -296,7 +326,12 @@ pub fn check_all(mut file: File, cli_ports: &[String]) -> Result<Vec<Config>, Co
 }
 
 /// Checks one bridge: its section, its ports and command-line ports.
-pub fn check(file: BridgeSection, cli_ports: &[String]) -> Result<Config, ConfigError> {
+/// Checks one bridge; `has_tls`: whether the daemon has a TLS identity.
+pub fn check(
+    file: BridgeSection,
+    cli_ports: &[String],
+    has_tls: bool,
+) -> Result<Config, ConfigError> {
     let mut ports = Vec::new();
     let mut used = HashSet::new();
     let mut names = HashSet::new();
@@ -433,27 +468,34 @@ pub fn check(file: BridgeSection, cli_ports: &[String]) -> Result<Config, Config
         }
     };
     let mut endpoints = Vec::new();
-    for (i, c) in file.controllers.iter().enumerate() {
-        let e = crate::control::Endpoint::parse(c)
-            .map_err(|p| err(format!("bridge.controllers[{i}]"), p))?;
-        if !matches!(e, crate::control::Endpoint::Tcp(_)) {
-            return Err(err(
-                format!("bridge.controllers[{i}]"),
-                format!("{c:?}: a controller is tcp:HOST:PORT; passive endpoints go in `listen`"),
-            ));
+    let lists = [("controllers", &file.controllers), ("listen", &file.listen)];
+    for (list, items) in lists {
+        for (i, c) in items.iter().enumerate() {
+            let key = format!("bridge.{list}[{i}]");
+            let e = crate::control::Endpoint::parse(c).map_err(|p| err(&key, p))?;
+            match (list, e.is_active()) {
+                ("controllers", false) => {
+                    return Err(err(
+                        key,
+                        format!("{c:?}: a controller is tcp:HOST:PORT or tls:HOST:PORT; passive endpoints go in `listen`"),
+                    ))
+                }
+                ("listen", true) => {
+                    return Err(err(
+                        key,
+                        format!("{c:?}: `listen` takes ptcp:PORT[:IP], ptls:PORT[:IP] or punix:PATH"),
+                    ))
+                }
+                _ => {}
+            }
+            if e.is_tls() && !has_tls {
+                return Err(err(
+                    key,
+                    format!("{c:?}: TLS needs the daemon's identity: [tls] private_key, certificate and ca_cert (or --private-key, --certificate, --ca-cert)"),
+                ));
+            }
+            endpoints.push(e);
         }
-        endpoints.push(e);
-    }
-    for (i, c) in file.listen.iter().enumerate() {
-        let e = crate::control::Endpoint::parse(c)
-            .map_err(|p| err(format!("bridge.listen[{i}]"), p))?;
-        if matches!(e, crate::control::Endpoint::Tcp(_)) {
-            return Err(err(
-                format!("bridge.listen[{i}]"),
-                format!("{c:?}: `listen` takes ptcp:PORT[:IP] or punix:PATH"),
-            ));
-        }
-        endpoints.push(e);
     }
     let mut flows = Vec::new();
     for (i, f) in file.flows.iter().enumerate() {

@@ -1,11 +1,13 @@
 //! The OpenFlow side of the daemon: endpoints, sockets, and the loop that
 //! moves bytes between them and each bridge's sans-IO [`agent::Agent`].
 //!
-//! Endpoints (as Open vSwitch spells them): `tcp:HOST:PORT` (connect to a
-//! controller, reconnecting with exponential backoff from 1 s to 8 s),
-//! `ptcp:PORT[:IP]` and `punix:PATH` (accept connections; `sluice-ctl`
-//! and `ovs-ofctl` use the bridge's `punix` management socket). TLS is not
-//! built yet.
+//! Endpoints (as Open vSwitch spells them): `tcp:HOST:PORT` and
+//! `tls:HOST:PORT` (or `ssl:`; connect to a controller, reconnecting with
+//! exponential backoff from 1 s to 8 s), `ptcp:PORT[:IP]`,
+//! `ptls:PORT[:IP]` (or `pssl:`) and `punix:PATH` (accept connections;
+//! `sluice-ctl` and `ovs-ofctl` use the bridge's `punix` management
+//! socket). TLS endpoints use the daemon's one identity (`[tls]`: key,
+//! certificate, CA) with mutual authentication: see the `tls` crate.
 //!
 //! Everything here runs on the daemon's control thread; sockets are
 //! non-blocking and waited on with one `poll(2)`.
@@ -32,6 +34,10 @@ use pipeline::Snapshot;
 pub enum Endpoint {
     Tcp(String),
     PTcp(SocketAddr),
+    /// `tls:HOST:PORT` (`ssl:` is the same).
+    Tls(String),
+    /// `ptls:PORT[:IP]` (`pssl:` is the same).
+    PTls(SocketAddr),
     PUnix(PathBuf),
     /// The bridge's management socket: a `punix` whose connections are
     /// tools (sluice-ctl, ovs-ofctl), not controllers — they do not end
@@ -40,37 +46,49 @@ pub enum Endpoint {
 }
 
 impl Endpoint {
-    /// Parses `tcp:HOST:PORT`, `ptcp:PORT[:IP]` or `punix:PATH`.
+    /// Parses `tcp:HOST:PORT`, `tls:HOST:PORT`, `ptcp:PORT[:IP]`,
+    /// `ptls:PORT[:IP]` or `punix:PATH` (`ssl`/`pssl` for `tls`/`ptls`).
     pub fn parse(s: &str) -> Result<Endpoint, String> {
-        let (kind, rest) = s.split_once(':').ok_or_else(|| {
-            format!("{s:?}: expected tcp:HOST:PORT, ptcp:PORT[:IP] or punix:PATH")
-        })?;
+        const EXPECTED: &str =
+            "expected tcp:HOST:PORT, tls:HOST:PORT, ptcp:PORT[:IP], ptls:PORT[:IP] or punix:PATH";
+        let (kind, rest) = s.split_once(':').ok_or_else(|| format!("{s:?}: {EXPECTED}"))?;
+        let host_port = |rest: &str| {
+            if rest
+                .rsplit_once(':')
+                .is_none_or(|(h, p)| h.is_empty() || p.parse::<u16>().is_err())
+            {
+                return Err(format!("{s:?}: expected {kind}:HOST:PORT"));
+            }
+            Ok(rest.to_string())
+        };
+        let listen_addr = |rest: &str| {
+            let (port, ip) = rest.split_once(':').unwrap_or((rest, "0.0.0.0"));
+            let port: u16 = port
+                .parse()
+                .map_err(|_| format!("{s:?}: {port:?} is not a port number"))?;
+            let ip: std::net::IpAddr = ip
+                .parse()
+                .map_err(|_| format!("{s:?}: {ip:?} is not an IP address"))?;
+            Ok::<_, String>(SocketAddr::new(ip, port))
+        };
         match kind {
-            "tcp" => {
-                if rest
-                    .rsplit_once(':')
-                    .is_none_or(|(_, p)| p.parse::<u16>().is_err())
-                {
-                    return Err(format!("{s:?}: expected tcp:HOST:PORT"));
-                }
-                Ok(Endpoint::Tcp(rest.to_string()))
-            }
-            "ptcp" => {
-                let (port, ip) = rest.split_once(':').unwrap_or((rest, "0.0.0.0"));
-                let port: u16 = port
-                    .parse()
-                    .map_err(|_| format!("{s:?}: {port:?} is not a port number"))?;
-                let ip: std::net::IpAddr = ip
-                    .parse()
-                    .map_err(|_| format!("{s:?}: {ip:?} is not an IP address"))?;
-                Ok(Endpoint::PTcp(SocketAddr::new(ip, port)))
-            }
+            "tcp" => host_port(rest).map(Endpoint::Tcp),
+            "tls" | "ssl" => host_port(rest).map(Endpoint::Tls),
+            "ptcp" => listen_addr(rest).map(Endpoint::PTcp),
+            "ptls" | "pssl" => listen_addr(rest).map(Endpoint::PTls),
             "punix" if !rest.is_empty() => Ok(Endpoint::PUnix(PathBuf::from(rest))),
-            "ssl" | "tls" | "pssl" => Err(format!("{s:?}: TLS endpoints are not built yet")),
-            _ => Err(format!(
-                "{s:?}: expected tcp:HOST:PORT, ptcp:PORT[:IP] or punix:PATH"
-            )),
+            _ => Err(format!("{s:?}: {EXPECTED}")),
         }
+    }
+
+    /// Whether this endpoint connects out (a controller) rather than listens.
+    pub fn is_active(&self) -> bool {
+        matches!(self, Endpoint::Tcp(_) | Endpoint::Tls(_))
+    }
+
+    /// Whether this endpoint needs the daemon's TLS identity.
+    pub fn is_tls(&self) -> bool {
+        matches!(self, Endpoint::Tls(_) | Endpoint::PTls(_))
     }
 }
 
@@ -115,6 +133,7 @@ impl Datapath for DpHandle {
 enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
+    Tls(Box<tls::TlsStream>),
 }
 
 impl Stream {
@@ -122,6 +141,7 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.as_raw_fd(),
             Stream::Unix(s) => s.as_raw_fd(),
+            Stream::Tls(s) => s.as_raw_fd(),
         }
     }
 
@@ -129,6 +149,7 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.read(buf),
             Stream::Unix(s) => s.read(buf),
+            Stream::Tls(s) => s.read(buf),
         }
     }
 
@@ -136,12 +157,25 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.write(buf),
             Stream::Unix(s) => s.write(buf),
+            Stream::Tls(s) => s.write(buf),
+        }
+    }
+
+    /// Whether the transport holds bytes of its own to send (TLS records).
+    fn wants_write(&self) -> bool {
+        matches!(self, Stream::Tls(s) if s.wants_write())
+    }
+
+    fn flush_transport(&mut self) {
+        if let Stream::Tls(s) = self {
+            let _ = s.flush_tls();
         }
     }
 }
 
 enum Listener {
-    Tcp(TcpListener),
+    /// The flag: connections speak TLS.
+    Tcp(TcpListener, bool),
     /// The flag: connections are service connections (management socket).
     Unix(UnixListener, PathBuf, bool),
 }
@@ -157,6 +191,7 @@ impl Drop for Listener {
 /// An active connection to a controller, with its backoff.
 struct Active {
     target: String,
+    tls: bool,
     conn: Option<ConnId>,
     next_try_ns: u64,
     backoff_ns: u64,
@@ -176,6 +211,8 @@ pub struct Control {
     pub standalone_flow: Option<ofp::FlowMod>,
     had_controller: bool,
     bridge: String,
+    /// The daemon's TLS identity, when it has one.
+    tls: Option<tls::Tls>,
 }
 
 impl Control {
@@ -186,15 +223,22 @@ impl Control {
         agent: Agent<DpHandle>,
         channels: Arc<Channels>,
         endpoints: &[Endpoint],
+        tls: Option<tls::Tls>,
     ) -> Result<Control, String> {
         let mut listeners = Vec::new();
         let mut actives = Vec::new();
         for e in endpoints {
+            if e.is_tls() && tls.is_none() {
+                return Err(format!(
+                    "{e:?}: TLS endpoints need the daemon's [tls] private_key, certificate and ca_cert"
+                ));
+            }
             match e {
-                Endpoint::PTcp(addr) => {
-                    let l = TcpListener::bind(addr).map_err(|er| format!("ptcp:{addr}: {er}"))?;
+                Endpoint::PTcp(addr) | Endpoint::PTls(addr) => {
+                    let kind = if e.is_tls() { "ptls" } else { "ptcp" };
+                    let l = TcpListener::bind(addr).map_err(|er| format!("{kind}:{addr}: {er}"))?;
                     l.set_nonblocking(true).map_err(|er| er.to_string())?;
-                    listeners.push(Listener::Tcp(l));
+                    listeners.push(Listener::Tcp(l, e.is_tls()));
                 }
                 Endpoint::PUnix(path) | Endpoint::Mgmt(path) => {
                     if let Some(dir) = path.parent() {
@@ -210,8 +254,9 @@ impl Control {
                     let service = matches!(e, Endpoint::Mgmt(_));
                     listeners.push(Listener::Unix(l, path.clone(), service));
                 }
-                Endpoint::Tcp(target) => actives.push(Active {
+                Endpoint::Tcp(target) | Endpoint::Tls(target) => actives.push(Active {
                     target: target.clone(),
+                    tls: e.is_tls(),
                     conn: None,
                     next_try_ns: 0,
                     backoff_ns: 1_000_000_000,
@@ -228,6 +273,7 @@ impl Control {
             standalone_flow: None,
             had_controller: false,
             bridge: bridge.to_string(),
+            tls,
         })
     }
 
@@ -243,16 +289,17 @@ impl Control {
         add(self.channels.packet_in_wake.fd(), libc::POLLIN);
         for l in &self.listeners {
             match l {
-                Listener::Tcp(l) => add(l.as_raw_fd(), libc::POLLIN),
+                Listener::Tcp(l, _) => add(l.as_raw_fd(), libc::POLLIN),
                 Listener::Unix(l, _, _) => add(l.as_raw_fd(), libc::POLLIN),
             }
         }
         for (id, s) in &self.streams {
-            let want_out = self
-                .agent
-                .conns
-                .get(id)
-                .is_some_and(|c| !c.outbox.is_empty());
+            let want_out = s.wants_write()
+                || self
+                    .agent
+                    .conns
+                    .get(id)
+                    .is_some_and(|c| !c.outbox.is_empty());
             add(
                 s.fd(),
                 libc::POLLIN | if want_out { libc::POLLOUT } else { 0 },
@@ -294,14 +341,16 @@ impl Control {
         for l in &self.listeners {
             loop {
                 let got = match l {
-                    Listener::Tcp(l) => l.accept().map(|(s, a)| {
-                        (
-                            s.set_nodelay(true)
-                                .and(s.set_nonblocking(true))
-                                .map(|_| Stream::Tcp(s)),
-                            a.to_string(),
-                            false,
-                        )
+                    Listener::Tcp(l, tls) => l.accept().map(|(s, a)| {
+                        let ready = s.set_nodelay(true).and(s.set_nonblocking(true));
+                        let stream = match (&self.tls, tls) {
+                            (Some(t), true) => ready
+                                .and_then(|_| tls::TlsStream::server(s, t.server.clone()))
+                                .map(|t| Stream::Tls(Box::new(t))),
+                            _ => ready.map(|_| Stream::Tcp(s)),
+                        };
+                        let scheme = if *tls { "tls" } else { "tcp" };
+                        (stream, format!("{scheme}:{a}"), false)
                     }),
                     Listener::Unix(l, p, service) => l.accept().map(|(s, _)| {
                         (
@@ -328,12 +377,15 @@ impl Control {
                 continue;
             }
             let target = a.target.clone();
+            let use_tls = a.tls;
             let addr = target.to_socket_addrs().ok().and_then(|mut x| x.next());
-            let r = addr.map(|ad| TcpStream::connect_timeout(&ad, Duration::from_millis(500)));
+            let r = addr
+                .map(|ad| TcpStream::connect_timeout(&ad, Duration::from_millis(500)))
+                .map(|r| r.and_then(|s| self.client_stream(s, &target, use_tls)));
             match r {
-                Some(Ok(s)) if s.set_nonblocking(true).is_ok() => {
-                    let _ = s.set_nodelay(true);
-                    let id = self.adopt(Stream::Tcp(s), format!("tcp:{target}"), false, now_ns);
+                Some(Ok(s)) => {
+                    let scheme = if use_tls { "tls" } else { "tcp" };
+                    let id = self.adopt(s, format!("{scheme}:{target}"), false, now_ns);
                     let a = &mut self.actives[i];
                     a.conn = Some(id);
                     a.backoff_ns = 1_000_000_000;
@@ -415,10 +467,28 @@ impl Control {
         }
     }
 
+    /// A connected socket to a controller as the stream its endpoint asks
+    /// for: non-blocking, no Nagle delay, TLS on top for `tls:`.
+    fn client_stream(&self, s: TcpStream, target: &str, use_tls: bool) -> std::io::Result<Stream> {
+        s.set_nonblocking(true)?;
+        let _ = s.set_nodelay(true);
+        match (&self.tls, use_tls) {
+            (Some(t), true) => {
+                let host = target.rsplit_once(':').map_or(target, |(h, _)| h);
+                let name = tls::server_name(host)
+                    .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+                let t = tls::TlsStream::client(s, t.client.clone(), name)?;
+                Ok(Stream::Tls(Box::new(t)))
+            }
+            _ => Ok(Stream::Tcp(s)),
+        }
+    }
+
     fn flush(&mut self, id: ConnId) {
         let (Some(s), Some(c)) = (self.streams.get_mut(&id), self.agent.conns.get_mut(&id)) else {
             return;
         };
+        s.flush_transport();
         while !c.outbox.is_empty() {
             match s.write(&c.outbox) {
                 Ok(0) => break,

@@ -61,12 +61,21 @@ struct Args {
     /// Do not create the LOCAL port (the TAP device named after the bridge).
     #[arg(long)]
     no_local: bool,
-    /// A controller to connect to, tcp:HOST:PORT (repeatable).
-    #[arg(long = "controller", value_name = "tcp:HOST:PORT")]
+    /// A controller to connect to, tcp:HOST:PORT or tls:HOST:PORT (repeatable).
+    #[arg(long = "controller", value_name = "ENDPOINT")]
     controllers: Vec<String>,
-    /// An OpenFlow endpoint to listen on: ptcp:PORT[:IP] or punix:PATH (repeatable).
+    /// An OpenFlow endpoint to listen on: ptcp:PORT[:IP], ptls:PORT[:IP] or punix:PATH (repeatable).
     #[arg(long = "listen", value_name = "ENDPOINT")]
     listen: Vec<String>,
+    /// TLS: this switch's private key (PEM), for tls:/ptls: endpoints
+    #[arg(long, value_name = "FILE")]
+    private_key: Option<std::path::PathBuf>,
+    /// TLS: this switch's certificate (PEM)
+    #[arg(long, value_name = "FILE")]
+    certificate: Option<std::path::PathBuf>,
+    /// TLS: the CA certificate that controllers' certificates must be signed by (PEM)
+    #[arg(long, value_name = "FILE")]
+    ca_cert: Option<std::path::PathBuf>,
     /// Fail mode with no controller: standalone (NORMAL learning) or secure (keep the flows).
     #[arg(long, value_name = "MODE")]
     fail_mode: Option<String>,
@@ -142,6 +151,16 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             Some(m) => return Err(format!("--fail-mode {m}: expected standalone or secure").into()),
         }
     }
+    if let (Some(k), Some(c), Some(ca)) = (&args.private_key, &args.certificate, &args.ca_cert) {
+        file.tls = Some(config::TlsSection {
+            private_key: k.clone(),
+            certificate: c.clone(),
+            ca_cert: ca.clone(),
+        });
+    } else if args.private_key.is_some() || args.certificate.is_some() || args.ca_cert.is_some() {
+        return Err("--private-key, --certificate and --ca-cert go together".into());
+    }
+    let tls_identity = config::load_tls(&file.tls)?;
     let cfgs = config::check_all(file, &args.ports)?;
     // Subscribe to link events before reading any port's state, so that no
     // change between the two is missed. Without netlink, poll sysfs.
@@ -158,7 +177,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mut running = Vec::new();
     let mut bridges = Vec::new();
     for cfg in cfgs {
-        let (r, b) = build(cfg, &args)?;
+        let (r, b) = build(cfg, &args, tls_identity.clone())?;
         running.push(r);
         bridges.push(b);
     }
@@ -346,6 +365,7 @@ fn open_port(
 fn build(
     cfg: config::Config,
     args: &Args,
+    tls: Option<tls::Tls>,
 ) -> Result<(Running, Vec<BridgeWorker>), Box<dyn std::error::Error>> {
     let cpus = cfg.workers.clone();
     let n = cpus.len();
@@ -512,7 +532,7 @@ fn build(
             args.run_dir.join(format!("{}.mgmt", cfg.name)),
         ));
     }
-    let mut control = control::Control::new(&cfg.name, agent, channels, &endpoints)
+    let mut control = control::Control::new(&cfg.name, agent, channels, &endpoints, tls)
         .map_err(|e| format!("bridge {}: {e}", cfg.name))?;
     control.standalone_flow = standalone_flow;
     let running = Running {

@@ -112,7 +112,7 @@ impl Tls {
             .map_err(|e| err("tls", e.to_string()))?
             .with_client_cert_verifier(client_verifier)
             .with_single_cert(chain.clone(), key.clone_key())
-            .map_err(|e| err("private_key", format!("does not fit the certificate: {e}")))?;
+            .map_err(|e| identity_error(files, e))?;
 
         let server_verifier = WebPkiServerVerifier::builder_with_provider(roots, provider())
             .build()
@@ -123,11 +123,33 @@ impl Tls {
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(CaOnly(server_verifier)))
             .with_client_auth_cert(chain, key)
-            .map_err(|e| err("private_key", format!("does not fit the certificate: {e}")))?;
+            .map_err(|e| identity_error(files, e))?;
         Ok(Tls {
             client: Arc::new(client),
             server: Arc::new(server),
         })
+    }
+}
+
+/// Says which file is at fault when rustls refuses the key and certificate.
+fn identity_error(files: &Files, e: rustls::Error) -> Error {
+    match e {
+        rustls::Error::InvalidCertificate(c) => err(
+            "certificate",
+            format!(
+                "{}: not usable ({c:?}); an X.509 v3 certificate is needed",
+                files.certificate.display()
+            ),
+        ),
+        rustls::Error::InconsistentKeys(_) => err(
+            "private_key",
+            format!(
+                "{}: does not fit the certificate {}",
+                files.private_key.display(),
+                files.certificate.display()
+            ),
+        ),
+        e => err("private_key", format!("{}: {e}", files.private_key.display())),
     }
 }
 
