@@ -123,31 +123,20 @@ testbed_down "$P"
 # Open vSwitch, userspace (netdev) datapath, started by hand with a private
 # run directory inside the switch namespace (PEERS.md).
 run_ovs() { # label flows-file
-    local label=$1 flows=$2 d db vs
+    local label=$1 flows=$2 d
     d=$(mktemp -d)
     testbed_up "$P"
-    export OVS_RUNDIR=$d OVS_DBDIR=$d OVS_LOGDIR=$d OVS_SYSCONFDIR=$d
-    ovsdb-tool create "$d/conf.db" /usr/share/openvswitch/vswitch.ovsschema
-    # In the foreground of a background job, so that we can end them by PID.
-    ip netns exec "$P-sw" ovsdb-server "$d/conf.db" --remote="punix:$d/db.sock" --log-file="$d/ovsdb.log" >/dev/null 2>&1 &
-    db=$!
-    sleep 0.3
-    ip netns exec "$P-sw" ovs-vsctl --db="unix:$d/db.sock" --no-wait init
-    ip netns exec "$P-sw" ovs-vswitchd "unix:$d/db.sock" --log-file="$d/vswitchd.log" >/dev/null 2>&1 &
-    vs=$!
-    sleep 0.5
+    ovs_start "$P-sw" "$d"
     ip netns exec "$P-sw" ovs-vsctl --db="unix:$d/db.sock" add-br br0 -- set bridge br0 datapath_type=netdev fail-mode=secure protocols=OpenFlow13 \
         -- add-port br0 p1 -- set interface p1 ofport_request=1 \
         -- add-port br0 p2 -- set interface p2 ofport_request=2 >/dev/null 2>&1
     ip netns exec "$P-sw" ovs-ofctl -O OpenFlow13 add-flows "unix:$d/br0.mgmt" "$flows" >/dev/null 2>&1
-    SW_PID=$(pgrep -P "$vs" ovs-vswitchd || echo "$vs")
+    SW_PID=$(pgrep -P "$OVS_VS_PID" ovs-vswitchd || echo "$OVS_VS_PID")
     sleep 1
     measure "$label"
     echo " - |"
-    kill "$vs" "$db" 2>/dev/null || true
-    wait "$vs" "$db" 2>/dev/null || true
+    ovs_stop
     SW_PID=
-    unset OVS_RUNDIR OVS_DBDIR OVS_LOGDIR OVS_SYSCONFDIR
     testbed_down "$P"
     rm -rf "$d"
 }

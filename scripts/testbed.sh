@@ -85,3 +85,27 @@ testbed_prepare() { # who
     scripts/setup.sh --demo
     cargo build -q --release -p sluice
 }
+
+# Open vSwitch started by hand (PEERS.md): a private run directory DIR,
+# ovsdb-server and ovs-vswitchd in the foreground of background jobs inside
+# namespace NS so that we end them by PID. Sets OVS_DB_PID and OVS_VS_PID;
+# the bridge's management socket is DIR/BRIDGE.mgmt.
+ovs_start() { # NS DIR
+    local ns=$1 d=$2
+    export OVS_RUNDIR=$d OVS_DBDIR=$d OVS_LOGDIR=$d OVS_SYSCONFDIR=$d
+    ovsdb-tool create "$d/conf.db" /usr/share/openvswitch/vswitch.ovsschema
+    ip netns exec "$ns" ovsdb-server "$d/conf.db" --remote="punix:$d/db.sock" --log-file="$d/ovsdb.log" >/dev/null 2>&1 &
+    OVS_DB_PID=$!
+    local tries=0
+    while [ ! -S "$d/db.sock" ] && [ $tries -lt 50 ]; do sleep 0.1; tries=$((tries + 1)); done
+    ip netns exec "$ns" ovs-vsctl --db="unix:$d/db.sock" --no-wait init
+    ip netns exec "$ns" ovs-vswitchd "unix:$d/db.sock" --log-file="$d/vswitchd.log" >/dev/null 2>&1 &
+    OVS_VS_PID=$!
+    sleep 0.5
+}
+
+ovs_stop() {
+    kill "$OVS_VS_PID" "$OVS_DB_PID" 2>/dev/null || true
+    wait "$OVS_VS_PID" "$OVS_DB_PID" 2>/dev/null || true
+    unset OVS_RUNDIR OVS_DBDIR OVS_LOGDIR OVS_SYSCONFDIR
+}

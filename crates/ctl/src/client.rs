@@ -69,10 +69,12 @@ const OUT_HIGH_WATER: usize = 4 << 20;
 impl Client {
     /// Connects to `target` and completes the HELLO exchange.
     pub fn connect(target: &Target, timeout: Duration, tls: Option<&tls::Tls>) -> Result<Client> {
-        let stream = target.open(timeout, tls).map_err(|err| ClientError::Connect {
-            target: target.to_string(),
-            err,
-        })?;
+        let stream = target
+            .open(timeout, tls)
+            .map_err(|err| ClientError::Connect {
+                target: target.to_string(),
+                err,
+            })?;
         let mut c = Client {
             stream,
             framer: Framer::new(),

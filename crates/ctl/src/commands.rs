@@ -36,12 +36,7 @@ fn usage<T>(what: &str, e: impl std::fmt::Display) -> Result<T> {
 }
 
 /// Runs one command.
-pub fn run(
-    cmd: Cmd,
-    run_dir: &str,
-    timeout: Duration,
-    tls: Option<&tls::Tls>,
-) -> Result<String> {
+pub fn run(cmd: Cmd, run_dir: &str, timeout: Duration, tls: Option<&tls::Tls>) -> Result<String> {
     let connect = |switch: &str| -> Result<Client> {
         let t = Target::parse(switch, run_dir).map_err(CmdError::Usage)?;
         Ok(Client::connect(&t, timeout, tls)?)

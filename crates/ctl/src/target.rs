@@ -69,9 +69,10 @@ impl Target {
     /// for `tls:` targets.
     pub fn open(&self, timeout: Duration, tls: Option<&tls::Tls>) -> io::Result<Stream> {
         let tcp = |hp: &str| -> io::Result<TcpStream> {
-            let addr = hp.to_socket_addrs()?.next().ok_or_else(|| {
-                io::Error::new(io::ErrorKind::NotFound, "no address for host")
-            })?;
+            let addr = hp
+                .to_socket_addrs()?
+                .next()
+                .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no address for host"))?;
             let t = TcpStream::connect_timeout(&addr, timeout)?;
             t.set_nodelay(true)?;
             t.set_nonblocking(true)?;
@@ -191,7 +192,15 @@ mod tests {
             Target::parse("tls:localhost:6653", RUN_DIR).unwrap(),
             Target::Tls("localhost:6653".into())
         );
-        for bad in ["tcp:1.2.3.4", "tcp::80", "unix:", "", "br 0", "ssl:x", "tls::1"] {
+        for bad in [
+            "tcp:1.2.3.4",
+            "tcp::80",
+            "unix:",
+            "",
+            "br 0",
+            "ssl:x",
+            "tls::1",
+        ] {
             assert!(Target::parse(bad, RUN_DIR).is_err(), "{bad}");
         }
     }

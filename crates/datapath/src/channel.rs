@@ -81,6 +81,8 @@ pub struct Channels {
     pub packet_in_dropped: AtomicU64,
     pub packet_out: ArrayQueue<PacketOutJob>,
     pub packet_out_wake: EventFd,
+    /// PACKET_OUTs dropped because the queue was full.
+    pub packet_out_dropped: AtomicU64,
 }
 
 impl Channels {
@@ -92,6 +94,7 @@ impl Channels {
             packet_in_dropped: AtomicU64::new(0),
             packet_out: ArrayQueue::new(capacity),
             packet_out_wake: EventFd::new()?,
+            packet_out_dropped: AtomicU64::new(0),
         })
     }
 
@@ -104,9 +107,13 @@ impl Channels {
         true
     }
 
-    /// The agent hands a PACKET_OUT to the datapath (false: queue full).
+    /// The agent hands a PACKET_OUT to the datapath (false: queue full,
+    /// counted).
     pub fn to_datapath(&self, job: PacketOutJob) -> bool {
         let ok = self.packet_out.push(job).is_ok();
+        if !ok {
+            self.packet_out_dropped.fetch_add(1, Relaxed);
+        }
         self.packet_out_wake.wake();
         ok
     }

@@ -22,9 +22,9 @@ use ofp::{Action, OfpError};
 
 use crate::classifier::RuleId;
 use crate::exec::{GroupRt, PortState, Snapshot};
+use crate::intern::Interner;
 use crate::matchkey::{compile, MaskedKey};
 use crate::meter::MeterState;
-use crate::intern::Interner;
 use crate::rule::{Counters, Rule, StoredMatch};
 use crate::table::FlowTable;
 use crate::validate::{self, Context};

@@ -95,7 +95,10 @@ impl StoredMatch {
     /// as an empty match rather than a panic.
     pub fn get(&self) -> Match {
         let bytes = Bytes::copy_from_slice(&self.0);
-        let decoded = Match::decode(&mut ofp::wire::Reader::new(&bytes, ErrorCode::MATCH_BAD_LEN));
+        let decoded = Match::decode(&mut ofp::wire::Reader::new(
+            &bytes,
+            ErrorCode::MATCH_BAD_LEN,
+        ));
         debug_assert!(decoded.is_ok(), "stored match does not decode");
         decoded.unwrap_or_default()
     }

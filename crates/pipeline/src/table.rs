@@ -57,7 +57,9 @@ impl FlowTable {
     pub fn get_exact(&self, key: &MaskedKey, priority: u16) -> Option<&Arc<Rule>> {
         let h = exact_hash(key, priority);
         self.exact
-            .find(h, |(eh, r)| *eh == h && r.priority == priority && r.key == *key)
+            .find(h, |(eh, r)| {
+                *eh == h && r.priority == priority && r.key == *key
+            })
             .map(|(_, r)| r)
     }
 
@@ -92,7 +94,9 @@ impl FlowTable {
     pub(crate) fn remove(&mut self, rule: &Rule) -> Option<Arc<Rule>> {
         let e = self
             .exact
-            .find_entry(exact_hash(&rule.key, rule.priority), |(_, r)| r.id == rule.id)
+            .find_entry(exact_hash(&rule.key, rule.priority), |(_, r)| {
+                r.id == rule.id
+            })
             .ok()?;
         let ((_, removed), _) = e.remove();
         self.cls.remove(removed.id, &removed.key, removed.priority);

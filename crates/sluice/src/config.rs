@@ -132,6 +132,21 @@ pub struct PortSection {
     /// backend "pcap": the capture to write sent frames to.
     #[serde(default)]
     pub pcap_out: Option<std::path::PathBuf>,
+    /// backend "pcap": receive `pcap_in` at this many frames per second
+    /// (default: as fast as the worker takes them). For offering a known
+    /// load in benchmarks.
+    #[serde(default)]
+    pub pcap_rate: Option<u64>,
+}
+
+/// A pcap port of a bridge.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PcapPortConfig {
+    pub port_no: u32,
+    pub input: Option<std::path::PathBuf>,
+    pub output: Option<std::path::PathBuf>,
+    /// Frames per second to receive `input` at (None: unpaced).
+    pub rate: Option<u64>,
 }
 
 /// A port's egress queue: `max_rate`/`min_rate` in kbit/s (0: none).
@@ -236,8 +251,8 @@ pub struct Config {
     pub packet_in_rate: Option<u32>,
     /// Each port's back end, by OpenFlow port number.
     pub backends: Vec<(u32, Backend)>,
-    /// pcap ports: OpenFlow port number, input and output captures.
-    pub pcap: Vec<(u32, Option<std::path::PathBuf>, Option<std::path::PathBuf>)>,
+    /// pcap ports.
+    pub pcap: Vec<PcapPortConfig>,
 }
 
 /// A configuration problem: the key and what is wrong with it.
@@ -425,7 +440,18 @@ pub fn check(
                     "a pcap port needs pcap_in, pcap_out or both",
                 ));
             }
-            pcap.push((no, ps.pcap_in.clone(), ps.pcap_out.clone()));
+            if ps.pcap_rate == Some(0) || (ps.pcap_rate.is_some() && ps.pcap_in.is_none()) {
+                return Err(err(
+                    format!("{key}.pcap_rate"),
+                    "a rate above 0 frames/s, for a port with pcap_in",
+                ));
+            }
+            pcap.push(PcapPortConfig {
+                port_no: no,
+                input: ps.pcap_in.clone(),
+                output: ps.pcap_out.clone(),
+                rate: ps.pcap_rate,
+            });
         }
         if let Some(ps) = file.ports.get(i) {
             let mut ids = HashSet::new();

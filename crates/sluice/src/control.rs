@@ -51,7 +51,9 @@ impl Endpoint {
     pub fn parse(s: &str) -> Result<Endpoint, String> {
         const EXPECTED: &str =
             "expected tcp:HOST:PORT, tls:HOST:PORT, ptcp:PORT[:IP], ptls:PORT[:IP] or punix:PATH";
-        let (kind, rest) = s.split_once(':').ok_or_else(|| format!("{s:?}: {EXPECTED}"))?;
+        let (kind, rest) = s
+            .split_once(':')
+            .ok_or_else(|| format!("{s:?}: {EXPECTED}"))?;
         let host_port = |rest: &str| {
             if rest
                 .rsplit_once(':')
@@ -205,7 +207,7 @@ pub struct Control {
     streams: HashMap<ConnId, Stream>,
     /// Where each connection came from (for logs).
     peers: HashMap<ConnId, String>,
-    channels: Arc<Channels>,
+    pub channels: Arc<Channels>,
     /// Standalone fail mode: the NORMAL flow used while no controller is
     /// connected.
     pub standalone_flow: Option<ofp::FlowMod>,

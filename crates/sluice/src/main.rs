@@ -228,6 +228,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let start = Instant::now();
     let mut last_stats = Instant::now();
     let mut last_link_poll = Instant::now();
+    // The first round does not wait: controllers are dialled and listeners
+    // served as soon as the bridges run.
+    let mut timeout_ms = 0;
     while !stop.load(Relaxed) {
         // One poll over link events and every bridge's OpenFlow sockets
         // and packet-in queue; the 100 ms timeout keeps the loop serving
@@ -244,7 +247,8 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             r.control.poll_fds(&mut fds);
         }
         // SAFETY: fds is a valid array of pollfd for the call.
-        unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 100) };
+        unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
+        timeout_ms = 100;
         match &mut links {
             Some(w) => {
                 let changes: Vec<(String, bool)> =
@@ -377,11 +381,17 @@ fn build(
             .iter()
             .find(|(n, _)| n == no)
             .map_or(config::Backend::AfPacket { rings: true }, |(_, b)| *b);
-        let handles: Vec<Box<dyn Port>> = match cfg.pcap.iter().find(|(n, _, _)| n == no) {
-            Some((_, i, o)) => vec![Box::new(
-                netdev::pcap::PcapPort::open(name, i.as_deref(), o.as_deref())
-                    .map_err(|e| format!("port {name} (ofport {no}): {e}"))?,
-            )],
+        let handles: Vec<Box<dyn Port>> = match cfg.pcap.iter().find(|p| p.port_no == *no) {
+            Some(p) => {
+                let mut port =
+                    netdev::pcap::PcapPort::open(name, p.input.as_deref(), p.output.as_deref());
+                if let Some(rate) = p.rate {
+                    port = port.and_then(|x| x.paced(rate));
+                }
+                vec![Box::new(
+                    port.map_err(|e| format!("port {name} (ofport {no}): {e}"))?,
+                )]
+            }
             None => open_port(name, backend, n)
                 .map_err(|e| format!("port {name} (ofport {no}): {e}"))?,
         };
@@ -449,7 +459,7 @@ fn build(
     let link_probe = names
         .iter()
         .filter(|(no, _)| {
-            *no != ofp::port::port_no::LOCAL && !cfg.pcap.iter().any(|(n, _, _)| n == no)
+            *no != ofp::port::port_no::LOCAL && !cfg.pcap.iter().any(|p| p.port_no == *no)
         })
         .cloned()
         .collect();
@@ -613,6 +623,20 @@ impl Running {
             &self.names,
             &self.counters,
             &self.bridge_counters,
+        );
+        let ch = &self.control.channels;
+        let limited: u64 = self
+            .control
+            .agent
+            .conns
+            .values()
+            .map(|c| c.packet_in_dropped)
+            .sum();
+        println!(
+            "controller channel: packet-in queue full {}  packet-out queue full {}  packet-in rate-limited {}",
+            ch.packet_in_dropped.load(Relaxed),
+            ch.packet_out_dropped.load(Relaxed),
+            limited
         );
     }
 }

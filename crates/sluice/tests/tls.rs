@@ -65,7 +65,10 @@ fn start(dir: PathBuf, cfg: &Path) -> Daemon {
     let d = Daemon { child, dir };
     let t0 = Instant::now();
     while !d.dir.join("t.mgmt").exists() {
-        assert!(t0.elapsed() < Duration::from_secs(10), "daemon did not start");
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "daemon did not start"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     d
@@ -157,7 +160,11 @@ fn ptls_serves_controllers_of_its_ca_and_refuses_others() {
     let controller = Tls::load(&ca.identity(&dir, "controller")).unwrap();
     let rogue = Tls::load(&Ca::new("rogue CA").identity(&dir, "rogue")).unwrap();
     let port = free_port();
-    let cfg = config(&dir, &switch, &format!("listen = [\"ptls:{port}:127.0.0.1\"]"));
+    let cfg = config(
+        &dir,
+        &switch,
+        &format!("listen = [\"ptls:{port}:127.0.0.1\"]"),
+    );
     let _d = start(dir, &cfg);
 
     let mut c = dial(port, &controller);
@@ -195,7 +202,11 @@ fn tls_controller_endpoint_connects_with_mutual_authentication() {
     let controller = Tls::load(&ca.identity(&dir, "controller")).unwrap();
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
-    let cfg = config(&dir, &switch, &format!("controllers = [\"tls:127.0.0.1:{port}\"]"));
+    let cfg = config(
+        &dir,
+        &switch,
+        &format!("controllers = [\"tls:127.0.0.1:{port}\"]"),
+    );
     let _d = start(dir, &cfg);
 
     l.set_nonblocking(true).unwrap();
@@ -234,6 +245,9 @@ fn tls_endpoint_without_identity_is_refused_naming_the_key() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
-    assert!(err.contains("bridge.listen[0]") && err.contains("[tls]"), "{err}");
+    assert!(
+        err.contains("bridge.listen[0]") && err.contains("[tls]"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(dir);
 }

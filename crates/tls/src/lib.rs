@@ -93,8 +93,12 @@ impl Tls {
     /// key belongs to the certificate.
     pub fn load(files: &Files) -> Result<Tls, Error> {
         let chain = certs("certificate", &files.certificate)?;
-        let key = PrivateKeyDer::from_pem_file(&files.private_key)
-            .map_err(|e| err("private_key", format!("{}: {e}", files.private_key.display())))?;
+        let key = PrivateKeyDer::from_pem_file(&files.private_key).map_err(|e| {
+            err(
+                "private_key",
+                format!("{}: {e}", files.private_key.display()),
+            )
+        })?;
         let mut roots = RootCertStore::empty();
         for c in certs("ca_cert", &files.ca_cert)? {
             roots
@@ -149,7 +153,10 @@ fn identity_error(files: &Files, e: rustls::Error) -> Error {
                 files.certificate.display()
             ),
         ),
-        e => err("private_key", format!("{}: {e}", files.private_key.display())),
+        e => err(
+            "private_key",
+            format!("{}: {e}", files.private_key.display()),
+        ),
     }
 }
 

@@ -33,7 +33,9 @@ impl Ca {
             CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()])
                 .expect("params");
         params.distinguished_name.push(DnType::CommonName, name);
-        let cert = params.signed_by(&key, &self.cert, &self.key).expect("signing");
+        let cert = params
+            .signed_by(&key, &self.cert, &self.key)
+            .expect("signing");
         let files = Files {
             private_key: dir.join(format!("{name}-key.pem")),
             certificate: dir.join(format!("{name}-cert.pem")),

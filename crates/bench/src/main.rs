@@ -1,0 +1,127 @@
+//! sluice-bench: the peers sluice's benchmarks measure against.
+//!
+//! * `flows`: writes COUNT distinct 5-tuple flows in ovs-ofctl syntax,
+//!   the load of the flow-add benchmark (`sluice-ctl add-flows`, and
+//!   `ovs-ofctl add-flows` for Open vSwitch).
+//! * `arp-requests`: writes a capture of ARP requests, the load a pcap
+//!   port (paced with `pcap_rate`) offers to the switch.
+//! * `arp-responder`: an OpenFlow 1.3 controller that the switch dials; it
+//!   installs a table-miss flow to the controller and answers every ARP
+//!   request that arrives in a PACKET_IN with a PACKET_OUT carrying the ARP
+//!   reply out of the port it came in on. It reports how many round trips
+//!   it served and at what rate (first PACKET_IN to last PACKET_OUT).
+//!
+//! The responder is single-threaded and batches its writes: it reads
+//! whatever the socket holds, answers every complete message, and writes
+//! all the answers at once, so its own cost per round trip stays small
+//! beside the switch's.
+
+mod arp;
+mod responder;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "sluice-bench",
+    version,
+    about = "Peers and load for sluice's benchmarks"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Write COUNT distinct exact 5-tuple flows, one per line (ovs-ofctl syntax).
+    Flows {
+        #[arg(long)]
+        count: u64,
+        #[arg(long)]
+        out: std::path::PathBuf,
+    },
+    /// Write a capture of COUNT ARP requests (who-has 10.99.0.2 tell 10.99.0.1).
+    ArpRequests {
+        #[arg(long)]
+        count: u64,
+        #[arg(long)]
+        out: std::path::PathBuf,
+    },
+    /// An ARP-responder controller: listen, let the switch connect, answer.
+    ArpResponder {
+        /// Address to listen on (the switch's `tcp:` controller).
+        #[arg(long, default_value = "127.0.0.1:6653")]
+        listen: String,
+        /// Stop after this many round trips.
+        #[arg(long)]
+        expect: Option<u64>,
+        /// Stop when no PACKET_IN came for this many seconds (after the first).
+        #[arg(long, default_value_t = 2.0)]
+        idle: f64,
+        /// Give up if the switch has not connected within this many seconds.
+        #[arg(long, default_value_t = 30.0)]
+        wait: f64,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let r = match cli.cmd {
+        Cmd::Flows { count, out } => write_flows(&out, count).map(|()| String::new()),
+        Cmd::ArpRequests { count, out } => arp::write_requests(&out, count).map(|()| String::new()),
+        Cmd::ArpResponder {
+            listen,
+            expect,
+            idle,
+            wait,
+            json,
+        } => responder::run(&responder::Options {
+            listen,
+            expect,
+            idle: std::time::Duration::from_secs_f64(idle.max(0.01)),
+            wait: std::time::Duration::from_secs_f64(wait.max(0.01)),
+        })
+        .map(|report| if json { report.json() } else { report.text() }),
+    };
+    match r {
+        Ok(s) => {
+            print!("{s}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("sluice-bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `table=0,priority=100,tcp,nw_src=10.A.B.C,nw_dst=192.168.0.1,tp_dst=80,actions=output:2`
+/// with a distinct source for each of up to 2^24 flows.
+fn write_flows(path: &std::path::Path, count: u64) -> Result<(), String> {
+    use std::io::Write;
+    if count > 1 << 24 {
+        return Err(format!(
+            "--count {count}: at most {} distinct flows",
+            1u64 << 24
+        ));
+    }
+    let f = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+    for i in 0..count {
+        writeln!(
+            w,
+            "table=0,priority=100,tcp,nw_src=10.{}.{}.{},nw_dst=192.168.0.1,tp_dst=80,actions=output:2",
+            (i >> 16) & 255,
+            (i >> 8) & 255,
+            i & 255
+        )
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    w.flush().map_err(|e| format!("{}: {e}", path.display()))
+}
