@@ -355,6 +355,35 @@ test_osken_learning_switch() {
     finish "os-ken learning switch (simple_switch_13's algorithm) drives sluice: ping and TCP" $r
 }
 
+test_osken_conformance() {
+    P=sle2e$$r
+    testbed_up "$P" || return 1
+    local r=0 ctl log
+    log=$(mktemp)
+    ip netns exec "$P-sw" ip link set lo up
+    ip netns exec "$P-sw" env PYTHONPATH=tests/controller PEER_IP="$TESTBED_NET.2" PEER_PORT=2 \
+        OUR_IP="$TESTBED_NET.9" .venv/bin/python \
+        tests/controller/run_osken.py 6653 conformance_app >"$log" 2>&1 &
+    ctl=$!
+    sleep 2
+    start_sluice --port p1 --port p2 --controller tcp:127.0.0.1:6653 --fail-mode secure --run-dir "$(mktemp -d)"
+    # Every check passes within a few seconds (the hard timeout is 1 s).
+    local tries=0
+    while ! grep -q "ALL CHECKS PASSED" "$log" && [ $tries -lt 100 ]; do
+        sleep 0.1
+        tries=$((tries + 1))
+    done
+    stop_sluice
+    kill "$ctl" 2>/dev/null
+    wait "$ctl" 2>/dev/null
+    grep "CHECK " "$log" | sed 's/^.*CHECK/     CHECK/'
+    grep -q "ALL CHECKS PASSED" "$log" || r=1
+    grep -q "FAILED" "$log" && r=1
+    [ $r = 0 ] || sed 's/^/     os-ken: /' "$log" | tail -20
+    rm -f "$log"
+    finish "os-ken drives roles (STALE, IS_SLAVE), FLOW_REMOVED (hard timeout, delete) and PACKET_OUT answered by a host" $r
+}
+
 test_sluice_ctl() {
     P=sle2e$$m
     testbed_up "$P" || return 1
