@@ -23,7 +23,7 @@ use ofp::{Action, OfpError};
 use crate::classifier::RuleId;
 use crate::exec::{GroupRt, PortState, Snapshot};
 use crate::intern::Interner;
-use crate::matchkey::{compile, MaskedKey};
+use crate::matchkey::{compile, MaskedKey, PackedKey};
 use crate::meter::MeterState;
 use crate::rule::{Counters, Rule, StoredMatch};
 use crate::table::FlowTable;
@@ -268,7 +268,8 @@ impl Pipeline {
                     table
                         .rules()
                         .filter(|r| {
-                            r.key.is_subset_of(&key) && r.cookie_matches(fm.cookie, fm.cookie_mask)
+                            r.key().is_subset_of(&key)
+                                && r.cookie_matches(fm.cookie, fm.cookie_mask)
                         })
                         .cloned()
                         .collect()
@@ -310,7 +311,7 @@ impl Pipeline {
                     } else {
                         table
                             .rules()
-                            .filter(|r| r.key.is_subset_of(&key) && selected(r))
+                            .filter(|r| r.key().is_subset_of(&key) && selected(r))
                             .cloned()
                             .collect()
                     };
@@ -340,7 +341,7 @@ impl Pipeline {
         if fm.flags & ff::CHECK_OVERLAP != 0 {
             let clash = table
                 .rules()
-                .any(|r| r.priority == fm.priority && r.key != key && r.key.overlaps(&key));
+                .any(|r| r.priority == fm.priority && !r.packed.is(&key) && r.key().overlaps(&key));
             if clash {
                 return Err(fm_err(
                     FlowModFailedCode::Overlap,
@@ -364,7 +365,7 @@ impl Pipeline {
             id,
             table_id: fm.table_id,
             priority: fm.priority,
-            key,
+            packed: PackedKey::pack(&key),
             match_: StoredMatch::new(&fm.match_),
             instructions: self.instructions.get(&fm.instructions),
             cookie: fm.cookie,
@@ -427,7 +428,7 @@ impl Pipeline {
             .table_ids(req.table_id)
             .flat_map(|t| self.tables[t].rules())
             .filter(|r| {
-                r.key.is_subset_of(&key)
+                r.key().is_subset_of(&key)
                     && r.cookie_matches(req.cookie, req.cookie_mask)
                     && (req.out_port == port_no::ANY || r.outputs_to(req.out_port))
                     && (req.out_group == group_no::ANY || r.uses_group(req.out_group))
@@ -788,7 +789,7 @@ fn clone_rule(r: &Rule) -> Rule {
         id: r.id,
         table_id: r.table_id,
         priority: r.priority,
-        key: r.key,
+        packed: r.packed.clone(),
         match_: r.match_.clone(),
         instructions: r.instructions.clone(),
         cookie: r.cookie,

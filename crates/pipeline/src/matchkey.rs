@@ -58,6 +58,85 @@ impl MaskedKey {
     }
 }
 
+/// Words a [`PackedKey`] holds without an allocation of its own.
+const INLINE_WORDS: usize = 6;
+
+/// A [`MaskedKey`] as a rule keeps it: only the words its mask touches,
+/// as (value, mask) pairs, inline up to six words (a 5-tuple match uses
+/// four or five). 112 bytes against the full key's 272: at a million
+/// rules that is 160 MB less to allocate and fault in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PackedKey {
+    /// Bit i set: word i has a non-zero mask.
+    used: u32,
+    words: Words,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Words {
+    Inline([(u64, u64); INLINE_WORDS]),
+    Heap(Box<[(u64, u64)]>),
+}
+
+impl PackedKey {
+    /// Packs `k`.
+    pub fn pack(k: &MaskedKey) -> PackedKey {
+        let mut used = 0u32;
+        let mut pairs = [(0u64, 0u64); packet::KEY_WORDS];
+        let mut n = 0;
+        for i in 0..packet::KEY_WORDS {
+            if k.mask.w[i] != 0 {
+                used |= 1 << i;
+                pairs[n] = (k.value.w[i], k.mask.w[i]);
+                n += 1;
+            }
+        }
+        let words = if n <= INLINE_WORDS {
+            let mut a = [(0, 0); INLINE_WORDS];
+            a[..n].copy_from_slice(&pairs[..n]);
+            Words::Inline(a)
+        } else {
+            Words::Heap(pairs[..n].into())
+        };
+        PackedKey { used, words }
+    }
+
+    fn pairs(&self) -> &[(u64, u64)] {
+        let n = self.used.count_ones() as usize;
+        match &self.words {
+            Words::Inline(a) => &a[..n],
+            Words::Heap(b) => b,
+        }
+    }
+
+    /// The full key.
+    pub fn unpack(&self) -> MaskedKey {
+        let mut k = MaskedKey::default();
+        let mut pairs = self.pairs().iter();
+        for i in 0..packet::KEY_WORDS {
+            if self.used & (1 << i) != 0 {
+                if let Some(&(v, m)) = pairs.next() {
+                    k.value.w[i] = v;
+                    k.mask.w[i] = m;
+                }
+            }
+        }
+        k
+    }
+
+    /// Whether this is `k` (without unpacking).
+    pub fn is(&self, k: &MaskedKey) -> bool {
+        let mut pairs = self.pairs().iter();
+        (0..packet::KEY_WORDS).all(|i| {
+            if self.used & (1 << i) != 0 {
+                pairs.next() == Some(&(k.value.w[i], k.mask.w[i]))
+            } else {
+                k.mask.w[i] == 0 && k.value.w[i] == 0
+            }
+        })
+    }
+}
+
 /// Where a field lives, and the layer flag a packet needs for it to be real.
 fn place(f: OxmField, eth_type: u64) -> (&'static [Slot], u64) {
     use OxmField as F;
@@ -186,6 +265,30 @@ mod tests {
     fn invalid_matches_get_the_spec_error() {
         let e = compile(&parse_match("tcp_dst=80").unwrap()).unwrap_err();
         assert_eq!(e.code, ErrorCode::BadMatch(BadMatchCode::BadPrereq));
+    }
+
+    #[test]
+    fn packed_keys_round_trip_inline_and_on_the_heap() {
+        let tuple = compile(
+            &ofp::text::parse_match("tcp,nw_src=10.0.0.1,nw_dst=10.0.0.2,tp_src=1,tp_dst=80")
+                .unwrap(),
+        )
+        .unwrap();
+        let p = PackedKey::pack(&tuple);
+        assert!(matches!(p.words, Words::Inline(_)), "a 5-tuple fits inline");
+        assert_eq!(p.unpack(), tuple);
+        assert!(p.is(&tuple));
+        let mut wide = MaskedKey::default();
+        for i in 0..packet::KEY_WORDS {
+            wide.mask.w[i] = 0xff << i;
+            wide.value.w[i] = (i as u64) << i;
+        }
+        let p = PackedKey::pack(&wide);
+        assert!(matches!(p.words, Words::Heap(_)));
+        assert_eq!(p.unpack(), wide);
+        assert!(p.is(&wide) && !p.is(&tuple));
+        let empty = PackedKey::pack(&MaskedKey::default());
+        assert!(empty.is(&MaskedKey::default()) && !empty.is(&tuple));
     }
 
     #[test]

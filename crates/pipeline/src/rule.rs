@@ -16,7 +16,7 @@ use bytes::Bytes;
 use ofp::{ErrorCode, Instruction, Match};
 
 use crate::classifier::RuleId;
-use crate::matchkey::MaskedKey;
+use crate::matchkey::{MaskedKey, PackedKey};
 
 /// One worker's counters for one rule, alone on its cache line.
 #[derive(Debug, Default)]
@@ -115,8 +115,8 @@ pub struct Rule {
     pub id: RuleId,
     pub table_id: u8,
     pub priority: u16,
-    /// The compiled match.
-    pub key: MaskedKey,
+    /// The compiled match, packed ([`Rule::key`] gives it whole).
+    pub packed: PackedKey,
     /// The match as the controller sent it (for stats and FLOW_REMOVED).
     pub match_: StoredMatch,
     /// Shared between rules with the same instructions (see
@@ -132,6 +132,11 @@ pub struct Rule {
 }
 
 impl Rule {
+    /// The compiled match.
+    pub fn key(&self) -> MaskedKey {
+        self.packed.unpack()
+    }
+
     /// Whether the rule's instructions output to `port` (for out_port filters).
     pub fn outputs_to(&self, port: u32) -> bool {
         self.actions()

@@ -58,7 +58,7 @@ impl FlowTable {
         let h = exact_hash(key, priority);
         self.exact
             .find(h, |(eh, r)| {
-                *eh == h && r.priority == priority && r.key == *key
+                *eh == h && r.priority == priority && r.packed.is(key)
             })
             .map(|(_, r)| r)
     }
@@ -81,25 +81,25 @@ impl FlowTable {
     /// Adds a rule; the caller has checked no rule has its match and
     /// priority (else [`FlowTable::replace`]).
     pub(crate) fn insert(&mut self, rule: Arc<Rule>) {
+        let key = rule.key();
         self.cls
-            .insert_with(rule.id, &rule.key, rule.priority, rule.clone());
+            .insert_with(rule.id, &key, rule.priority, rule.clone());
         if rule.idle_timeout != 0 || rule.hard_timeout != 0 {
             self.timed.insert(rule.id, rule.clone());
         }
-        let h = exact_hash(&rule.key, rule.priority);
+        let h = exact_hash(&key, rule.priority);
         self.exact.insert_unique(h, (h, rule), |(eh, _)| *eh);
     }
 
     /// Removes `rule` (found by its match, priority and id).
     pub(crate) fn remove(&mut self, rule: &Rule) -> Option<Arc<Rule>> {
+        let key = rule.key();
         let e = self
             .exact
-            .find_entry(exact_hash(&rule.key, rule.priority), |(_, r)| {
-                r.id == rule.id
-            })
+            .find_entry(exact_hash(&key, rule.priority), |(_, r)| r.id == rule.id)
             .ok()?;
         let ((_, removed), _) = e.remove();
-        self.cls.remove(removed.id, &removed.key, removed.priority);
+        self.cls.remove(removed.id, &key, removed.priority);
         self.timed.remove(&removed.id);
         Some(removed)
     }
