@@ -22,7 +22,6 @@ use ofp::{Action, OfpError};
 
 use crate::classifier::RuleId;
 use crate::exec::{GroupRt, PortState, Snapshot};
-use crate::intern::Interner;
 use crate::matchkey::{compile, MaskedKey, PackedKey};
 use crate::meter::MeterState;
 use crate::rule::{Counters, Rule, StoredMatch};
@@ -118,7 +117,6 @@ pub struct Pipeline {
     pub(crate) groups: HashMap<u32, Group>,
     pub(crate) meters: HashMap<u32, Meter>,
     next_id: RuleId,
-    instructions: Interner,
     table_counters: Arc<Vec<Counters>>,
     ports: Vec<PortState>,
     /// OFPC_INVALID_TTL_TO_CONTROLLER (set by SET_CONFIG).
@@ -140,7 +138,6 @@ impl Pipeline {
             groups: HashMap::new(),
             meters: HashMap::new(),
             next_id: 0,
-            instructions: Interner::default(),
             table_counters: Arc::new((0..n).map(|_| Counters::new(config.workers)).collect()),
             ports: Vec::new(),
             invalid_ttl_to_controller: false,
@@ -275,7 +272,8 @@ impl Pipeline {
                         .collect()
                 };
                 let workers = self.config.workers;
-                let instructions = self.instructions.get(&fm.instructions);
+                let instructions: Box<[ofp::Instruction]> =
+                    fm.instructions.clone().into_boxed_slice();
                 let table = &mut self.tables[fm.table_id as usize];
                 for old in targets {
                     let counters = if fm.flags & ff::RESET_COUNTS != 0 {
@@ -365,9 +363,10 @@ impl Pipeline {
             id,
             table_id: fm.table_id,
             priority: fm.priority,
+            table_miss: fm.priority == 0 && fm.match_.entries.is_empty(),
             packed: PackedKey::pack(&key),
             match_: StoredMatch::new(&fm.match_),
-            instructions: self.instructions.get(&fm.instructions),
+            instructions: fm.instructions.clone().into_boxed_slice(),
             cookie: fm.cookie,
             idle_timeout: fm.idle_timeout,
             hard_timeout: fm.hard_timeout,
@@ -790,6 +789,7 @@ fn clone_rule(r: &Rule) -> Rule {
         table_id: r.table_id,
         priority: r.priority,
         packed: r.packed.clone(),
+        table_miss: r.table_miss,
         match_: r.match_.clone(),
         instructions: r.instructions.clone(),
         cookie: r.cookie,

@@ -495,7 +495,7 @@ impl Exec {
             }
             cx.table_id = table as u8;
             cx.cookie = rule.cookie;
-            cx.table_miss = rule.priority == 0 && rule.match_.is_empty();
+            cx.table_miss = rule.table_miss;
             let mut goto = None;
             for ins in rule.instructions.iter() {
                 match ins {

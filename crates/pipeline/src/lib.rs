@@ -21,7 +21,6 @@ pub mod control;
 pub mod edit;
 pub mod emc;
 pub mod exec;
-mod intern;
 pub mod matchkey;
 pub mod meter;
 pub mod rule;
