@@ -320,6 +320,17 @@ test_nullx() {
     finish "nullx: port 1 <-> port 2 with no pipeline" $r
 }
 
+# Starts os-ken (from the venv scripts/setup.sh made) with APP listening
+# on port 6653 of the switch namespace's loopback, in the background ($!
+# is its PID); PEER_IP, PEER_PORT and OUR_IP pass through to the app.
+start_osken() { # app log
+    ip netns exec "$P-sw" ip link set lo up
+    ip netns exec "$P-sw" env PYTHONPATH=tests/controller PEER_IP="${PEER_IP:-}" \
+        PEER_PORT="${PEER_PORT:-}" OUR_IP="${OUR_IP:-}" .venv/bin/python \
+        tests/controller/run_osken.py 6653 "$1" >"$2" 2>&1 &
+    sleep 2
+}
+
 test_osken_learning_switch() {
     P=sle2e$$k
     testbed_up "$P" || return 1
@@ -327,11 +338,8 @@ test_osken_learning_switch() {
     log=$(mktemp)
     # The controller (os-ken, from the venv scripts/setup.sh made) listens
     # on the switch namespace's loopback.
-    ip netns exec "$P-sw" ip link set lo up
-    ip netns exec "$P-sw" env PYTHONPATH=tests/controller .venv/bin/python \
-        tests/controller/run_osken.py 6653 learning_switch >"$log" 2>&1 &
+    start_osken learning_switch "$log"
     ctl=$!
-    sleep 2
     start_sluice --port p1 --port p2 --controller tcp:127.0.0.1:6653 --fail-mode secure --run-dir "$(mktemp -d)"
     sleep 1
     ping_ok h1 "$TESTBED_NET.2" || r=1
@@ -360,12 +368,8 @@ test_osken_conformance() {
     testbed_up "$P" || return 1
     local r=0 ctl log
     log=$(mktemp)
-    ip netns exec "$P-sw" ip link set lo up
-    ip netns exec "$P-sw" env PYTHONPATH=tests/controller PEER_IP="$TESTBED_NET.2" PEER_PORT=2 \
-        OUR_IP="$TESTBED_NET.9" .venv/bin/python \
-        tests/controller/run_osken.py 6653 conformance_app >"$log" 2>&1 &
+    PEER_IP="$TESTBED_NET.2" PEER_PORT=2 OUR_IP="$TESTBED_NET.9" start_osken conformance_app "$log"
     ctl=$!
-    sleep 2
     start_sluice --port p1 --port p2 --controller tcp:127.0.0.1:6653 --fail-mode secure --run-dir "$(mktemp -d)"
     # Every check passes within a few seconds (the hard timeout is 1 s).
     local tries=0

@@ -23,9 +23,9 @@ from os_ken.controller.handler import CONFIG_DISPATCHER, MAIN_DISPATCHER, set_ev
 from os_ken.lib.packet import arp, ethernet, packet
 from os_ken.ofproto import ofproto_v1_3
 
-PEER_IP = os.environ.get("PEER_IP", "10.213.77.2")
-PEER_PORT = int(os.environ.get("PEER_PORT", "2"))
-OUR_IP = os.environ.get("OUR_IP", "10.213.77.9")
+PEER_IP = os.environ.get("PEER_IP") or "10.213.77.2"
+PEER_PORT = int(os.environ.get("PEER_PORT") or "2")
+OUR_IP = os.environ.get("OUR_IP") or "10.213.77.9"
 OUR_MAC = "02:00:00:00:00:09"
 CHECKS = ["role-master", "role-stale", "role-slave-refused", "role-master-again",
           "flow-removed-hard-timeout", "flow-removed-delete", "packet-out-answered"]

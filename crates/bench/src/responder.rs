@@ -44,25 +44,25 @@ impl Report {
     pub fn text(&self) -> String {
         format!(
             "arp-responder: {} PACKET_IN, {} PACKET_OUT ({} ignored, {} errors) in {:.3} s: {:.0} round trips/s\n",
-            self.packet_ins,
-            self.packet_outs,
-            self.ignored,
-            self.errors,
-            self.seconds,
-            self.rate()
+            self.packet_ins, self.packet_outs, self.ignored, self.errors, self.seconds, self.rate()
         )
     }
 
+    /// The same figures as one JSON object.
     pub fn json(&self) -> String {
-        format!(
-            "{{\"packet_ins\": {}, \"packet_outs\": {}, \"ignored\": {}, \"errors\": {}, \"seconds\": {:.6}, \"round_trips_per_s\": {:.0}}}\n",
-            self.packet_ins,
-            self.packet_outs,
-            self.ignored,
-            self.errors,
-            self.seconds,
-            self.rate()
-        )
+        let fields = [
+            ("packet_ins", self.packet_ins.to_string()),
+            ("packet_outs", self.packet_outs.to_string()),
+            ("ignored", self.ignored.to_string()),
+            ("errors", self.errors.to_string()),
+            ("seconds", format!("{:.6}", self.seconds)),
+            ("round_trips_per_s", format!("{:.0}", self.rate())),
+        ];
+        let body: Vec<String> = fields
+            .iter()
+            .map(|(k, v)| format!("\"{k}\": {v}"))
+            .collect();
+        format!("{{{}}}\n", body.join(", "))
     }
 }
 

@@ -7,7 +7,7 @@
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -19,18 +19,8 @@ use ofp::msg::simple::Hello;
 use ofp::text::parse_flow_mod;
 use ofp::{Framer, Message};
 
-struct Daemon {
-    child: Child,
-    dir: PathBuf,
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
+mod common;
+use common::Daemon;
 
 fn start(name: &str) -> (Daemon, PathBuf) {
     let dir = std::env::temp_dir().join(format!("sluice-of-{name}-{}", std::process::id()));

@@ -7,7 +7,7 @@
 use std::io;
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use ofp::msg::simple::Hello;
@@ -15,18 +15,8 @@ use ofp::{Framer, Message};
 use tls::testpki::Ca;
 use tls::{Files, Tls, TlsStream};
 
-struct Daemon {
-    child: Child,
-    dir: PathBuf,
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
+mod common;
+use common::Daemon;
 
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
