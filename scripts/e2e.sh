@@ -270,7 +270,9 @@ name = "p2"
 ofport = 2
 queues = [{ id = 1, max_rate = 20000 }]
 TOML
-    start_sluice --config "$cfg"
+    local rd
+    rd=$(mktemp -d)
+    start_sluice --config "$cfg" --run-dir "$rd"
     local r=0 mbps
     ip netns exec "$P-h2" iperf3 -s -1 -p 5303 >/dev/null 2>&1 &
     local srv=$!
@@ -280,7 +282,15 @@ TOML
     wait "$srv" 2>/dev/null
     echo "     TCP through a 20 Mbit/s queue: ${mbps} Mbit/s"
     python3 -c "import sys; sys.exit(0 if 10 <= $mbps <= 22 else 1)" || r=1
-    rm -f "$cfg"
+    # QUEUE stats over OpenFlow: the queue carried the TCP stream.
+    local qs pkts
+    qs=$("$CTL" queue-stats "unix:$rd/br0.mgmt" 2 1)
+    pkts=$(echo "$qs" | sed -n 's/.*port 2 queue 1: bytes=[0-9]*, pkts=\([0-9]*\).*/\1/p')
+    echo "     queue-stats: ${pkts:-?} packets through port 2 queue 1"
+    [ "${pkts:-0}" -gt 1000 ] || { r=1; echo "$qs"; }
+    qs=$("$CTL" queue-stats "unix:$rd/br0.mgmt" 2 9 2>&1 || true)
+    case "$qs" in *OFPQOFC_BAD_QUEUE*) ;; *) r=1; echo "$qs" ;; esac
+    rm -rf "$cfg" "$rd"
     finish "queues: set_queue + output is shaped to the queue's max_rate" $r
 }
 

@@ -49,7 +49,8 @@ use ofp::error::{
 };
 use ofp::msg::flow::PacketInReason;
 use ofp::msg::multipart::{
-    Desc, MultipartReply, MultipartReplyBody as R, MultipartRequestBody as Q, PortStats, TableStats,
+    Desc, MultipartReply, MultipartReplyBody as R, MultipartRequestBody as Q, PortStats,
+    QueueStats, TableStats,
 };
 use ofp::msg::simple::{
     ControllerRole, ErrorMsg, FeaturesReply, HelloElem, PacketQueue, PortReason, PortStatus,
@@ -72,6 +73,9 @@ pub trait Datapath {
     fn packet_out(&self, in_port: u32, actions: Vec<Action>, frame: Bytes) -> bool;
     /// A port's counters (None: no such port).
     fn port_stats(&self, port_no: u32) -> Option<PortStats>;
+    /// A queue's counters: (tx_bytes, tx_packets, tx_errors), None if the
+    /// datapath has no such queue on that port.
+    fn queue_stats(&self, port_no: u32, queue_id: u32) -> Option<(u64, u64, u64)>;
 }
 
 /// A port as the agent describes it.
@@ -892,18 +896,39 @@ impl<D: Datapath> Agent<D> {
                 if port != port_no::ANY && !self.ports.contains_key(&port) {
                     return Err(ErrorCode::QueueOpFailed(QueueOpFailedCode::BadPort));
                 }
-                // Queue counters live in the datapath and are not wired to
-                // the agent yet: report the queues, refuse unknown ones.
-                let any = self.ports.values().any(|p| {
-                    (port == port_no::ANY || p.port_no == port)
-                        && p.queues
-                            .iter()
-                            .any(|q| queue_id == ofp::port::QUEUE_ALL || q.0 == queue_id)
-                });
-                if !any && queue_id != ofp::port::QUEUE_ALL {
+                let mut stats = Vec::new();
+                let mut ports: Vec<&PortInfo> = self
+                    .ports
+                    .values()
+                    .filter(|p| port == port_no::ANY || p.port_no == port)
+                    .collect();
+                ports.sort_by_key(|p| p.port_no);
+                for p in ports {
+                    for &(q, _, _) in &p.queues {
+                        if queue_id != ofp::port::QUEUE_ALL && q != queue_id {
+                            continue;
+                        }
+                        let Some((tx_bytes, tx_packets, tx_errors)) =
+                            self.datapath.queue_stats(p.port_no, q)
+                        else {
+                            continue;
+                        };
+                        let d = now_ns.saturating_sub(p.since_ns);
+                        stats.push(QueueStats {
+                            port_no: p.port_no,
+                            queue_id: q,
+                            tx_bytes,
+                            tx_packets,
+                            tx_errors,
+                            duration_sec: (d / 1_000_000_000) as u32,
+                            duration_nsec: (d % 1_000_000_000) as u32,
+                        });
+                    }
+                }
+                if stats.is_empty() && queue_id != ofp::port::QUEUE_ALL {
                     return Err(ErrorCode::QueueOpFailed(QueueOpFailedCode::BadQueue));
                 }
-                return Err(brc(BadRequestCode::BadMultipart));
+                split(stats, R::Queue)
             }
             Q::TableFeatures(set) if set.is_empty() => split(
                 table_features(p.config.n_tables, p.config.max_entries),

@@ -34,6 +34,9 @@ impl Datapath for FakeDp {
             ..Default::default()
         })
     }
+    fn queue_stats(&self, port_no: u32, queue_id: u32) -> Option<(u64, u64, u64)> {
+        Some((1000 * port_no as u64 + queue_id as u64, 3, 0))
+    }
 }
 
 fn agent() -> Agent<FakeDp> {
@@ -347,4 +350,63 @@ fn large_replies_are_split_with_reply_more() {
         }
     }
     assert_eq!(n, 3000);
+}
+
+#[test]
+fn queue_stats_report_each_queue_and_name_unknown_ones() {
+    use ofp::error::QueueOpFailedCode;
+    use ofp::msg::multipart::{
+        MultipartReplyBody as R, MultipartRequest, MultipartRequestBody as Q,
+    };
+    let mut a = agent();
+    a.add_port(PortInfo {
+        port_no: 3,
+        name: "p3".into(),
+        hw_addr: [2, 0, 0, 0, 0, 3],
+        config: 0,
+        link_up: true,
+        queues: vec![(1, 0, 20_000), (7, 1_000, 0)],
+        since_ns: 0,
+    });
+    let id = open(&mut a);
+    let ask = |port_no, queue_id| {
+        Message::MultipartRequest(MultipartRequest {
+            flags: 0,
+            body: Q::Queue { port_no, queue_id },
+        })
+    };
+    let r = send(
+        &mut a,
+        id,
+        &ask(ofp::port::port_no::ANY, ofp::port::QUEUE_ALL),
+        40,
+    );
+    let [(40, Message::MultipartReply(rep))] = &r[..] else {
+        panic!("{r:?}")
+    };
+    let R::Queue(v) = &rep.body else {
+        panic!("{rep:?}")
+    };
+    let got: Vec<(u32, u32, u64, u64)> = v
+        .iter()
+        .map(|q| (q.port_no, q.queue_id, q.tx_bytes, q.tx_packets))
+        .collect();
+    assert_eq!(
+        got,
+        vec![(3, 1, 3001, 3), (3, 7, 3007, 3)],
+        "the datapath's counters"
+    );
+    let r = send(&mut a, id, &ask(3, 7), 41);
+    assert!(
+        matches!(&r[..], [(41, Message::MultipartReply(m))] if matches!(&m.body, R::Queue(v) if v.len() == 1))
+    );
+    let (_, code, _) = error_of(&send(&mut a, id, &ask(3, 9), 42));
+    assert_eq!(code, ErrorCode::QueueOpFailed(QueueOpFailedCode::BadQueue));
+    let (_, code, _) = error_of(&send(&mut a, id, &ask(9, 1), 43));
+    assert_eq!(code, ErrorCode::QueueOpFailed(QueueOpFailedCode::BadPort));
+    // A port without queues, every queue: an empty reply, not an error.
+    let r = send(&mut a, id, &ask(1, ofp::port::QUEUE_ALL), 44);
+    assert!(
+        matches!(&r[..], [(44, Message::MultipartReply(m))] if matches!(&m.body, R::Queue(v) if v.is_empty()))
+    );
 }

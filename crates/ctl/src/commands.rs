@@ -123,6 +123,25 @@ pub fn run(cmd: Cmd, run_dir: &str, timeout: Duration, tls: Option<&tls::Tls>) -
             }
             Ok(print::port_stats(&v))
         }
+        Cmd::QueueStats {
+            switch,
+            port,
+            queue,
+        } => {
+            let port_no = match port.as_deref() {
+                Some("ALL" | "all" | "any" | "ANY") | None => port_no::ANY,
+                Some(p) => parse_port(p).or_else(|e| usage("port", e))?,
+            };
+            let queue_id = queue.unwrap_or(ofp::port::QUEUE_ALL);
+            let mut c = connect(&switch)?;
+            let mut v = Vec::new();
+            for part in c.multipart(Q::Queue { port_no, queue_id })? {
+                if let R::Queue(q) = part.body {
+                    v.extend(q);
+                }
+            }
+            Ok(print::queue_stats(&v))
+        }
         Cmd::DumpPortsDesc { switch } => {
             let mut c = connect(&switch)?;
             let mut s = String::from("OFPST_PORT_DESC reply (OF1.3):\n");

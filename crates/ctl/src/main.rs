@@ -84,6 +84,12 @@ pub enum Cmd {
     },
     /// Port descriptions.
     DumpPortsDesc { switch: String },
+    /// Egress queue counters (all ports or PORT; all queues or QUEUE).
+    QueueStats {
+        switch: String,
+        port: Option<String>,
+        queue: Option<u32>,
+    },
     /// Sets a port's configuration: up, down, flood, no-flood, forward,
     /// no-forward, packet-in, no-packet-in.
     ModPort {

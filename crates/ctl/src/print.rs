@@ -5,7 +5,7 @@
 use ofp::msg::group::GroupMod;
 use ofp::msg::meter::{MeterMod, MeterModCommand};
 use ofp::msg::multipart::{
-    FlowStats, GroupDesc, GroupStats, MeterConfig, MeterStats, PortStats, TableStats,
+    FlowStats, GroupDesc, GroupStats, MeterConfig, MeterStats, PortStats, QueueStats, TableStats,
 };
 use ofp::msg::simple::{FeaturesReply, PortStatus, SwitchConfig};
 use ofp::port::{port_config, port_state, PortDesc};
@@ -168,6 +168,23 @@ pub fn port_stats(v: &[PortStats]) -> String {
             p.tx_errors,
             p.collisions,
             duration(p.duration_sec, p.duration_nsec)
+        ));
+    }
+    s
+}
+
+/// `queue-stats`, as ovs-ofctl prints it.
+pub fn queue_stats(v: &[QueueStats]) -> String {
+    let mut s = format!("OFPST_QUEUE reply (OF1.3): {} queues\n", v.len());
+    for q in v {
+        s.push_str(&format!(
+            "  port {} queue {}: bytes={}, pkts={}, errors={}, duration={}\n",
+            format_port(q.port_no).to_uppercase(),
+            q.queue_id,
+            q.tx_bytes,
+            q.tx_packets,
+            q.tx_errors,
+            duration(q.duration_sec, q.duration_nsec)
         ));
     }
     s

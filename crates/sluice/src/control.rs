@@ -25,6 +25,7 @@ use agent::{Agent, ConnId, Datapath};
 use arc_swap::ArcSwap;
 use bytes::Bytes;
 use datapath::channel::{Channels, PacketOutJob};
+use datapath::queue::QueueCounters;
 use datapath::PortCounters;
 use ofp::msg::multipart::PortStats;
 use pipeline::Snapshot;
@@ -100,6 +101,8 @@ pub struct DpHandle {
     pub channels: Arc<Channels>,
     /// Per port: its number and one set of counters per worker.
     pub counters: Vec<(u32, Vec<Arc<PortCounters>>)>,
+    /// Per egress queue: port, queue id, counters (shared by the workers).
+    pub queues: Vec<(u32, u32, Arc<QueueCounters>)>,
 }
 
 impl Datapath for DpHandle {
@@ -129,6 +132,19 @@ impl Datapath for DpHandle {
             rx_errors: t.rx_errors.load(Relaxed),
             ..PortStats::default()
         })
+    }
+
+    fn queue_stats(&self, port_no: u32, queue_id: u32) -> Option<(u64, u64, u64)> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let (_, _, c) = self
+            .queues
+            .iter()
+            .find(|(p, q, _)| *p == port_no && *q == queue_id)?;
+        Some((
+            c.tx_bytes.load(Relaxed),
+            c.tx_packets.load(Relaxed),
+            c.tx_errors.load(Relaxed),
+        ))
     }
 }
 

@@ -478,6 +478,14 @@ fn build(
                 .collect()
         })
         .collect();
+    let queue_counters: Vec<(u32, u32, Arc<datapath::queue::QueueCounters>)> = devs
+        .iter()
+        .zip(&queues)
+        .flat_map(|((port_no, _), qs)| {
+            qs.iter()
+                .map(|q| (*port_no, q.queue_id, q.counters.clone()))
+        })
+        .collect();
     let mut per_worker: Vec<Vec<BridgePort>> = (0..n).map(|_| Vec::new()).collect();
     for (x, (port_no, handles)) in devs.into_iter().enumerate() {
         for (w, dev) in handles.into_iter().enumerate() {
@@ -513,6 +521,7 @@ fn build(
                 .zip(&counters)
                 .map(|((no, _), c)| (*no, c.clone()))
                 .collect(),
+            queues: queue_counters,
         },
         &cfg.name,
     );
