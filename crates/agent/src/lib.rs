@@ -483,7 +483,11 @@ impl<D: Datapath> Agent<D> {
                 } else {
                     None
                 };
-                let removed = self.pipeline.flow_mod(&fm, now_ns).map_err(|e| e.code)?;
+                // Validated above (Message::validate), and `frame` is its wire form.
+                let removed = self
+                    .pipeline
+                    .flow_mod_wire(&fm, frame, now_ns)
+                    .map_err(|e| e.code)?;
                 self.dirty = true;
                 self.flow_removed(&removed, now_ns);
                 if let Some((in_port, data)) = buffered {

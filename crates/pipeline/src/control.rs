@@ -22,7 +22,7 @@ use ofp::{Action, OfpError};
 
 use crate::classifier::RuleId;
 use crate::exec::{GroupRt, PortState, Snapshot};
-use crate::matchkey::{compile, MaskedKey, PackedKey};
+use crate::matchkey::{compile, compile_valid, MaskedKey, PackedKey};
 use crate::meter::MeterState;
 use crate::rule::{Counters, Rule, StoredMatch};
 use crate::table::FlowTable;
@@ -232,6 +232,38 @@ impl Pipeline {
     /// Applies a FLOW_MOD at time `now_ns`. Returns the rules it removed
     /// (DELETE), for FLOW_REMOVED messages.
     pub fn flow_mod(&mut self, fm: &FlowMod, now_ns: u64) -> Result<Vec<Removed>, OfpError> {
+        self.apply_flow_mod(fm, None, now_ns)
+    }
+
+    /// [`Pipeline::flow_mod`] for a FLOW_MOD decoded from `wire` (the whole
+    /// message) and validated by the caller with `Message::validate`: the
+    /// match is not validated again, and a rule keeps it as the bytes it
+    /// came in rather than encoding it anew. (In the million-flow push the
+    /// second validation and the encoding were ~10% of the time.)
+    pub fn flow_mod_wire(
+        &mut self,
+        fm: &FlowMod,
+        wire: &[u8],
+        now_ns: u64,
+    ) -> Result<Vec<Removed>, OfpError> {
+        // ofp_flow_mod: the match starts after 48 bytes; its length field
+        // excludes the padding to 8.
+        let m = wire.get(48..52).and_then(|h| {
+            let len = u16::from_be_bytes([h[2], h[3]]) as usize;
+            wire.get(48..48 + len.div_ceil(8) * 8)
+        });
+        match m {
+            Some(m) => self.apply_flow_mod(fm, Some(m), now_ns),
+            None => self.apply_flow_mod(fm, None, now_ns),
+        }
+    }
+
+    fn apply_flow_mod(
+        &mut self,
+        fm: &FlowMod,
+        wire_match: Option<&[u8]>,
+        now_ns: u64,
+    ) -> Result<Vec<Removed>, OfpError> {
         if fm.flags & !ff::ALL != 0 {
             return Err(fm_err(
                 FlowModFailedCode::BadFlags,
@@ -247,9 +279,12 @@ impl Pipeline {
         if !table_ok {
             return Err(fm_err(FlowModFailedCode::BadTableId, "no such table"));
         }
-        let key = compile(&fm.match_)?;
+        let key = match wire_match {
+            Some(_) => compile_valid(&fm.match_)?,
+            None => compile(&fm.match_)?,
+        };
         match fm.command {
-            FlowModCommand::Add => self.add(fm, key, now_ns).map(|_| Vec::new()),
+            FlowModCommand::Add => self.add(fm, key, wire_match, now_ns).map(|_| Vec::new()),
             FlowModCommand::Modify | FlowModCommand::ModifyStrict => {
                 validate::instructions(fm.table_id, &fm.instructions, &fm.match_, &self.context())?;
                 let strict = fm.command == FlowModCommand::ModifyStrict;
@@ -331,7 +366,13 @@ impl Pipeline {
         }
     }
 
-    fn add(&mut self, fm: &FlowMod, key: MaskedKey, now_ns: u64) -> Result<(), OfpError> {
+    fn add(
+        &mut self,
+        fm: &FlowMod,
+        key: MaskedKey,
+        wire_match: Option<&[u8]>,
+        now_ns: u64,
+    ) -> Result<(), OfpError> {
         validate::instructions(fm.table_id, &fm.instructions, &fm.match_, &self.context())?;
         let workers = self.config.workers;
         let table = &mut self.tables[fm.table_id as usize];
@@ -365,7 +406,7 @@ impl Pipeline {
             priority: fm.priority,
             table_miss: fm.priority == 0 && fm.match_.entries.is_empty(),
             packed: PackedKey::pack(&key),
-            match_: StoredMatch::new(&fm.match_),
+            match_: wire_match.map_or_else(|| StoredMatch::new(&fm.match_), StoredMatch::from_wire),
             instructions: fm.instructions.clone().into_boxed_slice(),
             cookie: fm.cookie,
             idle_timeout: fm.idle_timeout,
@@ -378,7 +419,7 @@ impl Pipeline {
         if existing.is_some() {
             table.replace(rule);
         } else {
-            table.insert(rule);
+            table.insert_keyed(rule, &key);
         }
         Ok(())
     }

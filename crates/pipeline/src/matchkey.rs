@@ -202,6 +202,12 @@ pub fn read_field(key: &FlowKey, f: OxmField) -> Option<u128> {
 /// Validates `m` and compiles it.
 pub fn compile(m: &Match) -> Result<MaskedKey, OfpError> {
     m.validate()?;
+    compile_valid(m)
+}
+
+/// [`compile`] for a match already validated (`Match::validate`, as
+/// `Message::validate` does): the validation is not repeated.
+pub(crate) fn compile_valid(m: &Match) -> Result<MaskedKey, OfpError> {
     let eth_type = m.get(OxmField::EthType).map_or(0, |o| o.value as u64);
     let mut k = MaskedKey::default();
     for e in &m.entries {

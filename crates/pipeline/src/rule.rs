@@ -90,9 +90,17 @@ impl StoredMatch {
         StoredMatch(v.into_boxed_slice())
     }
 
-    /// The match. The bytes were encoded from a `Match` by [`StoredMatch::new`],
-    /// so decoding them gives it back; a failure would be a codec bug, shown
-    /// as an empty match rather than a panic.
+    /// Stores a match as it came on the wire (`ofp_match` with its
+    /// padding), for bytes that `Match::decode` accepted.
+    pub fn from_wire(bytes: &[u8]) -> StoredMatch {
+        StoredMatch(bytes.into())
+    }
+
+    /// The match. The bytes were encoded from a `Match` by
+    /// [`StoredMatch::new`] or had been decoded by `Match::decode`
+    /// ([`StoredMatch::from_wire`]), so decoding them gives it back; a
+    /// failure would be a codec bug, shown as an empty match rather than a
+    /// panic.
     pub fn get(&self) -> Match {
         let bytes = Bytes::copy_from_slice(&self.0);
         let decoded = Match::decode(&mut ofp::wire::Reader::new(

@@ -82,12 +82,17 @@ impl FlowTable {
     /// priority (else [`FlowTable::replace`]).
     pub(crate) fn insert(&mut self, rule: Arc<Rule>) {
         let key = rule.key();
+        self.insert_keyed(rule, &key);
+    }
+
+    /// [`FlowTable::insert`] with the rule's key at hand (`rule.key()`).
+    pub(crate) fn insert_keyed(&mut self, rule: Arc<Rule>, key: &MaskedKey) {
         self.cls
-            .insert_with(rule.id, &key, rule.priority, rule.clone());
+            .insert_with(rule.id, key, rule.priority, rule.clone());
         if rule.idle_timeout != 0 || rule.hard_timeout != 0 {
             self.timed.insert(rule.id, rule.clone());
         }
-        let h = exact_hash(&key, rule.priority);
+        let h = exact_hash(key, rule.priority);
         self.exact.insert_unique(h, (h, rule), |(eh, _)| *eh);
     }
 
