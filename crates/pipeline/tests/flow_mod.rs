@@ -559,7 +559,11 @@ fn flow_mods_from_the_wire_keep_their_match_and_behave_the_same() {
     assert_eq!(sa, sb);
     for t in texts {
         let m = add(t);
-        assert!(sb.iter().any(|f| f.match_ == m.match_ && f.priority == m.priority), "{t}");
+        assert!(
+            sb.iter()
+                .any(|f| f.match_ == m.match_ && f.priority == m.priority),
+            "{t}"
+        );
     }
     // A truncated message falls back to encoding the match itself.
     let m = add(texts[0]);
