@@ -435,6 +435,13 @@ test_sluice_ctl() {
     ping_ok h1 "$TESTBED_NET.2" && { echo "     ping through a down port"; r=1; }
     $C mod-port br0 p2 up || r=1
     wait $m
+    # no-receive: frames that come in on p1 are dropped (counted), and
+    # receive lets them through again.
+    $C mod-port br0 p1 no-receive || r=1
+    ping_ok h1 "$TESTBED_NET.2" && { echo "     ping received on a no-receive port"; r=1; }
+    $C dump-ports-desc br0 | grep -q "NO_RECV" || { echo "     no NO_RECV in the port's config"; r=1; }
+    $C mod-port br0 p1 receive || r=1
+    ping_ok h1 "$TESTBED_NET.2" || { echo "     no ping after receive"; r=1; }
     grep -q "OFPT_PORT_STATUS (OF1.3): MODIFY" "$mon" && grep -q "PORT_DOWN" "$mon" ||
         { echo "     monitor: $(cat "$mon")"; r=1; }
     # packet-out: a frame sent by the controller out of p2 reaches h2.
@@ -455,7 +462,7 @@ test_sluice_ctl() {
     [ -z "$($C dump-flows br0)" ] || r=1
     ping_ok h1 "$TESTBED_NET.2" && { echo "     ping after del-flows"; r=1; }
     rm -rf "$f" "$mon" "$rd"
-    finish "sluice-ctl: add-flows with errors by line, dump-flows/ports, trace, mod-port, monitor, packet-out, groups, meters, del-flows" $r
+    finish "sluice-ctl: add-flows with errors by line, dump-flows/ports, trace, mod-port (down, no-receive), monitor, packet-out, groups, meters, del-flows" $r
 }
 
 test_bad_config_is_refused() {

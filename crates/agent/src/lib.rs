@@ -121,6 +121,7 @@ impl PortInfo {
             live: self.link_up && self.config & port_config::PORT_DOWN == 0,
             no_flood: self.config & NO_FLOOD != 0,
             no_fwd: self.config & port_config::NO_FWD != 0,
+            no_recv: self.config & port_config::NO_RECV != 0,
         }
     }
 }

@@ -204,6 +204,15 @@ impl BridgeWorker {
                     }
                 }
                 let in_port = self.ports[i].port_no;
+                // OFPPC_NO_RECV: counted as received, then dropped.
+                if n > 0 && snap.ports.iter().any(|p| p.port_no == in_port && p.no_recv) {
+                    let c = &self.ports[i].counters;
+                    PortCounters::add(&c.rx_packets, n as u64);
+                    let bytes = (0..n).map(|j| batch.frame_mut(j).len() as u64).sum();
+                    PortCounters::add(&c.rx_bytes, bytes);
+                    PortCounters::add(&self.counters.dropped, n as u64);
+                    continue;
+                }
                 for j in 0..n {
                     let frame = batch.frame_mut(j);
                     PortCounters::add(&self.ports[i].counters.rx_packets, 1);
@@ -456,6 +465,7 @@ mod tests {
                 live: true,
                 no_flood: false,
                 no_fwd: false,
+                no_recv: false,
             });
             ports.push(BridgePort {
                 port_no: n,

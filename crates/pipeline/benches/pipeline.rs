@@ -25,6 +25,7 @@ fn bench(c: &mut Criterion) {
             live: true,
             no_flood: false,
             no_fwd: false,
+            no_recv: false,
         });
     }
     for i in 0..200u32 {

@@ -43,6 +43,9 @@ pub struct PortState {
     pub no_flood: bool,
     /// OFPPC_NO_FWD: nothing is sent out of it.
     pub no_fwd: bool,
+    /// OFPPC_NO_RECV: whatever it receives is dropped (the datapath checks
+    /// this once per received batch).
+    pub no_recv: bool,
 }
 
 /// A group as workers run it.

@@ -43,6 +43,7 @@ fn pipeline(flows: &[&str]) -> Pipeline {
             live: true,
             no_flood: false,
             no_fwd: false,
+            no_recv: false,
         });
     }
     for f in flows {
@@ -179,12 +180,14 @@ fn reserved_ports() {
         live: true,
         no_flood: true,
         no_fwd: false,
+        no_recv: false,
     });
     p.set_port(PortState {
         port_no: 4,
         live: false,
         no_flood: false,
         no_fwd: false,
+        no_recv: false,
     });
     assert_eq!(
         ports(&run(&mut p, 1, &mut tcp(64, 1))),
@@ -305,6 +308,7 @@ fn groups_all_select_indirect_ff() {
         live: false,
         no_flood: false,
         no_fwd: false,
+        no_recv: false,
     });
     assert_eq!(ports(&run(&mut p, 4, &mut tcp(64, 1))), vec![3]);
     p.set_port(PortState {
@@ -312,6 +316,7 @@ fn groups_all_select_indirect_ff() {
         live: false,
         no_flood: false,
         no_fwd: false,
+        no_recv: false,
     });
     assert!(run(&mut p, 4, &mut tcp(64, 1)).is_empty());
 }

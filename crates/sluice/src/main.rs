@@ -419,6 +419,7 @@ fn build(
             live: handles[0].link_up(),
             no_flood: false,
             no_fwd: false,
+            no_recv: false,
         });
     }
     // Standalone: NORMAL learning while no controller is connected (the

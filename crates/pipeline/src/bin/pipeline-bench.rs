@@ -280,6 +280,7 @@ fn build_pipeline(c: &Config, ports: u32) -> Pipeline {
             live: true,
             no_flood: false,
             no_fwd: false,
+            no_recv: false,
         });
     }
     for ((mm, prio), ins) in c.rules.iter().zip(&c.actions) {
