@@ -17,7 +17,7 @@ fi
 . scripts/testbed.sh
 SLUICE=target/release/sluice
 CTL=target/release/sluice-ctl
-cargo build -q --release -p sluice -p ctl || exit 1
+cargo build -q --release -p sluice -p ctl -p bench || exit 1
 passed=0
 failed=0
 P=
@@ -336,7 +336,7 @@ test_nullx() {
 start_osken() { # app log
     ip netns exec "$P-sw" ip link set lo up
     ip netns exec "$P-sw" env PYTHONPATH=tests/controller PEER_IP="${PEER_IP:-}" \
-        PEER_PORT="${PEER_PORT:-}" OUR_IP="${OUR_IP:-}" .venv/bin/python \
+        PEER_PORT="${PEER_PORT:-}" OUR_IP="${OUR_IP:-}" OSKEN_TLS_DIR="${OSKEN_TLS_DIR:-}" .venv/bin/python \
         tests/controller/run_osken.py 6653 "$1" >"$2" 2>&1 &
     sleep 2
 }
@@ -396,6 +396,41 @@ test_osken_conformance() {
     [ $r = 0 ] || sed 's/^/     os-ken: /' "$log" | tail -20
     rm -f "$log"
     finish "os-ken drives roles (STALE, IS_SLAVE), FLOW_REMOVED (hard timeout, delete) and PACKET_OUT answered by a host" $r
+}
+
+test_osken_over_tls() {
+    P=sle2e$$t
+    testbed_up "$P" || return 1
+    local r=0 ctl log pki
+    log=$(mktemp)
+    pki=$(mktemp -d)
+    target/release/sluice-bench test-pki --dir "$pki" || r=1
+    # os-ken listens with TLS only and requires the switch's certificate;
+    # sluice dials it with its own identity and checks os-ken's.
+    OSKEN_TLS_DIR=$pki start_osken learning_switch "$log"
+    ctl=$!
+    start_sluice --port p1 --port p2 --controller tls:127.0.0.1:6653 \
+        --private-key "$pki/switch-key.pem" --certificate "$pki/switch-cert.pem" \
+        --ca-cert "$pki/switch-ca.pem" --fail-mode secure --run-dir "$pki"
+    sleep 1
+    ping_ok h1 "$TESTBED_NET.2" || r=1
+    stop_sluice
+    grep -q "peer=tls:127.0.0.1:6653" "$OUT" || r=1
+    # A switch whose certificate another CA signed is refused by os-ken.
+    target/release/sluice-bench test-pki --dir "$pki/rogue" || r=1
+    start_sluice --port p1 --port p2 --controller tls:127.0.0.1:6653 \
+        --private-key "$pki/rogue/switch-key.pem" --certificate "$pki/rogue/switch-cert.pem" \
+        --ca-cert "$pki/rogue/switch-ca.pem" --fail-mode secure --run-dir "$pki"
+    sleep 2
+    stop_sluice
+    kill "$ctl" 2>/dev/null
+    wait "$ctl" 2>/dev/null
+    [ "$(grep -c "switch 0000000000000001 connected" "$log")" = 1 ] ||
+        { echo "     a switch with an identity from another CA got a connection"; r=1; }
+    grep -q "packet in" "$log" || r=1
+    [ $r = 0 ] || sed 's/^/     os-ken: /' "$log" | tail -20
+    rm -rf "$log" "$pki"
+    finish "os-ken over TLS (mutual authentication) drives sluice: ping; an identity from another CA gets no connection" $r
 }
 
 test_sluice_ctl() {

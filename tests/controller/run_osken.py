@@ -4,7 +4,13 @@ The PyPI os-ken package ships no `osken-manager` command, so this is the
 few lines it would do: parse os-ken's own options, load the apps, serve.
 
     python run_osken.py PORT APP_MODULE [APP_MODULE...]
+
+With OSKEN_TLS_DIR set, it listens with TLS instead (os-ken's own
+--ctl-privkey/--ctl-cert/--ca-certs, which require the switch's
+certificate): controller-key.pem, controller-cert.pem and
+controller-ca.pem from that directory.
 """
+import os
 import logging
 import sys
 
@@ -21,8 +27,16 @@ def main():
     port, apps = sys.argv[1], sys.argv[2:]
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(name)s: %(message)s")
-    cfg.CONF(args=["--ofp-tcp-listen-port", port, "--ofp-listen-host", "127.0.0.1"],
-             project="os_ken")
+    args = ["--ofp-listen-host", "127.0.0.1"]
+    tls = os.environ.get("OSKEN_TLS_DIR")
+    if tls:
+        args += ["--ofp-ssl-listen-port", port,
+                 "--ctl-privkey", os.path.join(tls, "controller-key.pem"),
+                 "--ctl-cert", os.path.join(tls, "controller-cert.pem"),
+                 "--ca-certs", os.path.join(tls, "controller-ca.pem")]
+    else:
+        args += ["--ofp-tcp-listen-port", port]
+    cfg.CONF(args=args, project="os_ken")
     app_manager.AppManager.run_apps(apps)
 
 

@@ -5,6 +5,8 @@
 //!   `ovs-ofctl add-flows` for Open vSwitch).
 //! * `arp-requests`: writes a capture of ARP requests, the load a pcap
 //!   port (paced with `pcap_rate`) offers to the switch.
+//! * `test-pki`: a throw-away CA and two identities it signs (`switch`,
+//!   `controller`), as PEM files, for TLS tests against real controllers.
 //! * `arp-responder`: an OpenFlow 1.3 controller that the switch dials; it
 //!   installs a table-miss flow to the controller and answers every ARP
 //!   request that arrives in a PACKET_IN with a PACKET_OUT carrying the ARP
@@ -50,6 +52,12 @@ enum Cmd {
         #[arg(long)]
         out: std::path::PathBuf,
     },
+    /// Write a throw-away CA and the identities `switch` and `controller`
+    /// it signs (DIR/NAME-key.pem, NAME-cert.pem, NAME-ca.pem), for tests.
+    TestPki {
+        #[arg(long)]
+        dir: std::path::PathBuf,
+    },
     /// An ARP-responder controller: listen, let the switch connect, answer.
     ArpResponder {
         /// Address to listen on (the switch's `tcp:` controller).
@@ -74,6 +82,15 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let r = match cli.cmd {
         Cmd::Flows { count, out } => write_flows(&out, count).map(|()| String::new()),
+        Cmd::TestPki { dir } => std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("{}: {e}", dir.display()))
+            .map(|()| {
+                let ca = tls::testpki::Ca::new("sluice test CA");
+                for name in ["switch", "controller"] {
+                    ca.identity(&dir, name);
+                }
+                String::new()
+            }),
         Cmd::ArpRequests { count, out } => arp::write_requests(&out, count).map(|()| String::new()),
         Cmd::ArpResponder {
             listen,
