@@ -341,6 +341,13 @@ start_osken() { # app log
     sleep 2
 }
 
+# Stops sluice and the os-ken started with start_osken (PID).
+stop_osken() { # pid
+    stop_sluice
+    kill "$1" 2>/dev/null
+    wait "$1" 2>/dev/null
+}
+
 test_osken_learning_switch() {
     P=sle2e$$k
     testbed_up "$P" || return 1
@@ -357,9 +364,7 @@ test_osken_learning_switch() {
     mbps=$(tcp_mbps 5309)
     echo "     TCP through sluice under os-ken: ${mbps} Mbit/s"
     [ "${mbps:-0}" -gt 0 ] || r=1
-    stop_sluice
-    kill "$ctl" 2>/dev/null
-    wait "$ctl" 2>/dev/null
+    stop_osken "$ctl"
     # The controller saw the switch and learned; the flows it installed
     # carried the bulk (few packets went to the controller).
     grep -q "switch 0000000000000001 connected" "$log" || r=1
@@ -387,9 +392,7 @@ test_osken_conformance() {
         sleep 0.1
         tries=$((tries + 1))
     done
-    stop_sluice
-    kill "$ctl" 2>/dev/null
-    wait "$ctl" 2>/dev/null
+    stop_osken "$ctl"
     grep "CHECK " "$log" | sed 's/^.*CHECK/     CHECK/'
     grep -q "ALL CHECKS PASSED" "$log" || r=1
     grep -q "FAILED" "$log" && r=1
@@ -422,9 +425,7 @@ test_osken_over_tls() {
         --private-key "$pki/rogue/switch-key.pem" --certificate "$pki/rogue/switch-cert.pem" \
         --ca-cert "$pki/rogue/switch-ca.pem" --fail-mode secure --run-dir "$pki"
     sleep 2
-    stop_sluice
-    kill "$ctl" 2>/dev/null
-    wait "$ctl" 2>/dev/null
+    stop_osken "$ctl"
     [ "$(grep -c "switch 0000000000000001 connected" "$log")" = 1 ] ||
         { echo "     a switch with an identity from another CA got a connection"; r=1; }
     grep -q "packet in" "$log" || r=1

@@ -252,12 +252,11 @@ impl Pipeline {
             let len = u16::from_be_bytes([h[2], h[3]]) as usize;
             wire.get(48..48 + len.div_ceil(8) * 8)
         });
-        match m {
-            Some(m) => self.apply_flow_mod(fm, Some(m), now_ns),
-            None => self.apply_flow_mod(fm, None, now_ns),
-        }
+        self.apply_flow_mod(fm, m, now_ns)
     }
 
+    /// Applies `fm`; `wire_match`, when given, is its match as received
+    /// and already validated.
     fn apply_flow_mod(
         &mut self,
         fm: &FlowMod,

@@ -110,11 +110,6 @@ impl StoredMatch {
         debug_assert!(decoded.is_ok(), "stored match does not decode");
         decoded.unwrap_or_default()
     }
-
-    /// Whether the match has no fields (matches every packet).
-    pub fn is_empty(&self) -> bool {
-        self.0.len() <= 8
-    }
 }
 
 /// An installed flow entry.

@@ -104,11 +104,6 @@ impl TlsStream {
         }
         Ok(())
     }
-
-    /// The underlying socket.
-    pub fn socket(&self) -> &TcpStream {
-        &self.sock
-    }
 }
 
 impl AsRawFd for TlsStream {
