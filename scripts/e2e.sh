@@ -516,6 +516,47 @@ test_bad_config_is_refused() {
     finish "bad configuration: refused with the key named, nothing started" $r
 }
 
+# GET /metrics from inside the switch namespace (ADDR:PORT on its loopback).
+scrape() { # port
+    ip netns exec "$P-sw" bash -c "exec 3<>/dev/tcp/127.0.0.1/$1; printf 'GET /metrics HTTP/1.0\r\n\r\n' >&3; cat <&3"
+}
+
+test_worker_panic_exits_loudly() {
+    P=sle2e$$p
+    testbed_up "$P" || return 1
+    local r=0 body rc
+    OUT=$(mktemp)
+    # Fault injection (tests only): worker 0 panics in its 20th batch with
+    # frames.
+    ip netns exec "$P-sw" env SLUICE_FAULT=worker-panic:20 "$SLUICE" --port p1 --port p2 \
+        --metrics 127.0.0.1:9478 --run-dir "$(mktemp -d)" >"$OUT" 2>&1 &
+    SLUICE_PID=$!
+    sleep 0.5
+    # Healthy: the worker is up and looped within the last second.
+    body=$(scrape 9478)
+    echo "$body" | grep -q '^sluice_worker_up{bridge="br0",worker="0"} 1$' || { echo "     no worker_up 1"; r=1; }
+    echo "$body" | grep -Eq '^sluice_worker_heartbeat_age_seconds\{bridge="br0",worker="0"\} [0-9.]+e-[1-9]' ||
+        { echo "     heartbeat: $(echo "$body" | grep heartbeat)"; r=1; }
+    # Traffic makes the worker panic; the daemon must exit with 70 within
+    # 5 s, not keep answering with nothing forwarding.
+    ip netns exec "$P-h1" ping -c 40 -i 0.05 -W 1 -q "$TESTBED_NET.2" >/dev/null 2>&1 &
+    local pinger=$! t=0
+    while kill -0 "$SLUICE_PID" 2>/dev/null && [ $t -lt 50 ]; do sleep 0.1; t=$((t + 1)); done
+    if kill -0 "$SLUICE_PID" 2>/dev/null; then
+        echo "     sluice still runs 5 s after the injected panic"
+        r=1
+    else
+        wait "$SLUICE_PID"
+        rc=$?
+        SLUICE_PID=
+        [ "$rc" = 70 ] || { echo "     exit status $rc, not 70"; r=1; }
+    fi
+    wait "$pinger" 2>/dev/null
+    grep -q 'ERROR worker died.* bridge=br0 worker=0 panic=injected fault (SLUICE_FAULT=worker-panic:20)' "$OUT" ||
+        { echo "     no error line naming the worker"; r=1; }
+    finish "a worker that panics: error line naming bridge and worker, exit status 70 (restart by the service manager)" $r
+}
+
 # Every test, or the ones named on the command line.
 for t in ${*:-$(declare -F | awk '$3 ~ /^test_/ {print $3}')}; do
     "$t"

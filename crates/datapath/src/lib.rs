@@ -89,7 +89,7 @@ impl BridgeCounters {
     }
 }
 
-/// Bridge-wide counters.
+/// Bridge-wide counters of one worker, and its health.
 #[derive(Default)]
 pub struct BridgeCounters {
     /// Delay from a frame's batch being received (recvmmsg returned) to the
@@ -100,7 +100,27 @@ pub struct BridgeCounters {
     pub to_controller: AtomicU64,
     /// Packets that left the pipeline with no output.
     pub dropped: AtomicU64,
+    /// Rounds of the worker loop (one receive from every port, idle or
+    /// not).
     pub batches: AtomicU64,
+    /// When the worker's current loop round started ([`clock`] ns; 0
+    /// before the first). A round takes at most the 10 ms of an idle
+    /// `poll(2)` plus one batch, so an old heartbeat means a stalled
+    /// worker (not summed: one worker's health).
+    pub heartbeat_ns: AtomicU64,
+    /// True while the worker's loop runs; false once it has returned or
+    /// unwound (not summed).
+    pub running: AtomicBool,
+}
+
+/// Sets a worker's `running` flag back to false however its loop ends,
+/// panics included.
+struct RunningGuard<'a>(&'a AtomicBool);
+
+impl Drop for RunningGuard<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Relaxed);
+    }
 }
 
 /// One port of a bridge.
@@ -128,6 +148,10 @@ pub struct BridgeWorker {
     /// ...). The same I/O code with zero switching work: the floor every
     /// other figure is compared with.
     pub nullx: bool,
+    /// Fault injection, for tests only (the daemon sets it from
+    /// `SLUICE_FAULT=worker-panic:N`): the worker panics in its N-th
+    /// batch that carried frames. None in normal operation.
+    pub panic_after_batches: Option<u64>,
 }
 
 struct TxQueue {
@@ -148,8 +172,14 @@ impl TxQueue {
 }
 
 impl BridgeWorker {
-    /// Runs the worker until `stop` is set.
+    /// Runs the worker until `stop` is set. `counters.running` is true
+    /// while it runs and false once it returns or unwinds; its heartbeat
+    /// is written at the start of every round.
     pub fn run(mut self, stop: &AtomicBool) {
+        let counters = self.counters.clone();
+        counters.running.store(true, Relaxed);
+        let _running = RunningGuard(&counters.running);
+        let mut busy_batches = 0u64;
         let mut batch = Batch::new(32);
         let mut worker = Worker::new(self.worker);
         let mut tx: Vec<TxQueue> = self
@@ -186,6 +216,7 @@ impl BridgeWorker {
         while !stop.load(Relaxed) {
             let snap = self.pipeline.load_full();
             let now = clock::now_ns();
+            self.counters.heartbeat_ns.store(now, Relaxed);
             let mut got = 0;
             let mut woke = false;
             let mut rx_batches: [(u64, u64); 64] = [(0, 0); 64];
@@ -323,6 +354,12 @@ impl BridgeWorker {
                 q.n = 0;
             }
             PortCounters::add(&self.counters.batches, 1);
+            if got > 0 {
+                busy_batches += 1;
+                if self.panic_after_batches == Some(busy_batches) {
+                    panic!("injected fault (SLUICE_FAULT=worker-panic:{busy_batches})");
+                }
+            }
             if got == 0 && !pollfds.is_empty() {
                 // Frames waiting in a shaped queue need the worker back soon.
                 let timeout = if waiting { 1 } else { 10 };
@@ -488,6 +525,7 @@ mod tests {
             macs: Arc::default(),
             channels: None,
             nullx: false,
+            panic_after_batches: None,
         };
         let (a, b) = ([2, 0, 0, 0, 0, 0xa], [2, 0, 0, 0, 0, 0xb]);
         wires[0].inject(&frame(b, a));

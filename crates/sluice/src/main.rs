@@ -14,6 +14,7 @@
 
 mod config;
 mod control;
+mod health;
 mod metrics;
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -88,14 +89,27 @@ struct Args {
     nullx: bool,
 }
 
+/// Exit status when a thread of the daemon died (EX_SOFTWARE): the
+/// service manager restarts the daemon.
+const EXIT_THREAD_DIED: i32 = 70;
+
 fn main() {
-    if let Err(e) = run() {
-        eprintln!("sluice: {e}");
-        std::process::exit(1);
+    match run() {
+        Ok(None) => {}
+        Ok(Some(death)) => {
+            eprintln!("sluice: {death}");
+            std::process::exit(EXIT_THREAD_DIED);
+        }
+        Err(e) => {
+            eprintln!("sluice: {e}");
+            std::process::exit(1);
+        }
     }
 }
 
-fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// Runs the daemon; `Some(reason)` if it stopped because one of its threads
+/// died.
+fn run() -> Result<Option<String>, Box<dyn std::error::Error>> {
     let args = Args::parse();
     // Structured logs on stderr; RUST_LOG overrides the level (default info).
     tracing_subscriber::fmt()
@@ -162,6 +176,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     }
     let tls_identity = config::load_tls(&file.tls)?;
     let cfgs = config::check_all(file, &args.ports)?;
+    let fault = health::Fault::from_env()?;
     // Subscribe to link events before reading any port's state, so that no
     // change between the two is missed. Without netlink, poll sysfs.
     let mut links = match netdev::link::LinkWatcher::open() {
@@ -182,32 +197,55 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         bridges.push(b);
     }
 
+    // A thread of the daemon that dies (a panic) is never silent: it is
+    // logged at error level, the other threads are stopped, and the daemon
+    // exits with EXIT_THREAD_DIED so that its service manager restarts it
+    // (the `health` module says why not a restart in place).
+    health::install_panic_hook();
+    let stop = Arc::new(AtomicBool::new(false));
+    let deaths = Arc::new(health::Deaths::default());
+    signal_hook::flag::register(signal_hook::consts::SIGINT, stop.clone())?;
+    signal_hook::flag::register(signal_hook::consts::SIGTERM, stop.clone())?;
+
     if let Some(addr) = args.metrics {
         let listener =
             std::net::TcpListener::bind(addr).map_err(|e| format!("--metrics {addr}: {e}"))?;
         let sources: Vec<metrics::Sources> = running.iter().map(Running::metrics_sources).collect();
+        let deaths = deaths.clone();
+        let stop = stop.clone();
         std::thread::Builder::new()
             .name("metrics".into())
-            .spawn(move || metrics::serve(listener, sources))?;
+            .spawn(move || {
+                health::guarded(&deaths, &stop, health::Who::Thread("metrics"), || {
+                    metrics::serve(listener, sources)
+                })
+            })?;
     }
 
-    let stop = Arc::new(AtomicBool::new(false));
-    signal_hook::flag::register(signal_hook::consts::SIGINT, stop.clone())?;
-    signal_hook::flag::register(signal_hook::consts::SIGTERM, stop.clone())?;
     let mut workers = Vec::new();
-    for (r, bridge) in running.iter().zip(bridges) {
-        for (w, cpu) in bridge.into_iter().zip(r.cpus.clone()) {
-            let s2 = stop.clone();
-            workers.push(
-                std::thread::Builder::new()
-                    .name(format!("{}-w{}", r.name, w.worker))
-                    .spawn(move || {
+    for (i, (r, bridge)) in running.iter().zip(bridges).enumerate() {
+        for (mut w, cpu) in bridge.into_iter().zip(r.cpus.clone()) {
+            if i == 0 && w.worker == 0 {
+                w.panic_after_batches = fault.worker_panic_after;
+            }
+            let (stop, deaths) = (stop.clone(), deaths.clone());
+            let name = format!("{}-w{}", r.name, w.worker);
+            let (bridge, worker) = (r.name.clone(), w.worker);
+            workers.push(health::Thread {
+                name: name.clone(),
+                handle: std::thread::Builder::new().name(name).spawn(move || {
+                    let who = health::Who::Worker {
+                        bridge: &bridge,
+                        worker,
+                    };
+                    health::guarded(&deaths, &stop, who, || {
                         if let Some(c) = cpu {
                             datapath::pin_to_cpu(c);
                         }
-                        w.run(&s2)
-                    })?,
-            );
+                        w.run(&stop)
+                    })
+                })?,
+            });
         }
         let port_list = r
             .names
@@ -269,6 +307,15 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         let now = datapath::clock::now_ns();
         for r in &mut running {
             r.control.service(now);
+            r.watch_workers(now);
+        }
+        // A worker whose thread ended while the daemon runs has died, even
+        // if its panic was not caught (belt and braces with `guarded`).
+        if let Some(t) = workers.iter().find(|t| t.handle.is_finished()) {
+            if !stop.load(Relaxed) {
+                deaths.record(format!("thread {} ended on its own", t.name));
+                stop.store(true, Relaxed);
+            }
         }
         if args.stats_interval > 0.0 && last_stats.elapsed().as_secs_f64() >= args.stats_interval {
             running.iter().for_each(Running::print_stats);
@@ -281,14 +328,22 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             stop.store(true, Relaxed);
         }
     }
-    for w in workers {
-        w.join().map_err(|_| "worker thread panicked")?;
+    let death = deaths.first();
+    // Workers see `stop` within one round (<= 10 ms idle); one that does
+    // not (stalled) is left behind after 2 s so that a dead bridge cannot
+    // hold the exit.
+    let left = health::join_all(workers, Duration::from_secs(2));
+    for name in &left {
+        tracing::error!(thread = %name, "thread did not stop within 2 s; exiting without it");
     }
     for r in &running {
         r.print_stats();
         tracing::info!(bridge = %r.name, "stopped");
     }
-    Ok(())
+    if let Some(d) = &death {
+        tracing::error!(reason = %d, status = EXIT_THREAD_DIED, "exiting because a thread died");
+    }
+    Ok(death)
 }
 
 /// A bridge as the control thread keeps it.
@@ -305,6 +360,8 @@ struct Running {
     counters: Vec<Vec<Arc<PortCounters>>>,
     /// One set per worker.
     bridge_counters: Vec<Arc<BridgeCounters>>,
+    /// Per worker: whether it was last seen stalled (logged once).
+    stalled: Vec<bool>,
     macs: Arc<MacTable>,
 }
 
@@ -509,6 +566,7 @@ fn build(
             macs: macs.clone(),
             channels: Some(channels.clone()),
             nullx: args.nullx,
+            panic_after_batches: None,
         })
         .collect();
     let mut agent = agent::Agent::new(
@@ -564,6 +622,7 @@ fn build(
         names,
         link_probe,
         counters,
+        stalled: vec![false; bridge_counters.len()],
         bridge_counters,
         macs,
     };
@@ -611,6 +670,26 @@ impl Running {
             })
             .collect();
         self.apply_links(states);
+    }
+
+    /// Logs a worker whose heartbeat is more than a second old (stalled:
+    /// alive but not looping), once per stall, and its recovery.
+    fn watch_workers(&mut self, now: u64) {
+        for (w, c) in self.bridge_counters.iter().enumerate() {
+            let beat = c.heartbeat_ns.load(Relaxed);
+            let stalled =
+                c.running.load(Relaxed) && beat != 0 && now.saturating_sub(beat) > health::STALL_NS;
+            if stalled != self.stalled[w] {
+                self.stalled[w] = stalled;
+                if stalled {
+                    tracing::warn!(bridge = %self.name, worker = w,
+                        heartbeat_age_ms = now.saturating_sub(beat) / 1_000_000,
+                        "worker stalled: no loop round for over a second");
+                } else {
+                    tracing::info!(bridge = %self.name, worker = w, "worker resumed");
+                }
+            }
+        }
     }
 
     fn metrics_sources(&self) -> metrics::Sources {

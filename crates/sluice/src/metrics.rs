@@ -1,7 +1,9 @@
 //! A Prometheus text-format endpoint: `GET /metrics` on the address given
 //! with `--metrics` (e.g. `127.0.0.1:9477`). One small thread; each request
 //! reads the counters the worker writes (relaxed atomics) and the current
-//! pipeline snapshot, so scraping never slows the packet path.
+//! pipeline snapshot, so scraping never slows the packet path. Worker
+//! health is reported per worker: `sluice_worker_up` and
+//! `sluice_worker_heartbeat_age_seconds` (see `health`).
 
 use std::fmt::Write as _;
 use std::io::{Read, Write};
@@ -29,6 +31,11 @@ type PortMetric = (&'static str, &'static str, fn(&PortCounters) -> u64);
 /// Renders every metric of every bridge in the Prometheus text format, each
 /// family once with all bridges' samples together.
 pub fn render(all: &[Sources]) -> String {
+    render_at(all, datapath::clock::now_ns())
+}
+
+/// [`render`] at datapath time `now` (ns).
+fn render_at(all: &[Sources], now: u64) -> String {
     let mut o = String::new();
     let mut family =
         |name: &str, kind: &str, help: &str, samples: &mut dyn FnMut(&Sources, &mut String)| {
@@ -131,6 +138,56 @@ pub fn render(all: &[Sources]) -> String {
             );
         },
     );
+    // Worker health: a dead worker reads 0; a stalled one (alive, not
+    // looping) shows a heartbeat age well above the 10 ms of an idle round.
+    family(
+        "sluice_worker_up",
+        "gauge",
+        "1 while the worker's loop runs, 0 once it has ended or died",
+        &mut |s, o| {
+            for (w, c) in s.counters.iter().enumerate() {
+                let _ = writeln!(
+                    o,
+                    "sluice_worker_up{{bridge=\"{}\",worker=\"{w}\"}} {}",
+                    s.bridge,
+                    u8::from(c.running.load(Relaxed))
+                );
+            }
+        },
+    );
+    family(
+        "sluice_worker_heartbeat_age_seconds",
+        "gauge",
+        "Time since the worker last started a loop round (absent before its first)",
+        &mut |s, o| {
+            for (w, c) in s.counters.iter().enumerate() {
+                let beat = c.heartbeat_ns.load(Relaxed);
+                if beat != 0 {
+                    let _ = writeln!(
+                        o,
+                        "sluice_worker_heartbeat_age_seconds{{bridge=\"{}\",worker=\"{w}\"}} {:e}",
+                        s.bridge,
+                        now.saturating_sub(beat) as f64 / 1e9
+                    );
+                }
+            }
+        },
+    );
+    family(
+        "sluice_worker_rounds_total",
+        "counter",
+        "Loop rounds of the worker (one receive from every port)",
+        &mut |s, o| {
+            for (w, c) in s.counters.iter().enumerate() {
+                let _ = writeln!(
+                    o,
+                    "sluice_worker_rounds_total{{bridge=\"{}\",worker=\"{w}\"}} {}",
+                    s.bridge,
+                    c.batches.load(Relaxed)
+                );
+            }
+        },
+    );
     family(
         "sluice_delay_seconds",
         "summary",
@@ -187,5 +244,43 @@ pub fn serve(listener: TcpListener, sources: Vec<Sources>) {
             "HTTP/1.0 {status}\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\n\r\n{body}",
             body.len()
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn worker_health_is_reported_per_worker() {
+        let mut p = pipeline::Pipeline::new(pipeline::Config::default());
+        let counters: Vec<Arc<BridgeCounters>> = (0..2).map(|_| Arc::default()).collect();
+        // Worker 0 runs and looped 5 s ago (stalled); worker 1 has died.
+        counters[0].running.store(true, Relaxed);
+        let now = 7_000_000_000;
+        counters[0].heartbeat_ns.store(2_000_000_000, Relaxed);
+        counters[0].batches.store(42, Relaxed);
+        counters[1].heartbeat_ns.store(now, Relaxed);
+        let text = render_at(
+            &[Sources {
+                bridge: "br0".into(),
+                ports: Vec::new(),
+                counters,
+                pipeline: Arc::new(ArcSwap::new(p.snapshot())),
+            }],
+            now,
+        );
+        assert!(text.contains("sluice_worker_up{bridge=\"br0\",worker=\"0\"} 1\n"));
+        assert!(text.contains("sluice_worker_up{bridge=\"br0\",worker=\"1\"} 0\n"));
+        assert!(text.contains("sluice_worker_rounds_total{bridge=\"br0\",worker=\"0\"} 42\n"));
+        let age: f64 = text
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("sluice_worker_heartbeat_age_seconds{bridge=\"br0\",worker=\"0\"} ")
+            })
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(age, 5.0);
     }
 }
