@@ -35,6 +35,9 @@ use pipeline::{Snapshot, Worker};
 
 pub use normal::{Decision, MacTable};
 
+/// Shortest frame the worker takes: an Ethernet header.
+pub const ETH_HLEN: usize = 14;
+
 /// Counters of one port (written by the worker, read by anyone).
 #[derive(Debug, Default)]
 pub struct PortCounters {
@@ -154,13 +157,40 @@ pub struct BridgeWorker {
     pub panic_after_batches: Option<u64>,
 }
 
+/// Frames one port's transmit queue holds in one round; more are dropped
+/// and counted (the AF_PACKET TX ring has 256 slots: a round cannot send
+/// more than that to one port anyway).
+const TX_QUEUE_MAX: usize = 1024;
+/// Buffers a transmit queue keeps between rounds (two receive batches'
+/// worth); a burst's extra buffers are freed once it has been sent.
+const TX_KEEP: usize = 64;
+/// PACKET_OUTs worker 0 runs in one round; the rest wait for the next
+/// round, so a full packet-out queue cannot make one round unbounded.
+const PACKET_OUTS_PER_ROUND: usize = 256;
+
+/// One port's frames to send this round: copies in reusable buffers.
 struct TxQueue {
     frames: Vec<Vec<u8>>,
     n: usize,
+    /// Frames refused this round because the queue was full.
+    overflow: u64,
 }
 
 impl TxQueue {
+    fn new() -> TxQueue {
+        TxQueue {
+            frames: Vec::new(),
+            n: 0,
+            overflow: 0,
+        }
+    }
+
+    /// Queues a copy of `data`; a full queue drops it (counted at the flush).
     fn push(&mut self, data: &[u8]) {
+        if self.n == TX_QUEUE_MAX {
+            self.overflow += 1;
+            return;
+        }
         if self.n == self.frames.len() {
             self.frames.push(Vec::with_capacity(netdev::MAX_FRAME));
         }
@@ -168,6 +198,30 @@ impl TxQueue {
         b.clear();
         b.extend_from_slice(data);
         self.n += 1;
+    }
+
+    /// Empties the queue after its frames were handed to the port, and
+    /// gives back what a burst made it grow: buffers beyond [`TX_KEEP`],
+    /// and any kept buffer grown past two maximum frames.
+    fn reset(&mut self) {
+        for b in &mut self.frames[..self.n.min(TX_KEEP)] {
+            if b.capacity() > 2 * netdev::MAX_FRAME {
+                *b = Vec::with_capacity(netdev::MAX_FRAME);
+            }
+        }
+        if self.frames.len() > TX_KEEP {
+            self.frames.truncate(TX_KEEP);
+            self.frames.shrink_to_fit();
+        }
+        self.n = 0;
+        self.overflow = 0;
+    }
+
+    /// Bytes held in buffers (for tests of the shrinking).
+    #[cfg(test)]
+    fn held(&self) -> usize {
+        self.frames.iter().map(Vec::capacity).sum::<usize>()
+            + self.frames.capacity() * std::mem::size_of::<Vec<u8>>()
     }
 }
 
@@ -182,14 +236,7 @@ impl BridgeWorker {
         let mut busy_batches = 0u64;
         let mut batch = Batch::new(32);
         let mut worker = Worker::new(self.worker);
-        let mut tx: Vec<TxQueue> = self
-            .ports
-            .iter()
-            .map(|_| TxQueue {
-                frames: Vec::new(),
-                n: 0,
-            })
-            .collect();
+        let mut tx: Vec<TxQueue> = self.ports.iter().map(|_| TxQueue::new()).collect();
         let index: std::collections::HashMap<u32, usize> = self
             .ports
             .iter()
@@ -228,6 +275,10 @@ impl BridgeWorker {
                         0
                     }
                 };
+                let lost = self.ports[i].dev.take_rx_errors();
+                if lost > 0 {
+                    PortCounters::add(&self.ports[i].counters.rx_errors, lost);
+                }
                 got += n;
                 if n > 0 {
                     if let Some(slot) = rx_batches.get_mut(i) {
@@ -246,6 +297,13 @@ impl BridgeWorker {
                 }
                 for j in 0..n {
                     let frame = batch.frame_mut(j);
+                    if frame.len() < ETH_HLEN {
+                        // A runt: not an Ethernet frame (no link delivers
+                        // one; a capture or a test can). Dropped, counted
+                        // as a receive error.
+                        PortCounters::add(&self.ports[i].counters.rx_errors, 1);
+                        continue;
+                    }
                     PortCounters::add(&self.ports[i].counters.rx_packets, 1);
                     PortCounters::add(&self.ports[i].counters.rx_bytes, frame.len() as u64);
                     if self.nullx {
@@ -277,7 +335,12 @@ impl BridgeWorker {
             if let Some(ch) = self.channels.clone().filter(|_| self.worker == 0) {
                 if !ch.packet_out.is_empty() {
                     ch.packet_out_wake.clear();
-                    while let Some(mut job) = ch.packet_out.pop() {
+                    let mut jobs = 0;
+                    while jobs < PACKET_OUTS_PER_ROUND {
+                        let Some(mut job) = ch.packet_out.pop() else {
+                            break;
+                        };
+                        jobs += 1;
                         let outs = worker.packet_out(
                             &snap,
                             job.in_port,
@@ -324,7 +387,11 @@ impl BridgeWorker {
                 }
             }
             for (i, q) in tx.iter_mut().enumerate() {
+                if q.overflow > 0 {
+                    PortCounters::add(&self.ports[i].counters.tx_dropped, q.overflow);
+                }
                 if q.n == 0 {
+                    q.reset();
                     continue;
                 }
                 // Reuse one allocation for the slice list across batches: the
@@ -351,7 +418,7 @@ impl BridgeWorker {
                     .into_iter()
                     .map(|_| -> &'static [u8] { &[] })
                     .collect();
-                q.n = 0;
+                q.reset();
             }
             PortCounters::add(&self.counters.batches, 1);
             if got > 0 {
@@ -488,6 +555,92 @@ mod tests {
         f.extend_from_slice(&[0x88, 0xb5]);
         f.resize(60, 0);
         f
+    }
+
+    #[test]
+    fn a_transmit_queue_gives_back_what_a_burst_made_it_grow() {
+        let mut q = TxQueue::new();
+        q.push(&[0; 60]);
+        q.reset();
+        let idle = q.held();
+        // A burst: more than a queue holds in a round, some frames grown
+        // far past the usual size.
+        for i in 0..TX_QUEUE_MAX + 10 {
+            q.push(&vec![0; if i % 2 == 0 { 60 } else { 9000 }]);
+        }
+        assert_eq!(q.n, TX_QUEUE_MAX);
+        assert_eq!(q.overflow, 10);
+        assert!(q.held() > 1024 * netdev::MAX_FRAME);
+        q.reset();
+        assert_eq!((q.n, q.overflow), (0, 0));
+        assert!(q.frames.len() <= TX_KEEP);
+        assert!(
+            q.held() <= TX_KEEP * netdev::MAX_FRAME * 2,
+            "after the burst the queue still holds {} bytes (idle: {idle})",
+            q.held()
+        );
+        // And it works as before.
+        q.push(&[7; 60]);
+        assert_eq!(q.frames[0], vec![7; 60]);
+    }
+
+    #[test]
+    fn runts_are_dropped_and_counted_as_receive_errors() {
+        let mut p = Pipeline::new(Config::default());
+        let (a, wa) = MemoryPort::new("a");
+        let (b, wb) = MemoryPort::new("b");
+        let mut ports = Vec::new();
+        for (n, dev) in [(1u32, a), (2, b)] {
+            p.set_port(PortState {
+                port_no: n,
+                live: true,
+                no_flood: false,
+                no_fwd: false,
+                no_recv: false,
+            });
+            ports.push(BridgePort {
+                port_no: n,
+                dev: Box::new(dev),
+                counters: Arc::default(),
+                queues: Vec::new(),
+            });
+        }
+        p.flow_mod(
+            &ofp::text::parse_flow_mod("priority=0,actions=output:2").unwrap(),
+            0,
+        )
+        .unwrap();
+        let c1 = ports[0].counters.clone();
+        let bridge = BridgeWorker {
+            worker: 0,
+            ports,
+            pipeline: Arc::new(ArcSwap::new(p.snapshot())),
+            counters: Arc::default(),
+            macs: Arc::default(),
+            channels: None,
+            nullx: false,
+            panic_after_batches: None,
+        };
+        for len in [0, 1, 13, 14, 60] {
+            wa.inject(&vec![0xab; len]);
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let s2 = stop.clone();
+        let h = std::thread::spawn(move || bridge.run(&s2));
+        let mut sent = Vec::new();
+        for _ in 0..200 {
+            sent.extend(wb.take_sent());
+            if sent.len() >= 2 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        stop.store(true, Relaxed);
+        h.join().unwrap();
+        let lens: Vec<usize> = sent.iter().map(Vec::len).collect();
+        assert_eq!(lens, vec![14, 60]);
+        assert_eq!(c1.rx_errors.load(Relaxed), 3);
+        assert_eq!(c1.rx_packets.load(Relaxed), 2);
     }
 
     #[test]

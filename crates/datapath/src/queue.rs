@@ -12,6 +12,9 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
+/// Spare frame buffers a queue keeps once it has drained.
+const SPARE_KEEP: usize = 64;
+
 /// Counters of one queue (OpenFlow `ofp_queue_stats`).
 #[derive(Debug, Default)]
 pub struct QueueCounters {
@@ -116,6 +119,12 @@ impl Queue {
                 self.spare.push(b);
             }
         }
+        // After a burst, keep a few buffers for the next frames and give
+        // the rest back.
+        if self.fifo.is_empty() && self.spare.len() > SPARE_KEEP {
+            self.spare.truncate(SPARE_KEEP);
+            self.spare.shrink_to_fit();
+        }
     }
 }
 
@@ -156,6 +165,19 @@ mod tests {
         }
         assert!((2000..=2004).contains(&sent), "sent {sent}");
         assert_eq!(b.counters.tx_packets.load(Relaxed), sent);
+    }
+
+    #[test]
+    fn a_drained_queue_gives_back_its_burst_buffers() {
+        let mut q = Queue::new(1, 0, 0, 1024);
+        for _ in 0..1024 {
+            assert!(q.enqueue(&[0; 1500]));
+        }
+        let mut sent = 0;
+        q.release(0, |_| sent += 1);
+        assert_eq!(sent, 1024);
+        assert!(q.spare.len() <= SPARE_KEEP);
+        assert!(q.spare.capacity() <= SPARE_KEEP);
     }
 
     #[test]

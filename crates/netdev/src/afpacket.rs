@@ -78,6 +78,8 @@ pub struct AfPacket {
     ifindex: i32,
     hw: [u8; 6],
     rings: Option<Rings>,
+    /// Ring slots skipped since `take_rx_errors` last ran.
+    rx_errors: u64,
 }
 
 fn last_err(what: &str, name: &str) -> io::Error {
@@ -150,6 +152,7 @@ impl AfPacket {
             ifindex,
             hw: hw_addr(fd, name),
             rings: None,
+            rx_errors: 0,
         };
         if opts.rings {
             port.rings =
@@ -267,6 +270,20 @@ pub(crate) fn hw_addr(fd: libc::c_int, name: &str) -> [u8; 6] {
     }
 }
 
+/// A send error that means "not now" (the frames not taken are dropped
+/// and counted by the caller): a full queue, a signal, the link or the
+/// device gone, no buffer.
+fn is_transient(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EAGAIN)
+            | Some(libc::EINTR)
+            | Some(libc::ENETDOWN)
+            | Some(libc::ENXIO)
+            | Some(libc::ENOBUFS)
+    )
+}
+
 /// The PACKET_AUXDATA control message of a received message, if any.
 fn auxdata(h: &libc::msghdr) -> Option<AuxData> {
     // SAFETY: the CMSG_* helpers walk the control buffer the kernel filled,
@@ -285,8 +302,9 @@ fn auxdata(h: &libc::msghdr) -> Option<AuxData> {
 }
 
 /// Copies the frames waiting in the RX ring into `batch`, putting back the
-/// VLAN tag the kernel took off.
-fn recv_ring(rings: &mut Rings, batch: &mut Batch) -> usize {
+/// VLAN tag the kernel took off; slots the kernel described out of bounds
+/// are skipped and added to `skipped`.
+fn recv_ring(rings: &mut Rings, batch: &mut Batch, skipped: &mut u64) -> usize {
     let (bufs, lens) = batch.slots();
     let mut n = 0;
     while n < bufs.len() {
@@ -308,7 +326,11 @@ fn recv_ring(rings: &mut Rings, batch: &mut Batch) -> usize {
             }
         });
         match got {
-            Some(len) => lens[n] = len,
+            Some(Some(len)) => lens[n] = len,
+            Some(None) => {
+                *skipped += 1;
+                continue;
+            }
             None => break,
         }
         n += 1;
@@ -331,7 +353,7 @@ impl Port for AfPacket {
 
     fn recv(&mut self, batch: &mut Batch) -> io::Result<usize> {
         if let Some(rings) = &mut self.rings {
-            return Ok(recv_ring(rings, batch));
+            return Ok(recv_ring(rings, batch, &mut self.rx_errors));
         }
         let (bufs, lens) = batch.slots();
         let n = bufs.len().min(64);
@@ -400,6 +422,7 @@ impl Port for AfPacket {
 
     fn send(&mut self, frames: &[&[u8]]) -> io::Result<usize> {
         if let Some(rings) = self.rings.as_mut().filter(|r| r.has_tx()) {
+            let mark = rings.tx_mark();
             let mut n = 0;
             for f in frames {
                 if !rings.tx_put(f) {
@@ -407,27 +430,25 @@ impl Port for AfPacket {
                 }
                 n += 1;
             }
-            if n > 0 {
-                // SAFETY: send(2) with no data kicks the TX ring.
-                let r = unsafe { libc::send(self.fd, std::ptr::null(), 0, libc::MSG_DONTWAIT) };
-                if r < 0 {
-                    let e = io::Error::last_os_error();
-                    if !matches!(
-                        e.raw_os_error(),
-                        Some(libc::EAGAIN)
-                            | Some(libc::EINTR)
-                            | Some(libc::ENETDOWN)
-                            | Some(libc::ENXIO)
-                            | Some(libc::ENOBUFS)
-                    ) {
-                        return Err(io::Error::new(
-                            e.kind(),
-                            format!("{}: send: {e}", self.name),
-                        ));
-                    }
+            if n == 0 {
+                return Ok(0);
+            }
+            // SAFETY: send(2) with no data kicks the TX ring.
+            let r = unsafe { libc::send(self.fd, std::ptr::null(), 0, libc::MSG_DONTWAIT) };
+            let e = (r < 0).then(io::Error::last_os_error);
+            // What the kick did not send is taken back now, whatever it
+            // returned: frames are dropped (and counted by the caller),
+            // never sent late by a later kick.
+            let taken = rings.tx_reclaim(mark, n);
+            if let Some(e) = e {
+                if taken == 0 && !is_transient(&e) {
+                    return Err(io::Error::new(
+                        e.kind(),
+                        format!("{}: send: {e}", self.name),
+                    ));
                 }
             }
-            return Ok(n);
+            return Ok(taken);
         }
         let mut sent = 0;
         for chunk in frames.chunks(64) {
@@ -453,19 +474,13 @@ impl Port for AfPacket {
             };
             if r < 0 {
                 let e = io::Error::last_os_error();
-                return match e.kind() {
-                    io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => Ok(sent),
-                    _ if matches!(
-                        e.raw_os_error(),
-                        Some(libc::ENETDOWN) | Some(libc::ENXIO) | Some(libc::ENOBUFS)
-                    ) =>
-                    {
-                        Ok(sent)
-                    }
-                    _ => Err(io::Error::new(
+                return if is_transient(&e) {
+                    Ok(sent)
+                } else {
+                    Err(io::Error::new(
                         e.kind(),
                         format!("{}: sendmmsg: {e}", self.name),
-                    )),
+                    ))
                 };
             }
             sent += r as usize;
@@ -474,6 +489,10 @@ impl Port for AfPacket {
             }
         }
         Ok(sent)
+    }
+
+    fn take_rx_errors(&mut self) -> u64 {
+        std::mem::take(&mut self.rx_errors)
     }
 
     fn fd(&self) -> Option<i32> {

@@ -79,10 +79,16 @@ impl Batch {
         &self.bufs[i][..self.lens[i].min(self.bufs[i].len())]
     }
 
-    /// Buffers for a back end to fill: each is grown back to [`MAX_FRAME`].
+    /// Buffers for a back end to fill: each is grown back to [`MAX_FRAME`]
+    /// (and one that the pipeline grew far past it, by pushing headers, is
+    /// given back for a new one).
     pub(crate) fn slots(&mut self) -> (&mut [Vec<u8>], &mut [usize]) {
         for b in &mut self.bufs {
-            b.resize(MAX_FRAME, 0);
+            if b.capacity() > 2 * MAX_FRAME {
+                *b = vec![0u8; MAX_FRAME];
+            } else {
+                b.resize(MAX_FRAME, 0);
+            }
         }
         (&mut self.bufs, &mut self.lens)
     }
@@ -104,6 +110,14 @@ pub trait Port: Send {
     /// Sends frames without blocking; returns how many were taken.
     fn send(&mut self, frames: &[&[u8]]) -> io::Result<usize>;
 
+    /// Frames lost on receive since the last call that `recv` did not
+    /// return (a ring slot whose offsets the kernel wrote outside the
+    /// slot, a descriptor outside the UMEM): the caller counts them as
+    /// receive errors.
+    fn take_rx_errors(&mut self) -> u64 {
+        0
+    }
+
     /// A file descriptor that polls readable when frames wait (None: always poll).
     fn fd(&self) -> Option<i32> {
         None
@@ -123,5 +137,21 @@ pub trait Port: Send {
     /// The port's Ethernet address.
     fn hw_addr(&self) -> [u8; 6] {
         [0; 6]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_receive_buffer_grown_by_the_pipeline_is_given_back() {
+        let mut b = Batch::new(2);
+        b.set_len(1);
+        b.frame_mut(0).resize(60_000, 0); // many pushed headers
+        let (bufs, _) = b.slots();
+        assert!(bufs
+            .iter()
+            .all(|b| b.len() == MAX_FRAME && b.capacity() <= 2 * MAX_FRAME));
     }
 }

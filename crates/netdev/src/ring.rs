@@ -4,7 +4,14 @@
 //! user space and flips the slot's status word to `TP_STATUS_USER`; the
 //! worker copies the frame out and hands the slot back. No system call per
 //! batch on receive. On transmit the worker fills slots, marks them
-//! `TP_STATUS_SEND_REQUEST` and kicks the kernel with one `send(2)`.
+//! `TP_STATUS_SEND_REQUEST` and kicks the kernel with one `send(2)`; the
+//! slots the kernel did not take in that kick (link down, no buffer) are
+//! taken back at once and counted as dropped by the caller, never left to
+//! leave with a later kick ([`Rings::tx_reclaim`]). `PACKET_LOSS` is on, so
+//! a frame the kernel refuses is dropped rather than stopping the ring.
+//!
+//! The kernel's slot headers are not trusted to stay inside the slot: a
+//! frame offset or length that would leave it is skipped, not followed.
 //!
 //! Why V2 and not V3: V3 hands whole blocks to user space, only when a block
 //! is full or after its retire timer (at least 1 ms) fires, which adds up to
@@ -45,6 +52,7 @@ struct Req {
 const PACKET_RX_RING: libc::c_int = 5;
 const PACKET_VERSION: libc::c_int = 10;
 const PACKET_TX_RING: libc::c_int = 13;
+const PACKET_LOSS: libc::c_int = 14;
 const TPACKET_V2: libc::c_int = 1;
 
 const TP_STATUS_KERNEL: u32 = 0;
@@ -109,6 +117,11 @@ impl Rings {
     pub(crate) fn new(fd: i32, rx_frames: usize, tx_frames: usize) -> io::Result<Rings> {
         let per_block = BLOCK_SIZE / FRAME_SIZE;
         setsockopt(fd, PACKET_VERSION, &TPACKET_V2)?;
+        // A TX frame the kernel refuses (shorter than an Ethernet header,
+        // longer than the MTU) is dropped by the kernel and the ring moves
+        // on, instead of stopping there with the slot marked WRONG_FORMAT
+        // (must be set before the rings exist).
+        setsockopt(fd, PACKET_LOSS, &1 as &libc::c_int)?;
         let req = |n: usize| Req {
             block_size: BLOCK_SIZE as u32,
             block_nr: (n / per_block) as u32,
@@ -167,10 +180,12 @@ impl Rings {
         unsafe { AtomicU32::from_ptr(h as *mut u32) }
     }
 
-    /// Takes the next received frame, if any; `f` sees it before its slot
-    /// goes back to the kernel.
+    /// Takes the next received slot, if any: `Some(Some(r))` with what `f`
+    /// made of its frame (seen before the slot goes back to the kernel),
+    /// `Some(None)` for a slot whose header places the frame outside the
+    /// slot (skipped, never followed: the slot goes back unread).
     #[inline]
-    pub(crate) fn rx<R>(&mut self, f: impl FnOnce(RxFrame) -> R) -> Option<R> {
+    pub(crate) fn rx<R>(&mut self, f: impl FnOnce(RxFrame) -> R) -> Option<Option<R>> {
         let h = self.slot(self.rx_next);
         let st = self.status(h);
         let s = st.load(Ordering::Acquire);
@@ -178,21 +193,29 @@ impl Rings {
             return None;
         }
         // SAFETY: the slot is ours until we hand it back (status USER);
-        // tp_mac + tp_snaplen stays inside the slot (the kernel wrote them).
-        let r = unsafe {
-            let mac = (*h).tp_mac as usize;
-            let len = ((*h).tp_snaplen as usize).min(FRAME_SIZE.saturating_sub(mac));
+        // its header lies inside the mapping.
+        let (mac, snaplen, tci, tpid) = unsafe {
+            (
+                (*h).tp_mac as usize,
+                (*h).tp_snaplen as usize,
+                (*h).tp_vlan_tci,
+                (*h).tp_vlan_tpid,
+            )
+        };
+        let r = frame_bounds(mac, snaplen).map(|(start, len)| {
             let vlan = (s & TP_STATUS_VLAN_VALID != 0).then(|| {
                 let tpid = if s & TP_STATUS_VLAN_TPID_VALID != 0 {
-                    (*h).tp_vlan_tpid
+                    tpid
                 } else {
                     0x8100
                 };
-                (tpid, (*h).tp_vlan_tci)
+                (tpid, tci)
             });
-            let data = std::slice::from_raw_parts((h as *const u8).add(mac), len);
+            // SAFETY: frame_bounds keeps start..start + len inside the
+            // slot, which lies inside the mapping.
+            let data = unsafe { std::slice::from_raw_parts((h as *const u8).add(start), len) };
             f(RxFrame { data, vlan })
-        };
+        });
         st.store(TP_STATUS_KERNEL, Ordering::Release);
         self.rx_next = (self.rx_next + 1) % self.rx_nr;
         Some(r)
@@ -207,7 +230,6 @@ impl Rings {
         if s & (TP_STATUS_SEND_REQUEST | TP_STATUS_SENDING) != 0 {
             return false;
         }
-        let _ = s & TP_STATUS_WRONG_FORMAT; // a refused frame's slot is free again
         let len = frame.len().min(FRAME_SIZE - TX_DATA);
         // SAFETY: the slot is free (status AVAILABLE or WRONG_FORMAT) and
         // TX_DATA + len <= FRAME_SIZE.
@@ -219,11 +241,207 @@ impl Rings {
         self.tx_next = (self.tx_next + 1) % self.tx_nr;
         true
     }
+
+    /// The next TX slot [`Rings::tx_put`] fills (to hand to
+    /// [`Rings::tx_reclaim`] after the kick).
+    pub(crate) fn tx_mark(&self) -> usize {
+        self.tx_next
+    }
+
+    /// After the kick of the `n` frames put since `mark`: how many the
+    /// kernel took. The kernel takes TX slots in order from where it left
+    /// off and stops at the first it cannot send (device down, no buffer,
+    /// a queue full), leaving it and every later one marked SEND_REQUEST;
+    /// left there they would leave with the next kick, however much later
+    /// that is. So every slot it did not take is handed back here (status
+    /// AVAILABLE) and the ring's position rewound to the first of them,
+    /// which is where the kernel will look next: the caller counts those
+    /// frames as dropped and nothing goes out late.
+    pub(crate) fn tx_reclaim(&mut self, mark: usize, n: usize) -> usize {
+        let mut taken = n;
+        for k in 0..n {
+            let i = (mark + k) % self.tx_nr;
+            let st = self.status(self.slot(self.rx_nr + i));
+            let s = st.load(Ordering::Acquire);
+            if s & TP_STATUS_SENDING == 0
+                && s & (TP_STATUS_SEND_REQUEST | TP_STATUS_WRONG_FORMAT) != 0
+            {
+                if taken == n {
+                    taken = k;
+                }
+                // Only this thread kicks the ring, and the kick has
+                // returned: the kernel is not looking at the slot.
+                st.store(TP_STATUS_KERNEL, Ordering::Release);
+            }
+        }
+        if taken < n {
+            self.tx_next = (mark + taken) % self.tx_nr;
+        }
+        taken
+    }
+}
+
+/// Where a received frame lies in its slot, from the kernel's `tp_mac`
+/// and `tp_snaplen`: after the slot header and wholly inside the slot, or
+/// None (the slot is skipped, not followed).
+fn frame_bounds(mac: usize, snaplen: usize) -> Option<(usize, usize)> {
+    let end = mac.checked_add(snaplen)?;
+    (mac >= std::mem::size_of::<Hdr2>() && end <= FRAME_SIZE).then_some((mac, snaplen))
 }
 
 impl Drop for Rings {
     fn drop(&mut self) {
         // SAFETY: unmapping exactly the mapping made in new().
         unsafe { libc::munmap(self.base as *mut libc::c_void, self.size) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rings over anonymous memory, playing the kernel's part by hand.
+    fn anonymous(rx_nr: usize, tx_nr: usize) -> Rings {
+        let size = (rx_nr + tx_nr) * FRAME_SIZE;
+        // SAFETY: an anonymous mapping, checked; unmapped by Drop.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                size,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(base, libc::MAP_FAILED);
+        Rings {
+            base: base as *mut u8,
+            size,
+            rx_nr,
+            rx_next: 0,
+            tx_nr,
+            tx_next: 0,
+        }
+    }
+
+    /// The kernel's side: a received frame in RX slot `i`.
+    fn kernel_rx(r: &Rings, i: usize, mac: u16, snaplen: u32, byte: u8) {
+        let h = r.slot(i);
+        // SAFETY: slot i is inside the test mapping.
+        unsafe {
+            (*h).tp_mac = mac;
+            (*h).tp_snaplen = snaplen;
+            let start = (mac as usize).min(FRAME_SIZE);
+            let len = (snaplen as usize).min(FRAME_SIZE - start);
+            std::ptr::write_bytes((h as *mut u8).add(start), byte, len);
+        }
+        r.status(h).store(TP_STATUS_USER, Ordering::Release);
+    }
+
+    fn tx_status(r: &Rings, i: usize) -> u32 {
+        r.status(r.slot(r.rx_nr + i)).load(Ordering::Acquire)
+    }
+
+    #[test]
+    fn a_slot_whose_offsets_leave_it_is_skipped_and_handed_back() {
+        let mut r = anonymous(32, 0);
+        kernel_rx(&r, 0, 66, 60, 0xaa);
+        kernel_rx(&r, 1, 65_000, 60, 0); // tp_mac past the slot
+        kernel_rx(&r, 2, 66, 4000, 0); // tp_snaplen past the slot
+        kernel_rx(&r, 3, 4, 60, 0); // inside the slot header
+        kernel_rx(&r, 4, 66, 60, 0xbb);
+        let mut got = Vec::new();
+        while let Some(x) = r.rx(|f| f.data.to_vec()) {
+            got.push(x);
+        }
+        assert_eq!(got.len(), 5);
+        assert_eq!(got[0], Some(vec![0xaa; 60]));
+        assert!(got[1..4].iter().all(Option::is_none));
+        assert_eq!(got[4], Some(vec![0xbb; 60]));
+        // Every slot went back to the kernel.
+        for i in 0..5 {
+            assert_eq!(
+                r.status(r.slot(i)).load(Ordering::Acquire),
+                TP_STATUS_KERNEL
+            );
+        }
+    }
+
+    #[test]
+    fn frames_the_kernel_did_not_take_are_reclaimed_and_the_ring_rewound() {
+        let mut r = anonymous(32, 32);
+        // A first batch the kernel sends whole.
+        let mark = r.tx_mark();
+        for _ in 0..3 {
+            assert!(r.tx_put(&[1; 60]));
+        }
+        for i in 0..3 {
+            r.status(r.slot(32 + i))
+                .store(TP_STATUS_KERNEL, Ordering::Release);
+        }
+        assert_eq!(r.tx_reclaim(mark, 3), 3);
+        // A second batch: the kernel takes two (one still SENDING) and
+        // stops at the third (link down, no buffer...).
+        let mark = r.tx_mark();
+        assert_eq!(mark, 3);
+        for _ in 0..5 {
+            assert!(r.tx_put(&[2; 60]));
+        }
+        r.status(r.slot(32 + 3))
+            .store(TP_STATUS_KERNEL, Ordering::Release);
+        r.status(r.slot(32 + 4))
+            .store(TP_STATUS_SENDING, Ordering::Release);
+        r.status(r.slot(32 + 5))
+            .store(TP_STATUS_WRONG_FORMAT, Ordering::Release);
+        assert_eq!(r.tx_reclaim(mark, 5), 2);
+        // Nothing is left to leave with a later kick...
+        for i in 5..8 {
+            assert_eq!(tx_status(&r, i), TP_STATUS_KERNEL, "slot {i}");
+        }
+        assert_eq!(tx_status(&r, 4), TP_STATUS_SENDING);
+        // ...and the next frame goes where the kernel will look next.
+        assert_eq!(r.tx_mark(), 5);
+        assert!(r.tx_put(&[3; 60]));
+        assert_eq!(tx_status(&r, 5), TP_STATUS_SEND_REQUEST);
+    }
+
+    #[test]
+    fn reclaim_wraps_around_the_ring() {
+        let mut r = anonymous(32, 32);
+        for _ in 0..30 {
+            assert!(r.tx_put(&[0; 60]));
+        }
+        for i in 0..30 {
+            r.status(r.slot(32 + i))
+                .store(TP_STATUS_KERNEL, Ordering::Release);
+        }
+        let mark = r.tx_mark();
+        for _ in 0..4 {
+            assert!(r.tx_put(&[0; 60]));
+        }
+        // The kernel took slots 30 and 31, not 0 and 1.
+        r.status(r.slot(32 + 30))
+            .store(TP_STATUS_KERNEL, Ordering::Release);
+        r.status(r.slot(32 + 31))
+            .store(TP_STATUS_KERNEL, Ordering::Release);
+        assert_eq!(r.tx_reclaim(mark, 4), 2);
+        assert_eq!(r.tx_mark(), 0);
+        assert_eq!(tx_status(&r, 0), TP_STATUS_KERNEL);
+        assert_eq!(tx_status(&r, 1), TP_STATUS_KERNEL);
+    }
+
+    #[test]
+    fn frame_offsets_outside_the_slot_are_refused() {
+        assert_eq!(frame_bounds(66, 60), Some((66, 60)));
+        assert_eq!(
+            frame_bounds(66, FRAME_SIZE - 66),
+            Some((66, FRAME_SIZE - 66))
+        );
+        // Inside the slot header, past the slot's end, or wrapping.
+        assert_eq!(frame_bounds(8, 60), None);
+        assert_eq!(frame_bounds(66, FRAME_SIZE), None);
+        assert_eq!(frame_bounds(65_535, 0), None);
+        assert_eq!(frame_bounds(66, usize::MAX), None);
     }
 }
