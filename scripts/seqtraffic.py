@@ -99,6 +99,9 @@ def recv(a):
                 frame = s.recv(2048, socket.MSG_DONTWAIT)
             except BlockingIOError:
                 break
+            except OSError:
+                # Our own link went down (ENETDOWN, reported once): go on.
+                break
             now = time.monotonic_ns()
             if len(frame) < 14 + PAYLOAD.size or frame[12:14] != b"\x88\xb5":
                 continue

@@ -194,7 +194,30 @@ struct Socket {
     fill: Ring<u64>,
     comp: Ring<u64>,
     free_tx: Vec<u64>,
+    /// Per TX frame: whether the kernel has it (on the TX ring, not yet
+    /// back through the completion ring). A completion for a frame the
+    /// kernel does not have is ignored, so a bad address can never make
+    /// two descriptors share a frame or point outside the UMEM.
+    tx_out: Vec<bool>,
+    /// Descriptors skipped since `take_rx_errors` last ran.
+    rx_errors: u64,
     zero_copy: bool,
+}
+
+/// What one kick of the TX ring did.
+#[derive(Debug, PartialEq)]
+enum Kick {
+    /// The kernel sent what it could (or had nothing to do).
+    Sent,
+    /// The kernel could not take a frame now (device queue busy, no
+    /// buffer, its batch limit reached): try again later.
+    Again,
+    /// The kernel took a frame and dropped it (`EBUSY`: the device is not
+    /// running or has no carrier): the frame is gone, the rest waits.
+    Dropped,
+    /// The interface is down or gone (`ENETDOWN`, `ENXIO`): the kernel did
+    /// not look at the ring.
+    Down,
 }
 
 // SAFETY: the UMEM and ring mappings belong to this value alone and are
@@ -418,18 +441,23 @@ impl Socket {
             fill,
             comp,
             free_tx,
+            tx_out: vec![false; TX_FRAMES as usize],
+            rx_errors: 0,
             zero_copy,
         })
     }
 
-    fn frame(&self, addr: u64, len: usize) -> &[u8] {
-        let addr = addr as usize;
-        let len = len.min(self.umem_len.saturating_sub(addr));
-        // SAFETY: bounded by the UMEM's length just above.
-        unsafe { std::slice::from_raw_parts(self.umem.add(addr), len) }
+    /// The bytes of a received descriptor: inside one receive frame of the
+    /// UMEM, or None (the descriptor is skipped, not followed).
+    fn rx_frame(&self, addr: u64, len: u32) -> Option<&[u8]> {
+        let (start, len) = rx_bounds(addr, len)?;
+        // SAFETY: rx_bounds keeps start..start + len inside one receive
+        // frame, and receive frames lie inside the UMEM.
+        Some(unsafe { std::slice::from_raw_parts(self.umem.add(start), len) })
     }
 
-    /// Takes back the frames the kernel has finished sending.
+    /// Takes back the frames the kernel has finished sending; an address
+    /// that is not a TX frame the kernel has is ignored.
     fn reap(&mut self) {
         let prod = self.comp.producer().load(Ordering::Acquire);
         let mut cons = self.comp.cached;
@@ -437,14 +465,18 @@ impl Socket {
             // SAFETY: entries between our consumer index and the producer
             // index are the kernel's finished addresses.
             let addr = unsafe { *self.comp.slot(cons) };
-            self.free_tx.push(addr & !(FRAME - 1));
+            if let Some(i) = tx_index(addr) {
+                if std::mem::replace(&mut self.tx_out[i], false) {
+                    self.free_tx.push(tx_addr(i));
+                }
+            }
             cons = cons.wrapping_add(1);
         }
         self.comp.cached = cons;
         self.comp.consumer().store(cons, Ordering::Release);
     }
 
-    fn kick(&self) -> io::Result<()> {
+    fn kick(&self) -> io::Result<Kick> {
         // SAFETY: a zero-length sendto on our socket tells the kernel to
         // process the TX ring.
         let r = unsafe {
@@ -457,20 +489,40 @@ impl Socket {
                 0,
             )
         };
-        if r < 0 {
-            let e = io::Error::last_os_error();
-            if !matches!(
-                e.raw_os_error(),
-                Some(libc::EAGAIN) | Some(libc::EBUSY) | Some(libc::ENOBUFS) | Some(libc::ENETDOWN)
-            ) {
-                return Err(io::Error::new(
-                    e.kind(),
-                    format!("{}: sendto: {e}", self.name),
-                ));
-            }
+        if r >= 0 {
+            return Ok(Kick::Sent);
         }
-        Ok(())
+        let e = io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EAGAIN) | Some(libc::ENOBUFS) | Some(libc::EINTR) => Ok(Kick::Again),
+            Some(libc::EBUSY) => Ok(Kick::Dropped),
+            Some(libc::ENETDOWN) | Some(libc::ENXIO) => Ok(Kick::Down),
+            _ => Err(io::Error::new(
+                e.kind(),
+                format!("{}: sendto: {e}", self.name),
+            )),
+        }
     }
+}
+
+/// Where a received descriptor's bytes lie in the UMEM: wholly inside one
+/// receive frame, or None.
+fn rx_bounds(addr: u64, len: u32) -> Option<(usize, usize)> {
+    let base = addr & !(FRAME - 1);
+    let end = (addr - base).checked_add(len as u64)?;
+    (base / FRAME < RX_FRAMES as u64 && end <= FRAME).then_some((addr as usize, len as usize))
+}
+
+/// The index of the TX frame at `addr` (any address inside it), if it is
+/// one.
+fn tx_index(addr: u64) -> Option<usize> {
+    let i = (addr / FRAME).checked_sub(RX_FRAMES as u64)?;
+    (i < TX_FRAMES as u64).then_some(i as usize)
+}
+
+/// The address of TX frame `i`.
+fn tx_addr(i: usize) -> u64 {
+    (RX_FRAMES as u64 + i as u64) * FRAME
 }
 
 impl Drop for Socket {
@@ -487,28 +539,38 @@ impl Drop for Socket {
 
 impl Socket {
     /// Copies waiting frames into `bufs` (lengths into `lens`); returns how
-    /// many.
+    /// many. A descriptor outside the receive frames is skipped (counted in
+    /// `rx_errors`) and nothing of it goes back to the fill ring.
     fn rx(&mut self, bufs: &mut [Vec<u8>], lens: &mut [usize]) -> usize {
         let prod = self.rx.producer().load(Ordering::Acquire);
+        let fill_cons = self.fill.consumer().load(Ordering::Acquire);
         let mut cons = self.rx.cached;
         let mut n = 0;
+        let mut taken = 0;
         while cons != prod && n < bufs.len() {
             // SAFETY: entries between our consumer index and the producer
             // index are frames the kernel has written.
             let d = unsafe { *self.rx.slot(cons) };
-            let f = self.frame(d.addr, d.len as usize);
+            cons = cons.wrapping_add(1);
+            taken += 1;
+            let Some(f) = self.rx_frame(d.addr, d.len) else {
+                self.rx_errors += 1;
+                continue;
+            };
             let len = f.len().min(bufs[n].len());
             bufs[n][..len].copy_from_slice(&f[..len]);
             lens[n] = len;
-            // The frame goes straight back to the fill ring (which has room
-            // for every receive frame).
-            // SAFETY: slot of the fill ring, which we produce.
-            unsafe { *self.fill.slot(self.fill.cached) = d.addr & !(FRAME - 1) };
-            self.fill.cached = self.fill.cached.wrapping_add(1);
-            cons = cons.wrapping_add(1);
             n += 1;
+            // The frame goes straight back to the fill ring, if there is
+            // room (there always is unless the kernel handed a frame out
+            // twice).
+            if self.fill.cached.wrapping_sub(fill_cons) < RX_FRAMES {
+                // SAFETY: a free slot of the fill ring, which we produce.
+                unsafe { *self.fill.slot(self.fill.cached) = d.addr & !(FRAME - 1) };
+                self.fill.cached = self.fill.cached.wrapping_add(1);
+            }
         }
-        if n > 0 {
+        if taken > 0 {
             self.rx.cached = cons;
             self.rx.consumer().store(cons, Ordering::Release);
             self.fill
@@ -532,10 +594,21 @@ impl Socket {
     }
 
     /// Puts frames on the TX ring and kicks the kernel; returns how many
-    /// were taken.
+    /// were taken (the caller counts the rest as dropped).
+    ///
+    /// Frames the kernel cannot send are dropped, never left on the ring to
+    /// leave later: a kick that finds the device not running drops one
+    /// frame (`EBUSY`), so the kicks go on until the ring is empty; a first
+    /// kick that finds the interface down has not looked at the ring (the
+    /// kernel checks `IFF_UP` first), and in copy mode nothing else reads
+    /// the TX ring but this thread's own calls, so the frames just
+    /// published are taken back. In zero-copy mode the driver reads the
+    /// ring on its own and they stay (sluice's test links, veth, are
+    /// copy-only).
     fn tx(&mut self, frames: &[&[u8]]) -> io::Result<usize> {
         self.reap();
-        let mut prod = self.tx.cached;
+        let entry = self.tx.cached;
+        let mut prod = entry;
         let cons = self.tx.consumer().load(Ordering::Acquire);
         let mut n = 0usize;
         for f in frames {
@@ -546,8 +619,12 @@ impl Socket {
                 break;
             };
             let len = f.len().min(FRAME as usize);
-            // SAFETY: `addr` is a free TX frame of FRAME bytes in the UMEM;
-            // the TX slot at `prod` is ours (ring not full).
+            if let Some(i) = tx_index(addr) {
+                self.tx_out[i] = true;
+            }
+            // SAFETY: `addr` is a free TX frame of FRAME bytes in the UMEM
+            // (free_tx only ever holds tx_addr values); the TX slot at
+            // `prod` is ours (ring not full).
             unsafe {
                 std::ptr::copy_nonoverlapping(f.as_ptr(), self.umem.add(addr as usize), len);
                 *self.tx.slot(prod) = Desc {
@@ -559,18 +636,49 @@ impl Socket {
             prod = prod.wrapping_add(1);
             n += 1;
         }
-        if n > 0 {
-            self.tx.cached = prod;
-            self.tx.producer().store(prod, Ordering::Release);
-            // In copy mode the kernel sends at most 32 frames per kick.
-            for _ in 0..n.div_ceil(32) {
-                self.kick()?;
-                if self.tx.consumer().load(Ordering::Acquire) == prod {
-                    break;
+        if n == 0 {
+            return Ok(0);
+        }
+        self.tx.cached = prod;
+        self.tx.producer().store(prod, Ordering::Release);
+        // In copy mode the kernel sends at most 32 frames per kick.
+        let mut budget = n.div_ceil(32) + 1;
+        let mut dropped = 0usize;
+        let mut first = true;
+        while budget > 0 && self.tx.consumer().load(Ordering::Acquire) != prod {
+            match self.kick()? {
+                Kick::Down if first && !self.zero_copy => {
+                    self.take_back(entry, prod);
+                    return Ok(0);
+                }
+                Kick::Down => break,
+                // One frame dropped by the kernel; kick on for the others
+                // (at most one drop per frame on the ring).
+                Kick::Dropped if dropped < TX_FRAMES as usize => dropped += 1,
+                Kick::Dropped => break,
+                Kick::Sent | Kick::Again => budget -= 1,
+            }
+            first = false;
+        }
+        Ok(n.saturating_sub(dropped))
+    }
+
+    /// Takes the descriptors `from..to` back off the TX ring (the kernel
+    /// has not looked at them) and their frames back into the free list.
+    fn take_back(&mut self, from: u32, to: u32) {
+        let mut i = from;
+        while i != to {
+            // SAFETY: a slot of the TX ring we wrote in this call.
+            let d = unsafe { *self.tx.slot(i) };
+            if let Some(k) = tx_index(d.addr) {
+                if std::mem::replace(&mut self.tx_out[k], false) {
+                    self.free_tx.push(tx_addr(k));
                 }
             }
+            i = i.wrapping_add(1);
         }
-        Ok(n)
+        self.tx.cached = from;
+        self.tx.producer().store(from, Ordering::Release);
     }
 }
 
@@ -593,6 +701,13 @@ impl Port for AfXdp {
         self.socks[0].tx(frames)
     }
 
+    fn take_rx_errors(&mut self) -> u64 {
+        self.socks
+            .iter_mut()
+            .map(|s| std::mem::take(&mut s.rx_errors))
+            .sum()
+    }
+
     fn fd(&self) -> Option<i32> {
         Some(self.socks[0].fd)
     }
@@ -607,5 +722,37 @@ impl Port for AfXdp {
 
     fn hw_addr(&self) -> [u8; 6] {
         self.hw
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn receive_descriptors_outside_the_receive_frames_are_refused() {
+        assert_eq!(rx_bounds(256, 60), Some((256, 60)));
+        assert_eq!(
+            rx_bounds(5 * FRAME + 256, 1792),
+            Some((5 * FRAME as usize + 256, 1792))
+        );
+        // Past the frame's end, into the TX half, past the UMEM, wrapping.
+        assert_eq!(rx_bounds(256, 1793), None);
+        assert_eq!(rx_bounds(RX_FRAMES as u64 * FRAME, 60), None);
+        assert_eq!(rx_bounds(u64::MAX - 10, 60), None);
+        assert_eq!(rx_bounds(FRAME - 1, u32::MAX), None);
+    }
+
+    #[test]
+    fn only_tx_frames_come_back_from_the_completion_ring() {
+        assert_eq!(tx_index(tx_addr(0)), Some(0));
+        assert_eq!(tx_index(tx_addr(7) + 256), Some(7));
+        assert_eq!(
+            tx_index(tx_addr(TX_FRAMES as usize - 1)),
+            Some(TX_FRAMES as usize - 1)
+        );
+        assert_eq!(tx_index(0), None);
+        assert_eq!(tx_index(tx_addr(TX_FRAMES as usize)), None);
+        assert_eq!(tx_index(u64::MAX), None);
     }
 }
