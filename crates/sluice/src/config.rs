@@ -429,6 +429,14 @@ pub fn check(
                 format!("{no} is used by another port"),
             ));
         }
+        if kind == Backend::Pcap && i >= file.ports.len() {
+            // A pcap port is made of capture files, which only a [[port]]
+            // entry names.
+            return Err(err(
+                format!("--port {name}"),
+                "a pcap port needs pcap_in or pcap_out, which only a [[port]] entry of the config file can give (--backend pcap does not apply to --port)",
+            ));
+        }
         ports.push((no, name.clone()));
         backends.push((no, kind));
         // Queues and captures come from the file's [[port]] entries
@@ -610,6 +618,18 @@ pub fn check(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_command_line_port_cannot_be_a_pcap_port() {
+        let mut f = parse_file("").unwrap();
+        f.bridge.backend = Some("pcap".into());
+        let e = check_all(f, &["veth0".into()]).unwrap_err().to_string();
+        assert!(e.contains("--port veth0"), "{e}");
+        assert!(e.contains("pcap_in"), "{e}");
+        // The same in a [bridge] backend with command-line ports.
+        let f = parse_file("[bridge]\nbackend = \"pcap\"\n").unwrap();
+        assert!(check_all(f, &["a".into()]).is_err());
+    }
 
     #[test]
     fn good_and_bad_configs() {

@@ -417,7 +417,12 @@ fn open_port(
                 }
             }
         }
-        config::Backend::Pcap => unreachable!("pcap ports are opened from their captures"),
+        // Pcap ports are opened from their captures (config::check refuses
+        // a pcap port without them).
+        config::Backend::Pcap => Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "a pcap port needs pcap_in or pcap_out in its [[port]] entry",
+        )),
     }
 }
 

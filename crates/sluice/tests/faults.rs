@@ -137,3 +137,15 @@ fn a_fault_injection_that_is_not_understood_refuses_to_start() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("SLUICE_FAULT=\"worker-panic:soon\""), "{err}");
 }
+
+#[test]
+fn backend_pcap_with_a_command_line_port_is_a_config_error_not_a_panic() {
+    let out = Command::new(env!("CARGO_BIN_EXE_sluice"))
+        .args(["--backend", "pcap", "--port", "veth0", "--duration", "1"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("--port veth0"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
