@@ -557,7 +557,7 @@ test_worker_panic_exits_loudly() {
     finish "a worker that panics: error line naming bridge and worker, exit status 70 (restart by the service manager)" $r
 }
 
-# Column COL (3 rx_pkts, 5 tx_pkts, 7 tx_drop) of port NO in the
+# Column COL (3 rx_pkts, 5 tx_pkts, 7 tx_drop, 8 rx_err) of port NO in the
 # counters sluice printed at exit.
 port_col() { awk -v p="$1" -v c="$2" '$1 == p { print $c }' "$OUT"; }
 pipeline_dropped() { sed -n 's/^pipeline: dropped \([0-9]*\).*/\1/p' "$OUT"; }

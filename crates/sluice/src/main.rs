@@ -743,19 +743,20 @@ fn print_stats(
 ) {
     let b = &BridgeCounters::sum(b);
     println!("bridge {bridge}");
-    println!("port  name             rx_pkts    rx_bytes    tx_pkts    tx_bytes  tx_drop");
+    println!("port  name             rx_pkts    rx_bytes    tx_pkts    tx_bytes  tx_drop   rx_err");
     for ((no, name), c) in names.iter().zip(counters) {
         let c = PortCounters::sum(c);
         let no = port_label(*no);
         println!(
-            "{:<5} {:<12} {:>11} {:>11} {:>10} {:>11} {:>8}",
+            "{:<5} {:<12} {:>11} {:>11} {:>10} {:>11} {:>8} {:>8}",
             no,
             name,
             c.rx_packets.load(Relaxed),
             c.rx_bytes.load(Relaxed),
             c.tx_packets.load(Relaxed),
             c.tx_bytes.load(Relaxed),
-            c.tx_dropped.load(Relaxed)
+            c.tx_dropped.load(Relaxed),
+            c.rx_errors.load(Relaxed)
         );
     }
     println!(

@@ -149,3 +149,366 @@ fn backend_pcap_with_a_command_line_port_is_a_config_error_not_a_panic() {
     assert!(err.contains("--port veth0"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 }
+
+// ---- Malformed frames on the data plane ----------------------------------
+
+const SRC: [u8; 6] = [2, 0, 0, 0, 0, 1];
+const DST: [u8; 6] = [2, 0, 0, 0, 0, 2];
+
+fn eth(ty: u16, payload: &[u8]) -> Vec<u8> {
+    let mut f = DST.to_vec();
+    f.extend_from_slice(&SRC);
+    f.extend_from_slice(&ty.to_be_bytes());
+    f.extend_from_slice(payload);
+    f
+}
+
+/// `n` VLAN tags (VIDs 1..=n) in front of EtherType `ty`.
+fn vlan_stack(n: u16, ty: u16, payload: &[u8]) -> Vec<u8> {
+    let mut f = DST.to_vec();
+    f.extend_from_slice(&SRC);
+    for vid in 1..=n {
+        f.extend_from_slice(&[0x81, 0x00]);
+        f.extend_from_slice(&vid.to_be_bytes());
+    }
+    f.extend_from_slice(&ty.to_be_bytes());
+    f.extend_from_slice(payload);
+    f
+}
+
+fn checksum(b: &[u8]) -> u16 {
+    let mut s: u32 = b
+        .chunks(2)
+        .map(|c| u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]) as u32)
+        .sum();
+    while s > 0xffff {
+        s = (s & 0xffff) + (s >> 16);
+    }
+    !(s as u16)
+}
+
+/// An IPv4 header (+ `l4`): `ihl` in words, the total length as given (or
+/// true), fragment field, and a correct header checksum unless `bad_sum`.
+struct V4 {
+    proto: u8,
+    dst: [u8; 4],
+    ihl: u8,
+    total: Option<u16>,
+    frag: u16,
+    bad_sum: bool,
+}
+
+impl V4 {
+    fn to(dst: [u8; 4], proto: u8) -> V4 {
+        V4 {
+            proto,
+            dst,
+            ihl: 5,
+            total: None,
+            frag: 0,
+            bad_sum: false,
+        }
+    }
+
+    fn build(&self, l4: &[u8]) -> Vec<u8> {
+        let hl = self.ihl as usize * 4;
+        let total = self.total.unwrap_or((hl + l4.len()) as u16);
+        let mut h = vec![0x40 | self.ihl, 0];
+        h.extend_from_slice(&total.to_be_bytes());
+        h.extend_from_slice(&[0, 1]);
+        h.extend_from_slice(&self.frag.to_be_bytes());
+        h.extend_from_slice(&[64, self.proto, 0, 0, 10, 0, 0, 1]);
+        h.extend_from_slice(&self.dst);
+        h.resize(hl.max(20), 1); // options: NOPs
+        let sum = checksum(&h) ^ if self.bad_sum { 0x5a5a } else { 0 };
+        h[10..12].copy_from_slice(&sum.to_be_bytes());
+        h.extend_from_slice(l4);
+        h
+    }
+}
+
+fn tcp(dport: u16) -> Vec<u8> {
+    let mut t = 40000u16.to_be_bytes().to_vec();
+    t.extend_from_slice(&dport.to_be_bytes());
+    t.extend_from_slice(&[
+        0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x02, 0x10, 0, 0xde, 0xad, 0, 0,
+    ]);
+    t
+}
+
+fn udp(dport: u16, len: u16) -> Vec<u8> {
+    let mut u = 5353u16.to_be_bytes().to_vec();
+    u.extend_from_slice(&dport.to_be_bytes());
+    u.extend_from_slice(&len.to_be_bytes());
+    u.extend_from_slice(&[0xbe, 0xef, 1, 2, 3, 4]);
+    u
+}
+
+/// IPv6 with extension headers `ext` (already chained, the first's type in
+/// `first`) before `l4`; payload length as given or true.
+fn ipv6(first: u8, ext: &[u8], l4: &[u8], payload: Option<u16>) -> Vec<u8> {
+    let len = payload.unwrap_or((ext.len() + l4.len()) as u16);
+    let mut h = vec![0x60, 0, 0, 0];
+    h.extend_from_slice(&len.to_be_bytes());
+    h.extend_from_slice(&[first, 64]);
+    h.extend_from_slice(&[0xfd; 16]);
+    h.extend_from_slice(&[0xfe; 16]);
+    h.extend_from_slice(ext);
+    h.extend_from_slice(l4);
+    h
+}
+
+/// `n` destination-options headers (8 bytes each) chained to `last`.
+fn dest_opts(n: usize, last: u8) -> Vec<u8> {
+    let mut v = Vec::new();
+    for i in 0..n {
+        let next = if i + 1 == n { last } else { 60 };
+        v.extend_from_slice(&[next, 0, 1, 4, 0, 0, 0, 0]);
+    }
+    v
+}
+
+#[test]
+fn malformed_frames_are_forwarded_or_dropped_per_spec_and_counted() {
+    const REST: u8 = 2;
+    const WEB: u8 = 3;
+    const UDP: u8 = 4;
+    const EDIT: u8 = 5;
+    const DROP: u8 = 0;
+    let web_v4 = |v: V4| eth(0x0800, &v.build(&tcp(80)));
+    let edit_to = [10, 9, 9, 9];
+    let cases: Vec<(&str, Vec<u8>, u8)> = vec![
+        ("runt of 0 bytes", vec![], DROP),
+        ("runt of 1 byte", vec![0xff], DROP),
+        ("runt of 13 bytes", vec![0xff; 13], DROP),
+        ("only an Ethernet header, IPv4 type", eth(0x0800, &[]), REST),
+        (
+            "IPv4 total length past the frame",
+            web_v4(V4 {
+                total: Some(2000),
+                ..V4::to([10, 0, 0, 2], 6)
+            }),
+            WEB,
+        ),
+        (
+            "IPv4 total length that leaves no room for TCP",
+            web_v4(V4 {
+                total: Some(20),
+                ..V4::to([10, 0, 0, 2], 6)
+            }),
+            REST,
+        ),
+        (
+            "IPv4 total length below its header",
+            web_v4(V4 {
+                total: Some(8),
+                ..V4::to([10, 0, 0, 2], 6)
+            }),
+            REST,
+        ),
+        (
+            "IPv4 header length past the frame",
+            eth(
+                0x0800,
+                &V4 {
+                    ihl: 15,
+                    ..V4::to([10, 0, 0, 2], 6)
+                }
+                .build(&[])[..24],
+            ),
+            REST,
+        ),
+        (
+            "IPv4 header length below 5 words",
+            web_v4(V4 {
+                ihl: 3,
+                ..V4::to([10, 0, 0, 2], 6)
+            }),
+            REST,
+        ),
+        (
+            "UDP length that lies",
+            eth(0x0800, &V4::to([10, 0, 0, 2], 17).build(&udp(53, 0xffff))),
+            UDP,
+        ),
+        // ip_proto says UDP: a `udp` match (eth_type and ip_proto) takes
+        // it, though it has no ports to match.
+        (
+            "UDP header cut short",
+            eth(0x0800, &V4::to([10, 0, 0, 2], 17).build(&udp(53, 14)[..5])),
+            UDP,
+        ),
+        (
+            "10 VLAN tags, then IPv4/TCP",
+            vlan_stack(10, 0x0800, &V4::to([10, 0, 0, 2], 6).build(&tcp(80))),
+            WEB,
+        ),
+        (
+            "VLAN tags to the frame's end",
+            vlan_stack(40, 0x8100, &[]),
+            REST,
+        ),
+        (
+            "IPv6 with 30 extension headers, then TCP",
+            eth(0x86dd, &ipv6(60, &dest_opts(30, 6), &tcp(80), None)),
+            WEB,
+        ),
+        (
+            "IPv6 extension header chain past the frame",
+            eth(0x86dd, &ipv6(60, &dest_opts(30, 6)[..100], &[], Some(400))),
+            REST,
+        ),
+        (
+            "IPv6 later fragment",
+            eth(
+                0x86dd,
+                &ipv6(44, &[6, 0, 0x01, 0x00, 0, 0, 0, 7], &tcp(80), None),
+            ),
+            REST,
+        ),
+        (
+            "IPv4 first fragment (ports present)",
+            web_v4(V4 {
+                frag: 0x2000,
+                ..V4::to([10, 0, 0, 2], 6)
+            }),
+            WEB,
+        ),
+        (
+            "IPv4 later fragment (no ports)",
+            web_v4(V4 {
+                frag: 100,
+                ..V4::to([10, 0, 0, 2], 6)
+            }),
+            REST,
+        ),
+        (
+            "bad IPv4 header checksum",
+            web_v4(V4 {
+                bad_sum: true,
+                ..V4::to([10, 0, 0, 2], 6)
+            }),
+            WEB,
+        ),
+        (
+            "bad TCP checksum",
+            eth(0x0800, &V4::to([10, 0, 0, 2], 6).build(&tcp(80))),
+            WEB,
+        ),
+        // Edited on the way (dec_ttl, set ip_dst): the edit stays inside
+        // the headers really present.
+        (
+            "edit: IPv4 total length past the frame",
+            web_v4(V4 {
+                total: Some(2000),
+                ..V4::to(edit_to, 6)
+            }),
+            EDIT,
+        ),
+        (
+            "edit: IPv4 options and a bad checksum",
+            web_v4(V4 {
+                ihl: 7,
+                bad_sum: true,
+                ..V4::to(edit_to, 6)
+            }),
+            EDIT,
+        ),
+        (
+            "edit: 10 VLAN tags, UDP length that lies",
+            vlan_stack(10, 0x0800, &V4::to(edit_to, 17).build(&udp(53, 3))),
+            EDIT,
+        ),
+        (
+            "edit: IPv4 later fragment",
+            web_v4(V4 {
+                frag: 100,
+                ..V4::to(edit_to, 6)
+            }),
+            EDIT,
+        ),
+        (
+            "edit: IPv4 total length that leaves no room for TCP",
+            web_v4(V4 {
+                total: Some(20),
+                ..V4::to(edit_to, 6)
+            }),
+            EDIT,
+        ),
+    ];
+    let dir = temp_dir("malformed");
+    let frames: Vec<Vec<u8>> = cases.iter().map(|c| c.1.clone()).collect();
+    write_pcap(&dir.join("in.pcap"), &frames);
+    let cfg = dir.join("sluice.toml");
+    let mut toml = format!(
+        "[bridge]\nname = \"t\"\nlocal_port = false\nflows = [\n\
+         \"priority=40,ip,nw_dst=10.9.9.9,actions=dec_ttl,set_field:10.9.9.10->ipv4_dst,output:5\",\n\
+         \"priority=30,tcp,tp_dst=80,actions=output:3\",\n\
+         \"priority=30,tcp6,tp_dst=80,actions=output:3\",\n\
+         \"priority=20,udp,actions=output:4\",\n\
+         \"priority=0,actions=output:2\",\n]\n\
+         [[port]]\nname = \"in\"\nofport = 1\nbackend = \"pcap\"\npcap_in = \"{}\"\n",
+        dir.join("in.pcap").display()
+    );
+    for p in 2..=5 {
+        toml.push_str(&format!(
+            "[[port]]\nname = \"o{p}\"\nofport = {p}\nbackend = \"pcap\"\npcap_out = \"{}\"\n",
+            dir.join(format!("o{p}.pcap")).display()
+        ));
+    }
+    std::fs::write(&cfg, toml).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_sluice"))
+        .args(["--config", cfg.to_str().unwrap(), "--duration", "0.5"])
+        .arg("--run-dir")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let mut got: Vec<std::collections::VecDeque<Vec<u8>>> = (0..=5)
+        .map(|p| read_pcap(&dir.join(format!("o{p}.pcap"))).into())
+        .collect();
+    for (name, frame, port) in &cases {
+        if *port == DROP {
+            continue;
+        }
+        let f = got[*port as usize]
+            .pop_front()
+            .unwrap_or_else(|| panic!("{name}: nothing arrived on port {port}"));
+        if *port != EDIT {
+            assert_eq!(&f, frame, "{name}: not forwarded unchanged");
+            continue;
+        }
+        // Edited: TTL one less, destination changed, everything past the
+        // IPv4 header as it was except the transport checksum.
+        let tags = frame[12..]
+            .chunks(4)
+            .take_while(|c| c[..2] == [0x81, 0x00])
+            .count();
+        let ip = 14 + 4 * tags;
+        let hl = (frame[ip] & 0x0f) as usize * 4;
+        assert_eq!(f.len(), frame.len(), "{name}");
+        assert_eq!(f[ip + 8], frame[ip + 8] - 1, "{name}: TTL");
+        assert_eq!(f[ip + 16..ip + 20], [10, 9, 9, 10], "{name}: ip_dst");
+        assert_eq!(f[..ip], frame[..ip], "{name}: L2 changed");
+        let diff: Vec<usize> = (ip + hl..f.len()).filter(|&i| f[i] != frame[i]).collect();
+        assert!(
+            diff.len() <= 2,
+            "{name}: bytes past the IP header changed at {diff:?}"
+        );
+    }
+    for (p, rest) in got.iter().enumerate() {
+        assert!(rest.is_empty(), "port {p} got {} frames more", rest.len());
+    }
+    // Runts: counted as receive errors of port 1, the rest as received.
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("1 "))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    let cols: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(cols[2], (cases.len() - 3).to_string(), "{line}");
+    assert_eq!(cols[7], "3", "{line}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
