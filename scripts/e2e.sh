@@ -632,6 +632,32 @@ PY
     finish "link flaps ($1): frames that cannot be sent are dropped and counted, none delivered late" $r
 }
 
+test_malformed_frames_through_a_bridge() {
+    P=sle2e$$q
+    testbed_up "$P" || return 1
+    local r=0 got
+    start_sluice --port p1 --port p2 --no-local
+    got=$(mktemp)
+    # Malformed frames from h1 (broadcast: flooded by the learning switch)
+    # reach h2 as they were sent; the switch goes on switching.
+    ip netns exec "$P-h2" python3 scripts/malformed.py expect eth0 3 >"$got" &
+    local w=$!
+    sleep 0.3
+    ip netns exec "$P-h1" python3 scripts/malformed.py send eth0
+    wait $w
+    echo "     arrived: $(cat "$got")"
+    python3 - "$got" <<'PY' || r=1
+import json, sys
+got = json.load(open(sys.argv[1]))
+sys.exit(0 if len(got) == 14 and all(got.values()) else 1)
+PY
+    ping_ok h1 "$TESTBED_NET.2" || { echo "     no ping after the malformed frames"; r=1; }
+    stop_sluice
+    grep -Eq "panicked|ERROR" "$OUT" && { echo "     error in the log"; r=1; }
+    rm -f "$got"
+    finish "malformed frames through a bridge: forwarded as sent, switching goes on" $r
+}
+
 # Every test, or the ones named on the command line.
 for t in ${*:-$(declare -F | awk '$3 ~ /^test_/ {print $3}')}; do
     "$t"
