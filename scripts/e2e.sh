@@ -726,6 +726,45 @@ test_controller_dies_mid_stream() {
     finish "controller killed mid-stream four times: nothing kept, standalone forwards again" $r
 }
 
+test_sigkill_and_restart() {
+    P=sle2e$$k9
+    testbed_up "$P" || return 1
+    local r=0 rd be mode
+    rd=$(mktemp -d)
+    for be in afpacket afxdp; do
+        start_sluice --port p1 --port p2 --backend "$be" --run-dir "$rd"
+        ping_ok h1 "$TESTBED_NET.2" || { echo "     $be: no ping at first"; r=1; }
+        # Killed with no chance to clean up: its sockets, TAP device and
+        # XDP program go with the process; the management socket stays.
+        kill -9 "$SLUICE_PID"
+        wait "$SLUICE_PID" 2>/dev/null
+        SLUICE_PID=
+        rm -f "$OUT"
+        start_sluice --port p1 --port p2 --backend "$be" --run-dir "$rd"
+        ping_ok h1 "$TESTBED_NET.2" || { echo "     $be: no ping after the restart"; r=1; }
+        "$CTL" --run-dir "$rd" show br0 | grep -q "p2" || { echo "     $be: no management socket"; r=1; }
+        ip netns exec "$P-sw" ip link show br0 >/dev/null 2>&1 || { echo "     $be: no LOCAL port"; r=1; }
+        if [ "$be" = afxdp ]; then
+            grep -q "AF_XDP port" "$OUT" && ! grep -q "falling back" "$OUT" || { echo "     not AF_XDP after the restart"; r=1; }
+        fi
+        stop_sluice
+        grep -Eq "panicked|ERROR" "$OUT" && { echo "     $be: error in the log"; r=1; }
+        rm -f "$OUT"
+    done
+    # Secure mode holds across a SIGKILL too: no controller, no flows,
+    # nothing forwarded before or after.
+    ip netns exec "$P-h1" ip neigh flush all
+    start_sluice --port p1 --port p2 --fail-mode secure --run-dir "$rd"
+    kill -9 "$SLUICE_PID"
+    wait "$SLUICE_PID" 2>/dev/null
+    SLUICE_PID=
+    rm -f "$OUT"
+    start_sluice --port p1 --port p2 --fail-mode secure --run-dir "$rd"
+    ping_ok h1 "$TESTBED_NET.2" && { echo "     secure mode forwarded after the restart"; r=1; }
+    rm -rf "$rd"
+    finish "SIGKILL and restart (afpacket, afxdp): ports, LOCAL and management socket come back; standalone forwards, secure does not" $r
+}
+
 # Every test, or the ones named on the command line.
 for t in ${*:-$(declare -F | awk '$3 ~ /^test_/ {print $3}')}; do
     "$t"
