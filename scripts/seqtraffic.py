@@ -9,11 +9,12 @@
 
   seqtraffic.py recv IFACE --me MAC --secs S [--late-ms L]
       receives such frames for S seconds and prints a JSON summary:
-      frames received per (tag, destination), frames that were addressed
-      to another MAC (misdelivered), sequence numbers seen twice
-      (duplicates) or going backwards (reordered), gaps (lost), the
-      largest delay, and frames that arrived more than L ms after they
-      were sent (late, with their sequence numbers).
+      frames received per stream ("TAG/DESTINATION-INDEX"), frames that
+      were addressed to another MAC (misdelivered), sequence numbers seen
+      twice (duplicates) or arriving after a higher one of the same
+      stream (reordered), numbers never seen below the highest (lost),
+      the largest delay, and frames that arrived more than L ms after
+      they were sent (late, with their sequence numbers).
 
 Python's raw sockets, no tcpdump; used by scripts/e2e.sh and
 scripts/soak.sh.
@@ -116,14 +117,20 @@ def recv(a):
             max_delay = max(max_delay, delay)
             if delay > late_ns:
                 late.append({"tag": tag, "seq": seq, "delay_ms": round(delay / 1e6, 1)})
-            st = streams.setdefault(f"{tag}/{k}", {"count": 0, "last": -1, "seen": set(),
-                                                   "duplicates": 0, "reordered": 0})
+            st = streams.setdefault(f"{tag}/{k}", {"count": 0, "last": -1, "seen": bytearray(),
+                                                   "unique": 0, "duplicates": 0, "reordered": 0})
             st["count"] += 1
-            if seq in st["seen"]:
+            seen = st["seen"]
+            byte, bit = seq >> 3, 1 << (seq & 7)
+            if byte >= len(seen):
+                seen.extend(bytes(byte + 1 - len(seen) + 4096))
+            if seen[byte] & bit:
                 st["duplicates"] += 1
-            elif seq < st["last"]:
-                st["reordered"] += 1
-            st["seen"].add(seq)
+            else:
+                seen[byte] |= bit
+                st["unique"] += 1
+                if seq < st["last"]:
+                    st["reordered"] += 1
             st["last"] = max(st["last"], seq)
     out = {"received": total, "misdelivered": misdelivered,
            "max_delay_ms": round(max_delay / 1e6, 2), "late": late[:20], "late_count": len(late),
@@ -131,7 +138,7 @@ def recv(a):
     for key, st in streams.items():
         span = st["last"] + 1
         out["streams"][key] = {"count": st["count"], "duplicates": st["duplicates"],
-                               "reordered": st["reordered"], "lost": span - len(st["seen"])}
+                               "reordered": st["reordered"], "lost": span - st["unique"]}
     out["duplicates"] = sum(v["duplicates"] for v in out["streams"].values())
     out["reordered"] = sum(v["reordered"] for v in out["streams"].values())
     print(json.dumps(out))
