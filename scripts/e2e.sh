@@ -765,6 +765,39 @@ test_sigkill_and_restart() {
     finish "SIGKILL and restart (afpacket, afxdp): ports, LOCAL and management socket come back; standalone forwards, secure does not" $r
 }
 
+test_local_port_down_drops_never_delays() {
+    P=sle2e$$t2
+    testbed_up "$P" || return 1
+    local r=0 recv drop cfg
+    recv=$(mktemp)
+    # Every frame from h1 goes to LOCAL (the bridge's TAP device).
+    cfg=$(two_port_config "priority=10,in_port=1,actions=LOCAL")
+    start_sluice --config "$cfg"
+    ip netns exec "$P-sw" python3 scripts/seqtraffic.py recv br0 --me 02:00:00:00:00:02 \
+        --secs 4.5 --late-ms 100 >"$recv" &
+    local rpid=$!
+    sleep 0.3
+    ip netns exec "$P-h1" python3 scripts/seqtraffic.py send eth0 --src 02:00:00:00:00:01 \
+        --dst 02:00:00:00:00:02 --rate 2000 --secs 3.5 >/dev/null &
+    local spid=$!
+    # The TAP device down for half a second: writes fail (EIO) and the
+    # frames are dropped and counted; nothing waits to go out later.
+    sleep 1
+    ip netns exec "$P-sw" ip link set br0 down
+    sleep 0.5
+    ip netns exec "$P-sw" ip link set br0 up
+    wait "$spid"
+    wait "$rpid"
+    stop_sluice
+    echo "     received on LOCAL: $(cut -c1-200 "$recv")"
+    drop=$(port_col local 7)
+    echo "     LOCAL tx_drop: $drop"
+    python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if r["late_count"] == 0 and r["received"] > 4000 else 1)' "$recv" || r=1
+    [ "${drop:-0}" -gt 0 ] || r=1
+    rm -f "$recv" "$cfg"
+    finish "LOCAL port (TAP) down: frames dropped and counted, none delivered late" $r
+}
+
 test_soak_short() {
     P=sle2e$$s # soak.sh makes and removes its own namespaces
     local r=0 out
