@@ -12,12 +12,24 @@
 //! The snapshot is picked up once per batch from an [`ArcSwap`] that the
 //! control plane replaces (never a lock on the packet path). Packets for
 //! NORMAL go through the MAC learning switch ([`normal`]); packets for the
-//! controller are counted (the OpenFlow agent that takes them is not built
-//! yet).
+//! controller go to the agent through [`channel`] (a full queue drops and
+//! counts).
 //!
 //! When no port had a frame, the worker sleeps in `poll(2)` on the ports'
 //! descriptors (up to 10 ms) instead of spinning: this machine class has two
 //! cores.
+//!
+//! Bounded work and memory per round: a frame shorter than an Ethernet
+//! header is dropped and counted as a receive error; a port's transmit
+//! queue takes at most [`TX_QUEUE_MAX`] frames a round (the rest dropped and
+//! counted) and keeps at most [`TX_KEEP`] buffers once the round is sent;
+//! worker 0 runs at most [`PACKET_OUTS_PER_ROUND`] PACKET_OUTs a round.
+//!
+//! Health: a worker writes a heartbeat at the start of every round and
+//! holds `running` true while its loop runs ([`BridgeCounters`]); the
+//! daemon reads both for its metrics and to notice a stalled worker. The
+//! loop does not catch panics: whoever runs it decides what a dead worker
+//! means (the daemon stops and exits, see its `health` module).
 
 pub mod channel;
 pub mod clock;
@@ -99,7 +111,7 @@ pub struct BridgeCounters {
     /// moment its batch is handed to the kernel for transmission (sendmmsg
     /// called), per frame, in ns: the time the frame spends in the switch.
     pub delay: histogram::Histogram,
-    /// Packets for the controller (dropped: no agent yet).
+    /// Packets for the controller.
     pub to_controller: AtomicU64,
     /// Packets that left the pipeline with no output.
     pub dropped: AtomicU64,
@@ -160,13 +172,13 @@ pub struct BridgeWorker {
 /// Frames one port's transmit queue holds in one round; more are dropped
 /// and counted (the AF_PACKET TX ring has 256 slots: a round cannot send
 /// more than that to one port anyway).
-const TX_QUEUE_MAX: usize = 1024;
+pub const TX_QUEUE_MAX: usize = 1024;
 /// Buffers a transmit queue keeps between rounds (two receive batches'
 /// worth); a burst's extra buffers are freed once it has been sent.
-const TX_KEEP: usize = 64;
+pub const TX_KEEP: usize = 64;
 /// PACKET_OUTs worker 0 runs in one round; the rest wait for the next
 /// round, so a full packet-out queue cannot make one round unbounded.
-const PACKET_OUTS_PER_ROUND: usize = 256;
+pub const PACKET_OUTS_PER_ROUND: usize = 256;
 
 /// One port's frames to send this round: copies in reusable buffers.
 struct TxQueue {

@@ -11,7 +11,11 @@
 //! frames into the kernel before it returns, so the caller may reuse them at
 //! once. Neither blocks: an empty receive returns 0 and a full transmit queue
 //! returns how many frames were taken (the rest are the caller's to count as
-//! dropped).
+//! dropped). A frame the port did not take is never kept to go out later
+//! (after a link comes back, say): what `send` does not take is gone.
+//! Offsets and lengths the kernel writes into shared rings are checked
+//! before they are followed; a bad one is skipped and reported through
+//! [`Port::take_rx_errors`].
 //!
 //! Back ends: [`afpacket::AfPacket`] (a raw `AF_PACKET` socket bound to a
 //! Linux interface, with TPACKET_V2 rings and fanout groups) and [`memory::MemoryPort`] (queues in memory, for tests

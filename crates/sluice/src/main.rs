@@ -5,12 +5,13 @@
 //! sluice --config /etc/sluice.toml
 //! ```
 //!
-//! Opens the ports (AF_PACKET), builds the pipeline (in standalone mode a
-//! table-miss rule sends everything to NORMAL, the learning switch), runs the
-//! bridge on a worker thread, keeps port liveness current, and on SIGINT or
-//! SIGTERM stops cleanly and prints its counters. Not built yet: the
-//! OpenFlow agent (controllers, `secure` mode), metrics endpoint, several
-//! bridges per daemon, other port back ends.
+//! Checks the whole configuration, opens every bridge's ports, builds each
+//! pipeline (in standalone mode a table-miss rule sends everything to
+//! NORMAL, the learning switch), runs each bridge on its worker threads,
+//! and on the main thread serves the OpenFlow side ([`control`]), keeps
+//! port liveness current and watches the workers. On SIGINT or SIGTERM it
+//! stops cleanly, prints its counters and exits 0; when a worker dies it
+//! stops the same way and exits 70 ([`health`] says why).
 
 mod config;
 mod control;
