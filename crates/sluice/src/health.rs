@@ -18,11 +18,14 @@
 //! keeps their flows out of the switch until they do; `standalone` mode
 //! forwards again at once).
 //!
-//! How a death is seen: each thread's body runs under [`guarded`], which
-//! catches the unwind, logs it and sets the daemon's stop flag; the main
-//! loop also notices a worker thread that ended while the daemon runs
-//! (`JoinHandle::is_finished`), in case anything ends a thread without
-//! unwinding through `guarded`. A worker that is alive but stuck is seen
+//! How a death is seen: each worker's and the metrics thread's body runs
+//! under [`guarded`], which catches the unwind, logs it and sets the
+//! daemon's stop flag; the main loop also notices a worker thread that
+//! ended while the daemon runs (`JoinHandle::is_finished`), in case
+//! anything ends a thread without unwinding through `guarded`. The
+//! control thread (the main thread) runs under [`catch`]: a panic there is
+//! logged the same way and the process exits 70 at once (the workers end
+//! with it). A worker that is alive but stuck is seen
 //! through its heartbeat (`BridgeCounters::heartbeat_ns`): the main loop
 //! logs a warning when it is over [`STALL_NS`] old, and the metrics
 //! endpoint reports `sluice_worker_up` and
@@ -113,14 +116,38 @@ fn payload_text(p: &(dyn Any + Send)) -> String {
     }
 }
 
+/// Whether a worker counts as stalled: running, looped at least once, and
+/// its heartbeat more than [`STALL_NS`] older than `now_ns`.
+pub fn stalled(running: bool, heartbeat_ns: u64, now_ns: u64) -> bool {
+    running && heartbeat_ns != 0 && now_ns.saturating_sub(heartbeat_ns) > STALL_NS
+}
+
 /// Runs `body`; if it panics, logs the death at error level, records it in
 /// `deaths` and sets `stop` so that the whole daemon stops.
 pub fn guarded(deaths: &Deaths, stop: &AtomicBool, who: Who, body: impl FnOnce()) {
-    if let Err(payload) = std::panic::catch_unwind(AssertUnwindSafe(body)) {
+    if catch(deaths, who, body).is_none() {
+        stop.store(true, Relaxed);
+    }
+}
+
+/// Runs `body`; if it panics, logs the death at error level, records it in
+/// `deaths` and returns None.
+pub fn catch<R>(deaths: &Deaths, who: Who, body: impl FnOnce() -> R) -> Option<R> {
+    match std::panic::catch_unwind(AssertUnwindSafe(body)) {
+        Ok(r) => Some(r),
+        Err(payload) => {
+            died(deaths, &who, payload.as_ref());
+            None
+        }
+    }
+}
+
+fn died(deaths: &Deaths, who: &Who, payload: &(dyn Any + Send)) {
+    {
         let msg = LAST_PANIC
             .with(|p| p.borrow_mut().take())
-            .unwrap_or_else(|| payload_text(payload.as_ref()));
-        match &who {
+            .unwrap_or_else(|| payload_text(payload));
+        match who {
             Who::Worker { bridge, worker } => tracing::error!(
                 bridge = %bridge,
                 worker = *worker,
@@ -134,7 +161,6 @@ pub fn guarded(deaths: &Deaths, stop: &AtomicBool, who: Who, body: impl FnOnce()
             ),
         }
         deaths.record(format!("{who} died: {msg}"));
-        stop.store(true, Relaxed);
     }
 }
 
@@ -246,6 +272,32 @@ mod tests {
         guarded(&deaths, &stop, Who::Thread("metrics"), || {});
         assert!(!stop.load(Relaxed));
         assert!(deaths.first().is_none());
+    }
+
+    #[test]
+    fn a_worker_is_stalled_when_its_heartbeat_is_over_a_second_old() {
+        let s = 1_000_000_000;
+        assert!(!stalled(true, 5 * s, 5 * s + s / 2));
+        assert!(!stalled(true, 5 * s, 6 * s));
+        assert!(stalled(true, 5 * s, 6 * s + 1));
+        // Not yet started, or no longer running: not stalled.
+        assert!(!stalled(true, 0, 10 * s));
+        assert!(!stalled(false, 5 * s, 10 * s));
+        // A heartbeat read after `now` was taken is not a stall.
+        assert!(!stalled(true, 6 * s, 5 * s));
+    }
+
+    #[test]
+    fn a_panic_on_the_control_thread_is_caught_and_recorded() {
+        install_panic_hook();
+        let deaths = Deaths::default();
+        let r: Option<u32> = catch(&deaths, Who::Thread("control"), || panic!("trace"));
+        assert!(r.is_none());
+        assert!(deaths
+            .first()
+            .unwrap()
+            .starts_with("thread control died: trace at "));
+        assert_eq!(catch(&deaths, Who::Thread("control"), || 7), Some(7));
     }
 
     #[test]

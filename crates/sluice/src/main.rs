@@ -95,15 +95,24 @@ struct Args {
 const EXIT_THREAD_DIED: i32 = 70;
 
 fn main() {
-    match run() {
-        Ok(None) => {}
-        Ok(Some(death)) => {
+    health::install_panic_hook();
+    // The control thread is guarded like the workers: a panic in it is
+    // logged and ends the daemon with the same status.
+    let deaths = health::Deaths::default();
+    let result = health::catch(&deaths, health::Who::Thread("control"), run);
+    match result {
+        Some(Ok(None)) => {}
+        Some(Ok(Some(death))) => {
             eprintln!("sluice: {death}");
             std::process::exit(EXIT_THREAD_DIED);
         }
-        Err(e) => {
+        Some(Err(e)) => {
             eprintln!("sluice: {e}");
             std::process::exit(1);
+        }
+        None => {
+            eprintln!("sluice: {}", deaths.first().unwrap_or_default());
+            std::process::exit(EXIT_THREAD_DIED);
         }
     }
 }
@@ -202,7 +211,6 @@ fn run() -> Result<Option<String>, Box<dyn std::error::Error>> {
     // logged at error level, the other threads are stopped, and the daemon
     // exits with EXIT_THREAD_DIED so that its service manager restarts it
     // (the `health` module says why not a restart in place).
-    health::install_panic_hook();
     let stop = Arc::new(AtomicBool::new(false));
     let deaths = Arc::new(health::Deaths::default());
     signal_hook::flag::register(signal_hook::consts::SIGINT, stop.clone())?;
@@ -683,8 +691,7 @@ impl Running {
     fn watch_workers(&mut self, now: u64) {
         for (w, c) in self.bridge_counters.iter().enumerate() {
             let beat = c.heartbeat_ns.load(Relaxed);
-            let stalled =
-                c.running.load(Relaxed) && beat != 0 && now.saturating_sub(beat) > health::STALL_NS;
+            let stalled = health::stalled(c.running.load(Relaxed), beat, now);
             if stalled != self.stalled[w] {
                 self.stalled[w] = stalled;
                 if stalled {
