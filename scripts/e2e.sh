@@ -798,6 +798,32 @@ test_local_port_down_drops_never_delays() {
     finish "LOCAL port (TAP) down: frames dropped and counted, none delivered late" $r
 }
 
+test_refused_frame_does_not_stall_the_port() {
+    P=sle2e$$o
+    testbed_up "$P" || return 1
+    local r=0 cfg recv big
+    # Frames from 02:00:00:00:00:77 get an MPLS label: a full-size one
+    # becomes 4 bytes longer than p2's MTU allows, and the kernel refuses
+    # it on the TX ring. The frames after it must go on at once.
+    cfg=$(two_port_config "priority=20,in_port=1,dl_src=02:00:00:00:00:77,actions=push_mpls:0x8847,output:2" \
+        "priority=10,in_port=1,actions=output:2")
+    start_sluice --config "$cfg" --no-local
+    recv=$(mktemp)
+    ip netns exec "$P-h2" python3 scripts/seqtraffic.py recv eth0 --me 02:00:00:00:00:02 \
+        --secs 2.5 --late-ms 50 >"$recv" &
+    local rpid=$!
+    sleep 0.3
+    big="ffffffffffff02000000007788b5$(printf '00%.0s' $(seq 1 1500))"
+    ip netns exec "$P-h1" python3 scripts/rawframe.py send eth0 "$big" 3
+    ip netns exec "$P-h1" python3 scripts/seqtraffic.py send eth0 --src 02:00:00:00:00:01 \
+        --dst 02:00:00:00:00:02 --rate 1000 --secs 1.5 >/dev/null
+    wait "$rpid"
+    echo "     received: $(cut -c1-200 "$recv")"
+    python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); s=r["streams"].get("0/0",{}); sys.exit(0 if r["late_count"] == 0 and s.get("count",0) >= 1490 and s.get("lost",1) == 0 else 1)' "$recv" || r=1
+    rm -f "$cfg" "$recv"
+    finish "a frame the kernel refuses (longer than the MTU) is dropped; the port does not stall" $r
+}
+
 test_soak_short() {
     P=sle2e$$s # soak.sh makes and removes its own namespaces
     local r=0 out
