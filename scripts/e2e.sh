@@ -706,7 +706,7 @@ test_controller_dies_mid_stream() {
     # The worker kept forwarding: with the controller gone, standalone mode
     # switches the stream again.
     ip netns exec "$P-h2" python3 scripts/seqtraffic.py recv eth0 --me 02:00:00:00:00:02 \
-        --secs 2.5 >"$recv" &
+        --secs 5 >"$recv" &
     local rpid=$!
     sleep 0.3
     ip netns exec "$P-h1" python3 scripts/seqtraffic.py send eth0 --src 02:00:00:00:00:01 \
@@ -810,7 +810,7 @@ test_refused_frame_does_not_stall_the_port() {
     start_sluice --config "$cfg" --no-local
     recv=$(mktemp)
     ip netns exec "$P-h2" python3 scripts/seqtraffic.py recv eth0 --me 02:00:00:00:00:02 \
-        --secs 2.5 --late-ms 50 >"$recv" &
+        --secs 5 --late-ms 50 >"$recv" &
     local rpid=$!
     sleep 0.3
     big="ffffffffffff02000000007788b5$(printf '00%.0s' $(seq 1 1500))"

@@ -4,6 +4,9 @@
 //! Ids carry a generation in their upper bits, so an id whose slot has been
 //! reused since is told apart (OFPBRC_BUFFER_UNKNOWN) from one already
 //! taken (OFPBRC_BUFFER_EMPTY). Memory is bounded by the slot count.
+//! A request that names a buffer reads it with [`Buffers::get`] and takes
+//! it with [`Buffers::take`] only once the request has succeeded, so a
+//! refused PACKET_OUT or FLOW_MOD leaves the packet for a corrected retry.
 
 use bytes::Bytes;
 
@@ -43,14 +46,29 @@ pub enum Missing {
 impl Buffers {
     /// Keeps `frame` (received on `in_port`); returns its id.
     pub fn put(&mut self, in_port: u32, frame: Bytes) -> u32 {
-        let n = self.next;
-        self.next = self.next.wrapping_add(1);
-        // 24 bits of generation above the slot index; never NO_BUFFER.
-        let id = (n % N_BUFFERS) | ((n / N_BUFFERS) & 0x00ff_ffff) << 8;
+        let mut n = self.next;
+        // 24 bits of generation above the slot index; never NO_BUFFER
+        // (0xffffffff, the last slot of the last generation), which would
+        // tell the controller the packet was not buffered.
+        let id_of = |n: u32| (n % N_BUFFERS) | ((n / N_BUFFERS) & 0x00ff_ffff) << 8;
+        if id_of(n) == u32::MAX {
+            n = n.wrapping_add(1);
+        }
+        self.next = n.wrapping_add(1);
+        let id = id_of(n);
         let s = &mut self.slots[(n % N_BUFFERS) as usize];
         s.id = id;
         s.frame = Some((in_port, frame));
         id
+    }
+
+    /// The frame of `id`, with its ingress port, left in the pool.
+    pub fn get(&self, id: u32) -> Result<(u32, Bytes), Missing> {
+        let s = &self.slots[(id % N_BUFFERS) as usize];
+        if s.id != id {
+            return Err(Missing::Unknown);
+        }
+        s.frame.clone().ok_or(Missing::Empty)
     }
 
     /// Takes the frame of `id` out of the pool, with its ingress port.
@@ -79,5 +97,31 @@ mod tests {
             b.put(1, Bytes::new());
         }
         assert_eq!(b.take(old), Err(Missing::Unknown), "slot reused since");
+    }
+
+    #[test]
+    fn get_leaves_the_frame_for_take() {
+        let mut b = Buffers::default();
+        let id = b.put(3, Bytes::from_static(b"abc"));
+        assert_eq!(b.get(id), Ok((3, Bytes::from_static(b"abc"))));
+        assert_eq!(b.get(id), Ok((3, Bytes::from_static(b"abc"))));
+        assert!(b.take(id).is_ok());
+        assert_eq!(b.get(id), Err(Missing::Empty));
+    }
+
+    #[test]
+    fn no_buffer_is_never_issued() {
+        // The last slot of the last generation would be 0xffffffff.
+        let mut b = Buffers {
+            next: u32::MAX - 1,
+            ..Buffers::default()
+        };
+        let ids: Vec<u32> = (0..4).map(|_| b.put(1, Bytes::new())).collect();
+        assert!(!ids.contains(&u32::MAX), "{ids:x?}");
+        assert_eq!(ids[0], 0xffff_fffe);
+        assert_eq!(ids[1], 0, "wraps to the first slot of generation 0");
+        for id in ids {
+            assert!(b.get(id).is_ok());
+        }
     }
 }

@@ -471,8 +471,9 @@ impl<D: Datapath> Agent<D> {
                 }
             }
             M::FlowMod(fm) => {
-                // A buffered packet named by the flow-mod is taken first: an
-                // unusable id refuses the whole flow-mod.
+                // A buffered packet named by the flow-mod is looked up first
+                // (an unusable id refuses the whole flow-mod) and taken only
+                // once the flow-mod has succeeded.
                 let buffered = if fm.buffer_id != NO_BUFFER
                     && matches!(
                         fm.command,
@@ -480,7 +481,7 @@ impl<D: Datapath> Agent<D> {
                             | ofp::FlowModCommand::Modify
                             | ofp::FlowModCommand::ModifyStrict
                     ) {
-                    Some(self.take_buffer(fm.buffer_id)?)
+                    Some(self.buffer(fm.buffer_id)?)
                 } else {
                     None
                 };
@@ -489,6 +490,9 @@ impl<D: Datapath> Agent<D> {
                     .pipeline
                     .flow_mod_wire(&fm, frame, now_ns)
                     .map_err(|e| e.code)?;
+                if buffered.is_some() {
+                    let _ = self.buffers.take(fm.buffer_id);
+                }
                 self.dirty = true;
                 self.flow_removed(&removed, now_ns);
                 if let Some((in_port, data)) = buffered {
@@ -641,8 +645,10 @@ impl<D: Datapath> Agent<D> {
         )
     }
 
-    fn take_buffer(&mut self, id: u32) -> Result<(u32, Bytes), ErrorCode> {
-        self.buffers.take(id).map_err(|m| match m {
+    /// The buffered packet `id` names (left in the pool), or the error the
+    /// spec gives for an unusable id.
+    fn buffer(&self, id: u32) -> Result<(u32, Bytes), ErrorCode> {
+        self.buffers.get(id).map_err(|m| match m {
             buffers::Missing::Unknown => brc(BadRequestCode::BufferUnknown),
             buffers::Missing::Empty => brc(BadRequestCode::BufferEmpty),
         })
@@ -671,7 +677,7 @@ impl<D: Datapath> Agent<D> {
             }
         }
         let (in_port, data) = if po.buffer_id != NO_BUFFER {
-            let (p, d) = self.take_buffer(po.buffer_id)?;
+            let (p, d) = self.buffer(po.buffer_id)?;
             (
                 if po.in_port == port_no::ANY {
                     p
@@ -691,6 +697,13 @@ impl<D: Datapath> Agent<D> {
         } else {
             in_port
         };
+        // The actions must suit this packet, as a flow's suit its match.
+        self.pipeline
+            .check_packet_out(&po.actions, &data, in_port)
+            .map_err(|e| e.code)?;
+        if po.buffer_id != NO_BUFFER {
+            let _ = self.buffers.take(po.buffer_id);
+        }
         self.publish();
         // A full datapath queue drops the packet, as a full port would.
         let _ = self.datapath.packet_out(in_port, po.actions, data);

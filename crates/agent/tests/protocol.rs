@@ -410,3 +410,70 @@ fn queue_stats_report_each_queue_and_name_unknown_ones() {
         matches!(&r[..], [(44, Message::MultipartReply(m))] if matches!(&m.body, R::Queue(v) if v.is_empty()))
     );
 }
+
+#[test]
+fn packet_out_actions_are_checked_against_the_packet_and_a_refusal_keeps_the_buffer() {
+    let mut a = agent();
+    let id = open(&mut a);
+    // An ARP request padded past miss_send_len, so a PACKET_IN buffers it.
+    let mut arp = vec![0xff; 6];
+    arp.extend_from_slice(&[2, 0, 0, 0, 0, 1, 0x08, 0x06, 0, 1, 8, 0, 6, 4, 0, 1]);
+    arp.extend_from_slice(&[2, 0, 0, 0, 0, 1, 10, 0, 0, 1, 0, 0, 0, 0, 0, 0, 10, 0, 0, 2]);
+    arp.resize(200, 0);
+    let frame = Bytes::from(arp);
+    let ctl = ToController {
+        reason: ofp::msg::flow::PacketInReason::NoMatch,
+        table_id: 0,
+        cookie: 0,
+        max_len: 0,
+    };
+    a.packet_in(1, ctl, frame.clone(), 5);
+    let buffer_id = match &replies(&mut a, id)[..] {
+        [(_, Message::PacketIn(p))] => p.buffer_id,
+        other => panic!("{other:?}"),
+    };
+    let po = |acts: &str, buffer_id, data: Bytes| {
+        Message::PacketOut(ofp::PacketOut {
+            buffer_id,
+            in_port: 1,
+            actions: ofp::text::parse_actions(acts).unwrap(),
+            data,
+        })
+    };
+    let inconsistent = ErrorCode::BadAction(BadActionCode::MatchInconsistent);
+    // An IPv6 field on an ARP packet: refused, in data and from a buffer.
+    let bad = "set_field:2001:db8::1->ipv6_src,output:2";
+    let r = send(&mut a, id, &po(bad, u32::MAX, frame.clone()), 7);
+    assert_eq!(error_of(&r).1, inconsistent);
+    let r = send(&mut a, id, &po(bad, buffer_id, Bytes::new()), 8);
+    assert_eq!(error_of(&r).1, inconsistent);
+    // A refused flow-mod naming the buffer does not use it up either.
+    let r = send(
+        &mut a,
+        id,
+        &Message::FlowMod(ofp::FlowMod {
+            buffer_id,
+            ..ofp::text::parse_flow_mod("table=0,actions=goto_table:0").unwrap()
+        }),
+        9,
+    );
+    assert!(
+        matches!(error_of(&r).1, ErrorCode::BadInstruction(_)),
+        "{r:?}"
+    );
+    assert!(a.datapath.outs.borrow().is_empty(), "nothing was sent");
+    // The corrected request gets the packet.
+    let r = send(
+        &mut a,
+        id,
+        &po("set_field:2->arp_op,output:2", buffer_id, Bytes::new()),
+        10,
+    );
+    assert!(r.is_empty(), "{r:?}");
+    assert_eq!(a.datapath.outs.borrow()[0].2, frame);
+    let r = send(&mut a, id, &po("output:2", buffer_id, Bytes::new()), 11);
+    assert_eq!(
+        error_of(&r).1,
+        ErrorCode::BadRequest(BadRequestCode::BufferEmpty)
+    );
+}

@@ -66,6 +66,13 @@ pub struct Offsets {
     pub l3: Option<u16>,
     /// The transport header.
     pub l4: Option<u16>,
+    /// The EtherType the headers at `l2_5`/`l3` were parsed as (0: no
+    /// Ethernet header). Editors trust this, never the EtherType bytes,
+    /// which an earlier action may have rewritten.
+    pub l3_type: u16,
+    /// The IP protocol the header at `l4` was parsed as (valid when `l4`
+    /// is set).
+    pub l4_proto: u8,
 }
 
 #[inline]
@@ -126,6 +133,7 @@ pub fn extract(frame: &[u8], in_port: u32, key: &mut FlowKey) -> Offsets {
     key.set(s::ETH_TYPE, ty as u64);
     key.add_flags(flags::ETH);
     off.eth_type = Some(at as u16);
+    off.l3_type = ty;
     let l3 = at + 2;
     match ty {
         ethertype::IPV4 => ipv4(frame, l3, key, &mut off),
@@ -363,6 +371,7 @@ fn l4(b: &[u8], at: usize, proto: u8, key: &mut FlowKey, off: &mut Offsets) {
     if ok {
         key.add_flags(flags::L4);
         off.l4 = Some(at as u16);
+        off.l4_proto = proto;
     }
 }
 

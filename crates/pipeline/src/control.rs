@@ -213,6 +213,21 @@ impl Pipeline {
         &self.meters
     }
 
+    /// Validates a PACKET_OUT's actions against the packet it carries, as
+    /// a flow-mod's are against its match: arguments, groups, and set_field
+    /// prerequisites the packet's own headers must meet
+    /// (OFPBAC_MATCH_INCONSISTENT). An output to TABLE is allowed.
+    pub fn check_packet_out(
+        &self,
+        actions: &[Action],
+        frame: &[u8],
+        in_port: u32,
+    ) -> Result<(), OfpError> {
+        let mut key = packet::FlowKey::default();
+        packet::extract(frame, in_port, &mut key);
+        validate::actions(actions, validate::Packets::Packet(&key), &self.context())
+    }
+
     fn context(&self) -> Context<'_, Group, Meter> {
         Context {
             n_tables: self.config.n_tables,
@@ -648,7 +663,7 @@ impl Pipeline {
             }
             validate::actions(
                 &b.actions,
-                None,
+                validate::Packets::Unknown,
                 &Context {
                     n_tables: self.config.n_tables,
                     groups: &self.groups,

@@ -3,103 +3,114 @@
 //! headers, and the TTL actions.
 //!
 //! Every function takes the frame and its current [`Offsets`] (from
-//! [`packet::extract`]) and leaves the frame valid; a field the packet does
-//! not carry is left alone (the validator already refused flows whose
-//! match does not guarantee the field, so this only happens for packets
-//! that are truncated or malformed). Functions that change the header
-//! layout return `true` so the caller re-extracts the key and offsets.
+//! [`packet::extract`]) and leaves the frame valid.
+//!
+//! How out-of-bounds access is kept out: this module never indexes the
+//! frame. It reaches a header only through a [`Hdr`], a fixed-size view
+//! (`&mut [u8; N]`) taken with a checked `get_mut` at an offset the parser
+//! recorded, which does not exist when the header is not wholly there; and
+//! it reads and writes a header's fields only at constant offsets that the
+//! compiler checks against `N` (`const { assert!(..) }`), so an access past
+//! a header does not build. Which header sits at an offset is what the
+//! parser decided (`Offsets::l3_type`, `Offsets::l4_proto`), never re-read
+//! from bytes an earlier action may have rewritten.
+//!
+//! A field the packet does not carry is left alone and reported as
+//! [`Edit::Skipped`] (the worker counts these): validation refuses what it
+//! can know in advance (flow matches, PACKET_OUT packets), but a group
+//! bucket sees packets nobody knew at GROUP_MOD time. Actions that change
+//! the header layout (set_field of eth_type or ip_proto, push, pop) report
+//! it so the caller re-extracts the key and the offsets before the next
+//! action.
 
 use ofp::oxm::{Oxm, OxmField as F};
 use packet::checksum as ck;
 use packet::parse::{ethertype, ipproto};
 use packet::Offsets;
 
-#[inline]
-fn rd16(f: &[u8], at: usize) -> u16 {
-    u16::from_be_bytes([f[at], f[at + 1]])
+/// What an edit did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Edit {
+    /// Applied; the header layout is unchanged.
+    Done,
+    /// Applied; the header layout changed: re-extract before the next action.
+    Layout,
+    /// The packet has no such header (or not all of it): nothing changed.
+    Skipped,
 }
 
-#[inline]
-fn wr16(f: &mut [u8], at: usize, v: u16) {
-    f[at..at + 2].copy_from_slice(&v.to_be_bytes());
-}
+/// An `N`-byte header inside a frame. Fields are reached with constant
+/// offsets checked against `N` when the code is built.
+struct Hdr<'a, const N: usize>(&'a mut [u8; N]);
 
-fn rd32(f: &[u8], at: usize) -> u32 {
-    u32::from_be_bytes([f[at], f[at + 1], f[at + 2], f[at + 3]])
-}
-
-/// The L3 protocol at `off.l3`, from the EtherType field.
-fn l3_type(f: &[u8], off: &Offsets) -> Option<u16> {
-    off.eth_type.map(|at| rd16(f, at as usize))
-}
-
-/// Where the transport checksum lives, and the transport protocol.
-fn l4_checksum_at(f: &[u8], off: &Offsets) -> Option<(usize, u8)> {
-    let l3 = off.l3? as usize;
-    let l4 = off.l4? as usize;
-    let proto = match l3_type(f, off)? {
-        ethertype::IPV4 => f[l3 + 9],
-        ethertype::IPV6 => ipv6_l4(f, l3)?,
-        _ => return None,
-    };
-    Some((l4 + csum_off(proto)?, proto))
-}
-
-fn csum_off(proto: u8) -> Option<usize> {
-    match proto {
-        ipproto::TCP => Some(16),
-        ipproto::UDP => Some(6),
-        ipproto::ICMP | ipproto::ICMPV6 => Some(2),
-        _ => None,
+impl<'a, const N: usize> Hdr<'a, N> {
+    /// The header at `at`, if the frame holds all `N` bytes of it.
+    fn at(f: &'a mut [u8], at: Option<usize>) -> Option<Self> {
+        let at = at?;
+        let b = f.get_mut(at..at.checked_add(N)?)?;
+        Some(Hdr(b.try_into().ok()?))
     }
-}
 
-/// The upper-layer protocol of an IPv6 packet (after extension headers).
-fn ipv6_l4(f: &[u8], l3: usize) -> Option<u8> {
-    let mut next = *f.get(l3 + 6)?;
-    let mut p = l3 + 40;
-    loop {
-        match next {
-            ipproto::HOPOPTS | ipproto::ROUTING | ipproto::DSTOPTS => {
-                let len = (*f.get(p + 1)? as usize + 1) * 8;
-                next = *f.get(p)?;
-                p += len;
-            }
-            ipproto::FRAGMENT => {
-                next = *f.get(p)?;
-                p += 8;
-            }
-            ipproto::AH => {
-                let len = (*f.get(p + 1)? as usize + 2) * 4;
-                next = *f.get(p)?;
-                p += len;
-            }
-            other => return Some(other),
+    fn u8<const AT: usize>(&self) -> u8 {
+        const { assert!(AT < N) };
+        self.0[AT]
+    }
+
+    fn set_u8<const AT: usize>(&mut self, v: u8) {
+        const { assert!(AT < N) };
+        self.0[AT] = v;
+    }
+
+    fn u16<const AT: usize>(&self) -> u16 {
+        const { assert!(AT + 2 <= N) };
+        u16::from_be_bytes([self.0[AT], self.0[AT + 1]])
+    }
+
+    fn set_u16<const AT: usize>(&mut self, v: u16) {
+        const { assert!(AT + 2 <= N) };
+        [self.0[AT], self.0[AT + 1]] = v.to_be_bytes();
+    }
+
+    fn u32<const AT: usize>(&self) -> u32 {
+        const { assert!(AT + 4 <= N) };
+        u32::from_be_bytes([self.0[AT], self.0[AT + 1], self.0[AT + 2], self.0[AT + 3]])
+    }
+
+    fn set_u32<const AT: usize>(&mut self, v: u32) {
+        const { assert!(AT + 4 <= N) };
+        [self.0[AT], self.0[AT + 1], self.0[AT + 2], self.0[AT + 3]] = v.to_be_bytes();
+    }
+
+    /// Replaces the `L` bytes at `AT` with the low `L` bytes of `value`;
+    /// returns what they were.
+    fn swap<const AT: usize, const L: usize>(&mut self, value: u128) -> Old {
+        const { assert!(AT + L <= N && L <= 16) };
+        let new = value.to_be_bytes();
+        let mut old = Old {
+            buf: [0; 16],
+            len: L,
+        };
+        for i in 0..L {
+            old.buf[i] = self.0[AT + i];
+            self.0[AT + i] = new[16 - L + i];
         }
+        old
     }
-}
 
-/// Updates the transport checksum after bytes it covers changed from `old`
-/// to `new`. `pseudo` says the bytes are in the IP pseudo-header (addresses,
-/// protocol), which ICMPv4's checksum does not cover. UDP's zero rule is
-/// honoured.
-fn fix_l4(f: &mut [u8], off: &Offsets, old: &[u8], new: &[u8], pseudo: bool) {
-    let Some((at, proto)) = l4_checksum_at(f, off) else {
-        return;
-    };
-    if at + 2 > f.len() || (pseudo && proto == ipproto::ICMP) {
-        return;
+    /// Rewrites the bits of `mask` in the 16-bit word at `AT`; returns the
+    /// word before and after.
+    fn masked16<const AT: usize>(&mut self, mask: u16, bits: u16) -> (u16, u16) {
+        let old = self.u16::<AT>();
+        let new = (old & !mask) | (bits & mask);
+        self.set_u16::<AT>(new);
+        (old, new)
     }
-    let udp = proto == ipproto::UDP;
-    let c = rd16(f, at);
-    if udp && c == 0 && l3_type(f, off) == Some(ethertype::IPV4) {
-        return; // IPv4 UDP without checksum stays without
+
+    /// Folds a change of a covered 16-bit word into the checksum at `AT`.
+    fn fold16<const AT: usize>(&mut self, (old, new): (u16, u16)) {
+        let c = ck::update16(self.u16::<AT>(), old, new);
+        self.set_u16::<AT>(c);
     }
-    let mut n = ck::update_bytes(c, old, new);
-    if udp && n == 0 {
-        n = 0xffff;
-    }
-    wr16(f, at, n);
 }
 
 /// Up to 16 bytes a field had before a rewrite (no allocation).
@@ -115,212 +126,321 @@ impl std::ops::Deref for Old {
     }
 }
 
-/// Rewrites `len` (≤ 16) bytes at `at` with the low bytes of `value`,
-/// returning the old bytes.
-fn put_bytes(f: &mut [u8], at: usize, len: usize, value: u128) -> Old {
-    let mut old = Old { buf: [0; 16], len };
-    old.buf[..len].copy_from_slice(&f[at..at + len]);
-    f[at..at + len].copy_from_slice(&value.to_be_bytes()[16 - len..]);
-    old
+fn l3(off: &Offsets) -> Option<usize> {
+    off.l3.map(usize::from)
 }
 
-/// Rewrites a 16-bit word at `at` under `mask` and updates the checksum at
-/// `csum_at` (if any) incrementally.
-fn put16_masked(f: &mut [u8], at: usize, mask: u16, bits: u16, csum_at: Option<usize>) {
-    let old = rd16(f, at);
-    let new = (old & !mask) | (bits & mask);
-    wr16(f, at, new);
-    if let Some(c) = csum_at {
-        let v = ck::update16(rd16(f, c), old, new);
-        wr16(f, c, v);
+fn l4(off: &Offsets) -> Option<usize> {
+    off.l4.map(usize::from)
+}
+
+fn is_v4(off: &Offsets) -> bool {
+    off.l3.is_some() && off.l3_type == ethertype::IPV4
+}
+
+fn is_v6(off: &Offsets) -> bool {
+    off.l3.is_some() && off.l3_type == ethertype::IPV6
+}
+
+fn is_arp(off: &Offsets) -> bool {
+    off.l3.is_some() && matches!(off.l3_type, ethertype::ARP | ethertype::RARP)
+}
+
+/// The transport protocol at `off.l4`, if there is a transport header.
+fn l4_proto(off: &Offsets) -> Option<u8> {
+    off.l4.map(|_| off.l4_proto)
+}
+
+/// Folds a change of bytes a transport checksum covers, from `old` to
+/// `new`, into that checksum. `pseudo`: the bytes are in the IP
+/// pseudo-header (addresses, protocol), which ICMPv4's checksum does not
+/// cover. An IPv4 UDP datagram without a checksum stays without; a UDP
+/// checksum that comes out zero is sent as 0xffff.
+fn fix_l4(f: &mut [u8], off: &Offsets, old: &[u8], new: &[u8], pseudo: bool) {
+    let at = l4(off);
+    match l4_proto(off) {
+        Some(ipproto::TCP) => {
+            if let Some(mut h) = Hdr::<20>::at(f, at) {
+                let c = ck::update_bytes(h.u16::<16>(), old, new);
+                h.set_u16::<16>(c);
+            }
+        }
+        Some(ipproto::UDP) => {
+            if let Some(mut h) = Hdr::<8>::at(f, at) {
+                let c = h.u16::<6>();
+                if c == 0 && off.l3_type == ethertype::IPV4 {
+                    return;
+                }
+                let n = ck::update_bytes(c, old, new);
+                h.set_u16::<6>(if n == 0 { 0xffff } else { n });
+            }
+        }
+        Some(ipproto::ICMP) if pseudo => {}
+        Some(ipproto::ICMP | ipproto::ICMPV6) => {
+            if let Some(mut h) = Hdr::<4>::at(f, at) {
+                let c = ck::update_bytes(h.u16::<2>(), old, new);
+                h.set_u16::<2>(c);
+            }
+        }
+        // SCTP's CRC is recomputed by whoever changes what it covers.
+        _ => {}
     }
 }
 
-/// Executes `set_field` for `o` on `f`. Returns true if the frame's layout
-/// changed (never for set_field) — kept for symmetry with push/pop.
-pub fn set_field(f: &mut [u8], off: &Offsets, o: &Oxm) -> bool {
+/// Executes `set_field` for `o` on `f`.
+pub fn set_field(f: &mut [u8], off: &Offsets, o: &Oxm) -> Edit {
     let v = o.value;
-    let l3 = off.l3.map(|x| x as usize);
-    let l4 = off.l4.map(|x| x as usize);
-    let ty = l3_type(f, off);
-    let v4 = ty == Some(ethertype::IPV4);
-    let v6 = ty == Some(ethertype::IPV6);
-    let arp = matches!(ty, Some(ethertype::ARP | ethertype::RARP));
     match o.field {
-        // A runt frame without a whole Ethernet header is left alone.
-        F::EthDst | F::EthSrc if off.eth_type.is_none() => {}
-        F::EthDst => {
-            put_bytes(f, 0, 6, v);
-        }
-        F::EthSrc => {
-            put_bytes(f, 6, 6, v);
-        }
-        F::EthType => {
-            if let Some(at) = off.eth_type {
-                wr16(f, at as usize, v as u16);
+        F::EthDst | F::EthSrc => {
+            // The MACs of a frame the parser found an EtherType in.
+            let Some(mut h) = Hdr::<12>::at(f, off.eth_type.map(|_| 0)) else {
+                return Edit::Skipped;
+            };
+            if o.field == F::EthDst {
+                h.swap::<0, 6>(v);
+            } else {
+                h.swap::<6, 6>(v);
             }
+            Edit::Done
         }
-        F::VlanVid => {
-            if let Some(at) = off.vlan {
-                put16_masked(f, at as usize + 2, 0x0fff, v as u16, None);
+        F::EthType => match Hdr::<2>::at(f, off.eth_type.map(usize::from)) {
+            Some(mut h) => {
+                h.set_u16::<0>(v as u16);
+                Edit::Layout
             }
-        }
-        F::VlanPcp => {
-            if let Some(at) = off.vlan {
-                put16_masked(f, at as usize + 2, 0xe000, (v as u16) << 13, None);
+            None => Edit::Skipped,
+        },
+        F::VlanVid | F::VlanPcp => match Hdr::<4>::at(f, off.vlan.map(usize::from)) {
+            Some(mut h) => {
+                if o.field == F::VlanVid {
+                    h.masked16::<2>(0x0fff, v as u16);
+                } else {
+                    h.masked16::<2>(0xe000, (v as u16) << 13);
+                }
+                Edit::Done
             }
-        }
+            None => Edit::Skipped,
+        },
         F::IpDscp | F::IpEcn => {
             let (mask, bits) = if o.field == F::IpDscp {
-                (0xfc, (v as u8) << 2)
+                (0xfc, (v as u16) << 2)
             } else {
-                (0x03, v as u8)
+                (0x03, v as u16 & 3)
             };
-            match l3 {
-                Some(at) if v4 => put16_masked(f, at, mask as u16, bits as u16, Some(at + 10)),
-                // IPv6 traffic class straddles bytes 0 and 1: bits 4..11 of the first word.
-                Some(at) if v6 => put16_masked(f, at, (mask as u16) << 4, (bits as u16) << 4, None),
-                _ => {}
+            if is_v4(off) {
+                let Some(mut h) = Hdr::<20>::at(f, l3(off)) else {
+                    return Edit::Skipped;
+                };
+                let w = h.masked16::<0>(mask, bits);
+                h.fold16::<10>(w);
+                Edit::Done
+            } else if is_v6(off) {
+                // The traffic class is bits 4..11 of the first word.
+                let Some(mut h) = Hdr::<40>::at(f, l3(off)) else {
+                    return Edit::Skipped;
+                };
+                h.masked16::<0>(mask << 4, bits << 4);
+                Edit::Done
+            } else {
+                Edit::Skipped
             }
         }
         F::IpProto => {
-            if let (Some(at), true) = (l3, v4) {
-                let old = [0, f[at + 9]];
-                put16_masked(f, at + 8, 0x00ff, v as u16, Some(at + 10));
-                fix_l4(f, off, &old, &[0, v as u8], true);
+            if !is_v4(off) {
+                return Edit::Skipped;
             }
-        }
-        F::Ipv4Src | F::Ipv4Dst | F::ArpSpa | F::ArpTpa => {
-            let Some(at) = l3 else { return false };
-            let (pos, is_arp) = match o.field {
-                F::Ipv4Src if v4 => (at + 12, false),
-                F::Ipv4Dst if v4 => (at + 16, false),
-                F::ArpSpa if arp => (at + 14, true),
-                F::ArpTpa if arp => (at + 24, true),
-                _ => return false,
+            let Some(mut h) = Hdr::<20>::at(f, l3(off)) else {
+                return Edit::Skipped;
             };
-            let old = put_bytes(f, pos, 4, v);
-            if !is_arp {
-                let c = ck::update32(rd16(f, at + 10), rd32(&old, 0), v as u32);
-                wr16(f, at + 10, c);
-                fix_l4(f, off, &old, &(v as u32).to_be_bytes(), true);
+            let (old, new) = h.masked16::<8>(0x00ff, v as u16);
+            h.fold16::<10>((old, new));
+            fix_l4(f, off, &[0, old as u8], &[0, new as u8], true);
+            // The transport header is now read as another protocol.
+            Edit::Layout
+        }
+        F::Ipv4Src | F::Ipv4Dst => {
+            if !is_v4(off) {
+                return Edit::Skipped;
             }
-        }
-        F::TcpSrc
-        | F::TcpDst
-        | F::UdpSrc
-        | F::UdpDst
-        | F::Icmpv4Type
-        | F::Icmpv4Code
-        | F::Icmpv6Type
-        | F::Icmpv6Code => {
-            let Some(at) = l4 else { return false };
-            let (pos, mask, bits) = match o.field {
-                F::TcpSrc | F::UdpSrc => (at, 0xffff, v as u16),
-                F::TcpDst | F::UdpDst => (at + 2, 0xffff, v as u16),
-                F::Icmpv4Type | F::Icmpv6Type => (at, 0xff00, (v as u16) << 8),
-                _ => (at, 0x00ff, v as u16),
+            let Some(mut h) = Hdr::<20>::at(f, l3(off)) else {
+                return Edit::Skipped;
             };
-            let old = rd16(f, pos).to_be_bytes();
-            put16_masked(f, pos, mask, bits, None);
-            let new = rd16(f, pos).to_be_bytes();
-            fix_l4(f, off, &old, &new, false);
+            let old = if o.field == F::Ipv4Src {
+                h.swap::<12, 4>(v)
+            } else {
+                h.swap::<16, 4>(v)
+            };
+            let was = u32::from_be_bytes([old[0], old[1], old[2], old[3]]);
+            let c = ck::update32(h.u16::<10>(), was, v as u32);
+            h.set_u16::<10>(c);
+            fix_l4(f, off, &old, &(v as u32).to_be_bytes(), true);
+            Edit::Done
+        }
+        F::ArpOp | F::ArpSpa | F::ArpTpa | F::ArpSha | F::ArpTha => {
+            if !is_arp(off) {
+                return Edit::Skipped;
+            }
+            let Some(mut h) = Hdr::<28>::at(f, l3(off)) else {
+                return Edit::Skipped;
+            };
+            match o.field {
+                F::ArpOp => h.set_u16::<6>(v as u16),
+                F::ArpSha => drop(h.swap::<8, 6>(v)),
+                F::ArpSpa => drop(h.swap::<14, 4>(v)),
+                F::ArpTha => drop(h.swap::<18, 6>(v)),
+                _ => drop(h.swap::<24, 4>(v)),
+            }
+            Edit::Done
+        }
+        F::TcpSrc | F::TcpDst | F::UdpSrc | F::UdpDst => {
+            let want = if matches!(o.field, F::TcpSrc | F::TcpDst) {
+                ipproto::TCP
+            } else {
+                ipproto::UDP
+            };
+            if l4_proto(off) != Some(want) {
+                return Edit::Skipped;
+            }
+            let Some(mut h) = Hdr::<4>::at(f, l4(off)) else {
+                return Edit::Skipped;
+            };
+            let old = if matches!(o.field, F::TcpSrc | F::UdpSrc) {
+                h.swap::<0, 2>(v)
+            } else {
+                h.swap::<2, 2>(v)
+            };
+            fix_l4(f, off, &old, &(v as u16).to_be_bytes(), false);
+            Edit::Done
+        }
+        F::Icmpv4Type | F::Icmpv4Code | F::Icmpv6Type | F::Icmpv6Code => {
+            let want = if matches!(o.field, F::Icmpv4Type | F::Icmpv4Code) {
+                ipproto::ICMP
+            } else {
+                ipproto::ICMPV6
+            };
+            if l4_proto(off) != Some(want) {
+                return Edit::Skipped;
+            }
+            let Some(mut h) = Hdr::<4>::at(f, l4(off)) else {
+                return Edit::Skipped;
+            };
+            let (old, new) = if matches!(o.field, F::Icmpv4Type | F::Icmpv6Type) {
+                h.masked16::<0>(0xff00, (v as u16) << 8)
+            } else {
+                h.masked16::<0>(0x00ff, v as u16)
+            };
+            fix_l4(f, off, &old.to_be_bytes(), &new.to_be_bytes(), false);
+            Edit::Done
         }
         F::SctpSrc | F::SctpDst => {
-            let Some(at) = l4 else { return false };
-            let pos = if o.field == F::SctpSrc { at } else { at + 2 };
-            wr16(f, pos, v as u16);
+            if l4_proto(off) != Some(ipproto::SCTP) {
+                return Edit::Skipped;
+            }
+            let Some(mut h) = Hdr::<12>::at(f, l4(off)) else {
+                return Edit::Skipped;
+            };
+            if o.field == F::SctpSrc {
+                h.set_u16::<0>(v as u16);
+            } else {
+                h.set_u16::<2>(v as u16);
+            }
+            h.set_u32::<8>(0);
             // CRC32c cannot be updated incrementally: recompute over the packet.
-            let end = f.len();
-            f[at + 8..at + 12].fill(0);
-            let c = ck::sctp(&f[at..end]);
-            f[at + 8..at + 12].copy_from_slice(&c);
-        }
-        F::ArpOp => {
-            if let (Some(at), true) = (l3, arp) {
-                wr16(f, at + 6, v as u16);
+            let at = l4(off).unwrap_or(0);
+            let c = f.get(at..).map(ck::sctp);
+            if let (Some(c), Some(mut h)) = (c, Hdr::<12>::at(f, Some(at))) {
+                h.set_u32::<8>(u32::from_be_bytes(c));
             }
-        }
-        F::ArpSha | F::ArpTha => {
-            if let (Some(at), true) = (l3, arp) {
-                put_bytes(
-                    f,
-                    if o.field == F::ArpSha {
-                        at + 8
-                    } else {
-                        at + 18
-                    },
-                    6,
-                    v,
-                );
-            }
+            Edit::Done
         }
         F::Ipv6Src | F::Ipv6Dst => {
-            if let (Some(at), true) = (l3, v6) {
-                let old = put_bytes(
-                    f,
-                    if o.field == F::Ipv6Src {
-                        at + 8
-                    } else {
-                        at + 24
-                    },
-                    16,
-                    v,
-                );
-                fix_l4(f, off, &old, &v.to_be_bytes(), true);
+            if !is_v6(off) {
+                return Edit::Skipped;
             }
+            let Some(mut h) = Hdr::<40>::at(f, l3(off)) else {
+                return Edit::Skipped;
+            };
+            let old = if o.field == F::Ipv6Src {
+                h.swap::<8, 16>(v)
+            } else {
+                h.swap::<24, 16>(v)
+            };
+            fix_l4(f, off, &old, &v.to_be_bytes(), true);
+            Edit::Done
         }
         F::Ipv6Flabel => {
-            if let (Some(at), true) = (l3, v6) {
-                let w = (rd32(f, at) & 0xfff0_0000) | (v as u32 & 0x000f_ffff);
-                f[at..at + 4].copy_from_slice(&w.to_be_bytes());
+            if !is_v6(off) {
+                return Edit::Skipped;
             }
-        }
-        F::Ipv6NdTarget | F::Ipv6NdSll | F::Ipv6NdTll => {
-            let Some(at) = l4 else { return false };
-            if !v6 || f.len() < at + 24 {
-                return false;
-            }
-            let pos = match o.field {
-                F::Ipv6NdTarget => Some((at + 8, 16)),
-                _ => nd_option(f, at, if o.field == F::Ipv6NdSll { 1 } else { 2 })
-                    .map(|p| (p + 2, 6)),
+            let Some(mut h) = Hdr::<40>::at(f, l3(off)) else {
+                return Edit::Skipped;
             };
-            if let Some((pos, len)) = pos {
-                let old = put_bytes(f, pos, len, v);
-                let new = &v.to_be_bytes()[16 - len..];
-                fix_l4(f, off, &old, new, false);
+            let w = (h.u32::<0>() & 0xfff0_0000) | (v as u32 & 0x000f_ffff);
+            h.set_u32::<0>(w);
+            Edit::Done
+        }
+        F::Ipv6NdTarget => {
+            if !is_v6(off) || l4_proto(off) != Some(ipproto::ICMPV6) {
+                return Edit::Skipped;
             }
+            let Some(mut h) = Hdr::<24>::at(f, l4(off)) else {
+                return Edit::Skipped;
+            };
+            let old = h.swap::<8, 16>(v);
+            fix_l4(f, off, &old, &v.to_be_bytes(), false);
+            Edit::Done
+        }
+        F::Ipv6NdSll | F::Ipv6NdTll => {
+            if !is_v6(off) || l4_proto(off) != Some(ipproto::ICMPV6) {
+                return Edit::Skipped;
+            }
+            let kind = if o.field == F::Ipv6NdSll { 1 } else { 2 };
+            let at = l4(off).and_then(|l4| nd_option(f, l4, kind));
+            let Some(mut h) = Hdr::<8>::at(f, at) else {
+                return Edit::Skipped;
+            };
+            let old = h.swap::<2, 6>(v);
+            fix_l4(f, off, &old, &v.to_be_bytes()[10..], false);
+            Edit::Done
         }
         F::MplsLabel | F::MplsTc | F::MplsBos => {
-            if let Some(at) = mpls_at(f, off) {
-                let lse = rd32(f, at);
-                let (mask, bits) = match o.field {
-                    F::MplsLabel => (0xffff_f000, (v as u32) << 12),
-                    F::MplsTc => (0x0000_0e00, (v as u32) << 9),
-                    _ => (0x0000_0100, (v as u32) << 8),
-                };
-                f[at..at + 4].copy_from_slice(&((lse & !mask) | (bits & mask)).to_be_bytes());
-            }
+            let Some(mut h) = mpls(f, off) else {
+                return Edit::Skipped;
+            };
+            let (mask, bits) = match o.field {
+                F::MplsLabel => (0xffff_f000, (v as u32) << 12),
+                F::MplsTc => (0x0000_0e00, (v as u32) << 9),
+                _ => (0x0000_0100, (v as u32) << 8),
+            };
+            let lse = h.u32::<0>();
+            h.set_u32::<0>((lse & !mask) | (bits & mask));
+            Edit::Done
         }
         F::PbbIsid => {
-            if let (Some(at), Some(ethertype::PBB)) = (off.l2_5, ty) {
-                let at = at as usize;
-                let w = (rd32(f, at) & 0xff00_0000) | (v as u32 & 0x00ff_ffff);
-                f[at..at + 4].copy_from_slice(&w.to_be_bytes());
+            if off.l3_type != ethertype::PBB {
+                return Edit::Skipped;
             }
+            let Some(mut h) = Hdr::<4>::at(f, off.l2_5.map(usize::from)) else {
+                return Edit::Skipped;
+            };
+            let w = (h.u32::<0>() & 0xff00_0000) | (v as u32 & 0x00ff_ffff);
+            h.set_u32::<0>(w);
+            Edit::Done
         }
         // Not packet fields: the pipeline keeps them in the key.
-        F::InPort | F::InPhyPort | F::Metadata | F::TunnelId | F::Ipv6Exthdr | F::Unknown(_) => {}
+        F::InPort | F::InPhyPort | F::Metadata | F::TunnelId | F::Ipv6Exthdr | F::Unknown(_) => {
+            Edit::Done
+        }
     }
-    false
 }
 
-/// The offset of the ND option of `kind` (1 = source, 2 = target LLA).
+/// The offset of the 8-byte ND option of `kind` (1 = source, 2 = target
+/// link-layer address) after the 24-byte ND message at `l4`.
 fn nd_option(f: &[u8], l4: usize, kind: u8) -> Option<usize> {
-    let mut p = l4 + 24;
-    while p + 8 <= f.len() {
-        let (t, len) = (f[p], f[p + 1] as usize * 8);
+    let mut p = l4.checked_add(24)?;
+    loop {
+        let t = *f.get(p)?;
+        let len = *f.get(p + 1)? as usize * 8;
         if len == 0 {
             return None;
         }
@@ -329,106 +449,112 @@ fn nd_option(f: &[u8], l4: usize, kind: u8) -> Option<usize> {
         }
         p += len;
     }
-    None
 }
 
-fn mpls_at(f: &[u8], off: &Offsets) -> Option<usize> {
-    match l3_type(f, off)? {
-        ethertype::MPLS | ethertype::MPLS_MCAST => {
-            off.l2_5.map(|x| x as usize).filter(|&a| a + 4 <= f.len())
-        }
+/// The outermost MPLS label stack entry.
+fn mpls<'a>(f: &'a mut [u8], off: &Offsets) -> Option<Hdr<'a, 4>> {
+    match off.l3_type {
+        ethertype::MPLS | ethertype::MPLS_MCAST => Hdr::<4>::at(f, off.l2_5.map(usize::from)),
         _ => None,
     }
 }
 
-/// Where a new outermost VLAN tag, or a new MPLS label, goes.
-fn after_macs() -> usize {
-    12
-}
+/// Where a new outermost VLAN tag goes: after the MACs.
+const AFTER_MACS: usize = 12;
 
 /// push_vlan: a new outer tag with the given TPID; VID and PCP are copied
-/// from the existing outer tag, or 0 (spec 5.12.1). Returns true (layout changed).
-pub fn push_vlan(f: &mut Vec<u8>, off: &Offsets, tpid: u16) -> bool {
-    if f.len() < 14 {
-        return false;
+/// from the existing outer tag, or 0 (spec 5.12.1).
+pub fn push_vlan(f: &mut Vec<u8>, off: &Offsets, tpid: u16) -> Edit {
+    if off.eth_type.is_none() || f.len() < AFTER_MACS + 2 {
+        return Edit::Skipped;
     }
-    let tci = off.vlan.map_or(0, |at| rd16(f, at as usize + 2));
+    let tci = Hdr::<4>::at(f, off.vlan.map(usize::from)).map_or(0, |h| h.u16::<2>());
     let mut tag = [0u8; 4];
     tag[..2].copy_from_slice(&tpid.to_be_bytes());
     tag[2..].copy_from_slice(&tci.to_be_bytes());
-    f.splice(after_macs()..after_macs(), tag);
-    true
+    f.splice(AFTER_MACS..AFTER_MACS, tag);
+    Edit::Layout
 }
 
 /// pop_vlan: removes the outer tag.
-pub fn pop_vlan(f: &mut Vec<u8>, off: &Offsets) -> bool {
-    match off.vlan {
-        Some(at) => {
-            f.drain(at as usize..at as usize + 4);
-            true
+pub fn pop_vlan(f: &mut Vec<u8>, off: &Offsets) -> Edit {
+    let at = off.vlan.map(usize::from);
+    match (at, Hdr::<4>::at(f, at).is_some()) {
+        (Some(at), true) => {
+            f.drain(at..at + 4);
+            Edit::Layout
         }
-        None => false,
+        _ => Edit::Skipped,
     }
 }
 
-/// The IP TTL of the packet, if it is IP.
-fn ip_ttl(f: &[u8], off: &Offsets) -> Option<u8> {
-    let l3 = off.l3? as usize;
-    match l3_type(f, off)? {
-        ethertype::IPV4 => f.get(l3 + 8).copied(),
-        ethertype::IPV6 => f.get(l3 + 7).copied(),
-        _ => None,
+/// The IP TTL (hop limit) of the packet, if it is IP.
+fn ip_ttl(f: &mut [u8], off: &Offsets) -> Option<u8> {
+    if is_v4(off) {
+        Hdr::<20>::at(f, l3(off)).map(|h| h.u8::<8>())
+    } else if is_v6(off) {
+        Hdr::<40>::at(f, l3(off)).map(|h| h.u8::<7>())
+    } else {
+        None
     }
 }
 
 /// push_mpls: a new outermost label stack entry after the Ethernet/VLAN
 /// header; label and TC from an existing outer entry (else 0), TTL from it
 /// or from the IP header (else 64), BoS set when it is the only entry.
-pub fn push_mpls(f: &mut Vec<u8>, off: &Offsets, eth: u16) -> bool {
-    let Some(et) = off.eth_type.map(|x| x as usize) else {
-        return false;
-    };
-    let outer = mpls_at(f, off).map(|at| rd32(f, at));
-    let lse = match outer {
-        Some(o) => o & !0x100,
+pub fn push_mpls(f: &mut Vec<u8>, off: &Offsets, eth: u16) -> Edit {
+    let et = off.eth_type.map(usize::from);
+    let lse = match mpls(f, off) {
+        Some(h) => h.u32::<0>() & !0x100,
         None => 0x100 | ip_ttl(f, off).unwrap_or(64) as u32,
     };
-    wr16(f, et, eth);
+    let (Some(et), Some(mut h)) = (et, Hdr::<2>::at(f, et)) else {
+        return Edit::Skipped;
+    };
+    h.set_u16::<0>(eth);
     f.splice(et + 2..et + 2, lse.to_be_bytes());
-    true
+    Edit::Layout
 }
 
 /// pop_mpls: removes the outermost label stack entry; the EtherType becomes `eth`.
-pub fn pop_mpls(f: &mut Vec<u8>, off: &Offsets, eth: u16) -> bool {
-    let (Some(at), Some(et)) = (mpls_at(f, off), off.eth_type) else {
-        return false;
+pub fn pop_mpls(f: &mut Vec<u8>, off: &Offsets, eth: u16) -> Edit {
+    let (Some(at), Some(et)) = (off.l2_5.map(usize::from), off.eth_type.map(usize::from)) else {
+        return Edit::Skipped;
     };
-    wr16(f, et as usize, eth);
+    if mpls(f, off).is_none() {
+        return Edit::Skipped;
+    }
+    let Some(mut h) = Hdr::<2>::at(f, Some(et)) else {
+        return Edit::Skipped;
+    };
+    h.set_u16::<0>(eth);
     f.drain(at..at + 4);
-    true
+    Edit::Layout
 }
 
 /// push_pbb: encapsulates the frame behind a backbone header whose MACs copy
 /// the customer's and whose I-TAG carries I-SID 0 (set it with set_field).
-pub fn push_pbb(f: &mut Vec<u8>, eth: u16) -> bool {
-    if f.len() < 14 {
-        return false;
-    }
+pub fn push_pbb(f: &mut Vec<u8>, off: &Offsets, eth: u16) -> Edit {
+    let Some(h) = Hdr::<12>::at(f, off.eth_type.map(|_| 0)) else {
+        return Edit::Skipped;
+    };
     let mut hdr = [0u8; 18];
-    hdr[..12].copy_from_slice(&f[..12]);
+    hdr[..12].copy_from_slice(&h.0[..]);
     hdr[12..14].copy_from_slice(&eth.to_be_bytes());
     f.splice(0..0, hdr);
-    true
+    Edit::Layout
 }
 
-/// pop_pbb: removes the backbone header; the customer frame is what is left.
-pub fn pop_pbb(f: &mut Vec<u8>, off: &Offsets) -> bool {
-    match (off.l2_5, l3_type(f, off)) {
-        (Some(at), Some(ethertype::PBB)) if f.len() >= at as usize + 4 + 12 => {
-            f.drain(..at as usize + 4);
-            true
+/// pop_pbb: removes the backbone header; the customer frame (its MACs at
+/// least) is what is left.
+pub fn pop_pbb(f: &mut Vec<u8>, off: &Offsets) -> Edit {
+    let at = off.l2_5.map(usize::from);
+    match at {
+        Some(at) if off.l3_type == ethertype::PBB && Hdr::<16>::at(f, Some(at)).is_some() => {
+            f.drain(..at + 4);
+            Edit::Layout
         }
-        _ => false,
+        _ => Edit::Skipped,
     }
 }
 
@@ -438,83 +564,118 @@ pub enum Ttl {
     Ok,
     /// The TTL was or became zero: the packet must not go on.
     Expired,
+    /// The packet has no such TTL: nothing changed.
+    Skipped,
+}
+
+/// The TTL after a set (`Some`) or a decrement (`None`); None when expired.
+fn next_ttl(old: u8, set: Option<u8>) -> Option<u8> {
+    match set {
+        Some(t) => Some(t),
+        None if old <= 1 => None,
+        None => Some(old - 1),
+    }
 }
 
 /// set_nw_ttl / dec_nw_ttl (`set` = None decrements).
 pub fn nw_ttl(f: &mut [u8], off: &Offsets, set: Option<u8>) -> Ttl {
-    let Some(l3) = off.l3.map(|x| x as usize) else {
-        return Ttl::Ok;
-    };
-    let (pos, csum) = match l3_type(f, off) {
-        Some(ethertype::IPV4) => (l3 + 8, Some(l3 + 10)),
-        Some(ethertype::IPV6) => (l3 + 7, None),
-        _ => return Ttl::Ok,
-    };
-    let old = f[pos];
-    let new = match set {
-        Some(t) => t,
-        None if old <= 1 => return Ttl::Expired,
-        None => old - 1,
-    };
-    if pos % 2 == 0 {
-        put16_masked(f, pos, 0xff00, (new as u16) << 8, csum);
+    if is_v4(off) {
+        let Some(mut h) = Hdr::<20>::at(f, l3(off)) else {
+            return Ttl::Skipped;
+        };
+        let Some(new) = next_ttl(h.u8::<8>(), set) else {
+            return Ttl::Expired;
+        };
+        let w = h.masked16::<8>(0xff00, (new as u16) << 8);
+        h.fold16::<10>(w);
+        Ttl::Ok
+    } else if is_v6(off) {
+        let Some(mut h) = Hdr::<40>::at(f, l3(off)) else {
+            return Ttl::Skipped;
+        };
+        let Some(new) = next_ttl(h.u8::<7>(), set) else {
+            return Ttl::Expired;
+        };
+        h.set_u8::<7>(new);
+        Ttl::Ok
     } else {
-        f[pos] = new;
+        Ttl::Skipped
     }
-    Ttl::Ok
 }
 
 /// set_mpls_ttl / dec_mpls_ttl on the outermost entry.
 pub fn mpls_ttl(f: &mut [u8], off: &Offsets, set: Option<u8>) -> Ttl {
-    let Some(at) = mpls_at(f, off) else {
-        return Ttl::Ok;
+    let Some(mut h) = mpls(f, off) else {
+        return Ttl::Skipped;
     };
-    let old = f[at + 3];
-    f[at + 3] = match set {
-        Some(t) => t,
-        None if old <= 1 => return Ttl::Expired,
-        None => old - 1,
-    };
-    Ttl::Ok
+    match next_ttl(h.u8::<3>(), set) {
+        Some(t) => {
+            h.set_u8::<3>(t);
+            Ttl::Ok
+        }
+        None => Ttl::Expired,
+    }
 }
 
 /// copy_ttl_out: from the next-to-outermost header (inner MPLS entry, or
-/// IP) to the outermost MPLS entry. copy_ttl_in: the other way.
-pub fn copy_ttl(f: &mut [u8], off: &Offsets, outward: bool) {
-    let Some(at) = mpls_at(f, off) else { return };
-    let bos = f[at + 2] & 1 == 1;
-    let inner_lse = (!bos && f.len() >= at + 8).then_some(at + 7);
-    if outward {
-        let ttl = match inner_lse {
-            Some(p) => Some(f[p]),
-            None => inner_ip_ttl(f, at + 4),
+/// IP) to the outermost MPLS entry. copy_ttl_in: the other way. Returns
+/// false when the packet has no such pair of headers.
+pub fn copy_ttl(f: &mut [u8], off: &Offsets, outward: bool) -> bool {
+    let Some(outer) = mpls(f, off).map(|h| h.u32::<0>()) else {
+        return false;
+    };
+    let Some(at) = off.l2_5.map(usize::from) else {
+        return false;
+    };
+    let inner = at + 4;
+    let bos = outer & 0x100 != 0;
+    if !bos {
+        // The next entry of the stack.
+        let Some(mut h) = Hdr::<4>::at(f, Some(inner)) else {
+            return false;
         };
-        if let Some(t) = ttl {
-            f[at + 3] = t;
+        if outward {
+            let t = h.u8::<3>();
+            Hdr::<4>::at(f, Some(at))
+                .map(|mut o| o.set_u8::<3>(t))
+                .is_some()
+        } else {
+            h.set_u8::<3>(outer as u8);
+            true
         }
     } else {
-        let t = f[at + 3];
-        match inner_lse {
-            Some(p) => f[p] = t,
-            None => set_inner_ip_ttl(f, at + 4, t),
+        // The IP header under the stack, recognised by its version.
+        match f.get(inner).map(|b| b >> 4) {
+            Some(4) => {
+                let Some(mut h) = Hdr::<20>::at(f, Some(inner)) else {
+                    return false;
+                };
+                if outward {
+                    let t = h.u8::<8>();
+                    Hdr::<4>::at(f, Some(at))
+                        .map(|mut o| o.set_u8::<3>(t))
+                        .is_some()
+                } else {
+                    let w = h.masked16::<8>(0xff00, (outer as u16 & 0xff) << 8);
+                    h.fold16::<10>(w);
+                    true
+                }
+            }
+            Some(6) => {
+                let Some(mut h) = Hdr::<40>::at(f, Some(inner)) else {
+                    return false;
+                };
+                if outward {
+                    let t = h.u8::<7>();
+                    Hdr::<4>::at(f, Some(at))
+                        .map(|mut o| o.set_u8::<3>(t))
+                        .is_some()
+                } else {
+                    h.set_u8::<7>(outer as u8);
+                    true
+                }
+            }
+            _ => false,
         }
-    }
-}
-
-fn inner_ip_ttl(f: &[u8], at: usize) -> Option<u8> {
-    match f.get(at)? >> 4 {
-        4 => f.get(at + 8).copied(),
-        6 => f.get(at + 7).copied(),
-        _ => None,
-    }
-}
-
-fn set_inner_ip_ttl(f: &mut [u8], at: usize, t: u8) {
-    match f.get(at).map(|b| b >> 4) {
-        Some(4) if f.len() >= at + 20 => {
-            put16_masked(f, at + 8, 0xff00, (t as u16) << 8, Some(at + 10))
-        }
-        Some(6) if f.len() >= at + 40 => f[at + 7] = t,
-        _ => {}
     }
 }

@@ -27,7 +27,7 @@ use ofp::{Action, Instruction};
 use packet::{extract, slots as s, FlowKey, Offsets};
 
 use crate::classifier::Classifier;
-use crate::edit::{self, Ttl};
+use crate::edit::{self, Edit, Ttl};
 use crate::emc::Emc;
 use crate::meter::{MeterState, Verdict};
 use crate::rule::{Counters, Rule};
@@ -277,6 +277,13 @@ impl Worker {
         &self.exec.key
     }
 
+    /// Edits (set_field, TTL, push/pop) skipped so far because the packet
+    /// had no such header: a group bucket's action list meets packets that
+    /// validation could not know.
+    pub fn skipped_edits(&self) -> u64 {
+        self.exec.skipped_edits
+    }
+
     /// Cache hits and misses so far.
     pub fn cache_stats(&self) -> (u64, u64) {
         self.emc.as_ref().map_or((0, 0), |e| (e.hits, e.misses))
@@ -395,6 +402,8 @@ struct Exec {
     log: Vec<String>,
     /// The trace's current indentation (nesting of groups).
     indent: usize,
+    /// Edits skipped because the packet had no such header (see [`edit`]).
+    skipped_edits: u64,
 }
 
 const MAX_GROUP_DEPTH: u32 = 16;
@@ -411,6 +420,7 @@ impl Exec {
             tunnel_id: 0,
             log: Vec::new(),
             indent: 0,
+            skipped_edits: 0,
         }
     }
 
@@ -582,6 +592,17 @@ impl Exec {
         self.off = extract(frame, in_port, &mut self.key);
     }
 
+    /// Follows up an edit: new offsets after a layout change, a count (and
+    /// a trace line) for an edit the packet had no header for.
+    fn after_edit<const T: bool>(&mut self, r: Edit, frame: &[u8], cx: &Ctx<'_>) {
+        match r {
+            Edit::Done => {}
+            Edit::Layout => self.reextract(frame, cx.in_port),
+            Edit::Skipped if T => self.note("    skipped: the packet has no such header".into()),
+            Edit::Skipped => self.skipped_edits += 1,
+        }
+    }
+
     /// Gives every pending "final packet" output its own copy before the
     /// packet changes.
     fn before_change(&mut self, frame: &[u8], cx: &mut Ctx<'_>) {
@@ -626,7 +647,8 @@ impl Exec {
                     OxmField::TunnelId => self.tunnel_id = o.value as u64,
                     _ => {
                         self.before_change(frame, cx);
-                        edit::set_field(frame, &self.off, o);
+                        let r = edit::set_field(frame, &self.off, o);
+                        self.after_edit::<T>(r, frame, cx);
                     }
                 },
                 Action::PushVlan(t)
@@ -634,26 +656,22 @@ impl Exec {
                 | Action::PopMpls(t)
                 | Action::PushPbb(t) => {
                     self.before_change(frame, cx);
-                    let changed = match a {
+                    let r = match a {
                         Action::PushVlan(_) => edit::push_vlan(frame, &self.off, *t),
                         Action::PushMpls(_) => edit::push_mpls(frame, &self.off, *t),
                         Action::PopMpls(_) => edit::pop_mpls(frame, &self.off, *t),
-                        _ => edit::push_pbb(frame, *t),
+                        _ => edit::push_pbb(frame, &self.off, *t),
                     };
-                    if changed {
-                        self.reextract(frame, cx.in_port);
-                    }
+                    self.after_edit::<T>(r, frame, cx);
                 }
                 Action::PopVlan | Action::PopPbb => {
                     self.before_change(frame, cx);
-                    let changed = if *a == Action::PopVlan {
+                    let r = if *a == Action::PopVlan {
                         edit::pop_vlan(frame, &self.off)
                     } else {
                         edit::pop_pbb(frame, &self.off)
                     };
-                    if changed {
-                        self.reextract(frame, cx.in_port);
-                    }
+                    self.after_edit::<T>(r, frame, cx);
                 }
                 Action::SetNwTtl(_)
                 | Action::DecNwTtl
@@ -666,6 +684,9 @@ impl Exec {
                         Action::SetMplsTtl(t) => edit::mpls_ttl(frame, &self.off, Some(*t)),
                         _ => edit::mpls_ttl(frame, &self.off, None),
                     };
+                    if r == Ttl::Skipped {
+                        self.after_edit::<T>(Edit::Skipped, frame, cx);
+                    }
                     if r == Ttl::Expired {
                         if T {
                             self.note("    TTL expired: the packet is dropped here".into());
@@ -689,7 +710,10 @@ impl Exec {
                 }
                 Action::CopyTtlOut | Action::CopyTtlIn => {
                     self.before_change(frame, cx);
-                    edit::copy_ttl(frame, &self.off, *a == Action::CopyTtlOut);
+                    let done = edit::copy_ttl(frame, &self.off, *a == Action::CopyTtlOut);
+                    if !done {
+                        self.after_edit::<T>(Edit::Skipped, frame, cx);
+                    }
                 }
                 Action::SetField(MatchEntry::Other(_)) | Action::Experimenter { .. } => {}
             }

@@ -4,9 +4,10 @@
 use std::collections::HashMap;
 
 use ofp::error::{BadActionCode, BadInstructionCode, ErrorCode, MeterModFailedCode};
-use ofp::oxm::{MatchEntry, OxmField};
+use ofp::oxm::{MatchEntry, Oxm, OxmField};
 use ofp::port::port_no;
 use ofp::{Action, Instruction, Match, OfpError};
+use packet::{flags, slots as s, FlowKey};
 
 /// What validation needs to know about the pipeline.
 pub struct Context<'a, G, M> {
@@ -33,20 +34,159 @@ pub fn valid_output_port(p: u32) -> bool {
         )
 }
 
-/// Validates an action list. `match_` is the flow's match (None for group
-/// buckets, whose packets are unknown), used for OFPBAC_MATCH_INCONSISTENT.
+/// What validation knows of the packets an action list will meet, for
+/// set_field prerequisites (OFPBAC_MATCH_INCONSISTENT).
+#[derive(Debug, Clone, Copy)]
+pub enum Packets<'a> {
+    /// A flow entry's: what its match guarantees.
+    Matching(&'a Match),
+    /// One packet's (PACKET_OUT): the headers it really has.
+    Packet(&'a FlowKey),
+    /// A group bucket's: not known until run time. Edits the packet turns
+    /// out not to support are skipped and counted by the worker.
+    Unknown,
+}
+
+/// What is known of one header field along an action list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fact {
+    Is(u128),
+    /// The packets do not have it (or it is not matched on).
+    Absent,
+    /// Known only at run time.
+    Unknown,
+}
+
+/// The facts set_field prerequisites need (see [`OxmField::prerequisites`]).
+#[derive(Debug, Clone, Copy)]
+struct Facts {
+    vlan: Fact,
+    eth_type: Fact,
+    ip_proto: Fact,
+    icmpv6_type: Fact,
+}
+
+fn is_ip(eth_type: u128) -> bool {
+    matches!(eth_type, 0x0800 | 0x86dd)
+}
+
+impl Facts {
+    fn new(p: Packets<'_>) -> Facts {
+        match p {
+            Packets::Matching(m) => {
+                let exact = |f| match m.get(f) {
+                    Some(o) if o.mask.is_none() => Fact::Is(o.value),
+                    _ => Fact::Absent,
+                };
+                let vlan = m
+                    .get(OxmField::VlanVid)
+                    .is_some_and(|o| o.value & 0x1000 != 0);
+                Facts {
+                    vlan: if vlan { Fact::Is(1) } else { Fact::Absent },
+                    eth_type: exact(OxmField::EthType),
+                    ip_proto: exact(OxmField::IpProto),
+                    icmpv6_type: exact(OxmField::Icmpv6Type),
+                }
+            }
+            Packets::Packet(k) => {
+                let has = |f: u64| k.flags() & f != 0;
+                let ty = k.get(s::ETH_TYPE) as u128;
+                // A header type counts only when its header is complete.
+                let whole = match ty {
+                    0x0800 => has(flags::IPV4),
+                    0x86dd => has(flags::IPV6),
+                    0x0806 | 0x8035 => has(flags::ARP),
+                    0x8847 | 0x8848 => has(flags::MPLS),
+                    0x88e7 => has(flags::PBB),
+                    _ => true,
+                };
+                let fact = |known: bool, v: u64| {
+                    if known {
+                        Fact::Is(v as u128)
+                    } else {
+                        Fact::Absent
+                    }
+                };
+                Facts {
+                    vlan: fact(has(flags::VLAN), 1),
+                    eth_type: fact(has(flags::ETH) && whole, ty as u64),
+                    ip_proto: fact(has(flags::L4), k.get(s::IP_PROTO)),
+                    icmpv6_type: fact(has(flags::ND), k.get(s::TP_SRC)),
+                }
+            }
+            Packets::Unknown => Facts {
+                vlan: Fact::Unknown,
+                eth_type: Fact::Unknown,
+                ip_proto: Fact::Unknown,
+                icmpv6_type: Fact::Unknown,
+            },
+        }
+    }
+
+    /// The packets' EtherType becomes `t` (Unknown: not known): what lies
+    /// under it is unknown if it is IP, absent otherwise.
+    fn eth_type_is(&mut self, t: Fact) {
+        self.eth_type = t;
+        self.ip_proto = match t {
+            Fact::Is(t) if !is_ip(t) => Fact::Absent,
+            _ => Fact::Unknown,
+        };
+        self.icmpv6_type = self.ip_proto;
+    }
+
+    fn get(&self, f: OxmField) -> Fact {
+        match f {
+            OxmField::EthType => self.eth_type,
+            OxmField::IpProto => self.ip_proto,
+            OxmField::Icmpv6Type => self.icmpv6_type,
+            _ => Fact::Unknown,
+        }
+    }
+
+    /// Whether the packets have what a set_field of `f` needs.
+    fn allow(&self, f: OxmField) -> bool {
+        if matches!(f, OxmField::VlanVid | OxmField::VlanPcp) {
+            return self.vlan != Fact::Absent;
+        }
+        f.prerequisites()
+            .iter()
+            .all(|(need, values)| match self.get(*need) {
+                Fact::Is(v) => values.contains(&v),
+                Fact::Absent => false,
+                Fact::Unknown => true,
+            })
+    }
+
+    /// What a set_field of `o` tells about the packets after it.
+    fn set(&mut self, o: &Oxm) {
+        match o.field {
+            OxmField::EthType => self.eth_type_is(Fact::Is(o.value)),
+            OxmField::IpProto => {
+                self.ip_proto = Fact::Is(o.value);
+                self.icmpv6_type = Fact::Unknown;
+            }
+            OxmField::Icmpv6Type => self.icmpv6_type = Fact::Is(o.value),
+            _ => {}
+        }
+    }
+}
+
+/// Validates an action list for the packets it will meet: arguments,
+/// output ports and groups, and set_field prerequisites followed along the
+/// list (a push, pop or set_field of eth_type or ip_proto changes what
+/// later set_fields may touch).
 pub fn actions<G, M>(
     list: &[Action],
-    match_: Option<&Match>,
+    packets: Packets<'_>,
     cx: &Context<'_, G, M>,
 ) -> Result<(), OfpError> {
-    let mut vlan = match_
-        .and_then(|m| m.get(OxmField::VlanVid))
-        .is_some_and(|o| o.value & 0x1000 != 0);
-    let mut eth_type_changed = false;
+    let mut facts = Facts::new(packets);
     for a in list {
         a.validate()?;
         match a {
+            // A PACKET_OUT may resubmit its packet to the tables.
+            Action::Output { port, .. }
+                if *port == port_no::TABLE && matches!(packets, Packets::Packet(_)) => {}
             Action::Output { port, .. } if !valid_output_port(*port) => {
                 return Err(err(
                     ErrorCode::BadAction(BadActionCode::BadOutPort),
@@ -66,9 +206,9 @@ pub fn actions<G, M>(
                         "push_vlan ethertype",
                     ));
                 }
-                vlan = true;
+                facts.vlan = Fact::Is(1);
             }
-            Action::PopVlan => vlan = false,
+            Action::PopVlan => facts.vlan = Fact::Absent,
             Action::PushMpls(t) | Action::PopMpls(t) => {
                 if matches!(a, Action::PushMpls(_)) && !matches!(t, 0x8847 | 0x8848) {
                     return Err(err(
@@ -76,7 +216,7 @@ pub fn actions<G, M>(
                         "push_mpls ethertype",
                     ));
                 }
-                eth_type_changed = true;
+                facts.eth_type_is(Fact::Is(*t as u128));
             }
             Action::PushPbb(t) if *t != 0x88e7 => {
                 return Err(err(
@@ -84,7 +224,8 @@ pub fn actions<G, M>(
                     "push_pbb ethertype",
                 ))
             }
-            Action::PushPbb(_) | Action::PopPbb => eth_type_changed = true,
+            Action::PushPbb(t) => facts.eth_type_is(Fact::Is(*t as u128)),
+            Action::PopPbb => facts.eth_type_is(Fact::Unknown),
             Action::Experimenter { .. } => {
                 return Err(err(
                     ErrorCode::BadAction(BadActionCode::BadExperimenter),
@@ -92,26 +233,17 @@ pub fn actions<G, M>(
                 ))
             }
             Action::SetField(MatchEntry::Basic(o)) => {
-                if matches!(o.field, OxmField::VlanVid | OxmField::VlanPcp) {
-                    if !vlan {
-                        return Err(err(
-                            ErrorCode::BadAction(BadActionCode::MatchInconsistent),
-                            "set_field of a VLAN field on packets without a VLAN tag",
-                        ));
-                    }
-                } else if let (Some(m), false) = (match_, eth_type_changed) {
-                    for (need, values) in o.field.prerequisites() {
-                        let ok = m
-                            .get(*need)
-                            .is_some_and(|p| p.mask.is_none() && values.contains(&p.value));
-                        if !ok {
-                            return Err(err(
-                                ErrorCode::BadAction(BadActionCode::MatchInconsistent),
-                                "set_field prerequisites not in the match",
-                            ));
-                        }
-                    }
+                if !facts.allow(o.field) {
+                    return Err(err(
+                        ErrorCode::BadAction(BadActionCode::MatchInconsistent),
+                        if matches!(o.field, OxmField::VlanVid | OxmField::VlanPcp) {
+                            "set_field of a VLAN field on packets without a VLAN tag"
+                        } else {
+                            "set_field prerequisites not met by the packets"
+                        },
+                    ));
                 }
+                facts.set(o);
             }
             _ => {}
         }
@@ -150,7 +282,7 @@ pub fn instructions<G, M>(
                 ))
             }
             Instruction::ApplyActions(a) | Instruction::WriteActions(a) => {
-                actions(a, Some(match_), cx)?
+                actions(a, Packets::Matching(match_), cx)?
             }
             Instruction::Experimenter { .. } => {
                 return Err(err(
