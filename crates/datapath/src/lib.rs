@@ -96,6 +96,7 @@ impl BridgeCounters {
                 (&t.to_controller, &c.to_controller),
                 (&t.dropped, &c.dropped),
                 (&t.batches, &c.batches),
+                (&t.skipped_edits, &c.skipped_edits),
             ] {
                 a.fetch_add(b.load(Relaxed), Relaxed);
             }
@@ -118,6 +119,10 @@ pub struct BridgeCounters {
     /// Rounds of the worker loop (one receive from every port, idle or
     /// not).
     pub batches: AtomicU64,
+    /// Header edits skipped because the packet had no such header (a
+    /// group bucket's set_field on a packet it does not fit; see
+    /// `pipeline::edit`).
+    pub skipped_edits: AtomicU64,
     /// When the worker's current loop round started ([`clock`] ns; 0
     /// before the first). A round takes at most the 10 ms of an idle
     /// `poll(2)` plus one batch, so an old heartbeat means a stalled
@@ -433,6 +438,9 @@ impl BridgeWorker {
                 q.reset();
             }
             PortCounters::add(&self.counters.batches, 1);
+            self.counters
+                .skipped_edits
+                .store(worker.skipped_edits(), Relaxed);
             if got > 0 {
                 busy_batches += 1;
                 if self.panic_after_batches == Some(busy_batches) {

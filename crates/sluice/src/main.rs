@@ -768,9 +768,10 @@ fn print_stats(
         );
     }
     println!(
-        "pipeline: dropped {}  to_controller {}",
+        "pipeline: dropped {}  to_controller {}  skipped_edits {}",
         b.dropped.load(Relaxed),
-        b.to_controller.load(Relaxed)
+        b.to_controller.load(Relaxed),
+        b.skipped_edits.load(Relaxed)
     );
     let us = |ns: u64| ns as f64 / 1000.0;
     println!(

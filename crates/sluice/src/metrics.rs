@@ -92,6 +92,19 @@ fn render_at(all: &[Sources], now: u64) -> String {
         },
     );
     family(
+        "sluice_skipped_edits_total",
+        "counter",
+        "Header edits skipped because the packet had no such header",
+        &mut |s, o| {
+            let _ = writeln!(
+                o,
+                "sluice_skipped_edits_total{{bridge=\"{}\"}} {}",
+                s.bridge,
+                BridgeCounters::sum(&s.counters).skipped_edits.load(Relaxed)
+            );
+        },
+    );
+    family(
         "sluice_to_controller_total",
         "counter",
         "Frames for the controller",
