@@ -19,6 +19,4 @@ bench:
 	cargo bench -p ofp --bench codec && cargo bench -p pipeline --bench pipeline
 
 fuzz:
-	cd fuzz && cargo +nightly fuzz run decode -O -- -max_total_time=600 && \
-	  cargo +nightly fuzz run text -O -- -max_total_time=600 -dict=text.dict && \
-	  cargo +nightly fuzz run pipeline -O -- -max_total_time=600
+	scripts/fuzz.sh --seconds 600
