@@ -804,6 +804,7 @@ impl<D: Datapath> Agent<D> {
                 split(v, R::GroupDesc)
             }
             Q::Group { group_id } => {
+                let refs = p.group_ref_counts();
                 let mut v: Vec<_> = p
                     .groups()
                     .values()
@@ -813,11 +814,7 @@ impl<D: Datapath> Agent<D> {
                         let d = now_ns.saturating_sub(g.created_ns);
                         ofp::msg::multipart::GroupStats {
                             group_id: g.group_id,
-                            ref_count: p
-                                .tables()
-                                .iter()
-                                .map(|t| t.rules().filter(|r| r.uses_group(g.group_id)).count())
-                                .sum::<usize>() as u32,
+                            ref_count: refs.get(&g.group_id).copied().unwrap_or(0),
                             packet_count: t.packets,
                             byte_count: t.bytes,
                             duration_sec: (d / 1_000_000_000) as u32,
@@ -856,6 +853,7 @@ impl<D: Datapath> Agent<D> {
             }
             Q::Meter { meter_id } => {
                 use std::sync::atomic::Ordering::Relaxed;
+                let flows = p.meter_flow_counts();
                 let mut v: Vec<_> = p
                     .meters()
                     .values()
@@ -864,13 +862,7 @@ impl<D: Datapath> Agent<D> {
                         let d = now_ns.saturating_sub(m.created_ns);
                         ofp::msg::multipart::MeterStats {
                             meter_id: m.meter_id,
-                            flow_count: p
-                                .tables()
-                                .iter()
-                                .map(|t| {
-                                    t.rules().filter(|r| r.meter() == Some(m.meter_id)).count()
-                                })
-                                .sum::<usize>() as u32,
+                            flow_count: flows.get(&m.meter_id).copied().unwrap_or(0),
                             packet_in_count: m.state.packets.load(Relaxed),
                             byte_in_count: m.state.bytes.load(Relaxed),
                             duration_sec: (d / 1_000_000_000) as u32,

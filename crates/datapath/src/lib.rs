@@ -97,6 +97,7 @@ impl BridgeCounters {
                 (&t.dropped, &c.dropped),
                 (&t.batches, &c.batches),
                 (&t.skipped_edits, &c.skipped_edits),
+                (&t.over_limit, &c.over_limit),
             ] {
                 a.fetch_add(b.load(Relaxed), Relaxed);
             }
@@ -123,6 +124,9 @@ pub struct BridgeCounters {
     /// group bucket's set_field on a packet it does not fit; see
     /// `pipeline::edit`).
     pub skipped_edits: AtomicU64,
+    /// Outputs and group buckets dropped because one packet asked for more
+    /// than the pipeline's per-packet limits (chained groups).
+    pub over_limit: AtomicU64,
     /// When the worker's current loop round started ([`clock`] ns; 0
     /// before the first). A round takes at most the 10 ms of an idle
     /// `poll(2)` plus one batch, so an old heartbeat means a stalled
@@ -441,6 +445,7 @@ impl BridgeWorker {
             self.counters
                 .skipped_edits
                 .store(worker.skipped_edits(), Relaxed);
+            self.counters.over_limit.store(worker.over_limit(), Relaxed);
             if got > 0 {
                 busy_batches += 1;
                 if self.panic_after_batches == Some(busy_batches) {

@@ -7,7 +7,7 @@
 //! mod leaves the pipeline exactly as it was (the spec's "nothing
 //! half-applied").
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use ofp::error::{ErrorCode, FlowModFailedCode, GroupModFailedCode, MeterModFailedCode};
@@ -185,6 +185,7 @@ impl Pipeline {
                 .iter()
                 .map(|(k, g)| (*k, g.rt.clone()))
                 .collect(),
+            bucket_live: bucket_liveness(&self.groups, &self.ports),
             meters: self
                 .meters
                 .iter()
@@ -584,34 +585,34 @@ impl Pipeline {
                 Ok(Vec::new())
             }
             GroupModCommand::Delete => {
-                let ids = selected_ids(&self.groups, gm.group_id, group_no::ALL);
-                // Deleting a group other groups still forward to would break them.
+                let ids: HashSet<u32> = selected_ids(&self.groups, gm.group_id, group_no::ALL)
+                    .into_iter()
+                    .collect();
+                // Deleting a group other groups still forward to would break
+                // them (one pass over the groups that stay).
+                let chained = self
+                    .groups
+                    .values()
+                    .filter(|g| !ids.contains(&g.group_id))
+                    .flat_map(|g| g.rt.buckets.iter().flat_map(|b| b.actions.iter()))
+                    .any(|a| matches!(a, Action::Group(x) if ids.contains(x)));
+                if chained {
+                    return Err(e(
+                        GroupModFailedCode::ChainedGroup,
+                        "another group forwards to this group",
+                    ));
+                }
                 for id in &ids {
-                    let chained = self.groups.values().any(|g| {
-                        !ids.contains(&g.group_id)
-                            && g.rt
-                                .buckets
-                                .iter()
-                                .any(|b| b.actions.contains(&Action::Group(*id)))
-                    });
-                    if chained {
-                        return Err(e(
-                            GroupModFailedCode::ChainedGroup,
-                            "another group forwards to this group",
-                        ));
-                    }
+                    self.groups.remove(id);
                 }
-                let mut removed = Vec::new();
-                for id in ids {
-                    self.groups.remove(&id);
-                    removed.extend(
-                        self.remove_rules_where(
-                            |r| r.uses_group(id),
-                            FlowRemovedReason::GroupDelete,
-                        ),
-                    );
-                }
-                Ok(removed)
+                // One pass over the rules, however many groups go.
+                Ok(self.remove_rules_where(
+                    |r| {
+                        r.actions()
+                            .any(|a| matches!(a, Action::Group(g) if ids.contains(g)))
+                    },
+                    FlowRemovedReason::GroupDelete,
+                ))
             }
             GroupModCommand::Unknown(_) => Err(e(
                 GroupModFailedCode::BadCommand,
@@ -654,7 +655,6 @@ impl Pipeline {
             if gm.group_type == GroupType::FastFailover
                 && b.watch_group != group_no::ANY
                 && !self.groups.contains_key(&b.watch_group)
-                && b.watch_group != gm.group_id
             {
                 return Err(e(
                     GroupModFailedCode::BadWatch,
@@ -680,8 +680,11 @@ impl Pipeline {
                 _ => Err(err),
             })?;
         }
-        // Loop detection: following group actions from this group must never come back.
-        let next = |g: u32| -> Vec<u32> {
+        // Loop detection: following group actions from this group must
+        // never come back (OFPGMFC_LOOP), nor following group actions and
+        // watched groups together (OFPGMFC_BAD_WATCH: liveness would be
+        // defined by itself).
+        let next = |g: u32, watch: bool| -> Vec<u32> {
             let buckets = if g == gm.group_id {
                 &gm.buckets
             } else {
@@ -690,26 +693,74 @@ impl Pipeline {
                     None => return Vec::new(),
                 }
             };
-            buckets
-                .iter()
-                .flat_map(|b| b.actions.iter())
-                .filter_map(|a| match a {
+            let mut v = Vec::new();
+            for b in buckets {
+                if watch && b.watch_group != group_no::ANY {
+                    v.push(b.watch_group);
+                }
+                v.extend(b.actions.iter().filter_map(|a| match a {
                     Action::Group(x) => Some(*x),
                     _ => None,
-                })
-                .collect()
+                }));
+            }
+            v
         };
-        let mut stack = next(gm.group_id);
-        let mut seen = std::collections::HashSet::new();
-        while let Some(g) = stack.pop() {
-            if g == gm.group_id {
-                return Err(e(GroupModFailedCode::Loop, "group chain loops back"));
+        let loops = |watch: bool| {
+            let mut stack = next(gm.group_id, watch);
+            let mut seen = HashSet::new();
+            while let Some(g) = stack.pop() {
+                if g == gm.group_id {
+                    return true;
+                }
+                if seen.insert(g) {
+                    stack.extend(next(g, watch));
+                }
             }
-            if seen.insert(g) {
-                stack.extend(next(g));
-            }
+            false
+        };
+        if loops(false) {
+            return Err(e(GroupModFailedCode::Loop, "group chain loops back"));
+        }
+        if loops(true) {
+            return Err(e(
+                GroupModFailedCode::BadWatch,
+                "the group watches itself, directly or through other groups",
+            ));
         }
         Ok(())
+    }
+
+    /// How many rules use each group (GROUP_STATS ref_count), in one pass
+    /// over the rules.
+    pub fn group_ref_counts(&self) -> HashMap<u32, u32> {
+        let mut n = HashMap::new();
+        let mut seen = Vec::new();
+        for r in self.tables.iter().flat_map(|t| t.rules()) {
+            seen.clear();
+            for a in r.actions() {
+                if let Action::Group(g) = a {
+                    if !seen.contains(g) {
+                        seen.push(*g);
+                        *n.entry(*g).or_insert(0) += 1;
+                    }
+                }
+            }
+        }
+        n
+    }
+
+    /// How many rules use each meter (METER_STATS flow_count), in one pass.
+    pub fn meter_flow_counts(&self) -> HashMap<u32, u32> {
+        let mut n = HashMap::new();
+        for m in self
+            .tables
+            .iter()
+            .flat_map(|t| t.rules())
+            .filter_map(|r| r.meter())
+        {
+            *n.entry(m).or_insert(0) += 1;
+        }
+        n
     }
 
     /// Applies a METER_MOD. Deleting a meter removes the rules that use it.
@@ -776,18 +827,16 @@ impl Pipeline {
                 Ok(Vec::new())
             }
             MeterModCommand::Delete => {
-                let ids = selected_ids(&self.meters, mm.meter_id, meter_no::ALL);
-                let mut removed = Vec::new();
-                for id in ids {
-                    self.meters.remove(&id);
-                    removed.extend(
-                        self.remove_rules_where(
-                            |r| r.meter() == Some(id),
-                            FlowRemovedReason::Delete,
-                        ),
-                    );
+                let ids: HashSet<u32> = selected_ids(&self.meters, mm.meter_id, meter_no::ALL)
+                    .into_iter()
+                    .collect();
+                for id in &ids {
+                    self.meters.remove(id);
                 }
-                Ok(removed)
+                Ok(self.remove_rules_where(
+                    |r| r.meter().is_some_and(|m| ids.contains(&m)),
+                    FlowRemovedReason::Delete,
+                ))
             }
             MeterModCommand::Unknown(_) => Err(e(
                 MeterModFailedCode::BadCommand,
@@ -854,4 +903,58 @@ fn clone_rule(r: &Rule) -> Rule {
         created_ns: r.created_ns,
         counters: r.counters.clone(),
     }
+}
+
+/// Which buckets of each group are live: the watched port is live (or
+/// none is watched) and the watched group has a live bucket (or none is
+/// watched). Worked out for every group at once, each group once (an
+/// explicit stack, so a long chain of watched groups cannot exhaust the
+/// thread's stack); a group met again while its own liveness is being
+/// worked out (a loop GROUP_MOD refuses, kept safe here anyway) is not live.
+fn bucket_liveness(groups: &HashMap<u32, Group>, ports: &[PortState]) -> HashMap<u32, Box<[bool]>> {
+    let port_live = |p: u32| p == port_no::ANY || ports.iter().any(|x| x.port_no == p && x.live);
+    let mut live: HashMap<u32, bool> = HashMap::with_capacity(groups.len());
+    let mut visiting: HashSet<u32> = HashSet::new();
+    let mut stack: Vec<(u32, bool)> = Vec::new();
+    for &root in groups.keys() {
+        stack.push((root, false));
+        while let Some((g, expanded)) = stack.pop() {
+            let Some(grp) = groups.get(&g) else { continue };
+            if expanded {
+                let any = grp.rt.buckets.iter().any(|b| {
+                    port_live(b.watch_port)
+                        && (b.watch_group == group_no::ANY
+                            || live.get(&b.watch_group).copied().unwrap_or(false))
+                });
+                live.insert(g, any);
+                continue;
+            }
+            if live.contains_key(&g) || !visiting.insert(g) {
+                continue;
+            }
+            stack.push((g, true));
+            for b in &grp.rt.buckets {
+                let w = b.watch_group;
+                if w != group_no::ANY && !live.contains_key(&w) && !visiting.contains(&w) {
+                    stack.push((w, false));
+                }
+            }
+        }
+    }
+    groups
+        .iter()
+        .map(|(id, grp)| {
+            let v: Box<[bool]> = grp
+                .rt
+                .buckets
+                .iter()
+                .map(|b| {
+                    port_live(b.watch_port)
+                        && (b.watch_group == group_no::ANY
+                            || live.get(&b.watch_group).copied().unwrap_or(false))
+                })
+                .collect();
+            (*id, v)
+        })
+        .collect()
 }

@@ -68,6 +68,10 @@ pub struct Snapshot {
     pub tables: Vec<Classifier<Arc<Rule>>>,
     pub table_counters: Arc<Vec<TableCounters>>,
     pub groups: HashMap<u32, Arc<GroupRt>>,
+    /// Which buckets of each group are live (watch port up, watched group
+    /// live), worked out once per version from the port table, so a packet
+    /// never walks a chain of watched groups.
+    pub bucket_live: HashMap<u32, Box<[bool]>>,
     pub meters: HashMap<u32, Arc<MeterState>>,
     pub ports: Vec<PortState>,
     /// OFPC_INVALID_TTL_TO_CONTROLLER.
@@ -244,6 +248,8 @@ struct Ctx<'a> {
     cookie: u64,
     table_miss: bool,
     dropped: bool,
+    /// Group buckets run so far for this packet.
+    buckets_run: u32,
 }
 
 /// A datapath worker: run packets with [`Worker::process`].
@@ -282,6 +288,13 @@ impl Worker {
     /// validation could not know.
     pub fn skipped_edits(&self) -> u64 {
         self.exec.skipped_edits
+    }
+
+    /// Outputs and group buckets dropped so far because one packet asked
+    /// for more than [`MAX_OUTPUTS_PER_PACKET`] copies or
+    /// [`MAX_BUCKETS_PER_PACKET`] bucket runs.
+    pub fn over_limit(&self) -> u64 {
+        self.exec.over_limit
     }
 
     /// Cache hits and misses so far.
@@ -336,6 +349,7 @@ impl Worker {
             cookie: u64::MAX,
             table_miss: false,
             dropped: false,
+            buckets_run: 0,
         };
         e.run_actions::<false>(actions, frame, &mut cx, 0);
         let outs: Vec<Output> = e
@@ -404,9 +418,21 @@ struct Exec {
     indent: usize,
     /// Edits skipped because the packet had no such header (see [`edit`]).
     skipped_edits: u64,
+    /// Outputs and group buckets dropped over the per-packet limits.
+    over_limit: u64,
 }
 
 const MAX_GROUP_DEPTH: u32 = 16;
+
+/// Copies of one packet the pipeline may send (ports, controller): more
+/// are dropped and counted ([`Worker::over_limit`]). Chained ALL groups
+/// multiply copies (16 levels of 2 buckets would be 65 536); a flood on a
+/// bridge of this many ports is far beyond any bridge sluice runs.
+pub const MAX_OUTPUTS_PER_PACKET: usize = 1024;
+
+/// Group buckets one packet may run, all groups together: a budget on the
+/// work chained groups can ask for, outputs or not.
+pub const MAX_BUCKETS_PER_PACKET: u32 = 1024;
 
 impl Exec {
     fn new() -> Exec {
@@ -421,6 +447,7 @@ impl Exec {
             log: Vec::new(),
             indent: 0,
             skipped_edits: 0,
+            over_limit: 0,
         }
     }
 
@@ -463,6 +490,7 @@ impl Exec {
             cookie: 0,
             table_miss: false,
             dropped: false,
+            buckets_run: 0,
         };
         let mut table = 0usize;
         while let Some(cls) = snap.tables.get(table) {
@@ -721,6 +749,10 @@ impl Exec {
     }
 
     fn push(&mut self, port: u32, cx: &mut Ctx<'_>, controller: Option<ToController>) {
+        if self.outputs.len() >= MAX_OUTPUTS_PER_PACKET {
+            self.over_limit += 1;
+            return;
+        }
         self.outputs.push(Output {
             port,
             queue: cx.queue,
@@ -731,6 +763,12 @@ impl Exec {
 
     fn output<const T: bool>(&mut self, port: u32, max_len: u16, cx: &mut Ctx<'_>) {
         let before = self.outputs.len();
+        if T && before >= MAX_OUTPUTS_PER_PACKET {
+            self.note(format!(
+                "output:{} -> dropped: more than {MAX_OUTPUTS_PER_PACKET} outputs for one packet",
+                ofp::text::format_port(port)
+            ));
+        }
         self.output_to(port, max_len, cx);
         if T {
             let to: Vec<String> = self.outputs[before..]
@@ -796,42 +834,33 @@ impl Exec {
         }
     }
 
-    fn live_port(snap: &Snapshot, p: u32) -> bool {
-        snap.ports.iter().any(|x| x.port_no == p && x.live)
-    }
-
-    fn live_group(snap: &Snapshot, g: u32, depth: u32) -> bool {
-        depth < MAX_GROUP_DEPTH
-            && snap.groups.get(&g).is_some_and(|grp| {
-                grp.buckets
-                    .iter()
-                    .any(|b| Self::live_bucket(snap, b, depth + 1))
-            })
-    }
-
-    fn live_bucket(snap: &Snapshot, b: &ofp::msg::group::Bucket, depth: u32) -> bool {
-        (b.watch_port == port_no::ANY || Self::live_port(snap, b.watch_port))
-            && (b.watch_group == ofp::port::group_no::ANY
-                || Self::live_group(snap, b.watch_group, depth))
+    fn live_bucket(snap: &Snapshot, g: u32, i: usize) -> bool {
+        snap.bucket_live
+            .get(&g)
+            .and_then(|v| v.get(i))
+            .copied()
+            .unwrap_or(false)
     }
 
     /// Which buckets of `grp` this packet takes.
-    fn choose(&self, snap: &Snapshot, grp: &GroupRt, depth: u32) -> Option<std::ops::Range<usize>> {
+    fn choose(&self, snap: &Snapshot, g: u32, grp: &GroupRt) -> Option<std::ops::Range<usize>> {
         match grp.group_type {
             GroupType::All => Some(0..grp.buckets.len()),
             GroupType::Indirect => (!grp.buckets.is_empty()).then_some(0..1),
             GroupType::FastFailover => grp
                 .buckets
                 .iter()
-                .position(|b| Self::live_bucket(snap, b, depth))
+                .enumerate()
+                .position(|(i, _)| Self::live_bucket(snap, g, i))
                 .map(|i| i..i + 1),
             GroupType::Select => {
                 // Hash the flow so that one flow keeps one bucket; weight the choice.
                 let live: u32 = grp
                     .buckets
                     .iter()
-                    .filter(|b| Self::live_bucket(snap, b, depth))
-                    .map(|b| b.weight as u32)
+                    .enumerate()
+                    .filter(|(i, _)| Self::live_bucket(snap, g, *i))
+                    .map(|(_, b)| b.weight as u32)
                     .sum();
                 if live == 0 {
                     return None;
@@ -854,7 +883,7 @@ impl Exec {
                 }
                 let mut pick = (h % live as u64) as u32;
                 for (i, b) in grp.buckets.iter().enumerate() {
-                    if !Self::live_bucket(snap, b, depth) {
+                    if !Self::live_bucket(snap, g, i) {
                         continue;
                     }
                     if pick < b.weight as u32 {
@@ -875,6 +904,15 @@ impl Exec {
             }
             return;
         }
+        if cx.buckets_run >= MAX_BUCKETS_PER_PACKET {
+            if T {
+                self.note(format!(
+                    "group:{g} -> dropped: more than {MAX_BUCKETS_PER_PACKET} buckets for one packet"
+                ));
+            }
+            self.over_limit += 1;
+            return;
+        }
         let snap = cx.snap;
         let Some(grp) = snap.groups.get(&g) else {
             if T {
@@ -885,7 +923,7 @@ impl Exec {
         if !T {
             grp.counters.hit(cx.worker, frame.len() as u64, cx.now_ns);
         }
-        let Some(range) = self.choose(snap, grp, depth) else {
+        let Some(range) = self.choose(snap, g, grp) else {
             if T {
                 self.note(format!("group:{g} -> no live bucket: nothing"));
             }
@@ -901,6 +939,16 @@ impl Exec {
         // rule goes on with is not changed by the group.
         let (saved_key, saved_off, saved_queue) = (self.key, self.off, cx.queue);
         for i in range {
+            if cx.buckets_run >= MAX_BUCKETS_PER_PACKET {
+                if T {
+                    self.note(format!(
+                        "bucket {i} and after -> dropped: more than {MAX_BUCKETS_PER_PACKET} buckets for one packet"
+                    ));
+                }
+                self.over_limit += 1;
+                break;
+            }
+            cx.buckets_run += 1;
             let b = &grp.buckets[i];
             if T {
                 self.note(format!("bucket {i}:"));

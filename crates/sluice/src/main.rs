@@ -768,10 +768,11 @@ fn print_stats(
         );
     }
     println!(
-        "pipeline: dropped {}  to_controller {}  skipped_edits {}",
+        "pipeline: dropped {}  to_controller {}  skipped_edits {}  over_limit {}",
         b.dropped.load(Relaxed),
         b.to_controller.load(Relaxed),
-        b.skipped_edits.load(Relaxed)
+        b.skipped_edits.load(Relaxed),
+        b.over_limit.load(Relaxed)
     );
     let us = |ns: u64| ns as f64 / 1000.0;
     println!(

@@ -105,6 +105,19 @@ fn render_at(all: &[Sources], now: u64) -> String {
         },
     );
     family(
+        "sluice_output_limit_drops_total",
+        "counter",
+        "Outputs and group buckets dropped over the per-packet limits",
+        &mut |s, o| {
+            let _ = writeln!(
+                o,
+                "sluice_output_limit_drops_total{{bridge=\"{}\"}} {}",
+                s.bridge,
+                BridgeCounters::sum(&s.counters).over_limit.load(Relaxed)
+            );
+        },
+    );
+    family(
         "sluice_to_controller_total",
         "counter",
         "Frames for the controller",

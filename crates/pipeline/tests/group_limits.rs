@@ -1,0 +1,262 @@
+//! The group engine's limits: loops through watched groups are refused,
+//! liveness is worked out once per version (never per packet along a
+//! chain), one packet's copies and bucket runs are capped and the excess
+//! counted, and deleting many groups or meters is one pass.
+
+use ofp::error::{ErrorCode, GroupModFailedCode};
+use ofp::msg::group::{Bucket, GroupMod, GroupModCommand, GroupType};
+use ofp::port::{group_no, port_no};
+use ofp::text::{parse_flow_mod, parse_group_mod};
+use ofp::Action;
+use pipeline::exec::{MAX_BUCKETS_PER_PACKET, MAX_OUTPUTS_PER_PACKET};
+use pipeline::{Config, Pipeline, PortState, Worker};
+
+fn port(n: u32, live: bool) -> PortState {
+    PortState {
+        port_no: n,
+        live,
+        no_flood: false,
+        no_fwd: false,
+        no_recv: false,
+    }
+}
+
+fn pipeline() -> Pipeline {
+    let mut p = Pipeline::new(Config {
+        max_groups: 100_000,
+        ..Config::default()
+    });
+    for n in 1..=3 {
+        p.set_port(port(n, true));
+    }
+    p
+}
+
+fn group(p: &mut Pipeline, cmd: GroupModCommand, s: &str) -> Result<(), ErrorCode> {
+    let mut g = parse_group_mod(s).unwrap();
+    g.command = cmd;
+    p.group_mod(&g, 0).map(|_| ()).map_err(|e| e.code)
+}
+
+fn frame() -> Vec<u8> {
+    let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x88, 0xb5];
+    f.resize(60, 0);
+    f
+}
+
+#[test]
+fn a_group_watching_itself_is_refused() {
+    let mut p = pipeline();
+    let bad_watch = Err(ErrorCode::GroupModFailed(GroupModFailedCode::BadWatch));
+    assert_eq!(
+        group(
+            &mut p,
+            GroupModCommand::Add,
+            "group_id=1,type=ff,bucket=watch_group:1,output:2,bucket=watch_port:3,output:3"
+        ),
+        bad_watch
+    );
+    // Through another group: 2 watches 1, then 1 is changed to watch 2.
+    group(
+        &mut p,
+        GroupModCommand::Add,
+        "group_id=1,type=ff,bucket=watch_port:2,output:2",
+    )
+    .unwrap();
+    group(
+        &mut p,
+        GroupModCommand::Add,
+        "group_id=2,type=ff,bucket=watch_group:1,output:2",
+    )
+    .unwrap();
+    assert_eq!(
+        group(
+            &mut p,
+            GroupModCommand::Modify,
+            "group_id=1,type=ff,bucket=watch_group:2,output:2"
+        ),
+        bad_watch
+    );
+    // A forwarding loop keeps its own error.
+    group(
+        &mut p,
+        GroupModCommand::Add,
+        "group_id=3,type=indirect,bucket=output:2",
+    )
+    .unwrap();
+    assert_eq!(
+        group(
+            &mut p,
+            GroupModCommand::Modify,
+            "group_id=3,type=indirect,bucket=group:3"
+        ),
+        Err(ErrorCode::GroupModFailed(GroupModFailedCode::Loop))
+    );
+}
+
+#[test]
+fn liveness_follows_watched_groups_and_port_changes() {
+    let mut p = pipeline();
+    group(
+        &mut p,
+        GroupModCommand::Add,
+        "group_id=1,type=ff,bucket=watch_port:2,output:2",
+    )
+    .unwrap();
+    group(
+        &mut p,
+        GroupModCommand::Add,
+        "group_id=2,type=ff,bucket=watch_group:1,output:2,bucket=watch_port:3,output:3",
+    )
+    .unwrap();
+    p.flow_mod(&parse_flow_mod("priority=1,actions=group:2").unwrap(), 0)
+        .unwrap();
+    let mut w = Worker::new(0);
+    let out = |p: &mut Pipeline, w: &mut Worker| -> Vec<u32> {
+        let snap = p.snapshot();
+        w.process(&snap, 1, &mut frame(), 0)
+            .iter()
+            .map(|o| o.port)
+            .collect()
+    };
+    assert_eq!(out(&mut p, &mut w), [2]);
+    p.set_port(port(2, false));
+    assert_eq!(out(&mut p, &mut w), [3], "group 1 is dead with port 2");
+    p.set_port(port(2, true));
+    assert_eq!(out(&mut p, &mut w), [2]);
+}
+
+#[test]
+fn a_long_chain_of_watched_groups_is_worked_out_without_recursion() {
+    let mut p = pipeline();
+    group(
+        &mut p,
+        GroupModCommand::Add,
+        "group_id=1,type=ff,bucket=watch_port:2,output:2",
+    )
+    .unwrap();
+    for g in 2..=3000u32 {
+        let gm = GroupMod {
+            command: GroupModCommand::Add,
+            group_type: GroupType::FastFailover,
+            group_id: g,
+            buckets: vec![Bucket {
+                weight: 0,
+                watch_port: port_no::ANY,
+                watch_group: g - 1,
+                actions: vec![Action::Output {
+                    port: 3,
+                    max_len: 0,
+                }],
+            }],
+        };
+        p.group_mod(&gm, 0).unwrap();
+    }
+    p.flow_mod(&parse_flow_mod("priority=1,actions=group:3000").unwrap(), 0)
+        .unwrap();
+    let mut w = Worker::new(0);
+    let snap = p.snapshot();
+    assert_eq!(w.process(&snap, 1, &mut frame(), 0).len(), 1);
+    p.set_port(port(2, false));
+    let snap = p.snapshot();
+    assert!(
+        w.process(&snap, 1, &mut frame(), 0).is_empty(),
+        "the whole chain died"
+    );
+}
+
+#[test]
+fn chained_all_groups_are_capped_and_the_excess_counted() {
+    let mut p = pipeline();
+    // 16 levels of ALL groups with 2 buckets: 65 536 copies uncapped.
+    group(
+        &mut p,
+        GroupModCommand::Add,
+        "group_id=1,type=all,bucket=output:2,bucket=output:3",
+    )
+    .unwrap();
+    for g in 2..=16 {
+        let s = format!(
+            "group_id={g},type=all,bucket=group:{},bucket=group:{}",
+            g - 1,
+            g - 1
+        );
+        group(&mut p, GroupModCommand::Add, &s).unwrap();
+    }
+    p.flow_mod(&parse_flow_mod("priority=1,actions=group:16").unwrap(), 0)
+        .unwrap();
+    let snap = p.snapshot();
+    let mut w = Worker::new(0);
+    let n = w.process(&snap, 1, &mut frame(), 0).len();
+    assert!(n <= MAX_OUTPUTS_PER_PACKET, "{n} outputs");
+    assert!(n > 0);
+    assert!(w.over_limit() > 0, "the excess is counted");
+    // The bucket budget bounds the work even when nothing is output.
+    let mut p = pipeline();
+    group(
+        &mut p,
+        GroupModCommand::Add,
+        "group_id=1,type=all,bucket=dec_ttl,bucket=dec_ttl",
+    )
+    .unwrap();
+    for g in 2..=16 {
+        let s = format!(
+            "group_id={g},type=all,bucket=group:{},bucket=group:{}",
+            g - 1,
+            g - 1
+        );
+        group(&mut p, GroupModCommand::Add, &s).unwrap();
+    }
+    p.flow_mod(&parse_flow_mod("priority=1,actions=group:16").unwrap(), 0)
+        .unwrap();
+    let snap = p.snapshot();
+    let mut w = Worker::new(0);
+    assert!(w.process(&snap, 1, &mut frame(), 0).is_empty());
+    assert!(
+        w.over_limit() >= 1,
+        "stopped at {MAX_BUCKETS_PER_PACKET} bucket runs"
+    );
+    let stats = &snap.groups[&1].counters;
+    assert!(stats.totals().packets <= MAX_BUCKETS_PER_PACKET as u64);
+}
+
+#[test]
+fn deleting_all_groups_removes_their_rules_in_one_pass() {
+    let mut p = pipeline();
+    for g in 1..=2000u32 {
+        group(
+            &mut p,
+            GroupModCommand::Add,
+            &format!("group_id={g},type=indirect,bucket=output:2"),
+        )
+        .unwrap();
+        p.flow_mod(
+            &parse_flow_mod(&format!(
+                "priority=5,in_port=1,dl_vlan={},actions=group:{g}",
+                g % 4000
+            ))
+            .unwrap(),
+            0,
+        )
+        .unwrap();
+    }
+    p.flow_mod(&parse_flow_mod("priority=1,actions=output:3").unwrap(), 0)
+        .unwrap();
+    let refs = p.group_ref_counts();
+    assert_eq!(refs.len(), 2000);
+    assert!(refs.values().all(|&n| n == 1));
+    let all = GroupMod {
+        command: GroupModCommand::Delete,
+        group_type: GroupType::All,
+        group_id: group_no::ALL,
+        buckets: vec![],
+    };
+    let removed = p.group_mod(&all, 0).unwrap();
+    assert_eq!(removed.len(), 2000);
+    assert!(p.groups().is_empty());
+    assert_eq!(
+        p.tables()[0].rules().count(),
+        1,
+        "the rule without a group stays"
+    );
+}
