@@ -35,6 +35,9 @@ pub struct Config {
     pub n_tables: u8,
     /// Default capacity of each table.
     pub max_entries: usize,
+    /// Rules in all tables together: past it, OFPFMFC_TABLE_FULL (memory
+    /// grows with rules; 254 tables of `max_entries` each would not fit).
+    pub max_flows: usize,
     /// Number of datapath workers (one counter slot each).
     pub workers: usize,
     pub max_groups: usize,
@@ -47,6 +50,7 @@ impl Default for Config {
         Config {
             n_tables: 254,
             max_entries: 2_000_000,
+            max_flows: 2_000_000,
             workers: 1,
             max_groups: 65_536,
             max_meters: 65_536,
@@ -122,6 +126,8 @@ pub struct Pipeline {
     /// OFPC_INVALID_TTL_TO_CONTROLLER (set by SET_CONFIG).
     pub invalid_ttl_to_controller: bool,
     version: u64,
+    /// Rules in all tables.
+    flows: usize,
 }
 
 impl Pipeline {
@@ -138,6 +144,7 @@ impl Pipeline {
             groups: HashMap::new(),
             meters: HashMap::new(),
             next_id: 0,
+            flows: 0,
             table_counters: Arc::new((0..n).map(|_| Counters::new(config.workers)).collect()),
             ports: Vec::new(),
             invalid_ttl_to_controller: false,
@@ -194,6 +201,11 @@ impl Pipeline {
             ports: self.ports.clone(),
             invalid_ttl_to_controller: self.invalid_ttl_to_controller,
         })
+    }
+
+    /// Rules in all tables together.
+    pub fn flow_count(&self) -> usize {
+        self.flows
     }
 
     /// The tables.
@@ -365,6 +377,7 @@ impl Pipeline {
                     };
                     for r in doomed {
                         if let Some(rule) = table.remove(&r) {
+                            self.flows -= 1;
                             removed.push(Removed {
                                 rule,
                                 reason: FlowRemovedReason::Delete,
@@ -406,6 +419,12 @@ impl Pipeline {
         if existing.is_none() && table.len() >= table.max_entries {
             return Err(fm_err(FlowModFailedCode::TableFull, "table is full"));
         }
+        if existing.is_none() && self.flows >= self.config.max_flows {
+            return Err(fm_err(
+                FlowModFailedCode::TableFull,
+                "the switch holds max_flows rules",
+            ));
+        }
         // An identical entry is replaced; its counters are kept unless asked.
         let (id, counters) = match &existing {
             Some(old) if fm.flags & ff::RESET_COUNTS == 0 => (old.id, old.counters.clone()),
@@ -435,6 +454,7 @@ impl Pipeline {
             table.replace(rule);
         } else {
             table.insert_keyed(rule, &key);
+            self.flows += 1;
         }
         Ok(())
     }
@@ -461,6 +481,7 @@ impl Pipeline {
                 .collect();
             for (r, reason) in due {
                 if let Some(rule) = table.remove(&r) {
+                    self.flows -= 1;
                     out.push(Removed { rule, reason });
                 }
             }
@@ -855,6 +876,7 @@ impl Pipeline {
             let doomed: Vec<Arc<Rule>> = table.rules().filter(|r| f(r)).cloned().collect();
             for r in doomed {
                 if let Some(rule) = table.remove(&r) {
+                    self.flows -= 1;
                     out.push(Removed { rule, reason });
                 }
             }

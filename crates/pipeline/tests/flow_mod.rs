@@ -571,3 +571,55 @@ fn flow_mods_from_the_wire_keep_their_match_and_behave_the_same() {
     c.flow_mod_wire(&m, &[0u8; 20], 0).unwrap();
     assert_eq!(all_stats(&c)[0].match_, m.match_);
 }
+
+#[test]
+fn max_flows_bounds_all_tables_together_and_the_count_follows_every_removal() {
+    let mut p = Pipeline::new(Config {
+        n_tables: 4,
+        max_flows: 5,
+        ..Config::default()
+    });
+    let gm = |s: &str| {
+        let mut g = parse_group_mod(s).unwrap();
+        g.command = GroupModCommand::Add;
+        g
+    };
+    p.group_mod(&gm("group_id=1,type=indirect,bucket=output:2"), 0)
+        .unwrap();
+    for t in 0..3 {
+        p.flow_mod(
+            &add(&format!("table={t},priority=1,in_port=1,actions=drop")),
+            0,
+        )
+        .unwrap();
+    }
+    p.flow_mod(&add("table=3,priority=2,in_port=2,actions=group:1"), 0)
+        .unwrap();
+    p.flow_mod(
+        &add("table=3,priority=3,in_port=3,idle_timeout=1,actions=drop"),
+        0,
+    )
+    .unwrap();
+    assert_eq!(p.flow_count(), 5);
+    assert_eq!(
+        code(p.flow_mod(&add("table=2,priority=9,in_port=9,actions=drop"), 0)),
+        ErrorCode::FlowModFailed(FlowModFailedCode::TableFull)
+    );
+    // Replacing an identical entry is not a new rule.
+    p.flow_mod(&add("table=0,priority=1,in_port=1,actions=output:2"), 0)
+        .unwrap();
+    assert_eq!(p.flow_count(), 5);
+    // Every way out: expiry, group deletion, delete.
+    p.expire(5 * SEC);
+    assert_eq!(p.flow_count(), 4);
+    let mut del = gm("group_id=1,type=indirect,bucket=output:2");
+    del.command = GroupModCommand::Delete;
+    p.group_mod(&del, 0).unwrap();
+    assert_eq!(p.flow_count(), 3);
+    p.flow_mod(&fm(FlowModCommand::Delete, "table=1"), 0)
+        .unwrap();
+    assert_eq!(p.flow_count(), 2);
+    assert_eq!(p.flow_count(), count(&p));
+    p.flow_mod(&add("table=2,priority=9,in_port=9,actions=drop"), 0)
+        .unwrap();
+}

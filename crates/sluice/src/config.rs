@@ -77,6 +77,10 @@ pub struct BridgeSection {
     /// PACKET_INs per second per controller connection (0: no limit).
     #[serde(default)]
     pub packet_in_rate: Option<u32>,
+    /// Rules in all flow tables together (default 2 000 000); a flow-mod
+    /// past it gets OFPFMFC_TABLE_FULL.
+    #[serde(default)]
+    pub max_flows: Option<usize>,
 }
 
 fn default_true() -> bool {
@@ -109,6 +113,7 @@ impl Default for BridgeSection {
             controllers: Vec::new(),
             listen: Vec::new(),
             packet_in_rate: None,
+            max_flows: None,
         }
     }
 }
@@ -148,6 +153,9 @@ pub struct PcapPortConfig {
     /// Frames per second to receive `input` at (None: unpaced).
     pub rate: Option<u64>,
 }
+
+/// The largest queue rate accepted, kbit/s (1 Pbit/s).
+pub const MAX_QUEUE_RATE_KBPS: u64 = 1_000_000_000_000;
 
 /// A port's egress queue: `max_rate`/`min_rate` in kbit/s (0: none).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -249,6 +257,8 @@ pub struct Config {
     /// OpenFlow endpoints: controllers to connect to and sockets to listen on.
     pub endpoints: Vec<crate::control::Endpoint>,
     pub packet_in_rate: Option<u32>,
+    /// Rules in all tables together (see [`BridgeSection::max_flows`]).
+    pub max_flows: usize,
     /// Each port's back end, by OpenFlow port number.
     pub backends: Vec<(u32, Backend)>,
     /// pcap ports.
@@ -470,6 +480,16 @@ pub fn check(
                         format!("{} is reserved or used twice", q.id),
                     ));
                 }
+                // Rates become bit/s (x1000) and shaping intervals: keep
+                // them where that arithmetic cannot overflow.
+                for (field, v) in [("max_rate", q.max_rate), ("min_rate", q.min_rate)] {
+                    if v > MAX_QUEUE_RATE_KBPS {
+                        return Err(err(
+                            format!("{key}.queues[{j}].{field}"),
+                            format!("{v} kbit/s is above the largest rate, {MAX_QUEUE_RATE_KBPS} kbit/s (1 Pbit/s)"),
+                        ));
+                    }
+                }
                 if q.max_rate != 0 && q.min_rate > q.max_rate {
                     return Err(err(
                         format!("{key}.queues[{j}].min_rate"),
@@ -597,9 +617,15 @@ pub fn check(
             ));
         }
     }
+    let max_flows = match file.max_flows {
+        Some(0) => return Err(err("bridge.max_flows", "must be at least 1")),
+        Some(n) => n,
+        None => pipeline::Config::default().max_flows,
+    };
     Ok(Config {
         endpoints,
         packet_in_rate: file.packet_in_rate,
+        max_flows,
         workers,
         backends,
         local_port: file.local_port,
@@ -629,6 +655,31 @@ mod tests {
         // The same in a [bridge] backend with command-line ports.
         let f = parse_file("[bridge]\nbackend = \"pcap\"\n").unwrap();
         assert!(check_all(f, &["a".into()]).is_err());
+    }
+
+    #[test]
+    fn queue_rates_that_would_overflow_are_refused() {
+        let f = "[[port]]\nname = \"a\"\n[[port.queues]]\nid = 1\nmax_rate = 9223372036854775807\n";
+        let e = check_all(parse_file(f).unwrap(), &[]).unwrap_err();
+        assert_eq!(e.key, "port[0].queues[0].max_rate", "{e:?}");
+    }
+
+    #[test]
+    fn max_flows_is_passed_on_and_zero_is_refused() {
+        let c = check_all(
+            parse_file("[bridge]\nmax_flows = 10\n").unwrap(),
+            &["a".into()],
+        )
+        .unwrap();
+        assert_eq!(c[0].max_flows, 10);
+        let c = check_all(parse_file("").unwrap(), &["a".into()]).unwrap();
+        assert_eq!(c[0].max_flows, pipeline::Config::default().max_flows);
+        let e = check_all(
+            parse_file("[bridge]\nmax_flows = 0\n").unwrap(),
+            &["a".into()],
+        )
+        .unwrap_err();
+        assert_eq!(e.key, "bridge.max_flows");
     }
 
     #[test]

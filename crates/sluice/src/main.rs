@@ -482,6 +482,7 @@ fn build(
     }
     let mut p = Pipeline::new(pipeline::Config {
         workers: n,
+        max_flows: cfg.max_flows,
         ..pipeline::Config::default()
     });
     for (no, handles) in &devs {
