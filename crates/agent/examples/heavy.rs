@@ -24,7 +24,10 @@ impl Datapath for Null {
         true
     }
     fn port_stats(&self, port_no: u32) -> Option<ofp::msg::multipart::PortStats> {
-        Some(ofp::msg::multipart::PortStats { port_no, ..Default::default() })
+        Some(ofp::msg::multipart::PortStats {
+            port_no,
+            ..Default::default()
+        })
     }
     fn queue_stats(&self, _: u32, _: u32) -> Option<(u64, u64, u64)> {
         None
@@ -32,7 +35,10 @@ impl Datapath for Null {
 }
 
 fn main() {
-    let args: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
+    let args: Vec<usize> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
     let flows = args.first().copied().unwrap_or(1_000_000);
     let groups = args.get(1).copied().unwrap_or(65_536) as u32;
     let mut a = Agent::new(1, Pipeline::new(pipeline::Config::default()), Null, "heavy");
@@ -58,7 +64,11 @@ fn main() {
         let el = t.elapsed();
         let out = std::mem::take(&mut a.conns.get_mut(&id).unwrap().outbox);
         if !what.is_empty() {
-            println!("{what:<44} {:>9.1} ms {:>12} bytes queued", el.as_secs_f64() * 1e3, out.len());
+            println!(
+                "{what:<44} {:>9.1} ms {:>12} bytes queued",
+                el.as_secs_f64() * 1e3,
+                out.len()
+            );
         }
     };
     // The tables: `flows` exact 5-tuples in table 0, each with two actions.
@@ -83,26 +93,61 @@ fn main() {
         send(&mut a, &Message::GroupMod(gm), "");
     }
     send(&mut a, &Message::BarrierRequest, "");
-    println!("set-up: {flows} flows, {groups} groups in {:.1} s", t.elapsed().as_secs_f64());
+    println!(
+        "set-up: {flows} flows, {groups} groups in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
     let mp = |body| Message::MultipartRequest(MultipartRequest { flags: 0, body });
-    send(&mut a, &mp(B::Flow(Default::default())), "FLOW_STATS, all flows");
-    send(&mut a, &mp(B::Aggregate(Default::default())), "AGGREGATE_STATS, all flows");
-    send(&mut a, &mp(B::TableFeatures(vec![])), "TABLE_FEATURES request");
+    send(
+        &mut a,
+        &mp(B::Flow(Default::default())),
+        "FLOW_STATS, all flows",
+    );
+    send(
+        &mut a,
+        &mp(B::Aggregate(Default::default())),
+        "AGGREGATE_STATS, all flows",
+    );
+    send(
+        &mut a,
+        &mp(B::TableFeatures(vec![])),
+        "TABLE_FEATURES request",
+    );
     send(&mut a, &mp(B::Table), "TABLE_STATS");
-    send(&mut a, &mp(B::Group { group_id: ofp::port::group_no::ALL }), "GROUP_STATS, all groups");
+    send(
+        &mut a,
+        &mp(B::Group {
+            group_id: ofp::port::group_no::ALL,
+        }),
+        "GROUP_STATS, all groups",
+    );
     send(&mut a, &mp(B::GroupDesc), "GROUP_DESC");
-    let mut ow = ofp::text::parse_flow_mod("priority=10,tcp,nw_src=10.0.0.1,tp_dst=80,actions=output:3").unwrap();
+    let mut ow =
+        ofp::text::parse_flow_mod("priority=10,tcp,nw_src=10.0.0.1,tp_dst=80,actions=output:3")
+            .unwrap();
     ow.flags = ofp::msg::flow::flow_mod_flags::CHECK_OVERLAP;
     ow.priority = 11;
-    send(&mut a, &Message::FlowMod(ow), "FLOW_MOD ADD with CHECK_OVERLAP");
+    send(
+        &mut a,
+        &Message::FlowMod(ow),
+        "FLOW_MOD ADD with CHECK_OVERLAP",
+    );
     let mut m = ofp::text::parse_flow_mod("tcp,actions=output:2").unwrap();
     m.command = ofp::FlowModCommand::Modify;
-    send(&mut a, &Message::FlowMod(m), "FLOW_MOD MODIFY of every flow");
+    send(
+        &mut a,
+        &Message::FlowMod(m),
+        "FLOW_MOD MODIFY of every flow",
+    );
     let mut gd = ofp::text::parse_group_mod("group_id=1,type=all").unwrap();
     gd.command = ofp::msg::group::GroupModCommand::Delete;
     gd.group_id = ofp::port::group_no::ALL;
     send(&mut a, &Message::GroupMod(gd), "GROUP_MOD DELETE ALL");
     let mut d = ofp::text::parse_flow_mod("table=255").unwrap();
     d.command = ofp::FlowModCommand::Delete;
-    send(&mut a, &Message::FlowMod(d), "FLOW_MOD DELETE of every flow");
+    send(
+        &mut a,
+        &Message::FlowMod(d),
+        "FLOW_MOD DELETE of every flow",
+    );
 }

@@ -104,7 +104,15 @@ impl Conn {
 
     /// Queues `msg` with `xid`.
     pub fn send(&mut self, msg: &Message, xid: u32) {
-        msg.encode(xid, &mut self.outbox);
+        // Every source of a long message is bounded (multipart replies are
+        // split, trace text and PACKET_IN data cut to fit, flows and groups
+        // whose stats could not be sent refused), so this cannot fail; if
+        // it ever does, the message is dropped and logged rather than sent
+        // with a clamped length that would desynchronise the peer.
+        if let Err(e) = msg.try_encode(xid, &mut self.outbox) {
+            tracing::error!(msg_type = ?msg.msg_type(), xid, "not sent: {e}");
+            debug_assert!(false, "a {:?} of {e}", msg.msg_type());
+        }
     }
 
     /// Whether the peer wants asynchronous message `reason` of a kind

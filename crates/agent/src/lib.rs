@@ -606,7 +606,7 @@ impl<D: Datapath> Agent<D> {
                 }
                 let req = sluice::TraceRequest::decode(&e.data).map_err(|e| e.code)?;
                 let text = self.trace(req.in_port, &req.frame);
-                self.send(id, &sluice::trace_reply(&text), xid);
+                self.send(id, &sluice::trace_reply(&fit_trace(&text)), xid);
             }
             // Messages only a switch sends.
             M::Error(_) => {}
@@ -992,11 +992,19 @@ impl<D: Datapath> Agent<D> {
             return;
         }
         let total_len = frame.len().min(u16::MAX as usize) as u16;
-        let (buffer_id, data) = if max_len == 0xffff || frame.len() <= max_len as usize {
+        // What is sent of the frame: max_len bytes (all with
+        // OFPCML_NO_BUFFER), and never more than one message holds; the
+        // rest waits in a buffer.
+        let cut = if max_len == 0xffff {
+            PACKET_IN_DATA_MAX
+        } else {
+            (max_len as usize).min(PACKET_IN_DATA_MAX)
+        };
+        let (buffer_id, data) = if frame.len() <= cut {
             (NO_BUFFER, frame)
         } else {
             let id = self.buffers.put(in_port, frame.clone());
-            (id, frame.slice(..max_len as usize))
+            (id, frame.slice(..cut))
         };
         let msg = Message::PacketIn(PacketIn {
             buffer_id,
@@ -1185,6 +1193,27 @@ fn queue_desc(p: &PortInfo) -> Vec<PacketQueue> {
             }
         })
         .collect()
+}
+
+/// The most frame bytes one PACKET_IN carries: 65 535 less its header
+/// (24 bytes), the in_port match (16) and the 2 bytes of padding.
+const PACKET_IN_DATA_MAX: usize = ofp::header::MAX_MSG_LEN - 42;
+
+/// The trace text cut to fit one message (the experimenter header takes 16
+/// bytes of the 65 535), at a line end when there is one, with a note that
+/// it was cut.
+fn fit_trace(text: &str) -> std::borrow::Cow<'_, str> {
+    const NOTE: &str = "\n... (truncated: longer than one OpenFlow message)\n";
+    let max = ofp::header::MAX_MSG_LEN - 16;
+    if text.len() <= max {
+        return text.into();
+    }
+    let mut cut = max - NOTE.len();
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let cut = text[..cut].rfind('\n').unwrap_or(cut);
+    format!("{}{NOTE}", &text[..cut]).into()
 }
 
 /// Largest body of one multipart reply message (the header and multipart

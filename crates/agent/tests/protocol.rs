@@ -477,3 +477,132 @@ fn packet_out_actions_are_checked_against_the_packet_and_a_refusal_keeps_the_buf
         ErrorCode::BadRequest(BadRequestCode::BufferEmpty)
     );
 }
+
+/// Every message the agent queued on `id` is whole, at most 65 535 bytes
+/// and as long as its length field says; returns them decoded.
+fn checked_replies(a: &mut Agent<FakeDp>, id: ConnId) -> Vec<(u32, Message)> {
+    let out = std::mem::take(&mut a.conns.get_mut(&id).unwrap().outbox);
+    let mut at = 0;
+    let mut v = Vec::new();
+    while at < out.len() {
+        let len = u16::from_be_bytes([out[at + 2], out[at + 3]]) as usize;
+        assert!(len >= 8 && at + len <= out.len(), "length {len} at {at}");
+        let (h, m) = Message::decode(&Bytes::copy_from_slice(&out[at..at + len])).unwrap();
+        v.push((h.xid, m));
+        at += len;
+    }
+    v
+}
+
+#[test]
+fn no_reply_is_ever_longer_than_an_openflow_message() {
+    let mut a = agent();
+    let id = open(&mut a);
+    // The longest flow whose FLOW_STATS entry fits: 48 + match + instructions <= 65 519.
+    let long_flow = |n_actions: usize| {
+        let acts = vec!["set_field:02:00:00:00:00:01->eth_dst"; n_actions].join(",");
+        let mut fm =
+            ofp::text::parse_flow_mod(&format!("priority=9,in_port=1,actions={acts},output:2"))
+                .unwrap();
+        fm.command = ofp::FlowModCommand::Add;
+        fm
+    };
+    // Each set_field of eth_dst is 16 bytes; output 16; apply header 8;
+    // match (in_port) 16; 48 fixed: 48 + 16 + 8 + 16 * (n + 1).
+    let fits = (65_519 - 48 - 16 - 8) / 16 - 1;
+    let r = send(&mut a, id, &Message::FlowMod(long_flow(fits + 1)), 5);
+    assert_eq!(
+        error_of(&r).1,
+        ErrorCode::FlowModFailed(ofp::error::FlowModFailedCode::Unknown0)
+    );
+    assert!(send(&mut a, id, &Message::FlowMod(long_flow(fits)), 6).is_empty());
+    let req = Message::MultipartRequest(MultipartRequest::new(MultipartRequestBody::Flow(
+        Default::default(),
+    )));
+    a.receive(id, &req.to_bytes(7), 1);
+    let r = checked_replies(&mut a, id);
+    assert!(
+        matches!(&r[..], [(7, Message::MultipartReply(_))]),
+        "{}",
+        r.len()
+    );
+
+    // A trace longer than a message is cut, and says so.
+    let mut g = ofp::text::parse_group_mod(&format!(
+        "group_id=1,type=all,{}",
+        vec!["bucket=dec_ttl,output:2"; 1500].join(",")
+    ))
+    .unwrap();
+    g.command = ofp::msg::group::GroupModCommand::Add;
+    assert!(send(&mut a, id, &Message::GroupMod(g), 8).is_empty());
+    assert!(send(&mut a, id, &flow("table=0,priority=20,actions=group:1"), 9).is_empty());
+    a.publish();
+    let text = a.trace(1, &[0xff; 64]);
+    assert!(text.len() > 65_535, "the trace is long: {}", text.len());
+    let tr = ofp::msg::sluice::TraceRequest {
+        in_port: 1,
+        frame: Bytes::from_static(&[0xff; 64]),
+    }
+    .message();
+    a.receive(id, &tr.to_bytes(10), 1);
+    match &checked_replies(&mut a, id)[..] {
+        [(10, Message::Experimenter(e))] => {
+            let t = std::str::from_utf8(&e.data).unwrap();
+            assert!(
+                t.ends_with("(truncated: longer than one OpenFlow message)\n"),
+                "{}",
+                &t[t.len() - 80..]
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+
+    // A 65 535-byte frame to the controller without buffering: the
+    // PACKET_IN carries what fits and buffers the frame.
+    let ctl = ToController {
+        reason: ofp::msg::flow::PacketInReason::Action,
+        table_id: 0,
+        cookie: 0,
+        max_len: 0xffff,
+    };
+    a.packet_in(1, ctl, Bytes::from(vec![0xab; 65_535]), 5);
+    match &checked_replies(&mut a, id)[..] {
+        [(_, Message::PacketIn(p))] => {
+            assert_ne!(p.buffer_id, u32::MAX, "the whole frame waits in a buffer");
+            assert_eq!(p.total_len, 65_535);
+            assert!(p.data.len() < 65_535 - 40);
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn groups_whose_stats_could_not_be_sent_are_refused() {
+    let mut p = Pipeline::new(pipeline::Config::default());
+    let mut g = ofp::text::parse_group_mod("group_id=1,type=all,bucket=output:2").unwrap();
+    g.command = ofp::msg::group::GroupModCommand::Add;
+    g.buckets = vec![g.buckets[0].clone(); pipeline::control::GROUP_BUCKETS_MAX + 1];
+    assert_eq!(
+        p.group_mod(&g, 0).unwrap_err().code,
+        ErrorCode::GroupModFailed(ofp::error::GroupModFailedCode::OutOfBuckets)
+    );
+    // As many buckets as fit, each without actions (16 bytes): both
+    // replies fit.
+    g.buckets.truncate(pipeline::control::GROUP_BUCKETS_MAX);
+    for b in &mut g.buckets {
+        b.actions.clear();
+    }
+    assert!(p.group_mod(&g, 0).is_ok());
+    // The same count with an output each: GROUP_DESC would be too long.
+    g.group_id = 2;
+    for b in &mut g.buckets {
+        b.actions = vec![ofp::Action::Output {
+            port: 2,
+            max_len: 0,
+        }];
+    }
+    assert_eq!(
+        p.group_mod(&g, 0).unwrap_err().code,
+        ErrorCode::GroupModFailed(ofp::error::GroupModFailedCode::BadBucket)
+    );
+}

@@ -23,6 +23,28 @@ proptest! {
     #![proptest_config(config())]
 
     #[test]
+    fn an_encoded_message_is_as_long_as_its_length_field_or_refused(m in common::message(), xid in any::<u32>(), pad in 0usize..70_000) {
+        // Some messages made longer than 65 535 bytes on purpose.
+        let m = match m {
+            Message::EchoRequest(_) => Message::EchoRequest(Bytes::from(vec![7u8; pad])),
+            other => other,
+        };
+        match m.try_to_bytes(xid) {
+            Ok(wire) => {
+                prop_assert!(wire.len() <= 65_535);
+                prop_assert_eq!(u16::from_be_bytes([wire[2], wire[3]]) as usize, wire.len());
+            }
+            Err(e) => {
+                prop_assert!(e.len > 65_535);
+                prop_assert_eq!(e.len, m.to_bytes(xid).len());
+                let mut out = vec![1, 2, 3];
+                prop_assert!(m.try_encode(xid, &mut out).is_err());
+                prop_assert_eq!(out, vec![1, 2, 3], "nothing left behind");
+            }
+        }
+    }
+
+    #[test]
     fn every_message_round_trips(m in common::message(), xid in any::<u32>()) {
         let wire = m.to_bytes(xid);
         let frame = Bytes::from(wire.clone());

@@ -310,8 +310,18 @@ impl Pipeline {
             Some(_) => compile_valid(&fm.match_)?,
             None => compile(&fm.match_)?,
         };
+        // A flow entry must fit one FLOW_STATS reply (see FLOW_ENTRY_MAX).
+        let ins_len = (!is_delete).then(|| {
+            let mut v = Vec::new();
+            ofp::instruction::encode_instructions(&fm.instructions, &mut v);
+            v.len()
+        });
         match fm.command {
-            FlowModCommand::Add => self.add(fm, key, wire_match, now_ns).map(|_| Vec::new()),
+            FlowModCommand::Add => {
+                let m = wire_match.map_or_else(|| fm.match_.wire_len(), <[u8]>::len);
+                fits_flow_stats(m, ins_len.unwrap_or(0))?;
+                self.add(fm, key, wire_match, now_ns).map(|_| Vec::new())
+            }
             FlowModCommand::Modify | FlowModCommand::ModifyStrict => {
                 validate::instructions(fm.table_id, &fm.instructions, &fm.match_, &self.context())?;
                 let strict = fm.command == FlowModCommand::ModifyStrict;
@@ -333,6 +343,9 @@ impl Pipeline {
                         .cloned()
                         .collect()
                 };
+                for r in &targets {
+                    fits_flow_stats(r.match_.wire_len(), ins_len.unwrap_or(0))?;
+                }
                 let workers = self.config.workers;
                 let instructions: Box<[ofp::Instruction]> =
                     fm.instructions.clone().into_boxed_slice();
@@ -657,6 +670,21 @@ impl Pipeline {
             }
             _ => {}
         }
+        // Its GROUP_STATS and GROUP_DESC entries must each fit one reply.
+        let buckets_len: usize = gm.buckets.iter().map(|b| b.wire_len()).sum();
+        if gm.buckets.len() > GROUP_BUCKETS_MAX {
+            return Err(e(
+                GroupModFailedCode::OutOfBuckets,
+                "more buckets than a GROUP_STATS reply can report",
+            ));
+        }
+        // GROUP_DESC: reply header 16, entry header 8, the buckets.
+        if 16 + 8 + buckets_len > ofp::header::MAX_MSG_LEN {
+            return Err(e(
+                GroupModFailedCode::BadBucket,
+                "the buckets would not fit a GROUP_DESC reply (65 535 bytes)",
+            ));
+        }
         for b in &gm.buckets {
             if gm.group_type != GroupType::Select && b.weight != 0 {
                 return Err(e(
@@ -884,6 +912,26 @@ impl Pipeline {
         out
     }
 }
+
+/// The longest flow entry (`ofp_flow_stats`: 48 bytes, the match, the
+/// instructions; as long as the FLOW_MOD that makes it) whose FLOW_STATS
+/// reply fits one message: 65 535 less the reply's 16-byte header. A
+/// longer one could never be reported, so it is refused.
+pub const FLOW_ENTRY_MAX: usize = ofp::header::MAX_MSG_LEN - 16;
+
+fn fits_flow_stats(match_len: usize, ins_len: usize) -> Result<(), OfpError> {
+    if 48 + match_len + ins_len > FLOW_ENTRY_MAX {
+        return Err(fm_err(
+            FlowModFailedCode::Unknown0,
+            "the flow entry would not fit a FLOW_STATS reply (65 535 bytes)",
+        ));
+    }
+    Ok(())
+}
+
+/// The most buckets a group may have: its GROUP_STATS entry (40 bytes and
+/// 16 per bucket) must fit one reply message (16-byte header).
+pub const GROUP_BUCKETS_MAX: usize = (ofp::header::MAX_MSG_LEN - 16 - 40) / 16;
 
 /// ADD needs the id free, MODIFY needs it taken.
 fn presence(

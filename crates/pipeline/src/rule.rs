@@ -83,6 +83,11 @@ impl Counters {
 pub struct StoredMatch(Box<[u8]>);
 
 impl StoredMatch {
+    /// Its length on the wire, padding included.
+    pub fn wire_len(&self) -> usize {
+        self.0.len()
+    }
+
     /// Stores `m`.
     pub fn new(m: &Match) -> StoredMatch {
         let mut v = Vec::with_capacity(m.wire_len());

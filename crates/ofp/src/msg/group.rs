@@ -48,6 +48,13 @@ impl Default for Bucket {
 }
 
 impl Bucket {
+    /// Its length on the wire (`ofp_bucket`: 16 bytes and the actions).
+    pub fn wire_len(&self) -> usize {
+        let mut v = Vec::new();
+        self.encode(&mut v);
+        v.len()
+    }
+
     pub(crate) fn encode(&self, out: &mut Vec<u8>) {
         let start = out.len();
         let at = len_placeholder(out);

@@ -16,7 +16,7 @@ pub mod table_features;
 use bytes::{BufMut, Bytes};
 
 use crate::error::{BadRequestCode, ErrorCode, OfpError, Result};
-use crate::header::{Header, MsgType, HEADER_LEN, OFP_VERSION};
+use crate::header::{Header, MsgType, HEADER_LEN, MAX_MSG_LEN, OFP_VERSION};
 use crate::wire::{patch_len, Reader};
 
 use flow::{FlowMod, FlowRemoved, PacketIn, PacketOut};
@@ -63,6 +63,25 @@ pub enum Message {
     MeterMod(MeterMod),
 }
 
+/// A message that does not fit OpenFlow's 16-bit length field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TooLong {
+    /// The length it would have had, bytes.
+    pub len: usize,
+}
+
+impl std::fmt::Display for TooLong {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} bytes, more than an OpenFlow message can hold (65535)",
+            self.len
+        )
+    }
+}
+
+impl std::error::Error for TooLong {}
+
 impl Message {
     /// The message's `ofp_type`.
     pub fn msg_type(&self) -> MsgType {
@@ -101,7 +120,25 @@ impl Message {
         }
     }
 
-    /// Appends the whole message (header included) to `out`.
+    /// Appends the whole message to `out` if it fits OpenFlow's 16-bit
+    /// length field; otherwise leaves `out` as it was and says how long the
+    /// message would have been. Everything a switch sends goes through
+    /// this, so no message with a clamped length (which would desynchronise
+    /// the peer's stream) is ever emitted.
+    pub fn try_encode(&self, xid: u32, out: &mut Vec<u8>) -> std::result::Result<(), TooLong> {
+        let start = out.len();
+        self.encode(xid, out);
+        let len = out.len() - start;
+        if len > MAX_MSG_LEN {
+            out.truncate(start);
+            return Err(TooLong { len });
+        }
+        Ok(())
+    }
+
+    /// Appends the whole message (header included) to `out`. A message
+    /// longer than 65 535 bytes gets a saturated length field: use
+    /// [`Message::try_encode`] where that can happen.
     pub fn encode(&self, xid: u32, out: &mut Vec<u8>) {
         let start = out.len();
         let version = match self {
@@ -174,6 +211,13 @@ impl Message {
             }) => f.match_.validate(),
             _ => Ok(()),
         }
+    }
+
+    /// The whole message as a new buffer, if it fits 65 535 bytes.
+    pub fn try_to_bytes(&self, xid: u32) -> std::result::Result<Vec<u8>, TooLong> {
+        let mut v = Vec::with_capacity(64);
+        self.try_encode(xid, &mut v)?;
+        Ok(v)
     }
 
     /// The whole message as a new buffer.
