@@ -6,6 +6,8 @@
 use ofp::msg::simple::{AsyncConfig, ControllerRole};
 use ofp::{Framer, Message};
 
+use crate::outbox::Outbox;
+
 /// Where a connection stands in the handshake.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
@@ -27,8 +29,16 @@ pub struct ConnConfig {
     pub packet_in_rate: u32,
     /// Burst of PACKET_INs allowed above the rate.
     pub packet_in_burst: u32,
-    /// Asynchronous messages wait while the outbox holds more than this.
+    /// The connection's budget of unsent bytes. While its outbox holds
+    /// more, the daemon stops reading from it (requests wait in the
+    /// kernel, not in sluice), the agent handles no more of its requests,
+    /// a long reply in progress (FLOW_STATS) waits, and PACKET_INs for it
+    /// are dropped and counted.
     pub max_outbox: usize,
+    /// Past this many unsent bytes the connection is closed: only
+    /// asynchronous messages (PORT_STATUS, FLOW_REMOVED) can take a peer
+    /// that does not read this far past the budget.
+    pub outbox_hard_cap: usize,
 }
 
 impl Default for ConnConfig {
@@ -38,6 +48,7 @@ impl Default for ConnConfig {
             packet_in_rate: 100_000,
             packet_in_burst: 10_000,
             max_outbox: 4 << 20,
+            outbox_hard_cap: 32 << 20,
         }
     }
 }
@@ -49,7 +60,10 @@ pub struct Conn {
     pub async_config: AsyncConfig,
     pub(crate) framer: Framer,
     /// Bytes to send, in order.
-    pub outbox: Vec<u8>,
+    pub outbox: Outbox,
+    /// A FLOW_STATS reply being produced a message at a time, as the
+    /// outbox drains (see [`crate::Agent::pump`]).
+    pub(crate) job: Option<crate::FlowStatsJob>,
     pub(crate) last_rx_ns: u64,
     pub(crate) probe_sent: bool,
     /// GCRA state of the PACKET_IN limit: theoretical arrival time.
@@ -81,7 +95,8 @@ impl Conn {
             role: ControllerRole::Equal,
             async_config: default_async(),
             framer: Framer::new(),
-            outbox: Vec::new(),
+            outbox: Outbox::default(),
+            job: None,
             last_rx_ns: now_ns,
             probe_sent: false,
             pin_tat: 0,
@@ -109,7 +124,7 @@ impl Conn {
         // whose stats could not be sent refused), so this cannot fail; if
         // it ever does, the message is dropped and logged rather than sent
         // with a clamped length that would desynchronise the peer.
-        if let Err(e) = msg.try_encode(xid, &mut self.outbox) {
+        if let Err(e) = self.outbox.push(msg, xid) {
             tracing::error!(msg_type = ?msg.msg_type(), xid, "not sent: {e}");
             debug_assert!(false, "a {:?} of {e}", msg.msg_type());
         }
@@ -126,10 +141,35 @@ impl Conn {
         self.phase == Phase::Open && m & (1 << reason) != 0
     }
 
+    /// Whether the outbox is within the budget: more requests may be
+    /// handled and more bytes read.
+    pub fn within_budget(&self) -> bool {
+        self.outbox.len() <= self.config.max_outbox
+    }
+
+    /// Whether the connection may take more input now: within its budget
+    /// and not in the middle of a long reply.
+    pub fn wants_input(&self) -> bool {
+        self.within_budget() && self.job.is_none() && self.phase != Phase::Closing
+    }
+
+    /// Whether [`crate::Agent::pump`] has something to do: within the
+    /// budget, with a long reply in progress or a whole request waiting.
+    pub fn has_work(&self) -> bool {
+        self.within_budget()
+            && self.phase != Phase::Closing
+            && (self.job.is_some() || self.framer.has_frame())
+    }
+
+    /// Whether the peer has let the outbox grow past the hard cap.
+    pub fn over_hard_cap(&self) -> bool {
+        self.outbox.len() > self.config.outbox_hard_cap
+    }
+
     /// Takes one PACKET_IN token at `now_ns` if the rate allows and the
     /// outbox has room.
     pub(crate) fn packet_in_allowed(&mut self, now_ns: u64) -> bool {
-        if self.outbox.len() > self.config.max_outbox {
+        if !self.within_budget() {
             self.packet_in_dropped += 1;
             return false;
         }

@@ -38,6 +38,7 @@
 
 pub mod buffers;
 pub mod conn;
+pub mod outbox;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -63,6 +64,7 @@ use pipeline::{Pipeline, PortState, Removed, Snapshot, ToController};
 
 pub use buffers::Buffers;
 pub use conn::{Conn, ConnConfig, Phase};
+pub use outbox::Outbox;
 
 /// What the agent needs from the datapath.
 pub trait Datapath {
@@ -310,12 +312,36 @@ impl<D: Datapath> Agent<D> {
         c.framer.push(data);
         c.last_rx_ns = now_ns;
         c.probe_sent = false;
+        self.pump(id, now_ns)
+    }
+
+    /// Notes that the peer of `id` took bytes we sent: as good as input
+    /// for the inactivity probe (its requests may be waiting, unread,
+    /// behind a long reply).
+    pub fn peer_alive(&mut self, id: ConnId, now_ns: u64) {
+        if let Some(c) = self.conns.get_mut(&id) {
+            c.last_rx_ns = c.last_rx_ns.max(now_ns);
+            c.probe_sent = false;
+        }
+    }
+
+    /// Moves connection `id` on as far as its budget allows: the next
+    /// messages of a long reply in progress, then the requests waiting in
+    /// its input, one at a time, stopping when the unsent bytes pass the
+    /// budget ([`ConnConfig::max_outbox`]). The daemon calls this after
+    /// each write that made room. Returns false when the connection must
+    /// be closed (after its outbox is written).
+    pub fn pump(&mut self, id: ConnId, now_ns: u64) -> bool {
         loop {
             let Some(c) = self.conns.get_mut(&id) else {
                 return false;
             };
-            if c.phase == Phase::Closing {
+            if c.phase == Phase::Closing || !c.within_budget() {
                 break;
+            }
+            if c.job.is_some() {
+                self.continue_job(id, now_ns);
+                continue;
             }
             let Some(next) = c.framer.next_frame() else {
                 break;
@@ -334,6 +360,43 @@ impl<D: Datapath> Agent<D> {
         self.conns
             .get(&id)
             .is_some_and(|c| c.phase != Phase::Closing)
+    }
+
+    /// Sends the next message of connection `id`'s FLOW_STATS reply: as
+    /// many entries as fit one message, REPLY_MORE unless they are the
+    /// last. The rules were taken when the request came; their counters
+    /// are read now.
+    fn continue_job(&mut self, id: ConnId, now_ns: u64) {
+        let Some(c) = self.conns.get_mut(&id) else {
+            return;
+        };
+        let Some(job) = c.job.as_mut() else {
+            return;
+        };
+        let mut entries = Vec::new();
+        let mut len = 0;
+        let mut scratch = Vec::new();
+        while let Some(r) = job.rules.get(job.at) {
+            scratch.clear();
+            ofp::instruction::encode_instructions(&r.instructions, &mut scratch);
+            let l = 48 + r.match_.wire_len() + scratch.len();
+            if !entries.is_empty() && len + l > MAX_BODY {
+                break;
+            }
+            entries.push(pipeline::control::flow_stats_entry(r, now_ns));
+            len += l;
+            job.at += 1;
+        }
+        let done = job.at >= job.rules.len();
+        let xid = job.xid;
+        let msg = Message::MultipartReply(MultipartReply {
+            flags: if done { 0 } else { 1 },
+            body: R::Flow(entries),
+        });
+        c.send(&msg, xid);
+        if done {
+            c.job = None;
+        }
     }
 
     fn send(&mut self, id: ConnId, msg: &Message, xid: u32) {
@@ -558,6 +621,13 @@ impl<D: Datapath> Agent<D> {
                     // OFPMPF_REQ_MORE: no request here needs several parts.
                     return Err(brc(BadRequestCode::MultipartBufferOverflow));
                 }
+                if let Q::Flow(freq) = &req.body {
+                    let rules = self.pipeline.flow_stats_rules(freq).map_err(|e| e.code)?;
+                    if let Some(c) = self.conns.get_mut(&id) {
+                        c.job = Some(FlowStatsJob { xid, rules, at: 0 });
+                    }
+                    return Ok(());
+                }
                 let bodies = self.multipart(req.body, now_ns)?;
                 let n = bodies.len();
                 for (i, body) in bodies.into_iter().enumerate() {
@@ -744,6 +814,8 @@ impl<D: Datapath> Agent<D> {
         let p = &self.pipeline;
         Ok(match body {
             Q::Desc => vec![R::Desc(Box::new(self.desc))],
+            // `dispatch` answers FLOW_STATS a message at a time (see
+            // `Agent::pump`); this is the whole reply at once.
             Q::Flow(req) => {
                 let all = p.flow_stats(&req, now_ns).map_err(|e| e.code)?;
                 split(all, R::Flow)
@@ -1193,6 +1265,16 @@ fn queue_desc(p: &PortInfo) -> Vec<PacketQueue> {
             }
         })
         .collect()
+}
+
+/// A FLOW_STATS reply in progress on one connection.
+#[derive(Debug)]
+pub struct FlowStatsJob {
+    xid: u32,
+    /// The rules selected when the request came, in reply order.
+    rules: Vec<Arc<pipeline::Rule>>,
+    /// How many have been sent.
+    at: usize,
 }
 
 /// The most frame bytes one PACKET_IN carries: 65 535 less its header

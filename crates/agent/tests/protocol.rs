@@ -606,3 +606,148 @@ fn groups_whose_stats_could_not_be_sent_are_refused() {
         ErrorCode::GroupModFailed(ofp::error::GroupModFailedCode::BadBucket)
     );
 }
+
+/// Takes everything queued on `id` as a peer reading it would.
+fn drain(a: &mut Agent<FakeDp>, id: ConnId) -> Vec<(u32, Message)> {
+    let c = a.conns.get_mut(&id).unwrap();
+    let out = c.outbox.to_vec();
+    c.outbox.consume(out.len());
+    let mut f = ofp::Framer::new();
+    f.push(&out);
+    let mut v = Vec::new();
+    while let Some(m) = f.next_message() {
+        let (h, m) = m.expect("the agent sends valid messages");
+        v.push((h.xid, m));
+    }
+    v
+}
+
+#[test]
+fn a_peer_that_does_not_read_is_held_to_its_budget() {
+    let mut a = agent();
+    let id = open(&mut a);
+    let budget = a.conns[&id].config.max_outbox;
+    // 100 TABLE_FEATURES requests (16 bytes each, ~390 KB of reply each)
+    // and 20 000 ECHO_REQUESTs in one read: 39 MB of replies if all were
+    // answered at once, ten times the budget.
+    let tf = Message::MultipartRequest(MultipartRequest::new(MultipartRequestBody::TableFeatures(
+        vec![],
+    )));
+    let mut input = Vec::new();
+    for i in 0..100 {
+        input.extend(tf.to_bytes(i));
+    }
+    for i in 0..20_000 {
+        input.extend(Message::EchoRequest(Bytes::from_static(b"0123456789abcdef")).to_bytes(i));
+    }
+    assert!(a.receive(id, &input, 1));
+    let c = &a.conns[&id];
+    assert!(!c.wants_input(), "over budget: the daemon stops reading");
+    assert!(
+        c.outbox.len() <= budget + 400_000,
+        "{} unsent",
+        c.outbox.len()
+    );
+    assert!(!c.over_hard_cap());
+    // Read by the peer a budget at a time, everything is answered in order.
+    let (mut last_parts, mut echoes, mut max_unsent) = (0, 0, 0);
+    loop {
+        let r = drain(&mut a, id);
+        if r.is_empty() {
+            break;
+        }
+        for (_, m) in r {
+            match m {
+                Message::MultipartReply(p) if p.flags & 1 == 0 => last_parts += 1,
+                Message::EchoReply(_) => {
+                    assert_eq!(last_parts, 100, "echo replies after every earlier request");
+                    echoes += 1
+                }
+                _ => {}
+            }
+        }
+        assert!(a.pump(id, 2));
+        max_unsent = max_unsent.max(a.conns[&id].outbox.len());
+    }
+    assert_eq!((last_parts, echoes), (100, 20_000));
+    assert!(max_unsent <= budget + 400_000);
+    assert!(a.conns[&id].wants_input());
+    assert!(a.conns[&id].outbox.capacity() <= agent::outbox::KEEP_CAPACITY);
+}
+
+#[test]
+fn flow_stats_are_sent_a_message_at_a_time_within_the_budget() {
+    let mut a = agent();
+    a.conn_config.max_outbox = 100_000;
+    let id = open(&mut a);
+    let mut bytes = Vec::new();
+    for i in 0..20_000u32 {
+        bytes.extend(
+            flow(&format!(
+                "priority=5,tcp,nw_src=10.0.{}.{},tp_dst=80,actions=output:2",
+                i / 256,
+                i % 256
+            ))
+            .to_bytes(i),
+        );
+    }
+    assert!(a.receive(id, &bytes, 1));
+    while !drain(&mut a, id).is_empty() {
+        a.pump(id, 1);
+    }
+    let req = Message::MultipartRequest(MultipartRequest::new(MultipartRequestBody::Flow(
+        Default::default(),
+    )));
+    let mut input = req.to_bytes(77);
+    input.extend(Message::BarrierRequest.to_bytes(78));
+    assert!(a.receive(id, &input, 1));
+    assert!(!a.conns[&id].wants_input(), "the reply is in progress");
+    let (mut n, mut parts, mut barrier_seen) = (0, 0, false);
+    loop {
+        assert!(a.conns[&id].outbox.len() <= 100_000 + 65_535);
+        let r = drain(&mut a, id);
+        if r.is_empty() {
+            break;
+        }
+        for (xid, m) in r {
+            match m {
+                Message::MultipartReply(p) => {
+                    assert_eq!(xid, 77);
+                    assert!(!barrier_seen);
+                    parts += 1;
+                    if let MultipartReplyBody::Flow(v) = p.body {
+                        n += v.len();
+                    }
+                    assert_eq!(
+                        p.flags & 1 == 0,
+                        n == 20_000,
+                        "REPLY_MORE on all but the last"
+                    );
+                }
+                Message::BarrierReply => {
+                    assert_eq!(n, 20_000, "the barrier reply follows the whole reply");
+                    barrier_seen = true;
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        a.pump(id, 2);
+    }
+    assert_eq!(n, 20_000);
+    assert!(parts > 20, "{parts} parts");
+    assert!(barrier_seen);
+}
+
+#[test]
+fn asynchronous_messages_past_the_hard_cap_are_seen() {
+    let mut a = agent();
+    a.conn_config.outbox_hard_cap = 50_000;
+    let id = open(&mut a);
+    for i in 0..2000 {
+        a.link_changed(1, i % 2 == 0);
+    }
+    assert!(
+        a.conns[&id].over_hard_cap(),
+        "PORT_STATUS to a peer that never reads"
+    );
+}

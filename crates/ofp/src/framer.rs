@@ -79,6 +79,16 @@ impl Framer {
         self.buf.len()
     }
 
+    /// Whether [`Framer::next_frame`] would return something now: a whole
+    /// frame, or a header whose length is the fatal error.
+    pub fn has_frame(&self) -> bool {
+        if self.broken || self.buf.len() < HEADER_LEN {
+            return false;
+        }
+        let len = u16::from_be_bytes([self.buf[2], self.buf[3]]) as usize;
+        len < HEADER_LEN || self.buf.len() >= len
+    }
+
     /// True after a fatal rejection.
     pub fn is_broken(&self) -> bool {
         self.broken

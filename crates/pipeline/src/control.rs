@@ -525,35 +525,27 @@ impl Pipeline {
             .collect())
     }
 
-    /// Answers a flow stats request (rules sorted by table, then priority).
+    /// Answers a flow stats request.
     pub fn flow_stats(
         &self,
         req: &FlowStatsRequest,
         now_ns: u64,
     ) -> Result<Vec<FlowStats>, OfpError> {
-        let mut rules = self.selected_rules(req)?;
-        rules.sort_by_key(|r| (r.table_id, std::cmp::Reverse(r.priority), r.id));
-        Ok(rules
-            .into_iter()
-            .map(|r| {
-                let t = r.counters.totals();
-                let d = now_ns.saturating_sub(r.created_ns);
-                FlowStats {
-                    table_id: r.table_id,
-                    duration_sec: (d / 1_000_000_000) as u32,
-                    duration_nsec: (d % 1_000_000_000) as u32,
-                    priority: r.priority,
-                    idle_timeout: r.idle_timeout,
-                    hard_timeout: r.hard_timeout,
-                    flags: r.flags,
-                    cookie: r.cookie,
-                    packet_count: t.packets,
-                    byte_count: t.bytes,
-                    match_: r.match_.get(),
-                    instructions: r.instructions.to_vec(),
-                }
-            })
+        Ok(self
+            .flow_stats_rules(req)?
+            .iter()
+            .map(|r| flow_stats_entry(r, now_ns))
             .collect())
+    }
+
+    /// The rules a flow stats request selects, in the order they are
+    /// reported (table, then priority from high to low, then age), held so
+    /// a long reply can be produced a message at a time while the tables
+    /// change ([`flow_stats_entry`] makes each entry).
+    pub fn flow_stats_rules(&self, req: &FlowStatsRequest) -> Result<Vec<Arc<Rule>>, OfpError> {
+        let mut rules: Vec<Arc<Rule>> = self.selected_rules(req)?.into_iter().cloned().collect();
+        rules.sort_by_key(|r| (r.table_id, std::cmp::Reverse(r.priority), r.id));
+        Ok(rules)
     }
 
     /// Answers an aggregate stats request.
@@ -1027,4 +1019,24 @@ fn bucket_liveness(groups: &HashMap<u32, Group>, ports: &[PortState]) -> HashMap
             (*id, v)
         })
         .collect()
+}
+
+/// One rule's FLOW_STATS entry at `now_ns` (counters as they are now).
+pub fn flow_stats_entry(r: &Rule, now_ns: u64) -> FlowStats {
+    let t = r.counters.totals();
+    let d = now_ns.saturating_sub(r.created_ns);
+    FlowStats {
+        table_id: r.table_id,
+        duration_sec: (d / 1_000_000_000) as u32,
+        duration_nsec: (d % 1_000_000_000) as u32,
+        priority: r.priority,
+        idle_timeout: r.idle_timeout,
+        hard_timeout: r.hard_timeout,
+        flags: r.flags,
+        cookie: r.cookie,
+        packet_count: t.packets,
+        byte_count: t.bytes,
+        match_: r.match_.get(),
+        instructions: r.instructions.to_vec(),
+    }
 }

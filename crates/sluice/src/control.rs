@@ -30,6 +30,11 @@ use datapath::PortCounters;
 use ofp::msg::multipart::PortStats;
 use pipeline::Snapshot;
 
+/// How many times one round lets a connection go on after a write made
+/// room (each adds about one message of a long reply, or the replies to
+/// the requests that fit the budget): fairness between connections.
+const MAX_PUMPS_PER_ROUND: usize = 16;
+
 /// A parsed endpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Endpoint {
@@ -317,16 +322,17 @@ impl Control {
             }
         }
         for (id, s) in &self.streams {
-            let want_out = s.wants_write()
-                || self
-                    .agent
-                    .conns
-                    .get(id)
-                    .is_some_and(|c| !c.outbox.is_empty());
-            add(
-                s.fd(),
-                libc::POLLIN | if want_out { libc::POLLOUT } else { 0 },
-            );
+            let c = self.agent.conns.get(id);
+            // Writable also wakes a connection with work left over from a
+            // round's share (see MAX_PUMPS_PER_ROUND).
+            let want_out =
+                s.wants_write() || c.is_some_and(|c| !c.outbox.is_empty() || c.has_work());
+            // Over its budget, a connection is not read: its requests wait
+            // in the kernel until the peer takes its replies.
+            let want_in = c.is_none_or(|c| c.wants_input());
+            let events =
+                if want_in { libc::POLLIN } else { 0 } | if want_out { libc::POLLOUT } else { 0 };
+            add(s.fd(), events);
         }
     }
 
@@ -429,6 +435,9 @@ impl Control {
         let ids: Vec<ConnId> = self.streams.keys().copied().collect();
         for id in ids {
             while let Some(s) = self.streams.get_mut(&id) {
+                if !self.agent.conns.get(&id).is_none_or(|c| c.wants_input()) {
+                    break;
+                }
                 match s.read(&mut buf) {
                     Ok(0) => {
                         self.close(id, "peer closed");
@@ -485,10 +494,60 @@ impl Control {
                 self.agent.publish();
             }
         }
-        // Write.
+        // Write, and let each connection go on as far as what was written
+        // makes room; close a peer that lets its backlog pass the hard cap.
         let ids: Vec<ConnId> = self.streams.keys().copied().collect();
         for id in ids {
+            let before = self.agent.conns.get(&id).map_or(0, |c| c.outbox.len());
             self.flush(id);
+            if self
+                .agent
+                .conns
+                .get(&id)
+                .is_some_and(|c| c.outbox.len() < before)
+            {
+                // The peer takes what we send: it is alive even while its
+                // own requests wait behind a long reply.
+                self.agent.peer_alive(id, now_ns);
+            }
+            for _ in 0..MAX_PUMPS_PER_ROUND {
+                let Some(c) = self.agent.conns.get(&id) else {
+                    break;
+                };
+                if !c.has_work() {
+                    break;
+                }
+                let before = c.outbox.len();
+                if !self.agent.pump(id, now_ns) {
+                    self.flush(id);
+                    self.close(id, "protocol error");
+                    break;
+                }
+                let Some(c) = self.agent.conns.get(&id) else {
+                    break;
+                };
+                if c.outbox.len() == before {
+                    break; // only part of a message waiting
+                }
+                self.flush(id);
+                if self
+                    .agent
+                    .conns
+                    .get(&id)
+                    .is_some_and(|c| !c.outbox.is_empty())
+                {
+                    break; // the socket is full: POLLOUT will bring us back
+                }
+            }
+            if let Some(c) = self.agent.conns.get(&id) {
+                if c.over_hard_cap() {
+                    let n = c.outbox.len();
+                    let why =
+                        format!("{n} bytes unsent, past the hard cap: the peer does not read");
+                    tracing::warn!(bridge = %self.bridge, conn = id, unsent = n, "closing a connection that does not read");
+                    self.close(id, &why);
+                }
+            }
         }
         for id in self.agent.tick(now_ns) {
             self.close(id, "inactivity probe unanswered");
@@ -520,9 +579,7 @@ impl Control {
         while !c.outbox.is_empty() {
             match s.write(&c.outbox) {
                 Ok(0) => break,
-                Ok(n) => {
-                    c.outbox.drain(..n);
-                }
+                Ok(n) => c.outbox.consume(n),
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(_) => {

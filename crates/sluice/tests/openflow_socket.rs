@@ -260,3 +260,67 @@ fn trace_over_the_socket_names_the_rule() {
     short[2..4].copy_from_slice(&20u16.to_be_bytes());
     p.expect_error(&short, ErrorCode::BadRequest(BadRequestCode::BadLen));
 }
+
+fn rss_kb(pid: u32) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    s.lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+#[test]
+fn a_peer_that_never_reads_cannot_grow_the_daemon() {
+    let (d, sock) = start("noread");
+    let pid = d.child.id();
+    // Warm up: one well-behaved exchange, so the first replies' buffers exist.
+    let mut good = Peer::connect(&sock);
+    good.raw(&Message::FeaturesRequest.to_bytes(2));
+    assert!(matches!(good.recv().1, Message::FeaturesReply(_)));
+    let before = rss_kb(pid);
+    // The bad peer: HELLO, then TABLE_FEATURES requests (16 bytes, ~390 KB
+    // of reply each) and ECHO_REQUESTs, as fast as the daemon takes them
+    // for 3 s, never reading a byte.
+    let mut bad = UnixStream::connect(&sock).unwrap();
+    bad.set_write_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    bad.write_all(&Message::Hello(Hello::ours()).to_bytes(1))
+        .unwrap();
+    let tf = Message::MultipartRequest(MultipartRequest::new(MultipartRequestBody::TableFeatures(
+        vec![],
+    )))
+    .to_bytes(3);
+    let echo = Message::EchoRequest(Bytes::from(vec![7u8; 1000])).to_bytes(4);
+    let mut chunk = Vec::new();
+    for _ in 0..64 {
+        chunk.extend_from_slice(&tf);
+        chunk.extend_from_slice(&echo);
+    }
+    let t0 = Instant::now();
+    let mut sent = 0usize;
+    while t0.elapsed() < Duration::from_secs(3) {
+        match bad.write(&chunk) {
+            Ok(n) => sent += n,
+            Err(_) => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+    let after = rss_kb(pid);
+    // Had every request been answered: ~390 KB per 16 bytes of TABLE_FEATURES.
+    let asked = sent / (tf.len() + echo.len()) * 390;
+    eprintln!("sent {sent} bytes asking for ~{asked} kB of replies; RSS {before} -> {after} kB");
+    assert!(
+        asked > 40_000,
+        "the peer asked for far more than the budget"
+    );
+    // The budget (4 MB) plus one reply, with room for allocator slack.
+    assert!(
+        after < before + 8 * 1024,
+        "RSS grew from {before} to {after} kB"
+    );
+    // The daemon still serves others at once.
+    let t = Instant::now();
+    good.raw(&Message::EchoRequest(Bytes::from_static(b"hi")).to_bytes(9));
+    assert!(matches!(good.recv(), (9, Message::EchoReply(_))));
+    assert!(t.elapsed() < Duration::from_secs(1));
+    drop(bad);
+}
