@@ -35,6 +35,17 @@
 //! * PACKET_INs are limited per connection (token bucket) and dropped —
 //!   counted — when a connection's outbox is full, so a flood of misses
 //!   cannot starve the channel or grow memory.
+//! * Memory per connection is bounded: past [`ConnConfig::max_outbox`]
+//!   unsent bytes the agent handles no more of that connection's requests
+//!   ([`Conn::wants_input`] tells the daemon to stop reading it), a
+//!   FLOW_STATS reply is produced a message at a time as the outbox drains
+//!   ([`Agent::pump`]; later requests, barriers included, wait behind it),
+//!   and past [`ConnConfig::outbox_hard_cap`] ([`Conn::over_hard_cap`],
+//!   reachable only by asynchronous messages) the daemon closes it.
+//! * No message longer than 65 535 bytes is ever sent: multipart replies
+//!   are split, trace text and PACKET_IN data cut to fit, flows and groups
+//!   whose stats entries could not fit refused; [`Conn`] encodes with
+//!   `Message::try_encode` and drops (and logs) anything longer.
 
 pub mod buffers;
 pub mod conn;
