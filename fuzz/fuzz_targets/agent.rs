@@ -211,7 +211,7 @@ fuzz_target!(|data: &[u8]| {
             4 => {
                 // Time passes: up to ~25 s in 100 ms steps.
                 now += (op as u64 / 10 + 1) * 100_000_000;
-                for id in a.tick(now) {
+                for (id, _) in a.tick(now) {
                     a.disconnect(id);
                     conns.retain(|x| *x != id);
                 }

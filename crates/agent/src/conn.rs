@@ -35,6 +35,12 @@ pub struct ConnConfig {
     /// a long reply in progress (FLOW_STATS) waits, and PACKET_INs for it
     /// are dropped and counted.
     pub max_outbox: usize,
+    /// The peer's HELLO must come within this long of the connection.
+    pub hello_deadline_ns: u64,
+    /// A message whose first bytes came must be whole within this long (a
+    /// byte every few seconds must not keep a half message, and its
+    /// buffer, alive forever).
+    pub message_deadline_ns: u64,
     /// Past this many unsent bytes the connection is closed: only
     /// asynchronous messages (PORT_STATUS, FLOW_REMOVED) can take a peer
     /// that does not read this far past the budget.
@@ -49,6 +55,8 @@ impl Default for ConnConfig {
             packet_in_burst: 10_000,
             max_outbox: 4 << 20,
             outbox_hard_cap: 32 << 20,
+            hello_deadline_ns: 10_000_000_000,
+            message_deadline_ns: 10_000_000_000,
         }
     }
 }
@@ -65,6 +73,14 @@ pub struct Conn {
     /// outbox drains (see [`crate::Agent::pump`]).
     pub(crate) job: Option<crate::FlowStatsJob>,
     pub(crate) last_rx_ns: u64,
+    /// When the connection was made.
+    pub(crate) opened_ns: u64,
+    /// Since when a started message has waited for its remaining bytes
+    /// (while the connection is read).
+    pub(crate) partial_since_ns: Option<u64>,
+    /// Whether the peer has sent FEATURES_REQUEST: a controller's
+    /// handshake, after which it counts for the fail mode.
+    pub(crate) features_seen: bool,
     pub(crate) probe_sent: bool,
     /// GCRA state of the PACKET_IN limit: theoretical arrival time.
     pub(crate) pin_tat: u64,
@@ -98,6 +114,9 @@ impl Conn {
             outbox: Outbox::default(),
             job: None,
             last_rx_ns: now_ns,
+            opened_ns: now_ns,
+            partial_since_ns: None,
+            features_seen: false,
             probe_sent: false,
             pin_tat: 0,
             packet_in_dropped: 0,

@@ -253,11 +253,13 @@ impl<D: Datapath> Agent<D> {
         self.conns.remove(&id);
     }
 
-    /// Whether any controller has completed the handshake.
+    /// Whether any controller has completed the handshake: HELLO and a
+    /// FEATURES_REQUEST (a bare TCP connect, or a HELLO alone, does not
+    /// end standalone fail mode).
     pub fn has_controller(&self) -> bool {
         self.conns
             .values()
-            .any(|c| c.phase == Phase::Open && !c.service)
+            .any(|c| c.phase == Phase::Open && c.features_seen && !c.service)
     }
 
     /// Marks `id` a service connection (a management tool such as
@@ -366,6 +368,15 @@ impl<D: Datapath> Agent<D> {
                 }
                 Ok(frame) => self.handle_frame(id, &frame, now_ns),
             }
+        }
+        if let Some(c) = self.conns.get_mut(&id) {
+            // A started message, while we read: its deadline runs.
+            let partial = c.framer.buffered() > 0 && !c.framer.has_frame() && c.wants_input();
+            c.partial_since_ns = match (partial, c.partial_since_ns) {
+                (false, _) => None,
+                (true, None) => Some(now_ns),
+                (true, since) => since,
+            };
         }
         self.publish_due(now_ns);
         self.conns
@@ -511,6 +522,9 @@ impl<D: Datapath> Agent<D> {
             M::EchoReply(_) => {}
             M::FeaturesRequest => {
                 use ofp::msg::simple::capabilities as cap;
+                if let Some(c) = self.conns.get_mut(&id) {
+                    c.features_seen = true;
+                }
                 let reply = FeaturesReply {
                     datapath_id: self.datapath_id,
                     n_buffers: buffers::N_BUFFERS,
@@ -1111,9 +1125,11 @@ impl<D: Datapath> Agent<D> {
         }
     }
 
-    /// Keepalives and flow expiry. Returns the connections to close (no
-    /// input for twice the probe interval).
-    pub fn tick(&mut self, now_ns: u64) -> Vec<ConnId> {
+    /// Keepalives, deadlines and flow expiry. Returns the connections to
+    /// close, with why: no input for twice the probe interval, no HELLO
+    /// within [`ConnConfig::hello_deadline_ns`], a message left half sent
+    /// past [`ConnConfig::message_deadline_ns`].
+    pub fn tick(&mut self, now_ns: u64) -> Vec<(ConnId, &'static str)> {
         self.now_ns = self.now_ns.max(now_ns);
         let removed = self.pipeline.expire(now_ns);
         if !removed.is_empty() {
@@ -1124,8 +1140,18 @@ impl<D: Datapath> Agent<D> {
         let mut dead = Vec::new();
         for (id, c) in self.conns.iter_mut() {
             let idle = now_ns.saturating_sub(c.last_rx_ns);
-            if idle > 2 * c.config.probe_ns {
-                dead.push(*id);
+            let cfg = &c.config;
+            if c.phase == Phase::AwaitHello
+                && now_ns.saturating_sub(c.opened_ns) > cfg.hello_deadline_ns
+            {
+                dead.push((*id, "no HELLO in time"));
+            } else if c
+                .partial_since_ns
+                .is_some_and(|t| now_ns.saturating_sub(t) > cfg.message_deadline_ns)
+            {
+                dead.push((*id, "a message left unfinished"));
+            } else if idle > 2 * c.config.probe_ns {
+                dead.push((*id, "inactivity probe unanswered"));
             } else if idle > c.config.probe_ns && !c.probe_sent && c.phase == Phase::Open {
                 let xid = c.xid();
                 c.send(&Message::EchoRequest(Bytes::new()), xid);

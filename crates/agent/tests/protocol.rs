@@ -751,3 +751,45 @@ fn asynchronous_messages_past_the_hard_cap_are_seen() {
         "PORT_STATUS to a peer that never reads"
     );
 }
+
+#[test]
+fn a_controller_counts_only_after_hello_and_features_request() {
+    let mut a = agent();
+    let id = a.connect(0);
+    assert!(!a.has_controller());
+    assert!(a.receive(id, &Message::Hello(Hello::ours()).to_bytes(1), 0));
+    assert!(
+        !a.has_controller(),
+        "a HELLO alone does not end standalone mode"
+    );
+    send(&mut a, id, &Message::FeaturesRequest, 2);
+    assert!(a.has_controller());
+}
+
+#[test]
+fn connections_that_stall_the_handshake_or_a_message_are_closed() {
+    let mut a = agent();
+    let sec = 1_000_000_000u64;
+    // No HELLO within 10 s.
+    let silent = a.connect(0);
+    // HELLO, then the first bytes of a message, a byte every 3 s.
+    let slow = a.connect(0);
+    assert!(a.receive(slow, &Message::Hello(Hello::ours()).to_bytes(1), 0));
+    let echo = Message::EchoRequest(Bytes::from_static(b"x")).to_bytes(2);
+    for (i, b) in echo[..4].iter().enumerate() {
+        let now = i as u64 * 3 * sec;
+        assert!(a.receive(slow, &[*b], now));
+        let dead = a.tick(now);
+        assert!(dead.iter().all(|(id, _)| *id != slow), "{dead:?} at {i}");
+    }
+    assert!(a.tick(11 * sec).contains(&(silent, "no HELLO in time")));
+    a.disconnect(silent);
+    // The message was started at 0 s: past 10 s it is closed, although
+    // bytes keep coming.
+    assert!(a.receive(slow, &echo[4..5], 11 * sec));
+    let dead = a.tick(11 * sec);
+    assert!(
+        dead.contains(&(slow, "a message left unfinished")),
+        "{dead:?}"
+    );
+}

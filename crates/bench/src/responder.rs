@@ -91,10 +91,12 @@ pub fn run(o: &Options) -> Result<Report, String> {
     s.set_read_timeout(Some(Duration::from_millis(20)))
         .map_err(|e| e.to_string())?;
 
-    // HELLO, the table-miss flow to the controller (whole frames, no
-    // buffering), and a barrier.
+    // HELLO and FEATURES_REQUEST (a controller's handshake: the switch
+    // leaves standalone mode on it), the table-miss flow to the controller
+    // (whole frames, no buffering), and a barrier.
     let mut out = Vec::with_capacity(1 << 20);
     Message::Hello(Hello::ours()).encode(1, &mut out);
+    Message::FeaturesRequest.encode(4, &mut out);
     let miss = ofp::text::parse_flow_mod("priority=0,actions=CONTROLLER:65535")
         .map_err(|e| e.to_string())?;
     Message::FlowMod(miss).encode(2, &mut out);

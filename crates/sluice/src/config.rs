@@ -81,6 +81,10 @@ pub struct BridgeSection {
     /// past it gets OFPFMFC_TABLE_FULL.
     #[serde(default)]
     pub max_flows: Option<usize>,
+    /// Connections each listening endpoint (and the management socket)
+    /// holds at most (default 256); more are closed as they come.
+    #[serde(default)]
+    pub max_connections: Option<usize>,
 }
 
 fn default_true() -> bool {
@@ -114,6 +118,7 @@ impl Default for BridgeSection {
             listen: Vec::new(),
             packet_in_rate: None,
             max_flows: None,
+            max_connections: None,
         }
     }
 }
@@ -259,6 +264,8 @@ pub struct Config {
     pub packet_in_rate: Option<u32>,
     /// Rules in all tables together (see [`BridgeSection::max_flows`]).
     pub max_flows: usize,
+    /// Connections per listener (see [`BridgeSection::max_connections`]).
+    pub max_connections: usize,
     /// Each port's back end, by OpenFlow port number.
     pub backends: Vec<(u32, Backend)>,
     /// pcap ports.
@@ -622,10 +629,16 @@ pub fn check(
         Some(n) => n,
         None => pipeline::Config::default().max_flows,
     };
+    let max_connections = match file.max_connections {
+        Some(0) => return Err(err("bridge.max_connections", "must be at least 1")),
+        Some(n) => n,
+        None => crate::control::DEFAULT_MAX_CONNECTIONS,
+    };
     Ok(Config {
         endpoints,
         packet_in_rate: file.packet_in_rate,
         max_flows,
+        max_connections,
         workers,
         backends,
         local_port: file.local_port,

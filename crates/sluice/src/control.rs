@@ -14,14 +14,15 @@
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use agent::{Agent, ConnId, Datapath};
+
+use crate::dial;
 use arc_swap::ArcSwap;
 use bytes::Bytes;
 use datapath::channel::{Channels, PacketOutJob};
@@ -70,7 +71,9 @@ impl Endpoint {
             Ok(rest.to_string())
         };
         let listen_addr = |rest: &str| {
-            let (port, ip) = rest.split_once(':').unwrap_or((rest, "0.0.0.0"));
+            // Without an address: loopback only (listening on every
+            // interface must be asked for, e.g. ptcp:6653:0.0.0.0).
+            let (port, ip) = rest.split_once(':').unwrap_or((rest, "127.0.0.1"));
             let port: u16 = port
                 .parse()
                 .map_err(|_| format!("{s:?}: {port:?} is not a port number"))?;
@@ -216,8 +219,75 @@ struct Active {
     target: String,
     tls: bool,
     conn: Option<ConnId>,
+    /// On the way to a connection: resolving the name, or connecting.
+    dialing: Option<Dialing>,
     next_try_ns: u64,
     backoff_ns: u64,
+}
+
+enum Dialing {
+    Resolving,
+    /// A non-blocking connect in progress, and when to give up on it.
+    Connecting(TcpStream, u64),
+}
+
+/// How long a connect(2) to a controller may take.
+const CONNECT_TIMEOUT_NS: u64 = 5_000_000_000;
+
+/// Connections one listener holds at most, unless the configuration says
+/// otherwise (`max_connections` in `[bridge]`).
+pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
+
+/// After an accept(2) error other than "nothing to accept" (EMFILE,
+/// ENFILE, ENOBUFS...), the listener rests this long instead of being
+/// polled again at once, which would spin the control thread.
+const ACCEPT_BACKOFF_NS: u64 = 200_000_000;
+
+/// Connection log lines (accepted, closed, refused): at most this many per
+/// window, then one line saying how many were left out.
+const LOG_LINES_PER_WINDOW: u32 = 20;
+const LOG_WINDOW_NS: u64 = 10_000_000_000;
+
+/// A budget of log lines per window.
+#[derive(Default)]
+struct LogLimit {
+    window_start_ns: u64,
+    lines: u32,
+    suppressed: u64,
+}
+
+impl LogLimit {
+    /// Whether a line may be written at `now_ns`; at the start of a new
+    /// window, first reports what the last one left out.
+    fn allow(&mut self, bridge: &str, now_ns: u64) -> bool {
+        if now_ns.saturating_sub(self.window_start_ns) >= LOG_WINDOW_NS {
+            if self.suppressed > 0 {
+                tracing::warn!(
+                    bridge,
+                    suppressed = self.suppressed,
+                    "connection log lines left out"
+                );
+            }
+            self.window_start_ns = now_ns;
+            self.lines = 0;
+            self.suppressed = 0;
+        }
+        if self.lines < LOG_LINES_PER_WINDOW {
+            self.lines += 1;
+            true
+        } else {
+            self.suppressed += 1;
+            false
+        }
+    }
+}
+
+/// A listener's connections and health.
+#[derive(Default)]
+struct ListenerState {
+    live: usize,
+    /// Not polled before this (after an accept error).
+    resting_until_ns: u64,
 }
 
 /// One bridge's OpenFlow side.
@@ -237,6 +307,16 @@ pub struct Control {
     /// The daemon's TLS identity, when it has one.
     tls: Option<tls::Tls>,
     read_buf: Vec<u8>,
+    /// Per listener (same order as `listeners`).
+    listener_state: Vec<ListenerState>,
+    /// Which listener each accepted connection came from.
+    origin: HashMap<ConnId, usize>,
+    max_connections: usize,
+    log_limit: LogLimit,
+    /// Resolves controller names off this thread (only when a target is a
+    /// name, not an address).
+    resolver: Option<dial::Resolver>,
+    now_ns: u64,
 }
 
 /// Bytes read from a socket at a time.
@@ -251,6 +331,7 @@ impl Control {
         channels: Arc<Channels>,
         endpoints: &[Endpoint],
         tls: Option<tls::Tls>,
+        max_connections: usize,
     ) -> Result<Control, String> {
         let mut listeners = Vec::new();
         let mut actives = Vec::new();
@@ -265,19 +346,17 @@ impl Control {
                     let kind = if e.is_tls() { "ptls" } else { "ptcp" };
                     let l = TcpListener::bind(addr).map_err(|er| format!("{kind}:{addr}: {er}"))?;
                     l.set_nonblocking(true).map_err(|er| er.to_string())?;
+                    if !e.is_tls() && !addr.ip().is_loopback() {
+                        tracing::warn!(
+                            bridge,
+                            "{kind}:{addr}: OpenFlow in plaintext on a non-loopback address: \
+                             anyone who reaches it controls the switch (ptls: authenticates)"
+                        );
+                    }
                     listeners.push(Listener::Tcp(l, e.is_tls()));
                 }
                 Endpoint::PUnix(path) | Endpoint::Mgmt(path) => {
-                    if let Some(dir) = path.parent() {
-                        let _ = std::fs::create_dir_all(dir);
-                    }
-                    // A socket file nobody answers on is a leftover: reuse it.
-                    if path.exists() && UnixStream::connect(path).is_err() {
-                        let _ = std::fs::remove_file(path);
-                    }
-                    let l = UnixListener::bind(path)
-                        .map_err(|er| format!("punix:{}: {er}", path.display()))?;
-                    l.set_nonblocking(true).map_err(|er| er.to_string())?;
+                    let l = bind_unix(path)?;
                     let service = matches!(e, Endpoint::Mgmt(_));
                     listeners.push(Listener::Unix(l, path.clone(), service));
                 }
@@ -285,11 +364,13 @@ impl Control {
                     target: target.clone(),
                     tls: e.is_tls(),
                     conn: None,
+                    dialing: None,
                     next_try_ns: 0,
                     backoff_ns: 1_000_000_000,
                 }),
             }
         }
+        let listeners_len = listeners.len();
         Ok(Control {
             agent,
             listeners,
@@ -302,6 +383,14 @@ impl Control {
             bridge: bridge.to_string(),
             tls,
             read_buf: vec![0u8; READ_BUF],
+            listener_state: (0..listeners_len)
+                .map(|_| ListenerState::default())
+                .collect(),
+            origin: HashMap::new(),
+            max_connections,
+            log_limit: LogLimit::default(),
+            resolver: None,
+            now_ns: 0,
         })
     }
 
@@ -315,10 +404,18 @@ impl Control {
             })
         };
         add(self.channels.packet_in_wake.fd(), libc::POLLIN);
-        for l in &self.listeners {
+        for (l, st) in self.listeners.iter().zip(&self.listener_state) {
+            if st.resting_until_ns > self.now_ns {
+                continue;
+            }
             match l {
                 Listener::Tcp(l, _) => add(l.as_raw_fd(), libc::POLLIN),
                 Listener::Unix(l, _, _) => add(l.as_raw_fd(), libc::POLLIN),
+            }
+        }
+        for a in &self.actives {
+            if let Some(Dialing::Connecting(s, _)) = &a.dialing {
+                add(s.as_raw_fd(), libc::POLLOUT);
             }
         }
         for (id, s) in &self.streams {
@@ -341,7 +438,7 @@ impl Control {
         if service {
             self.agent.set_service(id);
             tracing::debug!(bridge = %self.bridge, peer = %peer, conn = id, "management connection");
-        } else {
+        } else if self.log_limit.allow(&self.bridge, now_ns) {
             tracing::info!(bridge = %self.bridge, peer = %peer, conn = id, "controller connection");
         }
         self.streams.insert(id, s);
@@ -351,7 +448,14 @@ impl Control {
 
     fn close(&mut self, id: ConnId, why: &str) {
         if let Some(peer) = self.peers.remove(&id) {
-            tracing::info!(bridge = %self.bridge, peer = %peer, conn = id, why, "controller connection closed");
+            if self.log_limit.allow(&self.bridge, self.now_ns) {
+                tracing::info!(bridge = %self.bridge, peer = %peer, conn = id, why, "controller connection closed");
+            }
+        }
+        if let Some(i) = self.origin.remove(&id) {
+            if let Some(st) = self.listener_state.get_mut(i) {
+                st.live = st.live.saturating_sub(1);
+            }
         }
         self.streams.remove(&id);
         self.agent.disconnect(id);
@@ -365,9 +469,13 @@ impl Control {
     /// Does everything that is ready: accepts, reads, hands over
     /// PACKET_INs, writes, reconnects, keepalives.
     pub fn service(&mut self, now_ns: u64) {
+        self.now_ns = now_ns;
         // Accept.
         let mut accepted = Vec::new();
-        for l in &self.listeners {
+        for (i, l) in self.listeners.iter().enumerate() {
+            if self.listener_state[i].resting_until_ns > now_ns {
+                continue;
+            }
             loop {
                 let got = match l {
                     Listener::Tcp(l, tls) => l.accept().map(|(s, a)| {
@@ -390,40 +498,106 @@ impl Control {
                     }),
                 };
                 match got {
-                    Ok((Ok(s), peer, service)) => accepted.push((s, peer, service)),
+                    Ok((Ok(s), peer, service)) => {
+                        let st = &mut self.listener_state[i];
+                        if st.live >= self.max_connections {
+                            // Refused: the stream is dropped (closed) here.
+                            if self.log_limit.allow(&self.bridge, now_ns) {
+                                tracing::warn!(bridge = %self.bridge, peer = %peer, max = self.max_connections,
+                                    "connection refused: the listener holds its maximum");
+                            }
+                            continue;
+                        }
+                        st.live += 1;
+                        accepted.push((s, peer, service, i));
+                    }
                     Ok((Err(_), _, _)) => {}
-                    Err(_) => break,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => {
+                        // EMFILE and the like: rest instead of spinning.
+                        if self.log_limit.allow(&self.bridge, now_ns) {
+                            tracing::warn!(bridge = %self.bridge, "accept: {e}; not accepting for 200 ms");
+                        }
+                        self.listener_state[i].resting_until_ns = now_ns + ACCEPT_BACKOFF_NS;
+                        break;
+                    }
                 }
             }
         }
-        for (s, peer, service) in accepted {
-            self.adopt(s, peer, service, now_ns);
+        for (s, peer, service, i) in accepted {
+            let id = self.adopt(s, peer, service, now_ns);
+            self.origin.insert(id, i);
         }
-        // Connect.
+        // Connect: names resolved off this thread, connect(2) non-blocking.
+        if let Some(r) = &self.resolver {
+            for (target, addr) in r.answers() {
+                for i in 0..self.actives.len() {
+                    let a = &self.actives[i];
+                    if a.target != target || !matches!(a.dialing, Some(Dialing::Resolving)) {
+                        continue;
+                    }
+                    match &addr {
+                        Ok(ad) => self.start_dial(i, ad, now_ns),
+                        Err(e) => {
+                            tracing::debug!(bridge = %self.bridge, target = %target, "resolving: {e}");
+                            self.dial_failed(i, now_ns);
+                        }
+                    }
+                }
+            }
+        }
         for i in 0..self.actives.len() {
             let a = &self.actives[i];
-            if a.conn.is_some() || now_ns < a.next_try_ns {
+            if a.conn.is_some() {
                 continue;
             }
-            let target = a.target.clone();
-            let use_tls = a.tls;
-            let addr = target.to_socket_addrs().ok().and_then(|mut x| x.next());
-            let r = addr
-                .map(|ad| TcpStream::connect_timeout(&ad, Duration::from_millis(500)))
-                .map(|r| r.and_then(|s| self.client_stream(s, &target, use_tls)));
-            match r {
-                Some(Ok(s)) => {
-                    let scheme = if use_tls { "tls" } else { "tcp" };
-                    let id = self.adopt(s, format!("{scheme}:{target}"), false, now_ns);
-                    let a = &mut self.actives[i];
-                    a.conn = Some(id);
-                    a.backoff_ns = 1_000_000_000;
-                }
-                _ => {
-                    let a = &mut self.actives[i];
-                    a.next_try_ns = now_ns + a.backoff_ns;
-                    a.backoff_ns = (a.backoff_ns * 2).min(8_000_000_000);
-                }
+            match &a.dialing {
+                None if now_ns >= a.next_try_ns => match dial::literal(&a.target) {
+                    Some(ad) => self.start_dial(i, &ad, now_ns),
+                    None => {
+                        if self.resolver.is_none() {
+                            self.resolver = dial::Resolver::new().ok();
+                        }
+                        match &self.resolver {
+                            Some(r) => {
+                                r.ask(&a.target);
+                                self.actives[i].dialing = Some(Dialing::Resolving);
+                            }
+                            None => self.dial_failed(i, now_ns),
+                        }
+                    }
+                },
+                Some(Dialing::Connecting(s, deadline)) => match dial::progress(s) {
+                    dial::Progress::Done => {
+                        let Some(Dialing::Connecting(s, _)) = self.actives[i].dialing.take() else {
+                            continue;
+                        };
+                        let (target, use_tls) =
+                            (self.actives[i].target.clone(), self.actives[i].tls);
+                        match self.client_stream(s, &target, use_tls) {
+                            Ok(st) => {
+                                let scheme = if use_tls { "tls" } else { "tcp" };
+                                let id =
+                                    self.adopt(st, format!("{scheme}:{target}"), false, now_ns);
+                                let a = &mut self.actives[i];
+                                a.conn = Some(id);
+                                a.backoff_ns = 1_000_000_000;
+                            }
+                            Err(_) => self.dial_failed(i, now_ns),
+                        }
+                    }
+                    dial::Progress::Pending if now_ns < *deadline => {}
+                    dial::Progress::Pending => {
+                        tracing::debug!(bridge = %self.bridge, target = %a.target, "connect: timed out");
+                        self.dial_failed(i, now_ns);
+                    }
+                    dial::Progress::Failed(e) => {
+                        tracing::debug!(bridge = %self.bridge, target = %a.target, "connect: {e}");
+                        self.dial_failed(i, now_ns);
+                    }
+                },
+                _ => {}
             }
         }
         // Read (into one buffer kept for the daemon's life: allocating
@@ -549,9 +723,26 @@ impl Control {
                 }
             }
         }
-        for id in self.agent.tick(now_ns) {
-            self.close(id, "inactivity probe unanswered");
+        for (id, why) in self.agent.tick(now_ns) {
+            self.close(id, why);
         }
+    }
+
+    fn start_dial(&mut self, i: usize, addr: &SocketAddr, now_ns: u64) {
+        match dial::start(addr) {
+            Ok(s) => {
+                self.actives[i].dialing = Some(Dialing::Connecting(s, now_ns + CONNECT_TIMEOUT_NS))
+            }
+            Err(_) => self.dial_failed(i, now_ns),
+        }
+    }
+
+    /// Tries again after the backoff (1 s doubling to 8 s).
+    fn dial_failed(&mut self, i: usize, now_ns: u64) {
+        let a = &mut self.actives[i];
+        a.dialing = None;
+        a.next_try_ns = now_ns + a.backoff_ns;
+        a.backoff_ns = (a.backoff_ns * 2).min(8_000_000_000);
     }
 
     /// A connected socket to a controller as the stream its endpoint asks
@@ -588,5 +779,104 @@ impl Control {
                 }
             }
         }
+    }
+}
+
+/// Binds a Unix socket for `punix:` or the management socket: its
+/// directory is created private (0700) when it does not exist; a leftover
+/// socket nobody answers on is replaced, but anything else at the path
+/// (a regular file, a live socket) is an error; the socket is made 0600
+/// (only the daemon's user may drive the switch through it).
+fn bind_unix(path: &std::path::Path) -> Result<UnixListener, String> {
+    use std::os::unix::fs::{DirBuilderExt, FileTypeExt, PermissionsExt};
+    let shown = path.display();
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !dir.exists() {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)
+                .map_err(|e| format!("punix:{shown}: creating {}: {e}", dir.display()))?;
+        }
+    }
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_socket() => {
+            if UnixStream::connect(path).is_ok() {
+                return Err(format!(
+                    "punix:{shown}: another process answers on this socket"
+                ));
+            }
+            std::fs::remove_file(path)
+                .map_err(|e| format!("punix:{shown}: removing a stale socket: {e}"))?;
+        }
+        Ok(_) => {
+            return Err(format!(
+                "punix:{shown}: the path exists and is not a socket; not replacing it"
+            ))
+        }
+        Err(_) => {}
+    }
+    let l = UnixListener::bind(path).map_err(|er| format!("punix:{shown}: {er}"))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+        .map_err(|e| format!("punix:{shown}: {e}"))?;
+    l.set_nonblocking(true).map_err(|er| er.to_string())?;
+    Ok(l)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn ptcp_without_an_address_listens_on_loopback_only() {
+        assert_eq!(
+            Endpoint::parse("ptcp:6653").unwrap(),
+            Endpoint::PTcp("127.0.0.1:6653".parse().unwrap())
+        );
+        assert_eq!(
+            Endpoint::parse("ptcp:6653:0.0.0.0").unwrap(),
+            Endpoint::PTcp("0.0.0.0:6653".parse().unwrap())
+        );
+        assert_eq!(
+            Endpoint::parse("ptls:6653").unwrap(),
+            Endpoint::PTls("127.0.0.1:6653".parse().unwrap())
+        );
+    }
+
+    #[test]
+    fn unix_sockets_are_private_and_only_stale_sockets_are_replaced() {
+        let base = std::env::temp_dir().join(format!("sluice-bind-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let dir = base.join("run");
+        let path = dir.join("br0.mgmt");
+        let l = bind_unix(&path).unwrap();
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&dir), 0o700, "a run directory it creates is private");
+        assert_eq!(mode(&path), 0o600, "the socket is the daemon user's only");
+        // Live: someone answers on it.
+        assert!(bind_unix(&path)
+            .unwrap_err()
+            .contains("another process answers"));
+        // Stale: nobody answers (the listener is gone, the file stays).
+        drop(l);
+        assert!(path.exists());
+        assert!(bind_unix(&path).is_ok());
+        // Not a socket: never removed.
+        let file = dir.join("notes.txt");
+        std::fs::write(&file, "keep me").unwrap();
+        assert!(bind_unix(&file).unwrap_err().contains("is not a socket"));
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep me");
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn connection_log_lines_are_limited_per_window() {
+        let mut l = LogLimit::default();
+        let allowed = (0..100).filter(|_| l.allow("br0", 1)).count();
+        assert_eq!(allowed as u32, LOG_LINES_PER_WINDOW);
+        assert_eq!(l.suppressed, 100 - LOG_LINES_PER_WINDOW as u64);
+        assert!(l.allow("br0", 1 + LOG_WINDOW_NS), "a new window");
+        assert_eq!(l.suppressed, 0);
     }
 }

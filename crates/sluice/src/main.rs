@@ -15,6 +15,7 @@
 
 mod config;
 mod control;
+mod dial;
 mod health;
 mod metrics;
 
@@ -625,8 +626,15 @@ fn build(
             args.run_dir.join(format!("{}.mgmt", cfg.name)),
         ));
     }
-    let mut control = control::Control::new(&cfg.name, agent, channels, &endpoints, tls)
-        .map_err(|e| format!("bridge {}: {e}", cfg.name))?;
+    let mut control = control::Control::new(
+        &cfg.name,
+        agent,
+        channels,
+        &endpoints,
+        tls,
+        cfg.max_connections,
+    )
+    .map_err(|e| format!("bridge {}: {e}", cfg.name))?;
     control.standalone_flow = standalone_flow;
     let running = Running {
         name: cfg.name,

@@ -23,13 +23,18 @@ mod common;
 use common::Daemon;
 
 fn start(name: &str) -> (Daemon, PathBuf) {
+    start_with(name, "")
+}
+
+/// The daemon with `extra` lines in its `[bridge]` section.
+fn start_with(name: &str, extra: &str) -> (Daemon, PathBuf) {
     let dir = std::env::temp_dir().join(format!("sluice-of-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let cfg = dir.join("sluice.toml");
     std::fs::write(
         &cfg,
         format!(
-            "[bridge]\nname = \"t\"\nlocal_port = false\nfail_mode = \"secure\"\n\
+            "[bridge]\nname = \"t\"\nlocal_port = false\nfail_mode = \"secure\"\n{extra}\n\
              [[port]]\nname = \"out\"\nofport = 1\nbackend = \"pcap\"\npcap_out = \"{}\"\n",
             dir.join("out.pcap").display()
         ),
@@ -323,4 +328,30 @@ fn a_peer_that_never_reads_cannot_grow_the_daemon() {
     assert!(matches!(good.recv(), (9, Message::EchoReply(_))));
     assert!(t.elapsed() < Duration::from_secs(1));
     drop(bad);
+}
+
+#[test]
+fn a_listener_holds_at_most_max_connections_and_the_socket_is_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let (_d, sock) = start_with("maxconn", "max_connections = 3");
+    let mode = std::fs::metadata(&sock).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let mut peers: Vec<Peer> = (0..3).map(|_| Peer::connect(&sock)).collect();
+    // The fourth is closed as it comes: end of stream, no HELLO.
+    let mut extra = UnixStream::connect(&sock).unwrap();
+    extra
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut buf = [0u8; 64];
+    assert_eq!(extra.read(&mut buf).unwrap_or(0), 0, "refused");
+    // The three still work; one leaves and a new one is taken.
+    for (i, p) in peers.iter_mut().enumerate() {
+        p.raw(&Message::BarrierRequest.to_bytes(10 + i as u32));
+        assert!(matches!(p.recv().1, Message::BarrierReply));
+    }
+    drop(peers.pop());
+    std::thread::sleep(Duration::from_millis(300));
+    let mut again = Peer::connect(&sock);
+    again.raw(&Message::BarrierRequest.to_bytes(20));
+    assert!(matches!(again.recv().1, Message::BarrierReply));
 }
