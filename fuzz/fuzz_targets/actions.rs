@@ -70,7 +70,7 @@ fn program(mut p: &[u8]) -> Vec<Action> {
 fn pipeline() -> Pipeline {
     let mut p = Pipeline::new(Config { n_tables: 4, ..Config::default() });
     for n in 1..=3 {
-        p.set_port(PortState { port_no: n, live: true, no_flood: false, no_fwd: false, no_recv: false });
+        p.set_port(PortState::up(n));
     }
     p
 }

@@ -143,13 +143,8 @@ fuzz_target!(|data: &[u8]| {
     let mut a = Agent::new(1, Pipeline::new(pipeline::Config { n_tables: 4, ..Default::default() }), dp, "fuzz");
     for n in 1..=3u32 {
         a.add_port(PortInfo {
-            port_no: n,
-            name: format!("p{n}"),
-            hw_addr: [2, 0, 0, 0, 0, n as u8],
-            config: 0,
-            link_up: true,
             queues: vec![(0, 0, 0), (1, 100, 1000)],
-            since_ns: 0,
+            ..PortInfo::new(n, &format!("p{n}"), [2, 0, 0, 0, 0, n as u8])
         });
     }
     let mut now: u64 = 1;

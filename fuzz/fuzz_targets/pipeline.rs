@@ -15,7 +15,7 @@ fn snapshot() -> Arc<Snapshot> {
     SNAP.get_or_init(|| {
         let mut p = Pipeline::new(Config { n_tables: 8, ..Config::default() });
         for n in 1..=4 {
-            p.set_port(PortState { port_no: n, live: true, no_flood: false, no_fwd: false, no_recv: false });
+            p.set_port(PortState::up(n));
         }
         let mut g = ofp::text::parse_group_mod("group_id=1,type=all,bucket=pop_vlan,output:3,bucket=push_mpls:0x8847,output:4").unwrap();
         g.command = ofp::msg::group::GroupModCommand::Add;

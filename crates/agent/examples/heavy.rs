@@ -43,15 +43,7 @@ fn main() {
     let groups = args.get(1).copied().unwrap_or(65_536) as u32;
     let mut a = Agent::new(1, Pipeline::new(pipeline::Config::default()), Null, "heavy");
     for n in 1..=4u32 {
-        a.add_port(PortInfo {
-            port_no: n,
-            name: format!("p{n}"),
-            hw_addr: [2, 0, 0, 0, 0, n as u8],
-            config: 0,
-            link_up: true,
-            queues: vec![],
-            since_ns: 0,
-        });
+        a.add_port(PortInfo::new(n, &format!("p{n}"), [2, 0, 0, 0, 0, n as u8]));
     }
     let id = a.connect(0);
     a.receive(id, &Message::Hello(Hello::ours()).to_bytes(1), 0);

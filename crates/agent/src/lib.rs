@@ -107,6 +107,19 @@ pub struct PortInfo {
 }
 
 impl PortInfo {
+    /// A port whose link is up, with no OFPPC_* bit and no queues, added now.
+    pub fn new(port_no: u32, name: &str, hw_addr: [u8; 6]) -> PortInfo {
+        PortInfo {
+            port_no,
+            name: name.to_string(),
+            hw_addr,
+            config: 0,
+            link_up: true,
+            queues: Vec::new(),
+            since_ns: 0,
+        }
+    }
+
     fn desc(&self) -> PortDesc {
         PortDesc {
             port_no: self.port_no,

@@ -47,15 +47,7 @@ fn agent() -> Agent<FakeDp> {
         "br0",
     );
     for n in 1..=2 {
-        a.add_port(PortInfo {
-            port_no: n,
-            name: format!("p{n}"),
-            hw_addr: [2, 0, 0, 0, 0, n as u8],
-            config: 0,
-            link_up: true,
-            queues: vec![],
-            since_ns: 0,
-        });
+        a.add_port(PortInfo::new(n, &format!("p{n}"), [2, 0, 0, 0, 0, n as u8]));
     }
     a
 }
@@ -89,6 +81,21 @@ fn error_of(r: &[(u32, Message)]) -> (u32, ErrorCode, Bytes) {
     match r {
         [(xid, Message::Error(e))] => (*xid, e.code, e.data.clone()),
         other => panic!("expected one error, got {other:?}"),
+    }
+}
+
+/// A table miss of `frame` on port 1, and the one PACKET_IN it makes.
+fn table_miss(a: &mut Agent<FakeDp>, id: ConnId, frame: &Bytes) -> ofp::PacketIn {
+    let ctl = ToController {
+        reason: ofp::msg::flow::PacketInReason::NoMatch,
+        table_id: 0,
+        cookie: 0,
+        max_len: 0,
+    };
+    a.packet_in(1, ctl, frame.clone(), 5);
+    match &replies(a, id)[..] {
+        [(_, Message::PacketIn(p))] => p.clone(),
+        other => panic!("{other:?}"),
     }
 }
 
@@ -276,17 +283,7 @@ fn buffered_packet_in_and_packet_out() {
     let mut a = agent();
     let id = open(&mut a);
     let frame = Bytes::from(vec![0xab; 300]);
-    let ctl = ToController {
-        reason: ofp::msg::flow::PacketInReason::NoMatch,
-        table_id: 0,
-        cookie: 0,
-        max_len: 0,
-    };
-    a.packet_in(1, ctl, frame.clone(), 5);
-    let pin = match &replies(&mut a, id)[..] {
-        [(_, Message::PacketIn(p))] => p.clone(),
-        other => panic!("{other:?}"),
-    };
+    let pin = table_miss(&mut a, id, &frame);
     assert_eq!(pin.data.len(), 128, "miss_send_len");
     assert_eq!(pin.total_len, 300);
     let po = |buffer_id| {
@@ -421,17 +418,7 @@ fn packet_out_actions_are_checked_against_the_packet_and_a_refusal_keeps_the_buf
     arp.extend_from_slice(&[2, 0, 0, 0, 0, 1, 10, 0, 0, 1, 0, 0, 0, 0, 0, 0, 10, 0, 0, 2]);
     arp.resize(200, 0);
     let frame = Bytes::from(arp);
-    let ctl = ToController {
-        reason: ofp::msg::flow::PacketInReason::NoMatch,
-        table_id: 0,
-        cookie: 0,
-        max_len: 0,
-    };
-    a.packet_in(1, ctl, frame.clone(), 5);
-    let buffer_id = match &replies(&mut a, id)[..] {
-        [(_, Message::PacketIn(p))] => p.buffer_id,
-        other => panic!("{other:?}"),
-    };
+    let buffer_id = table_miss(&mut a, id, &frame).buffer_id;
     let po = |acts: &str, buffer_id, data: Bytes| {
         Message::PacketOut(ofp::PacketOut {
             buffer_id,

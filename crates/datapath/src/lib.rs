@@ -616,13 +616,7 @@ mod tests {
         let (b, wb) = MemoryPort::new("b");
         let mut ports = Vec::new();
         for (n, dev) in [(1u32, a), (2, b)] {
-            p.set_port(PortState {
-                port_no: n,
-                live: true,
-                no_flood: false,
-                no_fwd: false,
-                no_recv: false,
-            });
+            p.set_port(PortState::up(n));
             ports.push(BridgePort {
                 port_no: n,
                 dev: Box::new(dev),
@@ -675,13 +669,7 @@ mod tests {
         let mut wires = Vec::new();
         for n in 1..=3u32 {
             let (dev, wire) = MemoryPort::new(&format!("m{n}"));
-            p.set_port(PortState {
-                port_no: n,
-                live: true,
-                no_flood: false,
-                no_fwd: false,
-                no_recv: false,
-            });
+            p.set_port(PortState::up(n));
             ports.push(BridgePort {
                 port_no: n,
                 dev: Box::new(dev),

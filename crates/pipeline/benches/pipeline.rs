@@ -20,13 +20,7 @@ fn bench(c: &mut Criterion) {
         ..Config::default()
     });
     for n in 1..=32 {
-        p.set_port(PortState {
-            port_no: n,
-            live: true,
-            no_flood: false,
-            no_fwd: false,
-            no_recv: false,
-        });
+        p.set_port(PortState::up(n));
     }
     for i in 0..200u32 {
         let f = match i % 4 {

@@ -92,14 +92,14 @@ impl Removed {
     pub fn message(&self, now_ns: u64) -> FlowRemoved {
         let r = &self.rule;
         let t = r.counters.totals();
-        let d = now_ns.saturating_sub(r.created_ns);
+        let (duration_sec, duration_nsec) = age(r, now_ns);
         FlowRemoved {
             cookie: r.cookie,
             priority: r.priority,
             reason: self.reason,
             table_id: r.table_id,
-            duration_sec: (d / 1_000_000_000) as u32,
-            duration_nsec: (d % 1_000_000_000) as u32,
+            duration_sec,
+            duration_nsec,
             idle_timeout: r.idle_timeout,
             hard_timeout: r.hard_timeout,
             packet_count: t.packets,
@@ -1024,11 +1024,11 @@ fn bucket_liveness(groups: &HashMap<u32, Group>, ports: &[PortState]) -> HashMap
 /// One rule's FLOW_STATS entry at `now_ns` (counters as they are now).
 pub fn flow_stats_entry(r: &Rule, now_ns: u64) -> FlowStats {
     let t = r.counters.totals();
-    let d = now_ns.saturating_sub(r.created_ns);
+    let (duration_sec, duration_nsec) = age(r, now_ns);
     FlowStats {
         table_id: r.table_id,
-        duration_sec: (d / 1_000_000_000) as u32,
-        duration_nsec: (d % 1_000_000_000) as u32,
+        duration_sec,
+        duration_nsec,
         priority: r.priority,
         idle_timeout: r.idle_timeout,
         hard_timeout: r.hard_timeout,
@@ -1039,4 +1039,10 @@ pub fn flow_stats_entry(r: &Rule, now_ns: u64) -> FlowStats {
         match_: r.match_.get(),
         instructions: r.instructions.to_vec(),
     }
+}
+
+/// How long `r` has been installed at `now_ns`: (seconds, nanoseconds).
+fn age(r: &Rule, now_ns: u64) -> (u32, u32) {
+    let d = now_ns.saturating_sub(r.created_ns);
+    ((d / 1_000_000_000) as u32, (d % 1_000_000_000) as u32)
 }

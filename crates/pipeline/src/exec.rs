@@ -48,6 +48,19 @@ pub struct PortState {
     pub no_recv: bool,
 }
 
+impl PortState {
+    /// A live port with no OFPPC_* bit set.
+    pub fn up(port_no: u32) -> PortState {
+        PortState {
+            port_no,
+            live: true,
+            no_flood: false,
+            no_fwd: false,
+            no_recv: false,
+        }
+    }
+}
+
 /// A group as workers run it.
 #[derive(Debug)]
 pub struct GroupRt {

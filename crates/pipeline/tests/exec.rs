@@ -38,13 +38,7 @@ fn pipeline(flows: &[&str]) -> Pipeline {
         ..Config::default()
     });
     for n in 1..=4 {
-        p.set_port(PortState {
-            port_no: n,
-            live: true,
-            no_flood: false,
-            no_fwd: false,
-            no_recv: false,
-        });
+        p.set_port(PortState::up(n));
     }
     for f in flows {
         let fm = parse_flow_mod(f).unwrap();

@@ -165,14 +165,14 @@ fn a_long_chain_of_watched_groups_is_worked_out_without_recursion() {
     );
 }
 
-#[test]
-fn chained_all_groups_are_capped_and_the_excess_counted() {
+/// Group 1 with `leaf` buckets, groups 2..=16 each with two buckets to the
+/// one below, and a flow sending everything to group 16.
+fn chain_of_all_groups(leaf: &str) -> Pipeline {
     let mut p = pipeline();
-    // 16 levels of ALL groups with 2 buckets: 65 536 copies uncapped.
     group(
         &mut p,
         GroupModCommand::Add,
-        "group_id=1,type=all,bucket=output:2,bucket=output:3",
+        &format!("group_id=1,type=all,{leaf}"),
     )
     .unwrap();
     for g in 2..=16 {
@@ -185,6 +185,13 @@ fn chained_all_groups_are_capped_and_the_excess_counted() {
     }
     p.flow_mod(&parse_flow_mod("priority=1,actions=group:16").unwrap(), 0)
         .unwrap();
+    p
+}
+
+#[test]
+fn chained_all_groups_are_capped_and_the_excess_counted() {
+    // 16 levels of ALL groups with 2 buckets: 65 536 copies uncapped.
+    let mut p = chain_of_all_groups("bucket=output:2,bucket=output:3");
     let snap = p.snapshot();
     let mut w = Worker::new(0);
     let n = w.process(&snap, 1, &mut frame(), 0).len();
@@ -192,23 +199,7 @@ fn chained_all_groups_are_capped_and_the_excess_counted() {
     assert!(n > 0);
     assert!(w.over_limit() > 0, "the excess is counted");
     // The bucket budget bounds the work even when nothing is output.
-    let mut p = pipeline();
-    group(
-        &mut p,
-        GroupModCommand::Add,
-        "group_id=1,type=all,bucket=dec_ttl,bucket=dec_ttl",
-    )
-    .unwrap();
-    for g in 2..=16 {
-        let s = format!(
-            "group_id={g},type=all,bucket=group:{},bucket=group:{}",
-            g - 1,
-            g - 1
-        );
-        group(&mut p, GroupModCommand::Add, &s).unwrap();
-    }
-    p.flow_mod(&parse_flow_mod("priority=1,actions=group:16").unwrap(), 0)
-        .unwrap();
+    let mut p = chain_of_all_groups("bucket=dec_ttl,bucket=dec_ttl");
     let snap = p.snapshot();
     let mut w = Worker::new(0);
     assert!(w.process(&snap, 1, &mut frame(), 0).is_empty());

@@ -26,13 +26,7 @@ fn arp() -> Vec<u8> {
 fn pipeline() -> Pipeline {
     let mut p = Pipeline::new(Config::default());
     for n in 1..=3 {
-        p.set_port(PortState {
-            port_no: n,
-            live: true,
-            no_flood: false,
-            no_fwd: false,
-            no_recv: false,
-        });
+        p.set_port(PortState::up(n));
     }
     p
 }

@@ -275,13 +275,7 @@ fn build_pipeline(c: &Config, ports: u32) -> Pipeline {
         ..Default::default()
     });
     for n in 1..=ports {
-        p.set_port(PortState {
-            port_no: n,
-            live: true,
-            no_flood: false,
-            no_fwd: false,
-            no_recv: false,
-        });
+        p.set_port(PortState::up(n));
     }
     for ((mm, prio), ins) in c.rules.iter().zip(&c.actions) {
         let fm = FlowMod {
