@@ -78,58 +78,40 @@ fn render_at(all: &[Sources], now: u64) -> String {
             }
         });
     }
-    family(
-        "sluice_pipeline_dropped_total",
-        "counter",
-        "Frames the pipeline sent nowhere",
-        &mut |s, o| {
+    // Bridge-wide pipeline counters, summed over the workers.
+    type BridgeMetric = (&'static str, &'static str, fn(&BridgeCounters) -> u64);
+    let bridge_metrics: [BridgeMetric; 4] = [
+        (
+            "sluice_pipeline_dropped_total",
+            "Frames the pipeline sent nowhere",
+            |c| c.dropped.load(Relaxed),
+        ),
+        (
+            "sluice_skipped_edits_total",
+            "Header edits skipped because the packet had no such header",
+            |c| c.skipped_edits.load(Relaxed),
+        ),
+        (
+            "sluice_output_limit_drops_total",
+            "Outputs and group buckets dropped over the per-packet limits",
+            |c| c.over_limit.load(Relaxed),
+        ),
+        (
+            "sluice_to_controller_total",
+            "Frames for the controller",
+            |c| c.to_controller.load(Relaxed),
+        ),
+    ];
+    for (name, help, get) in bridge_metrics {
+        family(name, "counter", help, &mut |s, o| {
             let _ = writeln!(
                 o,
-                "sluice_pipeline_dropped_total{{bridge=\"{}\"}} {}",
+                "{name}{{bridge=\"{}\"}} {}",
                 s.bridge,
-                BridgeCounters::sum(&s.counters).dropped.load(Relaxed)
+                get(&BridgeCounters::sum(&s.counters))
             );
-        },
-    );
-    family(
-        "sluice_skipped_edits_total",
-        "counter",
-        "Header edits skipped because the packet had no such header",
-        &mut |s, o| {
-            let _ = writeln!(
-                o,
-                "sluice_skipped_edits_total{{bridge=\"{}\"}} {}",
-                s.bridge,
-                BridgeCounters::sum(&s.counters).skipped_edits.load(Relaxed)
-            );
-        },
-    );
-    family(
-        "sluice_output_limit_drops_total",
-        "counter",
-        "Outputs and group buckets dropped over the per-packet limits",
-        &mut |s, o| {
-            let _ = writeln!(
-                o,
-                "sluice_output_limit_drops_total{{bridge=\"{}\"}} {}",
-                s.bridge,
-                BridgeCounters::sum(&s.counters).over_limit.load(Relaxed)
-            );
-        },
-    );
-    family(
-        "sluice_to_controller_total",
-        "counter",
-        "Frames for the controller",
-        &mut |s, o| {
-            let _ = writeln!(
-                o,
-                "sluice_to_controller_total{{bridge=\"{}\"}} {}",
-                s.bridge,
-                BridgeCounters::sum(&s.counters).to_controller.load(Relaxed)
-            );
-        },
-    );
+        });
+    }
     family(
         "sluice_rules",
         "gauge",
