@@ -115,7 +115,9 @@ pub fn format_group_mod(g: &GroupMod) -> String {
     let mut parts = vec![format!("group_id={id}"), format!("type={}", g.group_type)];
     for b in &g.buckets {
         let mut p = vec![];
-        if b.weight != 0 {
+        // A select bucket always says its weight (without one it would be
+        // read back as 1); other buckets only when it is not 0.
+        if b.weight != 0 || g.group_type == GroupType::Select {
             p.push(format!("weight:{}", b.weight));
         }
         if b.watch_port != port_no::ANY {
