@@ -370,7 +370,7 @@ test_osken_learning_switch() {
     grep -q "switch 0000000000000001 connected" "$log" || r=1
     grep -q "packet in" "$log" || r=1
     local to_ctl
-    to_ctl=$(awk '/to_controller/ {print $NF}' "$OUT")
+    to_ctl=$(sed -n 's/.* to_controller \([0-9]*\).*/\1/p' "$OUT" | tail -1)
     echo "     packets sent to the controller: ${to_ctl:-?}"
     [ "${to_ctl:-0}" -gt 0 ] && [ "${to_ctl:-0}" -lt 1000 ] || r=1
     [ $r = 0 ] || sed 's/^/     os-ken: /' "$log" | tail -20
@@ -718,7 +718,7 @@ test_controller_dies_mid_stream() {
     stop_sluice
     [ "$(grep -c 'controller connection closed' "$OUT")" -ge 4 ] || { echo "     closes not logged"; r=1; }
     local to_ctl
-    to_ctl=$(awk '/to_controller/ {print $NF}' "$OUT")
+    to_ctl=$(sed -n 's/.* to_controller \([0-9]*\).*/\1/p' "$OUT" | tail -1)
     echo "     frames sent to the controllers: ${to_ctl:-?}"
     [ "${to_ctl:-0}" -gt 4000 ] || r=1
     grep -Eq "panicked|ERROR" "$OUT" && { echo "     error in the log"; r=1; }
