@@ -355,3 +355,71 @@ fn a_listener_holds_at_most_max_connections_and_the_socket_is_private() {
     again.raw(&Message::BarrierRequest.to_bytes(20));
     assert!(matches!(again.recv().1, Message::BarrierReply));
 }
+
+fn cpu_ticks(pid: u32) -> u64 {
+    // utime + stime, fields 14 and 15 of /proc/PID/stat (after the comm).
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let rest = &s[s.rfind(')').unwrap() + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap()
+}
+
+#[test]
+fn out_of_descriptors_the_daemon_rests_its_listeners_instead_of_spinning() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let (d, sock) = start_with("emfile", &format!("listen = [\"ptcp:{port}\"]"));
+    let pid = d.child.id();
+    let mut m = Peer::connect(&sock);
+    let t0 = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(t0.elapsed() < Duration::from_secs(5), "no ptcp listener");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Leave the daemon no descriptor to accept with.
+    let used = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .count() as u64;
+    let mut old = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: prlimit on our own child with valid structs.
+    assert_eq!(
+        unsafe { libc::prlimit(pid as i32, libc::RLIMIT_NOFILE, std::ptr::null(), &mut old) },
+        0
+    );
+    let low = libc::rlimit {
+        rlim_cur: used,
+        rlim_max: old.rlim_max,
+    };
+    // SAFETY: as above.
+    assert_eq!(
+        unsafe { libc::prlimit(pid as i32, libc::RLIMIT_NOFILE, &low, std::ptr::null_mut()) },
+        0
+    );
+    // Peers wait in the backlog while accept(2) fails with EMFILE.
+    let peers: Vec<std::net::TcpStream> = (0..10)
+        .map(|_| std::net::TcpStream::connect(("127.0.0.1", port)).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let before = cpu_ticks(pid);
+    std::thread::sleep(Duration::from_secs(2));
+    let ticks = cpu_ticks(pid) - before;
+    eprintln!("CPU in 2 s out of descriptors: {ticks} ticks (100 a second)");
+    assert!(ticks < 40, "{ticks} ticks in 2 s: the control thread spins");
+    // The connection it has is served meanwhile.
+    m.raw(&Message::BarrierRequest.to_bytes(5));
+    assert!(matches!(m.recv(), (5, Message::BarrierReply)));
+    // Descriptors back: the waiting peers are taken.
+    // SAFETY: as above.
+    unsafe { libc::prlimit(pid as i32, libc::RLIMIT_NOFILE, &old, std::ptr::null_mut()) };
+    let mut last = peers.into_iter().last().unwrap();
+    last.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut hello = [0u8; 8];
+    last.read_exact(&mut hello).unwrap();
+    assert_eq!(hello[1], 0, "the switch's HELLO");
+}
