@@ -24,10 +24,12 @@ for t in "${targets[@]}"; do
     [ "$t" = text ] && extra=(-dict=text.dict)
     log="logs/$t.log"
     status=ok
+    # The code fuzzed is the working tree as built now.
+    built=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- .. || echo "+changes")
     cargo +nightly fuzz run "$t" -O "corpus/$t" "seeds/$t" -- \
         -max_total_time="$secs" -print_final_stats=1 "${extra[@]}" >"$log" 2>&1 || status=CRASH
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
-    echo "$(date -u +%F) $t ${secs}s runs=${runs:-?} cov=${cov:-?} corpus=$(ls "corpus/$t" | wc -l) commit=$(git rev-parse --short HEAD) $status"
+    echo "$(date -u +%F) $t ${secs}s runs=${runs:-?} cov=${cov:-?} corpus=$(ls "corpus/$t" | wc -l) commit=$built $status"
     [ "$status" = ok ] || { tail -40 "$log"; exit 1; }
 done
