@@ -73,6 +73,11 @@ pub struct Offsets {
     /// The IP protocol the header at `l4` was parsed as (valid when `l4`
     /// is set).
     pub l4_proto: u8,
+    /// Where the transport segment ends (the IP length, not the frame's:
+    /// Ethernet pads short frames), when all of it is in this packet; 0
+    /// for a first fragment. What a whole-segment checksum (SCTP's CRC)
+    /// may cover.
+    pub l4_end: u16,
 }
 
 #[inline]
@@ -372,6 +377,11 @@ fn l4(b: &[u8], at: usize, proto: u8, key: &mut FlowKey, off: &mut Offsets) {
         key.add_flags(flags::L4);
         off.l4 = Some(at as u16);
         off.l4_proto = proto;
+        off.l4_end = if key.flags() & flags::FRAG != 0 {
+            0
+        } else {
+            b.len() as u16
+        };
     }
 }
 

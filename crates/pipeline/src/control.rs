@@ -128,6 +128,10 @@ pub struct Pipeline {
     version: u64,
     /// Rules in all tables.
     flows: usize,
+    /// Bucket liveness as of the last snapshot; None once a group or a
+    /// port has changed since (worked out again at the next snapshot, not
+    /// at every one).
+    liveness: Option<Arc<HashMap<u32, Box<[bool]>>>>,
 }
 
 impl Pipeline {
@@ -145,6 +149,7 @@ impl Pipeline {
             meters: HashMap::new(),
             next_id: 0,
             flows: 0,
+            liveness: None,
             table_counters: Arc::new((0..n).map(|_| Counters::new(config.workers)).collect()),
             ports: Vec::new(),
             invalid_ttl_to_controller: false,
@@ -154,6 +159,7 @@ impl Pipeline {
 
     /// Adds or updates a port (liveness and flood/forward settings).
     pub fn set_port(&mut self, p: PortState) {
+        self.liveness = None;
         match self.ports.iter_mut().find(|x| x.port_no == p.port_no) {
             Some(x) => *x = p,
             None => {
@@ -165,6 +171,7 @@ impl Pipeline {
 
     /// Removes a port.
     pub fn remove_port(&mut self, port_no: u32) {
+        self.liveness = None;
         self.ports.retain(|p| p.port_no != port_no);
     }
 
@@ -192,7 +199,10 @@ impl Pipeline {
                 .iter()
                 .map(|(k, g)| (*k, g.rt.clone()))
                 .collect(),
-            bucket_live: bucket_liveness(&self.groups, &self.ports),
+            bucket_live: self
+                .liveness
+                .get_or_insert_with(|| Arc::new(bucket_liveness(&self.groups, &self.ports)))
+                .clone(),
             meters: self
                 .meters
                 .iter()
@@ -578,6 +588,7 @@ impl Pipeline {
 
     /// Applies a GROUP_MOD. Deleting a group removes the rules that use it.
     pub fn group_mod(&mut self, gm: &GroupMod, now_ns: u64) -> Result<Vec<Removed>, OfpError> {
+        self.liveness = None;
         let e =
             |c: GroupModFailedCode, d: &'static str| OfpError::new(ErrorCode::GroupModFailed(c), d);
         match gm.command {
@@ -735,9 +746,10 @@ impl Pipeline {
             })?;
         }
         // Loop detection: following group actions from this group must
-        // never come back (OFPGMFC_LOOP), nor following group actions and
-        // watched groups together (OFPGMFC_BAD_WATCH: liveness would be
-        // defined by itself).
+        // never come back (OFPGMFC_LOOP: a packet would go round), nor
+        // following watched groups (OFPGMFC_BAD_WATCH: liveness would be
+        // defined by itself). The two are separate: a packet follows only
+        // actions, liveness only watches.
         let next = |g: u32, watch: bool| -> Vec<u32> {
             let buckets = if g == gm.group_id {
                 &gm.buckets
@@ -749,13 +761,16 @@ impl Pipeline {
             };
             let mut v = Vec::new();
             for b in buckets {
-                if watch && b.watch_group != group_no::ANY {
-                    v.push(b.watch_group);
+                if watch {
+                    if b.watch_group != group_no::ANY {
+                        v.push(b.watch_group);
+                    }
+                } else {
+                    v.extend(b.actions.iter().filter_map(|a| match a {
+                        Action::Group(x) => Some(*x),
+                        _ => None,
+                    }));
                 }
-                v.extend(b.actions.iter().filter_map(|a| match a {
-                    Action::Group(x) => Some(*x),
-                    _ => None,
-                }));
             }
             v
         };
@@ -784,21 +799,30 @@ impl Pipeline {
         Ok(())
     }
 
-    /// How many rules use each group (GROUP_STATS ref_count), in one pass
-    /// over the rules.
+    /// How many flows and groups forward to each group directly
+    /// (GROUP_STATS ref_count, OpenFlow 1.3 7.3.5.9), in one pass over the
+    /// rules and one over the groups; each counts once however many of
+    /// its actions name the group.
     pub fn group_ref_counts(&self) -> HashMap<u32, u32> {
         let mut n = HashMap::new();
-        let mut seen = Vec::new();
-        for r in self.tables.iter().flat_map(|t| t.rules()) {
+        let mut seen: Vec<u32> = Vec::new();
+        let mut count = |actions: &mut dyn Iterator<Item = &Action>| {
             seen.clear();
-            for a in r.actions() {
-                if let Action::Group(g) = a {
-                    if !seen.contains(g) {
-                        seen.push(*g);
-                        *n.entry(*g).or_insert(0) += 1;
-                    }
-                }
+            seen.extend(actions.filter_map(|a| match a {
+                Action::Group(g) => Some(*g),
+                _ => None,
+            }));
+            seen.sort_unstable();
+            seen.dedup();
+            for g in &seen {
+                *n.entry(*g).or_insert(0) += 1;
             }
+        };
+        for r in self.tables.iter().flat_map(|t| t.rules()) {
+            count(&mut r.actions());
+        }
+        for g in self.groups.values() {
+            count(&mut g.rt.buckets.iter().flat_map(|b| b.actions.iter()));
         }
         n
     }
@@ -987,7 +1011,13 @@ fn clone_rule(r: &Rule) -> Rule {
 /// thread's stack); a group met again while its own liveness is being
 /// worked out (a loop GROUP_MOD refuses, kept safe here anyway) is not live.
 fn bucket_liveness(groups: &HashMap<u32, Group>, ports: &[PortState]) -> HashMap<u32, Box<[bool]>> {
-    let port_live = |p: u32| p == port_no::ANY || ports.iter().any(|x| x.port_no == p && x.live);
+    // `ports` is sorted by number (`Pipeline::set_port`).
+    let port_live = |p: u32| {
+        p == port_no::ANY
+            || ports
+                .binary_search_by_key(&p, |x| x.port_no)
+                .is_ok_and(|i| ports[i].live)
+    };
     let mut live: HashMap<u32, bool> = HashMap::with_capacity(groups.len());
     let mut visiting: HashSet<u32> = HashSet::new();
     let mut stack: Vec<(u32, bool)> = Vec::new();

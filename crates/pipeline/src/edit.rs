@@ -11,9 +11,13 @@
 //! recorded, which does not exist when the header is not wholly there; and
 //! it reads and writes a header's fields only at constant offsets that the
 //! compiler checks against `N` (`const { assert!(..) }`), so an access past
-//! a header does not build. Which header sits at an offset is what the
-//! parser decided (`Offsets::l3_type`, `Offsets::l4_proto`), never re-read
-//! from bytes an earlier action may have rewritten.
+//! a header does not build; the ranges `Vec::splice`/`drain` take for
+//! push and pop are the ones a `Hdr` was just taken at. Which header sits
+//! at an offset is what the parser decided (`Offsets::l3_type`,
+//! `Offsets::l4_proto`), never re-read from bytes an earlier action may
+//! have rewritten; what the parser does not record is read from the
+//! packet as it is now (the ICMPv6 type for the ND fields, the MPLS
+//! bottom-of-stack bit and the IP version under a label for copy_ttl).
 //!
 //! A field the packet does not carry is left alone and reported as
 //! [`Edit::Skipped`] (the worker counts these): validation refuses what it
@@ -154,7 +158,7 @@ fn l4_proto(off: &Offsets) -> Option<u8> {
 /// Folds a change of bytes a transport checksum covers, from `old` to
 /// `new`, into that checksum. `pseudo`: the bytes are in the IP
 /// pseudo-header (addresses, protocol), which ICMPv4's checksum does not
-/// cover. An IPv4 UDP datagram without a checksum stays without; a UDP
+/// cover. A UDP datagram without a checksum (0) stays without; a UDP
 /// checksum that comes out zero is sent as 0xffff.
 fn fix_l4(f: &mut [u8], off: &Offsets, old: &[u8], new: &[u8], pseudo: bool) {
     let at = l4(off);
@@ -168,7 +172,10 @@ fn fix_l4(f: &mut [u8], off: &Offsets, old: &[u8], new: &[u8], pseudo: bool) {
         Some(ipproto::UDP) => {
             if let Some(mut h) = Hdr::<8>::at(f, at) {
                 let c = h.u16::<6>();
-                if c == 0 && off.l3_type == ethertype::IPV4 {
+                // No checksum stays no checksum (IPv4, and IPv6 tunnels
+                // under RFC 6935): a computed one from an update of zero
+                // would be wrong.
+                if c == 0 {
                     return;
                 }
                 let n = ck::update_bytes(c, old, new);
@@ -333,7 +340,8 @@ pub fn set_field(f: &mut [u8], off: &Offsets, o: &Oxm) -> Edit {
             Edit::Done
         }
         F::SctpSrc | F::SctpDst => {
-            if l4_proto(off) != Some(ipproto::SCTP) {
+            // A fragment's CRC covers bytes this packet does not have.
+            if l4_proto(off) != Some(ipproto::SCTP) || off.l4_end == 0 {
                 return Edit::Skipped;
             }
             let Some(mut h) = Hdr::<12>::at(f, l4(off)) else {
@@ -345,9 +353,10 @@ pub fn set_field(f: &mut [u8], off: &Offsets, o: &Oxm) -> Edit {
                 h.set_u16::<2>(v as u16);
             }
             h.set_u32::<8>(0);
-            // CRC32c cannot be updated incrementally: recompute over the packet.
+            // CRC32c cannot be updated incrementally: recompute over the
+            // segment (up to the IP length: not Ethernet's padding).
             let at = l4(off).unwrap_or(0);
-            let c = f.get(at..).map(ck::sctp);
+            let c = f.get(at..off.l4_end as usize).map(ck::sctp);
             if let (Some(c), Some(mut h)) = (c, Hdr::<12>::at(f, Some(at))) {
                 h.set_u32::<8>(u32::from_be_bytes(c));
             }
@@ -386,6 +395,11 @@ pub fn set_field(f: &mut [u8], off: &Offsets, o: &Oxm) -> Edit {
             let Some(mut h) = Hdr::<24>::at(f, l4(off)) else {
                 return Edit::Skipped;
             };
+            // Only a neighbour solicitation or advertisement has a target
+            // (its type as the packet has it now).
+            if !matches!(h.u8::<0>(), 135 | 136) {
+                return Edit::Skipped;
+            }
             let old = h.swap::<8, 16>(v);
             fix_l4(f, off, &old, &v.to_be_bytes(), false);
             Edit::Done
@@ -394,7 +408,15 @@ pub fn set_field(f: &mut [u8], off: &Offsets, o: &Oxm) -> Edit {
             if !is_v6(off) || l4_proto(off) != Some(ipproto::ICMPV6) {
                 return Edit::Skipped;
             }
-            let kind = if o.field == F::Ipv6NdSll { 1 } else { 2 };
+            // SLL options belong to solicitations, TLL to advertisements.
+            let (kind, ty) = if o.field == F::Ipv6NdSll {
+                (1, 135)
+            } else {
+                (2, 136)
+            };
+            if Hdr::<24>::at(f, l4(off)).is_none_or(|h| h.u8::<0>() != ty) {
+                return Edit::Skipped;
+            }
             let at = l4(off).and_then(|l4| nd_option(f, l4, kind));
             let Some(mut h) = Hdr::<8>::at(f, at) else {
                 return Edit::Skipped;

@@ -82,9 +82,10 @@ pub struct Snapshot {
     pub table_counters: Arc<Vec<TableCounters>>,
     pub groups: HashMap<u32, Arc<GroupRt>>,
     /// Which buckets of each group are live (watch port up, watched group
-    /// live), worked out once per version from the port table, so a packet
-    /// never walks a chain of watched groups.
-    pub bucket_live: HashMap<u32, Box<[bool]>>,
+    /// live), worked out from the port table when a group or a port
+    /// changed (shared by the versions in between), so a packet never
+    /// walks a chain of watched groups.
+    pub bucket_live: Arc<HashMap<u32, Box<[bool]>>>,
     pub meters: HashMap<u32, Arc<MeterState>>,
     pub ports: Vec<PortState>,
     /// OFPC_INVALID_TTL_TO_CONTROLLER.
@@ -365,6 +366,7 @@ impl Worker {
             buckets_run: 0,
         };
         e.run_actions::<false>(actions, frame, &mut cx, 0);
+        let mut buckets = cx.buckets_run;
         let outs: Vec<Output> = e
             .outputs
             .drain(..)
@@ -373,21 +375,33 @@ impl Worker {
                 o
             })
             .collect();
+        // The per-packet limits hold for the PACKET_OUT as a whole: its
+        // submissions to the tables share one budget of outputs and
+        // bucket runs with its own actions.
         let mut result = Vec::with_capacity(outs.len());
         for o in outs {
             if o.port != port_no::TABLE {
                 result.push(o);
                 continue;
             }
+            if result.len() >= MAX_OUTPUTS_PER_PACKET || buckets >= MAX_BUCKETS_PER_PACKET {
+                self.exec.over_limit += 1;
+                continue;
+            }
             let mut f = o.data.unwrap_or_default();
             let id = self.id;
+            self.exec.buckets_carried = buckets;
+            let room = MAX_OUTPUTS_PER_PACKET - result.len();
             let r = self
                 .exec
                 .process::<false>(id, None, snap, in_port, &mut f, now_ns);
-            result.extend(r.iter().cloned().map(|mut x| {
+            let over = r.len().saturating_sub(room) as u64;
+            result.extend(r.iter().take(room).cloned().map(|mut x| {
                 x.data.get_or_insert_with(|| f.clone());
                 x
             }));
+            self.exec.over_limit += over;
+            buckets = self.exec.buckets_used;
         }
         result
     }
@@ -433,6 +447,11 @@ struct Exec {
     skipped_edits: u64,
     /// Outputs and group buckets dropped over the per-packet limits.
     over_limit: u64,
+    /// Bucket runs a PACKET_OUT has already spent, for the pipeline run of
+    /// its output:TABLE to go on from (0 otherwise).
+    buckets_carried: u32,
+    /// Bucket runs the last `process` ended with.
+    buckets_used: u32,
 }
 
 const MAX_GROUP_DEPTH: u32 = 16;
@@ -461,6 +480,8 @@ impl Exec {
             indent: 0,
             skipped_edits: 0,
             over_limit: 0,
+            buckets_carried: 0,
+            buckets_used: 0,
         }
     }
 
@@ -503,7 +524,7 @@ impl Exec {
             cookie: 0,
             table_miss: false,
             dropped: false,
-            buckets_run: 0,
+            buckets_run: std::mem::take(&mut self.buckets_carried),
         };
         let mut table = 0usize;
         while let Some(cls) = snap.tables.get(table) {
@@ -536,7 +557,10 @@ impl Exec {
                 if T {
                     self.note(format!("{table:>2}. No match: drop (no table-miss rule)."));
                 }
-                return &self.outputs;
+                {
+                    self.buckets_used = cx.buckets_run;
+                    return &self.outputs;
+                }
             };
             if let Some(c) = tc {
                 c.hit(worker, 1, now_ns);
@@ -564,7 +588,10 @@ impl Exec {
                         } else if let Some(ms) = snap.meters.get(m) {
                             match ms.apply(frame.len(), now_ns) {
                                 Verdict::Pass => {}
-                                Verdict::Drop => return &self.outputs,
+                                Verdict::Drop => {
+                                    self.buckets_used = cx.buckets_run;
+                                    return &self.outputs;
+                                }
                                 Verdict::Remark(p) => self.remark(frame, &mut cx, p),
                             }
                         }
@@ -572,6 +599,7 @@ impl Exec {
                     Instruction::ApplyActions(list) => {
                         self.run_actions::<T>(list, frame, &mut cx, 0);
                         if cx.dropped {
+                            self.buckets_used = cx.buckets_run;
                             return &self.outputs;
                         }
                     }
@@ -626,6 +654,7 @@ impl Exec {
         } else if T {
             self.note("Action set: empty".into());
         }
+        self.buckets_used = cx.buckets_run;
         &self.outputs
     }
 
@@ -732,7 +761,11 @@ impl Exec {
                         if T {
                             self.note("    TTL expired: the packet is dropped here".into());
                         }
-                        if cx.snap.invalid_ttl_to_controller {
+                        if cx.snap.invalid_ttl_to_controller
+                            && self.outputs.len() >= MAX_OUTPUTS_PER_PACKET
+                        {
+                            self.over_limit += 1;
+                        } else if cx.snap.invalid_ttl_to_controller {
                             self.outputs.push(Output {
                                 port: port_no::CONTROLLER,
                                 queue: None,
@@ -951,6 +984,7 @@ impl Exec {
         // Each bucket works on its own copy of the packet; the packet the
         // rule goes on with is not changed by the group.
         let (saved_key, saved_off, saved_queue) = (self.key, self.off, cx.queue);
+        let end = range.end;
         for i in range {
             if cx.buckets_run >= MAX_BUCKETS_PER_PACKET {
                 if T {
@@ -958,7 +992,7 @@ impl Exec {
                         "bucket {i} and after -> dropped: more than {MAX_BUCKETS_PER_PACKET} buckets for one packet"
                     ));
                 }
-                self.over_limit += 1;
+                self.over_limit += (end - i) as u64;
                 break;
             }
             cx.buckets_run += 1;

@@ -251,3 +251,66 @@ fn deleting_all_groups_removes_their_rules_in_one_pass() {
         "the rule without a group stays"
     );
 }
+
+#[test]
+fn a_packet_out_shares_one_budget_with_its_table_submissions() {
+    let mut p = pipeline();
+    // A flow that copies every packet 1 024 times...
+    let outs = vec!["output:2"; 1024].join(",");
+    p.flow_mod(
+        &parse_flow_mod(&format!("priority=1,actions={outs}")).unwrap(),
+        0,
+    )
+    .unwrap();
+    let snap = p.snapshot();
+    // ...and a PACKET_OUT that submits its packet to the tables 1 024 times.
+    let actions = vec![
+        Action::Output {
+            port: port_no::TABLE,
+            max_len: 0
+        };
+        1024
+    ];
+    let mut w = Worker::new(0);
+    let r = w.packet_out(&snap, port_no::CONTROLLER, &actions, &mut frame(), 0);
+    assert!(r.len() <= MAX_OUTPUTS_PER_PACKET, "{} outputs", r.len());
+    assert!(w.over_limit() > 0);
+}
+
+#[test]
+fn watches_and_group_actions_are_followed_apart() {
+    let mut p = pipeline();
+    // Group 1 watches group 2, which forwards to group 1: neither a packet
+    // loop nor a liveness loop.
+    group(
+        &mut p,
+        GroupModCommand::Add,
+        "group_id=1,type=ff,bucket=watch_port:2,output:2",
+    )
+    .unwrap();
+    group(
+        &mut p,
+        GroupModCommand::Add,
+        "group_id=2,type=all,bucket=group:1",
+    )
+    .unwrap();
+    group(
+        &mut p,
+        GroupModCommand::Modify,
+        "group_id=1,type=ff,bucket=watch_group:2,output:2,bucket=watch_port:3,output:3",
+    )
+    .unwrap();
+    // GROUP_STATS ref_count counts flows and groups forwarding to a group.
+    p.flow_mod(
+        &parse_flow_mod("priority=1,actions=group:1,group:1").unwrap(),
+        0,
+    )
+    .unwrap();
+    let refs = p.group_ref_counts();
+    assert_eq!(
+        refs.get(&1),
+        Some(&2),
+        "one flow (counted once) and group 2"
+    );
+    assert_eq!(refs.get(&2), None);
+}

@@ -375,3 +375,81 @@ proptest! {
         }
     }
 }
+
+fn set(field: OxmField, v: u128) -> Vec<Action> {
+    vec![
+        Action::SetField(MatchEntry::Basic(Oxm::exact(field, v))),
+        Action::Output {
+            port: 2,
+            max_len: 0,
+        },
+    ]
+}
+
+fn run_out(acts: &[Action], f: &[u8]) -> (Vec<u8>, u64) {
+    let snap = pipeline().snapshot();
+    let mut w = Worker::new(0);
+    let mut f = f.to_vec();
+    let outs = w.packet_out(&snap, 1, acts, &mut f, 0);
+    (outs[0].data.clone().unwrap_or(f), w.skipped_edits())
+}
+
+#[test]
+fn sctp_crc_covers_the_segment_not_the_ethernet_padding() {
+    // IPv4 + SCTP common header + SHUTDOWN_COMPLETE chunk (16 bytes),
+    // padded to 60 bytes as Ethernet does.
+    let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 8, 0];
+    f.extend_from_slice(&[
+        0x45, 0, 0, 36, 0, 0, 0, 0, 64, 132, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
+    ]);
+    f.extend_from_slice(&[0, 7, 0, 9, 0, 0, 0, 1, 0, 0, 0, 0, 14, 0, 0, 4]);
+    f.resize(60, 0);
+    let (out, skipped) = run_out(&set(OxmField::SctpSrc, 99), &f);
+    assert_eq!(skipped, 0);
+    let seg = &out[34..50];
+    assert_eq!(&seg[..2], &[0, 99]);
+    let mut zeroed = seg.to_vec();
+    zeroed[8..12].fill(0);
+    assert_eq!(
+        &seg[8..12],
+        &packet::checksum::sctp(&zeroed),
+        "CRC over the 16-byte segment"
+    );
+}
+
+#[test]
+fn nd_fields_are_only_set_on_neighbour_discovery_messages() {
+    use etherparse::PacketBuilder;
+    let mut echo = Vec::new();
+    PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
+        .ipv6([0x20; 16], [0x21; 16], 9)
+        .icmpv6_echo_request(1, 2)
+        .write(&mut echo, &[1u8; 32])
+        .unwrap();
+    for field in [
+        OxmField::Ipv6NdTarget,
+        OxmField::Ipv6NdSll,
+        OxmField::Ipv6NdTll,
+    ] {
+        let (out, skipped) = run_out(
+            &set(field, 0xfe80_0000_0000_0000_0000_0000_0000_0001),
+            &echo,
+        );
+        assert_eq!((out.as_slice(), skipped), (echo.as_slice(), 1), "{field:?}");
+    }
+}
+
+#[test]
+fn a_udp_datagram_without_a_checksum_keeps_none_over_ipv6() {
+    use etherparse::PacketBuilder;
+    let mut f = Vec::new();
+    PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
+        .ipv6([0x20; 16], [0x21; 16], 9)
+        .udp(4789, 4789)
+        .write(&mut f, b"tunnel")
+        .unwrap();
+    f[60..62].fill(0); // no checksum (RFC 6935)
+    let (out, _) = run_out(&set(OxmField::UdpSrc, 1), &f);
+    assert_eq!(&out[54..56], &[0, 1]);
+    assert_eq!(&out[60..62], &[0, 0]);
+}
