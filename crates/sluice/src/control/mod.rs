@@ -12,207 +12,33 @@
 //! Everything here runs on the daemon's control thread; sockets are
 //! non-blocking and waited on with one `poll(2)`.
 
+mod dp;
+mod endpoint;
+mod listen;
+mod loglimit;
+mod stream;
+
 use std::collections::HashMap;
-use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
-use std::os::unix::net::{UnixListener, UnixStream};
-use std::path::PathBuf;
 use std::sync::Arc;
 
-use agent::{Agent, ConnId, Datapath};
+use agent::{Agent, ConnId};
+use bytes::Bytes;
+use datapath::channel::Channels;
+
+pub use dp::DpHandle;
+pub use endpoint::Endpoint;
+use listen::{bind_unix, Listener, ListenerState, ACCEPT_BACKOFF_NS};
+use loglimit::LogLimit;
+use stream::Stream;
 
 use crate::dial;
-use arc_swap::ArcSwap;
-use bytes::Bytes;
-use datapath::channel::{Channels, PacketOutJob};
-use datapath::queue::QueueCounters;
-use datapath::PortCounters;
-use ofp::msg::multipart::PortStats;
-use pipeline::Snapshot;
 
 /// How many times one round lets a connection go on after a write made
 /// room (each adds about one message of a long reply, or the replies to
 /// the requests that fit the budget): fairness between connections.
 const MAX_PUMPS_PER_ROUND: usize = 16;
-
-/// A parsed endpoint.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Endpoint {
-    Tcp(String),
-    PTcp(SocketAddr),
-    /// `tls:HOST:PORT` (`ssl:` is the same).
-    Tls(String),
-    /// `ptls:PORT[:IP]` (`pssl:` is the same).
-    PTls(SocketAddr),
-    PUnix(PathBuf),
-    /// The bridge's management socket: a `punix` whose connections are
-    /// tools (sluice-ctl, ovs-ofctl), not controllers — they do not end
-    /// standalone fail mode. Never parsed from text.
-    Mgmt(PathBuf),
-}
-
-impl Endpoint {
-    /// Parses `tcp:HOST:PORT`, `tls:HOST:PORT`, `ptcp:PORT[:IP]`,
-    /// `ptls:PORT[:IP]` or `punix:PATH` (`ssl`/`pssl` for `tls`/`ptls`).
-    pub fn parse(s: &str) -> Result<Endpoint, String> {
-        const EXPECTED: &str =
-            "expected tcp:HOST:PORT, tls:HOST:PORT, ptcp:PORT[:IP], ptls:PORT[:IP] or punix:PATH";
-        let (kind, rest) = s
-            .split_once(':')
-            .ok_or_else(|| format!("{s:?}: {EXPECTED}"))?;
-        let host_port = |rest: &str| {
-            if rest
-                .rsplit_once(':')
-                .is_none_or(|(h, p)| h.is_empty() || p.parse::<u16>().is_err())
-            {
-                return Err(format!("{s:?}: expected {kind}:HOST:PORT"));
-            }
-            Ok(rest.to_string())
-        };
-        let listen_addr = |rest: &str| {
-            // Without an address: loopback only (listening on every
-            // interface must be asked for, e.g. ptcp:6653:0.0.0.0).
-            let (port, ip) = rest.split_once(':').unwrap_or((rest, "127.0.0.1"));
-            let port: u16 = port
-                .parse()
-                .map_err(|_| format!("{s:?}: {port:?} is not a port number"))?;
-            let ip: std::net::IpAddr = ip
-                .parse()
-                .map_err(|_| format!("{s:?}: {ip:?} is not an IP address"))?;
-            Ok::<_, String>(SocketAddr::new(ip, port))
-        };
-        match kind {
-            "tcp" => host_port(rest).map(Endpoint::Tcp),
-            "tls" | "ssl" => host_port(rest).map(Endpoint::Tls),
-            "ptcp" => listen_addr(rest).map(Endpoint::PTcp),
-            "ptls" | "pssl" => listen_addr(rest).map(Endpoint::PTls),
-            "punix" if !rest.is_empty() => Ok(Endpoint::PUnix(PathBuf::from(rest))),
-            _ => Err(format!("{s:?}: {EXPECTED}")),
-        }
-    }
-
-    /// Whether this endpoint connects out (a controller) rather than listens.
-    pub fn is_active(&self) -> bool {
-        matches!(self, Endpoint::Tcp(_) | Endpoint::Tls(_))
-    }
-
-    /// Whether this endpoint needs the daemon's TLS identity.
-    pub fn is_tls(&self) -> bool {
-        matches!(self, Endpoint::Tls(_) | Endpoint::PTls(_))
-    }
-}
-
-/// What the agent reaches the datapath through.
-pub struct DpHandle {
-    pub shared: Arc<ArcSwap<Snapshot>>,
-    pub channels: Arc<Channels>,
-    /// Per port: its number and one set of counters per worker.
-    pub counters: Vec<(u32, Vec<Arc<PortCounters>>)>,
-    /// Per egress queue: port, queue id, counters (shared by the workers).
-    pub queues: Vec<(u32, u32, Arc<QueueCounters>)>,
-}
-
-impl Datapath for DpHandle {
-    fn publish(&self, snap: Arc<Snapshot>) {
-        self.shared.store(snap);
-    }
-
-    fn packet_out(&self, in_port: u32, actions: Vec<ofp::Action>, frame: Bytes) -> bool {
-        self.channels.to_datapath(PacketOutJob {
-            in_port,
-            actions,
-            frame: frame.to_vec(),
-        })
-    }
-
-    fn port_stats(&self, port_no: u32) -> Option<PortStats> {
-        use std::sync::atomic::Ordering::Relaxed;
-        let (_, c) = self.counters.iter().find(|(n, _)| *n == port_no)?;
-        let t = PortCounters::sum(c);
-        Some(PortStats {
-            port_no,
-            rx_packets: t.rx_packets.load(Relaxed),
-            tx_packets: t.tx_packets.load(Relaxed),
-            rx_bytes: t.rx_bytes.load(Relaxed),
-            tx_bytes: t.tx_bytes.load(Relaxed),
-            tx_dropped: t.tx_dropped.load(Relaxed),
-            rx_errors: t.rx_errors.load(Relaxed),
-            ..PortStats::default()
-        })
-    }
-
-    fn queue_stats(&self, port_no: u32, queue_id: u32) -> Option<(u64, u64, u64)> {
-        use std::sync::atomic::Ordering::Relaxed;
-        let (_, _, c) = self
-            .queues
-            .iter()
-            .find(|(p, q, _)| *p == port_no && *q == queue_id)?;
-        Some((
-            c.tx_bytes.load(Relaxed),
-            c.tx_packets.load(Relaxed),
-            c.tx_errors.load(Relaxed),
-        ))
-    }
-}
-
-enum Stream {
-    Tcp(TcpStream),
-    Unix(UnixStream),
-    Tls(Box<tls::TlsStream>),
-}
-
-impl Stream {
-    fn fd(&self) -> i32 {
-        match self {
-            Stream::Tcp(s) => s.as_raw_fd(),
-            Stream::Unix(s) => s.as_raw_fd(),
-            Stream::Tls(s) => s.as_raw_fd(),
-        }
-    }
-
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.read(buf),
-            Stream::Unix(s) => s.read(buf),
-            Stream::Tls(s) => s.read(buf),
-        }
-    }
-
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.write(buf),
-            Stream::Unix(s) => s.write(buf),
-            Stream::Tls(s) => s.write(buf),
-        }
-    }
-
-    /// Whether the transport holds bytes of its own to send (TLS records).
-    fn wants_write(&self) -> bool {
-        matches!(self, Stream::Tls(s) if s.wants_write())
-    }
-
-    fn flush_transport(&mut self) {
-        if let Stream::Tls(s) = self {
-            let _ = s.flush_tls();
-        }
-    }
-}
-
-enum Listener {
-    /// The flag: connections speak TLS.
-    Tcp(TcpListener, bool),
-    /// The flag: connections are service connections (management socket).
-    Unix(UnixListener, PathBuf, bool),
-}
-
-impl Drop for Listener {
-    fn drop(&mut self) {
-        if let Listener::Unix(_, p, _) = self {
-            let _ = std::fs::remove_file(p);
-        }
-    }
-}
 
 /// An active connection to a controller, with its backoff.
 struct Active {
@@ -237,58 +63,6 @@ const CONNECT_TIMEOUT_NS: u64 = 5_000_000_000;
 /// Connections one listener holds at most, unless the configuration says
 /// otherwise (`max_connections` in `[bridge]`).
 pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
-
-/// After an accept(2) error other than "nothing to accept" (EMFILE,
-/// ENFILE, ENOBUFS...), the listener rests this long instead of being
-/// polled again at once, which would spin the control thread.
-const ACCEPT_BACKOFF_NS: u64 = 200_000_000;
-
-/// Connection log lines (accepted, closed, refused): at most this many per
-/// window, then one line saying how many were left out.
-const LOG_LINES_PER_WINDOW: u32 = 20;
-const LOG_WINDOW_NS: u64 = 10_000_000_000;
-
-/// A budget of log lines per window.
-#[derive(Default)]
-struct LogLimit {
-    window_start_ns: u64,
-    lines: u32,
-    suppressed: u64,
-}
-
-impl LogLimit {
-    /// Whether a line may be written at `now_ns`; at the start of a new
-    /// window, first reports what the last one left out.
-    fn allow(&mut self, bridge: &str, now_ns: u64) -> bool {
-        if now_ns.saturating_sub(self.window_start_ns) >= LOG_WINDOW_NS {
-            if self.suppressed > 0 {
-                tracing::warn!(
-                    bridge,
-                    suppressed = self.suppressed,
-                    "connection log lines left out"
-                );
-            }
-            self.window_start_ns = now_ns;
-            self.lines = 0;
-            self.suppressed = 0;
-        }
-        if self.lines < LOG_LINES_PER_WINDOW {
-            self.lines += 1;
-            true
-        } else {
-            self.suppressed += 1;
-            false
-        }
-    }
-}
-
-/// A listener's connections and health.
-#[derive(Default)]
-struct ListenerState {
-    live: usize,
-    /// Not polled before this (after an accept error).
-    resting_until_ns: u64,
-}
 
 /// One bridge's OpenFlow side.
 pub struct Control {
@@ -779,104 +553,5 @@ impl Control {
                 }
             }
         }
-    }
-}
-
-/// Binds a Unix socket for `punix:` or the management socket: its
-/// directory is created private (0700) when it does not exist; a leftover
-/// socket nobody answers on is replaced, but anything else at the path
-/// (a regular file, a live socket) is an error; the socket is made 0600
-/// (only the daemon's user may drive the switch through it).
-fn bind_unix(path: &std::path::Path) -> Result<UnixListener, String> {
-    use std::os::unix::fs::{DirBuilderExt, FileTypeExt, PermissionsExt};
-    let shown = path.display();
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        if !dir.exists() {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)
-                .map_err(|e| format!("punix:{shown}: creating {}: {e}", dir.display()))?;
-        }
-    }
-    match std::fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_socket() => {
-            if UnixStream::connect(path).is_ok() {
-                return Err(format!(
-                    "punix:{shown}: another process answers on this socket"
-                ));
-            }
-            std::fs::remove_file(path)
-                .map_err(|e| format!("punix:{shown}: removing a stale socket: {e}"))?;
-        }
-        Ok(_) => {
-            return Err(format!(
-                "punix:{shown}: the path exists and is not a socket; not replacing it"
-            ))
-        }
-        Err(_) => {}
-    }
-    let l = UnixListener::bind(path).map_err(|er| format!("punix:{shown}: {er}"))?;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
-        .map_err(|e| format!("punix:{shown}: {e}"))?;
-    l.set_nonblocking(true).map_err(|er| er.to_string())?;
-    Ok(l)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::os::unix::fs::PermissionsExt;
-
-    #[test]
-    fn ptcp_without_an_address_listens_on_loopback_only() {
-        assert_eq!(
-            Endpoint::parse("ptcp:6653").unwrap(),
-            Endpoint::PTcp("127.0.0.1:6653".parse().unwrap())
-        );
-        assert_eq!(
-            Endpoint::parse("ptcp:6653:0.0.0.0").unwrap(),
-            Endpoint::PTcp("0.0.0.0:6653".parse().unwrap())
-        );
-        assert_eq!(
-            Endpoint::parse("ptls:6653").unwrap(),
-            Endpoint::PTls("127.0.0.1:6653".parse().unwrap())
-        );
-    }
-
-    #[test]
-    fn unix_sockets_are_private_and_only_stale_sockets_are_replaced() {
-        let base = std::env::temp_dir().join(format!("sluice-bind-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&base);
-        let dir = base.join("run");
-        let path = dir.join("br0.mgmt");
-        let l = bind_unix(&path).unwrap();
-        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode(&dir), 0o700, "a run directory it creates is private");
-        assert_eq!(mode(&path), 0o600, "the socket is the daemon user's only");
-        // Live: someone answers on it.
-        assert!(bind_unix(&path)
-            .unwrap_err()
-            .contains("another process answers"));
-        // Stale: nobody answers (the listener is gone, the file stays).
-        drop(l);
-        assert!(path.exists());
-        assert!(bind_unix(&path).is_ok());
-        // Not a socket: never removed.
-        let file = dir.join("notes.txt");
-        std::fs::write(&file, "keep me").unwrap();
-        assert!(bind_unix(&file).unwrap_err().contains("is not a socket"));
-        assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep me");
-        std::fs::remove_dir_all(&base).unwrap();
-    }
-
-    #[test]
-    fn connection_log_lines_are_limited_per_window() {
-        let mut l = LogLimit::default();
-        let allowed = (0..100).filter(|_| l.allow("br0", 1)).count();
-        assert_eq!(allowed as u32, LOG_LINES_PER_WINDOW);
-        assert_eq!(l.suppressed, 100 - LOG_LINES_PER_WINDOW as u64);
-        assert!(l.allow("br0", 1 + LOG_WINDOW_NS), "a new window");
-        assert_eq!(l.suppressed, 0);
     }
 }
