@@ -671,6 +671,27 @@ mod tests {
     }
 
     #[test]
+    fn every_configuration_sample_in_the_readme_is_accepted() {
+        let readme = include_str!("../../../README.md");
+        let blocks: Vec<&str> = readme
+            .split("```toml\n")
+            .skip(1)
+            .map(|b| b.split("```").next().unwrap())
+            .collect();
+        assert!(blocks.len() >= 3, "the README's samples were found");
+        for b in blocks {
+            let f = parse_file(b).unwrap_or_else(|e| panic!("{e:?} in\n{b}"));
+            // Samples without ports stand for a bridge given ports elsewhere.
+            let cli: Vec<String> = if b.contains("[[port]]") {
+                vec![]
+            } else {
+                vec!["eth0".into()]
+            };
+            check_all(f, &cli).unwrap_or_else(|e| panic!("{e:?} in\n{b}"));
+        }
+    }
+
+    #[test]
     fn queue_rates_that_would_overflow_are_refused() {
         let f = "[[port]]\nname = \"a\"\n[[port.queues]]\nid = 1\nmax_rate = 9223372036854775807\n";
         let e = check_all(parse_file(f).unwrap(), &[]).unwrap_err();
