@@ -298,10 +298,13 @@ fn err(key: impl Into<String>, problem: impl Into<String>) -> ConfigError {
 pub fn parse_file(text: &str) -> Result<File, ConfigError> {
     toml::from_str(text).map_err(|e| {
         let msg = e.message().to_string();
-        let key = e
-            .span()
-            .map(|sp| text[..sp.start].lines().count().to_string())
-            .map(|l| format!("line {l}"));
+        // Where, as an editor counts: line and column, from 1.
+        let key = e.span().map(|sp| {
+            let before = &text[..sp.start];
+            let line = before.matches('\n').count() + 1;
+            let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+            format!("line {line}, column {col}")
+        });
         err(key.unwrap_or_else(|| "file".into()), msg)
     })
 }
@@ -668,6 +671,15 @@ mod tests {
         // The same in a [bridge] backend with command-line ports.
         let f = parse_file("[bridge]\nbackend = \"pcap\"\n").unwrap();
         assert!(check_all(f, &["a".into()]).is_err());
+    }
+
+    #[test]
+    fn toml_errors_name_the_line_and_column() {
+        let e = parse_file("[bridge]\nname = \"br0\"\nworkers = \"two\"\n").unwrap_err();
+        assert_eq!(e.key, "line 3, column 11", "{e:?}");
+        let e = parse_file("[bridge]\nnmae = 1\n").unwrap_err();
+        assert!(e.key.starts_with("line 2, column 1"), "{e:?}");
+        assert!(e.problem.contains("nmae"), "{e:?}");
     }
 
     #[test]

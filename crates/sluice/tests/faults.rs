@@ -512,3 +512,32 @@ fn malformed_frames_are_forwarded_or_dropped_per_spec_and_counted() {
     assert_eq!(cols[7], "3", "{line}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn check_config_validates_and_exits_without_touching_an_interface() {
+    let dir = std::env::temp_dir().join(format!("sluice-check-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = |text: &str| {
+        let cfg = dir.join("sluice.toml");
+        std::fs::write(&cfg, text).unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_sluice"))
+            .args(["--check-config", "--config", cfg.to_str().unwrap()])
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).to_string()
+                + &String::from_utf8_lossy(&out.stderr),
+        )
+    };
+    // Interfaces that do not exist: only the configuration is checked.
+    let (code, text) =
+        run("[bridge]\nflows = [\"priority=1,actions=drop\"]\n[[port]]\nname = \"no-such-if0\"\n");
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("bridge br0: 1 port(s), 1 flow(s)"), "{text}");
+    assert!(text.contains("configuration ok"), "{text}");
+    let (code, text) = run("[bridge]\nworkers = \"two\"\n[[port]]\nname = \"a\"\n");
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("line 2, column 11"), "{text}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
