@@ -38,6 +38,11 @@ fn group(p: &mut Pipeline, cmd: GroupModCommand, s: &str) -> Result<(), ErrorCod
     p.group_mod(&g, 0).map(|_| ()).map_err(|e| e.code)
 }
 
+/// Adds a group that must be accepted.
+fn add(p: &mut Pipeline, s: &str) {
+    group(p, GroupModCommand::Add, s).unwrap_or_else(|e| panic!("{s}: {e:?}"));
+}
+
 fn frame() -> Vec<u8> {
     let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x88, 0xb5];
     f.resize(60, 0);
@@ -57,18 +62,8 @@ fn a_group_watching_itself_is_refused() {
         bad_watch
     );
     // Through another group: 2 watches 1, then 1 is changed to watch 2.
-    group(
-        &mut p,
-        GroupModCommand::Add,
-        "group_id=1,type=ff,bucket=watch_port:2,output:2",
-    )
-    .unwrap();
-    group(
-        &mut p,
-        GroupModCommand::Add,
-        "group_id=2,type=ff,bucket=watch_group:1,output:2",
-    )
-    .unwrap();
+    add(&mut p, "group_id=1,type=ff,bucket=watch_port:2,output:2");
+    add(&mut p, "group_id=2,type=ff,bucket=watch_group:1,output:2");
     assert_eq!(
         group(
             &mut p,
@@ -78,12 +73,7 @@ fn a_group_watching_itself_is_refused() {
         bad_watch
     );
     // A forwarding loop keeps its own error.
-    group(
-        &mut p,
-        GroupModCommand::Add,
-        "group_id=3,type=indirect,bucket=output:2",
-    )
-    .unwrap();
+    add(&mut p, "group_id=3,type=indirect,bucket=output:2");
     assert_eq!(
         group(
             &mut p,
@@ -97,18 +87,11 @@ fn a_group_watching_itself_is_refused() {
 #[test]
 fn liveness_follows_watched_groups_and_port_changes() {
     let mut p = pipeline();
-    group(
+    add(&mut p, "group_id=1,type=ff,bucket=watch_port:2,output:2");
+    add(
         &mut p,
-        GroupModCommand::Add,
-        "group_id=1,type=ff,bucket=watch_port:2,output:2",
-    )
-    .unwrap();
-    group(
-        &mut p,
-        GroupModCommand::Add,
         "group_id=2,type=ff,bucket=watch_group:1,output:2,bucket=watch_port:3,output:3",
-    )
-    .unwrap();
+    );
     p.flow_mod(&parse_flow_mod("priority=1,actions=group:2").unwrap(), 0)
         .unwrap();
     let mut w = Worker::new(0);
@@ -129,12 +112,7 @@ fn liveness_follows_watched_groups_and_port_changes() {
 #[test]
 fn a_long_chain_of_watched_groups_is_worked_out_without_recursion() {
     let mut p = pipeline();
-    group(
-        &mut p,
-        GroupModCommand::Add,
-        "group_id=1,type=ff,bucket=watch_port:2,output:2",
-    )
-    .unwrap();
+    add(&mut p, "group_id=1,type=ff,bucket=watch_port:2,output:2");
     for g in 2..=3000u32 {
         let gm = GroupMod {
             command: GroupModCommand::Add,
@@ -169,12 +147,7 @@ fn a_long_chain_of_watched_groups_is_worked_out_without_recursion() {
 /// one below, and a flow sending everything to group 16.
 fn chain_of_all_groups(leaf: &str) -> Pipeline {
     let mut p = pipeline();
-    group(
-        &mut p,
-        GroupModCommand::Add,
-        &format!("group_id=1,type=all,{leaf}"),
-    )
-    .unwrap();
+    add(&mut p, &format!("group_id=1,type=all,{leaf}"));
     for g in 2..=16 {
         let s = format!(
             "group_id={g},type=all,bucket=group:{},bucket=group:{}",
@@ -215,12 +188,10 @@ fn chained_all_groups_are_capped_and_the_excess_counted() {
 fn deleting_all_groups_removes_their_rules_in_one_pass() {
     let mut p = pipeline();
     for g in 1..=2000u32 {
-        group(
+        add(
             &mut p,
-            GroupModCommand::Add,
             &format!("group_id={g},type=indirect,bucket=output:2"),
-        )
-        .unwrap();
+        );
         p.flow_mod(
             &parse_flow_mod(&format!(
                 "priority=5,in_port=1,dl_vlan={},actions=group:{g}",
@@ -282,18 +253,8 @@ fn watches_and_group_actions_are_followed_apart() {
     let mut p = pipeline();
     // Group 1 watches group 2, which forwards to group 1: neither a packet
     // loop nor a liveness loop.
-    group(
-        &mut p,
-        GroupModCommand::Add,
-        "group_id=1,type=ff,bucket=watch_port:2,output:2",
-    )
-    .unwrap();
-    group(
-        &mut p,
-        GroupModCommand::Add,
-        "group_id=2,type=all,bucket=group:1",
-    )
-    .unwrap();
+    add(&mut p, "group_id=1,type=ff,bucket=watch_port:2,output:2");
+    add(&mut p, "group_id=2,type=all,bucket=group:1");
     group(
         &mut p,
         GroupModCommand::Modify,
