@@ -52,17 +52,25 @@ fn agent() -> Agent<FakeDp> {
     a
 }
 
-/// Everything the agent sent on `id` since the last call, decoded.
-fn replies(a: &mut Agent<FakeDp>, id: ConnId) -> Vec<(u32, Message)> {
-    let out = std::mem::take(&mut a.conns.get_mut(&id).unwrap().outbox);
-    let mut f = ofp::Framer::new();
-    f.push(&out);
+/// Every message in `out`: each whole, at most 65 535 bytes and as long
+/// as its length field says; decoded, with its xid.
+fn decode_all(out: &[u8]) -> Vec<(u32, Message)> {
+    let mut at = 0;
     let mut v = Vec::new();
-    while let Some(m) = f.next_message() {
-        let (h, m) = m.expect("the agent sends valid messages");
+    while at < out.len() {
+        let len = u16::from_be_bytes([out[at + 2], out[at + 3]]) as usize;
+        assert!(len >= 8 && at + len <= out.len(), "length {len} at {at}");
+        let (h, m) = Message::decode(&Bytes::copy_from_slice(&out[at..at + len]))
+            .expect("the agent sends valid messages");
         v.push((h.xid, m));
+        at += len;
     }
     v
+}
+
+/// Everything the agent sent on `id` since the last call, decoded.
+fn replies(a: &mut Agent<FakeDp>, id: ConnId) -> Vec<(u32, Message)> {
+    decode_all(&std::mem::take(&mut a.conns.get_mut(&id).unwrap().outbox))
 }
 
 fn open(a: &mut Agent<FakeDp>) -> ConnId {
@@ -465,22 +473,6 @@ fn packet_out_actions_are_checked_against_the_packet_and_a_refusal_keeps_the_buf
     );
 }
 
-/// Every message the agent queued on `id` is whole, at most 65 535 bytes
-/// and as long as its length field says; returns them decoded.
-fn checked_replies(a: &mut Agent<FakeDp>, id: ConnId) -> Vec<(u32, Message)> {
-    let out = std::mem::take(&mut a.conns.get_mut(&id).unwrap().outbox);
-    let mut at = 0;
-    let mut v = Vec::new();
-    while at < out.len() {
-        let len = u16::from_be_bytes([out[at + 2], out[at + 3]]) as usize;
-        assert!(len >= 8 && at + len <= out.len(), "length {len} at {at}");
-        let (h, m) = Message::decode(&Bytes::copy_from_slice(&out[at..at + len])).unwrap();
-        v.push((h.xid, m));
-        at += len;
-    }
-    v
-}
-
 #[test]
 fn no_reply_is_ever_longer_than_an_openflow_message() {
     let mut a = agent();
@@ -507,7 +499,7 @@ fn no_reply_is_ever_longer_than_an_openflow_message() {
         Default::default(),
     )));
     a.receive(id, &req.to_bytes(7), 1);
-    let r = checked_replies(&mut a, id);
+    let r = replies(&mut a, id);
     assert!(
         matches!(&r[..], [(7, Message::MultipartReply(_))]),
         "{}",
@@ -532,7 +524,7 @@ fn no_reply_is_ever_longer_than_an_openflow_message() {
     }
     .message();
     a.receive(id, &tr.to_bytes(10), 1);
-    match &checked_replies(&mut a, id)[..] {
+    match &replies(&mut a, id)[..] {
         [(10, Message::Experimenter(e))] => {
             let t = std::str::from_utf8(&e.data).unwrap();
             assert!(
@@ -553,7 +545,7 @@ fn no_reply_is_ever_longer_than_an_openflow_message() {
         max_len: 0xffff,
     };
     a.packet_in(1, ctl, Bytes::from(vec![0xab; 65_535]), 5);
-    match &checked_replies(&mut a, id)[..] {
+    match &replies(&mut a, id)[..] {
         [(_, Message::PacketIn(p))] => {
             assert_ne!(p.buffer_id, u32::MAX, "the whole frame waits in a buffer");
             assert_eq!(p.total_len, 65_535);
@@ -599,14 +591,7 @@ fn drain(a: &mut Agent<FakeDp>, id: ConnId) -> Vec<(u32, Message)> {
     let c = a.conns.get_mut(&id).unwrap();
     let out = c.outbox.to_vec();
     c.outbox.consume(out.len());
-    let mut f = ofp::Framer::new();
-    f.push(&out);
-    let mut v = Vec::new();
-    while let Some(m) = f.next_message() {
-        let (h, m) = m.expect("the agent sends valid messages");
-        v.push((h.xid, m));
-    }
-    v
+    decode_all(&out)
 }
 
 #[test]

@@ -571,6 +571,20 @@ fn l2_addresses(f: &[u8]) -> Option<(u16, u64, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Worker 0 of a bridge of `ports` running `p`, without a controller.
+    fn test_bridge(ports: Vec<BridgePort>, p: &mut Pipeline) -> BridgeWorker {
+        BridgeWorker {
+            worker: 0,
+            ports,
+            pipeline: Arc::new(ArcSwap::new(p.snapshot())),
+            counters: Arc::default(),
+            macs: Arc::default(),
+            channels: None,
+            nullx: false,
+            panic_after_batches: None,
+        }
+    }
     use netdev::memory::MemoryPort;
     use pipeline::{Config, Pipeline, PortState};
 
@@ -630,16 +644,7 @@ mod tests {
         )
         .unwrap();
         let c1 = ports[0].counters.clone();
-        let bridge = BridgeWorker {
-            worker: 0,
-            ports,
-            pipeline: Arc::new(ArcSwap::new(p.snapshot())),
-            counters: Arc::default(),
-            macs: Arc::default(),
-            channels: None,
-            nullx: false,
-            panic_after_batches: None,
-        };
+        let bridge = test_bridge(ports, &mut p);
         for len in [0, 1, 13, 14, 60] {
             wa.inject(&vec![0xab; len]);
         }
@@ -683,16 +688,7 @@ mod tests {
             0,
         )
         .unwrap();
-        let bridge = BridgeWorker {
-            worker: 0,
-            ports,
-            pipeline: Arc::new(ArcSwap::new(p.snapshot())),
-            counters: Arc::default(),
-            macs: Arc::default(),
-            channels: None,
-            nullx: false,
-            panic_after_batches: None,
-        };
+        let bridge = test_bridge(ports, &mut p);
         let (a, b) = ([2, 0, 0, 0, 0, 0xa], [2, 0, 0, 0, 0, 0xb]);
         wires[0].inject(&frame(b, a));
         let stop = Arc::new(AtomicBool::new(false));
