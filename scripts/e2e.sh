@@ -740,6 +740,12 @@ test_sigkill_and_restart() {
         wait "$SLUICE_PID" 2>/dev/null
         SLUICE_PID=
         rm -f "$OUT"
+        # The kernel releases a dead process's XDP program and sockets
+        # asynchronously; a restart before that falls back to AF_PACKET.
+        for _ in $(seq 30); do
+            ip netns exec "$P-sw" ip link show | grep -q " xdp" || break
+            sleep 0.1
+        done
         start_sluice --port p1 --port p2 --backend "$be" --run-dir "$rd"
         ping_ok h1 "$TESTBED_NET.2" || { echo "     $be: no ping after the restart"; r=1; }
         "$CTL" --run-dir "$rd" show br0 | grep -q "p2" || { echo "     $be: no management socket"; r=1; }
