@@ -16,7 +16,7 @@ use ofp::{ErrorCode, FlowMod, FlowModCommand, Message, PacketOut};
 
 use crate::client::{Client, ClientError};
 use crate::target::Target;
-use crate::{frame, print, Cmd};
+use crate::{frame, manage, print, Cmd};
 
 /// What a command failed on.
 #[derive(Debug, thiserror::Error)]
@@ -281,6 +281,27 @@ pub fn run(cmd: Cmd, run_dir: &str, timeout: Duration, tls: Option<&tls::Tls>) -
                 (None, None) => return usage("trace", "give IN_PORT, or in_port= in the packet"),
             };
             trace(&mut connect(&switch)?, in_port, d.frame)
+        }
+        Cmd::AddPort {
+            switch,
+            iface,
+            options,
+        } => {
+            let words = ["add-port".to_string(), iface]
+                .into_iter()
+                .chain(options)
+                .collect();
+            manage::command(&mut connect(&switch)?, words)
+        }
+        Cmd::DelPort { switch, port } => {
+            manage::command(&mut connect(&switch)?, vec!["del-port".into(), port])
+        }
+        Cmd::FdbShow { switch } => manage::command(&mut connect(&switch)?, vec!["fdb-show".into()]),
+        Cmd::FdbFlush { switch } => {
+            manage::command(&mut connect(&switch)?, vec!["fdb-flush".into()])
+        }
+        Cmd::Vlog { switch, filter } => {
+            manage::command(&mut connect(&switch)?, vec!["vlog".into(), filter])
         }
     }
 }

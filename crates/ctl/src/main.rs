@@ -11,6 +11,7 @@
 mod client;
 mod commands;
 mod frame;
+mod manage;
 mod print;
 mod target;
 
@@ -165,6 +166,26 @@ pub enum Cmd {
         #[arg(num_args = 1..=2, required = true)]
         args: Vec<String>,
     },
+    /// Adds interface IFACE to the bridge while it runs (sluice only).
+    /// Options: ofport=N (default: the number IFACE had last, else the
+    /// lowest free), backend=afpacket|afpacket-mmsg|afxdp|afxdp-generic|pcap,
+    /// pcap_in=FILE, pcap_out=FILE.
+    AddPort {
+        switch: String,
+        iface: String,
+        options: Vec<String>,
+    },
+    /// Removes a port (interface name or number) while the bridge runs
+    /// (sluice only); flows that output to it stay and send nothing there.
+    DelPort { switch: String, port: String },
+    /// The NORMAL action's MAC table: port, VLAN, MAC, age in seconds
+    /// (sluice only).
+    FdbShow { switch: String },
+    /// Empties the NORMAL action's MAC table (sluice only).
+    FdbFlush { switch: String },
+    /// Sets the daemon's log filter while it runs: a level (error, warn,
+    /// info, debug, trace) or a RUST_LOG-style filter (sluice only).
+    Vlog { switch: String, filter: String },
 }
 
 fn main() -> ExitCode {

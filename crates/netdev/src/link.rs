@@ -25,6 +25,19 @@ pub struct LinkWatcher {
 pub struct LinkChange {
     pub name: String,
     pub up: bool,
+    /// The interface was deleted (RTM_DELLINK).
+    pub deleted: bool,
+    /// Its index (a re-created interface has a new one; 0 if unknown).
+    pub ifindex: u32,
+}
+
+/// The index of interface `name` in this network namespace (None: no such
+/// interface).
+pub fn ifindex(name: &str) -> Option<u32> {
+    let c = std::ffi::CString::new(name).ok()?;
+    // SAFETY: a NUL-terminated string we own, for the duration of the call.
+    let i = unsafe { libc::if_nametoindex(c.as_ptr()) };
+    (i != 0).then_some(i)
 }
 
 fn align4(n: usize) -> usize {
@@ -117,6 +130,7 @@ fn parse(mut b: &[u8], out: &mut Vec<LinkChange>) {
         }
         let msg = &b[16..len];
         if (ty == RTM_NEWLINK || ty == RTM_DELLINK) && msg.len() >= 16 {
+            let ifindex = u32_at(msg, 4).unwrap_or(0);
             let flags = u32_at(msg, 8).unwrap_or(0);
             let mut name = None;
             let mut oper = None;
@@ -147,7 +161,12 @@ fn parse(mut b: &[u8], out: &mut Vec<LinkChange>) {
                         Some(IF_OPER_UNKNOWN) | None => running,
                         Some(_) => false,
                     };
-                out.push(LinkChange { name, up });
+                out.push(LinkChange {
+                    name,
+                    up,
+                    deleted: ty == RTM_DELLINK,
+                    ifindex,
+                });
             }
         }
         b = &b[align4(len).min(b.len())..];
@@ -179,6 +198,7 @@ mod tests {
         attrs.resize(align4(attrs.len()), 0);
         let mut m = vec![0u8; 16];
         m.extend_from_slice(&[0u8; 16]);
+        m[20..24].copy_from_slice(&(name.len() as u32).to_ne_bytes());
         m.extend_from_slice(&attrs);
         let len = m.len() as u32;
         m[0..4].copy_from_slice(&len.to_ne_bytes());
@@ -198,15 +218,21 @@ mod tests {
             vec![
                 LinkChange {
                     name: "p1".into(),
-                    up: true
+                    up: true,
+                    deleted: false,
+                    ifindex: 2,
                 },
                 LinkChange {
                     name: "p2".into(),
-                    up: false
+                    up: false,
+                    deleted: false,
+                    ifindex: 2,
                 },
                 LinkChange {
                     name: "p3".into(),
-                    up: false
+                    up: false,
+                    deleted: true,
+                    ifindex: 2,
                 },
             ]
         );

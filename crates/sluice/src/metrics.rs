@@ -19,7 +19,7 @@ use pipeline::Snapshot;
 pub struct Sources {
     pub bridge: String,
     /// Each port's counters, one set per worker.
-    pub ports: Vec<(u32, String, Vec<Arc<PortCounters>>)>,
+    pub ports: Arc<ArcSwap<Vec<datapath::PortView>>>,
     /// The bridge's counters, one set per worker.
     pub counters: Vec<Arc<BridgeCounters>>,
     pub pipeline: Arc<ArcSwap<Snapshot>>,
@@ -68,12 +68,14 @@ fn render_at(all: &[Sources], now: u64) -> String {
     ];
     for (name, help, get) in port_metrics {
         family(name, "counter", help, &mut |s, o| {
-            for (no, ifname, c) in &s.ports {
+            for v in s.ports.load().iter() {
                 let _ = writeln!(
                     o,
-                    "{name}{{bridge=\"{}\",port=\"{no}\",name=\"{ifname}\"}} {}",
+                    "{name}{{bridge=\"{}\",port=\"{}\",name=\"{}\"}} {}",
                     s.bridge,
-                    get(&PortCounters::sum(c))
+                    v.port_no,
+                    v.name,
+                    get(&PortCounters::sum(&v.counters))
                 );
             }
         });
@@ -272,7 +274,7 @@ mod tests {
         let text = render_at(
             &[Sources {
                 bridge: "br0".into(),
-                ports: Vec::new(),
+                ports: Arc::default(),
                 counters,
                 pipeline: Arc::new(ArcSwap::new(p.snapshot())),
             }],

@@ -27,7 +27,7 @@ use agent::{Agent, ConnId};
 use bytes::Bytes;
 use datapath::channel::Channels;
 
-pub use dp::DpHandle;
+pub use dp::{DpHandle, SetLog, APPLY_TIMEOUT};
 pub use endpoint::Endpoint;
 use listen::{bind_unix, Listener, ListenerState, ACCEPT_BACKOFF_NS};
 use loglimit::LogLimit;
