@@ -839,6 +839,122 @@ test_soak_short() {
 }
 
 # Every test, or the ones named on the command line.
+# Frames the host's eth0 has received (what the switch sent to its port).
+rx_frames() { ip netns exec "$P-$1" cat /sys/class/net/eth0/statistics/rx_packets; }
+
+# CPU time (ticks) the process has used.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
+test_add_and_del_port_at_run_time() {
+    P=sle2e$$r
+    TESTBED_HOSTS=3 testbed_up "$P" || return 1
+    local r=0 rd out mon t0 t1 before after
+    rd=$(mktemp -d)
+    mon=$(mktemp)
+    start_sluice --port p1 --port p2 --run-dir "$rd"
+    local C="$CTL --run-dir $rd"
+    ping_ok h1 "$TESTBED_NET.2" || { echo "     no ping h1 -> h2"; r=1; }
+    $C monitor br0 --count 2 --duration 10 >"$mon" &
+    local m=$!
+    sleep 0.5
+    # Added while h1 pings h3 every 50 ms: replies within a second.
+    ip netns exec "$P-h1" ping -i 0.05 -w 8 -q "$TESTBED_NET.3" >/dev/null 2>&1 &
+    local pinger=$!
+    sleep 0.5
+    out=$($C add-port br0 p3 2>&1) || { echo "     add-port: $out"; r=1; }
+    echo "$out" | grep -q "added p3 as port 3" || { echo "     add-port said: $out"; r=1; }
+    t0=$(date +%s%N)
+    ip netns exec "$P-h1" ping -c 1 -W 1 -q "$TESTBED_NET.3" >/dev/null 2>&1 ||
+        ip netns exec "$P-h1" ping -c 1 -W 1 -q "$TESTBED_NET.3" >/dev/null 2>&1 ||
+        { echo "     no ping h1 -> h3 after add-port"; r=1; }
+    t1=$(date +%s%N)
+    echo "     first reply from the added port after $(((t1 - t0) / 1000000)) ms"
+    [ $(((t1 - t0) / 1000000)) -lt 1000 ] || { echo "     took a second or more"; r=1; }
+    $C dump-ports-desc br0 | grep -q " 3(p3)" || { echo "     dump-ports-desc lacks p3"; r=1; }
+    $C show br0 | grep -q " 3(p3)" || { echo "     show lacks p3"; r=1; }
+    # Refusals name the problem.
+    out=$($C add-port br0 p3 2>&1) && r=1
+    echo "$out" | grep -q "p3 is already port 3" || { echo "     second add-port said: $out"; r=1; }
+    out=$($C add-port br0 nosuch9 2>&1) && r=1
+    echo "$out" | grep -q "add-port nosuch9: nosuch9: no such interface" || { echo "     add-port nosuch9 said: $out"; r=1; }
+    out=$($C add-port br0 nosuch8 ofport=2 2>&1) && r=1
+    echo "$out" | grep -q "ofport=2: the number is taken" || { echo "     ofport=2 said: $out"; r=1; }
+    # Deleted under traffic: nothing reaches h3 from then on.
+    $C del-port br0 p3 | grep -q "deleted port 3" || { echo "     del-port"; r=1; }
+    sleep 0.3
+    before=$(rx_frames h3)
+    sleep 1.5
+    after=$(rx_frames h3)
+    [ "$before" = "$after" ] || { echo "     h3 got $((after - before)) frames after del-port"; r=1; }
+    kill "$pinger" 2>/dev/null
+    wait "$pinger" 2>/dev/null
+    wait "$m"
+    grep -q "ADD" "$mon" && grep -q "DELETE" "$mon" || { echo "     monitor saw:"; sed 's/^/       /' "$mon"; r=1; }
+    $C dump-ports-desc br0 | grep -q "(p3)" && { echo "     p3 still described"; r=1; }
+    # The number is stable: p3 comes back as 3, also after a restart with
+    # another port list (RUN_DIR/br0.ports).
+    $C add-port br0 p3 | grep -q "as port 3" || { echo "     re-added p3 is not port 3"; r=1; }
+    stop_sluice
+    rm -f "$OUT"
+    start_sluice --port p3 --port p1 --run-dir "$rd"
+    out=$($C dump-ports-desc br0)
+    echo "$out" | grep -q " 3(p3)" && echo "$out" | grep -q " 1(p1)" ||
+        { echo "     after restart: $out"; r=1; }
+    ping_ok h1 "$TESTBED_NET.3" || { echo "     no ping h1 -> h3 after restart"; r=1; }
+    rm -rf "$rd" "$mon"
+    finish "add-port/del-port at run time under traffic; port numbers stable" $r
+}
+
+test_recreated_interface_is_attached_again() {
+    P=sle2e$$x
+    testbed_up "$P" || return 1
+    local r=0 rd out c0 c1 t0 t1
+    rd=$(mktemp -d)
+    start_sluice --port p1 --port p2 --run-dir "$rd"
+    local C="$CTL --run-dir $rd"
+    ping_ok h1 "$TESTBED_NET.2" || { echo "     no ping before"; r=1; }
+    ip netns exec "$P-h1" ping -i 0.1 -w 12 -q "$TESTBED_NET.2" >/dev/null 2>&1 &
+    local pinger=$!
+    # The VM goes away: its interface is deleted under traffic.
+    local mac
+    mac=$(ip netns exec "$P-h2" cat /sys/class/net/eth0/address)
+    ip netns exec "$P-sw" ip link del p2
+    sleep 0.5
+    grep -q "port detached" "$OUT" || { echo "     no detach logged"; r=1; }
+    $C dump-ports-desc br0 | grep -A2 " 2(p2)" | grep -q LINK_DOWN || { echo "     p2 not down"; r=1; }
+    # ... and the worker does not spin on the dead socket.
+    c0=$(cpu_ticks "$SLUICE_PID")
+    sleep 2
+    c1=$(cpu_ticks "$SLUICE_PID")
+    echo "     CPU while the interface is gone: $((c1 - c0)) ticks in 2 s"
+    [ $((c1 - c0)) -lt 60 ] || { echo "     spinning"; r=1; }
+    # It comes back under the same name (the VM with its MAC address):
+    # attached again, same number.
+    ip link add p2 netns "$P-sw" type veth peer name eth0 netns "$P-h2"
+    ip netns exec "$P-h2" ip link set eth0 address "$mac"
+    ip netns exec "$P-h2" ip addr add "$TESTBED_NET.2/24" dev eth0
+    ip netns exec "$P-h2" ip link set eth0 up
+    ip netns exec "$P-sw" ip link set p2 up
+    t0=$(date +%s%N)
+    local ok=1 i
+    for i in $(seq 1 30); do
+        if ip netns exec "$P-h1" ping -c 1 -W 0.2 -q "$TESTBED_NET.2" >/dev/null 2>&1; then
+            ok=0
+            break
+        fi
+    done
+    t1=$(date +%s%N)
+    [ $ok = 0 ] || { echo "     no ping after re-creation"; r=1; }
+    echo "     ping through the re-created interface after $(((t1 - t0) / 1000000)) ms"
+    grep -q "attached again" "$OUT" || { echo "     no re-attach logged"; r=1; }
+    out=$($C dump-ports-desc br0)
+    echo "$out" | grep -A2 " 2(p2)" | grep -q LIVE || { echo "     p2 after: $out"; r=1; }
+    kill "$pinger" 2>/dev/null
+    wait "$pinger" 2>/dev/null
+    rm -rf "$rd"
+    finish "an interface deleted and re-created under traffic is attached again" $r
+}
+
 for t in ${*:-$(declare -F | awk '$3 ~ /^test_/ {print $3}')}; do
     "$t"
 done

@@ -206,8 +206,17 @@ impl Running {
             }
             let recreated =
                 c.ifindex != 0 && self.ifindex.get(&no).is_some_and(|&i| i != c.ifindex);
-            if !self.bridge().is_attached(no) || recreated {
-                self.reattach(no);
+            if recreated {
+                // The old devices belong to an interface that is gone.
+                self.detach(no);
+            }
+            if !self.bridge().is_attached(no) {
+                // Opened once it is up, as at start (an AF_PACKET socket
+                // bound to a down interface starts with ENETDOWN pending,
+                // and a fanout group takes only running sockets).
+                if c.up {
+                    self.reattach(no);
+                }
                 continue;
             }
             self.set_link(no, &c.name, c.up);
@@ -278,7 +287,7 @@ impl Running {
         let waiting: Vec<u32> = self
             .bridge()
             .ports()
-            .filter(|s| is_interface(s) && netdev::link::ifindex(&s.name).is_some())
+            .filter(|s| is_interface(s) && oper_up(&s.name))
             .map(|s| s.port_no)
             .filter(|&no| !self.bridge().is_attached(no))
             .collect();
@@ -389,6 +398,13 @@ impl Running {
             limited
         );
     }
+}
+
+/// Whether interface `name` exists and is operationally up (or reports no
+/// state, as some virtual devices do).
+fn oper_up(name: &str) -> bool {
+    std::fs::read_to_string(format!("/sys/class/net/{name}/operstate"))
+        .is_ok_and(|s| matches!(s.trim(), "up" | "unknown"))
 }
 
 /// A port number as people read it ("local" for OFPP_LOCAL).

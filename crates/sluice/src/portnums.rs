@@ -90,6 +90,13 @@ impl PortNumbers {
             .iter()
             .map(|(n, no)| format!("{n} {no}\n"))
             .collect();
+        if let Some(dir) = path.parent().filter(|d| !d.exists()) {
+            use std::os::unix::fs::DirBuilderExt;
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)?;
+        }
         let tmp = path.with_extension("ports.tmp");
         std::fs::write(&tmp, text)?;
         std::fs::rename(&tmp, path)
