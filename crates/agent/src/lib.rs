@@ -301,12 +301,13 @@ impl<D: Datapath> Agent<D> {
                 if no == ofp::port::port_no::LOCAL {
                     return Err("del-port: the LOCAL port goes with the bridge".into());
                 }
-                // Out of the pipeline first (nothing is sent to it from the
-                // next batch), then its devices are closed.
-                self.remove_port(no);
+                // The devices first: if the datapath refuses, nothing
+                // changed. Until the pipeline without the port is
+                // published, outputs to it find no device and are dropped.
                 self.datapath
                     .del_port(no)
                     .map_err(|e| format!("del-port {which}: {e}"))?;
+                self.remove_port(no);
                 Ok(format!("deleted port {no} ({which})\n"))
             }
             _ => self
