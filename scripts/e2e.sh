@@ -955,6 +955,64 @@ test_recreated_interface_is_attached_again() {
     finish "an interface deleted and re-created under traffic is attached again" $r
 }
 
+# reload_cfg FILE PORTS FLOW LISTEN: a config with those ports, one flow and
+# one listener.
+reload_cfg() {
+    {
+        echo "[bridge]"
+        echo "flows = [\"$3\"]"
+        echo "listen = [\"$4\"]"
+        for p in $2; do printf '[[port]]\nname = "%s"\n' "$p"; done
+    } >"$1"
+}
+
+test_sighup_reloads_the_config() {
+    P=sle2e$$h
+    TESTBED_HOSTS=3 testbed_up "$P" || return 1
+    local r=0 rd cfg out
+    rd=$(mktemp -d)
+    cfg="$rd/sluice.toml"
+    reload_cfg "$cfg" "p1 p2" "priority=50,udp,tp_dst=9,actions=drop" "ptcp:16653:127.0.0.1"
+    start_sluice --config "$cfg" --run-dir "$rd"
+    local C="$CTL --run-dir $rd"
+    ping_ok h1 "$TESTBED_NET.2" || { echo "     no ping before"; r=1; }
+    # Valid: p3 added, the flow replaced by one that stops pings to h2,
+    # the listener moved.
+    reload_cfg "$cfg" "p1 p2 p3" "priority=60,icmp,nw_dst=$TESTBED_NET.2,actions=drop" "ptcp:16654:127.0.0.1"
+    kill -HUP "$SLUICE_PID"
+    sleep 0.5
+    kill -0 "$SLUICE_PID" 2>/dev/null || { echo "     SIGHUP killed the daemon"; r=1; }
+    grep -q "configuration reloaded" "$OUT" || { echo "     no reload logged"; r=1; }
+    $C dump-ports-desc br0 | grep -q " 3(p3)" || { echo "     p3 not added"; r=1; }
+    ping_ok h1 "$TESTBED_NET.3" || { echo "     no ping to the added port"; r=1; }
+    ping_ok h1 "$TESTBED_NET.2" && { echo "     the new flow does not drop"; r=1; }
+    out=$($C dump-flows br0)
+    echo "$out" | grep -q "priority=60" && ! echo "$out" | grep -q "priority=50" ||
+        { echo "     flows after reload: $out"; r=1; }
+    out=$(ip netns exec "$P-sw" ss -ltn)
+    echo "$out" | grep -q ":16654 " && ! echo "$out" | grep -q ":16653 " ||
+        { echo "     listeners after reload: $out"; r=1; }
+    # Invalid: refused whole, the running state kept.
+    reload_cfg "$cfg" "p1 p2" "priority=70,actions=group:9" "ptcp:16655:127.0.0.1"
+    kill -HUP "$SLUICE_PID"
+    sleep 0.5
+    kill -0 "$SLUICE_PID" 2>/dev/null || { echo "     an invalid file killed the daemon"; r=1; }
+    grep -q "configuration NOT reloaded.*group" "$OUT" || { echo "     refusal not logged"; r=1; }
+    $C dump-ports-desc br0 | grep -q " 3(p3)" || { echo "     p3 removed by a refused file"; r=1; }
+    $C dump-flows br0 | grep -q "priority=60" || { echo "     flow lost by a refused file"; r=1; }
+    printf 'not = [toml\n' >"$cfg"
+    kill -HUP "$SLUICE_PID"
+    sleep 0.5
+    grep -q "configuration NOT reloaded.*line 1" "$OUT" || { echo "     TOML error not logged"; r=1; }
+    # A port removed from the file is deleted.
+    reload_cfg "$cfg" "p1 p2" "priority=60,icmp,nw_dst=$TESTBED_NET.2,actions=drop" "ptcp:16654:127.0.0.1"
+    kill -HUP "$SLUICE_PID"
+    sleep 0.5
+    $C dump-ports-desc br0 | grep -q "(p3)" && { echo "     p3 still there"; r=1; }
+    rm -rf "$rd"
+    finish "SIGHUP applies a valid config's changes and refuses an invalid one whole" $r
+}
+
 for t in ${*:-$(declare -F | awk '$3 ~ /^test_/ {print $3}')}; do
     "$t"
 done

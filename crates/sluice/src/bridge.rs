@@ -41,6 +41,10 @@ pub struct Running {
     /// Each attached port's interface index when it was opened.
     ifindex: HashMap<u32, u32>,
     last_retry: Instant,
+    /// The configuration the bridge runs (what a reload compares with).
+    pub config: config::Config,
+    /// The management socket's endpoint (None in nullx mode).
+    pub mgmt: Option<control::Endpoint>,
 }
 
 /// How often detached ports look for their interface.
@@ -150,12 +154,10 @@ pub fn build(
     for info in infos {
         agent.add_port(info);
     }
+    let mgmt = (!opts.nullx)
+        .then(|| control::Endpoint::Mgmt(opts.run_dir.join(format!("{}.mgmt", cfg.name))));
     let mut endpoints = cfg.endpoints.clone();
-    if !opts.nullx {
-        endpoints.push(control::Endpoint::Mgmt(
-            opts.run_dir.join(format!("{}.mgmt", cfg.name)),
-        ));
-    }
+    endpoints.extend(mgmt.iter().cloned());
     let mut control = control::Control::new(
         &cfg.name,
         agent,
@@ -167,8 +169,10 @@ pub fn build(
     .map_err(|e| format!("bridge {}: {e}", cfg.name))?;
     control.standalone_flow = standalone_flow;
     let running = Running {
-        name: cfg.name,
+        name: cfg.name.clone(),
         datapath_id: cfg.datapath_id,
+        config: cfg,
+        mgmt,
         stalled: vec![false; cpus.len()],
         cpus,
         control,
@@ -187,6 +191,37 @@ fn is_interface(spec: &PortSpec) -> bool {
 impl Running {
     pub fn bridge(&self) -> &datapath::Bridge {
         &self.control.agent.datapath.bridge
+    }
+
+    /// Adds a port from its spec (a reload): opened, handed to the
+    /// workers, announced to controllers, its number remembered.
+    pub fn add_port(&mut self, spec: PortSpec) -> Result<(), String> {
+        let (no, name) = (spec.port_no, spec.name.clone());
+        let queues = spec
+            .queues
+            .iter()
+            .map(|q| (q.id, q.min_rate, q.max_rate))
+            .collect();
+        let watched = is_interface(&spec);
+        let dp = &mut self.control.agent.datapath;
+        let a = dp
+            .bridge
+            .add_port(spec)
+            .map_err(|e| format!("port {name} (ofport {no}): {e}"))?;
+        dp.numbers.remember(&name, no);
+        if watched {
+            if let Some(i) = netdev::link::ifindex(&name) {
+                self.ifindex.insert(no, i);
+            }
+        }
+        tracing::info!(bridge = %self.name, port = no, name = %name, "port added (configuration)");
+        self.control.agent.add_port(agent::PortInfo {
+            link_up: a.link_up,
+            queues,
+            since_ns: datapath::clock::now_ns(),
+            ..agent::PortInfo::new(no, &name, a.hw_addr)
+        });
+        Ok(())
     }
 
     /// Applies link events to this bridge's ports.

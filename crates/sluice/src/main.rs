@@ -20,6 +20,7 @@ mod dial;
 mod health;
 mod metrics;
 mod portnums;
+mod reload;
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
@@ -127,67 +128,13 @@ fn main() {
 fn run() -> Result<Option<String>, Box<dyn std::error::Error>> {
     let args = Args::parse();
     let set_log = init_logging();
-    let mut file = match &args.config {
-        Some(p) => {
-            let text =
-                std::fs::read_to_string(p).map_err(|e| format!("config: {}: {e}", p.display()))?;
-            config::parse_file(&text)?
-        }
-        None => config::File::default(),
-    };
-    // Flags about the bridge's workers and ports apply to a single bridge.
-    if !args.cpus.is_empty()
-        || args.workers.is_some()
-        || args.backend.is_some()
-        || !args.controllers.is_empty()
-        || !args.listen.is_empty()
-        || args.fail_mode.is_some()
-    {
-        if !file.bridges.is_empty() {
-            return Err("--cpu, --workers, --backend, --controller, --listen and --fail-mode apply to one bridge; with [[bridges]] set them per bridge".into());
-        }
-        let ncpu = std::thread::available_parallelism().map_or(1, |n| n.get());
-        if let Some(c) = args.cpus.iter().find(|&&c| c >= ncpu) {
-            return Err(format!("--cpu {c}: this machine has CPUs 0-{}", ncpu - 1).into());
-        }
-        if !args.cpus.is_empty() {
-            file.bridge.cpu = None;
-            file.bridge.cpus = args.cpus.clone();
-        }
-        if args.workers.is_some() {
-            file.bridge.workers = args.workers;
-        }
-        if args.backend.is_some() {
-            file.bridge.backend = args.backend.clone();
-        }
-        file.bridge
-            .controllers
-            .extend(args.controllers.iter().cloned());
-        file.bridge.listen.extend(args.listen.iter().cloned());
-        match args.fail_mode.as_deref() {
-            None => {}
-            Some("standalone") => file.bridge.fail_mode = config::FailMode::Standalone,
-            Some("secure") => file.bridge.fail_mode = config::FailMode::Secure,
-            Some(m) => return Err(format!("--fail-mode {m}: expected standalone or secure").into()),
-        }
-    }
-    if let (Some(k), Some(c), Some(ca)) = (&args.private_key, &args.certificate, &args.ca_cert) {
-        file.tls = Some(config::TlsSection {
-            private_key: k.clone(),
-            certificate: c.clone(),
-            ca_cert: ca.clone(),
-        });
-    } else if args.private_key.is_some() || args.certificate.is_some() || args.ca_cert.is_some() {
-        return Err("--private-key, --certificate and --ca-cert go together".into());
-    }
-    let tls_identity = config::load_tls(&file.tls)?;
-    let cfgs = config::check_all(file, &args.ports)?;
+    let (cfgs, tls_identity) = load_config(&args)?;
     if args.check_config {
         for c in &cfgs {
             println!(
                 "bridge {}: {} port(s), {} flow(s), {} group(s), {} meter(s), {} endpoint(s)",
                 c.name,
-                c.ports.len() + c.pcap.len(),
+                c.ports.len(),
                 c.flows.len(),
                 c.groups.len(),
                 c.meters.len(),
@@ -235,6 +182,9 @@ fn run() -> Result<Option<String>, Box<dyn std::error::Error>> {
     let deaths = Arc::new(health::Deaths::default());
     signal_hook::flag::register(signal_hook::consts::SIGINT, stop.clone())?;
     signal_hook::flag::register(signal_hook::consts::SIGTERM, stop.clone())?;
+    // SIGHUP: read the configuration again (`reload`).
+    let reload = Arc::new(AtomicBool::new(false));
+    signal_hook::flag::register(signal_hook::consts::SIGHUP, reload.clone())?;
 
     if let Some(addr) = args.metrics {
         let listener =
@@ -332,6 +282,9 @@ fn run() -> Result<Option<String>, Box<dyn std::error::Error>> {
                 }
             }
         }
+        if reload.swap(false, Relaxed) {
+            reload_config(&args, &mut running);
+        }
         let now = datapath::clock::now_ns();
         for r in &mut running {
             r.control.service(now);
@@ -397,4 +350,112 @@ fn init_logging() -> control::SetLog {
         tracing::info!(filter = %text, "log filter changed");
         Ok(text)
     })
+}
+
+/// Where the configuration comes from: `--config`, else the default
+/// file when no port is given on the command line and it exists.
+fn config_path(args: &Args) -> Option<std::path::PathBuf> {
+    match &args.config {
+        Some(p) => Some(p.clone()),
+        None if args.ports.is_empty() => {
+            let d = std::path::PathBuf::from(DEFAULT_CONFIG);
+            d.exists().then_some(d)
+        }
+        None => None,
+    }
+}
+
+/// The default configuration file.
+const DEFAULT_CONFIG: &str = "/etc/sluice/sluice.toml";
+
+/// Reads and checks the configuration (file and flags): one config per
+/// bridge, and the TLS identity. Used at start and on SIGHUP.
+fn load_config(
+    args: &Args,
+) -> Result<(Vec<config::Config>, Option<tls::Tls>), Box<dyn std::error::Error>> {
+    let mut file = match config_path(args) {
+        Some(p) => {
+            let text =
+                std::fs::read_to_string(&p).map_err(|e| format!("config: {}: {e}", p.display()))?;
+            config::parse_file(&text)?
+        }
+        None => config::File::default(),
+    };
+    // Flags about the bridge's workers and ports apply to a single bridge.
+    if !args.cpus.is_empty()
+        || args.workers.is_some()
+        || args.backend.is_some()
+        || !args.controllers.is_empty()
+        || !args.listen.is_empty()
+        || args.fail_mode.is_some()
+    {
+        if !file.bridges.is_empty() {
+            return Err("--cpu, --workers, --backend, --controller, --listen and --fail-mode apply to one bridge; with [[bridges]] set them per bridge".into());
+        }
+        let ncpu = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if let Some(c) = args.cpus.iter().find(|&&c| c >= ncpu) {
+            return Err(format!("--cpu {c}: this machine has CPUs 0-{}", ncpu - 1).into());
+        }
+        if !args.cpus.is_empty() {
+            file.bridge.cpu = None;
+            file.bridge.cpus = args.cpus.clone();
+        }
+        if args.workers.is_some() {
+            file.bridge.workers = args.workers;
+        }
+        if args.backend.is_some() {
+            file.bridge.backend = args.backend.clone();
+        }
+        file.bridge
+            .controllers
+            .extend(args.controllers.iter().cloned());
+        file.bridge.listen.extend(args.listen.iter().cloned());
+        match args.fail_mode.as_deref() {
+            None => {}
+            Some("standalone") => file.bridge.fail_mode = config::FailMode::Standalone,
+            Some("secure") => file.bridge.fail_mode = config::FailMode::Secure,
+            Some(m) => return Err(format!("--fail-mode {m}: expected standalone or secure").into()),
+        }
+    }
+    if let (Some(k), Some(c), Some(ca)) = (&args.private_key, &args.certificate, &args.ca_cert) {
+        file.tls = Some(config::TlsSection {
+            private_key: k.clone(),
+            certificate: c.clone(),
+            ca_cert: ca.clone(),
+        });
+    } else if args.private_key.is_some() || args.certificate.is_some() || args.ca_cert.is_some() {
+        return Err("--private-key, --certificate and --ca-cert go together".into());
+    }
+    let tls_identity = config::load_tls(&file.tls)?;
+    if config_path(args).is_none() && args.ports.is_empty() {
+        return Err(format!(
+            "no ports: give --port NAME, --config FILE, or write {DEFAULT_CONFIG}"
+        )
+        .into());
+    }
+    Ok((config::check_all(file, &args.ports)?, tls_identity))
+}
+
+/// SIGHUP: applies the configuration file's changes, or keeps everything
+/// as it is if the file is refused (see `reload`).
+fn reload_config(args: &Args, running: &mut [Running]) {
+    let Some(path) = config_path(args) else {
+        tracing::warn!("SIGHUP: no configuration file to read again (started with --port only)");
+        return;
+    };
+    tracing::info!(file = %path.display(), "SIGHUP: reading the configuration again");
+    let applied = load_config(args)
+        .map_err(|e| e.to_string())
+        .and_then(|(cfgs, _)| reload::apply(running, cfgs));
+    match applied {
+        Ok(problems) => {
+            for p in &problems {
+                tracing::warn!("reload: {p}");
+            }
+            tracing::info!(problems = problems.len(), "configuration reloaded");
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "configuration NOT reloaded; the running configuration stays")
+        }
+    }
 }

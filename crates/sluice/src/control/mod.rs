@@ -68,6 +68,8 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
 pub struct Control {
     pub agent: Agent<DpHandle>,
     listeners: Vec<Listener>,
+    /// The endpoint each listener serves (same order as `listeners`).
+    endpoints: Vec<Endpoint>,
     actives: Vec<Active>,
     streams: HashMap<ConnId, Stream>,
     /// Where each connection came from (for logs).
@@ -107,48 +109,11 @@ impl Control {
         tls: Option<tls::Tls>,
         max_connections: usize,
     ) -> Result<Control, String> {
-        let mut listeners = Vec::new();
-        let mut actives = Vec::new();
-        for e in endpoints {
-            if e.is_tls() && tls.is_none() {
-                return Err(format!(
-                    "{e:?}: TLS endpoints need the daemon's [tls] private_key, certificate and ca_cert"
-                ));
-            }
-            match e {
-                Endpoint::PTcp(addr) | Endpoint::PTls(addr) => {
-                    let kind = if e.is_tls() { "ptls" } else { "ptcp" };
-                    let l = TcpListener::bind(addr).map_err(|er| format!("{kind}:{addr}: {er}"))?;
-                    l.set_nonblocking(true).map_err(|er| er.to_string())?;
-                    if !e.is_tls() && !addr.ip().is_loopback() {
-                        tracing::warn!(
-                            bridge,
-                            "{kind}:{addr}: OpenFlow in plaintext on a non-loopback address: \
-                             anyone who reaches it controls the switch (ptls: authenticates)"
-                        );
-                    }
-                    listeners.push(Listener::Tcp(l, e.is_tls()));
-                }
-                Endpoint::PUnix(path) | Endpoint::Mgmt(path) => {
-                    let l = bind_unix(path)?;
-                    let service = matches!(e, Endpoint::Mgmt(_));
-                    listeners.push(Listener::Unix(l, path.clone(), service));
-                }
-                Endpoint::Tcp(target) | Endpoint::Tls(target) => actives.push(Active {
-                    target: target.clone(),
-                    tls: e.is_tls(),
-                    conn: None,
-                    dialing: None,
-                    next_try_ns: 0,
-                    backoff_ns: 1_000_000_000,
-                }),
-            }
-        }
-        let listeners_len = listeners.len();
-        Ok(Control {
+        let mut c = Control {
             agent,
-            listeners,
-            actives,
+            listeners: Vec::new(),
+            endpoints: Vec::new(),
+            actives: Vec::new(),
             streams: HashMap::new(),
             peers: HashMap::new(),
             channels,
@@ -157,15 +122,128 @@ impl Control {
             bridge: bridge.to_string(),
             tls,
             read_buf: vec![0u8; READ_BUF],
-            listener_state: (0..listeners_len)
-                .map(|_| ListenerState::default())
-                .collect(),
+            listener_state: Vec::new(),
             origin: HashMap::new(),
             max_connections,
             log_limit: LogLimit::default(),
             resolver: None,
             now_ns: 0,
-        })
+        };
+        for e in endpoints {
+            c.open_endpoint(e)?;
+        }
+        Ok(c)
+    }
+
+    /// Opens a listening endpoint, or adds a controller to connect to.
+    fn open_endpoint(&mut self, e: &Endpoint) -> Result<(), String> {
+        if e.is_tls() && self.tls.is_none() {
+            return Err(format!(
+                "{e:?}: TLS endpoints need the daemon's [tls] private_key, certificate and ca_cert"
+            ));
+        }
+        let bridge = self.bridge.as_str();
+        match e {
+            Endpoint::PTcp(addr) | Endpoint::PTls(addr) => {
+                let kind = if e.is_tls() { "ptls" } else { "ptcp" };
+                let l = TcpListener::bind(addr).map_err(|er| format!("{kind}:{addr}: {er}"))?;
+                l.set_nonblocking(true).map_err(|er| er.to_string())?;
+                if !e.is_tls() && !addr.ip().is_loopback() {
+                    tracing::warn!(
+                        bridge,
+                        "{kind}:{addr}: OpenFlow in plaintext on a non-loopback address: \
+                         anyone who reaches it controls the switch (ptls: authenticates)"
+                    );
+                }
+                self.add_listener(Listener::Tcp(l, e.is_tls()), e);
+            }
+            Endpoint::PUnix(path) | Endpoint::Mgmt(path) => {
+                let l = bind_unix(path)?;
+                let service = matches!(e, Endpoint::Mgmt(_));
+                self.add_listener(Listener::Unix(l, path.clone(), service), e);
+            }
+            Endpoint::Tcp(target) | Endpoint::Tls(target) => self.actives.push(Active {
+                target: target.clone(),
+                tls: e.is_tls(),
+                conn: None,
+                dialing: None,
+                next_try_ns: 0,
+                backoff_ns: 1_000_000_000,
+            }),
+        }
+        Ok(())
+    }
+
+    fn add_listener(&mut self, l: Listener, e: &Endpoint) {
+        self.listeners.push(l);
+        self.endpoints.push(e.clone());
+        self.listener_state.push(ListenerState::default());
+    }
+
+    /// Makes the bridge's endpoints `wanted` (a configuration reload):
+    /// endpoints in both lists are untouched, with their connections;
+    /// removed ones are closed, with their connections; new ones are
+    /// opened. What could not be opened is returned, one line each (the
+    /// rest is applied).
+    pub fn set_endpoints(&mut self, wanted: &[Endpoint]) -> Vec<String> {
+        let mut problems = Vec::new();
+        // Listeners: keep, or close with the connections they accepted.
+        let mut i = 0;
+        while i < self.listeners.len() {
+            if wanted.contains(&self.endpoints[i]) {
+                i += 1;
+                continue;
+            }
+            let gone: Vec<ConnId> = self
+                .origin
+                .iter()
+                .filter(|(_, &o)| o == i)
+                .map(|(&id, _)| id)
+                .collect();
+            for id in gone {
+                self.close(id, "its listener was removed from the configuration");
+            }
+            tracing::info!(bridge = %self.bridge, endpoint = ?self.endpoints[i], "listener closed (configuration)");
+            self.listeners.remove(i);
+            self.endpoints.remove(i);
+            self.listener_state.remove(i);
+            for o in self.origin.values_mut() {
+                if *o > i {
+                    *o -= 1;
+                }
+            }
+        }
+        // Controllers: keep, or drop with their connection.
+        let active = |a: &Active| {
+            if a.tls {
+                Endpoint::Tls(a.target.clone())
+            } else {
+                Endpoint::Tcp(a.target.clone())
+            }
+        };
+        let (keep, drop): (Vec<Active>, Vec<Active>) = std::mem::take(&mut self.actives)
+            .into_iter()
+            .partition(|a| wanted.contains(&active(a)));
+        self.actives = keep;
+        for a in drop {
+            if let Some(id) = a.conn {
+                self.close(id, "its controller was removed from the configuration");
+            }
+            tracing::info!(bridge = %self.bridge, controller = %a.target, "controller removed (configuration)");
+        }
+        for e in wanted {
+            let have = self.endpoints.contains(e) || self.actives.iter().any(|a| active(a) == *e);
+            if have {
+                continue;
+            }
+            match self.open_endpoint(e) {
+                Ok(()) => {
+                    tracing::info!(bridge = %self.bridge, endpoint = ?e, "endpoint added (configuration)")
+                }
+                Err(p) => problems.push(p),
+            }
+        }
+        problems
     }
 
     /// Descriptors to poll, with the events wanted.
