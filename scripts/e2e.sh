@@ -1013,6 +1013,63 @@ test_sighup_reloads_the_config() {
     finish "SIGHUP applies a valid config's changes and refuses an invalid one whole" $r
 }
 
+test_service_install_and_notify() {
+    P=sle2e$$s
+    testbed_up "$P" || return 1
+    local r=0 rd dest note lis out
+    rd=$(mktemp -d)
+    dest=$(mktemp -d)
+    # make install into a staging root: binaries, man pages, completions,
+    # the unit (its paths filled in) and the example config, which checks.
+    make -s install DESTDIR="$dest" PREFIX=/usr >/dev/null 2>&1 || { echo "     make install failed"; r=1; }
+    for f in usr/bin/sluice usr/bin/sluice-ctl usr/share/man/man1/sluice.1 usr/share/man/man1/sluice-ctl.1 \
+        usr/share/bash-completion/completions/sluice-ctl etc/systemd/system/sluice.service etc/sluice/sluice.toml; do
+        [ -s "$dest/$f" ] || { echo "     missing $f"; r=1; }
+    done
+    grep -q "^ExecStart=/usr/bin/sluice --config /etc/sluice/sluice.toml$" "$dest/etc/systemd/system/sluice.service" ||
+        { echo "     unit paths not filled in"; r=1; }
+    if command -v systemd-analyze >/dev/null; then
+        out=$(systemd-analyze verify "$dest/etc/systemd/system/sluice.service" 2>&1)
+        echo "$out" | grep -Eiq "unknown|invalid|failed to parse|ignoring" && { echo "     unit: $out"; r=1; }
+    fi
+    "$dest/usr/bin/sluice" --check-config --config "$dest/etc/sluice/sluice.toml" >/dev/null ||
+        { echo "     the example config does not check"; r=1; }
+    man -l "$dest/usr/share/man/man1/sluice-ctl.1" 2>/dev/null | grep -q "add-port" || { echo "     man page lacks add-port"; r=1; }
+    # The service protocol: READY=1 once running, RELOADING=1 and READY=1
+    # around SIGHUP, STOPPING=1 at the end.
+    note="$rd/notify"
+    python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+s.settimeout(15)
+try:
+    while True:
+        m = s.recv(4096).decode()
+        print(m.replace("\n", " "), flush=True)
+        if m.startswith("STOPPING"):
+            break
+except socket.timeout:
+    pass
+' "$note" >"$rd/states" &
+    lis=$!
+    sleep 0.3
+    printf '[bridge]\n[[port]]\nname = "p1"\n[[port]]\nname = "p2"\n' >"$rd/c.toml"
+    OUT=$(mktemp)
+    ip netns exec "$P-sw" env NOTIFY_SOCKET="$note" "$SLUICE" --config "$rd/c.toml" --run-dir "$rd" >"$OUT" 2>&1 &
+    SLUICE_PID=$!
+    sleep 1
+    kill -HUP "$SLUICE_PID"
+    sleep 0.5
+    stop_sluice
+    wait "$lis"
+    out=$(tr '\n' '|' <"$rd/states")
+    echo "$out" | grep -Eq "^READY=1\|RELOADING=1 MONOTONIC_USEC=[0-9]+\|READY=1\|STOPPING=1\|$" ||
+        { echo "     states: $out"; r=1; }
+    rm -rf "$rd" "$dest"
+    finish "make install (unit, man pages, completions, example config); sd_notify states" $r
+}
+
 for t in ${*:-$(declare -F | awk '$3 ~ /^test_/ {print $3}')}; do
     "$t"
 done

@@ -19,6 +19,7 @@ mod control;
 mod dial;
 mod health;
 mod metrics;
+mod notify;
 mod portnums;
 mod reload;
 
@@ -101,6 +102,9 @@ struct Args {
 const EXIT_THREAD_DIED: i32 = 70;
 
 fn main() {
+    if let Some(code) = generate_docs::<Args>() {
+        std::process::exit(code);
+    }
     health::install_panic_hook();
     // The control thread is guarded like the workers: a panic in it is
     // logged and ends the daemon with the same status.
@@ -242,6 +246,9 @@ fn run() -> Result<Option<String>, Box<dyn std::error::Error>> {
         );
     }
 
+    // Every bridge runs: tell the service manager.
+    let mut notify = notify::Notify::from_env();
+    notify.send("READY=1");
     let start = Instant::now();
     let mut last_stats = Instant::now();
     let mut last_link_poll = Instant::now();
@@ -283,8 +290,11 @@ fn run() -> Result<Option<String>, Box<dyn std::error::Error>> {
             }
         }
         if reload.swap(false, Relaxed) {
+            notify.reloading();
             reload_config(&args, &mut running);
+            notify.send("READY=1");
         }
+        notify.watchdog();
         let now = datapath::clock::now_ns();
         for r in &mut running {
             r.control.service(now);
@@ -310,6 +320,7 @@ fn run() -> Result<Option<String>, Box<dyn std::error::Error>> {
             stop.store(true, Relaxed);
         }
     }
+    notify.send("STOPPING=1");
     let death = deaths.first();
     // Workers see `stop` within one round (<= 10 ms idle); one that does
     // not (stalled) is left behind after 2 s so that a dead bridge cannot
@@ -456,6 +467,36 @@ fn reload_config(args: &Args, running: &mut [Running]) {
         }
         Err(e) => {
             tracing::error!(error = %e, "configuration NOT reloaded; the running configuration stays")
+        }
+    }
+}
+
+/// `--generate-man` or `--generate-completions SHELL` as the only
+/// arguments (hidden; `make install` uses them): prints the man page or
+/// the shell completion script made from the command-line definition.
+fn generate_docs<C: clap::CommandFactory>() -> Option<i32> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut cmd = C::command();
+    let name = cmd.get_name().to_string();
+    let mut buf = Vec::new();
+    match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+        ["--generate-man"] => clap_mangen::Man::new(cmd)
+            .render(&mut buf)
+            .expect("writing to memory"),
+        ["--generate-completions", shell] => match shell.parse::<clap_complete::Shell>() {
+            Ok(sh) => clap_complete::generate(sh, &mut cmd, name.clone(), &mut buf),
+            Err(_) => {
+                eprintln!("{name}: --generate-completions: bash, zsh, fish, elvish or powershell");
+                return Some(2);
+            }
+        },
+        _ => return None,
+    }
+    match std::io::Write::write_all(&mut std::io::stdout(), &buf) {
+        Ok(()) => Some(0),
+        Err(e) => {
+            eprintln!("{name}: {e}");
+            Some(1)
         }
     }
 }
