@@ -103,6 +103,12 @@ pub trait Datapath {
         let _ = port_no;
         Err("this switch's ports are fixed".into())
     }
+    /// The port the NORMAL action's MAC table has learned `mac` on in
+    /// `vlan` (for `trace`); None if not learned or there is no table.
+    fn mac_lookup(&self, vlan: u16, mac: u64) -> Option<u32> {
+        let _ = (vlan, mac);
+        None
+    }
     /// Any other management command (`fdb-show`, `vlog`, ...): None if the
     /// datapath does not know it.
     fn command(&mut self, words: &[String]) -> Option<Result<String, String>> {
@@ -874,11 +880,46 @@ impl<D: Datapath> Agent<D> {
             None => format!("{in_port} (no such port)"),
         };
         let t = pipeline::trace::trace(&snap, in_port, frame);
+        // NORMAL followed to the port the MAC table picks, as the
+        // datapath would (the trace learns nothing).
+        let normal = |o: &pipeline::Output| -> Option<pipeline::trace::NormalHop> {
+            let data = o.data.as_deref().unwrap_or(&t.final_frame);
+            let (vlan, _, dst) = packet::l2_addresses(data)?;
+            let flood = || -> Vec<u32> {
+                snap.ports
+                    .iter()
+                    .filter(|p| p.port_no != in_port && p.live && !p.no_flood && !p.no_fwd)
+                    .map(|p| p.port_no)
+                    .collect()
+            };
+            let dst_s = ofp::text::format_mac(dst);
+            let vl = if vlan == 0 {
+                String::new()
+            } else {
+                format!(" in VLAN {vlan}")
+            };
+            let (why, ports) = if dst & (1 << 40) != 0 {
+                (
+                    format!("dst {dst_s} is broadcast/multicast: flooded"),
+                    flood(),
+                )
+            } else {
+                match self.datapath.mac_lookup(vlan, dst) {
+                    Some(p) if p == in_port => (
+                        format!("dst {dst_s} learned on the ingress port{vl}: dropped"),
+                        Vec::new(),
+                    ),
+                    Some(p) => (format!("dst {dst_s} learned on port {p}{vl}"), vec![p]),
+                    None => (format!("dst {dst_s} not learned{vl}: flooded"), flood()),
+                }
+            };
+            Some(pipeline::trace::NormalHop { why, ports })
+        };
         format!(
             "Bridge: dpid {:016x}, in_port {port}
 {}",
             self.datapath_id,
-            t.text(in_port)
+            t.text_with(in_port, &normal)
         )
     }
 

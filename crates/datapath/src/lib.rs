@@ -545,7 +545,7 @@ impl Emit<'_> {
                 }
             }
             port_no::NORMAL => {
-                let Some((vlan, src, dst)) = l2_addresses(data) else {
+                let Some((vlan, src, dst)) = packet::l2_addresses(data) else {
                     return false;
                 };
                 match self.macs.forward(vlan, src, dst, in_port, self.now) {
@@ -604,19 +604,6 @@ pub fn pin_to_cpu(cpu: usize) -> bool {
         }
         ok
     }
-}
-
-/// The VLAN id (0 if untagged), source and destination MAC of a frame.
-fn l2_addresses(f: &[u8]) -> Option<(u16, u64, u64)> {
-    let mac = |b: &[u8]| b.iter().fold(0u64, |a, &x| (a << 8) | x as u64);
-    let (dst, src) = (mac(f.get(0..6)?), mac(f.get(6..12)?));
-    let tpid = u16::from_be_bytes([*f.get(12)?, *f.get(13)?]);
-    let vlan = if matches!(tpid, 0x8100 | 0x88a8) {
-        u16::from_be_bytes([*f.get(14)?, *f.get(15)?]) & 0x0fff
-    } else {
-        0
-    };
-    Some((vlan, src, dst))
 }
 
 #[cfg(test)]

@@ -29,7 +29,7 @@ pub use actions::{
 pub use flow::{format_flow_mod, format_match, parse_flow_mod, parse_match};
 pub use group::{format_group_mod, parse_group_mod};
 pub use meter::{format_meter_mod, parse_meter_mod};
-pub use value::{format_masked, parse_masked};
+pub use value::{format_mac, format_masked, parse_masked};
 
 /// A text the parser could not read: which token, and what it expected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -102,14 +102,13 @@ impl DpHandle {
         let now = datapath::clock::now_ns();
         let mut out = String::from(" port  VLAN  MAC                Age\n");
         for (vlan, mac, port, age) in self.bridge.macs.entries(now) {
-            let b = mac.to_be_bytes();
             let port = match port {
                 ofp::port::port_no::LOCAL => "LOCAL".to_string(),
                 p => p.to_string(),
             };
             out.push_str(&format!(
-                "{port:>5}  {vlan:>4}  {:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}  {age:>3}\n",
-                b[2], b[3], b[4], b[5], b[6], b[7]
+                "{port:>5}  {vlan:>4}  {}  {age:>3}\n",
+                ofp::text::format_mac(mac)
             ));
         }
         out
@@ -176,6 +175,12 @@ impl Datapath for DpHandle {
         }
         tracing::info!(bridge = %self.bridge.name, port = port_no, name = %spec.name, "port deleted");
         Ok(())
+    }
+
+    fn mac_lookup(&self, vlan: u16, mac: u64) -> Option<u32> {
+        self.bridge
+            .macs
+            .lookup(vlan, mac, datapath::clock::now_ns())
     }
 
     fn command(&mut self, words: &[String]) -> Option<Result<String, String>> {

@@ -299,8 +299,13 @@ impl Control {
     }
 
     fn close(&mut self, id: ConnId, why: &str) {
+        let service = self.agent.conns.get(&id).is_some_and(|c| c.service);
         if let Some(peer) = self.peers.remove(&id) {
-            if self.log_limit.allow(&self.bridge, self.now_ns) {
+            // Management clients (sluice-ctl) come and go all day: debug
+            // level, as their arrival.
+            if service {
+                tracing::debug!(bridge = %self.bridge, peer = %peer, conn = id, why, "management connection closed");
+            } else if self.log_limit.allow(&self.bridge, self.now_ns) {
                 tracing::info!(bridge = %self.bridge, peer = %peer, conn = id, why, "controller connection closed");
             }
         }
