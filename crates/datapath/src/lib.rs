@@ -63,6 +63,12 @@ pub struct PortCounters {
     pub tx_bytes: AtomicU64,
     pub tx_dropped: AtomicU64,
     pub rx_errors: AtomicU64,
+    /// Frames that arrived longer than the port's buffers (GRO/TSO
+    /// super-frames, frames above the MTU): dropped.
+    pub rx_truncated: AtomicU64,
+    /// Frames received with an unfinished checksum (the sender offloads
+    /// checksums): forwarded as they are.
+    pub rx_csum_partial: AtomicU64,
 }
 
 impl PortCounters {
@@ -82,6 +88,8 @@ impl PortCounters {
                 (&t.tx_bytes, &c.tx_bytes),
                 (&t.tx_dropped, &c.tx_dropped),
                 (&t.rx_errors, &c.rx_errors),
+                (&t.rx_truncated, &c.rx_truncated),
+                (&t.rx_csum_partial, &c.rx_csum_partial),
             ] {
                 a.fetch_add(b.load(Relaxed), Relaxed);
             }
@@ -262,6 +270,8 @@ struct Plumbing {
     index: std::collections::HashMap<u32, usize>,
     /// The ports' descriptors (and, for worker 0, the packet-out wake-up).
     pollfds: Vec<libc::pollfd>,
+    /// The receive buffer size: the largest frame any port takes.
+    frame: usize,
 }
 
 impl Plumbing {
@@ -290,6 +300,13 @@ impl Plumbing {
                     revents: 0,
                 })
                 .collect(),
+            frame: w
+                .ports
+                .iter()
+                .map(|p| p.dev.max_frame())
+                .max()
+                .unwrap_or(netdev::MAX_FRAME)
+                .max(netdev::MAX_FRAME),
         }
     }
 }
@@ -332,7 +349,13 @@ impl BridgeWorker {
                 self.apply_inbox();
                 plumbing = Plumbing::of(&self);
             }
-            let Plumbing { tx, index, pollfds } = &mut plumbing;
+            // Receive buffers as long as the longest frame a port takes.
+            if batch.frame_size() != plumbing.frame {
+                batch = Batch::with_frame_size(32, plumbing.frame);
+            }
+            let Plumbing {
+                tx, index, pollfds, ..
+            } = &mut plumbing;
             let snap = self.pipeline.load_full();
             let now = clock::now_ns();
             self.counters.heartbeat_ns.store(now, Relaxed);
@@ -350,6 +373,14 @@ impl BridgeWorker {
                 let lost = self.ports[i].dev.take_rx_errors();
                 if lost > 0 {
                     PortCounters::add(&self.ports[i].counters.rx_errors, lost);
+                }
+                let cut = self.ports[i].dev.take_rx_truncated();
+                if cut > 0 {
+                    PortCounters::add(&self.ports[i].counters.rx_truncated, cut);
+                }
+                let partial = self.ports[i].dev.take_rx_csum_partial();
+                if partial > 0 {
+                    PortCounters::add(&self.ports[i].counters.rx_csum_partial, partial);
                 }
                 got += n;
                 if n > 0 {

@@ -96,8 +96,31 @@ impl PortSpec {
     }
 }
 
-/// Opens `spec`'s devices: `workers` handles (one for a pcap port).
+/// Opens `spec`'s devices: `workers` handles (one for a pcap port). An
+/// interface that merges received frames (GRO, LRO) is opened with a
+/// warning: such frames exceed the MTU and are dropped.
 pub fn open(spec: &PortSpec, workers: usize) -> std::io::Result<Vec<Box<dyn Port>>> {
+    let devs = open_devices(spec, workers)?;
+    if matches!(
+        spec.backend,
+        Backend::AfPacket { .. } | Backend::AfXdp { .. }
+    ) {
+        let on = netdev::link::merging_offloads(&spec.name);
+        if !on.is_empty() {
+            let off: Vec<String> = on.iter().map(|o| format!("{o} off")).collect();
+            tracing::warn!(
+                port = %spec.name,
+                offloads = %on.join(","),
+                "the interface merges received frames past its MTU, which sluice drops (rx_truncated); turn that off: ethtool -K {} {}",
+                spec.name,
+                off.join(" ")
+            );
+        }
+    }
+    Ok(devs)
+}
+
+fn open_devices(spec: &PortSpec, workers: usize) -> std::io::Result<Vec<Box<dyn Port>>> {
     use netdev::afpacket::{AfPacket, Options};
     let name = spec.name.as_str();
     let boxed = |v: Vec<AfPacket>| {

@@ -40,7 +40,11 @@ pub struct Running {
     stalled: Vec<bool>,
     /// Each attached port's interface index when it was opened.
     ifindex: HashMap<u32, u32>,
+    /// Each attached port's MTU when it was opened.
+    mtus: HashMap<u32, u32>,
     last_retry: Instant,
+    /// (port, problem) already named by [`Running::warn_offloads`].
+    offload_warned: std::collections::HashSet<(u32, &'static str)>,
     /// The configuration the bridge runs (what a reload compares with).
     pub config: config::Config,
     /// The management socket's endpoint (None in nullx mode).
@@ -93,6 +97,7 @@ pub fn build(
     let now = datapath::clock::now_ns();
     let mut infos = Vec::new();
     let mut ifindex = HashMap::new();
+    let mut mtus = HashMap::new();
     for spec in specs {
         let (no, name) = (spec.port_no, spec.name.clone());
         let queues = spec
@@ -111,6 +116,9 @@ pub fn build(
         if watched {
             if let Some(i) = netdev::link::ifindex(&name) {
                 ifindex.insert(no, i);
+            }
+            if let Some(m) = netdev::mtu(&name) {
+                mtus.insert(no, m as u32);
             }
         }
         infos.push(agent::PortInfo {
@@ -177,7 +185,9 @@ pub fn build(
         cpus,
         control,
         ifindex,
+        mtus,
         last_retry: Instant::now(),
+        offload_warned: Default::default(),
     };
     Ok((running, workers))
 }
@@ -213,6 +223,9 @@ impl Running {
             if let Some(i) = netdev::link::ifindex(&name) {
                 self.ifindex.insert(no, i);
             }
+            if let Some(m) = netdev::mtu(&name) {
+                self.mtus.insert(no, m as u32);
+            }
         }
         tracing::info!(bridge = %self.name, port = no, name = %name, "port added (configuration)");
         self.control.agent.add_port(agent::PortInfo {
@@ -241,6 +254,16 @@ impl Running {
             }
             let recreated =
                 c.ifindex != 0 && self.ifindex.get(&no).is_some_and(|&i| i != c.ifindex);
+            // A new MTU needs buffers of another size: the devices are
+            // opened again, sized for it.
+            let mtu_changed = c.mtu != 0
+                && self.bridge().is_attached(no)
+                && self.mtus.get(&no).is_some_and(|&m| m != c.mtu);
+            if mtu_changed {
+                tracing::info!(bridge = %self.name, port = no, name = %c.name, mtu = c.mtu, "MTU changed: port opened again for it");
+                self.reattach(no);
+                continue;
+            }
             if recreated {
                 // The old devices belong to an interface that is gone.
                 self.detach(no);
@@ -300,6 +323,9 @@ impl Running {
                 if let Some(i) = netdev::link::ifindex(&name) {
                     self.ifindex.insert(no, i);
                 }
+                if let Some(m) = netdev::mtu(&name) {
+                    self.mtus.insert(no, m as u32);
+                }
                 self.bridge().macs.forget_port(no);
                 tracing::info!(bridge = %self.name, port = no, name = %name, up = a.link_up, "interface back: port attached again");
                 self.control.agent.port_reattached(no, a.hw_addr, a.link_up);
@@ -313,12 +339,14 @@ impl Running {
     }
 
     /// Every second: detached ports whose interface exists try to attach
-    /// again (an event can come before the interface can be opened).
+    /// again (an event can come before the interface can be opened), and
+    /// a port that started dropping truncated frames is named, once.
     pub fn retry_detached(&mut self) {
         if self.last_retry.elapsed() < RETRY {
             return;
         }
         self.last_retry = Instant::now();
+        self.warn_offloads();
         let waiting: Vec<u32> = self
             .bridge()
             .ports()
@@ -328,6 +356,31 @@ impl Running {
             .collect();
         for no in waiting {
             self.reattach(no);
+        }
+    }
+
+    /// Names, once per port and problem, a port whose frames arrive longer
+    /// than its buffers (dropped, rx_truncated) or with unfinished
+    /// checksums (forwarded as they are, rx_csum_partial): both come from
+    /// offloads, and the warning says which to turn off.
+    fn warn_offloads(&mut self) {
+        for v in self.bridge().view().load().iter() {
+            let c = PortCounters::sum(&v.counters);
+            let (cut, partial) = (
+                c.rx_truncated.load(Relaxed),
+                c.rx_csum_partial.load(Relaxed),
+            );
+            if cut > 0 && self.offload_warned.insert((v.port_no, "truncated")) {
+                tracing::warn!(bridge = %self.name, port = v.port_no, name = %v.name, frames = cut,
+                    "frames arrive longer than the port's MTU allows and are dropped: a sender offloads segmentation \
+                     (TSO/GSO; for a veth, on its peer: ethtool -K PEER tso off gso off) or the interface merges frames \
+                     (ethtool -K {} gro off lro off)", v.name);
+            }
+            if partial > 0 && self.offload_warned.insert((v.port_no, "partial")) {
+                tracing::warn!(bridge = %self.name, port = v.port_no, name = %v.name, frames = partial,
+                    "frames arrive with unfinished checksums (the sender offloads them; for a veth, on its peer: \
+                     ethtool -K PEER tx off) and leave that way: receivers that check will drop them");
+            }
         }
     }
 
@@ -346,6 +399,7 @@ impl Running {
                     up: state.as_ref().is_ok_and(|s| s.trim() != "down"),
                     deleted: state.is_err(),
                     ifindex: netdev::link::ifindex(&s.name).unwrap_or(0),
+                    mtu: netdev::mtu(&s.name).unwrap_or(0) as u32,
                 }
             })
             .collect();
@@ -385,12 +439,12 @@ impl Running {
         let b = self.bridge();
         println!("bridge {}", self.name);
         println!(
-            "port  name             rx_pkts    rx_bytes    tx_pkts    tx_bytes  tx_drop   rx_err"
+            "port  name             rx_pkts    rx_bytes    tx_pkts    tx_bytes  tx_drop   rx_err rx_trunc"
         );
         for v in b.view().load().iter() {
             let c = PortCounters::sum(&v.counters);
             println!(
-                "{:<5} {:<12} {:>11} {:>11} {:>10} {:>11} {:>8} {:>8}",
+                "{:<5} {:<12} {:>11} {:>11} {:>10} {:>11} {:>8} {:>8} {:>8}",
                 port_label(v.port_no),
                 v.name,
                 c.rx_packets.load(Relaxed),
@@ -398,7 +452,8 @@ impl Running {
                 c.tx_packets.load(Relaxed),
                 c.tx_bytes.load(Relaxed),
                 c.tx_dropped.load(Relaxed),
-                c.rx_errors.load(Relaxed)
+                c.rx_errors.load(Relaxed),
+                c.rx_truncated.load(Relaxed)
             );
         }
         let t = &BridgeCounters::sum(&b.counters);

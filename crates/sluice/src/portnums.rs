@@ -7,11 +7,12 @@
 //! the number an interface had last is remembered in a small state file,
 //! `RUN_DIR/BRIDGE.ports` (one `NAME NUMBER` line per interface, written
 //! whole and renamed into place), and given back while no other port holds
-//! it; a name seen for the first time gets the lowest number no port holds
-//! and no other name remembers. The file lives in the run directory (the
-//! management socket's): numbers survive restarts of the daemon, not of the
-//! host; pin them in the configuration to survive both (as Open vSwitch's
-//! `ofport_request`).
+//! it; a name without a free remembered number gets the lowest number no
+//! port of the bridge holds (so `--port a --port b` on a fresh host is 1
+//! and 2, and names seen in other runs do not push new ones up). The file
+//! lives in the run directory (the management socket's): numbers survive
+//! restarts of the daemon, not of the host; pin them in the configuration
+//! to survive both (as Open vSwitch's `ofport_request`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -54,17 +55,12 @@ impl PortNumbers {
     }
 
     /// The number for `name`, given the numbers `taken` by other ports:
-    /// the remembered one if free, else the lowest free one that no other
-    /// name remembers (else the lowest free one).
+    /// the remembered one if free, else the lowest free one.
     pub fn choose(&self, name: &str, taken: &[u32]) -> Option<u32> {
         if let Some(n) = self.get(name).filter(|n| !taken.contains(n)) {
             return Some(n);
         }
-        let free = |n: &u32| !taken.contains(n);
-        let unclaimed = |n: &u32| !self.by_name.values().any(|m| m == n);
-        (1..=ofp::port::port_no::MAX)
-            .find(|n| free(n) && unclaimed(n))
-            .or_else(|| (1..=ofp::port::port_no::MAX).find(free))
+        (1..=ofp::port::port_no::MAX).find(|n| !taken.contains(n))
     }
 
     /// Remembers `name`'s number and writes the file (a failure to write
@@ -163,17 +159,18 @@ mod tests {
         let mut specs = vec![spec(1, "c"), spec(2, "d"), spec(3, "b")];
         n.assign(&mut specs, &[]);
         let got: Vec<(&str, u32)> = specs.iter().map(|s| (s.name.as_str(), s.port_no)).collect();
-        // d does not take 1, which "a" still remembers.
-        assert_eq!(got, vec![("c", 3), ("d", 4), ("b", 2)]);
+        // c and b keep theirs; d takes the lowest free number.
+        assert_eq!(got, vec![("c", 3), ("d", 1), ("b", 2)]);
         // A pinned number wins over a remembered one.
         let mut specs = vec![spec(3, "b"), spec(1, "c")];
         n.assign(&mut specs, &[3]);
         assert_eq!(specs[0].port_no, 3);
-        // c's 3 is pinned by b; 1, 2 and 4 are remembered by a, b and d.
-        assert_eq!(specs[1].port_no, 5);
-        // b moved to 3, which frees 2 (and c moved from 3 to 5).
-        assert_eq!(n.choose("zz", &[1, 3]), Some(2));
-        assert_eq!(n.get("c"), Some(5));
+        // c's 3 is pinned by b: the lowest free.
+        assert_eq!(specs[1].port_no, 1);
+        assert_eq!(n.get("c"), Some(1));
+        assert_eq!(n.get("d"), None, "its number went to c");
+        // Names of other runs do not push a new name up.
+        assert_eq!(n.choose("zz", &[3]), Some(1));
         std::fs::write(&path, "ok 9\ngarbage\nbad x\n\n").unwrap();
         let n = PortNumbers::load(&path);
         assert_eq!(n.get("ok"), Some(9));
