@@ -176,7 +176,10 @@ impl<'a> Loaded<'a> {
         Loaded {
             name: &src.bridge,
             src,
-            port_totals: ports.iter().map(|v| PortCounters::sum(&v.counters)).collect(),
+            port_totals: ports
+                .iter()
+                .map(|v| PortCounters::sum(&v.counters))
+                .collect(),
             ports,
             snap: src.pipeline.load_full(),
             control: src.control.load_full(),
@@ -452,7 +455,7 @@ fn conn_kind(c: &control::ConnView) -> &'static str {
 }
 
 /// The labels of a port's samples.
-fn port_labels<'a>(bridge: &'a String, v: &'a PortView) -> [Label<'a>; 3] {
+fn port_labels<'a>(bridge: &'a dyn std::fmt::Display, v: &'a PortView) -> [Label<'a>; 3] {
     [
         ("bridge", bridge),
         ("ofport", &v.port_no),
@@ -499,7 +502,9 @@ mod tests {
         let mut found = text
             .lines()
             .filter_map(|l| l.strip_prefix(series)?.strip_prefix(' '));
-        let v = found.next().unwrap_or_else(|| panic!("no {series} in\n{text}"));
+        let v = found
+            .next()
+            .unwrap_or_else(|| panic!("no {series} in\n{text}"));
         assert!(found.next().is_none(), "{series} twice");
         v.parse().unwrap()
     }
@@ -530,7 +535,9 @@ mod tests {
                     assert!(name.ends_with("_total"), "{name}");
                 }
                 assert!(
-                    families.insert(name.to_string(), kind.to_string()).is_none(),
+                    families
+                        .insert(name.to_string(), kind.to_string())
+                        .is_none(),
                     "{name} twice"
                 );
                 current = Some((name.to_string(), kind.to_string()));
@@ -599,7 +606,10 @@ mod tests {
             }
         }
         for (k, b) in &buckets {
-            assert!(b.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1), "{k}: {b:?}");
+            assert!(
+                b.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1),
+                "{k}: {b:?}"
+            );
             let last = b.last().unwrap();
             assert_eq!(last.0, f64::INFINITY, "{k}");
             assert_eq!(Some(&last.1), counts.get(k), "{k}");
@@ -633,7 +643,10 @@ mod tests {
         assert!(!fams.contains_key("sluice_rules"));
         let version = env!("CARGO_PKG_VERSION");
         assert_eq!(
-            value(&text, &format!("sluice_build_info{{version=\"{version}\"}}")),
+            value(
+                &text,
+                &format!("sluice_build_info{{version=\"{version}\"}}")
+            ),
             1.0
         );
         // The second bridge's name, escaped.
@@ -668,9 +681,18 @@ mod tests {
         check_format(&text);
         let l1 = "{bridge=\"br0\",ofport=\"1\",interface=\"p1\"}";
         let l2 = "{bridge=\"br0\",ofport=\"2\",interface=\"we\\\"ird\"}";
-        assert_eq!(value(&text, &format!("sluice_port_rx_packets_total{l1}")), 7.0);
-        assert_eq!(value(&text, &format!("sluice_port_tx_dropped_total{l1}")), 9.0);
-        assert_eq!(value(&text, &format!("sluice_port_rx_packets_total{l2}")), 0.0);
+        assert_eq!(
+            value(&text, &format!("sluice_port_rx_packets_total{l1}")),
+            7.0
+        );
+        assert_eq!(
+            value(&text, &format!("sluice_port_tx_dropped_total{l1}")),
+            9.0
+        );
+        assert_eq!(
+            value(&text, &format!("sluice_port_rx_packets_total{l2}")),
+            0.0
+        );
         assert_eq!(value(&text, &format!("sluice_port_up{l1}")), 1.0);
         // Link up, but the interface is gone: down.
         assert_eq!(value(&text, &format!("sluice_port_up{l2}")), 0.0);
@@ -678,16 +700,30 @@ mod tests {
         assert!(!text.contains("sluice_port_up{bridge=\"br0\",ofport=\"4294967294\""));
         assert!(text.contains("sluice_port_rx_bytes_total{bridge=\"br0\",ofport=\"4294967294\",interface=\"br0\"} 0\n"));
         let q = "{bridge=\"br0\",ofport=\"2\",interface=\"we\\\"ird\",queue=\"7\"}";
-        assert_eq!(value(&text, &format!("sluice_queue_tx_packets_total{q}")), 5.0);
-        assert_eq!(value(&text, &format!("sluice_queue_tx_bytes_total{q}")), 500.0);
-        assert_eq!(value(&text, &format!("sluice_queue_tx_errors_total{q}")), 1.0);
+        assert_eq!(
+            value(&text, &format!("sluice_queue_tx_packets_total{q}")),
+            5.0
+        );
+        assert_eq!(
+            value(&text, &format!("sluice_queue_tx_bytes_total{q}")),
+            500.0
+        );
+        assert_eq!(
+            value(&text, &format!("sluice_queue_tx_errors_total{q}")),
+            1.0
+        );
     }
 
     #[test]
     fn flows_in_every_table_mac_table_and_channel_drops() {
         let mut p = pipeline::Pipeline::new(pipeline::Config::default());
-        for f in ["table=0,priority=1,actions=drop", "table=3,priority=1,ip,actions=drop", "table=3,priority=2,actions=drop"] {
-            p.flow_mod(&ofp::text::parse_flow_mod(f).unwrap(), 0).unwrap();
+        for f in [
+            "table=0,priority=1,actions=drop",
+            "table=3,priority=1,ip,actions=drop",
+            "table=3,priority=2,actions=drop",
+        ] {
+            p.flow_mod(&ofp::text::parse_flow_mod(f).unwrap(), 0)
+                .unwrap();
         }
         let s = sources("br0", 1);
         s.pipeline.store(p.snapshot());
@@ -711,16 +747,40 @@ mod tests {
         }));
         let text = render_at(&[s], 2_000_000_000);
         check_format(&text);
-        let tables = text.lines().filter(|l| l.starts_with("sluice_flows{")).count();
+        let tables = text
+            .lines()
+            .filter(|l| l.starts_with("sluice_flows{"))
+            .count();
         assert_eq!(tables, pipeline::Config::default().n_tables as usize);
-        assert_eq!(value(&text, "sluice_flows{bridge=\"br0\",table=\"0\"}"), 1.0);
-        assert_eq!(value(&text, "sluice_flows{bridge=\"br0\",table=\"1\"}"), 0.0);
-        assert_eq!(value(&text, "sluice_flows{bridge=\"br0\",table=\"3\"}"), 2.0);
-        assert_eq!(value(&text, "sluice_mac_table_entries{bridge=\"br0\"}"), 2.0);
+        assert_eq!(
+            value(&text, "sluice_flows{bridge=\"br0\",table=\"0\"}"),
+            1.0
+        );
+        assert_eq!(
+            value(&text, "sluice_flows{bridge=\"br0\",table=\"1\"}"),
+            0.0
+        );
+        assert_eq!(
+            value(&text, "sluice_flows{bridge=\"br0\",table=\"3\"}"),
+            2.0
+        );
+        assert_eq!(
+            value(&text, "sluice_mac_table_entries{bridge=\"br0\"}"),
+            2.0
+        );
         // A queue of 4: two of the six frames did not fit.
-        assert_eq!(value(&text, "sluice_packet_in_queue_full_total{bridge=\"br0\"}"), 2.0);
-        assert_eq!(value(&text, "sluice_packet_out_queue_full_total{bridge=\"br0\"}"), 0.0);
-        assert_eq!(value(&text, "sluice_packet_in_limited_total{bridge=\"br0\"}"), 11.0);
+        assert_eq!(
+            value(&text, "sluice_packet_in_queue_full_total{bridge=\"br0\"}"),
+            2.0
+        );
+        assert_eq!(
+            value(&text, "sluice_packet_out_queue_full_total{bridge=\"br0\"}"),
+            0.0
+        );
+        assert_eq!(
+            value(&text, "sluice_packet_in_limited_total{bridge=\"br0\"}"),
+            11.0
+        );
     }
 
     #[test]
@@ -752,11 +812,17 @@ mod tests {
         let text = render_at(&[s], 1);
         check_format(&text);
         assert_eq!(
-            value(&text, "sluice_controller_connected{bridge=\"br0\",target=\"tcp:127.0.0.1:6653\"}"),
+            value(
+                &text,
+                "sluice_controller_connected{bridge=\"br0\",target=\"tcp:127.0.0.1:6653\"}"
+            ),
             1.0
         );
         assert_eq!(
-            value(&text, "sluice_controller_connected{bridge=\"br0\",target=\"tls:ctl.example:6653\"}"),
+            value(
+                &text,
+                "sluice_controller_connected{bridge=\"br0\",target=\"tls:ctl.example:6653\"}"
+            ),
             0.0
         );
         assert_eq!(
@@ -778,7 +844,12 @@ mod tests {
         s.counters[0].delay.record(5_000_000_000, 1); // 5 s: +Inf only
         let text = render_at(&[s], 1);
         check_format(&text);
-        let b = |le: &str| value(&text, &format!("sluice_delay_seconds_bucket{{bridge=\"br0\",le=\"{le}\"}}"));
+        let b = |le: &str| {
+            value(
+                &text,
+                &format!("sluice_delay_seconds_bucket{{bridge=\"br0\",le=\"{le}\"}}"),
+            )
+        };
         assert_eq!(b("0.000001"), 3.0);
         assert_eq!(b("0.000002"), 3.0);
         assert_eq!(b("0.000005"), 5.0);
@@ -786,7 +857,10 @@ mod tests {
         assert_eq!(b("0.05"), 6.0);
         assert_eq!(b("1"), 6.0);
         assert_eq!(b("+Inf"), 7.0);
-        assert_eq!(value(&text, "sluice_delay_seconds_count{bridge=\"br0\"}"), 7.0);
+        assert_eq!(
+            value(&text, "sluice_delay_seconds_count{bridge=\"br0\"}"),
+            7.0
+        );
         let sum = value(&text, "sluice_delay_seconds_sum{bridge=\"br0\"}");
         assert!((sum - 5.040008400).abs() < 1e-9, "{sum}");
         // No quantiles any more.

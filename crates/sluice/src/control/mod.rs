@@ -31,10 +31,10 @@ use datapath::channel::Channels;
 
 pub use dp::{DpHandle, SetLog, APPLY_TIMEOUT};
 pub use endpoint::Endpoint;
-pub use view::{ConnView, View};
 use listen::{bind_unix, Listener, ListenerState, ACCEPT_BACKOFF_NS};
 use loglimit::LogLimit;
 use stream::Stream;
+pub use view::{ConnView, View};
 
 use crate::dial;
 

@@ -102,3 +102,94 @@ impl Control {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::control::{DpHandle, Endpoint};
+    use std::os::unix::net::UnixStream;
+
+    /// A bridge's OpenFlow side with port 1 (link up), one controller to
+    /// dial (nothing listens there) and no listener.
+    fn control() -> Control {
+        let mut p = pipeline::Pipeline::new(pipeline::Config::default());
+        let (bridge, _workers) = datapath::Bridge::new("br0", 1, p.snapshot(), true).unwrap();
+        let channels = bridge.channels.clone();
+        let dp = DpHandle {
+            bridge,
+            default_backend: datapath::Backend::AfPacket { rings: true },
+            numbers: Default::default(),
+            set_log: None,
+        };
+        let mut agent = agent::Agent::new(1, p, dp, "br0");
+        agent.add_port(agent::PortInfo {
+            link_up: true,
+            ..agent::PortInfo::new(1, "p1", [2, 0, 0, 0, 0, 1])
+        });
+        let ctl = [Endpoint::Tcp("127.0.0.1:9".into())];
+        Control::new("br0", agent, channels, &ctl, None, 8).unwrap()
+    }
+
+    const T0: u64 = 1_000_000_000;
+
+    #[test]
+    fn published_while_read_at_most_every_100_ms() {
+        let mut c = control();
+        // Nobody reads it: nothing is built.
+        c.service(T0);
+        assert_eq!(*c.view.load_full(), View::default());
+        let view = c.view();
+        c.service(T0);
+        let v = view.load_full();
+        assert_eq!(v.ports, vec![(1, true)]);
+        assert_eq!(v.controllers, vec![("tcp:127.0.0.1:9".to_string(), false)]);
+        assert!(v.conns.is_empty());
+        // A connection: seen once 100 ms have passed, not before.
+        let (a, _b) = UnixStream::pair().unwrap();
+        a.set_nonblocking(true).unwrap();
+        let id = c.adopt(super::super::Stream::Unix(a), "unix:/x".into(), false, T0);
+        c.refresh_view(T0 + EVERY_NS - 1);
+        assert!(view.load().conns.is_empty());
+        c.refresh_view(T0 + EVERY_NS);
+        let v = view.load_full();
+        assert_eq!(
+            v.conns,
+            vec![ConnView {
+                id,
+                peer: "unix:/x".into(),
+                management: false,
+                state: "hello",
+                role: "equal",
+            }]
+        );
+        assert_eq!(v.ports, vec![(1, true)]);
+    }
+
+    #[test]
+    fn packet_ins_a_connection_did_not_take_are_kept_after_it_closes() {
+        let mut c = control();
+        let view = c.view();
+        let mut t = T0;
+        let (mut ids, mut peers) = (Vec::new(), Vec::new());
+        for n in [3, 4] {
+            let (a, b) = UnixStream::pair().unwrap();
+            peers.push(b);
+            let id = c.adopt(super::super::Stream::Unix(a), "unix:/x".into(), true, t);
+            c.agent.conns.get_mut(&id).unwrap().packet_in_dropped = n;
+            ids.push(id);
+        }
+        c.refresh_view(t);
+        assert_eq!(view.load().packet_in_limited, 7);
+        assert!(view.load().conns.iter().all(|c| c.management));
+        c.close(ids[0], "test");
+        t += EVERY_NS;
+        c.refresh_view(t);
+        assert_eq!(view.load().packet_in_limited, 7);
+        assert_eq!(view.load().conns.len(), 1);
+        c.close(ids[1], "test");
+        t += EVERY_NS;
+        c.refresh_view(t);
+        assert_eq!(view.load().packet_in_limited, 7);
+        assert!(view.load().conns.is_empty());
+    }
+}

@@ -125,7 +125,9 @@ impl Drop for Slot {
 #[derive(Debug, PartialEq, Eq)]
 enum Answer {
     /// The metrics, with the body (GET) or without (HEAD).
-    Metrics { body: bool },
+    Metrics {
+        body: bool,
+    },
     Error(&'static str, &'static str),
 }
 
@@ -341,10 +343,16 @@ mod tests {
         let r = exchange(addr, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
         assert!(r.starts_with("HTTP/1.1 200 OK\r\n"), "{r}");
         assert!(r.contains("Content-Type: text/plain; version=0.0.4"), "{r}");
-        assert!(r.ends_with("Content-Length: 4\r\nConnection: close\r\n\r\nm 1\n"), "{r}");
+        assert!(
+            r.ends_with("Content-Length: 4\r\nConnection: close\r\n\r\nm 1\n"),
+            "{r}"
+        );
         let r = exchange(addr, b"HEAD /metrics HTTP/1.1\r\n\r\n");
         assert!(r.starts_with("HTTP/1.1 200 OK\r\n"), "{r}");
-        assert!(r.ends_with("Content-Length: 4\r\nConnection: close\r\n\r\n"), "{r}");
+        assert!(
+            r.ends_with("Content-Length: 4\r\nConnection: close\r\n\r\n"),
+            "{r}"
+        );
         let r = exchange(addr, b"GET /nope HTTP/1.1\r\n\r\n");
         assert!(r.starts_with("HTTP/1.1 404 "), "{r}");
         let r = exchange(addr, b"PUT /metrics HTTP/1.1\r\n\r\n");
@@ -372,11 +380,16 @@ mod tests {
         let t = Instant::now();
         let r = exchange(addr, b"GET /metrics HTTP/1.0\r\n\r\n");
         assert!(r.ends_with("m 1\n"), "{r}");
-        assert!(t.elapsed() < Duration::from_millis(500), "{:?}", t.elapsed());
+        assert!(
+            t.elapsed() < Duration::from_millis(500),
+            "{:?}",
+            t.elapsed()
+        );
         // The trickler is cut off at the deadline, not kept alive by its
         // bytes.
         let t = Instant::now();
-        slow.set_read_timeout(Some(Duration::from_millis(100))).unwrap();
+        slow.set_read_timeout(Some(Duration::from_millis(100)))
+            .unwrap();
         let mut buf = [0u8; 64];
         let mut closed = false;
         while t.elapsed() < Duration::from_secs(4) {
@@ -385,7 +398,11 @@ mod tests {
                 break;
             }
             match slow.read(&mut buf) {
-                Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) => {}
                 Ok(n) => {
                     closed = n == 0;
                     break;
@@ -396,7 +413,11 @@ mod tests {
                 }
             }
         }
-        assert!(closed && t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+        assert!(
+            closed && t.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            t.elapsed()
+        );
         drop(idle);
     }
 
