@@ -62,12 +62,17 @@ where
 {
     let render = Arc::new(render);
     let live = Arc::new(AtomicUsize::new(0));
+    let mut last_warning: Option<Instant> = None;
     for conn in listener.incoming() {
         let mut conn = match conn {
             Ok(c) => c,
             Err(e) => {
-                // EMFILE and the like: rest instead of spinning.
-                tracing::warn!("metrics: accept: {e}");
+                // EMFILE and the like: rest instead of spinning, and say
+                // so at most every 10 s.
+                if last_warning.is_none_or(|t| t.elapsed() >= Duration::from_secs(10)) {
+                    tracing::warn!("metrics: accept: {e}; not accepting for 100 ms");
+                    last_warning = Some(Instant::now());
+                }
                 std::thread::sleep(Duration::from_millis(100));
                 continue;
             }
