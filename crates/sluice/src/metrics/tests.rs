@@ -4,8 +4,8 @@
 use super::*;
 use std::collections::HashMap;
 
-/// A bridge of `workers` workers with no port, an empty pipeline of
-/// `tables` tables.
+/// A bridge of `workers` workers with no port and an empty pipeline
+/// (the default 254 tables).
 fn sources(name: &str, workers: usize) -> Sources {
     let mut p = pipeline::Pipeline::new(pipeline::Config {
         workers,
