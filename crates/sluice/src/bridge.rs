@@ -427,12 +427,7 @@ impl Running {
     }
 
     pub fn metrics_sources(&self) -> metrics::Sources {
-        metrics::Sources {
-            bridge: self.name.clone(),
-            ports: self.bridge().view(),
-            counters: self.bridge().counters.clone(),
-            pipeline: self.bridge().pipeline.clone(),
-        }
+        metrics::Sources::of(self)
     }
 
     pub fn print_stats(&self) {

@@ -17,6 +17,7 @@ mod endpoint;
 mod listen;
 mod loglimit;
 mod stream;
+mod view;
 
 use std::collections::HashMap;
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -24,6 +25,7 @@ use std::os::fd::AsRawFd;
 use std::sync::Arc;
 
 use agent::{Agent, ConnId};
+use arc_swap::ArcSwap;
 use bytes::Bytes;
 use datapath::channel::Channels;
 
@@ -32,6 +34,7 @@ pub use endpoint::Endpoint;
 use listen::{bind_unix, Listener, ListenerState, ACCEPT_BACKOFF_NS};
 use loglimit::LogLimit;
 use stream::Stream;
+pub use view::{ConnView, View};
 
 use crate::dial;
 
@@ -93,6 +96,13 @@ pub struct Control {
     /// name, not an address).
     resolver: Option<dial::Resolver>,
     now_ns: u64,
+    /// What other threads see of this side (`view`), and when it was
+    /// last published.
+    view: Arc<ArcSwap<View>>,
+    view_at_ns: u64,
+    /// PACKET_INs closed connections did not take (their
+    /// `packet_in_dropped`), so the view's total only grows.
+    packet_in_limited_closed: u64,
 }
 
 /// Bytes read from a socket at a time.
@@ -128,6 +138,9 @@ impl Control {
             log_limit: LogLimit::default(),
             resolver: None,
             now_ns: 0,
+            view: Arc::default(),
+            view_at_ns: 0,
+            packet_in_limited_closed: 0,
         };
         for e in endpoints {
             c.open_endpoint(e)?;
@@ -315,6 +328,9 @@ impl Control {
             }
         }
         self.streams.remove(&id);
+        if let Some(c) = self.agent.conns.get(&id) {
+            self.packet_in_limited_closed += c.packet_in_dropped;
+        }
         self.agent.disconnect(id);
         for a in &mut self.actives {
             if a.conn == Some(id) {
@@ -583,6 +599,7 @@ impl Control {
         for (id, why) in self.agent.tick(now_ns) {
             self.close(id, why);
         }
+        self.refresh_view(now_ns);
     }
 
     fn start_dial(&mut self, i: usize, addr: &SocketAddr, now_ns: u64) {
