@@ -91,7 +91,7 @@ const DELAY_BOUNDS: [(&str, u64); 19] = [
 /// A counter family read from summed counters: name, help, getter.
 type Counter<C> = (&'static str, &'static str, fn(&C) -> u64);
 
-const PORT_COUNTERS: [Counter<PortCounters>; 6] = [
+const PORT_COUNTERS: [Counter<PortCounters>; 8] = [
     ("sluice_port_rx_packets_total", "Frames received", |c| {
         c.rx_packets.load(Relaxed)
     }),
@@ -113,6 +113,16 @@ const PORT_COUNTERS: [Counter<PortCounters>; 6] = [
         "sluice_port_rx_errors_total",
         "Receive errors (ring slots or descriptors skipped as malformed)",
         |c| c.rx_errors.load(Relaxed),
+    ),
+    (
+        "sluice_port_rx_truncated_total",
+        "Frames dropped for arriving longer than the port's buffers (GRO/TSO super-frames, above the MTU)",
+        |c| c.rx_truncated.load(Relaxed),
+    ),
+    (
+        "sluice_port_rx_csum_partial_total",
+        "Frames received with an unfinished checksum (the sender offloads checksums)",
+        |c| c.rx_csum_partial.load(Relaxed),
     ),
 ];
 
