@@ -731,6 +731,61 @@ mod tests {
         }
     }
 
+    /// The keys docs/CONFIG.md lists under `heading`'s table.
+    fn documented(doc: &str, heading: &str) -> Vec<String> {
+        let section = doc
+            .split(&format!("## `{heading}`\n"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("CONFIG.md has no section {heading}"));
+        let section = section.split("\n## ").next().unwrap();
+        let mut keys: Vec<String> = section
+            .lines()
+            .filter_map(|l| l.strip_prefix("| `"))
+            .filter_map(|l| l.split('`').next())
+            .map(str::to_string)
+            .collect();
+        keys.sort();
+        keys
+    }
+
+    /// The fields of `struct name` in this file's source.
+    fn fields(src: &str, name: &str) -> Vec<String> {
+        let body = src
+            .split(&format!("pub struct {name} {{\n"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("no struct {name}"));
+        let body = body.split("\n}").next().unwrap();
+        let mut keys: Vec<String> = body
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("pub "))
+            .filter_map(|l| l.split(':').next())
+            .map(str::to_string)
+            .collect();
+        keys.sort();
+        keys
+    }
+
+    #[test]
+    fn every_key_is_documented() {
+        let doc = include_str!("../../../docs/CONFIG.md");
+        let src = include_str!("config.rs");
+        for (heading, strukt) in [
+            ("[bridge]", "BridgeSection"),
+            ("[[port]]", "PortSection"),
+            ("[[port]].queues", "QueueSection"),
+            ("[tls]", "TlsSection"),
+        ] {
+            assert_eq!(
+                documented(doc, heading),
+                fields(src, strukt),
+                "docs/CONFIG.md's {heading} and config.rs's {strukt} list different keys"
+            );
+        }
+        // The file the service installs is a valid configuration.
+        let sample = include_str!("../../../dist/sluice.toml");
+        check_all(parse_file(sample).unwrap(), &[]).unwrap();
+    }
+
     #[test]
     fn queue_rates_that_would_overflow_are_refused() {
         let f = "[[port]]\nname = \"a\"\n[[port.queues]]\nid = 1\nmax_rate = 9223372036854775807\n";

@@ -2,16 +2,19 @@
 //!
 //! ```text
 //! sluice --port veth-a --port veth-b              # standalone learning switch
-//! sluice --config /etc/sluice.toml
+//! sluice --config /etc/sluice/sluice.toml         # the default file
 //! ```
 //!
-//! Checks the whole configuration, opens every bridge's ports, builds each
-//! pipeline (in standalone mode a table-miss rule sends everything to
-//! NORMAL, the learning switch), runs each bridge on its worker threads,
-//! and on the main thread serves the OpenFlow side ([`control`]), keeps
-//! port liveness current and watches the workers. On SIGINT or SIGTERM it
-//! stops cleanly, prints its counters and exits 0; when a worker dies it
-//! stops the same way and exits 70 ([`health`] says why).
+//! Checks the whole configuration, builds each bridge ([`bridge`]: its
+//! ports opened, its pipeline built; in standalone mode a table-miss rule
+//! sends everything to NORMAL, the learning switch), runs each bridge on its
+//! worker threads, and on the main thread serves the OpenFlow side
+//! ([`control`]), follows interfaces coming, going and changing
+//! ([`bridge::Running::apply_links`]) and watches the workers. SIGHUP
+//! reloads the configuration ([`reload`]); the service manager hears READY,
+//! RELOADING and STOPPING ([`notify`]). On SIGINT or SIGTERM it stops
+//! cleanly, prints its counters and exits 0; when a worker dies it stops the
+//! same way and exits 70 ([`health`] says why).
 
 mod bridge;
 mod config;

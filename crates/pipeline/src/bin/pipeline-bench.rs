@@ -6,9 +6,10 @@
 //! cargo run --release -p pipeline --bin pipeline-bench -- --json  # JSON lines
 //! ```
 //!
-//! What is measured today is the fast path that exists: flow-key extraction
-//! from the frame plus classifier lookup (and each alone, for the stage
-//! table). Action execution is not built yet, so it is not in these figures.
+//! What is measured: the pipeline's packet path (flow-key extraction,
+//! classifier lookup and the actions, through `Worker::process`), and
+//! extraction and lookup alone for the stage table. The ports and the
+//! worker loop around it are the lab's to measure (`scripts/lab.sh`).
 //! Each figure is the median of 5 rounds of at least 200 ms.
 
 use std::time::{Duration, Instant};
