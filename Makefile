@@ -27,7 +27,7 @@ fuzz:
 PREFIX ?= /usr/local
 BINDIR = $(PREFIX)/bin
 MANDIR = $(PREFIX)/share/man/man1
-RELEASE = target/release
+RELEASE = $(or $(CARGO_TARGET_DIR),target)/release
 install:
 	cargo build --release --locked -p sluice -p ctl
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)/etc/sluice $(DESTDIR)/etc/systemd/system \

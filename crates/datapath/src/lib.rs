@@ -210,14 +210,17 @@ struct TxQueue {
     n: usize,
     /// Frames refused this round because the queue was full.
     overflow: u64,
+    /// The largest frame the worker's ports take (a buffer's usual size).
+    frame: usize,
 }
 
 impl TxQueue {
-    fn new() -> TxQueue {
+    fn new(frame: usize) -> TxQueue {
         TxQueue {
             frames: Vec::new(),
             n: 0,
             overflow: 0,
+            frame,
         }
     }
 
@@ -228,7 +231,7 @@ impl TxQueue {
             return;
         }
         if self.n == self.frames.len() {
-            self.frames.push(Vec::with_capacity(netdev::MAX_FRAME));
+            self.frames.push(Vec::with_capacity(self.frame));
         }
         let b = &mut self.frames[self.n];
         b.clear();
@@ -241,8 +244,8 @@ impl TxQueue {
     /// and any kept buffer grown past two maximum frames.
     fn reset(&mut self) {
         for b in &mut self.frames[..self.n.min(TX_KEEP)] {
-            if b.capacity() > 2 * netdev::MAX_FRAME {
-                *b = Vec::with_capacity(netdev::MAX_FRAME);
+            if b.capacity() > 2 * self.frame {
+                *b = Vec::with_capacity(self.frame);
             }
         }
         if self.frames.len() > TX_KEEP {
@@ -276,8 +279,15 @@ struct Plumbing {
 
 impl Plumbing {
     fn of(w: &BridgeWorker) -> Plumbing {
+        let frame = w
+            .ports
+            .iter()
+            .map(|p| p.dev.max_frame())
+            .max()
+            .unwrap_or(netdev::MAX_FRAME)
+            .max(netdev::MAX_FRAME);
         Plumbing {
-            tx: w.ports.iter().map(|_| TxQueue::new()).collect(),
+            tx: w.ports.iter().map(|_| TxQueue::new(frame)).collect(),
             index: w
                 .ports
                 .iter()
@@ -300,13 +310,7 @@ impl Plumbing {
                     revents: 0,
                 })
                 .collect(),
-            frame: w
-                .ports
-                .iter()
-                .map(|p| p.dev.max_frame())
-                .max()
-                .unwrap_or(netdev::MAX_FRAME)
-                .max(netdev::MAX_FRAME),
+            frame,
         }
     }
 }
@@ -668,7 +672,7 @@ mod tests {
 
     #[test]
     fn a_transmit_queue_gives_back_what_a_burst_made_it_grow() {
-        let mut q = TxQueue::new();
+        let mut q = TxQueue::new(netdev::MAX_FRAME);
         q.push(&[0; 60]);
         q.reset();
         let idle = q.held();
