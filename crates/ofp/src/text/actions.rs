@@ -20,9 +20,11 @@ pub fn parse_port(s: &str) -> Result<u32, TextError> {
     port_no::from_name(s).map_or_else(|| parse_num(s, "a port number or reserved port name"), Ok)
 }
 
-/// Writes a port: reserved names for reserved numbers.
+/// Writes a port: reserved ports by name in upper case (`LOCAL`,
+/// `CONTROLLER`, `IN_PORT`, ...), as ovs-ofctl prints them; others as
+/// numbers. [`parse_port`] reads either case.
 pub fn format_port(p: u32) -> String {
-    port_no::name(p).map_or_else(|| p.to_string(), str::to_string)
+    port_no::name(p).map_or_else(|| p.to_string(), str::to_ascii_uppercase)
 }
 
 fn hex_bytes(b: &[u8]) -> String {
@@ -190,18 +192,14 @@ pub fn parse_action(tok: &str) -> Result<Action, TextError> {
 pub fn format_action(a: &Action) -> String {
     let name = a.action_type().name().unwrap_or("?");
     match a {
+        // As ovs-ofctl: `CONTROLLER:65535` (OFPCML_NO_BUFFER) or
+        // `CONTROLLER:128`, reserved ports by their upper-case name.
         Action::Output {
             port: port_no::CONTROLLER,
             max_len,
-        } => {
-            if *max_len == OFPCML_NO_BUFFER {
-                "controller".into()
-            } else {
-                format!("controller:{max_len}")
-            }
-        }
+        } => format!("CONTROLLER:{max_len}"),
         Action::Output { port, max_len: 0 } => match port_no::name(*port) {
-            Some(n) => n.to_string(),
+            Some(_) => format_port(*port),
             None => format!("output:{port}"),
         },
         Action::Output { port, max_len } => {

@@ -151,6 +151,10 @@ fn parse_match_tokens(toks: &[&str]) -> Result<Match, TextError> {
                     }
                 }
             }
+            // A reserved port by name, in either case (`in_port=LOCAL`).
+            "in_port" if port_no::from_name(v).is_some() => {
+                Oxm::exact(OxmField::InPort, parse_port(v)? as u128)
+            }
             "nw_tos" => {
                 let tos: u8 = parse_num(v, "a TOS byte with the two ECN bits clear")?;
                 if tos & 3 != 0 {
@@ -247,6 +251,10 @@ pub fn format_match(m: &Match) -> String {
         match o.field {
             OxmField::EthType if skip_eth && o.mask.is_none() => continue,
             OxmField::IpProto if skip_proto && o.mask.is_none() => continue,
+            OxmField::InPort if o.mask.is_none() && port_no::name(o.value as u32).is_some() => {
+                parts.push(format!("in_port={}", format_port(o.value as u32)));
+                continue;
+            }
             OxmField::VlanVid
                 if o.mask.is_none()
                     && o.value & OFPVID_PRESENT as u128 != 0
@@ -453,8 +461,49 @@ mod tests {
         assert_eq!(fm.match_.get(OxmField::VlanVid).unwrap().value, 0x100a);
         let text = format_flow_mod(&fm);
         assert!(text.contains("dl_vlan=10"), "{text}");
-        assert!(text.contains("set_field:0x1014->vlan_vid"), "{text}");
-        assert!(text.contains("in_port,controller:128"), "{text}");
+        assert!(text.contains("set_field:4116->vlan_vid"), "{text}");
+        assert!(text.contains("IN_PORT,CONTROLLER:128"), "{text}");
         assert_eq!(parse_flow_mod(&text).unwrap(), fm);
+    }
+
+    /// Reserved ports print as ovs-ofctl 3.1 prints them (golden strings
+    /// from `ovs-ofctl -O OpenFlow13 dump-flows` against sluice) and parse
+    /// in either case.
+    #[test]
+    fn reserved_ports_as_ovs_ofctl_prints_them() {
+        for (input, printed) in [
+            ("in_port=2,actions=normal", "in_port=2,actions=NORMAL"),
+            (
+                "in_port=local,actions=output:in_port",
+                "in_port=LOCAL,actions=IN_PORT",
+            ),
+            (
+                "in_port=LOCAL,actions=IN_PORT",
+                "in_port=LOCAL,actions=IN_PORT",
+            ),
+            ("actions=controller", "actions=CONTROLLER:65535"),
+            (
+                "actions=CONTROLLER:128,in_port,local,flood,all",
+                "actions=CONTROLLER:128,IN_PORT,LOCAL,FLOOD,ALL",
+            ),
+            ("actions=Normal,output:Local", "actions=NORMAL,LOCAL"),
+            (
+                "actions=set_field:5->vlan_vid",
+                "actions=set_field:4101->vlan_vid",
+            ),
+        ] {
+            let fm = parse_flow_mod(input).unwrap();
+            let text = format_flow_mod(&fm);
+            let want = format!("table=0,priority=32768,{printed}");
+            assert_eq!(text, want, "{input}");
+            assert_eq!(parse_flow_mod(&text).unwrap(), fm, "{text}");
+        }
+        let fm = parse_flow_mod("in_port=LOCAL,actions=drop").unwrap();
+        assert_eq!(
+            fm.match_.get(OxmField::InPort).unwrap().value,
+            port_no::LOCAL as u128
+        );
+        let e = parse_flow_mod("in_port=locale,actions=drop").unwrap_err();
+        assert_eq!(e.token, "locale");
     }
 }
