@@ -10,10 +10,13 @@
 
 mod client;
 mod commands;
+mod features;
+mod flows;
 mod frame;
 mod print;
 mod target;
 
+use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -26,6 +29,10 @@ use clap::{Parser, Subcommand};
     about = "Operate a sluice (or any OpenFlow 1.3) switch, the ovs-ofctl way"
 )]
 struct Cli {
+    /// OpenFlow versions to offer, as ovs-ofctl's -O (OpenFlow13 is the
+    /// only one sluice-ctl speaks; a list must include it).
+    #[arg(short = 'O', long, global = true, value_name = "VERSIONS")]
+    protocols: Option<String>,
     /// Seconds to wait for the switch to answer.
     #[arg(long, default_value_t = 10.0, global = true)]
     timeout: f64,
@@ -41,8 +48,72 @@ struct Cli {
     /// TLS: the CA certificate the switch's certificate must be signed by, PEM
     #[arg(short = 'C', long, global = true, value_name = "FILE")]
     ca_cert: Option<std::path::PathBuf>,
+    /// mod-flows, del-flows: only the flow with exactly this match and
+    /// priority.
+    #[arg(long, global = true)]
+    strict: bool,
+    /// Print port names instead of numbers (from the switch's port
+    /// descriptions).
+    #[arg(long, global = true)]
+    names: bool,
+    /// Print port numbers (the default).
+    #[arg(long, global = true)]
+    no_names: bool,
+    /// dump-flows: sort by FIELD ascending (priority when no FIELD);
+    /// may be given several times.
+    #[arg(long, global = true, value_name = "FIELD", num_args = 0..=1,
+          require_equals = true, default_missing_value = "priority")]
+    sort: Vec<String>,
+    /// dump-flows: sort by FIELD descending (priority when no FIELD).
+    #[arg(long, global = true, value_name = "FIELD", num_args = 0..=1,
+          require_equals = true, default_missing_value = "priority")]
+    rsort: Vec<String>,
+    /// dump-flows, diff-flows: leave out the statistics (and the reply
+    /// header, as ovs-ofctl).
+    #[arg(long, global = true)]
+    no_stats: bool,
     #[command(subcommand)]
     cmd: Cmd,
+}
+
+/// How replies are printed (the options that shape output).
+#[derive(Debug, Clone, Default)]
+pub struct Opts {
+    pub strict: bool,
+    pub names: bool,
+    pub no_stats: bool,
+    /// Sort criteria in order: the field (`priority` or a match field)
+    /// and whether descending.
+    pub sort: Vec<(String, bool)>,
+}
+
+/// Checks `-O`/`--protocols`: a comma-separated list of OpenFlow version
+/// names that includes OpenFlow13 (the version is then negotiated as 1.3,
+/// as ovs-ofctl would with a 1.3 switch).
+fn check_protocols(s: &str) -> Result<(), String> {
+    const KNOWN: &[&str] = &[
+        "OpenFlow10",
+        "OpenFlow11",
+        "OpenFlow12",
+        "OpenFlow13",
+        "OpenFlow14",
+        "OpenFlow15",
+    ];
+    let mut has13 = false;
+    for v in s.split(',').map(str::trim) {
+        if !KNOWN.iter().any(|k| k.eq_ignore_ascii_case(v)) {
+            return Err(format!(
+                "-O/--protocols: `{v}`: expected an OpenFlow version name like OpenFlow13"
+            ));
+        }
+        has13 |= v.eq_ignore_ascii_case("OpenFlow13");
+    }
+    if !has13 {
+        return Err(format!(
+            "-O/--protocols: `{s}`: sluice-ctl speaks OpenFlow13 only; give -O OpenFlow13"
+        ));
+    }
+    Ok(())
 }
 
 #[derive(Subcommand)]
@@ -56,26 +127,30 @@ pub enum Cmd {
         switch: String,
         flows: Option<String>,
     },
+    /// Packet, byte and flow counts summed over the flows matching FLOWS.
+    DumpAggregate {
+        switch: String,
+        flows: Option<String>,
+    },
     /// Adds one flow.
     AddFlow { switch: String, flow: String },
     /// Adds the flows of FILE ("-": standard input), one per line; `#`
     /// starts a comment. All are sent, then one barrier.
     AddFlows { switch: String, file: String },
+    /// Makes the switch's flows those of FILE: deletes the flows FILE does
+    /// not have, adds those it has that differ (actions, cookie, timeouts)
+    /// or are missing, leaves equal ones (and their counters) alone.
+    ReplaceFlows { switch: String, file: String },
+    /// Compares the flows of two sources (each a flow file or a switch):
+    /// `-flow` for one only in the first, `+flow` for one only in the
+    /// second, both lines when they differ. Exits 2 when they differ.
+    DiffFlows { source1: String, source2: String },
     /// Modifies the actions of the flows matching FLOW.
-    ModFlows {
-        switch: String,
-        flow: String,
-        /// Only the flow with exactly this match and priority.
-        #[arg(long)]
-        strict: bool,
-    },
+    ModFlows { switch: String, flow: String },
     /// Deletes the flows matching FLOWS (default: all).
     DelFlows {
         switch: String,
         flows: Option<String>,
-        /// Only the flow with exactly this match and priority.
-        #[arg(long)]
-        strict: bool,
     },
     /// Port counters (all ports, or PORT).
     DumpPorts {
@@ -111,6 +186,10 @@ pub enum Cmd {
     },
     /// Adds a group.
     AddGroup { switch: String, group: String },
+    /// Adds the groups of FILE ("-": standard input), one per line.
+    AddGroups { switch: String, file: String },
+    /// What the switch's groups support (types, capabilities, actions).
+    DumpGroupFeatures { switch: String },
     /// Replaces a group's type and buckets.
     ModGroup { switch: String, group: String },
     /// Deletes groups (default: all).
@@ -131,6 +210,26 @@ pub enum Cmd {
     DumpMeters {
         switch: String,
         meter: Option<String>,
+    },
+    /// What the switch's meters support (bands, rates, capabilities).
+    MeterFeatures { switch: String },
+    /// Each table's features (name, size, instructions, actions, fields).
+    DumpTableFeatures {
+        switch: String,
+        table: Option<String>,
+    },
+    /// Sets a table's configuration: TABLE is a number or all; SETTING is
+    /// controller, continue, drop (OpenFlow 1.1 and 1.2 names; 1.3 keeps
+    /// their bits only as deprecated) or a number (the config bits).
+    ModTable {
+        switch: String,
+        table: String,
+        setting: String,
+    },
+    /// The queues configured on PORT (default: all ports).
+    QueueGetConfig {
+        switch: String,
+        port: Option<String>,
     },
     /// Meter counters.
     MeterStats {
@@ -169,6 +268,12 @@ pub enum Cmd {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some(p) = &cli.protocols {
+        if let Err(e) = check_protocols(p) {
+            eprintln!("sluice-ctl: {e}");
+            return ExitCode::from(2);
+        }
+    }
     if !(cli.timeout.is_finite() && cli.timeout > 0.0) {
         eprintln!("sluice-ctl: --timeout: expected a positive number of seconds");
         return ExitCode::from(2);
@@ -195,14 +300,92 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match commands::run(cli.cmd, &cli.run_dir, timeout, identity.as_ref()) {
+    let opts = Opts {
+        strict: cli.strict,
+        names: cli.names && !cli.no_names,
+        no_stats: cli.no_stats,
+        sort: cli
+            .sort
+            .into_iter()
+            .map(|f| (f, false))
+            .chain(cli.rsort.into_iter().map(|f| (f, true)))
+            .collect(),
+    };
+    match commands::run(cli.cmd, &cli.run_dir, timeout, identity.as_ref(), &opts) {
         Ok(out) => {
-            print!("{out}");
-            ExitCode::SUCCESS
+            // A closed pipe (`| head`) is not an error worth a panic.
+            let mut stdout = std::io::stdout().lock();
+            let _ = stdout.write_all(out.text.as_bytes());
+            let _ = stdout.flush();
+            ExitCode::from(out.status)
         }
         Err(e) => {
             eprintln!("sluice-ctl: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn protocols_as_ovs_ofctl_takes_them() {
+        assert!(check_protocols("OpenFlow13").is_ok());
+        assert!(check_protocols("OpenFlow10,OpenFlow13").is_ok());
+        assert!(check_protocols("openflow13").is_ok());
+        let e = check_protocols("OpenFlow10").unwrap_err();
+        assert!(e.contains("OpenFlow13 only"), "{e}");
+        let e = check_protocols("OpenFlow13,OF9").unwrap_err();
+        assert!(e.contains("`OF9`"), "{e}");
+    }
+
+    #[test]
+    fn options_before_or_after_the_verb() {
+        for args in [
+            &[
+                "sluice-ctl",
+                "-O",
+                "OpenFlow13",
+                "--strict",
+                "del-flows",
+                "br0",
+                "in_port=1",
+            ][..],
+            &[
+                "sluice-ctl",
+                "del-flows",
+                "br0",
+                "in_port=1",
+                "--strict",
+                "-O",
+                "OpenFlow13",
+            ][..],
+            &[
+                "sluice-ctl",
+                "del-flows",
+                "--protocols=OpenFlow13",
+                "br0",
+                "--strict",
+                "in_port=1",
+            ][..],
+        ] {
+            let cli = Cli::try_parse_from(args).unwrap();
+            assert!(cli.strict, "{args:?}");
+            assert_eq!(cli.protocols.as_deref(), Some("OpenFlow13"));
+            assert!(matches!(cli.cmd, Cmd::DelFlows { .. }));
+        }
+        let cli = Cli::try_parse_from([
+            "sluice-ctl",
+            "--sort",
+            "dump-flows",
+            "br0",
+            "--rsort=tp_dst",
+        ])
+        .unwrap();
+        assert_eq!(cli.sort, ["priority"]);
+        assert_eq!(cli.rsort, ["tp_dst"]);
+        assert!(matches!(cli.cmd, Cmd::DumpFlows { flows: None, .. }));
     }
 }

@@ -20,6 +20,31 @@ pub fn parse_port(s: &str) -> Result<u32, TextError> {
     port_no::from_name(s).map_or_else(|| parse_num(s, "a port number or reserved port name"), Ok)
 }
 
+/// Port names to print instead of numbers (ovs-ofctl's `--names`); the
+/// empty map prints numbers. Reserved ports always print by their name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PortNames(std::collections::BTreeMap<u32, String>);
+
+impl PortNames {
+    /// No names: every port prints as its number.
+    pub fn new() -> PortNames {
+        PortNames::default()
+    }
+
+    /// Prints port `no` as `name`.
+    pub fn insert(&mut self, no: u32, name: impl Into<String>) {
+        self.0.insert(no, name.into());
+    }
+
+    /// Port `p` by name when it has one, else as [`format_port`] writes it.
+    pub fn port(&self, p: u32) -> String {
+        match self.0.get(&p) {
+            Some(n) if port_no::name(p).is_none() => n.clone(),
+            _ => format_port(p),
+        }
+    }
+}
+
 /// Writes a port: reserved ports by name in upper case (`LOCAL`,
 /// `CONTROLLER`, `IN_PORT`, ...), as ovs-ofctl prints them; others as
 /// numbers. [`parse_port`] reads either case.
@@ -190,6 +215,11 @@ pub fn parse_action(tok: &str) -> Result<Action, TextError> {
 
 /// Writes one action.
 pub fn format_action(a: &Action) -> String {
+    format_action_named(a, &PortNames::new())
+}
+
+/// Writes one action, output ports by name where `names` has one.
+pub fn format_action_named(a: &Action, names: &PortNames) -> String {
     let name = a.action_type().name().unwrap_or("?");
     match a {
         // As ovs-ofctl: `CONTROLLER:65535` (OFPCML_NO_BUFFER) or
@@ -200,10 +230,10 @@ pub fn format_action(a: &Action) -> String {
         } => format!("CONTROLLER:{max_len}"),
         Action::Output { port, max_len: 0 } => match port_no::name(*port) {
             Some(_) => format_port(*port),
-            None => format!("output:{port}"),
+            None => format!("output:{}", names.port(*port)),
         },
         Action::Output { port, max_len } => {
-            format!("output(port={},max_len={max_len})", format_port(*port))
+            format!("output(port={},max_len={max_len})", names.port(*port))
         }
         Action::SetMplsTtl(v) | Action::SetNwTtl(v) => format!("{name}:{v}"),
         Action::PushVlan(e) | Action::PushMpls(e) | Action::PopMpls(e) | Action::PushPbb(e) => {
@@ -253,12 +283,17 @@ pub fn parse_actions(s: &str) -> Result<Vec<Action>, TextError> {
 
 /// Writes an action list (`drop` when empty).
 pub fn format_actions(actions: &[Action]) -> String {
+    format_actions_named(actions, &PortNames::new())
+}
+
+/// Writes an action list, output ports by name where `names` has one.
+pub fn format_actions_named(actions: &[Action], names: &PortNames) -> String {
     if actions.is_empty() {
         return "drop".into();
     }
     actions
         .iter()
-        .map(format_action)
+        .map(|a| format_action_named(a, names))
         .collect::<Vec<_>>()
         .join(",")
 }
@@ -340,17 +375,24 @@ pub fn parse_instructions(s: &str) -> Result<Vec<Instruction>, TextError> {
 
 /// Writes instructions as an ovs-ofctl action list (`drop` when empty).
 pub fn format_instructions(ins: &[Instruction]) -> String {
+    format_instructions_named(ins, &PortNames::new())
+}
+
+/// Writes instructions, output ports by name where `names` has one.
+pub fn format_instructions_named(ins: &[Instruction], names: &PortNames) -> String {
     let mut parts = Vec::new();
     for i in ins {
         match i {
             Instruction::Meter(m) => parts.push(format!("meter:{m}")),
-            Instruction::ApplyActions(a) => parts.extend(a.iter().map(format_action)),
+            Instruction::ApplyActions(a) => {
+                parts.extend(a.iter().map(|a| format_action_named(a, names)))
+            }
             Instruction::ClearActions => parts.push("clear_actions".into()),
             Instruction::WriteActions(a) => {
                 let inner = if a.is_empty() {
                     String::new()
                 } else {
-                    format_actions(a)
+                    format_actions_named(a, names)
                 };
                 parts.push(format!("write_actions({inner})"))
             }

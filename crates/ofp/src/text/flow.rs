@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use super::actions::{format_instructions, format_port, parse_instructions, parse_port};
+use super::actions::{format_instructions, format_port, parse_instructions, parse_port, PortNames};
 use super::value::{format_masked, parse_masked, parse_num, parse_uint};
 use super::{split_at_key, split_top, TextError};
 use crate::msg::flow::{flow_mod_flags as ff, FlowMod};
@@ -42,7 +42,7 @@ const FLAGS: &[(&str, u16)] = &[
 ];
 
 /// A field by a name that needs no context: OXM names and ovs-ofctl aliases.
-pub(crate) fn field_by_name(name: &str) -> Option<OxmField> {
+pub fn field_by_name(name: &str) -> Option<OxmField> {
     use OxmField as F;
     let f = match name {
         "dl_dst" => F::EthDst,
@@ -223,6 +223,11 @@ fn print_name(f: OxmField, eth: Option<u128>, proto: Option<u128>) -> &'static s
 /// Writes a match: a protocol shorthand where one fits, then the fields.
 /// The empty match is the empty string.
 pub fn format_match(m: &Match) -> String {
+    format_match_named(m, &PortNames::new())
+}
+
+/// Writes a match, `in_port` by name where `names` has one.
+pub fn format_match_named(m: &Match, names: &PortNames) -> String {
     let eth = exact(m, OxmField::EthType);
     let proto = exact(m, OxmField::IpProto);
     let mut parts: Vec<String> = Vec::new();
@@ -251,8 +256,8 @@ pub fn format_match(m: &Match) -> String {
         match o.field {
             OxmField::EthType if skip_eth && o.mask.is_none() => continue,
             OxmField::IpProto if skip_proto && o.mask.is_none() => continue,
-            OxmField::InPort if o.mask.is_none() && port_no::name(o.value as u32).is_some() => {
-                parts.push(format!("in_port={}", format_port(o.value as u32)));
+            OxmField::InPort if o.mask.is_none() && o.value <= u32::MAX as u128 => {
+                parts.push(format!("in_port={}", names.port(o.value as u32)));
                 continue;
             }
             OxmField::VlanVid

@@ -23,13 +23,16 @@ mod meter;
 mod value;
 
 pub use actions::{
-    format_action, format_actions, format_instructions, format_port, parse_action, parse_actions,
-    parse_instructions, parse_port,
+    format_action, format_action_named, format_actions, format_actions_named, format_instructions,
+    format_instructions_named, format_port, parse_action, parse_actions, parse_instructions,
+    parse_port, PortNames,
 };
-pub use flow::{format_flow_mod, format_match, parse_flow_mod, parse_match};
+pub use flow::{
+    field_by_name, format_flow_mod, format_match, format_match_named, parse_flow_mod, parse_match,
+};
 pub use group::{format_group_mod, parse_group_mod};
 pub use meter::{format_meter_mod, parse_meter_mod};
-pub use value::{format_masked, parse_masked};
+pub use value::{format_masked, parse_masked, parse_num};
 
 /// A text the parser could not read: which token, and what it expected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
