@@ -132,6 +132,12 @@ pub fn parse_action(tok: &str) -> Result<Action, TextError> {
             id.ok_or_else(|| TextError::new(tok, "experimenter(id=N[,data=0xHEX])"))?;
         return Ok(Action::Experimenter { experimenter, data });
     }
+    if let Some(v) = tok
+        .strip_prefix("set_mpls_ttl(")
+        .and_then(|r| r.strip_suffix(')'))
+    {
+        return Ok(Action::SetMplsTtl(parse_num(v, "a TTL (0-255)")?));
+    }
     if tok.bytes().all(|b| b.is_ascii_digit()) {
         return Ok(Action::Output {
             port: parse_port(tok)?,
@@ -141,10 +147,17 @@ pub fn parse_action(tok: &str) -> Result<Action, TextError> {
     let (key, arg) = key_value(tok);
     let need = |what: &str| arg.ok_or_else(|| TextError::new(tok, format!("{key}:{what}")));
     let a = match key.to_ascii_lowercase().as_str() {
-        "output" => Action::Output {
-            port: parse_port(need("PORT")?)?,
-            max_len: 0,
-        },
+        "output" => {
+            let port = parse_port(need("PORT")?)?;
+            // As ovs-ofctl: `output:controller` is `controller`, which
+            // sends the whole packet.
+            let max_len = if port == port_no::CONTROLLER {
+                OFPCML_NO_BUFFER
+            } else {
+                0
+            };
+            Action::Output { port, max_len }
+        }
         "controller" => Action::Output {
             port: port_no::CONTROLLER,
             max_len: match arg {
@@ -235,13 +248,16 @@ pub fn format_action_named(a: &Action, names: &PortNames) -> String {
         Action::Output { port, max_len } => {
             format!("output(port={},max_len={max_len})", names.port(*port))
         }
-        Action::SetMplsTtl(v) | Action::SetNwTtl(v) => format!("{name}:{v}"),
+        // ovs-ofctl's names for these three.
+        Action::SetMplsTtl(v) => format!("set_mpls_ttl({v})"),
+        Action::SetNwTtl(v) => format!("mod_nw_ttl:{v}"),
+        Action::DecNwTtl => "dec_ttl".into(),
         Action::PushVlan(e) | Action::PushMpls(e) | Action::PopMpls(e) | Action::PushPbb(e) => {
             format!("{name}:{e:#06x}")
         }
         Action::SetQueue(v) | Action::Group(v) => format!("{name}:{v}"),
         Action::SetField(MatchEntry::Basic(o)) => {
-            let fname = o.field.name().unwrap_or("?");
+            let fname = super::flow::ovs_field_name(o.field);
             format!(
                 "set_field:{}->{fname}",
                 format_masked(o.field, o.value, o.mask)
