@@ -579,6 +579,10 @@ FLOWS
         same "installed by $t" dump-flows SW || r=1
         same "installed by $t" dump-flows SW table=4 || r=1
         same "installed by $t" --no-stats dump-flows SW "table=3,ip" || r=1
+        same "installed by $t" --names dump-flows SW || r=1
+        same "installed by $t" --names --no-stats dump-flows SW table=4 || r=1
+        same "installed by $t" --rsort dump-flows SW table=4 || r=1
+        same "installed by $t" --sort=priority dump-flows SW table=4 || r=1
         same "installed by $t" dump-groups SW || r=1
         same "installed by $t" dump-aggregate SW || r=1
         same "installed by $t" dump-aggregate SW table=1 || r=1

@@ -156,18 +156,19 @@ fn run_text(cmd: Cmd, connect: &dyn Fn(&str) -> Result<Client>, opts: &Opts) -> 
                 None => port_no::ANY,
             };
             let mut c = connect(&switch)?;
-            let names = if opts.names {
-                flows::port_names(&mut c)?
-            } else {
-                ofp::text::PortNames::new()
-            };
             let mut v = Vec::new();
             for part in c.multipart(Q::PortStats { port_no })? {
                 if let R::PortStats(p) = part.body {
                     v.extend(p);
                 }
             }
-            Ok(print::port_stats(&v, c.last_xid(), &names))
+            let xid = c.last_xid();
+            let names = if opts.names {
+                flows::port_names(&mut c)?
+            } else {
+                ofp::text::Names::new()
+            };
+            Ok(print::port_stats(&v, xid, &names))
         }
         Cmd::QueueStats {
             switch,

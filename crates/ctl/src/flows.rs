@@ -13,7 +13,7 @@ use ofp::instruction::Instruction;
 use ofp::msg::multipart::{FlowStats, MultipartReplyBody as R, MultipartRequestBody as Q};
 use ofp::oxm::{MatchEntry, OxmField};
 use ofp::port::{group_no, port_no, NO_BUFFER};
-use ofp::text::{format_instructions, format_match, PortNames};
+use ofp::text::{format_instructions, format_match, Names};
 use ofp::{FlowMod, FlowModCommand, Match, Message};
 
 use crate::client::Client;
@@ -57,30 +57,45 @@ pub fn fetch(c: &mut Client, filter: &str) -> Result<(u32, Vec<FlowStats>)> {
 }
 
 /// The switch's port names, for `--names`.
-pub fn port_names(c: &mut Client) -> Result<PortNames> {
-    let mut names = PortNames::new();
+pub fn port_names(c: &mut Client) -> Result<Names> {
+    let mut names = Names::new();
     for p in crate::commands::port_descs(c)? {
-        names.insert(p.port_no, p.name.as_str());
+        names.insert_port(p.port_no, p.name.as_str());
     }
     Ok(names)
 }
 
-/// `dump-flows`: the reply header (unless `--no-stats` or a sort is
-/// asked for, as in ovs-ofctl), then one flow per line.
+/// The switch's port and table names (tables that have one), for
+/// `--names` in dump-flows.
+pub fn names(c: &mut Client) -> Result<Names> {
+    let mut names = port_names(c)?;
+    for part in c.multipart(Q::TableFeatures(Vec::new()))? {
+        if let R::TableFeatures(v) = part.body {
+            for t in v {
+                if !t.name.as_str().is_empty() {
+                    names.insert_table(t.table_id, t.name.as_str());
+                }
+            }
+        }
+    }
+    Ok(names)
+}
+
+/// `dump-flows`: the reply header (unless `--no-stats`, `--names` or a
+/// sort is asked for, as in ovs-ofctl), then one flow per line.
 pub fn dump(c: &mut Client, filter: &str, opts: &Opts) -> Result<String> {
     let keys = sort_keys(&opts.sort)?;
-    let names = if opts.names {
-        port_names(c)?
-    } else {
-        PortNames::new()
-    };
+    // The flows first: their request gets xid 2, as with ovs-ofctl.
     let (xid, mut flows) = fetch(c, filter)?;
+    let names = if opts.names { names(c)? } else { Names::new() };
     if !keys.is_empty() {
         // Stable: flows equal under every key keep the switch's order.
         flows.sort_by(|a, b| compare(a, b, &keys));
     }
     let mut s = String::new();
-    if !opts.no_stats && keys.is_empty() {
+    // ovs-ofctl prints the reply as it comes (with its header) only when
+    // it has nothing to do to it: statistics shown, no sort, no names.
+    if !opts.no_stats && keys.is_empty() && !opts.names {
         s.push_str(&print::header("OFPST_FLOW reply", xid));
         s.push('\n');
     }
@@ -241,7 +256,7 @@ impl Entry {
         if self.table_id != 0 {
             s.push_str(&format!("table={} ", self.table_id));
         }
-        s.push_str(&print::rule(self.priority, &self.match_, &PortNames::new()));
+        s.push_str(&print::rule(self.priority, &self.match_, &Names::new()));
         if self.cookie != 0 {
             s.push_str(&format!(" cookie={:#x}", self.cookie));
         }

@@ -13,9 +13,7 @@ use ofp::msg::multipart::{
 };
 use ofp::msg::simple::{FeaturesReply, PortStatus, QueueGetConfigReply, QueueProp, SwitchConfig};
 use ofp::port::{port_config, port_features as pf, port_state, PortDesc};
-use ofp::text::{
-    format_instructions_named, format_match, format_match_named, format_port, PortNames,
-};
+use ofp::text::{format_instructions_named, format_match, format_match_named, format_port, Names};
 use ofp::{FlowRemoved, PacketIn};
 
 /// A reply's header line, as ovs-ofctl prints it:
@@ -183,7 +181,8 @@ fn port_features(v: u32) -> String {
 /// ovs-ofctl does: the default priority (32768) left out, the match then
 /// a space (none when the match is empty), then the actions. Without
 /// statistics, the cookie and the table only when they are not 0.
-pub fn flow(f: &FlowStats, stats: bool, names: &PortNames) -> String {
+pub fn flow(f: &FlowStats, stats: bool, names: &Names) -> String {
+    let table = names.table_name(f.table_id);
     let mut s = String::new();
     if stats || f.cookie != 0 {
         s.push_str(&format!("cookie={:#x}, ", f.cookie));
@@ -194,8 +193,10 @@ pub fn flow(f: &FlowStats, stats: bool, names: &PortNames) -> String {
             duration(f.duration_sec, f.duration_nsec)
         ));
     }
-    if stats || f.table_id != 0 {
-        s.push_str(&format!("table={}, ", f.table_id));
+    match table {
+        Some(name) => s.push_str(&format!("table={name}, ")),
+        None if stats || f.table_id != 0 => s.push_str(&format!("table={}, ", f.table_id)),
+        None => {}
     }
     if stats {
         s.push_str(&format!(
@@ -236,7 +237,7 @@ pub fn flow(f: &FlowStats, stats: bool, names: &PortNames) -> String {
 /// Priority and match as ovs-ofctl writes a rule: `priority=N,` unless N is
 /// the default (32768), then the match; empty for the default priority
 /// and the empty match.
-pub fn rule(priority: u16, m: &ofp::Match, names: &PortNames) -> String {
+pub fn rule(priority: u16, m: &ofp::Match, names: &Names) -> String {
     let m = format_match_named(m, names);
     let p = (priority != ofp::msg::flow::DEFAULT_PRIORITY).then(|| format!("priority={priority}"));
     match (p, m.is_empty()) {
@@ -248,7 +249,7 @@ pub fn rule(priority: u16, m: &ofp::Match, names: &PortNames) -> String {
 
 /// `dump-ports`: ports below 10 get one more space before the number, as
 /// in ovs-ofctl.
-pub fn port_stats(v: &[PortStats], xid: u32, names: &PortNames) -> String {
+pub fn port_stats(v: &[PortStats], xid: u32, names: &Names) -> String {
     let mut s = format!("{} {} ports\n", header("OFPST_PORT reply", xid), v.len());
     for p in v {
         let pad = if p.port_no < 10 { " " } else { "" };
@@ -497,18 +498,18 @@ pub fn meter_features(m: &MeterFeatures, xid: u32) -> String {
     )
 }
 
-/// `queue-get-config`: the header, then one line per queue with its rates
-/// (in tenths of a percent of the port's speed on the wire, printed as a
-/// percentage; above 1000 means "not configured" and is left out).
+/// `queue-get-config`, as ovs-ofctl prints it: the header (with the port
+/// asked about when there are queues), then one line per queue with its
+/// rates (tenths of a percent of the port's speed on the wire, printed as
+/// a percentage; above 1000 means "not configured" and is left out).
 pub fn queue_config(q: &QueueGetConfigReply, xid: u32) -> String {
     let mut s = header("OFPT_QUEUE_GET_CONFIG_REPLY", xid);
+    if !q.queues.is_empty() {
+        s.push_str(&format!(" port={}", format_port(q.port)));
+    }
     s.push('\n');
     for queue in &q.queues {
-        s.push_str(&format!(
-            "queue {} on port {}:",
-            queue.queue_id,
-            format_port(queue.port)
-        ));
+        s.push_str(&format!("queue {}:", queue.queue_id));
         for p in &queue.properties {
             match p {
                 QueueProp::MinRate(r) if *r <= 1000 => {
@@ -627,7 +628,7 @@ mod tests {
     /// printed for the same flows on sluice.
     #[test]
     fn flow_lines_as_ovs_ofctl() {
-        let none = PortNames::new();
+        let none = Names::default();
         let f = stats("in_port=2,actions=normal", 0, 0, (0, 63_306_677));
         assert_eq!(
             flow(&f, true, &none),
@@ -669,19 +670,57 @@ mod tests {
             "cookie=0x5, table=5, priority=0 actions=CONTROLLER:65535"
         );
         // --names: ports by name (ovs-ofctl --names printed these).
-        let mut names = PortNames::new();
-        names.insert(1, "p1");
-        names.insert(2, "p2");
-        names.insert(ofp::port::port_no::LOCAL, "br0");
-        let f = stats("priority=10,in_port=1,actions=output:2", 0, 0, (1, 0));
+        let mut names = Names::default();
+        names.insert_port(1, "p1");
+        names.insert_port(2, "p2");
+        names.insert_port(ofp::port::port_no::LOCAL, "br0");
+        names.insert_table(0, "table0");
+        let f = stats(
+            "priority=10,in_port=1,actions=output:2,goto_table:1",
+            0,
+            0,
+            (1, 0),
+        );
         assert_eq!(
             flow(&f, false, &names),
-            "priority=10,in_port=p1 actions=output:p2"
+            "table=table0, priority=10,in_port=p1 actions=output:p2,goto_table:1"
         );
         let f = stats("priority=3,in_port=local,actions=in_port", 0, 0, (1, 0));
         assert_eq!(
-            flow(&f, false, &names),
-            "priority=3,in_port=LOCAL actions=IN_PORT"
+            flow(&f, true, &names),
+            "cookie=0x0, duration=1s, table=table0, n_packets=0, n_bytes=0, priority=3,in_port=LOCAL actions=IN_PORT"
+        );
+    }
+
+    #[test]
+    fn queue_config_as_ovs_ofctl() {
+        use ofp::msg::simple::PacketQueue;
+        let q = QueueGetConfigReply {
+            port: ofp::port::port_no::ANY,
+            queues: vec![
+                PacketQueue {
+                    queue_id: 1,
+                    port: 2,
+                    properties: vec![QueueProp::MaxRate(2)],
+                },
+                PacketQueue {
+                    queue_id: 2,
+                    port: 2,
+                    properties: vec![QueueProp::MinRate(0), QueueProp::MaxRate(0xffff)],
+                },
+            ],
+        };
+        assert_eq!(
+            queue_config(&q, 2),
+            "OFPT_QUEUE_GET_CONFIG_REPLY (OF1.3) (xid=0x2): port=ANY\nqueue 1: max_rate:0.2%\nqueue 2: min_rate:0.0%\n"
+        );
+        let none = QueueGetConfigReply {
+            port: 1,
+            queues: vec![],
+        };
+        assert_eq!(
+            queue_config(&none, 2),
+            "OFPT_QUEUE_GET_CONFIG_REPLY (OF1.3) (xid=0x2):\n"
         );
     }
 

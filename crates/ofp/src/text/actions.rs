@@ -20,28 +20,48 @@ pub fn parse_port(s: &str) -> Result<u32, TextError> {
     port_no::from_name(s).map_or_else(|| parse_num(s, "a port number or reserved port name"), Ok)
 }
 
-/// Port names to print instead of numbers (ovs-ofctl's `--names`); the
-/// empty map prints numbers. Reserved ports always print by their name.
+/// Port and table names to print instead of numbers (ovs-ofctl's
+/// `--names`); the empty map prints numbers. Reserved ports always print
+/// by their name.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PortNames(std::collections::BTreeMap<u32, String>);
+pub struct Names {
+    ports: std::collections::BTreeMap<u32, String>,
+    tables: std::collections::BTreeMap<u8, String>,
+}
 
-impl PortNames {
-    /// No names: every port prints as its number.
-    pub fn new() -> PortNames {
-        PortNames::default()
+impl Names {
+    /// No names: every port and table prints as its number.
+    pub fn new() -> Names {
+        Names::default()
     }
 
     /// Prints port `no` as `name`.
-    pub fn insert(&mut self, no: u32, name: impl Into<String>) {
-        self.0.insert(no, name.into());
+    pub fn insert_port(&mut self, no: u32, name: impl Into<String>) {
+        self.ports.insert(no, name.into());
+    }
+
+    /// Prints table `id` as `name`.
+    pub fn insert_table(&mut self, id: u8, name: impl Into<String>) {
+        self.tables.insert(id, name.into());
     }
 
     /// Port `p` by name when it has one, else as [`format_port`] writes it.
     pub fn port(&self, p: u32) -> String {
-        match self.0.get(&p) {
+        match self.ports.get(&p) {
             Some(n) if port_no::name(p).is_none() => n.clone(),
             _ => format_port(p),
         }
+    }
+
+    /// Table `t`'s name, if it has one.
+    pub fn table_name(&self, t: u8) -> Option<&str> {
+        self.tables.get(&t).map(String::as_str)
+    }
+
+    /// Table `t` by name when it has one, else its number.
+    pub fn table(&self, t: u8) -> String {
+        self.table_name(t)
+            .map_or_else(|| t.to_string(), str::to_string)
     }
 }
 
@@ -228,11 +248,11 @@ pub fn parse_action(tok: &str) -> Result<Action, TextError> {
 
 /// Writes one action.
 pub fn format_action(a: &Action) -> String {
-    format_action_named(a, &PortNames::new())
+    format_action_named(a, &Names::new())
 }
 
 /// Writes one action, output ports by name where `names` has one.
-pub fn format_action_named(a: &Action, names: &PortNames) -> String {
+pub fn format_action_named(a: &Action, names: &Names) -> String {
     let name = a.action_type().name().unwrap_or("?");
     match a {
         // As ovs-ofctl: `CONTROLLER:65535` (OFPCML_NO_BUFFER) or
@@ -299,11 +319,11 @@ pub fn parse_actions(s: &str) -> Result<Vec<Action>, TextError> {
 
 /// Writes an action list (`drop` when empty).
 pub fn format_actions(actions: &[Action]) -> String {
-    format_actions_named(actions, &PortNames::new())
+    format_actions_named(actions, &Names::new())
 }
 
 /// Writes an action list, output ports by name where `names` has one.
-pub fn format_actions_named(actions: &[Action], names: &PortNames) -> String {
+pub fn format_actions_named(actions: &[Action], names: &Names) -> String {
     if actions.is_empty() {
         return "drop".into();
     }
@@ -391,11 +411,11 @@ pub fn parse_instructions(s: &str) -> Result<Vec<Instruction>, TextError> {
 
 /// Writes instructions as an ovs-ofctl action list (`drop` when empty).
 pub fn format_instructions(ins: &[Instruction]) -> String {
-    format_instructions_named(ins, &PortNames::new())
+    format_instructions_named(ins, &Names::new())
 }
 
 /// Writes instructions, output ports by name where `names` has one.
-pub fn format_instructions_named(ins: &[Instruction], names: &PortNames) -> String {
+pub fn format_instructions_named(ins: &[Instruction], names: &Names) -> String {
     let mut parts = Vec::new();
     for i in ins {
         match i {
@@ -419,7 +439,7 @@ pub fn format_instructions_named(ins: &[Instruction], names: &PortNames) -> Stri
                     parts.push(format!("write_metadata:{metadata:#x}/{mask:#x}"))
                 }
             }
-            Instruction::GotoTable(t) => parts.push(format!("goto_table:{t}")),
+            Instruction::GotoTable(t) => parts.push(format!("goto_table:{}", names.table(*t))),
             Instruction::Experimenter { experimenter, data } => parts.push(format!(
                 "experimenter_instruction(id={experimenter:#x},data={})",
                 hex_bytes(data)

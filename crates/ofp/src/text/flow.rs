@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use super::actions::{format_instructions, format_port, parse_instructions, parse_port, PortNames};
+use super::actions::{format_instructions, format_port, parse_instructions, parse_port, Names};
 use super::value::{format_masked, parse_masked, parse_num, parse_uint};
 use super::{split_at_key, split_top, TextError};
 use crate::msg::flow::{flow_mod_flags as ff, FlowMod};
@@ -290,11 +290,11 @@ fn print_name(f: OxmField, eth: Option<u128>, proto: Option<u128>) -> &'static s
 /// Writes a match: a protocol shorthand where one fits, then the fields.
 /// The empty match is the empty string.
 pub fn format_match(m: &Match) -> String {
-    format_match_named(m, &PortNames::new())
+    format_match_named(m, &Names::new())
 }
 
 /// Writes a match, `in_port` by name where `names` has one.
-pub fn format_match_named(m: &Match, names: &PortNames) -> String {
+pub fn format_match_named(m: &Match, names: &Names) -> String {
     let eth = exact(m, OxmField::EthType);
     let proto = exact(m, OxmField::IpProto);
     let mut parts: Vec<String> = Vec::new();
