@@ -2,11 +2,87 @@
 //!
 //! Shaped after ovs-ofctl: `sluice-ctl COMMAND SWITCH [ARGS]`, where SWITCH
 //! is a bridge name (its management socket `/run/sluice/BRIDGE.mgmt`),
-//! `unix:PATH` or `tcp:HOST:PORT`. Flows, groups and meters are written in
-//! the protocol crate's ovs-ofctl syntax; output reads like ovs-ofctl's;
-//! errors from the switch are printed with their spec names and the exit
-//! status is 1. It speaks plain OpenFlow 1.3, so it drives Open vSwitch too
-//! (except `trace`, which is sluice's experimenter message).
+//! `unix:PATH`, `tcp:HOST:PORT` or `tls:HOST:PORT`. Flows, groups and
+//! meters are written in the protocol crate's ovs-ofctl syntax; errors
+//! from the switch are printed with their spec names and the exit status
+//! is 1 (2 when the command line cannot be read). It speaks plain OpenFlow 1.3, so it drives
+//! Open vSwitch too (except `trace`, which is sluice's experimenter
+//! message).
+//!
+//! ## Commands
+//!
+//! `show`, `dump-desc`, `dump-flows`, `dump-aggregate`, `add-flow`,
+//! `add-flows`, `mod-flows`, `del-flows`, `replace-flows`, `diff-flows`,
+//! `dump-ports`, `dump-ports-desc`, `mod-port`, `queue-stats`,
+//! `queue-get-config`, `dump-tables`, `dump-table-features`, `mod-table`,
+//! `dump-groups`, `dump-group-stats`, `dump-group-features`, `add-group`,
+//! `add-groups`, `mod-group`, `del-groups`, `add-meter`, `mod-meter`,
+//! `del-meters`, `dump-meters`, `meter-stats`, `meter-features`,
+//! `packet-out`, `monitor`, `trace` (`sluice-ctl help COMMAND`).
+//!
+//! ## What ovs-ofctl users can count on
+//!
+//! ovs-ofctl 3.1 is the yardstick, and an end-to-end test
+//! (`test_ovs_ofctl_and_sluice_ctl_agree` in scripts/e2e.sh) installs the
+//! same flows and groups with both tools and compares what they print.
+//! - `-O OpenFlow13` / `--protocols=OpenFlow13` is accepted (so is a list
+//!   that includes it, such as `OpenFlow10,OpenFlow13`: the connection is
+//!   1.3 either way); a list without OpenFlow13 is refused with the reason.
+//! - Options go before or after the command, as with ovs-ofctl's getopt:
+//!   `sluice-ctl --strict del-flows br0 ...` and `sluice-ctl del-flows br0
+//!   ... --strict` are the same.
+//! - Output as ovs-ofctl prints it: reserved ports in upper case
+//!   (`NORMAL`, `CONTROLLER:65535`, `LOCAL`, `IN_PORT`, `FLOOD`, `ALL`,
+//!   `ANY`, `in_port=LOCAL`), read in either case; match fields in
+//!   ovs-ofctl's order and names (`dl_src` before `dl_dst`, `nw_tos`,
+//!   `icmp_type` for ICMPv6 too); actions by ovs-ofctl's names (`dec_ttl`,
+//!   `mod_nw_ttl:N`, `set_mpls_ttl(N)`, `set_field:V->ip_dst`); the default
+//!   priority (32768) left out; reply header lines with the request's xid
+//!   (`OFPST_FLOW reply (OF1.3) (xid=0x2):`); durations as ovs-ofctl
+//!   writes them (three decimals when the switch counts whole
+//!   milliseconds, else the nanoseconds without trailing zeros:
+//!   `duration=0.063306677s`); select-group buckets without `weight:1`.
+//! - `dump-flows` prints the header only when ovs-ofctl does: with
+//!   statistics, no sort and no names. `--no-stats` leaves out durations,
+//!   counters, and the cookie and table when they are 0. `--sort[=FIELD]`
+//!   and `--rsort[=FIELD]` (FIELD: `priority`, the default, or a match
+//!   field; flows without the field come last either way; several sort
+//!   options apply in order, all `--sort`s before all `--rsort`s). `--names`
+//!   prints port names (from the port descriptions) and table names (from
+//!   the table features) in `dump-flows`, and port names in `dump-ports`.
+//! - `diff-flows SOURCE1 SOURCE2`: a source is a file when it starts with
+//!   `/` or `.`, is `-`, or names an existing file without a `:` (ovs-ofctl's
+//!   rule), else a switch. Flows are the same flow when table, priority and
+//!   match agree, and equal when cookie, timeouts and actions do too;
+//!   `-flow` / `+flow` lines as ovs-ofctl writes them; exit status 2 when
+//!   the sources differ. The order of the lines is the first source's,
+//!   then the second's (ovs-ofctl's follows its hash table).
+//! - `replace-flows SWITCH FILE`: strict deletes of the switch's flows FILE
+//!   lacks, then ADDs of FILE's flows that are missing or differ; equal
+//!   flows are not touched (their counters keep counting).
+//!
+//! ## Where sluice-ctl differs, and why
+//!
+//! - `mod-table TABLE controller|continue|drop|N` sends the table config
+//!   (OpenFlow 1.1/1.2 names for the bits 1.3 keeps only as deprecated);
+//!   ovs-ofctl refuses these with OpenFlow 1.3. sluice accepts bits 0-1
+//!   and ignores them (1.3 defines no table config), and refuses others
+//!   with OFPTMFC_BAD_CONFIG.
+//! - `dump-group-features` also lists the actions ovs-ofctl has no name for
+//!   (`copy_ttl_out`, `copy_ttl_in`, `push_pbb`, `pop_pbb`) when the switch
+//!   supports them; ovs-ofctl leaves them out.
+//! - `dump-table-features` lays tables out as ovs-ofctl does ("ditto" for
+//!   a table like the previous one) but names fields and actions the
+//!   OpenFlow way (`ipv4_src`, `dec_nw_ttl`), not ovs-ofctl's (`ip_{src,dst}`).
+//! - `set_field:5->vlan_vid` gets OFPVID_PRESENT added (a VLAN id without
+//!   the bit would mean "no VLAN"); ovs-ofctl sends 5 as given, which sluice
+//!   refuses with OFPBAC_BAD_SET_ARGUMENT. Write `set_field:4101->vlan_vid`
+//!   for text both take.
+//! - Port names are printed with `--names` only (ovs-ofctl 3.x also picks
+//!   them when writing to a terminal) and never read in flows.
+//! - The xid in a header is the request's; ovs-ofctl sometimes sends other
+//!   requests first (`show`, or a filter given to `dump-flows`), so its
+//!   number can be higher.
 
 mod client;
 mod commands;
@@ -52,8 +128,8 @@ struct Cli {
     /// priority.
     #[arg(long, global = true)]
     strict: bool,
-    /// Print port names instead of numbers (from the switch's port
-    /// descriptions).
+    /// dump-flows, dump-ports: print port and table names instead of
+    /// numbers (from the switch's port descriptions and table features).
     #[arg(long, global = true)]
     names: bool,
     /// Print port numbers (the default).
@@ -68,8 +144,8 @@ struct Cli {
     #[arg(long, global = true, value_name = "FIELD", num_args = 0..=1,
           require_equals = true, default_missing_value = "priority")]
     rsort: Vec<String>,
-    /// dump-flows, diff-flows: leave out the statistics (and the reply
-    /// header, as ovs-ofctl).
+    /// dump-flows: leave out the statistics (and the reply header, as
+    /// ovs-ofctl).
     #[arg(long, global = true)]
     no_stats: bool,
     #[command(subcommand)]
