@@ -7,6 +7,7 @@
 //! timeouts and instructions are (flags and counters are not compared).
 
 use std::cmp::Ordering;
+use std::collections::HashMap;
 use std::io::BufRead;
 
 use ofp::instruction::Instruction;
@@ -173,6 +174,9 @@ fn compare(a: &FlowStats, b: &FlowStats, keys: &[(SortKey, bool)]) -> Ordering {
     Ordering::Equal
 }
 
+/// What makes two flows the same flow: table, priority, match (as text).
+type Identity = (u8, u16, String);
+
 /// One flow of a source, reduced to what diff-flows and replace-flows
 /// compare.
 #[derive(Debug, Clone)]
@@ -220,7 +224,7 @@ impl Entry {
 
     /// Table, priority and match (fields in OXM order, so the order a
     /// switch keeps them in does not matter).
-    fn identity(&self) -> (u8, u16, String) {
+    fn identity(&self) -> Identity {
         let mut m = self.match_.clone();
         m.entries.sort_by_key(|e| match e {
             MatchEntry::Basic(o) => (0u8, o.field.value() as u32),
@@ -301,14 +305,17 @@ impl Entry {
 /// counts once (the last, as the switch would keep it).
 pub fn from_file(file: &str) -> Result<Vec<Entry>> {
     let mut v: Vec<Entry> = Vec::new();
+    let mut at: HashMap<Identity, usize> = HashMap::new();
     for (line, text) in read_lines(file)? {
         let fm = flow_mod(&text, FlowModCommand::Add)
             .map_err(|e| CmdError::Usage(format!("{file}:{line}: {e}")))?;
         let e = Entry::from_flow_mod(&fm, line);
-        let id = e.identity();
-        match v.iter_mut().find(|x| x.identity() == id) {
-            Some(x) => *x = e,
-            None => v.push(e),
+        match at.entry(e.identity()) {
+            std::collections::hash_map::Entry::Occupied(o) => v[*o.get()] = e,
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(v.len());
+                v.push(e);
+            }
         }
     }
     Ok(v)
@@ -335,18 +342,19 @@ pub fn differences<'a>(
     a: &'a [Entry],
     b: &'a [Entry],
 ) -> Vec<(Option<&'a Entry>, Option<&'a Entry>)> {
+    let index = |v: &'a [Entry]| -> HashMap<Identity, &'a Entry> {
+        v.iter().map(|e| (e.identity(), e)).collect()
+    };
+    let (in_a, in_b) = (index(a), index(b));
     let mut out = Vec::new();
-    let in_b = |id: &(u8, u16, String)| b.iter().find(|x| x.identity() == *id);
     for x in a {
-        let id = x.identity();
-        match in_b(&id) {
+        match in_b.get(&x.identity()) {
             Some(y) if y.version() == x.version() => {}
-            y => out.push((Some(x), y)),
+            y => out.push((Some(x), y.copied())),
         }
     }
     for y in b {
-        let id = y.identity();
-        if !a.iter().any(|x| x.identity() == id) {
+        if !in_a.contains_key(&y.identity()) {
             out.push((None, Some(y)));
         }
     }
