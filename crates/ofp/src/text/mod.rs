@@ -8,8 +8,15 @@
 //!
 //! Parsing accepts the names ovs-ofctl users know (`dl_dst`, `nw_src`,
 //! `tp_dst`, `dl_vlan`, `mod_dl_src:`, `strip_vlan`, ...) as well as the OXM
-//! names (`eth_dst`, `ipv4_src`, `tcp_dst`, `vlan_vid`, ...). Printing writes
-//! one canonical form, and parsing that form gives back the same message:
+//! names (`eth_dst`, `ipv4_src`, `tcp_dst`, `vlan_vid`, ...), and reserved
+//! ports in either case. Printing writes one canonical form, the one
+//! ovs-ofctl 3.x prints: reserved ports in upper case (`NORMAL`,
+//! `CONTROLLER:65535`, `in_port=LOCAL`), match fields in ovs-ofctl's order
+//! and names (`tcp,in_port=1,dl_src=...,dl_dst=...,nw_tos=36`), actions by
+//! ovs-ofctl's names (`dec_ttl`, `mod_nw_ttl:9`, `set_mpls_ttl(9)`,
+//! `set_field:10.0.0.1->ip_dst`), bucket weights only when not the
+//! default. [`Names`] prints port and table names instead of numbers, as
+//! `--names` does. Parsing the canonical form gives back the same message:
 //! text -> message -> text is the identity on canonical text, and message ->
 //! text -> message on canonical messages (match fields in OXM order, no
 //! empty apply-actions instruction).
