@@ -1,5 +1,5 @@
 # The two commands of the README.
-.PHONY: demo test bench fuzz lab ofbench
+.PHONY: demo test bench fuzz lab ofbench install uninstall
 
 demo:
 	scripts/demo.sh
@@ -20,3 +20,34 @@ bench:
 
 fuzz:
 	scripts/fuzz.sh --seconds 600
+
+# Installs the binaries, man pages, shell completions, the systemd unit and
+# an example configuration (never over an existing one). DESTDIR for
+# packaging; PREFIX=/usr/local by default.
+PREFIX ?= /usr/local
+BINDIR = $(PREFIX)/bin
+MANDIR = $(PREFIX)/share/man/man1
+RELEASE = target/release
+install:
+	cargo build --release --locked -p sluice -p ctl
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)/etc/sluice $(DESTDIR)/etc/systemd/system \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/zsh/site-functions \
+		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+	install -m 0755 $(RELEASE)/sluice $(RELEASE)/sluice-ctl $(DESTDIR)$(BINDIR)/
+	for b in sluice sluice-ctl; do \
+		$(RELEASE)/$$b --generate-man >$(DESTDIR)$(MANDIR)/$$b.1 && \
+		$(RELEASE)/$$b --generate-completions bash >$(DESTDIR)$(PREFIX)/share/bash-completion/completions/$$b && \
+		$(RELEASE)/$$b --generate-completions zsh >$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_$$b && \
+		$(RELEASE)/$$b --generate-completions fish >$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/$$b.fish || exit 1; \
+	done
+	sed 's|@BINDIR@|$(BINDIR)|g' dist/sluice.service >$(DESTDIR)/etc/systemd/system/sluice.service
+	[ -e $(DESTDIR)/etc/sluice/sluice.toml ] || install -m 0644 dist/sluice.toml $(DESTDIR)/etc/sluice/sluice.toml
+	install -m 0644 dist/sluice.toml $(DESTDIR)/etc/sluice/sluice.toml.example
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/sluice $(DESTDIR)$(BINDIR)/sluice-ctl \
+		$(DESTDIR)$(MANDIR)/sluice.1 $(DESTDIR)$(MANDIR)/sluice-ctl.1 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/sluice $(DESTDIR)$(PREFIX)/share/bash-completion/completions/sluice-ctl \
+		$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_sluice $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_sluice-ctl \
+		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/sluice.fish $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/sluice-ctl.fish \
+		$(DESTDIR)/etc/systemd/system/sluice.service $(DESTDIR)/etc/sluice/sluice.toml.example

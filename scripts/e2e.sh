@@ -15,18 +15,26 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 . scripts/testbed.sh
-# The binaries cargo builds just below (CARGO_TARGET_DIR, if set, moves them).
-SLUICE=${CARGO_TARGET_DIR:-target}/release/sluice
-CTL=${CARGO_TARGET_DIR:-target}/release/sluice-ctl
+# Binaries from cargo's target directory (CARGO_TARGET_DIR if set).
+T=${CARGO_TARGET_DIR:-target}
+SLUICE=$T/release/sluice
+CTL=$T/release/sluice-ctl
 cargo build -q --release -p sluice -p ctl -p bench || exit 1
 passed=0
 failed=0
 P=
 SLUICE_PID=
 OUT=
+AUTO_RD=
 
 start_sluice() { # args for sluice
     OUT=$(mktemp)
+    # A run directory of the test's own unless it names one: remembered
+    # port numbers (RUN_DIR/BRIDGE.ports) never leak from test to test.
+    if [[ " $* " != *" --run-dir "* ]]; then
+        [ -n "$AUTO_RD" ] || AUTO_RD=$(mktemp -d)
+        set -- "$@" --run-dir "$AUTO_RD"
+    fi
     ip netns exec "$P-sw" "$SLUICE" "$@" >"$OUT" 2>&1 &
     SLUICE_PID=$!
     sleep 0.5
@@ -53,6 +61,8 @@ finish() { # name result
     fi
     [ -n "$OUT" ] && rm -f "$OUT"
     OUT=
+    [ -n "$AUTO_RD" ] && rm -rf "$AUTO_RD"
+    AUTO_RD=
 }
 trap 'stop_sluice; [ -n "$P" ] && testbed_down "$P"' EXIT
 
@@ -245,14 +255,33 @@ test_local_port() {
 test_metrics_endpoint() {
     P=sle2e$$i
     testbed_up "$P" || return 1
-    start_sluice --port p1 --port p2 --metrics 127.0.0.1:9477
-    local r=0 body
+    local cfg rd
+    cfg=$(mktemp)
+    rd=$(mktemp -d)
+    # A controller nobody answers, a listener, a queue on p2.
+    cat >"$cfg" <<TOML
+[bridge]
+controllers = ["tcp:127.0.0.1:16699"]
+listen = ["ptcp:16698:127.0.0.1"]
+[[port]]
+name = "p1"
+ofport = 1
+[[port]]
+name = "p2"
+ofport = 2
+queues = [{ id = 1, max_rate = 100000 }]
+TOML
+    start_sluice --config "$cfg" --run-dir "$rd" --metrics 127.0.0.1:9477
+    local r=0 version
+    version=$("$SLUICE" --version | awk '{print $2}')
     ping_ok h1 "$TESTBED_NET.2" || r=1
-    body=$(ip netns exec "$P-sw" bash -c 'exec 3<>/dev/tcp/127.0.0.1/9477; printf "GET /metrics HTTP/1.0\r\n\r\n" >&3; cat <&3')
-    echo "$body" | grep -Eq '^sluice_port_rx_packets_total\{bridge="br0",port="1",name="p1"\} [1-9]' || r=1
-    echo "$body" | grep -q '^sluice_rules{bridge="br0",table="0"} 1$' || r=1
-    echo "$body" | grep -q '^sluice_delay_seconds{bridge="br0",quantile="0.99"}' || r=1
-    finish "metrics: Prometheus endpoint reports port counters, rules and delay" $r
+    # One OpenFlow connection that sends nothing (held on fd 4 while the
+    # control thread's view catches up), then the scrape, parsed by
+    # prometheus_client and checked (scripts/metrics_check.py).
+    ip netns exec "$P-sw" bash -c "exec 4<>/dev/tcp/127.0.0.1/16698; sleep 0.3;
+        .venv/bin/python scripts/metrics_check.py 127.0.0.1:9477 '$version'" | sed 's/^/     /' || r=1
+    rm -rf "$cfg" "$rd"
+    finish "metrics: Prometheus format (prometheus_client parser), histogram, flows per table, ports, queues, controllers; HEAD, 404, 405; idle clients delay no scrape" $r
 }
 
 test_queue_shapes_to_its_rate() {
@@ -408,7 +437,7 @@ test_osken_over_tls() {
     local r=0 ctl log pki
     log=$(mktemp)
     pki=$(mktemp -d)
-    target/release/sluice-bench test-pki --dir "$pki" || r=1
+    "$T/release/sluice-bench" test-pki --dir "$pki" || r=1
     # os-ken listens with TLS only and requires the switch's certificate;
     # sluice dials it with its own identity and checks os-ken's.
     OSKEN_TLS_DIR=$pki start_osken learning_switch "$log"
@@ -421,7 +450,7 @@ test_osken_over_tls() {
     stop_sluice
     grep -q "peer=tls:127.0.0.1:6653" "$OUT" || r=1
     # A switch whose certificate another CA signed is refused by os-ken.
-    target/release/sluice-bench test-pki --dir "$pki/rogue" || r=1
+    "$T/release/sluice-bench" test-pki --dir "$pki/rogue" || r=1
     start_sluice --port p1 --port p2 --controller tls:127.0.0.1:6653 \
         --private-key "$pki/rogue/switch-key.pem" --certificate "$pki/rogue/switch-cert.pem" \
         --ca-cert "$pki/rogue/switch-ca.pem" --fail-mode secure --run-dir "$pki"
@@ -799,7 +828,7 @@ test_controller_dies_mid_stream() {
     # the controller is killed in the middle of it (its connection has
     # PACKET_INs queued and unsent).
     for i in 1 2 3 4; do
-        ip netns exec "$P-sw" target/release/sluice-bench arp-responder --listen 127.0.0.1:6653 \
+        ip netns exec "$P-sw" "$T/release/sluice-bench" arp-responder --listen 127.0.0.1:6653 \
             --idle 60 --wait 20 >/dev/null 2>&1 &
         ctl=$!
         wait_controller "$i" || { echo "     controller $i never connected"; r=1; }
@@ -954,6 +983,297 @@ test_soak_short() {
 }
 
 # Every test, or the ones named on the command line.
+# Frames the host's eth0 has received (what the switch sent to its port).
+rx_frames() { ip netns exec "$P-$1" cat /sys/class/net/eth0/statistics/rx_packets; }
+
+# CPU time (ticks) the process has used.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
+test_add_and_del_port_at_run_time() {
+    P=sle2e$$r
+    TESTBED_HOSTS=3 testbed_up "$P" || return 1
+    local r=0 rd out mon t0 t1 before after
+    rd=$(mktemp -d)
+    mon=$(mktemp)
+    start_sluice --port p1 --port p2 --run-dir "$rd"
+    local C="$CTL --run-dir $rd"
+    ping_ok h1 "$TESTBED_NET.2" || { echo "     no ping h1 -> h2"; r=1; }
+    $C monitor br0 --count 2 --duration 10 >"$mon" &
+    local m=$!
+    sleep 0.5
+    # Added while h1 broadcasts a frame every 20 ms: they reach h3 within
+    # a second of add-port returning.
+    ip netns exec "$P-h1" ping -b -i 0.02 -w 8 -q "$TESTBED_NET.255" >/dev/null 2>&1 &
+    local pinger=$!
+    sleep 0.5
+    before=$(rx_frames h3)
+    out=$($C add-port br0 p3 2>&1) || { echo "     add-port: $out"; r=1; }
+    t0=$(date +%s%N)
+    echo "$out" | grep -q "added p3 as port 3" || { echo "     add-port said: $out"; r=1; }
+    while [ "$(rx_frames h3)" = "$before" ] && [ $((($(date +%s%N) - t0) / 1000000)) -lt 3000 ]; do
+        sleep 0.01
+    done
+    t1=$(date +%s%N)
+    echo "     first frame on the added port $(((t1 - t0) / 1000000)) ms after add-port"
+    [ $(((t1 - t0) / 1000000)) -lt 1000 ] || { echo "     took a second or more"; r=1; }
+    ping_ok h1 "$TESTBED_NET.3" || { echo "     no ping h1 -> h3 after add-port"; r=1; }
+    $C dump-ports-desc br0 | grep -q " 3(p3)" || { echo "     dump-ports-desc lacks p3"; r=1; }
+    $C show br0 | grep -q " 3(p3)" || { echo "     show lacks p3"; r=1; }
+    # Refusals name the problem.
+    out=$($C add-port br0 p3 2>&1) && r=1
+    echo "$out" | grep -q "p3 is already port 3" || { echo "     second add-port said: $out"; r=1; }
+    out=$($C add-port br0 nosuch9 2>&1) && r=1
+    echo "$out" | grep -q "add-port nosuch9: nosuch9: no such interface" || { echo "     add-port nosuch9 said: $out"; r=1; }
+    out=$($C add-port br0 nosuch8 ofport=2 2>&1) && r=1
+    echo "$out" | grep -q "ofport=2: the number is taken" || { echo "     ofport=2 said: $out"; r=1; }
+    # Deleted under traffic: nothing reaches h3 from then on.
+    $C del-port br0 p3 | grep -q "deleted port 3" || { echo "     del-port"; r=1; }
+    sleep 0.3
+    before=$(rx_frames h3)
+    sleep 1.5
+    after=$(rx_frames h3)
+    [ "$before" = "$after" ] || { echo "     h3 got $((after - before)) frames after del-port"; r=1; }
+    kill "$pinger" 2>/dev/null
+    wait "$pinger" 2>/dev/null
+    wait "$m"
+    grep -q "ADD" "$mon" && grep -q "DELETE" "$mon" || { echo "     monitor saw:"; sed 's/^/       /' "$mon"; r=1; }
+    $C dump-ports-desc br0 | grep -q "(p3)" && { echo "     p3 still described"; r=1; }
+    # The number is stable: p3 comes back as 3, also after a restart with
+    # another port list (RUN_DIR/br0.ports).
+    $C add-port br0 p3 | grep -q "as port 3" || { echo "     re-added p3 is not port 3"; r=1; }
+    stop_sluice
+    rm -f "$OUT"
+    start_sluice --port p3 --port p1 --run-dir "$rd"
+    out=$($C dump-ports-desc br0)
+    echo "$out" | grep -q " 3(p3)" && echo "$out" | grep -q " 1(p1)" ||
+        { echo "     after restart: $out"; r=1; }
+    ping_ok h1 "$TESTBED_NET.3" || { echo "     no ping h1 -> h3 after restart"; r=1; }
+    # The MAC table, the way Open vSwitch shows it; trace follows NORMAL
+    # to the learned port.
+    local mac3
+    mac3=$(ip netns exec "$P-h3" cat /sys/class/net/eth0/address)
+    $C fdb-show br0 | grep -Eq "^ +3 +0  $mac3 " || { echo "     fdb-show: $($C fdb-show br0)"; r=1; }
+    out=$($C trace br0 1 "dl_src=02:00:00:00:00:aa,dl_dst=$mac3,dl_type=0x88b5")
+    echo "$out" | grep -q "NORMAL: dst $mac3 learned on port 3" && echo "$out" | grep -q "^Datapath actions: 3$" ||
+        { echo "     trace: $out"; r=1; }
+    $C fdb-flush br0 >/dev/null || r=1
+    [ "$($C fdb-show br0 | wc -l)" = 1 ] || { echo "     fdb-flush left: $($C fdb-show br0)"; r=1; }
+    # The log level changes at run time.
+    $C vlog br0 debug | grep -q "log filter: debug" || { echo "     vlog debug"; r=1; }
+    out=$($C vlog br0 'x=[' 2>&1) && r=1
+    echo "$out" | grep -q "vlog" || { echo "     vlog refusal: $out"; r=1; }
+    rm -rf "$rd" "$mon"
+    finish "add-port/del-port at run time under traffic; port numbers stable" $r
+}
+
+test_recreated_interface_is_attached_again() {
+    P=sle2e$$x
+    testbed_up "$P" || return 1
+    local r=0 rd out c0 c1 t0 t1
+    rd=$(mktemp -d)
+    start_sluice --port p1 --port p2 --run-dir "$rd"
+    local C="$CTL --run-dir $rd"
+    ping_ok h1 "$TESTBED_NET.2" || { echo "     no ping before"; r=1; }
+    ip netns exec "$P-h1" ping -i 0.1 -w 12 -q "$TESTBED_NET.2" >/dev/null 2>&1 &
+    local pinger=$!
+    # The VM goes away: its interface is deleted under traffic.
+    local mac
+    mac=$(ip netns exec "$P-h2" cat /sys/class/net/eth0/address)
+    ip netns exec "$P-sw" ip link del p2
+    sleep 0.5
+    grep -q "port detached" "$OUT" || { echo "     no detach logged"; r=1; }
+    $C dump-ports-desc br0 | grep -A2 " 2(p2)" | grep -q LINK_DOWN || { echo "     p2 not down"; r=1; }
+    # ... and the worker does not spin on the dead socket.
+    c0=$(cpu_ticks "$SLUICE_PID")
+    sleep 2
+    c1=$(cpu_ticks "$SLUICE_PID")
+    echo "     CPU while the interface is gone: $((c1 - c0)) ticks in 2 s"
+    [ $((c1 - c0)) -lt 60 ] || { echo "     spinning"; r=1; }
+    # It comes back under the same name (the VM with its MAC address):
+    # attached again, same number.
+    ip link add p2 netns "$P-sw" type veth peer name eth0 netns "$P-h2"
+    ip netns exec "$P-h2" ip link set eth0 address "$mac"
+    ip netns exec "$P-h2" ip addr add "$TESTBED_NET.2/24" dev eth0
+    ip netns exec "$P-h2" ip link set eth0 up
+    ip netns exec "$P-sw" ip link set p2 up
+    t0=$(date +%s%N)
+    local ok=1 i
+    for i in $(seq 1 30); do
+        if ip netns exec "$P-h1" ping -c 1 -W 0.2 -q "$TESTBED_NET.2" >/dev/null 2>&1; then
+            ok=0
+            break
+        fi
+    done
+    t1=$(date +%s%N)
+    [ $ok = 0 ] || { echo "     no ping after re-creation"; r=1; }
+    echo "     ping through the re-created interface after $(((t1 - t0) / 1000000)) ms"
+    grep -q "attached again" "$OUT" || { echo "     no re-attach logged"; r=1; }
+    out=$($C dump-ports-desc br0)
+    echo "$out" | grep -A2 " 2(p2)" | grep -q LIVE || { echo "     p2 after: $out"; r=1; }
+    kill "$pinger" 2>/dev/null
+    wait "$pinger" 2>/dev/null
+    rm -rf "$rd"
+    finish "an interface deleted and re-created under traffic is attached again" $r
+}
+
+# reload_cfg FILE PORTS FLOW LISTEN: a config with those ports, one flow and
+# one listener.
+reload_cfg() {
+    {
+        echo "[bridge]"
+        echo "flows = [\"$3\"]"
+        echo "listen = [\"$4\"]"
+        for p in $2; do printf '[[port]]\nname = "%s"\n' "$p"; done
+    } >"$1"
+}
+
+test_sighup_reloads_the_config() {
+    P=sle2e$$h
+    TESTBED_HOSTS=3 testbed_up "$P" || return 1
+    local r=0 rd cfg out
+    rd=$(mktemp -d)
+    cfg="$rd/sluice.toml"
+    reload_cfg "$cfg" "p1 p2" "priority=50,udp,tp_dst=9,actions=drop" "ptcp:16653:127.0.0.1"
+    start_sluice --config "$cfg" --run-dir "$rd"
+    local C="$CTL --run-dir $rd"
+    ping_ok h1 "$TESTBED_NET.2" || { echo "     no ping before"; r=1; }
+    # Valid: p3 added, the flow replaced by one that stops pings to h2,
+    # the listener moved.
+    reload_cfg "$cfg" "p1 p2 p3" "priority=60,icmp,nw_dst=$TESTBED_NET.2,actions=drop" "ptcp:16654:127.0.0.1"
+    kill -HUP "$SLUICE_PID"
+    sleep 0.5
+    kill -0 "$SLUICE_PID" 2>/dev/null || { echo "     SIGHUP killed the daemon"; r=1; }
+    grep -q "configuration reloaded" "$OUT" || { echo "     no reload logged"; r=1; }
+    $C dump-ports-desc br0 | grep -q " 3(p3)" || { echo "     p3 not added"; r=1; }
+    ping_ok h1 "$TESTBED_NET.3" || { echo "     no ping to the added port"; r=1; }
+    ping_ok h1 "$TESTBED_NET.2" && { echo "     the new flow does not drop"; r=1; }
+    out=$($C dump-flows br0)
+    echo "$out" | grep -q "priority=60" && ! echo "$out" | grep -q "priority=50" ||
+        { echo "     flows after reload: $out"; r=1; }
+    out=$(ip netns exec "$P-sw" ss -ltn)
+    echo "$out" | grep -q ":16654 " && ! echo "$out" | grep -q ":16653 " ||
+        { echo "     listeners after reload: $out"; r=1; }
+    # Invalid: refused whole, the running state kept.
+    reload_cfg "$cfg" "p1 p2" "priority=70,actions=group:9" "ptcp:16655:127.0.0.1"
+    kill -HUP "$SLUICE_PID"
+    sleep 0.5
+    kill -0 "$SLUICE_PID" 2>/dev/null || { echo "     an invalid file killed the daemon"; r=1; }
+    grep -q "configuration NOT reloaded.*group" "$OUT" || { echo "     refusal not logged"; r=1; }
+    $C dump-ports-desc br0 | grep -q " 3(p3)" || { echo "     p3 removed by a refused file"; r=1; }
+    $C dump-flows br0 | grep -q "priority=60" || { echo "     flow lost by a refused file"; r=1; }
+    printf 'not = [toml\n' >"$cfg"
+    kill -HUP "$SLUICE_PID"
+    sleep 0.5
+    grep -q "configuration NOT reloaded.*line 1" "$OUT" || { echo "     TOML error not logged"; r=1; }
+    # A port removed from the file is deleted.
+    reload_cfg "$cfg" "p1 p2" "priority=60,icmp,nw_dst=$TESTBED_NET.2,actions=drop" "ptcp:16654:127.0.0.1"
+    kill -HUP "$SLUICE_PID"
+    sleep 0.5
+    $C dump-ports-desc br0 | grep -q "(p3)" && { echo "     p3 still there"; r=1; }
+    rm -rf "$rd"
+    finish "SIGHUP applies a valid config's changes and refuses an invalid one whole" $r
+}
+
+test_service_install_and_notify() {
+    P=sle2e$$s
+    testbed_up "$P" || return 1
+    local r=0 rd dest note lis out
+    rd=$(mktemp -d)
+    dest=$(mktemp -d)
+    # make install into a staging root: binaries, man pages, completions,
+    # the unit (its paths filled in) and the example config, which checks.
+    make -s install DESTDIR="$dest" PREFIX=/usr >/dev/null 2>&1 || { echo "     make install failed"; r=1; }
+    for f in usr/bin/sluice usr/bin/sluice-ctl usr/share/man/man1/sluice.1 usr/share/man/man1/sluice-ctl.1 \
+        usr/share/bash-completion/completions/sluice-ctl etc/systemd/system/sluice.service etc/sluice/sluice.toml; do
+        [ -s "$dest/$f" ] || { echo "     missing $f"; r=1; }
+    done
+    grep -q "^ExecStart=/usr/bin/sluice --config /etc/sluice/sluice.toml$" "$dest/etc/systemd/system/sluice.service" ||
+        { echo "     unit paths not filled in"; r=1; }
+    if command -v systemd-analyze >/dev/null; then
+        out=$(systemd-analyze verify "$dest/etc/systemd/system/sluice.service" 2>&1)
+        echo "$out" | grep -Eiq "unknown|invalid|failed to parse|ignoring" && { echo "     unit: $out"; r=1; }
+    fi
+    "$dest/usr/bin/sluice" --check-config --config "$dest/etc/sluice/sluice.toml" >/dev/null ||
+        { echo "     the example config does not check"; r=1; }
+    man -l "$dest/usr/share/man/man1/sluice-ctl.1" 2>/dev/null | grep -q "add-port" || { echo "     man page lacks add-port"; r=1; }
+    # The service protocol: READY=1 once running, RELOADING=1 and READY=1
+    # around SIGHUP, STOPPING=1 at the end.
+    note="$rd/notify"
+    python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+s.settimeout(15)
+try:
+    while True:
+        m = s.recv(4096).decode()
+        print(m.replace("\n", " "), flush=True)
+        if m.startswith("STOPPING"):
+            break
+except socket.timeout:
+    pass
+' "$note" >"$rd/states" &
+    lis=$!
+    sleep 0.3
+    printf '[bridge]\n[[port]]\nname = "p1"\n[[port]]\nname = "p2"\n' >"$rd/c.toml"
+    OUT=$(mktemp)
+    ip netns exec "$P-sw" env NOTIFY_SOCKET="$note" "$SLUICE" --config "$rd/c.toml" --run-dir "$rd" >"$OUT" 2>&1 &
+    SLUICE_PID=$!
+    sleep 1
+    kill -HUP "$SLUICE_PID"
+    sleep 0.5
+    stop_sluice
+    wait "$lis"
+    out=$(tr '\n' '|' <"$rd/states")
+    echo "$out" | grep -Eq "^READY=1\|RELOADING=1 MONOTONIC_USEC=[0-9]+\|READY=1\|STOPPING=1\|$" ||
+        { echo "     states: $out"; r=1; }
+    rm -rf "$rd" "$dest"
+    finish "make install (unit, man pages, completions, example config); sd_notify states" $r
+}
+
+set_mtu() { # mtu
+    for h in 1 2; do
+        ip netns exec "$P-sw" ip link set "p$h" mtu "$1"
+        ip netns exec "$P-h$h" ip link set eth0 mtu "$1"
+    done
+}
+
+big_ping() { ip netns exec "$P-h1" ping -c 3 -i 0.2 -W 2 -q -M do -s 8000 "$TESTBED_NET.2" >/dev/null 2>&1; }
+
+test_jumbo_frames_and_offload_warnings() {
+    P=sle2e$$j
+    testbed_up "$P" || return 1
+    local r=0
+    set_mtu 9000
+    start_sluice --port p1 --port p2
+    # Frames up to the MTU go through whole (8 028-byte IP packets, not
+    # fragmented).
+    big_ping || { echo "     no 8000-byte ping through a 9000-MTU bridge"; r=1; }
+    stop_sluice
+    [ "$(port_col 1 9)" = 0 ] || { echo "     truncated frames at MTU 9000: $(port_col 1 9)"; r=1; }
+    rm -f "$OUT"
+    # The MTU raised under a running switch: the ports are opened again
+    # for it.
+    set_mtu 1500
+    start_sluice --port p1 --port p2
+    set_mtu 9000
+    sleep 0.5
+    big_ping || { echo "     no 8000-byte ping after the MTU went up"; r=1; }
+    grep -q "MTU changed: port opened again" "$OUT" || { echo "     MTU change not followed"; r=1; }
+    stop_sluice
+    rm -f "$OUT"
+    # Offloads on: the switch says which, and what to do.
+    ip netns exec "$P-sw" ethtool -K p1 gro on >/dev/null 2>&1
+    ip netns exec "$P-h1" ethtool -K eth0 tx on >/dev/null 2>&1
+    start_sluice --port p1 --port p2
+    grep -q "merges received frames.*ethtool -K p1 gro off" "$OUT" || { echo "     no GRO warning at open"; r=1; }
+    ip netns exec "$P-h1" ping -c 1 -W 1 "$TESTBED_NET.2" >/dev/null 2>&1
+    ip netns exec "$P-h1" bash -c "exec 3<>/dev/tcp/$TESTBED_NET.2/5399" 2>/dev/null
+    sleep 1.2
+    grep -q "frames arrive with unfinished checksums" "$OUT" || { echo "     no checksum warning"; r=1; }
+    finish "jumbo frames pass whole, also after an MTU change; GRO and checksum offloads are named" $r
+}
+
 for t in ${*:-$(declare -F | awk '$3 ~ /^test_/ {print $3}')}; do
     "$t"
 done

@@ -37,12 +37,20 @@ fi
 $demo && exit 0
 
 venv=.venv
-want=$(grep -v '^#' tests/interop/requirements.txt | tr -d '[:space:]')
+req=tests/interop/requirements.txt
 if [ ! -x "$venv/bin/python" ]; then
     echo "setup: creating $venv"
     python3 -m venv "$venv"
 fi
-if ! "$venv/bin/python" -c "import importlib.metadata as m, sys; sys.exit(0 if m.version('os-ken') == '${want#os-ken==}' else 1)" >/dev/null 2>&1; then
-    echo "setup: installing $want into $venv"
-    "$venv/bin/pip" install -q --disable-pip-version-check -r tests/interop/requirements.txt
+# Installs when any pinned requirement (NAME==VERSION) is missing or at
+# another version, so a line added to the file is installed on the next run.
+if ! "$venv/bin/python" - "$req" >/dev/null 2>&1 <<'PY'; then
+import importlib.metadata as m, sys
+for line in open(sys.argv[1]):
+    name, _, version = line.split("#")[0].strip().partition("==")
+    if name and m.version(name.strip()) != version.strip():
+        sys.exit(1)
+PY
+    echo "setup: installing $(grep -v '^#' "$req" | tr '\n' ' ')into $venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check -r "$req"
 fi

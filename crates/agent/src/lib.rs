@@ -89,6 +89,32 @@ pub trait Datapath {
     /// A queue's counters: (tx_bytes, tx_packets, tx_errors), None if the
     /// datapath has no such queue on that port.
     fn queue_stats(&self, port_no: u32, queue_id: u32) -> Option<(u64, u64, u64)>;
+    /// `add-port`: opens the port the words describe (`IFACE
+    /// [ofport=N] [backend=NAME] ...`), hands it to the workers and says
+    /// how it looks; Err says why not (the text the user sees). `taken` is
+    /// the port numbers in use. A datapath whose ports are fixed refuses.
+    fn add_port(&mut self, words: &[String], taken: &[u32]) -> Result<PortInfo, String> {
+        let _ = (words, taken);
+        Err("this switch's ports are fixed".into())
+    }
+    /// `del-port`: closes the port's devices (the agent has already taken
+    /// it out of the pipeline).
+    fn del_port(&mut self, port_no: u32) -> Result<(), String> {
+        let _ = port_no;
+        Err("this switch's ports are fixed".into())
+    }
+    /// The port the NORMAL action's MAC table has learned `mac` on in
+    /// `vlan` (for `trace`); None if not learned or there is no table.
+    fn mac_lookup(&self, vlan: u16, mac: u64) -> Option<u32> {
+        let _ = (vlan, mac);
+        None
+    }
+    /// Any other management command (`fdb-show`, `vlog`, ...): None if the
+    /// datapath does not know it.
+    fn command(&mut self, words: &[String]) -> Option<Result<String, String>> {
+        let _ = words;
+        None
+    }
 }
 
 /// A port as the agent describes it.
@@ -224,6 +250,95 @@ impl<D: Datapath> Agent<D> {
         self.ports.insert(p.port_no, p);
         self.dirty = true;
         self.port_status(PortReason::Add, desc);
+        self.publish();
+    }
+
+    /// Removes a port; connected controllers hear PORT_STATUS DELETE. Flows
+    /// that output to it stay and send nothing there (as in Open vSwitch).
+    /// False if there is no such port.
+    pub fn remove_port(&mut self, port_no: u32) -> bool {
+        let Some(p) = self.ports.remove(&port_no) else {
+            return false;
+        };
+        self.pipeline.remove_port(port_no);
+        self.dirty = true;
+        self.port_status(PortReason::Delete, p.desc());
+        self.publish();
+        true
+    }
+
+    /// Runs a management command (sluice's COMMAND_REQUEST): `add-port`,
+    /// `del-port` and `show-ports` here, the rest by the datapath. The
+    /// answer is the text the user sees, Err if refused.
+    pub fn command(&mut self, words: &[String]) -> Result<String, String> {
+        let Some(verb) = words.first().map(String::as_str) else {
+            return Err("an empty command".into());
+        };
+        match verb {
+            "add-port" => {
+                let name = words.get(1).ok_or("add-port: which interface?")?;
+                if let Some(p) = self.ports.values().find(|p| p.name == *name) {
+                    return Err(format!("add-port: {name} is already port {}", p.port_no));
+                }
+                let taken: Vec<u32> = self.ports.keys().copied().collect();
+                let mut info = self
+                    .datapath
+                    .add_port(&words[1..], &taken)
+                    .map_err(|e| format!("add-port {name}: {e}"))?;
+                info.since_ns = self.now_ns;
+                let (no, up) = (info.port_no, info.link_up);
+                self.add_port(info);
+                Ok(format!(
+                    "added {name} as port {no} (link {})\n",
+                    if up { "up" } else { "down" }
+                ))
+            }
+            "del-port" => {
+                let which = words.get(1).ok_or("del-port: which port?")?;
+                if words.len() > 2 {
+                    return Err(format!("del-port: unexpected {:?}", words[2]));
+                }
+                let no = self
+                    .ports
+                    .values()
+                    .find(|p| p.name == *which || p.port_no.to_string() == *which)
+                    .map(|p| p.port_no)
+                    .ok_or_else(|| format!("del-port: {which} is not a port of this bridge"))?;
+                if no == ofp::port::port_no::LOCAL {
+                    return Err("del-port: the LOCAL port goes with the bridge".into());
+                }
+                // The devices first: if the datapath refuses, nothing
+                // changed. Until the pipeline without the port is
+                // published, outputs to it find no device and are dropped.
+                self.datapath
+                    .del_port(no)
+                    .map_err(|e| format!("del-port {which}: {e}"))?;
+                self.remove_port(no);
+                Ok(format!("deleted port {no} ({which})\n"))
+            }
+            _ => self
+                .datapath
+                .command(words)
+                .unwrap_or_else(|| Err(format!("{verb:?}: no such command"))),
+        }
+    }
+
+    /// A port's devices were opened again (its interface came back, maybe
+    /// with another hardware address): controllers hear PORT_STATUS MODIFY
+    /// if its description changed.
+    pub fn port_reattached(&mut self, port: u32, hw_addr: [u8; 6], up: bool) {
+        let Some(p) = self.ports.get_mut(&port) else {
+            return;
+        };
+        if p.hw_addr == hw_addr && p.link_up == up {
+            return;
+        }
+        p.hw_addr = hw_addr;
+        p.link_up = up;
+        let (state, desc) = (p.state(), p.desc());
+        self.pipeline.set_port(state);
+        self.dirty = true;
+        self.port_status(PortReason::Modify, desc);
         self.publish();
     }
 
@@ -707,6 +822,26 @@ impl<D: Datapath> Agent<D> {
             }
             M::Experimenter(e) => {
                 use ofp::msg::sluice;
+                if e.experimenter == sluice::SLUICE_EXPERIMENTER
+                    && e.exp_type == sluice::COMMAND_REQUEST
+                {
+                    // Commands change the switch itself: the management
+                    // socket's connections only.
+                    if !self.conns.get(&id).is_some_and(|c| c.service) {
+                        return Err(brc(BadRequestCode::Eperm));
+                    }
+                    let req = sluice::CommandRequest::decode(&e.data).map_err(|e| e.code)?;
+                    let (ok, text) = match self.command(&req.words) {
+                        Ok(t) => (true, t),
+                        Err(t) => (false, t),
+                    };
+                    let reply = sluice::CommandReply {
+                        ok,
+                        text: fit_text(&text, 20).into_owned(),
+                    };
+                    self.send(id, &reply.message(), xid);
+                    return Ok(());
+                }
                 if e.experimenter != sluice::SLUICE_EXPERIMENTER
                     || e.exp_type != sluice::TRACE_REQUEST
                 {
@@ -714,7 +849,7 @@ impl<D: Datapath> Agent<D> {
                 }
                 let req = sluice::TraceRequest::decode(&e.data).map_err(|e| e.code)?;
                 let text = self.trace(req.in_port, &req.frame);
-                self.send(id, &sluice::trace_reply(&fit_trace(&text)), xid);
+                self.send(id, &sluice::trace_reply(&fit_text(&text, 16)), xid);
             }
             // Messages only a switch sends.
             M::Error(_) => {}
@@ -745,11 +880,46 @@ impl<D: Datapath> Agent<D> {
             None => format!("{in_port} (no such port)"),
         };
         let t = pipeline::trace::trace(&snap, in_port, frame);
+        // NORMAL followed to the port the MAC table picks, as the
+        // datapath would (the trace learns nothing).
+        let normal = |o: &pipeline::Output| -> Option<pipeline::trace::NormalHop> {
+            let data = o.data.as_deref().unwrap_or(&t.final_frame);
+            let (vlan, _, dst) = packet::l2_addresses(data)?;
+            let flood = || -> Vec<u32> {
+                snap.ports
+                    .iter()
+                    .filter(|p| p.port_no != in_port && p.live && !p.no_flood && !p.no_fwd)
+                    .map(|p| p.port_no)
+                    .collect()
+            };
+            let dst_s = ofp::text::format_mac(dst);
+            let vl = if vlan == 0 {
+                String::new()
+            } else {
+                format!(" in VLAN {vlan}")
+            };
+            let (why, ports) = if dst & (1 << 40) != 0 {
+                (
+                    format!("dst {dst_s} is broadcast/multicast: flooded"),
+                    flood(),
+                )
+            } else {
+                match self.datapath.mac_lookup(vlan, dst) {
+                    Some(p) if p == in_port => (
+                        format!("dst {dst_s} learned on the ingress port{vl}: dropped"),
+                        Vec::new(),
+                    ),
+                    Some(p) => (format!("dst {dst_s} learned on port {p}{vl}"), vec![p]),
+                    None => (format!("dst {dst_s} not learned{vl}: flooded"), flood()),
+                }
+            };
+            Some(pipeline::trace::NormalHop { why, ports })
+        };
         format!(
             "Bridge: dpid {:016x}, in_port {port}
 {}",
             self.datapath_id,
-            t.text(in_port)
+            t.text_with(in_port, &normal)
         )
     }
 
@@ -1331,12 +1501,12 @@ pub struct FlowStatsJob {
 /// (24 bytes), the in_port match (16) and the 2 bytes of padding.
 const PACKET_IN_DATA_MAX: usize = ofp::header::MAX_MSG_LEN - 42;
 
-/// The trace text cut to fit one message (the experimenter header takes 16
-/// bytes of the 65 535), at a line end when there is one, with a note that
-/// it was cut.
-fn fit_trace(text: &str) -> std::borrow::Cow<'_, str> {
+/// Text cut to fit one message whose headers take `overhead` bytes of the
+/// 65 535 (a trace reply 16, a command reply 20), at a line end when there
+/// is one, with a note that it was cut.
+fn fit_text(text: &str, overhead: usize) -> std::borrow::Cow<'_, str> {
     const NOTE: &str = "\n... (truncated: longer than one OpenFlow message)\n";
-    let max = ofp::header::MAX_MSG_LEN - 16;
+    let max = ofp::header::MAX_MSG_LEN - overhead;
     if text.len() <= max {
         return text.into();
     }

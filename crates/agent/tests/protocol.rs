@@ -37,6 +37,24 @@ impl Datapath for FakeDp {
     fn queue_stats(&self, port_no: u32, queue_id: u32) -> Option<(u64, u64, u64)> {
         Some((1000 * port_no as u64 + queue_id as u64, 3, 0))
     }
+    /// Interfaces named `tap*` exist; they get the lowest free number.
+    fn add_port(&mut self, words: &[String], taken: &[u32]) -> Result<PortInfo, String> {
+        if !words[0].starts_with("tap") {
+            return Err(format!("{}: no such interface", words[0]));
+        }
+        let no = (1..).find(|n| !taken.contains(n)).unwrap();
+        Ok(PortInfo::new(no, &words[0], [2, 0, 0, 0, 1, no as u8]))
+    }
+    /// 02:00:00:00:00:0b is learned on port 2.
+    fn mac_lookup(&self, vlan: u16, mac: u64) -> Option<u32> {
+        (vlan == 0 && mac == 0x0200_0000_000b).then_some(2)
+    }
+    fn del_port(&mut self, port_no: u32) -> Result<(), String> {
+        if port_no == 2 {
+            return Err("busy".into());
+        }
+        Ok(())
+    }
 }
 
 fn agent() -> Agent<FakeDp> {
@@ -763,5 +781,135 @@ fn connections_that_stall_the_handshake_or_a_message_are_closed() {
     assert!(
         dead.contains(&(slow, "a message left unfinished")),
         "{dead:?}"
+    );
+}
+
+/// Sends a management command; (ok, text) of the reply.
+fn command(a: &mut Agent<FakeDp>, id: ConnId, words: &[&str]) -> Vec<(u32, Message)> {
+    let req = ofp::msg::sluice::CommandRequest {
+        words: words.iter().map(|w| w.to_string()).collect(),
+    };
+    send(a, id, &req.message(), 9)
+}
+
+fn command_reply(r: &[(u32, Message)]) -> (bool, String) {
+    match r {
+        [(9, Message::Experimenter(e))] => {
+            let c = ofp::msg::sluice::CommandReply::decode(&e.data).unwrap();
+            (c.ok, c.text)
+        }
+        other => panic!("expected a command reply, got {other:?}"),
+    }
+}
+
+#[test]
+fn management_commands_only_on_the_management_socket() {
+    let mut a = agent();
+    let ctl = open(&mut a);
+    // A controller cannot change the switch's ports.
+    let r = command(&mut a, ctl, &["del-port", "p1"]);
+    assert_eq!(error_of(&r).1, ErrorCode::BadRequest(BadRequestCode::Eperm));
+    assert!(a.ports.contains_key(&1));
+    let mgmt = open(&mut a);
+    a.set_service(mgmt);
+    // A controller hears the deletion; flows to the port stay.
+    send(&mut a, ctl, &flow("priority=1,actions=output:1"), 3);
+    let r = command(&mut a, mgmt, &["del-port", "p1"]);
+    let (ok, text) = command_reply(&r[r.len() - 1..]);
+    assert!(ok, "{text}");
+    assert_eq!(text, "deleted port 1 (p1)\n");
+    assert!(!a.ports.contains_key(&1));
+    assert!(!a.pipeline.ports().iter().any(|p| p.port_no == 1));
+    match &replies(&mut a, ctl)[..] {
+        [(_, Message::PortStatus(s))] => {
+            assert_eq!(s.reason, ofp::msg::simple::PortReason::Delete);
+            assert_eq!(s.desc.port_no, 1);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(a.pipeline.tables()[0].len(), 1);
+    // add-port: the controller hears PORT_STATUS ADD; the number is the
+    // datapath's choice.
+    let r = command(&mut a, mgmt, &["add-port", "tap7"]);
+    let (ok, text) = command_reply(&r[r.len() - 1..]);
+    assert!(ok, "{text}");
+    assert_eq!(text, "added tap7 as port 1 (link up)\n");
+    match &replies(&mut a, ctl)[..] {
+        [(_, Message::PortStatus(s))] => {
+            assert_eq!(s.reason, ofp::msg::simple::PortReason::Add);
+            assert_eq!(s.desc.name.as_str(), "tap7");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(a.pipeline.ports().iter().any(|p| p.port_no == 1 && p.live));
+    // Refusals say why, change nothing, and the connection stays up.
+    let before: Vec<u32> = a.ports.keys().copied().collect();
+    for (words, why) in [
+        (
+            &["del-port", "p1"][..],
+            "del-port: p1 is not a port of this bridge",
+        ),
+        (&["add-port", "p2"], "add-port: p2 is already port 2"),
+        (
+            &["add-port", "eth9"],
+            "add-port eth9: eth9: no such interface",
+        ),
+        (&["del-port", "2"], "del-port 2: busy"),
+        (
+            &["del-port", "local"],
+            "del-port: local is not a port of this bridge",
+        ),
+        (&["add-port"], "add-port: which interface?"),
+        (&["frobnicate"], "\"frobnicate\": no such command"),
+    ] {
+        let (ok, text) = command_reply(&command(&mut a, mgmt, words));
+        assert!(!ok);
+        assert_eq!(text, why, "{words:?}");
+    }
+    assert_eq!(a.ports.keys().copied().collect::<Vec<_>>(), before);
+    assert!(
+        replies(&mut a, ctl).is_empty(),
+        "no PORT_STATUS for a refusal"
+    );
+    // A malformed request is the spec's error.
+    let bad = Message::Experimenter(ofp::msg::simple::ExperimenterMsg {
+        experimenter: ofp::msg::sluice::SLUICE_EXPERIMENTER,
+        exp_type: ofp::msg::sluice::COMMAND_REQUEST,
+        data: Bytes::from_static(b"no-nul"),
+    });
+    assert_eq!(
+        error_of(&send(&mut a, mgmt, &bad, 4)).1,
+        ErrorCode::BadRequest(BadRequestCode::BadLen)
+    );
+}
+
+#[test]
+fn trace_follows_normal_through_the_mac_table() {
+    let mut a = agent();
+    a.add_port(PortInfo::new(3, "p3", [2, 0, 0, 0, 0, 3]));
+    let id = open(&mut a);
+    send(&mut a, id, &flow("priority=0,actions=normal"), 2);
+    let frame = |dst: u8| {
+        let mut f = vec![2, 0, 0, 0, 0, dst, 2, 0, 0, 0, 0, 0x0a, 0x88, 0xb5];
+        f.resize(60, 0);
+        f
+    };
+    let learned = a.trace(1, &frame(0x0b));
+    assert!(
+        learned.contains("NORMAL: dst 02:00:00:00:00:0b learned on port 2\n")
+            && learned.ends_with("Datapath actions: 2\n"),
+        "{learned}"
+    );
+    let unknown = a.trace(1, &frame(0x0c));
+    assert!(
+        unknown.contains("NORMAL: dst 02:00:00:00:00:0c not learned: flooded\n")
+            && unknown.ends_with("Datapath actions: 2,3\n"),
+        "{unknown}"
+    );
+    let back = a.trace(2, &frame(0x0b));
+    assert!(
+        back.contains("learned on the ingress port: dropped")
+            && back.ends_with("Datapath actions: drop\n"),
+        "{back}"
     );
 }

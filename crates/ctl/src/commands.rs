@@ -17,7 +17,7 @@ use ofp::{ErrorCode, FlowMod, FlowModCommand, Message, PacketOut};
 
 use crate::client::{Client, ClientError};
 use crate::target::Target;
-use crate::{flows, frame, print, Cmd, Opts};
+use crate::{flows, frame, manage, print, Cmd, Opts};
 
 /// What to print and the exit status.
 #[derive(Debug)]
@@ -398,6 +398,27 @@ fn run_text(cmd: Cmd, connect: &dyn Fn(&str) -> Result<Client>, opts: &Opts) -> 
                 (None, None) => return usage("trace", "give IN_PORT, or in_port= in the packet"),
             };
             trace(&mut connect(&switch)?, in_port, d.frame)
+        }
+        Cmd::AddPort {
+            switch,
+            iface,
+            options,
+        } => {
+            let words = ["add-port".to_string(), iface]
+                .into_iter()
+                .chain(options)
+                .collect();
+            manage::command(&mut connect(&switch)?, words)
+        }
+        Cmd::DelPort { switch, port } => {
+            manage::command(&mut connect(&switch)?, vec!["del-port".into(), port])
+        }
+        Cmd::FdbShow { switch } => manage::command(&mut connect(&switch)?, vec!["fdb-show".into()]),
+        Cmd::FdbFlush { switch } => {
+            manage::command(&mut connect(&switch)?, vec!["fdb-flush".into()])
+        }
+        Cmd::Vlog { switch, filter } => {
+            manage::command(&mut connect(&switch)?, vec!["vlog".into(), filter])
         }
     }
 }

@@ -89,6 +89,7 @@ mod commands;
 mod features;
 mod flows;
 mod frame;
+mod manage;
 mod print;
 mod target;
 
@@ -340,9 +341,32 @@ pub enum Cmd {
         #[arg(num_args = 1..=2, required = true)]
         args: Vec<String>,
     },
+    /// Adds interface IFACE to the bridge while it runs (sluice only).
+    /// Options: ofport=N (default: the number IFACE had last, else the
+    /// lowest free), backend=afpacket|afpacket-mmsg|afxdp|afxdp-generic|pcap,
+    /// pcap_in=FILE, pcap_out=FILE.
+    AddPort {
+        switch: String,
+        iface: String,
+        options: Vec<String>,
+    },
+    /// Removes a port (interface name or number) while the bridge runs
+    /// (sluice only); flows that output to it stay and send nothing there.
+    DelPort { switch: String, port: String },
+    /// The NORMAL action's MAC table: port, VLAN, MAC, age in seconds
+    /// (sluice only).
+    FdbShow { switch: String },
+    /// Empties the NORMAL action's MAC table (sluice only).
+    FdbFlush { switch: String },
+    /// Sets the daemon's log filter while it runs: a level (error, warn,
+    /// info, debug, trace) or a RUST_LOG-style filter (sluice only).
+    Vlog { switch: String, filter: String },
 }
 
 fn main() -> ExitCode {
+    if let Some(code) = generate_docs::<Cli>() {
+        return ExitCode::from(code as u8);
+    }
     let cli = Cli::parse();
     if let Some(p) = &cli.protocols {
         if let Err(e) = check_protocols(p) {
@@ -398,6 +422,36 @@ fn main() -> ExitCode {
         Err(e) => {
             eprintln!("sluice-ctl: {e}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// `--generate-man` or `--generate-completions SHELL` as the only
+/// arguments (hidden; `make install` uses them): prints the man page or
+/// the shell completion script made from the command-line definition.
+fn generate_docs<C: clap::CommandFactory>() -> Option<i32> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut cmd = C::command();
+    let name = cmd.get_name().to_string();
+    let mut buf = Vec::new();
+    match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+        ["--generate-man"] => clap_mangen::Man::new(cmd)
+            .render(&mut buf)
+            .expect("writing to memory"),
+        ["--generate-completions", shell] => match shell.parse::<clap_complete::Shell>() {
+            Ok(sh) => clap_complete::generate(sh, &mut cmd, name.clone(), &mut buf),
+            Err(_) => {
+                eprintln!("{name}: --generate-completions: bash, zsh, fish, elvish or powershell");
+                return Some(2);
+            }
+        },
+        _ => return None,
+    }
+    match std::io::Write::write_all(&mut std::io::stdout(), &buf) {
+        Ok(()) => Some(0),
+        Err(e) => {
+            eprintln!("{name}: {e}");
+            Some(1)
         }
     }
 }

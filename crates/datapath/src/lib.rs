@@ -31,10 +31,12 @@
 //! loop does not catch panics: whoever runs it decides what a dead worker
 //! means (the daemon stops and exits, see its `health` module).
 
+pub mod bridge;
 pub mod channel;
 pub mod clock;
 pub mod histogram;
 pub mod normal;
+pub mod open;
 pub mod queue;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -45,7 +47,9 @@ use netdev::{Batch, Port};
 use ofp::port::port_no;
 use pipeline::{Snapshot, Worker};
 
+pub use bridge::{Attached, Bridge, Inbox, PortView};
 pub use normal::{Decision, MacTable};
+pub use open::{Backend, PcapSpec, PortSpec, QueueSpec, BACKENDS};
 
 /// Shortest frame the worker takes: an Ethernet header.
 pub const ETH_HLEN: usize = 14;
@@ -59,6 +63,12 @@ pub struct PortCounters {
     pub tx_bytes: AtomicU64,
     pub tx_dropped: AtomicU64,
     pub rx_errors: AtomicU64,
+    /// Frames that arrived longer than the port's buffers (GRO/TSO
+    /// super-frames, frames above the MTU): dropped.
+    pub rx_truncated: AtomicU64,
+    /// Frames received with an unfinished checksum (the sender offloads
+    /// checksums): forwarded as they are.
+    pub rx_csum_partial: AtomicU64,
 }
 
 impl PortCounters {
@@ -78,6 +88,8 @@ impl PortCounters {
                 (&t.tx_bytes, &c.tx_bytes),
                 (&t.tx_dropped, &c.tx_dropped),
                 (&t.rx_errors, &c.rx_errors),
+                (&t.rx_truncated, &c.rx_truncated),
+                (&t.rx_csum_partial, &c.rx_csum_partial),
             ] {
                 a.fetch_add(b.load(Relaxed), Relaxed);
             }
@@ -176,6 +188,9 @@ pub struct BridgeWorker {
     /// `SLUICE_FAULT=worker-panic:N`): the worker panics in its N-th
     /// batch that carried frames. None in normal operation.
     pub panic_after_batches: Option<u64>,
+    /// Port changes from the control thread ([`bridge`]), applied at the
+    /// start of a round.
+    pub inbox: Arc<Inbox>,
 }
 
 /// Frames one port's transmit queue holds in one round; more are dropped
@@ -246,7 +261,77 @@ impl TxQueue {
     }
 }
 
+/// A worker's per-port state derived from its port set: rebuilt when the
+/// set changes.
+struct Plumbing {
+    /// One transmit queue per port, in port order.
+    tx: Vec<TxQueue>,
+    /// Port number -> position.
+    index: std::collections::HashMap<u32, usize>,
+    /// The ports' descriptors (and, for worker 0, the packet-out wake-up).
+    pollfds: Vec<libc::pollfd>,
+    /// The receive buffer size: the largest frame any port takes.
+    frame: usize,
+}
+
+impl Plumbing {
+    fn of(w: &BridgeWorker) -> Plumbing {
+        Plumbing {
+            tx: w.ports.iter().map(|_| TxQueue::new()).collect(),
+            index: w
+                .ports
+                .iter()
+                .enumerate()
+                .map(|(i, p)| (p.port_no, i))
+                .collect(),
+            pollfds: w
+                .ports
+                .iter()
+                .flat_map(|p| p.dev.fds())
+                .chain(
+                    w.channels
+                        .iter()
+                        .filter(|_| w.worker == 0)
+                        .map(|c| c.packet_out_wake.fd()),
+                )
+                .map(|fd| libc::pollfd {
+                    fd,
+                    events: libc::POLLIN,
+                    revents: 0,
+                })
+                .collect(),
+            frame: w
+                .ports
+                .iter()
+                .map(|p| p.dev.max_frame())
+                .max()
+                .unwrap_or(netdev::MAX_FRAME)
+                .max(netdev::MAX_FRAME),
+        }
+    }
+}
+
 impl BridgeWorker {
+    /// Applies the port changes posted to this worker: an added port
+    /// replaces one of the same number; a removed port's handle is dropped
+    /// (closing its device).
+    fn apply_inbox(&mut self) {
+        let cmds = self.inbox.take();
+        let n = cmds.len();
+        for c in cmds {
+            match c {
+                bridge::WorkerCmd::Add(p) => {
+                    match self.ports.iter().position(|x| x.port_no == p.port_no) {
+                        Some(i) => self.ports[i] = p,
+                        None => self.ports.push(p),
+                    }
+                }
+                bridge::WorkerCmd::Remove(no) => self.ports.retain(|x| x.port_no != no),
+            }
+        }
+        self.inbox.done(n);
+    }
+
     /// Runs the worker until `stop` is set. `counters.running` is true
     /// while it runs and false once it returns or unwinds; its heartbeat
     /// is written at the start of every round.
@@ -257,31 +342,20 @@ impl BridgeWorker {
         let mut busy_batches = 0u64;
         let mut batch = Batch::new(32);
         let mut worker = Worker::new(self.worker);
-        let mut tx: Vec<TxQueue> = self.ports.iter().map(|_| TxQueue::new()).collect();
-        let index: std::collections::HashMap<u32, usize> = self
-            .ports
-            .iter()
-            .enumerate()
-            .map(|(i, p)| (p.port_no, i))
-            .collect();
-        let mut pollfds: Vec<libc::pollfd> = self
-            .ports
-            .iter()
-            .flat_map(|p| p.dev.fds())
-            .chain(
-                self.channels
-                    .iter()
-                    .filter(|_| self.worker == 0)
-                    .map(|c| c.packet_out_wake.fd()),
-            )
-            .map(|fd| libc::pollfd {
-                fd,
-                events: libc::POLLIN,
-                revents: 0,
-            })
-            .collect();
+        let mut plumbing = Plumbing::of(&self);
         let mut slice_buf: Vec<&'static [u8]> = Vec::with_capacity(64);
         while !stop.load(Relaxed) {
+            if self.inbox.pending() {
+                self.apply_inbox();
+                plumbing = Plumbing::of(&self);
+            }
+            // Receive buffers as long as the longest frame a port takes.
+            if batch.frame_size() != plumbing.frame {
+                batch = Batch::with_frame_size(32, plumbing.frame);
+            }
+            let Plumbing {
+                tx, index, pollfds, ..
+            } = &mut plumbing;
             let snap = self.pipeline.load_full();
             let now = clock::now_ns();
             self.counters.heartbeat_ns.store(now, Relaxed);
@@ -299,6 +373,14 @@ impl BridgeWorker {
                 let lost = self.ports[i].dev.take_rx_errors();
                 if lost > 0 {
                     PortCounters::add(&self.ports[i].counters.rx_errors, lost);
+                }
+                let cut = self.ports[i].dev.take_rx_truncated();
+                if cut > 0 {
+                    PortCounters::add(&self.ports[i].counters.rx_truncated, cut);
+                }
+                let partial = self.ports[i].dev.take_rx_csum_partial();
+                if partial > 0 {
+                    PortCounters::add(&self.ports[i].counters.rx_csum_partial, partial);
                 }
                 got += n;
                 if n > 0 {
@@ -339,8 +421,8 @@ impl BridgeWorker {
                     }
                     let mut out = Emit {
                         ports: &mut self.ports,
-                        tx: &mut tx,
-                        index: &index,
+                        tx,
+                        index,
                         macs: &self.macs,
                         counters: &self.counters,
                         channels: self.channels.as_deref(),
@@ -371,8 +453,8 @@ impl BridgeWorker {
                         );
                         let mut out = Emit {
                             ports: &mut self.ports,
-                            tx: &mut tx,
-                            index: &index,
+                            tx,
+                            index,
                             macs: &self.macs,
                             counters: &self.counters,
                             channels: Some(&ch),
@@ -494,7 +576,7 @@ impl Emit<'_> {
                 }
             }
             port_no::NORMAL => {
-                let Some((vlan, src, dst)) = l2_addresses(data) else {
+                let Some((vlan, src, dst)) = packet::l2_addresses(data) else {
                     return false;
                 };
                 match self.macs.forward(vlan, src, dst, in_port, self.now) {
@@ -555,19 +637,6 @@ pub fn pin_to_cpu(cpu: usize) -> bool {
     }
 }
 
-/// The VLAN id (0 if untagged), source and destination MAC of a frame.
-fn l2_addresses(f: &[u8]) -> Option<(u16, u64, u64)> {
-    let mac = |b: &[u8]| b.iter().fold(0u64, |a, &x| (a << 8) | x as u64);
-    let (dst, src) = (mac(f.get(0..6)?), mac(f.get(6..12)?));
-    let tpid = u16::from_be_bytes([*f.get(12)?, *f.get(13)?]);
-    let vlan = if matches!(tpid, 0x8100 | 0x88a8) {
-        u16::from_be_bytes([*f.get(14)?, *f.get(15)?]) & 0x0fff
-    } else {
-        0
-    };
-    Some((vlan, src, dst))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -583,6 +652,7 @@ mod tests {
             channels: None,
             nullx: false,
             panic_after_batches: None,
+            inbox: Arc::default(),
         }
     }
     use netdev::memory::MemoryPort;

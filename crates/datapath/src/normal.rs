@@ -155,6 +155,41 @@ impl MacTable {
         }
     }
 
+    /// Every live address at `now_ns`: (VLAN, MAC, port, age in seconds),
+    /// by port, VLAN and MAC (what `fdb-show` prints). A racing update
+    /// may make one entry show its old or new port.
+    pub fn entries(&self, now_ns: u64) -> Vec<(u16, u64, u32, u32)> {
+        let now_ms = (now_ns / 1_000_000) as u32;
+        let mut out: Vec<(u16, u64, u32, u32)> = self
+            .slots
+            .iter()
+            .filter_map(|s| {
+                let k = s.key.load(Ordering::Acquire);
+                let v = s.value.load(Ordering::Acquire);
+                if k == 0 || !self.fresh(v, now_ms) || s.key.load(Ordering::Acquire) != k {
+                    return None;
+                }
+                let k = k - 1;
+                let age = now_ms.wrapping_sub(v as u32) as i32 as i64;
+                Some((
+                    (k >> 48) as u16,
+                    k & 0xffff_ffff_ffff,
+                    (v >> 32) as u32,
+                    (age.max(0) / 1000) as u32,
+                ))
+            })
+            .collect();
+        out.sort_by_key(|&(vlan, mac, port, _)| (port, vlan, mac));
+        out
+    }
+
+    /// Forgets every address (`fdb-flush`).
+    pub fn flush(&self) {
+        for s in self.slots.iter() {
+            s.value.store(0, Ordering::Release);
+        }
+    }
+
     /// Live (learned, not aged out) addresses at `now_ns`.
     pub fn len(&self, now_ns: u64) -> usize {
         let now_ms = (now_ns / 1_000_000) as u32;
@@ -169,6 +204,21 @@ impl MacTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn entries_list_live_addresses_and_flush_forgets_them() {
+        let t = MacTable::default();
+        t.learn(0, 0x0200_0000_000b, 2, 1_000_000_000);
+        t.learn(7, 0x0200_0000_000a, 1, 3_000_000_000);
+        assert_eq!(
+            t.entries(5_500_000_000),
+            vec![(7, 0x0200_0000_000a, 1, 2), (0, 0x0200_0000_000b, 2, 4)]
+        );
+        assert!(t.entries(DEFAULT_AGING_NS + 2_000_000_000).len() == 1);
+        t.flush();
+        assert!(t.entries(5_500_000_000).is_empty());
+        assert_eq!(t.lookup(0, 0x0200_0000_000b, 5_500_000_000), None);
+    }
 
     #[test]
     fn learns_floods_and_ages() {

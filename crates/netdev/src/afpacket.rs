@@ -30,7 +30,7 @@ const PACKET_FANOUT: libc::c_int = 18;
 const PACKET_FANOUT_HASH: u32 = 0;
 const PACKET_FANOUT_FLAG_UNIQUEID: u32 = 0x2000;
 const PACKET_FANOUT_FLAG_DEFRAG: u32 = 0x8000;
-use crate::ring::{Rings, TP_STATUS_VLAN_TPID_VALID, TP_STATUS_VLAN_VALID};
+use crate::ring::{Rings, TP_STATUS_CSUMNOTREADY, TP_STATUS_VLAN_TPID_VALID, TP_STATUS_VLAN_VALID};
 
 /// How to open an `AF_PACKET` port.
 #[derive(Debug, Clone, Copy)]
@@ -80,6 +80,12 @@ pub struct AfPacket {
     rings: Option<Rings>,
     /// Ring slots skipped since `take_rx_errors` last ran.
     rx_errors: u64,
+    /// Frames longer than the buffers since `take_rx_truncated` last ran.
+    rx_truncated: u64,
+    /// Frames with unfinished checksums since `take_rx_csum_partial`.
+    rx_csum_partial: u64,
+    /// The largest frame received whole (from the MTU at open).
+    max_frame: usize,
 }
 
 fn last_err(what: &str, name: &str) -> io::Error {
@@ -153,12 +159,20 @@ impl AfPacket {
             hw: hw_addr(fd, name),
             rings: None,
             rx_errors: 0,
+            rx_truncated: 0,
+            rx_csum_partial: 0,
+            max_frame: crate::frame_size_for_mtu(crate::mtu(name).unwrap_or(1500)),
         };
         if opts.rings {
-            port.rings =
-                Some(Rings::new(fd, opts.rx_slots, opts.tx_slots).map_err(|e| {
+            // Slots big enough for the MTU; as many as keep the ring's
+            // memory what 2 KB slots would take.
+            let slot = crate::ring::slot_size(port.max_frame);
+            let scale = |n: usize| n * crate::ring::FRAME_SIZE / slot;
+            port.rings = Some(
+                Rings::new(fd, scale(opts.rx_slots), scale(opts.tx_slots), slot).map_err(|e| {
                     io::Error::new(e.kind(), format!("{name}: TPACKET_V2 rings: {e}"))
-                })?);
+                })?,
+            );
         }
         // SAFETY: sockaddr_ll is plain data; zeroed is a valid value.
         let mut sll: libc::sockaddr_ll = unsafe { zeroed() };
@@ -303,15 +317,28 @@ fn auxdata(h: &libc::msghdr) -> Option<AuxData> {
 
 /// Copies the frames waiting in the RX ring into `batch`, putting back the
 /// VLAN tag the kernel took off; slots the kernel described out of bounds
-/// are skipped and added to `skipped`.
-fn recv_ring(rings: &mut Rings, batch: &mut Batch, skipped: &mut u64) -> usize {
+/// are skipped and added to `skipped`, frames longer than their slot or
+/// the batch's buffers dropped and added to `truncated`; frames with an
+/// unfinished checksum are taken and added to `partial`.
+fn recv_ring(
+    rings: &mut Rings,
+    batch: &mut Batch,
+    skipped: &mut u64,
+    truncated: &mut u64,
+    partial: &mut u64,
+) -> usize {
     let (bufs, lens) = batch.slots();
     let mut n = 0;
     while n < bufs.len() {
         let b = &mut bufs[n];
         let got = rings.rx(|f| {
-            let len = f.data.len().min(b.len() - 4);
-            match f.vlan {
+            let tag = if f.vlan.is_some() { 4 } else { 0 };
+            if f.truncated || f.data.len() + tag > b.len() {
+                return None;
+            }
+            *partial += u64::from(f.csum_partial);
+            let len = f.data.len();
+            Some(match f.vlan {
                 Some((tpid, tci)) if len >= 12 => {
                     b[..12].copy_from_slice(&f.data[..12]);
                     b[12..14].copy_from_slice(&tpid.to_be_bytes());
@@ -323,10 +350,14 @@ fn recv_ring(rings: &mut Rings, batch: &mut Batch, skipped: &mut u64) -> usize {
                     b[..len].copy_from_slice(&f.data[..len]);
                     len
                 }
-            }
+            })
         });
         match got {
-            Some(Some(len)) => lens[n] = len,
+            Some(Some(Some(len))) => lens[n] = len,
+            Some(Some(None)) => {
+                *truncated += 1;
+                continue;
+            }
             Some(None) => {
                 *skipped += 1;
                 continue;
@@ -353,7 +384,13 @@ impl Port for AfPacket {
 
     fn recv(&mut self, batch: &mut Batch) -> io::Result<usize> {
         if let Some(rings) = &mut self.rings {
-            return Ok(recv_ring(rings, batch, &mut self.rx_errors));
+            return Ok(recv_ring(
+                rings,
+                batch,
+                &mut self.rx_errors,
+                &mut self.rx_truncated,
+                &mut self.rx_csum_partial,
+            ));
         }
         let (bufs, lens) = batch.slots();
         let n = bufs.len().min(64);
@@ -397,10 +434,17 @@ impl Port for AfPacket {
             };
         }
         let r = r as usize;
+        // Frames longer than the buffer come truncated (MSG_TRUNC): dropped
+        // and counted; the others are moved down over them.
+        let mut kept = 0;
         for i in 0..r {
-            // Frames longer than the buffer are truncated by the kernel (MSG_TRUNC).
+            if msgs[i].msg_hdr.msg_flags & libc::MSG_TRUNC != 0 {
+                self.rx_truncated += 1;
+                continue;
+            }
             let mut len = (msgs[i].msg_len as usize).min(bufs[i].len() - 4);
             if let Some(aux) = auxdata(&msgs[i].msg_hdr) {
+                self.rx_csum_partial += u64::from(aux.tp_status & TP_STATUS_CSUMNOTREADY != 0);
                 if aux.tp_status & TP_STATUS_VLAN_VALID != 0 && len >= 12 {
                     let tpid = if aux.tp_status & TP_STATUS_VLAN_TPID_VALID != 0 {
                         aux.tp_vlan_tpid
@@ -414,10 +458,12 @@ impl Port for AfPacket {
                     len += 4;
                 }
             }
-            lens[i] = len;
+            bufs.swap(kept, i);
+            lens[kept] = len;
+            kept += 1;
         }
-        batch.set_len(r);
-        Ok(r)
+        batch.set_len(kept);
+        Ok(kept)
     }
 
     fn send(&mut self, frames: &[&[u8]]) -> io::Result<usize> {
@@ -493,6 +539,18 @@ impl Port for AfPacket {
 
     fn take_rx_errors(&mut self) -> u64 {
         std::mem::take(&mut self.rx_errors)
+    }
+
+    fn take_rx_truncated(&mut self) -> u64 {
+        std::mem::take(&mut self.rx_truncated)
+    }
+
+    fn take_rx_csum_partial(&mut self) -> u64 {
+        std::mem::take(&mut self.rx_csum_partial)
+    }
+
+    fn max_frame(&self) -> usize {
+        self.max_frame
     }
 
     fn fd(&self) -> Option<i32> {

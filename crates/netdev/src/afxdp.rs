@@ -275,6 +275,15 @@ impl AfXdp {
                 ),
             ));
         }
+        // Frames live in 2 KB UMEM chunks (no multi-buffer): a jumbo MTU
+        // is AF_PACKET's to serve.
+        let mtu = crate::mtu(name).unwrap_or(1500);
+        if crate::frame_size_for_mtu(mtu) > FRAME as usize {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!("{name}: AF_XDP: MTU {mtu} does not fit sluice's 2 KB AF_XDP frames"),
+            ));
+        }
         let ifindex = crate::afpacket::ifindex(name)?;
         let program = Arc::new(
             XdpProgram::attach(ifindex, queues, generic_only).map_err(|e| err(name, "XDP", e))?,

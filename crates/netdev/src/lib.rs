@@ -35,24 +35,54 @@ pub mod xdp;
 
 use std::io;
 
-/// Largest frame a port hands out (Ethernet with a few tags, no jumbo frames).
+/// The receive buffer of a port on a standard 1500-byte MTU (Ethernet
+/// header, a few tags and room to spare); a port whose MTU needs more asks
+/// for it with [`Port::max_frame`].
 pub const MAX_FRAME: usize = 2048;
+
+/// The receive buffer a frame of `mtu` bytes of payload needs: the
+/// Ethernet header and two VLAN tags on top (never less than
+/// [`MAX_FRAME`]).
+pub fn frame_size_for_mtu(mtu: usize) -> usize {
+    (mtu + 14 + 8).max(MAX_FRAME)
+}
+
+/// An interface's MTU (None if it cannot be read).
+pub fn mtu(name: &str) -> Option<usize> {
+    std::fs::read_to_string(format!("/sys/class/net/{name}/mtu"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
 
 /// Reusable receive buffers.
 pub struct Batch {
     bufs: Vec<Vec<u8>>,
     lens: Vec<usize>,
     n: usize,
+    frame: usize,
 }
 
 impl Batch {
-    /// A batch of up to `size` frames.
+    /// A batch of up to `size` frames of [`MAX_FRAME`] bytes.
     pub fn new(size: usize) -> Batch {
+        Batch::with_frame_size(size, MAX_FRAME)
+    }
+
+    /// A batch of up to `size` frames of `frame` bytes each.
+    pub fn with_frame_size(size: usize, frame: usize) -> Batch {
         Batch {
-            bufs: (0..size).map(|_| vec![0u8; MAX_FRAME]).collect(),
+            bufs: (0..size).map(|_| vec![0u8; frame]).collect(),
             lens: vec![0; size],
             n: 0,
+            frame,
         }
+    }
+
+    /// The largest frame a buffer takes.
+    pub fn frame_size(&self) -> usize {
+        self.frame
     }
 
     /// Capacity in frames.
@@ -83,17 +113,20 @@ impl Batch {
         &self.bufs[i][..self.lens[i].min(self.bufs[i].len())]
     }
 
-    /// Buffers for a back end to fill: each is grown back to [`MAX_FRAME`]
-    /// (and one that the pipeline grew far past it, by pushing headers, is
-    /// given back for a new one).
+    /// Buffers for a back end to fill: the last batch's buffers (the only
+    /// ones [`Batch::frame_mut`] can have shortened or grown) are brought
+    /// back to the frame size, one grown far past it (by pushed headers)
+    /// replaced; the others are untouched.
     pub(crate) fn slots(&mut self) -> (&mut [Vec<u8>], &mut [usize]) {
-        for b in &mut self.bufs {
-            if b.capacity() > 2 * MAX_FRAME {
-                *b = vec![0u8; MAX_FRAME];
+        let frame = self.frame;
+        for b in &mut self.bufs[..self.n] {
+            if b.capacity() > 2 * frame {
+                *b = vec![0u8; frame];
             } else {
-                b.resize(MAX_FRAME, 0);
+                b.resize(frame, 0);
             }
         }
+        self.n = 0;
         (&mut self.bufs, &mut self.lens)
     }
 
@@ -120,6 +153,27 @@ pub trait Port: Send {
     /// receive errors.
     fn take_rx_errors(&mut self) -> u64 {
         0
+    }
+
+    /// Frames that arrived longer than the port's buffers since the last
+    /// call (GRO/TSO super-frames, or a frame above the MTU): dropped, not
+    /// forwarded cut; the caller counts them apart so that the user can be
+    /// told which offload to turn off.
+    fn take_rx_truncated(&mut self) -> u64 {
+        0
+    }
+
+    /// Frames received since the last call whose sender left the checksum
+    /// unfinished for hardware to complete (checksum offload on a virtual
+    /// link): forwarded as they are, counted so that the user can be told.
+    fn take_rx_csum_partial(&mut self) -> u64 {
+        0
+    }
+
+    /// The largest frame this port receives whole (the receive buffers
+    /// the caller gives it must be at least this long).
+    fn max_frame(&self) -> usize {
+        MAX_FRAME
     }
 
     /// A file descriptor that polls readable when frames wait (None: always poll).

@@ -10,9 +10,61 @@ const RTMGRP_LINK: u32 = 1;
 const RTM_NEWLINK: u16 = 16;
 const RTM_DELLINK: u16 = 17;
 const IFLA_IFNAME: u16 = 3;
+const IFLA_MTU: u16 = 4;
 const IFLA_OPERSTATE: u16 = 16;
 const IF_OPER_UP: u8 = 6;
 const IF_OPER_UNKNOWN: u8 = 0;
+
+/// `SIOCETHTOOL` commands: read generic receive offload, read the device
+/// flags (large receive offload is one).
+const ETHTOOL_GGRO: u32 = 0x2b;
+const ETHTOOL_GFLAGS: u32 = 0x25;
+const ETH_FLAG_LRO: u32 = 1 << 15;
+
+/// The receive offloads on interface `name` that make the kernel hand a
+/// packet socket frames merged past the MTU (which sluice drops, counted
+/// as truncated): `"gro"`, `"lro"`. Empty when none is on or they cannot
+/// be read.
+pub fn merging_offloads(name: &str) -> Vec<&'static str> {
+    #[repr(C)]
+    struct EthtoolValue {
+        cmd: u32,
+        data: u32,
+    }
+    // SAFETY: a datagram socket only used for the ioctl; checked, closed below.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 || name.len() >= libc::IFNAMSIZ {
+        if fd >= 0 {
+            // SAFETY: closing the socket made above.
+            unsafe { libc::close(fd) };
+        }
+        return Vec::new();
+    }
+    let get = |cmd: u32| -> Option<u32> {
+        let mut v = EthtoolValue { cmd, data: 0 };
+        // SAFETY: ifreq is plain data; the name fits (checked above) and
+        // ifr_data points to `v`, alive for the call.
+        let r = unsafe {
+            let mut ifr: libc::ifreq = zeroed();
+            for (d, s) in ifr.ifr_name.iter_mut().zip(name.bytes()) {
+                *d = s as libc::c_char;
+            }
+            ifr.ifr_ifru.ifru_data = &mut v as *mut EthtoolValue as *mut libc::c_char;
+            libc::ioctl(fd, libc::SIOCETHTOOL, &mut ifr)
+        };
+        (r >= 0).then_some(v.data)
+    };
+    let mut on = Vec::new();
+    if get(ETHTOOL_GGRO).is_some_and(|v| v != 0) {
+        on.push("gro");
+    }
+    if get(ETHTOOL_GFLAGS).is_some_and(|v| v & ETH_FLAG_LRO != 0) {
+        on.push("lro");
+    }
+    // SAFETY: closing the socket made above, once.
+    unsafe { libc::close(fd) };
+    on
+}
 
 /// A subscription to link changes.
 pub struct LinkWatcher {
@@ -25,6 +77,21 @@ pub struct LinkWatcher {
 pub struct LinkChange {
     pub name: String,
     pub up: bool,
+    /// The interface was deleted (RTM_DELLINK).
+    pub deleted: bool,
+    /// Its index (a re-created interface has a new one; 0 if unknown).
+    pub ifindex: u32,
+    /// Its MTU (0 if the message did not say).
+    pub mtu: u32,
+}
+
+/// The index of interface `name` in this network namespace (None: no such
+/// interface).
+pub fn ifindex(name: &str) -> Option<u32> {
+    let c = std::ffi::CString::new(name).ok()?;
+    // SAFETY: a NUL-terminated string we own, for the duration of the call.
+    let i = unsafe { libc::if_nametoindex(c.as_ptr()) };
+    (i != 0).then_some(i)
 }
 
 fn align4(n: usize) -> usize {
@@ -117,9 +184,11 @@ fn parse(mut b: &[u8], out: &mut Vec<LinkChange>) {
         }
         let msg = &b[16..len];
         if (ty == RTM_NEWLINK || ty == RTM_DELLINK) && msg.len() >= 16 {
+            let ifindex = u32_at(msg, 4).unwrap_or(0);
             let flags = u32_at(msg, 8).unwrap_or(0);
             let mut name = None;
             let mut oper = None;
+            let mut mtu = 0;
             let mut a = &msg[16..];
             while let (Some(alen), Some(aty)) = (u16_at(a, 0), u16_at(a, 2)) {
                 let alen = alen as usize;
@@ -135,6 +204,7 @@ fn parse(mut b: &[u8], out: &mut Vec<LinkChange>) {
                         )
                     }
                     IFLA_OPERSTATE => oper = data.first().copied(),
+                    IFLA_MTU => mtu = u32_at(data, 0).unwrap_or(0),
                     _ => {}
                 }
                 a = &a[align4(alen).min(a.len())..];
@@ -147,7 +217,13 @@ fn parse(mut b: &[u8], out: &mut Vec<LinkChange>) {
                         Some(IF_OPER_UNKNOWN) | None => running,
                         Some(_) => false,
                     };
-                out.push(LinkChange { name, up });
+                out.push(LinkChange {
+                    name,
+                    up,
+                    deleted: ty == RTM_DELLINK,
+                    ifindex,
+                    mtu,
+                });
             }
         }
         b = &b[align4(len).min(b.len())..];
@@ -179,6 +255,7 @@ mod tests {
         attrs.resize(align4(attrs.len()), 0);
         let mut m = vec![0u8; 16];
         m.extend_from_slice(&[0u8; 16]);
+        m[20..24].copy_from_slice(&(name.len() as u32).to_ne_bytes());
         m.extend_from_slice(&attrs);
         let len = m.len() as u32;
         m[0..4].copy_from_slice(&len.to_ne_bytes());
@@ -198,15 +275,24 @@ mod tests {
             vec![
                 LinkChange {
                     name: "p1".into(),
-                    up: true
+                    up: true,
+                    deleted: false,
+                    ifindex: 2,
+                    mtu: 0,
                 },
                 LinkChange {
                     name: "p2".into(),
-                    up: false
+                    up: false,
+                    deleted: false,
+                    ifindex: 2,
+                    mtu: 0,
                 },
                 LinkChange {
                     name: "p3".into(),
-                    up: false
+                    up: false,
+                    deleted: true,
+                    ifindex: 2,
+                    mtu: 0,
                 },
             ]
         );

@@ -16,8 +16,10 @@
 //! Why V2 and not V3: V3 hands whole blocks to user space, only when a block
 //! is full or after its retire timer (at least 1 ms) fires, which adds up to
 //! a millisecond of delay at light load; V2 hands out every frame as soon as
-//! it is written. Slots are 2 KB (frames up to [`crate::MAX_FRAME`] minus the
-//! slot header; longer frames arrive truncated, as with `recvmmsg`).
+//! it is written. Slots are 2 KB for a standard MTU, larger (a power of
+//! two) for a jumbo MTU; a frame longer than its slot arrives truncated
+//! (`tp_len` > `tp_snaplen`), and is dropped and counted, never forwarded
+//! cut ([`RxFrame::truncated`]).
 //!
 //! Memory ordering: the status word is the hand-over; it is read with
 //! Acquire before the slot's contents and written with Release after them.
@@ -60,13 +62,24 @@ const TP_STATUS_USER: u32 = 1;
 const TP_STATUS_SEND_REQUEST: u32 = 1;
 const TP_STATUS_SENDING: u32 = 2;
 const TP_STATUS_WRONG_FORMAT: u32 = 4;
+pub(crate) const TP_STATUS_CSUMNOTREADY: u32 = 1 << 3;
 pub(crate) const TP_STATUS_VLAN_VALID: u32 = 1 << 4;
 pub(crate) const TP_STATUS_VLAN_TPID_VALID: u32 = 1 << 6;
 
-/// Slot size: a frame plus the slot header fits in 2 KB.
-const FRAME_SIZE: usize = 2048;
-/// Blocks of 64 KB: 32 slots each, contiguous, so slot i is at i * FRAME_SIZE.
+/// Slot size for a standard MTU: a frame plus the slot header fit in 2 KB.
+pub(crate) const FRAME_SIZE: usize = 2048;
+/// Blocks of at least 64 KB, a whole number of slots each, contiguous, so
+/// slot i is at i * slot size.
 const BLOCK_SIZE: usize = 1 << 16;
+/// Room in a slot before the frame: the header, aligned, plus the offset
+/// the kernel leaves so that the network header is aligned.
+const SLOT_OVERHEAD: usize = 96;
+
+/// The slot size for frames of up to `frame` bytes: a power of two, 2 KB
+/// at least.
+pub(crate) fn slot_size(frame: usize) -> usize {
+    (frame + SLOT_OVERHEAD).next_power_of_two().max(FRAME_SIZE)
+}
 /// Where a TX frame's data starts in its slot (TPACKET2_HDRLEN minus
 /// sizeof(sockaddr_ll), as the kernel expects without PACKET_TX_HAS_OFF).
 const TX_DATA: usize = 32;
@@ -76,12 +89,19 @@ pub(crate) struct RxFrame<'a> {
     pub data: &'a [u8],
     /// (TPID, TCI) of a tag the kernel took off the frame.
     pub vlan: Option<(u16, u16)>,
+    /// The frame was longer than the slot (`data` is its start only).
+    pub truncated: bool,
+    /// The sender left the checksum for the hardware to finish
+    /// (TP_STATUS_CSUMNOTREADY): the frame carries an unfinished one.
+    pub csum_partial: bool,
 }
 
 /// The RX ring and, optionally, the TX ring of one socket.
 pub(crate) struct Rings {
     base: *mut u8,
     size: usize,
+    /// Bytes per slot.
+    slot: usize,
     rx_nr: usize,
     rx_next: usize,
     tx_nr: usize,
@@ -111,11 +131,18 @@ fn setsockopt<T>(fd: i32, opt: libc::c_int, v: &T) -> io::Result<()> {
 }
 
 impl Rings {
-    /// Sets up rings of `rx_frames` and `tx_frames` slots (multiples of 32;
-    /// `tx_frames` may be 0) on `fd`, which must not be bound yet for the TX
-    /// ring to take effect on all kernels.
-    pub(crate) fn new(fd: i32, rx_frames: usize, tx_frames: usize) -> io::Result<Rings> {
-        let per_block = BLOCK_SIZE / FRAME_SIZE;
+    /// Sets up rings of `rx_frames` and `tx_frames` slots of `slot` bytes
+    /// (a power of two, 2 KB at least; counts rounded down to whole blocks,
+    /// at least one; `tx_frames` may be 0) on `fd`, which must not be bound
+    /// yet for the TX ring to take effect on all kernels.
+    pub(crate) fn new(
+        fd: i32,
+        rx_frames: usize,
+        tx_frames: usize,
+        slot: usize,
+    ) -> io::Result<Rings> {
+        let block = BLOCK_SIZE.max(slot);
+        let per_block = block / slot;
         setsockopt(fd, PACKET_VERSION, &TPACKET_V2)?;
         // A TX frame the kernel refuses (shorter than an Ethernet header,
         // longer than the MTU) is dropped by the kernel and the ring moves
@@ -123,20 +150,21 @@ impl Rings {
         // (must be set before the rings exist).
         setsockopt(fd, PACKET_LOSS, &1 as &libc::c_int)?;
         let req = |n: usize| Req {
-            block_size: BLOCK_SIZE as u32,
+            block_size: block as u32,
             block_nr: (n / per_block) as u32,
-            frame_size: FRAME_SIZE as u32,
+            frame_size: slot as u32,
             frame_nr: (n / per_block * per_block) as u32,
         };
+        let whole = |n: usize| (n / per_block).max(1) * per_block;
         let (rx_nr, tx_nr) = (
-            rx_frames / per_block * per_block,
-            tx_frames / per_block * per_block,
+            whole(rx_frames),
+            if tx_frames == 0 { 0 } else { whole(tx_frames) },
         );
         setsockopt(fd, PACKET_RX_RING, &req(rx_nr))?;
         if tx_nr > 0 {
             setsockopt(fd, PACKET_TX_RING, &req(tx_nr))?;
         }
-        let size = (rx_nr + tx_nr) * FRAME_SIZE;
+        let size = (rx_nr + tx_nr) * slot;
         // SAFETY: mapping the socket's rings, as packet(7) describes; the
         // result is checked and unmapped in Drop.
         let base = unsafe {
@@ -155,6 +183,7 @@ impl Rings {
         Ok(Rings {
             base: base as *mut u8,
             size,
+            slot,
             rx_nr,
             rx_next: 0,
             tx_nr,
@@ -170,7 +199,7 @@ impl Rings {
     fn slot(&self, i: usize) -> *mut Hdr2 {
         debug_assert!(i < self.rx_nr + self.tx_nr);
         // SAFETY: i < rx_nr + tx_nr, so the slot lies inside the mapping.
-        unsafe { self.base.add(i * FRAME_SIZE) as *mut Hdr2 }
+        unsafe { self.base.add(i * self.slot) as *mut Hdr2 }
     }
 
     fn status(&self, h: *mut Hdr2) -> &AtomicU32 {
@@ -194,15 +223,17 @@ impl Rings {
         }
         // SAFETY: the slot is ours until we hand it back (status USER);
         // its header lies inside the mapping.
-        let (mac, snaplen, tci, tpid) = unsafe {
+        let (mac, snaplen, len, tci, tpid) = unsafe {
             (
                 (*h).tp_mac as usize,
                 (*h).tp_snaplen as usize,
+                (*h).tp_len as usize,
                 (*h).tp_vlan_tci,
                 (*h).tp_vlan_tpid,
             )
         };
-        let r = frame_bounds(mac, snaplen).map(|(start, len)| {
+        let truncated = len > snaplen;
+        let r = frame_bounds(mac, snaplen, self.slot).map(|(start, len)| {
             let vlan = (s & TP_STATUS_VLAN_VALID != 0).then(|| {
                 let tpid = if s & TP_STATUS_VLAN_TPID_VALID != 0 {
                     tpid
@@ -214,7 +245,12 @@ impl Rings {
             // SAFETY: frame_bounds keeps start..start + len inside the
             // slot, which lies inside the mapping.
             let data = unsafe { std::slice::from_raw_parts((h as *const u8).add(start), len) };
-            f(RxFrame { data, vlan })
+            f(RxFrame {
+                data,
+                vlan,
+                truncated,
+                csum_partial: s & TP_STATUS_CSUMNOTREADY != 0,
+            })
         });
         st.store(TP_STATUS_KERNEL, Ordering::Release);
         self.rx_next = (self.rx_next + 1) % self.rx_nr;
@@ -230,9 +266,9 @@ impl Rings {
         if s & (TP_STATUS_SEND_REQUEST | TP_STATUS_SENDING) != 0 {
             return false;
         }
-        let len = frame.len().min(FRAME_SIZE - TX_DATA);
+        let len = frame.len().min(self.slot - TX_DATA);
         // SAFETY: the slot is free (status AVAILABLE or WRONG_FORMAT) and
-        // TX_DATA + len <= FRAME_SIZE.
+        // TX_DATA + len <= the slot size.
         unsafe {
             std::ptr::copy_nonoverlapping(frame.as_ptr(), (h as *mut u8).add(TX_DATA), len);
             (*h).tp_len = len as u32;
@@ -284,9 +320,9 @@ impl Rings {
 /// Where a received frame lies in its slot, from the kernel's `tp_mac`
 /// and `tp_snaplen`: after the slot header and wholly inside the slot, or
 /// None (the slot is skipped, not followed).
-fn frame_bounds(mac: usize, snaplen: usize) -> Option<(usize, usize)> {
+fn frame_bounds(mac: usize, snaplen: usize, slot: usize) -> Option<(usize, usize)> {
     let end = mac.checked_add(snaplen)?;
-    (mac >= std::mem::size_of::<Hdr2>() && end <= FRAME_SIZE).then_some((mac, snaplen))
+    (mac >= std::mem::size_of::<Hdr2>() && end <= slot).then_some((mac, snaplen))
 }
 
 impl Drop for Rings {
@@ -318,6 +354,7 @@ mod tests {
         Rings {
             base: base as *mut u8,
             size,
+            slot: FRAME_SIZE,
             rx_nr,
             rx_next: 0,
             tx_nr,
@@ -337,6 +374,20 @@ mod tests {
             std::ptr::write_bytes((h as *mut u8).add(start), byte, len);
         }
         r.status(h).store(TP_STATUS_USER, Ordering::Release);
+    }
+
+    #[test]
+    fn a_frame_longer_than_its_slot_is_reported_truncated() {
+        let mut r = anonymous(32, 0);
+        kernel_rx(&r, 0, 66, 100, 0xaa);
+        // The kernel copied what fits and says how long the frame was.
+        kernel_rx(&r, 1, 66, (FRAME_SIZE - 66) as u32, 0xbb);
+        // SAFETY: slot 1 is inside the test mapping.
+        unsafe { (*r.slot(1)).tp_len = 60_000 };
+        let got: Vec<(usize, bool)> = std::iter::from_fn(|| r.rx(|f| (f.data.len(), f.truncated)))
+            .map(Option::unwrap)
+            .collect();
+        assert_eq!(got, vec![(100, false), (FRAME_SIZE - 66, true)]);
     }
 
     fn tx_status(r: &Rings, i: usize) -> u32 {
@@ -433,15 +484,15 @@ mod tests {
 
     #[test]
     fn frame_offsets_outside_the_slot_are_refused() {
-        assert_eq!(frame_bounds(66, 60), Some((66, 60)));
+        assert_eq!(frame_bounds(66, 60, FRAME_SIZE), Some((66, 60)));
         assert_eq!(
-            frame_bounds(66, FRAME_SIZE - 66),
+            frame_bounds(66, FRAME_SIZE - 66, FRAME_SIZE),
             Some((66, FRAME_SIZE - 66))
         );
         // Inside the slot header, past the slot's end, or wrapping.
-        assert_eq!(frame_bounds(8, 60), None);
-        assert_eq!(frame_bounds(66, FRAME_SIZE), None);
-        assert_eq!(frame_bounds(65_535, 0), None);
-        assert_eq!(frame_bounds(66, usize::MAX), None);
+        assert_eq!(frame_bounds(8, 60, FRAME_SIZE), None);
+        assert_eq!(frame_bounds(66, FRAME_SIZE, FRAME_SIZE), None);
+        assert_eq!(frame_bounds(65_535, 0, FRAME_SIZE), None);
+        assert_eq!(frame_bounds(66, usize::MAX, FRAME_SIZE), None);
     }
 }

@@ -16,4 +16,4 @@ pub mod key;
 pub mod parse;
 
 pub use key::{flags, slots, FlowKey, Slot, KEY_WORDS};
-pub use parse::{extract, Offsets};
+pub use parse::{extract, l2_addresses, Offsets};

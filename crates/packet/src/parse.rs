@@ -412,3 +412,18 @@ fn nd(b: &[u8], at: usize, ty: u8, key: &mut FlowKey) {
     key.set(s::ARP_THA, tll);
     key.add_flags(flags::ND);
 }
+
+/// The VLAN id (0 if untagged), source and destination MAC (as 48-bit
+/// numbers) of an Ethernet frame: what the NORMAL learning switch keys on.
+/// None for a frame too short for its headers.
+pub fn l2_addresses(f: &[u8]) -> Option<(u16, u64, u64)> {
+    let mac = |b: &[u8]| b.iter().fold(0u64, |a, &x| (a << 8) | x as u64);
+    let (dst, src) = (mac(f.get(0..6)?), mac(f.get(6..12)?));
+    let tpid = u16::from_be_bytes([*f.get(12)?, *f.get(13)?]);
+    let vlan = if matches!(tpid, 0x8100 | 0x88a8) {
+        u16::from_be_bytes([*f.get(14)?, *f.get(15)?]) & 0x0fff
+    } else {
+        0
+    };
+    Some((vlan, src, dst))
+}

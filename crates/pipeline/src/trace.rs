@@ -29,6 +29,15 @@ pub struct Trace {
     pub final_frame: Vec<u8>,
 }
 
+/// Where the NORMAL action sends one packet, as the MAC table says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NormalHop {
+    /// Why, in words ("dst 02:..:0b learned on port 2").
+    pub why: String,
+    /// The ports (empty: dropped).
+    pub ports: Vec<u32>,
+}
+
 /// Traces `frame` received on `in_port` through `snap`.
 pub fn trace(snap: &Snapshot, in_port: u32, frame: &[u8]) -> Trace {
     let (steps, outputs, final_frame) = trace_run(snap, in_port, frame);
@@ -42,29 +51,56 @@ pub fn trace(snap: &Snapshot, in_port: u32, frame: &[u8]) -> Trace {
 impl Trace {
     /// The datapath actions: the output ports in order, `drop` if none.
     pub fn datapath_actions(&self) -> String {
+        self.datapath_actions_with(&|_| None)
+    }
+
+    /// [`Trace::datapath_actions`] with NORMAL outputs replaced by what
+    /// `normal` resolves them to.
+    fn datapath_actions_with(&self, normal: &dyn Fn(&Output) -> Option<NormalHop>) -> String {
         if self.outputs.is_empty() {
             return "drop".into();
         }
         let outs: Vec<String> = self
             .outputs
             .iter()
-            .map(|o| {
+            .filter_map(|o| {
                 let mut s = ofp::text::format_port(o.port);
                 if let Some(c) = &o.controller {
                     s = format!("controller(reason={},table={})", c.reason, c.table_id);
                 }
-                match o.queue {
+                if let Some(hop) = normal(o) {
+                    if hop.ports.is_empty() {
+                        return None;
+                    }
+                    s = hop
+                        .ports
+                        .iter()
+                        .map(|p| ofp::text::format_port(*p))
+                        .collect::<Vec<_>>()
+                        .join(",");
+                }
+                Some(match o.queue {
                     Some(q) => format!("set_queue:{q},{s}"),
                     None => s,
-                }
+                })
             })
             .collect();
+        if outs.is_empty() {
+            return "drop".into();
+        }
         outs.join(",")
     }
 
     /// The whole trace as text, ending with the final flow (when the
     /// packet changed) and the datapath actions.
     pub fn text(&self, in_port: u32) -> String {
+        self.text_with(in_port, &|_| None)
+    }
+
+    /// [`Trace::text`], following each NORMAL output through `normal` (the
+    /// MAC table's answer, which lives in the datapath): a line saying why
+    /// it went where it went, and its ports in the datapath actions.
+    pub fn text_with(&self, in_port: u32, normal: &dyn Fn(&Output) -> Option<NormalHop>) -> String {
         let mut out = self.steps.join("\n");
         let mut k = FlowKey::default();
         packet::extract(&self.final_frame, in_port, &mut k);
@@ -80,7 +116,19 @@ impl Trace {
         } else {
             out.push_str(&format!("Final flow: {final_flow}\n"));
         }
-        out.push_str(&format!("Datapath actions: {}\n", self.datapath_actions()));
+        for o in self
+            .outputs
+            .iter()
+            .filter(|o| o.port == ofp::port::port_no::NORMAL)
+        {
+            if let Some(hop) = normal(o) {
+                out.push_str(&format!("NORMAL: {}\n", hop.why));
+            }
+        }
+        out.push_str(&format!(
+            "Datapath actions: {}\n",
+            self.datapath_actions_with(normal)
+        ));
         out
     }
 }

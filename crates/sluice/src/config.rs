@@ -173,35 +173,7 @@ pub struct QueueSection {
     pub min_rate: u64,
 }
 
-/// How a port reaches its frames.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
-    /// AF_PACKET with TPACKET_V2 rings (`rings`) or recvmmsg/sendmmsg.
-    AfPacket { rings: bool },
-    /// AF_XDP (falls back to AF_PACKET with a log line where XDP cannot
-    /// run); the XDP program runs natively where the driver can, unless
-    /// `generic`.
-    AfXdp { generic: bool },
-    /// Capture files.
-    Pcap,
-}
-
-/// The back ends a user can name.
-pub const BACKENDS: &str =
-    "\"afpacket\", \"afpacket-mmsg\", \"afxdp\", \"afxdp-generic\" or \"pcap\"";
-
-impl Backend {
-    pub fn parse(s: &str) -> Option<Backend> {
-        Some(match s {
-            "afpacket" => Backend::AfPacket { rings: true },
-            "afpacket-mmsg" => Backend::AfPacket { rings: false },
-            "afxdp" => Backend::AfXdp { generic: false },
-            "afxdp-generic" => Backend::AfXdp { generic: true },
-            "pcap" => Backend::Pcap,
-            _ => return None,
-        })
-    }
-}
+pub use datapath::{Backend, BACKENDS};
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -243,6 +215,21 @@ pub fn load_tls(section: &Option<TlsSection>) -> Result<Option<tls::Tls>, Config
     .map_err(|e| err(format!("tls.{}", e.what), e.problem))
 }
 
+/// Checks that `name` can be a Linux interface name (1-15 bytes, no '/',
+/// no white space, no NUL); the problem otherwise.
+pub fn check_ifname(name: &str) -> Result<(), String> {
+    if name.is_empty()
+        || name.len() > 15
+        || name.contains(['/', '\0'])
+        || name.contains(char::is_whitespace)
+    {
+        return Err(format!(
+            "{name:?} is not a Linux interface name (1-15 characters, no '/' or spaces)"
+        ));
+    }
+    Ok(())
+}
+
 /// A checked configuration of one bridge.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -268,8 +255,53 @@ pub struct Config {
     pub max_connections: usize,
     /// Each port's back end, by OpenFlow port number.
     pub backends: Vec<(u32, Backend)>,
+    /// The back end of ports that name none (`add-port` too).
+    pub default_backend: Backend,
     /// pcap ports.
     pub pcap: Vec<PcapPortConfig>,
+    /// Port numbers the configuration gives (`ofport`); the others are
+    /// the daemon's to choose (see `portnums`).
+    pub pinned: Vec<u32>,
+}
+
+impl Config {
+    /// Each port as the datapath opens it, in order (not LOCAL).
+    pub fn port_specs(&self) -> Vec<datapath::PortSpec> {
+        self.ports
+            .iter()
+            .map(|(no, name)| {
+                let backend = self
+                    .backends
+                    .iter()
+                    .find(|(n, _)| n == no)
+                    .map_or(Backend::AfPacket { rings: true }, |(_, b)| *b);
+                datapath::PortSpec {
+                    port_no: *no,
+                    name: name.clone(),
+                    backend,
+                    pcap: self
+                        .pcap
+                        .iter()
+                        .find(|p| p.port_no == *no)
+                        .map(|p| datapath::PcapSpec {
+                            input: p.input.clone(),
+                            output: p.output.clone(),
+                            rate: p.rate,
+                        }),
+                    queues: self
+                        .queues
+                        .iter()
+                        .filter(|(n, _)| n == no)
+                        .map(|(_, q)| datapath::QueueSpec {
+                            id: q.id,
+                            min_rate: q.min_rate,
+                            max_rate: q.max_rate,
+                        })
+                        .collect(),
+                }
+            })
+            .collect()
+    }
 }
 
 /// A configuration problem: the key and what is wrong with it.
@@ -388,6 +420,7 @@ pub fn check(
     let mut backends = Vec::new();
     let mut queues = Vec::new();
     let mut pcap = Vec::new();
+    let mut pinned = Vec::new();
     for (i, s) in cli_ports.iter().enumerate() {
         let (name, no) = match s.split_once('=') {
             Some((n, v)) => (
@@ -404,18 +437,7 @@ pub fn check(
     }
     for (i, (name, no, backend)) in specs.iter().enumerate() {
         let key = format!("port[{i}]");
-        if name.is_empty()
-            || name.len() > 15
-            || name.contains('/')
-            || name.contains(char::is_whitespace)
-        {
-            return Err(err(
-                format!("{key}.name"),
-                format!(
-                    "{name:?} is not a Linux interface name (1-15 characters, no '/' or spaces)"
-                ),
-            ));
-        }
+        check_ifname(name).map_err(|p| err(format!("{key}.name"), p))?;
         let Some(kind) = Backend::parse(backend) else {
             return Err(err(
                 format!("{key}.backend"),
@@ -427,6 +449,9 @@ pub fn check(
                 format!("{key}.name"),
                 format!("{name} is listed twice"),
             ));
+        }
+        if let Some(n) = no {
+            pinned.push(*n);
         }
         let no = match no {
             Some(n) => *n,
@@ -654,6 +679,9 @@ pub fn check(
         ports,
         queues,
         pcap,
+        pinned,
+        default_backend: Backend::parse(&default_backend)
+            .unwrap_or(Backend::AfPacket { rings: true }),
     })
 }
 

@@ -1,294 +1,477 @@
-//! A Prometheus text-format endpoint: `GET /metrics` on the address given
-//! with `--metrics` (e.g. `127.0.0.1:9477`). One small thread; each request
-//! reads the counters the worker writes (relaxed atomics) and the current
-//! pipeline snapshot, so scraping never slows the packet path. Worker
-//! health is reported per worker: `sluice_worker_up` and
-//! `sluice_worker_heartbeat_age_seconds` (see `health`).
+//! A Prometheus endpoint: `GET /metrics` (or `/`) on the address given with
+//! `--metrics` (e.g. `127.0.0.1:9477`), in the text exposition format
+//! (`expo`), served by `http` (a thread per connection, each bounded in
+//! time, so one slow or idle client delays no other).
+//!
+//! A scrape reads what the workers write (relaxed atomics), the published
+//! pipeline and port set, and the small view the control thread publishes
+//! of its OpenFlow side (`control::View`, at most 100 ms old): scraping
+//! never takes a lock the packet path or the control thread waits on.
+//! Every counter is cumulative since the daemon started (a Prometheus
+//! counter; rates over a window are the scraper's job), and so is the delay
+//! histogram. Each family is written once, with the samples of every
+//! bridge. The README's "Metrics" section lists every metric.
 
-use std::fmt::Write as _;
-use std::io::{Read, Write};
-use std::net::TcpListener;
+mod expo;
+mod http;
+
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
-use datapath::{BridgeCounters, PortCounters};
+use datapath::channel::Channels;
+use datapath::queue::QueueCounters;
+use datapath::{BridgeCounters, MacTable, PortCounters, PortView};
 use pipeline::Snapshot;
 
-/// What the endpoint reports.
+use crate::bridge::Running;
+use crate::control;
+use expo::{Expo, Kind, Label};
+
+pub use http::serve;
+
+/// What the endpoint reports of one bridge.
 pub struct Sources {
     pub bridge: String,
-    /// Each port's counters, one set per worker.
-    pub ports: Vec<(u32, String, Vec<Arc<PortCounters>>)>,
+    /// The port set, with each port's counters (one set per worker) and
+    /// queues; ports added at run time included.
+    pub ports: Arc<ArcSwap<Vec<PortView>>>,
     /// The bridge's counters, one set per worker.
     pub counters: Vec<Arc<BridgeCounters>>,
     pub pipeline: Arc<ArcSwap<Snapshot>>,
+    /// The queues between workers and agent, with their drop counters.
+    pub channels: Arc<Channels>,
+    pub macs: Arc<MacTable>,
+    /// The control thread's view of connections and link states.
+    pub control: Arc<ArcSwap<control::View>>,
 }
 
-/// A port counter metric: name, help, and how to read it.
-type PortMetric = (&'static str, &'static str, fn(&PortCounters) -> u64);
+impl Sources {
+    /// What to read of a running bridge.
+    pub fn of(r: &Running) -> Sources {
+        let b = r.bridge();
+        Sources {
+            bridge: r.name.clone(),
+            ports: b.view(),
+            counters: b.counters.clone(),
+            pipeline: b.pipeline.clone(),
+            channels: b.channels.clone(),
+            macs: b.macs.clone(),
+            control: r.control.view(),
+        }
+    }
+}
 
-/// Renders every metric of every bridge in the Prometheus text format, each
-/// family once with all bridges' samples together.
+/// The delay histogram's bucket bounds: the label, and the bound in ns.
+/// The recording histogram's buckets are 1/16 of a power of two wide, so a
+/// bound counts the samples at or below the bucket edge under it (within
+/// ~6% of the bound; `datapath::histogram::Histogram::cumulative`).
+const DELAY_BOUNDS: [(&str, u64); 19] = [
+    ("0.000001", 1_000),
+    ("0.000002", 2_000),
+    ("0.000005", 5_000),
+    ("0.00001", 10_000),
+    ("0.00002", 20_000),
+    ("0.00005", 50_000),
+    ("0.0001", 100_000),
+    ("0.0002", 200_000),
+    ("0.0005", 500_000),
+    ("0.001", 1_000_000),
+    ("0.002", 2_000_000),
+    ("0.005", 5_000_000),
+    ("0.01", 10_000_000),
+    ("0.02", 20_000_000),
+    ("0.05", 50_000_000),
+    ("0.1", 100_000_000),
+    ("0.2", 200_000_000),
+    ("0.5", 500_000_000),
+    ("1", 1_000_000_000),
+];
+
+/// A counter family read from summed counters: name, help, getter.
+type Counter<C> = (&'static str, &'static str, fn(&C) -> u64);
+
+const PORT_COUNTERS: [Counter<PortCounters>; 8] = [
+    ("sluice_port_rx_packets_total", "Frames received", |c| {
+        c.rx_packets.load(Relaxed)
+    }),
+    ("sluice_port_rx_bytes_total", "Bytes received", |c| {
+        c.rx_bytes.load(Relaxed)
+    }),
+    ("sluice_port_tx_packets_total", "Frames sent", |c| {
+        c.tx_packets.load(Relaxed)
+    }),
+    ("sluice_port_tx_bytes_total", "Bytes sent", |c| {
+        c.tx_bytes.load(Relaxed)
+    }),
+    (
+        "sluice_port_tx_dropped_total",
+        "Frames the port did not take (transmit ring or queue full, send error)",
+        |c| c.tx_dropped.load(Relaxed),
+    ),
+    (
+        "sluice_port_rx_errors_total",
+        "Receive errors (ring slots or descriptors skipped as malformed)",
+        |c| c.rx_errors.load(Relaxed),
+    ),
+    (
+        "sluice_port_rx_truncated_total",
+        "Frames dropped for arriving longer than the port's buffers (GRO/TSO super-frames, above the MTU)",
+        |c| c.rx_truncated.load(Relaxed),
+    ),
+    (
+        "sluice_port_rx_csum_partial_total",
+        "Frames received with an unfinished checksum (the sender offloads checksums)",
+        |c| c.rx_csum_partial.load(Relaxed),
+    ),
+];
+
+const QUEUE_COUNTERS: [Counter<QueueCounters>; 3] = [
+    (
+        "sluice_queue_tx_packets_total",
+        "Frames sent from the egress queue",
+        |c| c.tx_packets.load(Relaxed),
+    ),
+    (
+        "sluice_queue_tx_bytes_total",
+        "Bytes sent from the egress queue",
+        |c| c.tx_bytes.load(Relaxed),
+    ),
+    (
+        "sluice_queue_tx_errors_total",
+        "Frames dropped because the egress queue was full",
+        |c| c.tx_errors.load(Relaxed),
+    ),
+];
+
+const BRIDGE_COUNTERS: [Counter<BridgeCounters>; 4] = [
+    (
+        "sluice_pipeline_dropped_total",
+        "Frames the pipeline sent nowhere",
+        |c| c.dropped.load(Relaxed),
+    ),
+    (
+        "sluice_skipped_edits_total",
+        "Header edits skipped because the packet had no such header",
+        |c| c.skipped_edits.load(Relaxed),
+    ),
+    (
+        "sluice_output_limit_drops_total",
+        "Outputs and group buckets dropped over the per-packet limits",
+        |c| c.over_limit.load(Relaxed),
+    ),
+    (
+        "sluice_to_controller_total",
+        "Frames the pipeline sent to the controller",
+        |c| c.to_controller.load(Relaxed),
+    ),
+];
+
+/// One bridge's sources, each loaded once per scrape (so a scrape is
+/// consistent within a family and across families).
+struct Loaded<'a> {
+    name: &'a String,
+    src: &'a Sources,
+    ports: Arc<Vec<PortView>>,
+    /// Each port's counters summed over the workers (same order).
+    port_totals: Vec<PortCounters>,
+    snap: Arc<Snapshot>,
+    control: Arc<control::View>,
+    totals: BridgeCounters,
+}
+
+impl<'a> Loaded<'a> {
+    fn new(src: &'a Sources) -> Loaded<'a> {
+        let ports = src.ports.load_full();
+        Loaded {
+            name: &src.bridge,
+            src,
+            port_totals: ports
+                .iter()
+                .map(|v| PortCounters::sum(&v.counters))
+                .collect(),
+            ports,
+            snap: src.pipeline.load_full(),
+            control: src.control.load_full(),
+            totals: BridgeCounters::sum(&src.counters),
+        }
+    }
+}
+
+/// Renders every metric of every bridge in the Prometheus text format.
 pub fn render(all: &[Sources]) -> String {
     render_at(all, datapath::clock::now_ns())
 }
 
 /// [`render`] at datapath time `now` (ns).
 fn render_at(all: &[Sources], now: u64) -> String {
-    let mut o = String::new();
-    let mut family =
-        |name: &str, kind: &str, help: &str, samples: &mut dyn FnMut(&Sources, &mut String)| {
-            let _ = writeln!(o, "# HELP {name} {help}.\n# TYPE {name} {kind}");
-            for s in all {
-                samples(s, &mut o);
+    let bridges: Vec<Loaded> = all.iter().map(Loaded::new).collect();
+    let mut e = Expo::default();
+
+    e.family(
+        "sluice_build_info",
+        Kind::Gauge,
+        "Always 1; the version of the running daemon in a label",
+    );
+    e.sample(
+        "sluice_build_info",
+        &[("version", &env!("CARGO_PKG_VERSION"))],
+        1u64,
+    );
+
+    // Ports: counters summed over the workers, link state, queues.
+    for (name, help, get) in PORT_COUNTERS {
+        e.family(name, Kind::Counter, help);
+        for b in &bridges {
+            for (v, c) in b.ports.iter().zip(&b.port_totals) {
+                e.sample(name, &port_labels(b.name, v), get(c));
             }
-        };
-    let port_metrics: [PortMetric; 6] = [
-        ("sluice_port_rx_packets_total", "Frames received", |c| {
-            c.rx_packets.load(Relaxed)
-        }),
-        ("sluice_port_rx_bytes_total", "Bytes received", |c| {
-            c.rx_bytes.load(Relaxed)
-        }),
-        ("sluice_port_tx_packets_total", "Frames sent", |c| {
-            c.tx_packets.load(Relaxed)
-        }),
-        ("sluice_port_tx_bytes_total", "Bytes sent", |c| {
-            c.tx_bytes.load(Relaxed)
-        }),
-        (
-            "sluice_port_tx_dropped_total",
-            "Frames the port did not take",
-            |c| c.tx_dropped.load(Relaxed),
-        ),
-        ("sluice_port_rx_errors_total", "Receive errors", |c| {
-            c.rx_errors.load(Relaxed)
-        }),
-    ];
-    for (name, help, get) in port_metrics {
-        family(name, "counter", help, &mut |s, o| {
-            for (no, ifname, c) in &s.ports {
-                let _ = writeln!(
-                    o,
-                    "{name}{{bridge=\"{}\",port=\"{no}\",name=\"{ifname}\"}} {}",
-                    s.bridge,
-                    get(&PortCounters::sum(c))
-                );
-            }
-        });
+        }
     }
-    // Bridge-wide pipeline counters, summed over the workers.
-    type BridgeMetric = (&'static str, &'static str, fn(&BridgeCounters) -> u64);
-    let bridge_metrics: [BridgeMetric; 4] = [
-        (
-            "sluice_pipeline_dropped_total",
-            "Frames the pipeline sent nowhere",
-            |c| c.dropped.load(Relaxed),
-        ),
-        (
-            "sluice_skipped_edits_total",
-            "Header edits skipped because the packet had no such header",
-            |c| c.skipped_edits.load(Relaxed),
-        ),
-        (
-            "sluice_output_limit_drops_total",
-            "Outputs and group buckets dropped over the per-packet limits",
-            |c| c.over_limit.load(Relaxed),
-        ),
-        (
-            "sluice_to_controller_total",
-            "Frames for the controller",
-            |c| c.to_controller.load(Relaxed),
-        ),
-    ];
-    for (name, help, get) in bridge_metrics {
-        family(name, "counter", help, &mut |s, o| {
-            let _ = writeln!(
-                o,
-                "{name}{{bridge=\"{}\"}} {}",
-                s.bridge,
-                get(&BridgeCounters::sum(&s.counters))
-            );
-        });
+    e.family(
+        "sluice_port_up",
+        Kind::Gauge,
+        "1 while the port's link is up and its interface attached, else 0",
+    );
+    for b in &bridges {
+        for v in b.ports.iter() {
+            // A port added within the control view's last 100 ms has no
+            // link state yet: no sample rather than a guess.
+            let link = b.control.ports.iter().find(|p| p.0 == v.port_no);
+            if let Some(&(_, up)) = link {
+                e.sample("sluice_port_up", &port_labels(b.name, v), up && v.attached);
+            }
+        }
     }
-    family(
-        "sluice_rules",
-        "gauge",
-        "Rules installed per table",
-        &mut |s, o| {
-            let snap = s.pipeline.load();
-            for (t, cls) in snap
-                .tables
-                .iter()
-                .enumerate()
-                .filter(|(_, c)| !c.is_empty())
-            {
-                let _ = writeln!(
-                    o,
-                    "sluice_rules{{bridge=\"{}\",table=\"{t}\"}} {}",
-                    s.bridge,
-                    cls.len()
-                );
-            }
-        },
-    );
-    family(
-        "sluice_pipeline_version",
-        "gauge",
-        "Published pipeline version",
-        &mut |s, o| {
-            let _ = writeln!(
-                o,
-                "sluice_pipeline_version{{bridge=\"{}\"}} {}",
-                s.bridge,
-                s.pipeline.load().version
-            );
-        },
-    );
-    // Worker health: a dead worker reads 0; a stalled one (alive, not
-    // looping) shows a heartbeat age well above the 10 ms of an idle round.
-    family(
-        "sluice_worker_up",
-        "gauge",
-        "1 while the worker's loop runs, 0 once it has ended or died",
-        &mut |s, o| {
-            for (w, c) in s.counters.iter().enumerate() {
-                let _ = writeln!(
-                    o,
-                    "sluice_worker_up{{bridge=\"{}\",worker=\"{w}\"}} {}",
-                    s.bridge,
-                    u8::from(c.running.load(Relaxed))
-                );
-            }
-        },
-    );
-    family(
-        "sluice_worker_heartbeat_age_seconds",
-        "gauge",
-        "Time since the worker last started a loop round (absent before its first)",
-        &mut |s, o| {
-            for (w, c) in s.counters.iter().enumerate() {
-                let beat = c.heartbeat_ns.load(Relaxed);
-                if beat != 0 {
-                    let _ = writeln!(
-                        o,
-                        "sluice_worker_heartbeat_age_seconds{{bridge=\"{}\",worker=\"{w}\"}} {:e}",
-                        s.bridge,
-                        now.saturating_sub(beat) as f64 / 1e9
-                    );
+    for (name, help, get) in QUEUE_COUNTERS {
+        e.family(name, Kind::Counter, help);
+        for b in &bridges {
+            for v in b.ports.iter() {
+                for (q, c) in &v.queues {
+                    let [l0, l1, l2] = port_labels(b.name, v);
+                    e.sample(name, &[l0, l1, l2, ("queue", q)], get(c));
                 }
             }
-        },
-    );
-    family(
-        "sluice_worker_rounds_total",
-        "counter",
-        "Loop rounds of the worker (one receive from every port)",
-        &mut |s, o| {
-            for (w, c) in s.counters.iter().enumerate() {
-                let _ = writeln!(
-                    o,
-                    "sluice_worker_rounds_total{{bridge=\"{}\",worker=\"{w}\"}} {}",
-                    s.bridge,
-                    c.batches.load(Relaxed)
-                );
-            }
-        },
-    );
-    family(
-        "sluice_delay_seconds",
-        "summary",
-        "In-switch delay, receive batch to transmit batch",
-        &mut |s, o| {
-            let d = &BridgeCounters::sum(&s.counters).delay;
-            for q in [0.5, 0.99, 0.999] {
-                let _ = writeln!(
-                    o,
-                    "sluice_delay_seconds{{bridge=\"{}\",quantile=\"{q}\"}} {:e}",
-                    s.bridge,
-                    d.quantile(q) as f64 / 1e9
-                );
-            }
-            let _ = writeln!(
-                o,
-                "sluice_delay_seconds_count{{bridge=\"{}\"}} {}",
-                s.bridge,
-                d.count()
-            );
-        },
-    );
-    family(
-        "sluice_delay_max_seconds",
-        "gauge",
-        "Largest in-switch delay",
-        &mut |s, o| {
-            let _ = writeln!(
-                o,
-                "sluice_delay_max_seconds{{bridge=\"{}\"}} {:e}",
-                s.bridge,
-                BridgeCounters::sum(&s.counters).delay.max() as f64 / 1e9
-            );
-        },
-    );
-    o
-}
+        }
+    }
 
-/// Serves `GET /metrics` on `listener` until the process ends.
-pub fn serve(listener: TcpListener, sources: Vec<Sources>) {
-    for conn in listener.incoming() {
-        let Ok(mut conn) = conn else { continue };
-        let _ = conn.set_read_timeout(Some(std::time::Duration::from_secs(2)));
-        let mut req = [0u8; 1024];
-        let n = conn.read(&mut req).unwrap_or(0);
-        let line = String::from_utf8_lossy(&req[..n]);
-        let (status, body) = if line.starts_with("GET /metrics") || line.starts_with("GET / ") {
-            ("200 OK", render(&sources))
-        } else {
-            ("404 Not Found", "only GET /metrics is served\n".to_string())
-        };
-        let _ = write!(
-            conn,
-            "HTTP/1.0 {status}\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\n\r\n{body}",
-            body.len()
+    // The pipeline.
+    for (name, help, get) in BRIDGE_COUNTERS {
+        e.family(name, Kind::Counter, help);
+        for b in &bridges {
+            e.sample(name, &[("bridge", b.name)], get(&b.totals));
+        }
+    }
+    e.family(
+        "sluice_flows",
+        Kind::Gauge,
+        "Flows installed, per table (every table, empty ones at 0)",
+    );
+    for b in &bridges {
+        for (t, cls) in b.snap.tables.iter().enumerate() {
+            e.sample(
+                "sluice_flows",
+                &[("bridge", b.name), ("table", &t)],
+                cls.len(),
+            );
+        }
+    }
+    e.family(
+        "sluice_pipeline_version",
+        Kind::Gauge,
+        "Published pipeline version (grows with every change)",
+    );
+    for b in &bridges {
+        e.sample(
+            "sluice_pipeline_version",
+            &[("bridge", b.name)],
+            b.snap.version,
         );
     }
+    e.family(
+        "sluice_mac_table_entries",
+        Kind::Gauge,
+        "Addresses the NORMAL action has learned and not aged out",
+    );
+    for b in &bridges {
+        e.sample(
+            "sluice_mac_table_entries",
+            &[("bridge", b.name)],
+            b.src.macs.len(now),
+        );
+    }
+
+    // The controller channel.
+    e.family(
+        "sluice_packet_in_queue_full_total",
+        Kind::Counter,
+        "Frames for the controller dropped because the queue from the workers to the OpenFlow agent was full",
+    );
+    for b in &bridges {
+        e.sample(
+            "sluice_packet_in_queue_full_total",
+            &[("bridge", b.name)],
+            b.src.channels.packet_in_dropped.load(Relaxed),
+        );
+    }
+    e.family(
+        "sluice_packet_out_queue_full_total",
+        Kind::Counter,
+        "PACKET_OUTs dropped because the queue from the OpenFlow agent to the workers was full",
+    );
+    for b in &bridges {
+        e.sample(
+            "sluice_packet_out_queue_full_total",
+            &[("bridge", b.name)],
+            b.src.channels.packet_out_dropped.load(Relaxed),
+        );
+    }
+    e.family(
+        "sluice_packet_in_limited_total",
+        Kind::Counter,
+        "PACKET_INs not sent to a connection: over its rate limit, or its send buffer full (once per connection)",
+    );
+    for b in &bridges {
+        e.sample(
+            "sluice_packet_in_limited_total",
+            &[("bridge", b.name)],
+            b.control.packet_in_limited,
+        );
+    }
+    e.family(
+        "sluice_controller_connected",
+        Kind::Gauge,
+        "Per configured controller: 1 while a connection to it has completed the OpenFlow handshake, else 0",
+    );
+    for b in &bridges {
+        for (target, up) in &b.control.controllers {
+            e.sample(
+                "sluice_controller_connected",
+                &[("bridge", b.name), ("target", target)],
+                *up,
+            );
+        }
+    }
+    e.family(
+        "sluice_connection_info",
+        Kind::Gauge,
+        "Always 1, one per OpenFlow connection: its peer, kind (controller or management), state (hello, open, closing) and role (equal, master, slave)",
+    );
+    for b in &bridges {
+        for c in &b.control.conns {
+            let kind = conn_kind(c);
+            e.sample(
+                "sluice_connection_info",
+                &[
+                    ("bridge", b.name),
+                    ("conn", &c.id),
+                    ("peer", &c.peer),
+                    ("kind", &kind),
+                    ("state", &c.state),
+                    ("role", &c.role),
+                ],
+                1u64,
+            );
+        }
+    }
+
+    // Worker health: a dead worker reads 0; a stalled one (alive, not
+    // looping) shows a heartbeat age well above the 10 ms of an idle round.
+    e.family(
+        "sluice_worker_up",
+        Kind::Gauge,
+        "1 while the worker's loop runs, 0 once it has ended or died",
+    );
+    for b in &bridges {
+        for (w, c) in b.src.counters.iter().enumerate() {
+            e.sample(
+                "sluice_worker_up",
+                &[("bridge", b.name), ("worker", &w)],
+                c.running.load(Relaxed),
+            );
+        }
+    }
+    e.family(
+        "sluice_worker_heartbeat_age_seconds",
+        Kind::Gauge,
+        "Time since the worker last started a loop round (absent before its first)",
+    );
+    for b in &bridges {
+        for (w, c) in b.src.counters.iter().enumerate() {
+            let beat = c.heartbeat_ns.load(Relaxed);
+            if beat != 0 {
+                e.sample(
+                    "sluice_worker_heartbeat_age_seconds",
+                    &[("bridge", b.name), ("worker", &w)],
+                    now.saturating_sub(beat) as f64 / 1e9,
+                );
+            }
+        }
+    }
+    e.family(
+        "sluice_worker_rounds_total",
+        Kind::Counter,
+        "Loop rounds of the worker (one receive from every port)",
+    );
+    for b in &bridges {
+        for (w, c) in b.src.counters.iter().enumerate() {
+            e.sample(
+                "sluice_worker_rounds_total",
+                &[("bridge", b.name), ("worker", &w)],
+                c.batches.load(Relaxed),
+            );
+        }
+    }
+
+    // The in-switch delay, a cumulative histogram.
+    e.family(
+        "sluice_delay_seconds",
+        Kind::Histogram,
+        "In-switch delay per frame, receive batch to transmit batch",
+    );
+    let bounds: Vec<u64> = DELAY_BOUNDS.iter().map(|&(_, ns)| ns).collect();
+    for b in &bridges {
+        let d = &b.totals.delay;
+        let (counts, total) = d.cumulative(&bounds);
+        for ((le, _), n) in DELAY_BOUNDS.iter().zip(counts) {
+            e.sample(
+                "sluice_delay_seconds_bucket",
+                &[("bridge", b.name), ("le", le)],
+                n,
+            );
+        }
+        e.sample(
+            "sluice_delay_seconds_bucket",
+            &[("bridge", b.name), ("le", &"+Inf")],
+            total,
+        );
+        e.sample(
+            "sluice_delay_seconds_sum",
+            &[("bridge", b.name)],
+            d.sum() as f64 / 1e9,
+        );
+        e.sample("sluice_delay_seconds_count", &[("bridge", b.name)], total);
+    }
+    e.finish()
+}
+
+/// What a connection is, as its `kind` label says.
+fn conn_kind(c: &control::ConnView) -> &'static str {
+    if c.management {
+        "management"
+    } else {
+        "controller"
+    }
+}
+
+/// The labels of a port's samples.
+fn port_labels<'a>(bridge: &'a dyn std::fmt::Display, v: &'a PortView) -> [Label<'a>; 3] {
+    [
+        ("bridge", bridge),
+        ("ofport", &v.port_no),
+        ("interface", &v.name),
+    ]
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn worker_health_is_reported_per_worker() {
-        let mut p = pipeline::Pipeline::new(pipeline::Config::default());
-        let counters: Vec<Arc<BridgeCounters>> = (0..2).map(|_| Arc::default()).collect();
-        // Worker 0 runs and looped 5 s ago (stalled); worker 1 has died.
-        counters[0].running.store(true, Relaxed);
-        let now = 7_000_000_000;
-        counters[0].heartbeat_ns.store(2_000_000_000, Relaxed);
-        counters[0].batches.store(42, Relaxed);
-        counters[1].heartbeat_ns.store(now, Relaxed);
-        let text = render_at(
-            &[Sources {
-                bridge: "br0".into(),
-                ports: Vec::new(),
-                counters,
-                pipeline: Arc::new(ArcSwap::new(p.snapshot())),
-            }],
-            now,
-        );
-        assert!(text.contains("sluice_worker_up{bridge=\"br0\",worker=\"0\"} 1\n"));
-        assert!(text.contains("sluice_worker_up{bridge=\"br0\",worker=\"1\"} 0\n"));
-        assert!(text.contains("sluice_worker_rounds_total{bridge=\"br0\",worker=\"0\"} 42\n"));
-        let age: f64 = text
-            .lines()
-            .find_map(|l| {
-                l.strip_prefix("sluice_worker_heartbeat_age_seconds{bridge=\"br0\",worker=\"0\"} ")
-            })
-            .unwrap()
-            .parse()
-            .unwrap();
-        assert_eq!(age, 5.0);
-    }
-}
+mod tests;

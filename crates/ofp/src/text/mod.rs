@@ -39,7 +39,7 @@ pub use flow::{
 };
 pub use group::{format_group_mod, parse_group_mod};
 pub use meter::{format_meter_mod, parse_meter_mod};
-pub use value::{format_masked, parse_masked, parse_num};
+pub use value::{format_mac, format_masked, parse_masked, parse_num};
 
 /// A text the parser could not read: which token, and what it expected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

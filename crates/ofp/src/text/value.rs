@@ -114,6 +114,11 @@ fn expected_for(kind: ValueKind) -> &'static str {
     }
 }
 
+/// A 48-bit MAC address as `02:00:00:00:00:0b`.
+pub fn format_mac(mac: u64) -> String {
+    format_value(ValueKind::Mac, mac.into())
+}
+
 /// Writes one value of the given kind.
 pub fn format_value(kind: ValueKind, v: u128) -> String {
     match kind {

@@ -17,6 +17,7 @@ mod endpoint;
 mod listen;
 mod loglimit;
 mod stream;
+mod view;
 
 use std::collections::HashMap;
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -24,14 +25,16 @@ use std::os::fd::AsRawFd;
 use std::sync::Arc;
 
 use agent::{Agent, ConnId};
+use arc_swap::ArcSwap;
 use bytes::Bytes;
 use datapath::channel::Channels;
 
-pub use dp::DpHandle;
+pub use dp::{DpHandle, SetLog, APPLY_TIMEOUT};
 pub use endpoint::Endpoint;
 use listen::{bind_unix, Listener, ListenerState, ACCEPT_BACKOFF_NS};
 use loglimit::LogLimit;
 use stream::Stream;
+pub use view::{ConnView, View};
 
 use crate::dial;
 
@@ -68,6 +71,8 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
 pub struct Control {
     pub agent: Agent<DpHandle>,
     listeners: Vec<Listener>,
+    /// The endpoint each listener serves (same order as `listeners`).
+    endpoints: Vec<Endpoint>,
     actives: Vec<Active>,
     streams: HashMap<ConnId, Stream>,
     /// Where each connection came from (for logs).
@@ -91,6 +96,13 @@ pub struct Control {
     /// name, not an address).
     resolver: Option<dial::Resolver>,
     now_ns: u64,
+    /// What other threads see of this side (`view`), and when it was
+    /// last published.
+    view: Arc<ArcSwap<View>>,
+    view_at_ns: u64,
+    /// PACKET_INs closed connections did not take (their
+    /// `packet_in_dropped`), so the view's total only grows.
+    packet_in_limited_closed: u64,
 }
 
 /// Bytes read from a socket at a time.
@@ -107,48 +119,11 @@ impl Control {
         tls: Option<tls::Tls>,
         max_connections: usize,
     ) -> Result<Control, String> {
-        let mut listeners = Vec::new();
-        let mut actives = Vec::new();
-        for e in endpoints {
-            if e.is_tls() && tls.is_none() {
-                return Err(format!(
-                    "{e:?}: TLS endpoints need the daemon's [tls] private_key, certificate and ca_cert"
-                ));
-            }
-            match e {
-                Endpoint::PTcp(addr) | Endpoint::PTls(addr) => {
-                    let kind = if e.is_tls() { "ptls" } else { "ptcp" };
-                    let l = TcpListener::bind(addr).map_err(|er| format!("{kind}:{addr}: {er}"))?;
-                    l.set_nonblocking(true).map_err(|er| er.to_string())?;
-                    if !e.is_tls() && !addr.ip().is_loopback() {
-                        tracing::warn!(
-                            bridge,
-                            "{kind}:{addr}: OpenFlow in plaintext on a non-loopback address: \
-                             anyone who reaches it controls the switch (ptls: authenticates)"
-                        );
-                    }
-                    listeners.push(Listener::Tcp(l, e.is_tls()));
-                }
-                Endpoint::PUnix(path) | Endpoint::Mgmt(path) => {
-                    let l = bind_unix(path)?;
-                    let service = matches!(e, Endpoint::Mgmt(_));
-                    listeners.push(Listener::Unix(l, path.clone(), service));
-                }
-                Endpoint::Tcp(target) | Endpoint::Tls(target) => actives.push(Active {
-                    target: target.clone(),
-                    tls: e.is_tls(),
-                    conn: None,
-                    dialing: None,
-                    next_try_ns: 0,
-                    backoff_ns: 1_000_000_000,
-                }),
-            }
-        }
-        let listeners_len = listeners.len();
-        Ok(Control {
+        let mut c = Control {
             agent,
-            listeners,
-            actives,
+            listeners: Vec::new(),
+            endpoints: Vec::new(),
+            actives: Vec::new(),
             streams: HashMap::new(),
             peers: HashMap::new(),
             channels,
@@ -157,15 +132,131 @@ impl Control {
             bridge: bridge.to_string(),
             tls,
             read_buf: vec![0u8; READ_BUF],
-            listener_state: (0..listeners_len)
-                .map(|_| ListenerState::default())
-                .collect(),
+            listener_state: Vec::new(),
             origin: HashMap::new(),
             max_connections,
             log_limit: LogLimit::default(),
             resolver: None,
             now_ns: 0,
-        })
+            view: Arc::default(),
+            view_at_ns: 0,
+            packet_in_limited_closed: 0,
+        };
+        for e in endpoints {
+            c.open_endpoint(e)?;
+        }
+        Ok(c)
+    }
+
+    /// Opens a listening endpoint, or adds a controller to connect to.
+    fn open_endpoint(&mut self, e: &Endpoint) -> Result<(), String> {
+        if e.is_tls() && self.tls.is_none() {
+            return Err(format!(
+                "{e:?}: TLS endpoints need the daemon's [tls] private_key, certificate and ca_cert"
+            ));
+        }
+        let bridge = self.bridge.as_str();
+        match e {
+            Endpoint::PTcp(addr) | Endpoint::PTls(addr) => {
+                let kind = if e.is_tls() { "ptls" } else { "ptcp" };
+                let l = TcpListener::bind(addr).map_err(|er| format!("{kind}:{addr}: {er}"))?;
+                l.set_nonblocking(true).map_err(|er| er.to_string())?;
+                if !e.is_tls() && !addr.ip().is_loopback() {
+                    tracing::warn!(
+                        bridge,
+                        "{kind}:{addr}: OpenFlow in plaintext on a non-loopback address: \
+                         anyone who reaches it controls the switch (ptls: authenticates)"
+                    );
+                }
+                self.add_listener(Listener::Tcp(l, e.is_tls()), e);
+            }
+            Endpoint::PUnix(path) | Endpoint::Mgmt(path) => {
+                let l = bind_unix(path)?;
+                let service = matches!(e, Endpoint::Mgmt(_));
+                self.add_listener(Listener::Unix(l, path.clone(), service), e);
+            }
+            Endpoint::Tcp(target) | Endpoint::Tls(target) => self.actives.push(Active {
+                target: target.clone(),
+                tls: e.is_tls(),
+                conn: None,
+                dialing: None,
+                next_try_ns: 0,
+                backoff_ns: 1_000_000_000,
+            }),
+        }
+        Ok(())
+    }
+
+    fn add_listener(&mut self, l: Listener, e: &Endpoint) {
+        self.listeners.push(l);
+        self.endpoints.push(e.clone());
+        self.listener_state.push(ListenerState::default());
+    }
+
+    /// Makes the bridge's endpoints `wanted` (a configuration reload):
+    /// endpoints in both lists are untouched, with their connections;
+    /// removed ones are closed, with their connections; new ones are
+    /// opened. What could not be opened is returned, one line each (the
+    /// rest is applied).
+    pub fn set_endpoints(&mut self, wanted: &[Endpoint]) -> Vec<String> {
+        let mut problems = Vec::new();
+        // Listeners: keep, or close with the connections they accepted.
+        let mut i = 0;
+        while i < self.listeners.len() {
+            if wanted.contains(&self.endpoints[i]) {
+                i += 1;
+                continue;
+            }
+            let gone: Vec<ConnId> = self
+                .origin
+                .iter()
+                .filter(|(_, &o)| o == i)
+                .map(|(&id, _)| id)
+                .collect();
+            for id in gone {
+                self.close(id, "its listener was removed from the configuration");
+            }
+            tracing::info!(bridge = %self.bridge, endpoint = ?self.endpoints[i], "listener closed (configuration)");
+            self.listeners.remove(i);
+            self.endpoints.remove(i);
+            self.listener_state.remove(i);
+            for o in self.origin.values_mut() {
+                if *o > i {
+                    *o -= 1;
+                }
+            }
+        }
+        // Controllers: keep, or drop with their connection.
+        let active = |a: &Active| {
+            if a.tls {
+                Endpoint::Tls(a.target.clone())
+            } else {
+                Endpoint::Tcp(a.target.clone())
+            }
+        };
+        let (keep, drop): (Vec<Active>, Vec<Active>) = std::mem::take(&mut self.actives)
+            .into_iter()
+            .partition(|a| wanted.contains(&active(a)));
+        self.actives = keep;
+        for a in drop {
+            if let Some(id) = a.conn {
+                self.close(id, "its controller was removed from the configuration");
+            }
+            tracing::info!(bridge = %self.bridge, controller = %a.target, "controller removed (configuration)");
+        }
+        for e in wanted {
+            let have = self.endpoints.contains(e) || self.actives.iter().any(|a| active(a) == *e);
+            if have {
+                continue;
+            }
+            match self.open_endpoint(e) {
+                Ok(()) => {
+                    tracing::info!(bridge = %self.bridge, endpoint = ?e, "endpoint added (configuration)")
+                }
+                Err(p) => problems.push(p),
+            }
+        }
+        problems
     }
 
     /// Descriptors to poll, with the events wanted.
@@ -221,8 +312,13 @@ impl Control {
     }
 
     fn close(&mut self, id: ConnId, why: &str) {
+        let service = self.agent.conns.get(&id).is_some_and(|c| c.service);
         if let Some(peer) = self.peers.remove(&id) {
-            if self.log_limit.allow(&self.bridge, self.now_ns) {
+            // Management clients (sluice-ctl) come and go all day: debug
+            // level, as their arrival.
+            if service {
+                tracing::debug!(bridge = %self.bridge, peer = %peer, conn = id, why, "management connection closed");
+            } else if self.log_limit.allow(&self.bridge, self.now_ns) {
                 tracing::info!(bridge = %self.bridge, peer = %peer, conn = id, why, "controller connection closed");
             }
         }
@@ -232,6 +328,9 @@ impl Control {
             }
         }
         self.streams.remove(&id);
+        if let Some(c) = self.agent.conns.get(&id) {
+            self.packet_in_limited_closed += c.packet_in_dropped;
+        }
         self.agent.disconnect(id);
         for a in &mut self.actives {
             if a.conn == Some(id) {
@@ -500,6 +599,7 @@ impl Control {
         for (id, why) in self.agent.tick(now_ns) {
             self.close(id, why);
         }
+        self.refresh_view(now_ns);
     }
 
     fn start_dial(&mut self, i: usize, addr: &SocketAddr, now_ns: u64) {

@@ -1,0 +1,494 @@
+//! A bridge: its ports, its workers, and everything they share (the
+//! published pipeline, the controller channels, the MAC table, counters).
+//!
+//! The control thread owns the [`Bridge`]; the workers own their port
+//! handles. Ports come and go while the workers run: the bridge opens a
+//! port's devices (one handle per worker) and posts each worker its handle
+//! through the worker's [`Inbox`]; a worker looks at its inbox once per
+//! round (one relaxed load of a flag, no lock unless something was posted)
+//! and applies what it finds at that batch boundary, so a port is never
+//! half-added to a round. Removing a port posts its removal; the bridge
+//! can wait until every running worker has dropped its handle
+//! ([`Bridge::wait_applied`]), which closes the device.
+//!
+//! A port whose interface disappeared is *detached*: its devices are
+//! dropped but the port keeps its number, counters and queues, and is
+//! attached again ([`Bridge::reattach`]) when an interface of that name
+//! comes back.
+//!
+//! Readers on other threads (metrics, statistics) see the port set through
+//! [`Bridge::view`], republished at every change.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use arc_swap::ArcSwap;
+use netdev::Port;
+use pipeline::Snapshot;
+
+use crate::channel::Channels;
+use crate::open::{Backend, PortSpec};
+use crate::queue::{Queue, QueueCounters};
+use crate::{BridgeCounters, BridgePort, BridgeWorker, MacTable, PortCounters};
+
+/// A change to one worker's port set.
+pub enum WorkerCmd {
+    /// Serve this port (replacing a port of the same number).
+    Add(BridgePort),
+    /// Stop serving this port number (its handle is dropped).
+    Remove(u32),
+}
+
+/// Where the control thread leaves port changes for one worker.
+#[derive(Default)]
+pub struct Inbox {
+    pending: AtomicBool,
+    cmds: Mutex<Vec<WorkerCmd>>,
+    /// Commands the worker has applied.
+    applied: AtomicU64,
+}
+
+impl Inbox {
+    fn post(&self, c: WorkerCmd) {
+        let mut q = self.cmds.lock().unwrap_or_else(|e| e.into_inner());
+        q.push(c);
+        self.pending.store(true, Relaxed);
+    }
+
+    /// Whether commands wait (one relaxed load: the worker asks every round).
+    pub(crate) fn pending(&self) -> bool {
+        self.pending.load(Relaxed)
+    }
+
+    /// Takes the waiting commands.
+    pub(crate) fn take(&self) -> Vec<WorkerCmd> {
+        let mut q = self.cmds.lock().unwrap_or_else(|e| e.into_inner());
+        self.pending.store(false, Relaxed);
+        std::mem::take(&mut *q)
+    }
+
+    /// Notes that `n` commands were applied.
+    pub(crate) fn done(&self, n: usize) {
+        self.applied.fetch_add(n as u64, Relaxed);
+    }
+}
+
+/// A port as readers on other threads see it.
+#[derive(Clone)]
+pub struct PortView {
+    pub port_no: u32,
+    pub name: String,
+    pub backend: Backend,
+    /// One set per worker; summed when read.
+    pub counters: Vec<Arc<PortCounters>>,
+    /// Egress queues: id and counters (shared by the workers).
+    pub queues: Vec<(u32, Arc<QueueCounters>)>,
+    /// False while the interface is gone (the port waits for it).
+    pub attached: bool,
+}
+
+/// What a port's devices said when they were opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Attached {
+    pub hw_addr: [u8; 6],
+    pub link_up: bool,
+}
+
+struct Entry {
+    spec: PortSpec,
+    counters: Vec<Arc<PortCounters>>,
+    /// The port's queues; each worker gets siblings sharing their rate
+    /// budget and counters.
+    queues: Vec<Queue>,
+    attached: bool,
+}
+
+/// Frames the packet-in and packet-out queues hold.
+pub const CHANNEL_DEPTH: usize = 4096;
+
+/// One bridge: its ports and what its workers share.
+pub struct Bridge {
+    pub name: String,
+    pub pipeline: Arc<ArcSwap<Snapshot>>,
+    pub channels: Arc<Channels>,
+    pub macs: Arc<MacTable>,
+    /// One set per worker.
+    pub counters: Vec<Arc<BridgeCounters>>,
+    ports: Vec<Entry>,
+    inboxes: Vec<Arc<Inbox>>,
+    /// Commands posted to each worker.
+    posted: Vec<u64>,
+    view: Arc<ArcSwap<Vec<PortView>>>,
+}
+
+impl Bridge {
+    /// A bridge of `workers` workers with no ports yet, running `snap`.
+    /// The workers are returned to be run (each on its thread); ports
+    /// added before they run are served from their first round.
+    pub fn new(
+        name: &str,
+        workers: usize,
+        snap: Arc<Snapshot>,
+        nullx: bool,
+    ) -> std::io::Result<(Bridge, Vec<BridgeWorker>)> {
+        let workers = workers.max(1);
+        let pipeline = Arc::new(ArcSwap::new(snap));
+        let channels = Arc::new(Channels::new(CHANNEL_DEPTH)?);
+        let macs = Arc::new(MacTable::default());
+        let counters: Vec<Arc<BridgeCounters>> = (0..workers).map(|_| Arc::default()).collect();
+        let inboxes: Vec<Arc<Inbox>> = (0..workers).map(|_| Arc::default()).collect();
+        let ws = (0..workers)
+            .map(|w| BridgeWorker {
+                worker: w,
+                ports: Vec::new(),
+                pipeline: pipeline.clone(),
+                counters: counters[w].clone(),
+                macs: macs.clone(),
+                channels: Some(channels.clone()),
+                nullx,
+                panic_after_batches: None,
+                inbox: inboxes[w].clone(),
+            })
+            .collect();
+        let bridge = Bridge {
+            name: name.to_string(),
+            pipeline,
+            channels,
+            macs,
+            counters,
+            ports: Vec::new(),
+            posted: vec![0; workers],
+            inboxes,
+            view: Arc::default(),
+        };
+        Ok((bridge, ws))
+    }
+
+    /// How many workers the bridge has.
+    pub fn workers(&self) -> usize {
+        self.inboxes.len()
+    }
+
+    /// Opens `spec`'s devices and adds the port. Refused if its number or
+    /// name is taken.
+    pub fn add_port(&mut self, spec: PortSpec) -> std::io::Result<Attached> {
+        self.check_free(&spec)?;
+        let devs = crate::open::open(&spec, self.workers())?;
+        Ok(self.add_port_devices(spec, devs))
+    }
+
+    /// Adds a port from devices already open: one per worker, or a single
+    /// one served by worker 0 (a pcap or memory port).
+    pub fn add_port_devices(&mut self, spec: PortSpec, devs: Vec<Box<dyn Port>>) -> Attached {
+        let n = self.workers();
+        let queues: Vec<Queue> = spec
+            .queues
+            .iter()
+            .map(|q| Queue::new(q.id, q.max_rate * 1000, q.min_rate * 1000, 1024))
+            .collect();
+        let entry = Entry {
+            spec,
+            counters: (0..n).map(|_| Arc::default()).collect(),
+            queues,
+            attached: false,
+        };
+        let at = self
+            .ports
+            .partition_point(|e| e.spec.port_no < entry.spec.port_no);
+        self.ports.insert(at, entry);
+        let a = self.hand_out(at, devs);
+        self.publish_view();
+        a
+    }
+
+    fn check_free(&self, spec: &PortSpec) -> std::io::Result<()> {
+        let taken =
+            |what: String| Err(std::io::Error::new(std::io::ErrorKind::AlreadyExists, what));
+        if let Some(e) = self.ports.iter().find(|e| e.spec.port_no == spec.port_no) {
+            return taken(format!(
+                "port number {} is taken by {}",
+                spec.port_no, e.spec.name
+            ));
+        }
+        if self.ports.iter().any(|e| e.spec.name == spec.name) {
+            return taken(format!("{} is already a port of {}", spec.name, self.name));
+        }
+        Ok(())
+    }
+
+    /// Gives each worker its handle on port `at`'s devices.
+    fn hand_out(&mut self, at: usize, devs: Vec<Box<dyn Port>>) -> Attached {
+        let e = &mut self.ports[at];
+        let a = Attached {
+            hw_addr: devs.first().map_or([0; 6], |d| d.hw_addr()),
+            link_up: devs.first().is_some_and(|d| d.link_up()),
+        };
+        for (w, dev) in devs.into_iter().enumerate().take(self.inboxes.len()) {
+            self.inboxes[w].post(WorkerCmd::Add(BridgePort {
+                port_no: e.spec.port_no,
+                dev,
+                counters: e.counters[w].clone(),
+                queues: e.queues.iter().map(Queue::sibling).collect(),
+            }));
+            self.posted[w] += 1;
+        }
+        e.attached = true;
+        a
+    }
+
+    /// Tells every worker to drop its handle on `port_no`.
+    fn withdraw(&mut self, port_no: u32) {
+        for (w, inbox) in self.inboxes.iter().enumerate() {
+            inbox.post(WorkerCmd::Remove(port_no));
+            self.posted[w] += 1;
+        }
+    }
+
+    /// Removes a port: the workers drop its handles at their next round.
+    /// Its spec, or None if there is no such port.
+    pub fn remove_port(&mut self, port_no: u32) -> Option<PortSpec> {
+        let at = self.ports.iter().position(|e| e.spec.port_no == port_no)?;
+        self.withdraw(port_no);
+        let e = self.ports.remove(at);
+        self.macs.forget_port(port_no);
+        self.publish_view();
+        Some(e.spec)
+    }
+
+    /// Detaches a port whose interface is gone: the workers drop its
+    /// handles; number, counters and queues stay. False if there is no
+    /// such attached port.
+    pub fn detach(&mut self, port_no: u32) -> bool {
+        let Some(at) = self
+            .ports
+            .iter()
+            .position(|e| e.spec.port_no == port_no && e.attached)
+        else {
+            return false;
+        };
+        self.withdraw(port_no);
+        self.ports[at].attached = false;
+        self.macs.forget_port(port_no);
+        self.publish_view();
+        true
+    }
+
+    /// Opens a port's devices again (its interface is back, or was
+    /// re-created) and hands them to the workers, replacing any old ones.
+    pub fn reattach(&mut self, port_no: u32) -> std::io::Result<Attached> {
+        let Some(at) = self.ports.iter().position(|e| e.spec.port_no == port_no) else {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!("no port {port_no}"),
+            ));
+        };
+        let devs = crate::open::open(&self.ports[at].spec, self.workers())?;
+        let a = self.hand_out(at, devs);
+        self.publish_view();
+        Ok(a)
+    }
+
+    /// Waits until every running worker has applied what was posted to it,
+    /// at most `timeout`. A worker that is not running (not yet started,
+    /// or ended) is not waited for: it applies its inbox when it starts.
+    /// False if a running worker did not get there in time.
+    pub fn wait_applied(&self, timeout: Duration) -> bool {
+        let until = Instant::now() + timeout;
+        loop {
+            let behind = self
+                .inboxes
+                .iter()
+                .zip(&self.posted)
+                .zip(&self.counters)
+                .any(|((i, &p), c)| c.running.load(Relaxed) && i.applied.load(Relaxed) < p);
+            if !behind {
+                return true;
+            }
+            if Instant::now() >= until {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// The port with this number.
+    pub fn port(&self, port_no: u32) -> Option<&PortSpec> {
+        self.ports
+            .iter()
+            .find(|e| e.spec.port_no == port_no)
+            .map(|e| &e.spec)
+    }
+
+    /// The port on this interface.
+    pub fn port_named(&self, name: &str) -> Option<&PortSpec> {
+        self.ports
+            .iter()
+            .find(|e| e.spec.name == name)
+            .map(|e| &e.spec)
+    }
+
+    /// Every port, by number.
+    pub fn ports(&self) -> impl Iterator<Item = &PortSpec> {
+        self.ports.iter().map(|e| &e.spec)
+    }
+
+    /// Whether the port's devices are open.
+    pub fn is_attached(&self, port_no: u32) -> bool {
+        self.ports
+            .iter()
+            .any(|e| e.spec.port_no == port_no && e.attached)
+    }
+
+    /// The port set as other threads read it.
+    pub fn view(&self) -> Arc<ArcSwap<Vec<PortView>>> {
+        self.view.clone()
+    }
+
+    fn publish_view(&self) {
+        let v = self
+            .ports
+            .iter()
+            .map(|e| PortView {
+                port_no: e.spec.port_no,
+                name: e.spec.name.clone(),
+                backend: e.spec.backend,
+                counters: e.counters.clone(),
+                queues: e
+                    .queues
+                    .iter()
+                    .map(|q| (q.queue_id, q.counters.clone()))
+                    .collect(),
+                attached: e.attached,
+            })
+            .collect();
+        self.view.store(Arc::new(v));
+    }
+
+    /// A port's counters summed over the workers.
+    pub fn port_counters(&self, port_no: u32) -> Option<PortCounters> {
+        let e = self.ports.iter().find(|e| e.spec.port_no == port_no)?;
+        Some(PortCounters::sum(&e.counters))
+    }
+
+    /// A queue's counters.
+    pub fn queue_counters(&self, port_no: u32, queue_id: u32) -> Option<Arc<QueueCounters>> {
+        let e = self.ports.iter().find(|e| e.spec.port_no == port_no)?;
+        let q = e.queues.iter().find(|q| q.queue_id == queue_id)?;
+        Some(q.counters.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use netdev::memory::{MemoryPort, Wire};
+    use pipeline::{Config, Pipeline, PortState};
+
+    fn frame(dst: u8, src: u8) -> Vec<u8> {
+        let mut f = vec![2, 0, 0, 0, 0, dst, 2, 0, 0, 0, 0, src, 0x88, 0xb5];
+        f.resize(60, 0);
+        f
+    }
+
+    fn memory(bridge: &mut Bridge, p: &mut Pipeline, no: u32) -> Wire {
+        let (dev, wire) = MemoryPort::new(&format!("m{no}"));
+        p.set_port(PortState::up(no));
+        bridge.add_port_devices(
+            PortSpec::new(no, &format!("m{no}"), Backend::AfPacket { rings: true }),
+            vec![Box::new(dev)],
+        );
+        bridge.pipeline.store(p.snapshot());
+        wire
+    }
+
+    fn wait_sent(w: &Wire) -> Vec<Vec<u8>> {
+        for _ in 0..400 {
+            let f = w.take_sent();
+            if !f.is_empty() {
+                return f;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        Vec::new()
+    }
+
+    #[test]
+    fn ports_come_and_go_while_the_worker_runs() {
+        let mut p = Pipeline::new(Config::default());
+        p.flow_mod(
+            &ofp::text::parse_flow_mod("priority=0,actions=flood").unwrap(),
+            0,
+        )
+        .unwrap();
+        let (mut bridge, mut workers) = Bridge::new("br", 1, p.snapshot(), false).unwrap();
+        let w1 = memory(&mut bridge, &mut p, 1);
+        let w2 = memory(&mut bridge, &mut p, 2);
+        let stop = Arc::new(AtomicBool::new(false));
+        let s2 = stop.clone();
+        let worker = workers.remove(0);
+        let h = std::thread::spawn(move || worker.run(&s2));
+        w1.inject(&frame(9, 1));
+        assert_eq!(wait_sent(&w2).len(), 1);
+
+        // A port added at run time is flooded to from the next round.
+        let w3 = memory(&mut bridge, &mut p, 3);
+        assert!(bridge.wait_applied(Duration::from_secs(2)));
+        w1.inject(&frame(9, 1));
+        assert_eq!(wait_sent(&w3).len(), 1);
+        assert_eq!(wait_sent(&w2).len(), 1);
+        assert_eq!(bridge.port_counters(3).unwrap().tx_packets.load(Relaxed), 1);
+
+        // A removed port gets nothing more, and its frames are not read.
+        p.remove_port(2);
+        bridge.pipeline.store(p.snapshot());
+        assert!(bridge.remove_port(2).is_some());
+        assert!(bridge.wait_applied(Duration::from_secs(2)));
+        w2.inject(&frame(9, 2));
+        w1.inject(&frame(9, 1));
+        assert_eq!(wait_sent(&w3).len(), 1);
+        std::thread::sleep(Duration::from_millis(30));
+        assert!(w2.take_sent().is_empty());
+        assert!(bridge.port(2).is_none());
+        assert_eq!(
+            bridge
+                .view()
+                .load()
+                .iter()
+                .map(|v| v.port_no)
+                .collect::<Vec<_>>(),
+            vec![1, 3]
+        );
+
+        // Detached: no frames out, number and counters kept.
+        assert!(bridge.detach(3));
+        assert!(!bridge.detach(3));
+        assert!(bridge.wait_applied(Duration::from_secs(2)));
+        w1.inject(&frame(9, 1));
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(w3.take_sent().is_empty());
+        assert!(!bridge.is_attached(3));
+        assert_eq!(bridge.port_counters(3).unwrap().tx_packets.load(Relaxed), 2);
+        stop.store(true, Relaxed);
+        h.join().unwrap();
+    }
+
+    #[test]
+    fn a_taken_number_or_name_is_refused() {
+        let mut p = Pipeline::new(Config::default());
+        let (mut bridge, _w) = Bridge::new("br", 1, p.snapshot(), false).unwrap();
+        let (dev, _wire) = MemoryPort::new("a");
+        bridge.add_port_devices(
+            PortSpec::new(1, "a", Backend::AfPacket { rings: true }),
+            vec![Box::new(dev)],
+        );
+        let e = bridge
+            .add_port(PortSpec::new(1, "b", Backend::AfPacket { rings: true }))
+            .unwrap_err();
+        assert!(e.to_string().contains("port number 1 is taken by a"), "{e}");
+        let e = bridge
+            .add_port(PortSpec::new(2, "a", Backend::AfPacket { rings: true }))
+            .unwrap_err();
+        assert!(e.to_string().contains("already a port"), "{e}");
+    }
+}

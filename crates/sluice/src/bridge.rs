@@ -1,0 +1,498 @@
+//! One bridge as the daemon's control thread runs it: built from its
+//! checked configuration ([`build`]), then kept current ([`Running`]):
+//! its OpenFlow side, its ports' interfaces coming, going and changing
+//! state, and its workers' health.
+//!
+//! Interfaces: a port whose interface is deleted is detached (its devices
+//! closed, so no worker polls a dead socket; link down, PORT_STATUS
+//! MODIFY) and keeps its number; when an interface of that name appears
+//! again (netlink RTM_NEWLINK, or a retry every second) the port is
+//! attached to it again. An interface re-created between two looks (a new
+//! ifindex) is re-attached the same way.
+
+use std::collections::HashMap;
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::{Duration, Instant};
+
+use datapath::{Backend, BridgeCounters, BridgeWorker, PortCounters, PortSpec};
+use pipeline::Pipeline;
+
+use crate::control::{self, DpHandle};
+use crate::{config, health, metrics, portnums};
+
+/// What the daemon's flags add to a bridge's configuration.
+pub struct Options<'a> {
+    pub nullx: bool,
+    pub no_local: bool,
+    pub run_dir: &'a std::path::Path,
+    pub tls: Option<tls::Tls>,
+    pub set_log: Option<control::SetLog>,
+}
+
+/// A bridge as the control thread keeps it.
+pub struct Running {
+    pub name: String,
+    pub datapath_id: u64,
+    /// Each worker's CPU, if pinned.
+    pub cpus: Vec<Option<usize>>,
+    pub control: control::Control,
+    /// Per worker: whether it was last seen stalled (logged once).
+    stalled: Vec<bool>,
+    /// Each attached port's interface index when it was opened.
+    ifindex: HashMap<u32, u32>,
+    /// Each attached port's MTU when it was opened.
+    mtus: HashMap<u32, u32>,
+    last_retry: Instant,
+    /// (port, problem) already named by [`Running::warn_offloads`].
+    offload_warned: std::collections::HashSet<(u32, &'static str)>,
+    /// The configuration the bridge runs (what a reload compares with).
+    pub config: config::Config,
+    /// The management socket's endpoint (None in nullx mode).
+    pub mgmt: Option<control::Endpoint>,
+}
+
+/// How often detached ports look for their interface.
+const RETRY: Duration = Duration::from_secs(1);
+
+/// Opens a bridge's ports (one handle per worker) and builds its pipeline;
+/// nothing runs yet. A port that cannot be opened stops the build.
+pub fn build(
+    cfg: config::Config,
+    opts: Options,
+) -> Result<(Running, Vec<BridgeWorker>), Box<dyn std::error::Error>> {
+    let cpus = cfg.workers.clone();
+    let n = cpus.len();
+    let mut p = Pipeline::new(pipeline::Config {
+        workers: n,
+        max_flows: cfg.max_flows,
+        ..pipeline::Config::default()
+    });
+    // Standalone: NORMAL learning while no controller is connected (the
+    // flow's cookie marks it as the switch's own).
+    let standalone_flow = (cfg.fail_mode == config::FailMode::Standalone).then(|| {
+        ofp::text::parse_flow_mod("cookie=0x736c75696365,priority=0,actions=normal")
+            .expect("built-in flow")
+    });
+    if let Some(f) = &standalone_flow {
+        p.flow_mod(f, 0)?;
+    }
+    let (mut bridge, workers) = datapath::Bridge::new(&cfg.name, n, p.snapshot(), opts.nullx)?;
+
+    let mut numbers = if opts.nullx {
+        portnums::PortNumbers::default()
+    } else {
+        portnums::PortNumbers::load(&opts.run_dir.join(format!("{}.ports", cfg.name)))
+    };
+    let mut specs = cfg.port_specs();
+    numbers.assign(&mut specs, &cfg.pinned);
+    // The LOCAL port, as in Open vSwitch: a TAP device named after the
+    // bridge (one queue per worker).
+    if cfg.local_port && !opts.no_local && !opts.nullx {
+        specs.push(PortSpec::new(
+            ofp::port::port_no::LOCAL,
+            &cfg.name,
+            Backend::Local,
+        ));
+    }
+    let now = datapath::clock::now_ns();
+    let mut infos = Vec::new();
+    let mut ifindex = HashMap::new();
+    let mut mtus = HashMap::new();
+    for spec in specs {
+        let (no, name) = (spec.port_no, spec.name.clone());
+        let queues = spec
+            .queues
+            .iter()
+            .map(|q| (q.id, q.min_rate, q.max_rate))
+            .collect();
+        let watched = is_interface(&spec);
+        let a = bridge.add_port(spec).map_err(|e| {
+            if no == ofp::port::port_no::LOCAL {
+                format!("LOCAL port of bridge {}: {e}", cfg.name)
+            } else {
+                format!("port {name} (ofport {no}): {e}")
+            }
+        })?;
+        if watched {
+            if let Some(i) = netdev::link::ifindex(&name) {
+                ifindex.insert(no, i);
+            }
+            if let Some(m) = netdev::mtu(&name) {
+                mtus.insert(no, m as u32);
+            }
+        }
+        infos.push(agent::PortInfo {
+            link_up: a.link_up,
+            queues,
+            since_ns: now,
+            ..agent::PortInfo::new(no, &name, a.hw_addr)
+        });
+    }
+    // Meters, groups and flows go in once the ports are known, as before
+    // the bridge could add ports at run time.
+    for info in &infos {
+        p.set_port(pipeline::PortState {
+            live: info.link_up,
+            ..pipeline::PortState::up(info.port_no)
+        });
+    }
+    for (i, m) in cfg.meters.iter().enumerate() {
+        p.meter_mod(m, 0)
+            .map_err(|e| format!("config: bridge {}: meters[{i}]: {e}", cfg.name))?;
+    }
+    for (i, g) in cfg.groups.iter().enumerate() {
+        p.group_mod(g, 0)
+            .map_err(|e| format!("config: bridge {}: groups[{i}]: {e}", cfg.name))?;
+    }
+    for (i, fm) in cfg.flows.iter().enumerate() {
+        p.flow_mod(fm, 0)
+            .map_err(|e| format!("config: bridge {}: flows[{i}]: {e}", cfg.name))?;
+    }
+    let channels = bridge.channels.clone();
+    let dp = DpHandle {
+        bridge,
+        default_backend: cfg.default_backend,
+        numbers,
+        set_log: opts.set_log,
+    };
+    let mut agent = agent::Agent::new(cfg.datapath_id, p, dp, &cfg.name);
+    if let Some(r) = cfg.packet_in_rate {
+        agent.conn_config.packet_in_rate = r;
+    }
+    for info in infos {
+        agent.add_port(info);
+    }
+    let mgmt = (!opts.nullx)
+        .then(|| control::Endpoint::Mgmt(opts.run_dir.join(format!("{}.mgmt", cfg.name))));
+    let mut endpoints = cfg.endpoints.clone();
+    endpoints.extend(mgmt.iter().cloned());
+    let mut control = control::Control::new(
+        &cfg.name,
+        agent,
+        channels,
+        &endpoints,
+        opts.tls,
+        cfg.max_connections,
+    )
+    .map_err(|e| format!("bridge {}: {e}", cfg.name))?;
+    control.standalone_flow = standalone_flow;
+    let running = Running {
+        name: cfg.name.clone(),
+        datapath_id: cfg.datapath_id,
+        config: cfg,
+        mgmt,
+        stalled: vec![false; cpus.len()],
+        cpus,
+        control,
+        ifindex,
+        mtus,
+        last_retry: Instant::now(),
+        offload_warned: Default::default(),
+    };
+    Ok((running, workers))
+}
+
+/// Whether a port is a network interface whose coming and going the
+/// daemon follows (not LOCAL, which the bridge creates, nor a capture).
+fn is_interface(spec: &PortSpec) -> bool {
+    !matches!(spec.backend, Backend::Local | Backend::Pcap)
+}
+
+impl Running {
+    pub fn bridge(&self) -> &datapath::Bridge {
+        &self.control.agent.datapath.bridge
+    }
+
+    /// Adds a port from its spec (a reload): opened, handed to the
+    /// workers, announced to controllers, its number remembered.
+    pub fn add_port(&mut self, spec: PortSpec) -> Result<(), String> {
+        let (no, name) = (spec.port_no, spec.name.clone());
+        let queues = spec
+            .queues
+            .iter()
+            .map(|q| (q.id, q.min_rate, q.max_rate))
+            .collect();
+        let watched = is_interface(&spec);
+        let dp = &mut self.control.agent.datapath;
+        let a = dp
+            .bridge
+            .add_port(spec)
+            .map_err(|e| format!("port {name} (ofport {no}): {e}"))?;
+        dp.numbers.remember(&name, no);
+        if watched {
+            if let Some(i) = netdev::link::ifindex(&name) {
+                self.ifindex.insert(no, i);
+            }
+            if let Some(m) = netdev::mtu(&name) {
+                self.mtus.insert(no, m as u32);
+            }
+        }
+        tracing::info!(bridge = %self.name, port = no, name = %name, "port added (configuration)");
+        self.control.agent.add_port(agent::PortInfo {
+            link_up: a.link_up,
+            queues,
+            since_ns: datapath::clock::now_ns(),
+            ..agent::PortInfo::new(no, &name, a.hw_addr)
+        });
+        Ok(())
+    }
+
+    /// Applies link events to this bridge's ports.
+    pub fn apply_links(&mut self, changes: &[netdev::link::LinkChange]) {
+        for c in changes {
+            let Some(no) = self
+                .bridge()
+                .port_named(&c.name)
+                .filter(|s| is_interface(s))
+                .map(|s| s.port_no)
+            else {
+                continue;
+            };
+            if c.deleted {
+                self.detach(no);
+                continue;
+            }
+            let recreated =
+                c.ifindex != 0 && self.ifindex.get(&no).is_some_and(|&i| i != c.ifindex);
+            // A new MTU needs buffers of another size: the devices are
+            // opened again, sized for it.
+            let mtu_changed = c.mtu != 0
+                && self.bridge().is_attached(no)
+                && self.mtus.get(&no).is_some_and(|&m| m != c.mtu);
+            if mtu_changed {
+                tracing::info!(bridge = %self.name, port = no, name = %c.name, mtu = c.mtu, "MTU changed: port opened again for it");
+                self.reattach(no);
+                continue;
+            }
+            if recreated {
+                // The old devices belong to an interface that is gone.
+                self.detach(no);
+            }
+            if !self.bridge().is_attached(no) {
+                // Opened once it is up, as at start (an AF_PACKET socket
+                // bound to a down interface starts with ENETDOWN pending,
+                // and a fanout group takes only running sockets).
+                if c.up {
+                    self.reattach(no);
+                }
+                continue;
+            }
+            self.set_link(no, &c.name, c.up);
+        }
+    }
+
+    fn set_link(&mut self, no: u32, name: &str, up: bool) {
+        if self
+            .control
+            .agent
+            .ports
+            .get(&no)
+            .is_some_and(|p| p.link_up != up)
+        {
+            tracing::info!(bridge = %self.name, port = no, name = %name, up, "link state changed");
+            if !up {
+                self.bridge().macs.forget_port(no);
+            }
+            // The agent republishes the pipeline and tells controllers.
+            self.control.agent.link_changed(no, up);
+        }
+    }
+
+    /// The port's interface is gone: close its devices, link down.
+    fn detach(&mut self, no: u32) {
+        let dp = &mut self.control.agent.datapath;
+        if !dp.bridge.detach(no) {
+            return;
+        }
+        if !dp.bridge.wait_applied(control::APPLY_TIMEOUT) {
+            tracing::warn!(bridge = %self.name, port = no, "a worker has not let go of the detached port within 1 s");
+        }
+        self.ifindex.remove(&no);
+        tracing::warn!(bridge = %self.name, port = no, "interface deleted: port detached until an interface of its name comes back");
+        self.control.agent.link_changed(no, false);
+    }
+
+    /// Opens the port's interface again; false if it cannot be opened yet.
+    fn reattach(&mut self, no: u32) -> bool {
+        let dp = &mut self.control.agent.datapath;
+        let Some(name) = dp.bridge.port(no).map(|s| s.name.clone()) else {
+            return false;
+        };
+        match dp.bridge.reattach(no) {
+            Ok(a) => {
+                if let Some(i) = netdev::link::ifindex(&name) {
+                    self.ifindex.insert(no, i);
+                }
+                if let Some(m) = netdev::mtu(&name) {
+                    self.mtus.insert(no, m as u32);
+                }
+                self.bridge().macs.forget_port(no);
+                tracing::info!(bridge = %self.name, port = no, name = %name, up = a.link_up, "interface back: port attached again");
+                self.control.agent.port_reattached(no, a.hw_addr, a.link_up);
+                true
+            }
+            Err(e) => {
+                tracing::debug!(bridge = %self.name, port = no, name = %name, error = %e, "port cannot be attached yet");
+                false
+            }
+        }
+    }
+
+    /// Every second: detached ports whose interface exists try to attach
+    /// again (an event can come before the interface can be opened), and
+    /// a port that started dropping truncated frames is named, once.
+    pub fn retry_detached(&mut self) {
+        if self.last_retry.elapsed() < RETRY {
+            return;
+        }
+        self.last_retry = Instant::now();
+        self.warn_offloads();
+        let waiting: Vec<u32> = self
+            .bridge()
+            .ports()
+            .filter(|s| is_interface(s) && oper_up(&s.name))
+            .map(|s| s.port_no)
+            .filter(|&no| !self.bridge().is_attached(no))
+            .collect();
+        for no in waiting {
+            self.reattach(no);
+        }
+    }
+
+    /// Names, once per port and problem, a port whose frames arrive longer
+    /// than its buffers (dropped, rx_truncated) or with unfinished
+    /// checksums (forwarded as they are, rx_csum_partial): both come from
+    /// offloads, and the warning says which to turn off.
+    fn warn_offloads(&mut self) {
+        for v in self.bridge().view().load().iter() {
+            let c = PortCounters::sum(&v.counters);
+            let (cut, partial) = (
+                c.rx_truncated.load(Relaxed),
+                c.rx_csum_partial.load(Relaxed),
+            );
+            if cut > 0 && self.offload_warned.insert((v.port_no, "truncated")) {
+                tracing::warn!(bridge = %self.name, port = v.port_no, name = %v.name, frames = cut,
+                    "frames arrive longer than the port's MTU allows and are dropped: a sender offloads segmentation \
+                     (TSO/GSO; for a veth, on its peer: ethtool -K PEER tso off gso off) or the interface merges frames \
+                     (ethtool -K {} gro off lro off)", v.name);
+            }
+            if partial > 0 && self.offload_warned.insert((v.port_no, "partial")) {
+                tracing::warn!(bridge = %self.name, port = v.port_no, name = %v.name, frames = partial,
+                    "frames arrive with unfinished checksums (the sender offloads them; for a veth, on its peer: \
+                     ethtool -K PEER tx off) and leave that way: receivers that check will drop them");
+            }
+        }
+    }
+
+    /// Reads every watched port's state from sysfs (the fallback when
+    /// netlink events are not available): a missing interface is a
+    /// deleted one.
+    pub fn poll_links(&mut self) {
+        let changes: Vec<netdev::link::LinkChange> = self
+            .bridge()
+            .ports()
+            .filter(|s| is_interface(s))
+            .map(|s| {
+                let state = std::fs::read_to_string(format!("/sys/class/net/{}/operstate", s.name));
+                netdev::link::LinkChange {
+                    name: s.name.clone(),
+                    up: state.as_ref().is_ok_and(|s| s.trim() != "down"),
+                    deleted: state.is_err(),
+                    ifindex: netdev::link::ifindex(&s.name).unwrap_or(0),
+                    mtu: netdev::mtu(&s.name).unwrap_or(0) as u32,
+                }
+            })
+            .collect();
+        self.apply_links(&changes);
+    }
+
+    /// Logs a worker whose heartbeat is more than a second old (stalled:
+    /// alive but not looping), once per stall, and its recovery.
+    pub fn watch_workers(&mut self, now: u64) {
+        let counters = self.bridge().counters.clone();
+        for (w, c) in counters.iter().enumerate() {
+            let beat = c.heartbeat_ns.load(Relaxed);
+            let stalled = health::stalled(c.running.load(Relaxed), beat, now);
+            if stalled != self.stalled[w] {
+                self.stalled[w] = stalled;
+                if stalled {
+                    tracing::warn!(bridge = %self.name, worker = w,
+                        heartbeat_age_ms = now.saturating_sub(beat) / 1_000_000,
+                        "worker stalled: no loop round for over a second");
+                } else {
+                    tracing::info!(bridge = %self.name, worker = w, "worker resumed");
+                }
+            }
+        }
+    }
+
+    pub fn metrics_sources(&self) -> metrics::Sources {
+        metrics::Sources::of(self)
+    }
+
+    pub fn print_stats(&self) {
+        let b = self.bridge();
+        println!("bridge {}", self.name);
+        println!(
+            "port  name             rx_pkts    rx_bytes    tx_pkts    tx_bytes  tx_drop   rx_err rx_trunc"
+        );
+        for v in b.view().load().iter() {
+            let c = PortCounters::sum(&v.counters);
+            println!(
+                "{:<5} {:<12} {:>11} {:>11} {:>10} {:>11} {:>8} {:>8} {:>8}",
+                port_label(v.port_no),
+                v.name,
+                c.rx_packets.load(Relaxed),
+                c.rx_bytes.load(Relaxed),
+                c.tx_packets.load(Relaxed),
+                c.tx_bytes.load(Relaxed),
+                c.tx_dropped.load(Relaxed),
+                c.rx_errors.load(Relaxed),
+                c.rx_truncated.load(Relaxed)
+            );
+        }
+        let t = &BridgeCounters::sum(&b.counters);
+        println!(
+            "pipeline: dropped {}  to_controller {}  skipped_edits {}  over_limit {}",
+            t.dropped.load(Relaxed),
+            t.to_controller.load(Relaxed),
+            t.skipped_edits.load(Relaxed),
+            t.over_limit.load(Relaxed)
+        );
+        let us = |ns: u64| ns as f64 / 1000.0;
+        println!(
+            "in-switch delay (rx batch -> handed to tx, {} frames): p50 {:.1} us  p99 {:.1} us  p99.9 {:.1} us  max {:.1} us",
+            t.delay.count(),
+            us(t.delay.quantile(0.5)),
+            us(t.delay.quantile(0.99)),
+            us(t.delay.quantile(0.999)),
+            us(t.delay.max())
+        );
+        let ch = &self.control.channels;
+        let limited: u64 = self
+            .control
+            .agent
+            .conns
+            .values()
+            .map(|c| c.packet_in_dropped)
+            .sum();
+        println!(
+            "controller channel: packet-in queue full {}  packet-out queue full {}  packet-in rate-limited {}",
+            ch.packet_in_dropped.load(Relaxed),
+            ch.packet_out_dropped.load(Relaxed),
+            limited
+        );
+    }
+}
+
+/// Whether interface `name` exists and is operationally up (or reports no
+/// state, as some virtual devices do).
+fn oper_up(name: &str) -> bool {
+    std::fs::read_to_string(format!("/sys/class/net/{name}/operstate"))
+        .is_ok_and(|s| matches!(s.trim(), "up" | "unknown"))
+}
+
+/// A port number as people read it ("local" for OFPP_LOCAL).
+pub fn port_label(no: u32) -> String {
+    ofp::port::port_no::name(no).map_or_else(|| no.to_string(), str::to_string)
+}

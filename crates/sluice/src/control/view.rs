@@ -1,0 +1,195 @@
+//! What the control thread shows other threads of its bridge's OpenFlow
+//! side: connections with their state and role, configured controllers,
+//! ports' link state, PACKET_INs a connection did not take. The agent lives
+//! on the control thread alone, so the control thread publishes a copy
+//! ([`View`]) at most every [`EVERY_NS`], and only while someone holds it
+//! (the metrics endpoint); readers load it without locking.
+
+use std::sync::Arc;
+
+use agent::conn::Phase;
+use arc_swap::ArcSwap;
+
+use super::Control;
+
+/// How often the control thread refreshes the view, at most.
+pub const EVERY_NS: u64 = 100_000_000;
+
+/// A copy of the OpenFlow side of one bridge.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct View {
+    /// Live connections, by id.
+    pub conns: Vec<ConnView>,
+    /// Configured controllers (`tcp:`/`tls:` targets): endpoint and
+    /// whether a connection to it is up (OpenFlow handshake done).
+    pub controllers: Vec<(String, bool)>,
+    /// Ports the agent knows: number and link state.
+    pub ports: Vec<(u32, bool)>,
+    /// PACKET_INs not sent to a connection (its rate limit, or its send
+    /// buffer full), summed over every connection ever made: only grows.
+    pub packet_in_limited: u64,
+}
+
+/// One connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnView {
+    pub id: u64,
+    /// Where it came from, or the controller it dialled (`tcp:ADDR`,
+    /// `unix:PATH`, ...).
+    pub peer: String,
+    /// A management connection (`sluice-ctl`, `ovs-ofctl` on the
+    /// management socket), not a controller.
+    pub management: bool,
+    /// `hello` (handshake), `open`, `closing`.
+    pub state: &'static str,
+    /// `equal`, `master`, `slave`.
+    pub role: &'static str,
+}
+
+impl Control {
+    /// The view this bridge publishes (refreshed while it is held).
+    pub fn view(&self) -> Arc<ArcSwap<View>> {
+        self.view.clone()
+    }
+
+    /// Publishes a fresh view if someone reads it and the last one is
+    /// older than [`EVERY_NS`].
+    pub(super) fn refresh_view(&mut self, now_ns: u64) {
+        let due = self.view_at_ns == 0 || now_ns.saturating_sub(self.view_at_ns) >= EVERY_NS;
+        if !due || Arc::strong_count(&self.view) < 2 {
+            return;
+        }
+        self.view_at_ns = now_ns.max(1);
+        self.view.store(Arc::new(self.snapshot_view()));
+    }
+
+    fn snapshot_view(&self) -> View {
+        let a = &self.agent;
+        let conns = a
+            .conns
+            .iter()
+            .map(|(&id, c)| ConnView {
+                id,
+                peer: self.peers.get(&id).cloned().unwrap_or_default(),
+                management: c.service,
+                state: match c.phase {
+                    Phase::AwaitHello => "hello",
+                    Phase::Open => "open",
+                    Phase::Closing => "closing",
+                },
+                role: c.role.name().unwrap_or("equal"),
+            })
+            .collect();
+        let controllers = self
+            .actives
+            .iter()
+            .map(|c| {
+                let scheme = if c.tls { "tls" } else { "tcp" };
+                let open = c
+                    .conn
+                    .and_then(|id| a.conns.get(&id))
+                    .is_some_and(|c| c.phase == Phase::Open);
+                (format!("{scheme}:{}", c.target), open)
+            })
+            .collect();
+        let ports = a.ports.values().map(|p| (p.port_no, p.link_up)).collect();
+        let live: u64 = a.conns.values().map(|c| c.packet_in_dropped).sum();
+        View {
+            conns,
+            controllers,
+            ports,
+            packet_in_limited: self.packet_in_limited_closed + live,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::control::{DpHandle, Endpoint};
+    use std::os::unix::net::UnixStream;
+
+    /// A bridge's OpenFlow side with port 1 (link up), one controller to
+    /// dial (nothing listens there) and no listener.
+    fn control() -> Control {
+        let mut p = pipeline::Pipeline::new(pipeline::Config::default());
+        let (bridge, _workers) = datapath::Bridge::new("br0", 1, p.snapshot(), true).unwrap();
+        let channels = bridge.channels.clone();
+        let dp = DpHandle {
+            bridge,
+            default_backend: datapath::Backend::AfPacket { rings: true },
+            numbers: Default::default(),
+            set_log: None,
+        };
+        let mut agent = agent::Agent::new(1, p, dp, "br0");
+        agent.add_port(agent::PortInfo {
+            link_up: true,
+            ..agent::PortInfo::new(1, "p1", [2, 0, 0, 0, 0, 1])
+        });
+        let ctl = [Endpoint::Tcp("127.0.0.1:9".into())];
+        Control::new("br0", agent, channels, &ctl, None, 8).unwrap()
+    }
+
+    const T0: u64 = 1_000_000_000;
+
+    #[test]
+    fn published_while_read_at_most_every_100_ms() {
+        let mut c = control();
+        // Nobody reads it: nothing is built.
+        c.service(T0);
+        assert_eq!(*c.view.load_full(), View::default());
+        let view = c.view();
+        c.service(T0);
+        let v = view.load_full();
+        assert_eq!(v.ports, vec![(1, true)]);
+        assert_eq!(v.controllers, vec![("tcp:127.0.0.1:9".to_string(), false)]);
+        assert!(v.conns.is_empty());
+        // A connection: seen once 100 ms have passed, not before.
+        let (a, _b) = UnixStream::pair().unwrap();
+        a.set_nonblocking(true).unwrap();
+        let id = c.adopt(super::super::Stream::Unix(a), "unix:/x".into(), false, T0);
+        c.refresh_view(T0 + EVERY_NS - 1);
+        assert!(view.load().conns.is_empty());
+        c.refresh_view(T0 + EVERY_NS);
+        let v = view.load_full();
+        assert_eq!(
+            v.conns,
+            vec![ConnView {
+                id,
+                peer: "unix:/x".into(),
+                management: false,
+                state: "hello",
+                role: "equal",
+            }]
+        );
+        assert_eq!(v.ports, vec![(1, true)]);
+    }
+
+    #[test]
+    fn packet_ins_a_connection_did_not_take_are_kept_after_it_closes() {
+        let mut c = control();
+        let view = c.view();
+        let mut t = T0;
+        let (mut ids, mut peers) = (Vec::new(), Vec::new());
+        for n in [3, 4] {
+            let (a, b) = UnixStream::pair().unwrap();
+            peers.push(b);
+            let id = c.adopt(super::super::Stream::Unix(a), "unix:/x".into(), true, t);
+            c.agent.conns.get_mut(&id).unwrap().packet_in_dropped = n;
+            ids.push(id);
+        }
+        c.refresh_view(t);
+        assert_eq!(view.load().packet_in_limited, 7);
+        assert!(view.load().conns.iter().all(|c| c.management));
+        c.close(ids[0], "test");
+        t += EVERY_NS;
+        c.refresh_view(t);
+        assert_eq!(view.load().packet_in_limited, 7);
+        assert_eq!(view.load().conns.len(), 1);
+        c.close(ids[1], "test");
+        t += EVERY_NS;
+        c.refresh_view(t);
+        assert_eq!(view.load().packet_in_limited, 7);
+        assert!(view.load().conns.is_empty());
+    }
+}

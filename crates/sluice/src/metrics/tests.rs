@@ -1,0 +1,432 @@
+//! Rendering: every family well formed (checked line by line against the
+//! format's rules), and what each reports.
+
+use super::*;
+use std::collections::HashMap;
+
+/// A bridge of `workers` workers with no port and an empty pipeline
+/// (the default 254 tables).
+fn sources(name: &str, workers: usize) -> Sources {
+    let mut p = pipeline::Pipeline::new(pipeline::Config {
+        workers,
+        ..pipeline::Config::default()
+    });
+    Sources {
+        bridge: name.into(),
+        ports: Arc::default(),
+        counters: (0..workers).map(|_| Arc::default()).collect(),
+        pipeline: Arc::new(ArcSwap::new(p.snapshot())),
+        channels: Arc::new(Channels::new(4).unwrap()),
+        macs: Arc::default(),
+        control: Arc::default(),
+    }
+}
+
+fn port(no: u32, name: &str, workers: usize) -> PortView {
+    PortView {
+        port_no: no,
+        name: name.into(),
+        backend: datapath::Backend::AfPacket { rings: true },
+        counters: (0..workers).map(|_| Arc::default()).collect(),
+        queues: Vec::new(),
+        attached: true,
+    }
+}
+
+/// The value of the one sample written exactly as `series`.
+fn value(text: &str, series: &str) -> f64 {
+    let mut found = text
+        .lines()
+        .filter_map(|l| l.strip_prefix(series)?.strip_prefix(' '));
+    let v = found
+        .next()
+        .unwrap_or_else(|| panic!("no {series} in\n{text}"));
+    assert!(found.next().is_none(), "{series} twice");
+    v.parse().unwrap()
+}
+
+/// Checks the text against the exposition format's rules as the
+/// endpoint uses them: each family's HELP then TYPE once, its samples
+/// right after (a histogram's `_bucket`/`_sum`/`_count`), label
+/// values quoted with only the three escapes, no series twice,
+/// histogram buckets cumulative and ending at `+Inf` == `_count`.
+/// Returns the families and their types.
+fn check_format(text: &str) -> HashMap<String, String> {
+    let mut families = HashMap::new();
+    let mut current: Option<(String, String)> = None;
+    let mut series = std::collections::HashSet::new();
+    let mut buckets: HashMap<String, Vec<(f64, f64)>> = HashMap::new();
+    let mut counts: HashMap<String, f64> = HashMap::new();
+    let mut lines = text.lines().peekable();
+    assert!(text.ends_with('\n'));
+    while let Some(l) = lines.next() {
+        if let Some(rest) = l.strip_prefix("# HELP ") {
+            let (name, _) = rest.split_once(' ').unwrap();
+            let t = lines.next().unwrap();
+            let kind = t
+                .strip_prefix(&format!("# TYPE {name} "))
+                .unwrap_or_else(|| panic!("{t}"));
+            assert!(["counter", "gauge", "histogram"].contains(&kind));
+            if kind == "counter" {
+                assert!(name.ends_with("_total"), "{name}");
+            }
+            assert!(
+                families
+                    .insert(name.to_string(), kind.to_string())
+                    .is_none(),
+                "{name} twice"
+            );
+            current = Some((name.to_string(), kind.to_string()));
+            continue;
+        }
+        assert!(!l.starts_with('#'), "{l}");
+        let (fam, kind) = current.clone().expect("a sample before any family");
+        let (head, val) = l.rsplit_once(' ').unwrap();
+        let val: f64 = match val {
+            "+Inf" => f64::INFINITY,
+            v => v.parse().unwrap_or_else(|_| panic!("{l}")),
+        };
+        let (name, labels) = match head.split_once('{') {
+            Some((n, rest)) => (n, rest.strip_suffix('}').unwrap()),
+            None => (head, ""),
+        };
+        let ok_names: Vec<String> = if kind == "histogram" {
+            ["_bucket", "_sum", "_count"]
+                .iter()
+                .map(|s| format!("{fam}{s}"))
+                .collect()
+        } else {
+            vec![fam.clone()]
+        };
+        assert!(ok_names.iter().any(|n| n == name), "{l} under {fam}");
+        // Labels: name="value" with \\, \" and \n escapes only.
+        let mut pairs = Vec::new();
+        let mut rest = labels;
+        while !rest.is_empty() {
+            let (k, v) = rest.split_once("=\"").unwrap();
+            assert!(k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+            let mut value = String::new();
+            let mut chars = v.char_indices();
+            let end = loop {
+                match chars.next().expect("unterminated label value") {
+                    (_, '\\') => match chars.next().unwrap().1 {
+                        '\\' => value.push('\\'),
+                        '"' => value.push('"'),
+                        'n' => value.push('\n'),
+                        c => panic!("escape \\{c} in {l}"),
+                    },
+                    (i, '"') => break i,
+                    (_, '\n') => panic!("raw newline"),
+                    (_, c) => value.push(c),
+                }
+            };
+            pairs.push((k.to_string(), value));
+            rest = &v[end + 1..];
+            rest = rest.strip_prefix(',').unwrap_or(rest);
+        }
+        assert!(series.insert(head.to_string()), "{head} twice");
+        if name.ends_with("_bucket") && kind == "histogram" {
+            let le = pairs.iter().find(|p| p.0 == "le").unwrap().1.clone();
+            let others: Vec<_> = pairs.iter().filter(|p| p.0 != "le").collect();
+            let le = if le == "+Inf" {
+                f64::INFINITY
+            } else {
+                le.parse().unwrap()
+            };
+            buckets
+                .entry(format!("{fam}{others:?}"))
+                .or_default()
+                .push((le, val));
+        } else if name.ends_with("_count") && kind == "histogram" {
+            counts.insert(format!("{fam}{:?}", pairs.iter().collect::<Vec<_>>()), val);
+        }
+    }
+    for (k, b) in &buckets {
+        assert!(
+            b.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1),
+            "{k}: {b:?}"
+        );
+        let last = b.last().unwrap();
+        assert_eq!(last.0, f64::INFINITY, "{k}");
+        assert_eq!(Some(&last.1), counts.get(k), "{k}");
+    }
+    families
+}
+
+#[test]
+fn every_family_is_well_formed_and_typed() {
+    let a = sources("br0", 2);
+    let b = sources("br\"1\\\n", 1);
+    let version_b = b.pipeline.load().version;
+    let text = render_at(&[a, b], 1);
+    let fams = check_format(&text);
+    for (name, kind) in [
+        ("sluice_build_info", "gauge"),
+        ("sluice_port_rx_packets_total", "counter"),
+        ("sluice_port_up", "gauge"),
+        ("sluice_queue_tx_errors_total", "counter"),
+        ("sluice_flows", "gauge"),
+        ("sluice_mac_table_entries", "gauge"),
+        ("sluice_packet_in_queue_full_total", "counter"),
+        ("sluice_packet_out_queue_full_total", "counter"),
+        ("sluice_packet_in_limited_total", "counter"),
+        ("sluice_controller_connected", "gauge"),
+        ("sluice_connection_info", "gauge"),
+        ("sluice_delay_seconds", "histogram"),
+    ] {
+        assert_eq!(fams.get(name).map(String::as_str), Some(kind), "{name}");
+    }
+    assert!(!fams.contains_key("sluice_rules"));
+    let version = env!("CARGO_PKG_VERSION");
+    assert_eq!(
+        value(
+            &text,
+            &format!("sluice_build_info{{version=\"{version}\"}}")
+        ),
+        1.0
+    );
+    // The second bridge's name, escaped.
+    assert_eq!(
+        value(&text, "sluice_pipeline_version{bridge=\"br\\\"1\\\\\\n\"}"),
+        version_b as f64
+    );
+}
+
+#[test]
+fn ports_queues_and_link_state() {
+    let s = sources("br0", 2);
+    let p1 = port(1, "p1", 2);
+    let mut p2 = port(2, "we\"ird", 2);
+    let local = port(ofp::port::port_no::LOCAL, "br0", 2);
+    p1.counters[0].rx_packets.store(3, Relaxed);
+    p1.counters[1].rx_packets.store(4, Relaxed);
+    p1.counters[1].tx_dropped.store(9, Relaxed);
+    let q = Arc::new(QueueCounters::default());
+    q.tx_packets.store(5, Relaxed);
+    q.tx_bytes.store(500, Relaxed);
+    q.tx_errors.store(1, Relaxed);
+    p2.queues.push((7, q));
+    p2.attached = false;
+    s.ports.store(Arc::new(vec![p1, p2, local]));
+    // The control view knows ports 1 and 2 (LOCAL was added since).
+    s.control.store(Arc::new(control::View {
+        ports: vec![(1, true), (2, true)],
+        ..control::View::default()
+    }));
+    let text = render_at(&[s], 1);
+    check_format(&text);
+    let l1 = "{bridge=\"br0\",ofport=\"1\",interface=\"p1\"}";
+    let l2 = "{bridge=\"br0\",ofport=\"2\",interface=\"we\\\"ird\"}";
+    assert_eq!(
+        value(&text, &format!("sluice_port_rx_packets_total{l1}")),
+        7.0
+    );
+    assert_eq!(
+        value(&text, &format!("sluice_port_tx_dropped_total{l1}")),
+        9.0
+    );
+    assert_eq!(
+        value(&text, &format!("sluice_port_rx_packets_total{l2}")),
+        0.0
+    );
+    assert_eq!(value(&text, &format!("sluice_port_up{l1}")), 1.0);
+    // Link up, but the interface is gone: down.
+    assert_eq!(value(&text, &format!("sluice_port_up{l2}")), 0.0);
+    // No link state known yet: no sample.
+    assert!(!text.contains("sluice_port_up{bridge=\"br0\",ofport=\"4294967294\""));
+    assert!(text.contains(
+        "sluice_port_rx_bytes_total{bridge=\"br0\",ofport=\"4294967294\",interface=\"br0\"} 0\n"
+    ));
+    let q = "{bridge=\"br0\",ofport=\"2\",interface=\"we\\\"ird\",queue=\"7\"}";
+    assert_eq!(
+        value(&text, &format!("sluice_queue_tx_packets_total{q}")),
+        5.0
+    );
+    assert_eq!(
+        value(&text, &format!("sluice_queue_tx_bytes_total{q}")),
+        500.0
+    );
+    assert_eq!(
+        value(&text, &format!("sluice_queue_tx_errors_total{q}")),
+        1.0
+    );
+}
+
+#[test]
+fn flows_in_every_table_mac_table_and_channel_drops() {
+    let mut p = pipeline::Pipeline::new(pipeline::Config::default());
+    for f in [
+        "table=0,priority=1,actions=drop",
+        "table=3,priority=1,ip,actions=drop",
+        "table=3,priority=2,actions=drop",
+    ] {
+        p.flow_mod(&ofp::text::parse_flow_mod(f).unwrap(), 0)
+            .unwrap();
+    }
+    let s = sources("br0", 1);
+    s.pipeline.store(p.snapshot());
+    s.macs.learn(0, 0x0200_0000_0001, 1, 1_000_000_000);
+    s.macs.learn(5, 0x0200_0000_0002, 2, 1_000_000_000);
+    for _ in 0..6 {
+        s.channels.to_agent(datapath::channel::ToAgent {
+            in_port: 1,
+            ctl: pipeline::ToController {
+                reason: ofp::msg::flow::PacketInReason::NoMatch,
+                table_id: 0,
+                cookie: 0,
+                max_len: 0,
+            },
+            frame: Vec::new(),
+        });
+    }
+    s.control.store(Arc::new(control::View {
+        packet_in_limited: 11,
+        ..control::View::default()
+    }));
+    let text = render_at(&[s], 2_000_000_000);
+    check_format(&text);
+    let tables = text
+        .lines()
+        .filter(|l| l.starts_with("sluice_flows{"))
+        .count();
+    assert_eq!(tables, pipeline::Config::default().n_tables as usize);
+    assert_eq!(
+        value(&text, "sluice_flows{bridge=\"br0\",table=\"0\"}"),
+        1.0
+    );
+    assert_eq!(
+        value(&text, "sluice_flows{bridge=\"br0\",table=\"1\"}"),
+        0.0
+    );
+    assert_eq!(
+        value(&text, "sluice_flows{bridge=\"br0\",table=\"3\"}"),
+        2.0
+    );
+    assert_eq!(
+        value(&text, "sluice_mac_table_entries{bridge=\"br0\"}"),
+        2.0
+    );
+    // A queue of 4: two of the six frames did not fit.
+    assert_eq!(
+        value(&text, "sluice_packet_in_queue_full_total{bridge=\"br0\"}"),
+        2.0
+    );
+    assert_eq!(
+        value(&text, "sluice_packet_out_queue_full_total{bridge=\"br0\"}"),
+        0.0
+    );
+    assert_eq!(
+        value(&text, "sluice_packet_in_limited_total{bridge=\"br0\"}"),
+        11.0
+    );
+}
+
+#[test]
+fn controllers_and_connections() {
+    let s = sources("br0", 1);
+    s.control.store(Arc::new(control::View {
+        conns: vec![
+            control::ConnView {
+                id: 3,
+                peer: "tcp:127.0.0.1:6653".into(),
+                management: false,
+                state: "open",
+                role: "master",
+            },
+            control::ConnView {
+                id: 4,
+                peer: "unix:/run/sluice/br0.mgmt".into(),
+                management: true,
+                state: "hello",
+                role: "equal",
+            },
+        ],
+        controllers: vec![
+            ("tcp:127.0.0.1:6653".into(), true),
+            ("tls:ctl.example:6653".into(), false),
+        ],
+        ..control::View::default()
+    }));
+    let text = render_at(&[s], 1);
+    check_format(&text);
+    assert_eq!(
+        value(
+            &text,
+            "sluice_controller_connected{bridge=\"br0\",target=\"tcp:127.0.0.1:6653\"}"
+        ),
+        1.0
+    );
+    assert_eq!(
+        value(
+            &text,
+            "sluice_controller_connected{bridge=\"br0\",target=\"tls:ctl.example:6653\"}"
+        ),
+        0.0
+    );
+    assert_eq!(
+        value(&text, "sluice_connection_info{bridge=\"br0\",conn=\"3\",peer=\"tcp:127.0.0.1:6653\",kind=\"controller\",state=\"open\",role=\"master\"}"),
+        1.0
+    );
+    assert_eq!(
+        value(&text, "sluice_connection_info{bridge=\"br0\",conn=\"4\",peer=\"unix:/run/sluice/br0.mgmt\",kind=\"management\",state=\"hello\",role=\"equal\"}"),
+        1.0
+    );
+}
+
+#[test]
+fn delay_is_a_cumulative_histogram_over_the_workers() {
+    let s = sources("br0", 2);
+    s.counters[0].delay.record(800, 3); // under 1 us
+    s.counters[1].delay.record(3_000, 2); // under 5 us
+    s.counters[1].delay.record(40_000_000, 1); // 40 ms
+    s.counters[0].delay.record(5_000_000_000, 1); // 5 s: +Inf only
+    let text = render_at(&[s], 1);
+    check_format(&text);
+    let b = |le: &str| {
+        value(
+            &text,
+            &format!("sluice_delay_seconds_bucket{{bridge=\"br0\",le=\"{le}\"}}"),
+        )
+    };
+    assert_eq!(b("0.000001"), 3.0);
+    assert_eq!(b("0.000002"), 3.0);
+    assert_eq!(b("0.000005"), 5.0);
+    assert_eq!(b("0.02"), 5.0);
+    assert_eq!(b("0.05"), 6.0);
+    assert_eq!(b("1"), 6.0);
+    assert_eq!(b("+Inf"), 7.0);
+    assert_eq!(
+        value(&text, "sluice_delay_seconds_count{bridge=\"br0\"}"),
+        7.0
+    );
+    let sum = value(&text, "sluice_delay_seconds_sum{bridge=\"br0\"}");
+    assert!((sum - 5.040008400).abs() < 1e-9, "{sum}");
+    // No quantiles any more.
+    assert!(!text.contains("quantile="));
+}
+
+#[test]
+fn worker_health_is_reported_per_worker() {
+    let s = sources("br0", 2);
+    let counters = &s.counters;
+    // Worker 0 runs and looped 5 s ago (stalled); worker 1 has died.
+    counters[0].running.store(true, Relaxed);
+    let now = 7_000_000_000;
+    counters[0].heartbeat_ns.store(2_000_000_000, Relaxed);
+    counters[0].batches.store(42, Relaxed);
+    counters[1].heartbeat_ns.store(now, Relaxed);
+    let text = render_at(&[s], now);
+    check_format(&text);
+    assert!(text.contains("sluice_worker_up{bridge=\"br0\",worker=\"0\"} 1\n"));
+    assert!(text.contains("sluice_worker_up{bridge=\"br0\",worker=\"1\"} 0\n"));
+    assert!(text.contains("sluice_worker_rounds_total{bridge=\"br0\",worker=\"0\"} 42\n"));
+    let age: f64 = text
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("sluice_worker_heartbeat_age_seconds{bridge=\"br0\",worker=\"0\"} ")
+        })
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(age, 5.0);
+}

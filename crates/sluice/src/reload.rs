@@ -1,0 +1,327 @@
+//! SIGHUP: the configuration file is read again and the differences are
+//! applied to the running bridges, with nothing restarted.
+//!
+//! * A file that does not parse or check, or whose static flows, groups and
+//!   meters the pipeline would refuse (tried first on a copy of each
+//!   bridge's pipeline), is refused whole with the error; the running
+//!   state stays as it was.
+//! * Ports: a port no longer listed is deleted, a new one added, one whose
+//!   back end, captures, queues or pinned number changed is deleted and
+//!   added again (controllers hear PORT_STATUS DELETE/ADD); a new port
+//!   that cannot be opened is reported and the rest applied. Ports added
+//!   at run time with `add-port` and not in the file are deleted too: the
+//!   file is the configuration, as Open vSwitch's database is.
+//! * Static flows, groups and meters: those of the old file that are not
+//!   in the new one are deleted (flows strictly: same table, priority and
+//!   match), new or changed ones added. Flows from controllers are left
+//!   alone unless the file's flows replace them (same match and priority).
+//! * Controllers and listeners: kept endpoints keep their connections,
+//!   removed ones are closed with theirs, new ones opened.
+//! * What a running bridge cannot change (workers and their CPUs, datapath
+//!   id, fail mode, the LOCAL port, `max_flows`, `max_connections`, TLS
+//!   files; bridges added or removed) is logged as needing a restart, and
+//!   the rest is applied.
+
+use std::collections::HashSet;
+
+use datapath::PortSpec;
+use ofp::msg::flow::FlowModCommand;
+use ofp::msg::group::GroupModCommand;
+use ofp::msg::meter::MeterModCommand;
+use pipeline::Pipeline;
+
+use crate::bridge::Running;
+use crate::config::Config;
+
+/// The changes to one bridge's static flows, groups and meters, in the
+/// order they are applied.
+struct StaticPlan {
+    flow_dels: Vec<ofp::FlowMod>,
+    group_dels: Vec<ofp::msg::group::GroupMod>,
+    meter_dels: Vec<ofp::msg::meter::MeterMod>,
+    meters: Vec<ofp::msg::meter::MeterMod>,
+    groups: Vec<ofp::msg::group::GroupMod>,
+    flows: Vec<ofp::FlowMod>,
+}
+
+impl StaticPlan {
+    fn new(old: &Config, new: &Config) -> StaticPlan {
+        let flow_dels = old
+            .flows
+            .iter()
+            .filter(|f| !new.flows.contains(f))
+            .map(|f| ofp::FlowMod {
+                command: FlowModCommand::DeleteStrict,
+                out_port: ofp::port::port_no::ANY,
+                out_group: ofp::port::group_no::ANY,
+                ..f.clone()
+            })
+            .collect();
+        let flows = new
+            .flows
+            .iter()
+            .filter(|f| !old.flows.contains(f))
+            .cloned()
+            .collect();
+        let old_groups: HashSet<u32> = old.groups.iter().map(|g| g.group_id).collect();
+        let new_groups: HashSet<u32> = new.groups.iter().map(|g| g.group_id).collect();
+        let group_dels = old
+            .groups
+            .iter()
+            .filter(|g| !new_groups.contains(&g.group_id))
+            .map(|g| ofp::msg::group::GroupMod {
+                command: GroupModCommand::Delete,
+                buckets: Vec::new(),
+                ..g.clone()
+            })
+            .collect();
+        let groups = new
+            .groups
+            .iter()
+            .filter(|g| !old.groups.contains(g))
+            .map(|g| ofp::msg::group::GroupMod {
+                command: if old_groups.contains(&g.group_id) {
+                    GroupModCommand::Modify
+                } else {
+                    GroupModCommand::Add
+                },
+                ..g.clone()
+            })
+            .collect();
+        let old_meters: HashSet<u32> = old.meters.iter().map(|m| m.meter_id).collect();
+        let new_meters: HashSet<u32> = new.meters.iter().map(|m| m.meter_id).collect();
+        let meter_dels = old
+            .meters
+            .iter()
+            .filter(|m| !new_meters.contains(&m.meter_id))
+            .map(|m| ofp::msg::meter::MeterMod {
+                command: MeterModCommand::Delete,
+                bands: Vec::new(),
+                ..m.clone()
+            })
+            .collect();
+        let meters = new
+            .meters
+            .iter()
+            .filter(|m| !old.meters.contains(m))
+            .map(|m| ofp::msg::meter::MeterMod {
+                command: if old_meters.contains(&m.meter_id) {
+                    MeterModCommand::Modify
+                } else {
+                    MeterModCommand::Add
+                },
+                ..m.clone()
+            })
+            .collect();
+        StaticPlan {
+            flow_dels,
+            group_dels,
+            meter_dels,
+            meters,
+            groups,
+            flows,
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.flow_dels.is_empty()
+            && self.group_dels.is_empty()
+            && self.meter_dels.is_empty()
+            && self.meters.is_empty()
+            && self.groups.is_empty()
+            && self.flows.is_empty()
+    }
+
+    /// Applies the plan to `p`; the first refusal, named.
+    fn apply(&self, p: &mut Pipeline) -> Result<(), String> {
+        let now = datapath::clock::now_ns();
+        for f in &self.flow_dels {
+            p.flow_mod(f, now)
+                .map_err(|e| format!("deleting a flow: {e}"))?;
+        }
+        for g in &self.group_dels {
+            p.group_mod(g, now)
+                .map_err(|e| format!("deleting group {}: {e}", g.group_id))?;
+        }
+        for m in &self.meter_dels {
+            p.meter_mod(m, now)
+                .map_err(|e| format!("deleting meter {}: {e}", m.meter_id))?;
+        }
+        for m in &self.meters {
+            p.meter_mod(m, now)
+                .map_err(|e| format!("meter {}: {e}", m.meter_id))?;
+        }
+        for g in &self.groups {
+            p.group_mod(g, now)
+                .map_err(|e| format!("group {}: {e}", g.group_id))?;
+        }
+        for f in &self.flows {
+            p.flow_mod(f, now)
+                .map_err(|e| format!("flow {}: {e}", ofp::text::format_flow_mod(f)))?;
+        }
+        Ok(())
+    }
+}
+
+/// The ports to delete (numbers) and to add (specs) to make a bridge's
+/// ports those of `new`.
+fn port_plan(r: &Running, new: &Config) -> (Vec<u32>, Vec<PortSpec>) {
+    let dp = &r.control.agent.datapath;
+    let mut dels = Vec::new();
+    let mut adds = Vec::new();
+    let mut taken: Vec<u32> = Vec::new();
+    let wanted = new.port_specs();
+    for cur in dp.bridge.ports() {
+        if cur.port_no == ofp::port::port_no::LOCAL {
+            continue;
+        }
+        let keep = wanted.iter().any(|w| {
+            w.name == cur.name
+                && w.backend == cur.backend
+                && w.pcap == cur.pcap
+                && w.queues == cur.queues
+                && (!new.pinned.contains(&w.port_no) || w.port_no == cur.port_no)
+        });
+        if keep {
+            taken.push(cur.port_no);
+        } else {
+            dels.push(cur.port_no);
+        }
+    }
+    taken.extend(new.pinned.iter().copied());
+    for mut w in wanted {
+        if let Some(cur) = dp.bridge.port_named(&w.name) {
+            if !dels.contains(&cur.port_no) {
+                continue; // kept as it is
+            }
+        }
+        if !new.pinned.contains(&w.port_no) {
+            // Unpinned: the number it had last, else a free one.
+            match dp.numbers.choose(&w.name, &taken) {
+                Some(n) => w.port_no = n,
+                None => continue,
+            }
+        }
+        taken.push(w.port_no);
+        adds.push(w);
+    }
+    (dels, adds)
+}
+
+/// What a running bridge cannot change, as lines for the log.
+fn needs_restart(old: &Config, new: &Config) -> Vec<&'static str> {
+    let mut v = Vec::new();
+    if old.workers != new.workers {
+        v.push("workers/cpus");
+    }
+    if old.datapath_id != new.datapath_id {
+        v.push("datapath_id");
+    }
+    if old.fail_mode != new.fail_mode {
+        v.push("fail_mode");
+    }
+    if old.local_port != new.local_port {
+        v.push("local_port");
+    }
+    if old.max_flows != new.max_flows {
+        v.push("max_flows");
+    }
+    if old.max_connections != new.max_connections {
+        v.push("max_connections");
+    }
+    if old.default_backend != new.default_backend {
+        v.push("backend (of ports already open)");
+    }
+    v
+}
+
+/// Applies `new` (one checked configuration per bridge) to the running
+/// bridges. Err (and nothing changed) if the new configuration cannot be
+/// applied; Ok with the problems met while applying it otherwise.
+pub fn apply(running: &mut [Running], new: Vec<Config>) -> Result<Vec<String>, String> {
+    let names: HashSet<&str> = running.iter().map(|r| r.name.as_str()).collect();
+    let new_names: HashSet<&str> = new.iter().map(|c| c.name.as_str()).collect();
+    if names != new_names {
+        return Err(format!(
+            "bridges added or removed (running: {}; file: {}): that needs a restart",
+            sorted(&names),
+            sorted(&new_names)
+        ));
+    }
+    // Plan every bridge and try its static changes on a copy of its
+    // pipeline before anything changes.
+    let mut plans = Vec::new();
+    for cfg in new {
+        let r = running
+            .iter()
+            .find(|r| r.name == cfg.name)
+            .expect("same names");
+        let (dels, adds) = port_plan(r, &cfg);
+        let stat = StaticPlan::new(&r.config, &cfg);
+        let mut trial = r.control.agent.pipeline.clone();
+        for no in &dels {
+            trial.remove_port(*no);
+        }
+        for a in &adds {
+            trial.set_port(pipeline::PortState::up(a.port_no));
+        }
+        stat.apply(&mut trial)
+            .map_err(|e| format!("bridge {}: {e}", cfg.name))?;
+        plans.push((cfg, dels, adds, stat));
+    }
+    let mut problems = Vec::new();
+    for (cfg, dels, adds, stat) in plans {
+        let r = running
+            .iter_mut()
+            .find(|r| r.name == cfg.name)
+            .expect("same names");
+        for what in needs_restart(&r.config, &cfg) {
+            problems.push(format!(
+                "bridge {}: {what} changed: takes effect at the next start",
+                r.name
+            ));
+        }
+        for no in dels {
+            if let Err(e) = r
+                .control
+                .agent
+                .command(&["del-port".into(), no.to_string()])
+            {
+                problems.push(format!("bridge {}: {e}", r.name));
+            }
+        }
+        for spec in adds {
+            if let Err(e) = r.add_port(spec) {
+                problems.push(format!("bridge {}: {e}", r.name));
+            }
+        }
+        if !stat.is_empty() {
+            if let Err(e) = stat.apply(&mut r.control.agent.pipeline) {
+                // Tried on a copy first: only a port that failed to open
+                // can make this differ.
+                problems.push(format!("bridge {}: {e}", r.name));
+            }
+            r.control.agent.mark_changed();
+            r.control.agent.publish();
+        }
+        if let Some(rate) = cfg.packet_in_rate {
+            r.control.agent.conn_config.packet_in_rate = rate;
+        }
+        let mut endpoints = cfg.endpoints.clone();
+        endpoints.extend(r.mgmt.iter().cloned());
+        problems.extend(
+            r.control
+                .set_endpoints(&endpoints)
+                .into_iter()
+                .map(|p| format!("bridge {}: {p}", r.name)),
+        );
+        r.config = cfg;
+    }
+    Ok(problems)
+}
+
+fn sorted(s: &HashSet<&str>) -> String {
+    let mut v: Vec<&str> = s.iter().copied().collect();
+    v.sort_unstable();
+    v.join(", ")
+}
