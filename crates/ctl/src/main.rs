@@ -5,9 +5,10 @@
 //! `unix:PATH`, `tcp:HOST:PORT` or `tls:HOST:PORT`. Flows, groups and
 //! meters are written in the protocol crate's ovs-ofctl syntax; errors
 //! from the switch are printed with their spec names and the exit status
-//! is 1 (2 when the command line cannot be read). It speaks plain OpenFlow 1.3, so it drives
-//! Open vSwitch too (except `trace`, which is sluice's experimenter
-//! message).
+//! is 1 (2 when the command line cannot be read). It speaks plain OpenFlow
+//! 1.3, so it drives Open vSwitch too, except for the commands that are
+//! sluice's experimenter messages (`trace`, `add-port`, `del-port`,
+//! `fdb-show`, `fdb-flush`, `vlog`).
 //!
 //! ## Commands
 //!
@@ -18,7 +19,8 @@
 //! `dump-groups`, `dump-group-stats`, `dump-group-features`, `add-group`,
 //! `add-groups`, `mod-group`, `del-groups`, `add-meter`, `mod-meter`,
 //! `del-meters`, `dump-meters`, `meter-stats`, `meter-features`,
-//! `packet-out`, `monitor`, `trace` (`sluice-ctl help COMMAND`).
+//! `packet-out`, `monitor`, `trace`, `add-port`, `del-port`, `fdb-show`,
+//! `fdb-flush`, `vlog` (`sluice-ctl help COMMAND`).
 //!
 //! ## What ovs-ofctl users can count on
 //!
