@@ -14,6 +14,9 @@ command -v ip >/dev/null 2>&1 || need_apt+=(iproute2)
 command -v ping >/dev/null 2>&1 || need_apt+=(iputils-ping)
 command -v iperf3 >/dev/null 2>&1 || need_apt+=(iperf3)
 command -v ethtool >/dev/null 2>&1 || need_apt+=(ethtool)
+# ovs-ofctl (not for the demo): the e2e test that compares its output with
+# sluice-ctl's.
+$demo || command -v ovs-ofctl >/dev/null 2>&1 || need_apt+=(openvswitch-common)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
 command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
 if ((${#need_apt[@]})); then

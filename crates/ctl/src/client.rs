@@ -126,6 +126,12 @@ impl Client {
         }
     }
 
+    /// The xid of the message sent last (reply headers print it, as
+    /// ovs-ofctl does).
+    pub fn last_xid(&self) -> u32 {
+        self.next_xid.wrapping_sub(1)
+    }
+
     /// Queues `msg` with a fresh xid and returns the xid. Writes out when
     /// much is queued.
     pub fn send(&mut self, msg: &Message) -> u32 {

@@ -1,5 +1,6 @@
 //! One function per command: connect, ask, format. Each returns the text
-//! to print (monitor prints as it goes) or an error naming what failed.
+//! to print and the exit status (monitor prints as it goes), or an error
+//! naming what failed.
 
 use std::io::{BufRead, Write};
 use std::time::{Duration, Instant};
@@ -16,7 +17,15 @@ use ofp::{ErrorCode, FlowMod, FlowModCommand, Message, PacketOut};
 
 use crate::client::{Client, ClientError};
 use crate::target::Target;
-use crate::{frame, manage, print, Cmd};
+use crate::{flows, frame, manage, print, Cmd, Opts};
+
+/// What to print and the exit status.
+#[derive(Debug)]
+pub struct Output {
+    pub text: String,
+    /// 0, or 2 when diff-flows found differences (as ovs-ofctl).
+    pub status: u8,
+}
 
 /// What a command failed on.
 #[derive(Debug, thiserror::Error)]
@@ -29,24 +38,53 @@ pub enum CmdError {
     Refused(String),
 }
 
-type Result<T> = std::result::Result<T, CmdError>;
+pub type Result<T> = std::result::Result<T, CmdError>;
 
 fn usage<T>(what: &str, e: impl std::fmt::Display) -> Result<T> {
     Err(CmdError::Usage(format!("{what}: {e}")))
 }
 
 /// Runs one command.
-pub fn run(cmd: Cmd, run_dir: &str, timeout: Duration, tls: Option<&tls::Tls>) -> Result<String> {
+pub fn run(
+    cmd: Cmd,
+    run_dir: &str,
+    timeout: Duration,
+    tls: Option<&tls::Tls>,
+    opts: &Opts,
+) -> Result<Output> {
     let connect = |switch: &str| -> Result<Client> {
         let t = Target::parse(switch, run_dir).map_err(CmdError::Usage)?;
         Ok(Client::connect(&t, timeout, tls)?)
     };
+    if let Cmd::DiffFlows { source1, source2 } = &cmd {
+        let read = |src: &str| -> Result<Vec<flows::Entry>> {
+            if flows::is_file(src) {
+                flows::from_file(src)
+            } else {
+                flows::from_switch(&mut connect(src)?)
+            }
+        };
+        let a = read(source1)?;
+        let b = read(source2)?;
+        let (text, differ) = flows::diff_text(&a, &b);
+        return Ok(Output {
+            text,
+            status: if differ { 2 } else { 0 },
+        });
+    }
+    let text = run_text(cmd, &connect, opts)?;
+    Ok(Output { text, status: 0 })
+}
+
+fn run_text(cmd: Cmd, connect: &dyn Fn(&str) -> Result<Client>, opts: &Opts) -> Result<String> {
     match cmd {
         Cmd::Show { switch } => show(&mut connect(&switch)?),
         Cmd::DumpDesc { switch } => {
             let mut c = connect(&switch)?;
-            let mut s = String::from("OFPST_DESC reply (OF1.3):\n");
-            for part in c.multipart(Q::Desc)? {
+            let parts = c.multipart(Q::Desc)?;
+            let mut s = print::header("OFPST_DESC reply", c.last_xid());
+            s.push('\n');
+            for part in parts {
                 if let R::Desc(d) = part.body {
                     s.push_str(&format!(
                         "Manufacturer: {}\nHardware: {}\nSoftware: {}\nSerial Num: {}\nDP Description: {}\n",
@@ -61,30 +99,37 @@ pub fn run(cmd: Cmd, run_dir: &str, timeout: Duration, tls: Option<&tls::Tls>) -
             Ok(s)
         }
         Cmd::DumpFlows { switch, flows } => {
+            let filter = flows.unwrap_or_default();
+            // A bad filter or sort field is reported before connecting.
+            flow_filter(&filter)?;
+            flows::dump(&mut connect(&switch)?, &filter, opts)
+        }
+        Cmd::DumpAggregate { switch, flows } => {
             let req = flow_filter(flows.as_deref().unwrap_or(""))?;
             let mut c = connect(&switch)?;
-            let mut s = String::new();
-            for part in c.multipart(Q::Flow(req))? {
-                if let R::Flow(v) = part.body {
-                    for f in &v {
-                        s.push_str(&print::flow(f));
-                        s.push('\n');
-                    }
-                }
+            let parts = c.multipart(Q::Aggregate(req))?;
+            let xid = c.last_xid();
+            match parts.into_iter().find_map(|p| match p.body {
+                R::Aggregate(a) => Some(a),
+                _ => None,
+            }) {
+                Some(a) => Ok(print::aggregate(&a, xid)),
+                None => Err(ClientError::Unexpected("no AGGREGATE reply".into()).into()),
             }
-            Ok(s)
         }
+        Cmd::ReplaceFlows { switch, file } => {
+            // The file is read (and every line checked) before connecting.
+            flows::from_file(&file)?;
+            flows::replace(&mut connect(&switch)?, &file)
+        }
+        Cmd::DiffFlows { .. } => unreachable!("handled in run"),
         Cmd::AddFlow { switch, flow } => {
             let fm = flow_mod(&flow, FlowModCommand::Add)?;
             modify(&mut connect(&switch)?, &Message::FlowMod(fm))
         }
         Cmd::AddFlows { switch, file } => add_flows(&mut connect(&switch)?, &file),
-        Cmd::ModFlows {
-            switch,
-            flow,
-            strict,
-        } => {
-            let cmd = if strict {
+        Cmd::ModFlows { switch, flow } => {
+            let cmd = if opts.strict {
                 FlowModCommand::ModifyStrict
             } else {
                 FlowModCommand::Modify
@@ -92,13 +137,9 @@ pub fn run(cmd: Cmd, run_dir: &str, timeout: Duration, tls: Option<&tls::Tls>) -
             let fm = flow_mod(&flow, cmd)?;
             modify(&mut connect(&switch)?, &Message::FlowMod(fm))
         }
-        Cmd::DelFlows {
-            switch,
-            flows,
-            strict,
-        } => {
+        Cmd::DelFlows { switch, flows } => {
             let text = flows.unwrap_or_default();
-            let cmd = if strict {
+            let cmd = if opts.strict {
                 FlowModCommand::DeleteStrict
             } else {
                 FlowModCommand::Delete
@@ -121,7 +162,13 @@ pub fn run(cmd: Cmd, run_dir: &str, timeout: Duration, tls: Option<&tls::Tls>) -
                     v.extend(p);
                 }
             }
-            Ok(print::port_stats(&v))
+            let xid = c.last_xid();
+            let names = if opts.names {
+                flows::port_names(&mut c)?
+            } else {
+                ofp::text::Names::new()
+            };
+            Ok(print::port_stats(&v, xid, &names))
         }
         Cmd::QueueStats {
             switch,
@@ -140,12 +187,14 @@ pub fn run(cmd: Cmd, run_dir: &str, timeout: Duration, tls: Option<&tls::Tls>) -
                     v.extend(q);
                 }
             }
-            Ok(print::queue_stats(&v))
+            Ok(print::queue_stats(&v, c.last_xid()))
         }
         Cmd::DumpPortsDesc { switch } => {
             let mut c = connect(&switch)?;
-            let mut s = String::from("OFPST_PORT_DESC reply (OF1.3):\n");
-            for p in port_descs(&mut c)? {
+            let ports = port_descs(&mut c)?;
+            let mut s = print::header("OFPST_PORT_DESC reply", c.last_xid());
+            s.push('\n');
+            for p in ports {
                 s.push_str(&print::port_desc(&p));
             }
             Ok(s)
@@ -163,7 +212,7 @@ pub fn run(cmd: Cmd, run_dir: &str, timeout: Duration, tls: Option<&tls::Tls>) -
                     v.extend(t);
                 }
             }
-            Ok(print::table_stats(&v))
+            Ok(print::table_stats(&v, c.last_xid()))
         }
         Cmd::DumpGroups { switch, group } => {
             let id = group_id(group.as_deref())?;
@@ -177,7 +226,7 @@ pub fn run(cmd: Cmd, run_dir: &str, timeout: Duration, tls: Option<&tls::Tls>) -
                     );
                 }
             }
-            Ok(print::group_desc(&v))
+            Ok(print::group_desc(&v, c.last_xid()))
         }
         Cmd::DumpGroupStats { switch, group } => {
             let group_id = group_id(group.as_deref())?;
@@ -188,11 +237,79 @@ pub fn run(cmd: Cmd, run_dir: &str, timeout: Duration, tls: Option<&tls::Tls>) -
                     v.extend(g);
                 }
             }
-            Ok(print::group_stats(&v))
+            Ok(print::group_stats(&v, c.last_xid()))
         }
         Cmd::AddGroup { switch, group } => {
             let gm = group_mod(&group, GroupModCommand::Add)?;
             modify(&mut connect(&switch)?, &Message::GroupMod(gm))
+        }
+        Cmd::AddGroups { switch, file } => add_groups(&mut connect(&switch)?, &file),
+        Cmd::DumpGroupFeatures { switch } => {
+            let mut c = connect(&switch)?;
+            let parts = c.multipart(Q::GroupFeatures)?;
+            let xid = c.last_xid();
+            match parts.into_iter().find_map(|p| match p.body {
+                R::GroupFeatures(g) => Some(g),
+                _ => None,
+            }) {
+                Some(g) => Ok(print::group_features(&g, xid)),
+                None => Err(ClientError::Unexpected("no GROUP_FEATURES reply".into()).into()),
+            }
+        }
+        Cmd::MeterFeatures { switch } => {
+            let mut c = connect(&switch)?;
+            let parts = c.multipart(Q::MeterFeatures)?;
+            let xid = c.last_xid();
+            match parts.into_iter().find_map(|p| match p.body {
+                R::MeterFeatures(m) => Some(m),
+                _ => None,
+            }) {
+                Some(m) => Ok(print::meter_features(&m, xid)),
+                None => Err(ClientError::Unexpected("no METER_FEATURES reply".into()).into()),
+            }
+        }
+        Cmd::DumpTableFeatures { switch, table } => {
+            let only = match table.as_deref() {
+                None | Some("all") => None,
+                Some(t) => Some(t.parse::<u8>().or_else(|_| {
+                    usage(
+                        "table",
+                        format!("`{t}`: expected a table number (0-254) or all"),
+                    )
+                })?),
+            };
+            let mut c = connect(&switch)?;
+            let parts = c.multipart(Q::TableFeatures(Vec::new()))?;
+            let xid = c.last_xid();
+            let mut v = Vec::new();
+            for part in parts {
+                if let R::TableFeatures(t) = part.body {
+                    v.extend(
+                        t.into_iter()
+                            .filter(|t| only.is_none_or(|n| t.table_id == n)),
+                    );
+                }
+            }
+            Ok(crate::features::table_features(&v, xid))
+        }
+        Cmd::ModTable {
+            switch,
+            table,
+            setting,
+        } => {
+            let tm = table_mod(&table, &setting)?;
+            modify(&mut connect(&switch)?, &Message::TableMod(tm))
+        }
+        Cmd::QueueGetConfig { switch, port } => {
+            let port = match port.as_deref() {
+                None => port_no::ANY,
+                Some(p) => parse_port(p).or_else(|e| usage("port", e))?,
+            };
+            let mut c = connect(&switch)?;
+            match c.request(&Message::QueueGetConfigRequest { port })? {
+                Message::QueueGetConfigReply(q) => Ok(print::queue_config(&q, c.last_xid())),
+                m => Err(ClientError::Unexpected(format!("{:?}", m.msg_type())).into()),
+            }
         }
         Cmd::ModGroup { switch, group } => {
             let gm = group_mod(&group, GroupModCommand::Modify)?;
@@ -233,7 +350,7 @@ pub fn run(cmd: Cmd, run_dir: &str, timeout: Duration, tls: Option<&tls::Tls>) -
                     v.extend(m);
                 }
             }
-            Ok(print::meter_config(&v))
+            Ok(print::meter_config(&v, c.last_xid()))
         }
         Cmd::MeterStats { switch, meter } => {
             let meter_id = meter_id(meter.as_deref())?;
@@ -244,7 +361,7 @@ pub fn run(cmd: Cmd, run_dir: &str, timeout: Duration, tls: Option<&tls::Tls>) -
                     v.extend(m);
                 }
             }
-            Ok(print::meter_stats(&v))
+            Ok(print::meter_stats(&v, c.last_xid()))
         }
         Cmd::PacketOut {
             switch,
@@ -312,7 +429,7 @@ fn has_key(text: &str, key: &str) -> bool {
         .any(|t| t.split_once('=').is_some_and(|(k, _)| k.trim() == key))
 }
 
-fn flow_mod(text: &str, command: FlowModCommand) -> Result<FlowMod> {
+pub(crate) fn flow_mod(text: &str, command: FlowModCommand) -> Result<FlowMod> {
     let mut fm = parse_flow_mod(text).or_else(|e| usage("flow", e))?;
     fm.command = command;
     Ok(fm)
@@ -320,7 +437,7 @@ fn flow_mod(text: &str, command: FlowModCommand) -> Result<FlowMod> {
 
 /// A dump-flows filter: table (default all), cookie/mask, out_port,
 /// out_group and the match.
-fn flow_filter(text: &str) -> Result<FlowStatsRequest> {
+pub(crate) fn flow_filter(text: &str) -> Result<FlowStatsRequest> {
     let fm = parse_flow_mod(text).or_else(|e| usage("flows", e))?;
     Ok(FlowStatsRequest {
         table_id: if has_key(text, "table") {
@@ -391,7 +508,7 @@ fn modify(c: &mut Client, msg: &Message) -> Result<String> {
     }
 }
 
-fn port_descs(c: &mut Client) -> Result<Vec<ofp::port::PortDesc>> {
+pub(crate) fn port_descs(c: &mut Client) -> Result<Vec<ofp::port::PortDesc>> {
     let mut v = Vec::new();
     for part in c.multipart(Q::PortDesc)? {
         if let R::PortDesc(p) = part.body {
@@ -405,11 +522,76 @@ fn show(c: &mut Client) -> Result<String> {
     let Message::FeaturesReply(f) = c.request(&Message::FeaturesRequest)? else {
         return Err(ClientError::Unexpected("not a FEATURES_REPLY".into()).into());
     };
+    let features_xid = c.last_xid();
     let ports = port_descs(c)?;
+    let ports_xid = c.last_xid();
     let Message::GetConfigReply(cfg) = c.request(&Message::GetConfigRequest)? else {
         return Err(ClientError::Unexpected("not a GET_CONFIG_REPLY".into()).into());
     };
-    Ok(print::features(&f, &ports, &cfg))
+    Ok(print::features(
+        &f,
+        &ports,
+        &cfg,
+        [features_xid, ports_xid, c.last_xid()],
+    ))
+}
+
+/// mod-table's TABLE and SETTING: the OpenFlow 1.1/1.2 names of the
+/// table-miss bits (controller 0, continue 1, drop 2), which OpenFlow 1.3
+/// keeps only as deprecated bits, or the config as a number.
+fn table_mod(table: &str, setting: &str) -> Result<ofp::msg::simple::TableMod> {
+    let table_id = match table {
+        "all" => ofp::port::TABLE_ALL,
+        t => match t.parse::<u8>() {
+            Ok(n) if n != ofp::port::TABLE_ALL => n,
+            _ => {
+                return usage(
+                    "table",
+                    format!("`{t}`: expected a table number (0-254) or all"),
+                )
+            }
+        },
+    };
+    let config = match setting {
+        "controller" => 0,
+        "continue" => 1,
+        "drop" => 2,
+        n => ofp::text::parse_num::<u32>(n, "controller, continue, drop or a number")
+            .or_else(|e| usage("setting", e))?,
+    };
+    Ok(ofp::msg::simple::TableMod { table_id, config })
+}
+
+/// add-groups: every line is parsed before anything is sent; then all
+/// group-mods go out, then one barrier; refusals are named by line.
+fn add_groups(c: &mut Client, file: &str) -> Result<String> {
+    let mut msgs = Vec::new();
+    for (line, text) in flows::read_lines(file)? {
+        let gm = group_mod(&text, GroupModCommand::Add)
+            .map_err(|e| CmdError::Usage(format!("{file}:{line}: {e}")))?;
+        msgs.push((line, Message::GroupMod(gm)));
+    }
+    let sent: Vec<(u32, usize)> = msgs.iter().map(|(line, m)| (c.send(m), *line)).collect();
+    c.barrier()?;
+    let errors = c.take_errors();
+    if errors.is_empty() {
+        return Ok(String::new());
+    }
+    let mut msg = String::new();
+    for (xid, code, _) in &errors {
+        match sent.iter().find(|(x, _)| x == xid) {
+            Some((_, line)) => {
+                msg.push_str(&format!("{file}:{line}: the switch answered {code}\n"))
+            }
+            None => msg.push_str(&format!("xid {xid}: the switch answered {code}\n")),
+        }
+    }
+    Err(CmdError::Refused(format!(
+        "{} of {} groups refused:\n{}",
+        errors.len(),
+        sent.len(),
+        msg.trim_end()
+    )))
 }
 
 fn mod_port(c: &mut Client, port: &str, action: &str) -> Result<String> {

@@ -2,19 +2,100 @@
 //!
 //! Shaped after ovs-ofctl: `sluice-ctl COMMAND SWITCH [ARGS]`, where SWITCH
 //! is a bridge name (its management socket `/run/sluice/BRIDGE.mgmt`),
-//! `unix:PATH` or `tcp:HOST:PORT`. Flows, groups and meters are written in
-//! the protocol crate's ovs-ofctl syntax; output reads like ovs-ofctl's;
-//! errors from the switch are printed with their spec names and the exit
-//! status is 1. It speaks plain OpenFlow 1.3, so it drives Open vSwitch too
-//! (except `trace`, which is sluice's experimenter message).
+//! `unix:PATH`, `tcp:HOST:PORT` or `tls:HOST:PORT`. Flows, groups and
+//! meters are written in the protocol crate's ovs-ofctl syntax; errors
+//! from the switch are printed with their spec names and the exit status
+//! is 1 (2 when the command line cannot be read). It speaks plain OpenFlow
+//! 1.3, so it drives Open vSwitch too, except for the commands that are
+//! sluice's experimenter messages (`trace`, `add-port`, `del-port`,
+//! `fdb-show`, `fdb-flush`, `vlog`).
+//!
+//! ## Commands
+//!
+//! `show`, `dump-desc`, `dump-flows`, `dump-aggregate`, `add-flow`,
+//! `add-flows`, `mod-flows`, `del-flows`, `replace-flows`, `diff-flows`,
+//! `dump-ports`, `dump-ports-desc`, `mod-port`, `queue-stats`,
+//! `queue-get-config`, `dump-tables`, `dump-table-features`, `mod-table`,
+//! `dump-groups`, `dump-group-stats`, `dump-group-features`, `add-group`,
+//! `add-groups`, `mod-group`, `del-groups`, `add-meter`, `mod-meter`,
+//! `del-meters`, `dump-meters`, `meter-stats`, `meter-features`,
+//! `packet-out`, `monitor`, `trace`, `add-port`, `del-port`, `fdb-show`,
+//! `fdb-flush`, `vlog` (`sluice-ctl help COMMAND`).
+//!
+//! ## What ovs-ofctl users can count on
+//!
+//! ovs-ofctl 3.1 is the yardstick, and an end-to-end test
+//! (`test_ovs_ofctl_and_sluice_ctl_agree` in scripts/e2e.sh) installs the
+//! same flows and groups with both tools and compares what they print.
+//! - `-O OpenFlow13` / `--protocols=OpenFlow13` is accepted (so is a list
+//!   that includes it, such as `OpenFlow10,OpenFlow13`: the connection is
+//!   1.3 either way); a list without OpenFlow13 is refused with the reason.
+//! - Options go before or after the command, as with ovs-ofctl's getopt:
+//!   `sluice-ctl --strict del-flows br0 ...` and `sluice-ctl del-flows br0
+//!   ... --strict` are the same.
+//! - Output as ovs-ofctl prints it: reserved ports in upper case
+//!   (`NORMAL`, `CONTROLLER:65535`, `LOCAL`, `IN_PORT`, `FLOOD`, `ALL`,
+//!   `ANY`, `in_port=LOCAL`), read in either case; match fields in
+//!   ovs-ofctl's order and names (`dl_src` before `dl_dst`, `nw_tos`,
+//!   `icmp_type` for ICMPv6 too); actions by ovs-ofctl's names (`dec_ttl`,
+//!   `mod_nw_ttl:N`, `set_mpls_ttl(N)`, `set_field:V->ip_dst`); the default
+//!   priority (32768) left out; reply header lines with the request's xid
+//!   (`OFPST_FLOW reply (OF1.3) (xid=0x2):`); durations as ovs-ofctl
+//!   writes them (three decimals when the switch counts whole
+//!   milliseconds, else the nanoseconds without trailing zeros:
+//!   `duration=0.063306677s`); select-group buckets without `weight:1`.
+//! - `dump-flows` prints the header only when ovs-ofctl does: with
+//!   statistics, no sort and no names. `--no-stats` leaves out durations,
+//!   counters, and the cookie and table when they are 0. `--sort[=FIELD]`
+//!   and `--rsort[=FIELD]` (FIELD: `priority`, the default, or a match
+//!   field; flows without the field come last either way; several sort
+//!   options apply in order, all `--sort`s before all `--rsort`s). `--names`
+//!   prints port names (from the port descriptions) and table names (from
+//!   the table features) in `dump-flows`, and port names in `dump-ports`.
+//! - `diff-flows SOURCE1 SOURCE2`: a source is a file when it starts with
+//!   `/` or `.`, is `-`, or names an existing file without a `:` (ovs-ofctl's
+//!   rule), else a switch. Flows are the same flow when table, priority and
+//!   match agree, and equal when cookie, timeouts and actions do too;
+//!   `-flow` / `+flow` lines as ovs-ofctl writes them; exit status 2 when
+//!   the sources differ. The order of the lines is the first source's,
+//!   then the second's (ovs-ofctl's follows its hash table).
+//! - `replace-flows SWITCH FILE`: strict deletes of the switch's flows FILE
+//!   lacks, then ADDs of FILE's flows that are missing or differ; equal
+//!   flows are not touched (their counters keep counting).
+//!
+//! ## Where sluice-ctl differs, and why
+//!
+//! - `mod-table TABLE controller|continue|drop|N` sends the table config
+//!   (OpenFlow 1.1/1.2 names for the bits 1.3 keeps only as deprecated);
+//!   ovs-ofctl refuses these with OpenFlow 1.3. sluice accepts bits 0-1
+//!   and ignores them (1.3 defines no table config), and refuses others
+//!   with OFPTMFC_BAD_CONFIG.
+//! - `dump-group-features` also lists the actions ovs-ofctl has no name for
+//!   (`copy_ttl_out`, `copy_ttl_in`, `push_pbb`, `pop_pbb`) when the switch
+//!   supports them; ovs-ofctl leaves them out.
+//! - `dump-table-features` lays tables out as ovs-ofctl does ("ditto" for
+//!   a table like the previous one) but names fields and actions the
+//!   OpenFlow way (`ipv4_src`, `dec_nw_ttl`), not ovs-ofctl's (`ip_{src,dst}`).
+//! - `set_field:5->vlan_vid` gets OFPVID_PRESENT added (a VLAN id without
+//!   the bit would mean "no VLAN"); ovs-ofctl sends 5 as given, which sluice
+//!   refuses with OFPBAC_BAD_SET_ARGUMENT. Write `set_field:4101->vlan_vid`
+//!   for text both take.
+//! - Port names are printed with `--names` only (ovs-ofctl 3.x also picks
+//!   them when writing to a terminal) and never read in flows.
+//! - The xid in a header is the request's; ovs-ofctl sometimes sends other
+//!   requests first (`show`, or a filter given to `dump-flows`), so its
+//!   number can be higher.
 
 mod client;
 mod commands;
+mod features;
+mod flows;
 mod frame;
 mod manage;
 mod print;
 mod target;
 
+use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -27,6 +108,10 @@ use clap::{Parser, Subcommand};
     about = "Operate a sluice (or any OpenFlow 1.3) switch, the ovs-ofctl way"
 )]
 struct Cli {
+    /// OpenFlow versions to offer, as ovs-ofctl's -O (OpenFlow13 is the
+    /// only one sluice-ctl speaks; a list must include it).
+    #[arg(short = 'O', long, global = true, value_name = "VERSIONS")]
+    protocols: Option<String>,
     /// Seconds to wait for the switch to answer.
     #[arg(long, default_value_t = 10.0, global = true)]
     timeout: f64,
@@ -42,8 +127,72 @@ struct Cli {
     /// TLS: the CA certificate the switch's certificate must be signed by, PEM
     #[arg(short = 'C', long, global = true, value_name = "FILE")]
     ca_cert: Option<std::path::PathBuf>,
+    /// mod-flows, del-flows: only the flow with exactly this match and
+    /// priority.
+    #[arg(long, global = true)]
+    strict: bool,
+    /// dump-flows, dump-ports: print port and table names instead of
+    /// numbers (from the switch's port descriptions and table features).
+    #[arg(long, global = true)]
+    names: bool,
+    /// Print port numbers (the default).
+    #[arg(long, global = true)]
+    no_names: bool,
+    /// dump-flows: sort by FIELD ascending (priority when no FIELD);
+    /// may be given several times.
+    #[arg(long, global = true, value_name = "FIELD", num_args = 0..=1,
+          require_equals = true, default_missing_value = "priority")]
+    sort: Vec<String>,
+    /// dump-flows: sort by FIELD descending (priority when no FIELD).
+    #[arg(long, global = true, value_name = "FIELD", num_args = 0..=1,
+          require_equals = true, default_missing_value = "priority")]
+    rsort: Vec<String>,
+    /// dump-flows: leave out the statistics (and the reply header, as
+    /// ovs-ofctl).
+    #[arg(long, global = true)]
+    no_stats: bool,
     #[command(subcommand)]
     cmd: Cmd,
+}
+
+/// How replies are printed (the options that shape output).
+#[derive(Debug, Clone, Default)]
+pub struct Opts {
+    pub strict: bool,
+    pub names: bool,
+    pub no_stats: bool,
+    /// Sort criteria in order: the field (`priority` or a match field)
+    /// and whether descending.
+    pub sort: Vec<(String, bool)>,
+}
+
+/// Checks `-O`/`--protocols`: a comma-separated list of OpenFlow version
+/// names that includes OpenFlow13 (the version is then negotiated as 1.3,
+/// as ovs-ofctl would with a 1.3 switch).
+fn check_protocols(s: &str) -> Result<(), String> {
+    const KNOWN: &[&str] = &[
+        "OpenFlow10",
+        "OpenFlow11",
+        "OpenFlow12",
+        "OpenFlow13",
+        "OpenFlow14",
+        "OpenFlow15",
+    ];
+    let mut has13 = false;
+    for v in s.split(',').map(str::trim) {
+        if !KNOWN.iter().any(|k| k.eq_ignore_ascii_case(v)) {
+            return Err(format!(
+                "-O/--protocols: `{v}`: expected an OpenFlow version name like OpenFlow13"
+            ));
+        }
+        has13 |= v.eq_ignore_ascii_case("OpenFlow13");
+    }
+    if !has13 {
+        return Err(format!(
+            "-O/--protocols: `{s}`: sluice-ctl speaks OpenFlow13 only; give -O OpenFlow13"
+        ));
+    }
+    Ok(())
 }
 
 #[derive(Subcommand)]
@@ -57,26 +206,30 @@ pub enum Cmd {
         switch: String,
         flows: Option<String>,
     },
+    /// Packet, byte and flow counts summed over the flows matching FLOWS.
+    DumpAggregate {
+        switch: String,
+        flows: Option<String>,
+    },
     /// Adds one flow.
     AddFlow { switch: String, flow: String },
     /// Adds the flows of FILE ("-": standard input), one per line; `#`
     /// starts a comment. All are sent, then one barrier.
     AddFlows { switch: String, file: String },
+    /// Makes the switch's flows those of FILE: deletes the flows FILE does
+    /// not have, adds those it has that differ (actions, cookie, timeouts)
+    /// or are missing, leaves equal ones (and their counters) alone.
+    ReplaceFlows { switch: String, file: String },
+    /// Compares the flows of two sources (each a flow file or a switch):
+    /// `-flow` for one only in the first, `+flow` for one only in the
+    /// second, both lines when they differ. Exits 2 when they differ.
+    DiffFlows { source1: String, source2: String },
     /// Modifies the actions of the flows matching FLOW.
-    ModFlows {
-        switch: String,
-        flow: String,
-        /// Only the flow with exactly this match and priority.
-        #[arg(long)]
-        strict: bool,
-    },
+    ModFlows { switch: String, flow: String },
     /// Deletes the flows matching FLOWS (default: all).
     DelFlows {
         switch: String,
         flows: Option<String>,
-        /// Only the flow with exactly this match and priority.
-        #[arg(long)]
-        strict: bool,
     },
     /// Port counters (all ports, or PORT).
     DumpPorts {
@@ -112,6 +265,10 @@ pub enum Cmd {
     },
     /// Adds a group.
     AddGroup { switch: String, group: String },
+    /// Adds the groups of FILE ("-": standard input), one per line.
+    AddGroups { switch: String, file: String },
+    /// What the switch's groups support (types, capabilities, actions).
+    DumpGroupFeatures { switch: String },
     /// Replaces a group's type and buckets.
     ModGroup { switch: String, group: String },
     /// Deletes groups (default: all).
@@ -132,6 +289,26 @@ pub enum Cmd {
     DumpMeters {
         switch: String,
         meter: Option<String>,
+    },
+    /// What the switch's meters support (bands, rates, capabilities).
+    MeterFeatures { switch: String },
+    /// Each table's features (name, size, instructions, actions, fields).
+    DumpTableFeatures {
+        switch: String,
+        table: Option<String>,
+    },
+    /// Sets a table's configuration: TABLE is a number or all; SETTING is
+    /// controller, continue, drop (OpenFlow 1.1 and 1.2 names; 1.3 keeps
+    /// their bits only as deprecated) or a number (the config bits).
+    ModTable {
+        switch: String,
+        table: String,
+        setting: String,
+    },
+    /// The queues configured on PORT (default: all ports).
+    QueueGetConfig {
+        switch: String,
+        port: Option<String>,
     },
     /// Meter counters.
     MeterStats {
@@ -193,6 +370,12 @@ fn main() -> ExitCode {
         return ExitCode::from(code as u8);
     }
     let cli = Cli::parse();
+    if let Some(p) = &cli.protocols {
+        if let Err(e) = check_protocols(p) {
+            eprintln!("sluice-ctl: {e}");
+            return ExitCode::from(2);
+        }
+    }
     if !(cli.timeout.is_finite() && cli.timeout > 0.0) {
         eprintln!("sluice-ctl: --timeout: expected a positive number of seconds");
         return ExitCode::from(2);
@@ -219,10 +402,24 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match commands::run(cli.cmd, &cli.run_dir, timeout, identity.as_ref()) {
+    let opts = Opts {
+        strict: cli.strict,
+        names: cli.names && !cli.no_names,
+        no_stats: cli.no_stats,
+        sort: cli
+            .sort
+            .into_iter()
+            .map(|f| (f, false))
+            .chain(cli.rsort.into_iter().map(|f| (f, true)))
+            .collect(),
+    };
+    match commands::run(cli.cmd, &cli.run_dir, timeout, identity.as_ref(), &opts) {
         Ok(out) => {
-            print!("{out}");
-            ExitCode::SUCCESS
+            // A closed pipe (`| head`) is not an error worth a panic.
+            let mut stdout = std::io::stdout().lock();
+            let _ = stdout.write_all(out.text.as_bytes());
+            let _ = stdout.flush();
+            ExitCode::from(out.status)
         }
         Err(e) => {
             eprintln!("sluice-ctl: {e}");
@@ -258,5 +455,69 @@ fn generate_docs<C: clap::CommandFactory>() -> Option<i32> {
             eprintln!("{name}: {e}");
             Some(1)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn protocols_as_ovs_ofctl_takes_them() {
+        assert!(check_protocols("OpenFlow13").is_ok());
+        assert!(check_protocols("OpenFlow10,OpenFlow13").is_ok());
+        assert!(check_protocols("openflow13").is_ok());
+        let e = check_protocols("OpenFlow10").unwrap_err();
+        assert!(e.contains("OpenFlow13 only"), "{e}");
+        let e = check_protocols("OpenFlow13,OF9").unwrap_err();
+        assert!(e.contains("`OF9`"), "{e}");
+    }
+
+    #[test]
+    fn options_before_or_after_the_verb() {
+        for args in [
+            &[
+                "sluice-ctl",
+                "-O",
+                "OpenFlow13",
+                "--strict",
+                "del-flows",
+                "br0",
+                "in_port=1",
+            ][..],
+            &[
+                "sluice-ctl",
+                "del-flows",
+                "br0",
+                "in_port=1",
+                "--strict",
+                "-O",
+                "OpenFlow13",
+            ][..],
+            &[
+                "sluice-ctl",
+                "del-flows",
+                "--protocols=OpenFlow13",
+                "br0",
+                "--strict",
+                "in_port=1",
+            ][..],
+        ] {
+            let cli = Cli::try_parse_from(args).unwrap();
+            assert!(cli.strict, "{args:?}");
+            assert_eq!(cli.protocols.as_deref(), Some("OpenFlow13"));
+            assert!(matches!(cli.cmd, Cmd::DelFlows { .. }));
+        }
+        let cli = Cli::try_parse_from([
+            "sluice-ctl",
+            "--sort",
+            "dump-flows",
+            "br0",
+            "--rsort=tp_dst",
+        ])
+        .unwrap();
+        assert_eq!(cli.sort, ["priority"]);
+        assert_eq!(cli.rsort, ["tp_dst"]);
+        assert!(matches!(cli.cmd, Cmd::DumpFlows { flows: None, .. }));
     }
 }

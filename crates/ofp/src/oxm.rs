@@ -122,7 +122,7 @@ impl OxmField {
             OxmField::Metadata => fi(8, 64, true, false, Hex),
             OxmField::EthDst | OxmField::EthSrc => fi(6, 48, true, true, Mac),
             OxmField::EthType => fi(2, 16, false, true, Hex),
-            OxmField::VlanVid => fi(2, 13, true, true, Hex),
+            OxmField::VlanVid => fi(2, 13, true, true, Dec),
             OxmField::VlanPcp => fi(1, 3, false, true, Dec),
             OxmField::IpDscp => fi(1, 6, false, true, Dec),
             OxmField::IpEcn => fi(1, 2, false, true, Dec),

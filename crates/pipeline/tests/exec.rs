@@ -536,7 +536,7 @@ fn trace_tells_each_step_and_changes_nothing() {
     let t = pipeline::trace::trace(&snap, 1, &tcp(64, 1000));
     let text = t.text(1);
     assert!(
-        text.starts_with("Flow: tcp,in_port=1,dl_dst=02:00:00:00:00:02,dl_src=02:00:00:00:00:01,"),
+        text.starts_with("Flow: tcp,in_port=1,dl_src=02:00:00:00:00:01,dl_dst=02:00:00:00:00:02,"),
         "{text}"
     );
     for want in [
@@ -547,9 +547,9 @@ fn trace_tells_each_step_and_changes_nothing() {
         "Action set: group:1",
         "group:1 (type=all): 2 bucket(s) from bucket 0",
         "bucket 1:",
-        "dec_nw_ttl",
+        "dec_ttl",
         "output:3",
-        "Final flow: tcp,in_port=1,dl_dst=02:00:00:00:00:99",
+        "Final flow: tcp,in_port=1,dl_src=02:00:00:00:00:01,dl_dst=02:00:00:00:00:99",
         "Datapath actions: 2,3",
     ] {
         assert!(text.contains(want), "missing {want:?} in\n{text}");

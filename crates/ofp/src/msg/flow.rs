@@ -50,6 +50,9 @@ pub struct FlowMod {
     pub instructions: Vec<Instruction>,
 }
 
+/// `OFP_DEFAULT_PRIORITY`: the priority of a flow that names none.
+pub const DEFAULT_PRIORITY: u16 = 0x8000;
+
 impl Default for FlowMod {
     /// An ADD to table 0 at the spec's default priority, matching everything,
     /// with no instructions (drop), no buffer and no out_port/out_group filter.
@@ -61,7 +64,7 @@ impl Default for FlowMod {
             command: FlowModCommand::Add,
             idle_timeout: 0,
             hard_timeout: 0,
-            priority: 0x8000,
+            priority: DEFAULT_PRIORITY,
             buffer_id: NO_BUFFER,
             out_port: port_no::ANY,
             out_group: group_no::ANY,

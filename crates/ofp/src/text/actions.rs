@@ -20,9 +20,56 @@ pub fn parse_port(s: &str) -> Result<u32, TextError> {
     port_no::from_name(s).map_or_else(|| parse_num(s, "a port number or reserved port name"), Ok)
 }
 
-/// Writes a port: reserved names for reserved numbers.
+/// Port and table names to print instead of numbers (ovs-ofctl's
+/// `--names`); the empty map prints numbers. Reserved ports always print
+/// by their name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Names {
+    ports: std::collections::BTreeMap<u32, String>,
+    tables: std::collections::BTreeMap<u8, String>,
+}
+
+impl Names {
+    /// No names: every port and table prints as its number.
+    pub fn new() -> Names {
+        Names::default()
+    }
+
+    /// Prints port `no` as `name`.
+    pub fn insert_port(&mut self, no: u32, name: impl Into<String>) {
+        self.ports.insert(no, name.into());
+    }
+
+    /// Prints table `id` as `name`.
+    pub fn insert_table(&mut self, id: u8, name: impl Into<String>) {
+        self.tables.insert(id, name.into());
+    }
+
+    /// Port `p` by name when it has one, else as [`format_port`] writes it.
+    pub fn port(&self, p: u32) -> String {
+        match self.ports.get(&p) {
+            Some(n) if port_no::name(p).is_none() => n.clone(),
+            _ => format_port(p),
+        }
+    }
+
+    /// Table `t`'s name, if it has one.
+    pub fn table_name(&self, t: u8) -> Option<&str> {
+        self.tables.get(&t).map(String::as_str)
+    }
+
+    /// Table `t` by name when it has one, else its number.
+    pub fn table(&self, t: u8) -> String {
+        self.table_name(t)
+            .map_or_else(|| t.to_string(), str::to_string)
+    }
+}
+
+/// Writes a port: reserved ports by name in upper case (`LOCAL`,
+/// `CONTROLLER`, `IN_PORT`, ...), as ovs-ofctl prints them; others as
+/// numbers. [`parse_port`] reads either case.
 pub fn format_port(p: u32) -> String {
-    port_no::name(p).map_or_else(|| p.to_string(), str::to_string)
+    port_no::name(p).map_or_else(|| p.to_string(), str::to_ascii_uppercase)
 }
 
 fn hex_bytes(b: &[u8]) -> String {
@@ -105,6 +152,12 @@ pub fn parse_action(tok: &str) -> Result<Action, TextError> {
             id.ok_or_else(|| TextError::new(tok, "experimenter(id=N[,data=0xHEX])"))?;
         return Ok(Action::Experimenter { experimenter, data });
     }
+    if let Some(v) = tok
+        .strip_prefix("set_mpls_ttl(")
+        .and_then(|r| r.strip_suffix(')'))
+    {
+        return Ok(Action::SetMplsTtl(parse_num(v, "a TTL (0-255)")?));
+    }
     if tok.bytes().all(|b| b.is_ascii_digit()) {
         return Ok(Action::Output {
             port: parse_port(tok)?,
@@ -114,10 +167,17 @@ pub fn parse_action(tok: &str) -> Result<Action, TextError> {
     let (key, arg) = key_value(tok);
     let need = |what: &str| arg.ok_or_else(|| TextError::new(tok, format!("{key}:{what}")));
     let a = match key.to_ascii_lowercase().as_str() {
-        "output" => Action::Output {
-            port: parse_port(need("PORT")?)?,
-            max_len: 0,
-        },
+        "output" => {
+            let port = parse_port(need("PORT")?)?;
+            // As ovs-ofctl: `output:controller` is `controller`, which
+            // sends the whole packet.
+            let max_len = if port == port_no::CONTROLLER {
+                OFPCML_NO_BUFFER
+            } else {
+                0
+            };
+            Action::Output { port, max_len }
+        }
         "controller" => Action::Output {
             port: port_no::CONTROLLER,
             max_len: match arg {
@@ -188,32 +248,36 @@ pub fn parse_action(tok: &str) -> Result<Action, TextError> {
 
 /// Writes one action.
 pub fn format_action(a: &Action) -> String {
+    format_action_named(a, &Names::new())
+}
+
+/// Writes one action, output ports by name where `names` has one.
+pub fn format_action_named(a: &Action, names: &Names) -> String {
     let name = a.action_type().name().unwrap_or("?");
     match a {
+        // As ovs-ofctl: `CONTROLLER:65535` (OFPCML_NO_BUFFER) or
+        // `CONTROLLER:128`, reserved ports by their upper-case name.
         Action::Output {
             port: port_no::CONTROLLER,
             max_len,
-        } => {
-            if *max_len == OFPCML_NO_BUFFER {
-                "controller".into()
-            } else {
-                format!("controller:{max_len}")
-            }
-        }
+        } => format!("CONTROLLER:{max_len}"),
         Action::Output { port, max_len: 0 } => match port_no::name(*port) {
-            Some(n) => n.to_string(),
-            None => format!("output:{port}"),
+            Some(_) => format_port(*port),
+            None => format!("output:{}", names.port(*port)),
         },
         Action::Output { port, max_len } => {
-            format!("output(port={},max_len={max_len})", format_port(*port))
+            format!("output(port={},max_len={max_len})", names.port(*port))
         }
-        Action::SetMplsTtl(v) | Action::SetNwTtl(v) => format!("{name}:{v}"),
+        // ovs-ofctl's names for these three.
+        Action::SetMplsTtl(v) => format!("set_mpls_ttl({v})"),
+        Action::SetNwTtl(v) => format!("mod_nw_ttl:{v}"),
+        Action::DecNwTtl => "dec_ttl".into(),
         Action::PushVlan(e) | Action::PushMpls(e) | Action::PopMpls(e) | Action::PushPbb(e) => {
             format!("{name}:{e:#06x}")
         }
         Action::SetQueue(v) | Action::Group(v) => format!("{name}:{v}"),
         Action::SetField(MatchEntry::Basic(o)) => {
-            let fname = o.field.name().unwrap_or("?");
+            let fname = super::flow::ovs_field_name(o.field);
             format!(
                 "set_field:{}->{fname}",
                 format_masked(o.field, o.value, o.mask)
@@ -255,12 +319,17 @@ pub fn parse_actions(s: &str) -> Result<Vec<Action>, TextError> {
 
 /// Writes an action list (`drop` when empty).
 pub fn format_actions(actions: &[Action]) -> String {
+    format_actions_named(actions, &Names::new())
+}
+
+/// Writes an action list, output ports by name where `names` has one.
+pub fn format_actions_named(actions: &[Action], names: &Names) -> String {
     if actions.is_empty() {
         return "drop".into();
     }
     actions
         .iter()
-        .map(format_action)
+        .map(|a| format_action_named(a, names))
         .collect::<Vec<_>>()
         .join(",")
 }
@@ -342,17 +411,24 @@ pub fn parse_instructions(s: &str) -> Result<Vec<Instruction>, TextError> {
 
 /// Writes instructions as an ovs-ofctl action list (`drop` when empty).
 pub fn format_instructions(ins: &[Instruction]) -> String {
+    format_instructions_named(ins, &Names::new())
+}
+
+/// Writes instructions, output ports by name where `names` has one.
+pub fn format_instructions_named(ins: &[Instruction], names: &Names) -> String {
     let mut parts = Vec::new();
     for i in ins {
         match i {
             Instruction::Meter(m) => parts.push(format!("meter:{m}")),
-            Instruction::ApplyActions(a) => parts.extend(a.iter().map(format_action)),
+            Instruction::ApplyActions(a) => {
+                parts.extend(a.iter().map(|a| format_action_named(a, names)))
+            }
             Instruction::ClearActions => parts.push("clear_actions".into()),
             Instruction::WriteActions(a) => {
                 let inner = if a.is_empty() {
                     String::new()
                 } else {
-                    format_actions(a)
+                    format_actions_named(a, names)
                 };
                 parts.push(format!("write_actions({inner})"))
             }
@@ -363,7 +439,7 @@ pub fn format_instructions(ins: &[Instruction]) -> String {
                     parts.push(format!("write_metadata:{metadata:#x}/{mask:#x}"))
                 }
             }
-            Instruction::GotoTable(t) => parts.push(format!("goto_table:{t}")),
+            Instruction::GotoTable(t) => parts.push(format!("goto_table:{}", names.table(*t))),
             Instruction::Experimenter { experimenter, data } => parts.push(format!(
                 "experimenter_instruction(id={experimenter:#x},data={})",
                 hex_bytes(data)

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use super::actions::{format_instructions, format_port, parse_instructions, parse_port};
+use super::actions::{format_instructions, format_port, parse_instructions, parse_port, Names};
 use super::value::{format_masked, parse_masked, parse_num, parse_uint};
 use super::{split_at_key, split_top, TextError};
 use crate::msg::flow::{flow_mod_flags as ff, FlowMod};
@@ -42,7 +42,7 @@ const FLAGS: &[(&str, u16)] = &[
 ];
 
 /// A field by a name that needs no context: OXM names and ovs-ofctl aliases.
-pub(crate) fn field_by_name(name: &str) -> Option<OxmField> {
+pub fn field_by_name(name: &str) -> Option<OxmField> {
     use OxmField as F;
     let f = match name {
         "dl_dst" => F::EthDst,
@@ -60,9 +60,33 @@ pub(crate) fn field_by_name(name: &str) -> Option<OxmField> {
         "nd_sll" => F::Ipv6NdSll,
         "nd_tll" => F::Ipv6NdTll,
         "tun_id" => F::TunnelId,
+        "ip_src" => F::Ipv4Src,
+        "ip_dst" => F::Ipv4Dst,
         _ => return OxmField::from_name(name).filter(|f| f.info().is_some()),
     };
     Some(f)
+}
+
+/// The name ovs-ofctl gives a field where no context changes it (in
+/// `set_field:V->FIELD`): its own name where it has one (`ip_dst`,
+/// `tun_id`, `nd_target`, ...), else the OXM name. [`field_by_name`]
+/// reads them all.
+pub fn ovs_field_name(f: OxmField) -> &'static str {
+    use OxmField as F;
+    match f {
+        F::TunnelId => "tun_id",
+        F::Ipv4Src => "ip_src",
+        F::Ipv4Dst => "ip_dst",
+        F::Ipv6Flabel => "ipv6_label",
+        F::IpProto => "nw_proto",
+        F::IpEcn => "nw_ecn",
+        F::Icmpv4Type => "icmp_type",
+        F::Icmpv4Code => "icmp_code",
+        F::Ipv6NdTarget => "nd_target",
+        F::Ipv6NdSll => "nd_sll",
+        F::Ipv6NdTll => "nd_tll",
+        _ => f.name().unwrap_or("?"),
+    }
 }
 
 fn is_arp(eth: Option<u128>) -> bool {
@@ -151,6 +175,10 @@ fn parse_match_tokens(toks: &[&str]) -> Result<Match, TextError> {
                     }
                 }
             }
+            // A reserved port by name, in either case (`in_port=LOCAL`).
+            "in_port" if port_no::from_name(v).is_some() => {
+                Oxm::exact(OxmField::InPort, parse_port(v)? as u128)
+            }
             "nw_tos" => {
                 let tos: u8 = parse_num(v, "a TOS byte with the two ECN bits clear")?;
                 if tos & 3 != 0 {
@@ -187,6 +215,46 @@ fn exact(m: &Match, f: OxmField) -> Option<u128> {
     m.get(f).filter(|o| o.mask.is_none()).map(|o| o.value)
 }
 
+/// Where a field comes in a printed match: ovs-ofctl's order (tunnel,
+/// metadata, in_port, VLAN, Ethernet source then destination, the L3
+/// addresses, protocol, ARP hardware addresses, TOS, MPLS, L4 ports or
+/// ICMP type and code, ND), then the fields ovs-ofctl lacks.
+fn print_rank(f: OxmField) -> u8 {
+    use OxmField as F;
+    match f {
+        F::TunnelId => 0,
+        F::Metadata => 1,
+        F::InPort => 2,
+        F::InPhyPort => 3,
+        F::VlanVid => 4,
+        F::VlanPcp => 5,
+        F::EthSrc => 6,
+        F::EthDst => 7,
+        F::EthType => 8,
+        F::Ipv6Src => 9,
+        F::Ipv6Dst => 10,
+        F::Ipv6Flabel => 11,
+        F::Ipv4Src | F::ArpSpa => 12,
+        F::Ipv4Dst | F::ArpTpa => 13,
+        F::IpProto | F::ArpOp => 14,
+        F::ArpSha => 15,
+        F::ArpTha => 16,
+        F::IpDscp => 17,
+        F::IpEcn => 18,
+        F::MplsLabel => 19,
+        F::MplsTc => 20,
+        F::MplsBos => 21,
+        F::TcpSrc | F::UdpSrc | F::SctpSrc | F::Icmpv4Type | F::Icmpv6Type => 22,
+        F::TcpDst | F::UdpDst | F::SctpDst | F::Icmpv4Code | F::Icmpv6Code => 23,
+        F::Ipv6NdTarget => 24,
+        F::Ipv6NdSll => 25,
+        F::Ipv6NdTll => 26,
+        F::PbbIsid => 27,
+        F::Ipv6Exthdr => 28,
+        F::Unknown(_) => 29,
+    }
+}
+
 /// The name a field is printed with, given the match's context.
 fn print_name(f: OxmField, eth: Option<u128>, proto: Option<u128>) -> &'static str {
     use OxmField as F;
@@ -207,6 +275,9 @@ fn print_name(f: OxmField, eth: Option<u128>, proto: Option<u128>) -> &'static s
         F::SctpDst if proto == Some(132) => "tp_dst",
         F::Icmpv4Type if proto == Some(1) => "icmp_type",
         F::Icmpv4Code if proto == Some(1) => "icmp_code",
+        F::Icmpv6Type if proto == Some(58) => "icmp_type",
+        F::Icmpv6Code if proto == Some(58) => "icmp_code",
+        F::VlanPcp => "dl_vlan_pcp",
         F::Ipv6Flabel => "ipv6_label",
         F::Ipv6NdTarget => "nd_target",
         F::Ipv6NdSll => "nd_sll",
@@ -219,6 +290,11 @@ fn print_name(f: OxmField, eth: Option<u128>, proto: Option<u128>) -> &'static s
 /// Writes a match: a protocol shorthand where one fits, then the fields.
 /// The empty match is the empty string.
 pub fn format_match(m: &Match) -> String {
+    format_match_named(m, &Names::new())
+}
+
+/// Writes a match, `in_port` by name where `names` has one.
+pub fn format_match_named(m: &Match, names: &Names) -> String {
     let eth = exact(m, OxmField::EthType);
     let proto = exact(m, OxmField::IpProto);
     let mut parts: Vec<String> = Vec::new();
@@ -233,7 +309,13 @@ pub fn format_match(m: &Match) -> String {
         }
         None => (false, false),
     };
-    for e in &m.entries {
+    // ovs-ofctl's order, whatever the order of the OXMs on the wire.
+    let mut entries: Vec<&MatchEntry> = m.entries.iter().collect();
+    entries.sort_by_key(|e| match e {
+        MatchEntry::Basic(o) => print_rank(o.field),
+        MatchEntry::Other(_) => u8::MAX,
+    });
+    for e in entries {
         let o = match e {
             MatchEntry::Basic(o) => o,
             MatchEntry::Other(o) => {
@@ -247,6 +329,15 @@ pub fn format_match(m: &Match) -> String {
         match o.field {
             OxmField::EthType if skip_eth && o.mask.is_none() => continue,
             OxmField::IpProto if skip_proto && o.mask.is_none() => continue,
+            OxmField::InPort if o.mask.is_none() && o.value <= u32::MAX as u128 => {
+                parts.push(format!("in_port={}", names.port(o.value as u32)));
+                continue;
+            }
+            // ovs-ofctl writes the DSCP as the TOS byte.
+            OxmField::IpDscp if o.mask.is_none() && o.value < 64 => {
+                parts.push(format!("nw_tos={}", o.value << 2));
+                continue;
+            }
             OxmField::VlanVid
                 if o.mask.is_none()
                     && o.value & OFPVID_PRESENT as u128 != 0
@@ -453,8 +544,75 @@ mod tests {
         assert_eq!(fm.match_.get(OxmField::VlanVid).unwrap().value, 0x100a);
         let text = format_flow_mod(&fm);
         assert!(text.contains("dl_vlan=10"), "{text}");
-        assert!(text.contains("set_field:0x1014->vlan_vid"), "{text}");
-        assert!(text.contains("in_port,controller:128"), "{text}");
+        assert!(text.contains("set_field:4116->vlan_vid"), "{text}");
+        assert!(text.contains("IN_PORT,CONTROLLER:128"), "{text}");
         assert_eq!(parse_flow_mod(&text).unwrap(), fm);
+    }
+
+    /// Reserved ports print as ovs-ofctl 3.1 prints them (golden strings
+    /// from `ovs-ofctl -O OpenFlow13 dump-flows` against sluice) and parse
+    /// in either case.
+    #[test]
+    fn reserved_ports_as_ovs_ofctl_prints_them() {
+        for (input, printed) in [
+            ("in_port=2,actions=normal", "in_port=2,actions=NORMAL"),
+            (
+                "in_port=local,actions=output:in_port",
+                "in_port=LOCAL,actions=IN_PORT",
+            ),
+            (
+                "in_port=LOCAL,actions=IN_PORT",
+                "in_port=LOCAL,actions=IN_PORT",
+            ),
+            ("actions=controller", "actions=CONTROLLER:65535"),
+            (
+                "actions=CONTROLLER:128,in_port,local,flood,all",
+                "actions=CONTROLLER:128,IN_PORT,LOCAL,FLOOD,ALL",
+            ),
+            ("actions=Normal,output:Local", "actions=NORMAL,LOCAL"),
+            (
+                "actions=set_field:5->vlan_vid",
+                "actions=set_field:4101->vlan_vid",
+            ),
+        ] {
+            let fm = parse_flow_mod(input).unwrap();
+            let text = format_flow_mod(&fm);
+            let want = format!("table=0,priority=32768,{printed}");
+            assert_eq!(text, want, "{input}");
+            assert_eq!(parse_flow_mod(&text).unwrap(), fm, "{text}");
+        }
+        // Fields in ovs-ofctl's order and names, whatever the wire order
+        // (golden: ovs-ofctl 3.1's dump of the same flows).
+        for (input, printed) in [
+            (
+                "table=5,priority=2,metadata=0x5/0xff,icmp,icmp_type=8,actions=output:controller,clear_actions",
+                "table=5,priority=2,icmp,metadata=0x5/0xff,icmp_type=8,actions=CONTROLLER:65535,clear_actions",
+            ),
+            (
+                "table=5,priority=1,icmp6,icmp_type=135,nd_target=2001:db8::1,actions=set_field:2001:db8::2->nd_target,set_field:0x12345->ipv6_label,output:2",
+                "table=5,priority=1,icmp6,icmp_type=135,nd_target=2001:db8::1,actions=set_field:2001:db8::2->nd_target,set_field:0x12345->ipv6_label,output:2",
+            ),
+            (
+                "table=0,priority=1,eth_dst=02:00:00:00:00:02,eth_src=02:00:00:00:00:01,ip,ip_dscp=9,actions=mod_nw_ttl:7,dec_ttl,set_field:10.0.0.9->ipv4_dst",
+                "table=0,priority=1,ip,dl_src=02:00:00:00:00:01,dl_dst=02:00:00:00:00:02,nw_tos=36,actions=mod_nw_ttl:7,dec_ttl,set_field:10.0.0.9->ip_dst",
+            ),
+            (
+                "table=6,priority=1,mpls,actions=set_mpls_ttl:9,dec_mpls_ttl,pop_mpls:0x0800,set_queue:3,output:1",
+                "table=6,priority=1,mpls,actions=set_mpls_ttl(9),dec_mpls_ttl,pop_mpls:0x0800,set_queue:3,output:1",
+            ),
+        ] {
+            let mut fm = parse_flow_mod(input).unwrap();
+            assert_eq!(format_flow_mod(&fm), printed, "{input}");
+            assert_eq!(parse_flow_mod(printed).unwrap(), fm, "{printed}");
+            fm.match_.entries.reverse();
+            assert_eq!(format_flow_mod(&fm), printed, "the wire order does not matter");
+        }
+        let fm = parse_flow_mod("in_port=LOCAL,actions=drop").unwrap();
+        assert_eq!(
+            fm.match_.get(OxmField::InPort).unwrap().value,
+            port_no::LOCAL as u128
+        );
+        let e = parse_flow_mod("in_port=locale,actions=drop").unwrap_err();
+        assert_eq!(e.token, "locale");
     }
 }

@@ -115,9 +115,11 @@ pub fn format_group_mod(g: &GroupMod) -> String {
     let mut parts = vec![format!("group_id={id}"), format!("type={}", g.group_type)];
     for b in &g.buckets {
         let mut p = vec![];
-        // A select bucket always says its weight (without one it would be
-        // read back as 1); other buckets only when it is not 0.
-        if b.weight != 0 || g.group_type == GroupType::Select {
+        // As ovs-ofctl: the weight only when it is not the default, which
+        // is 1 in a select group and 0 in the others (what the parser
+        // gives a bucket without `weight:`).
+        let default_weight = u16::from(g.group_type == GroupType::Select);
+        if b.weight != default_weight {
             p.push(format!("weight:{}", b.weight));
         }
         if b.watch_port != port_no::ANY {
@@ -139,10 +141,15 @@ mod tests {
 
     #[test]
     fn select_group_round_trips() {
-        let s = "group_id=1,type=select,bucket=weight:10,actions=output:1,bucket=weight:20,watch_port:3,actions=output:2,output:3";
+        let s = "group_id=1,type=select,bucket=weight:10,actions=output:1,bucket=weight:20,watch_port:3,actions=output:2,output:3,bucket=actions=LOCAL,bucket=weight:0,watch_port:LOCAL,actions=CONTROLLER:65535";
         let g = parse_group_mod(s).unwrap();
         assert_eq!(g.group_type, GroupType::Select);
-        assert_eq!(g.buckets.len(), 2);
+        assert_eq!(g.buckets.len(), 4);
+        assert_eq!(
+            g.buckets[2].weight, 1,
+            "a select bucket without weight weighs 1"
+        );
+        assert_eq!(g.buckets[3].watch_port, port_no::LOCAL);
         assert_eq!(g.buckets[1].watch_port, 3);
         assert_eq!(g.buckets[1].actions.len(), 2);
         assert_eq!(format_group_mod(&g), s);

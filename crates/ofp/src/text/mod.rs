@@ -8,8 +8,15 @@
 //!
 //! Parsing accepts the names ovs-ofctl users know (`dl_dst`, `nw_src`,
 //! `tp_dst`, `dl_vlan`, `mod_dl_src:`, `strip_vlan`, ...) as well as the OXM
-//! names (`eth_dst`, `ipv4_src`, `tcp_dst`, `vlan_vid`, ...). Printing writes
-//! one canonical form, and parsing that form gives back the same message:
+//! names (`eth_dst`, `ipv4_src`, `tcp_dst`, `vlan_vid`, ...), and reserved
+//! ports in either case. Printing writes one canonical form, the one
+//! ovs-ofctl 3.x prints: reserved ports in upper case (`NORMAL`,
+//! `CONTROLLER:65535`, `in_port=LOCAL`), match fields in ovs-ofctl's order
+//! and names (`tcp,in_port=1,dl_src=...,dl_dst=...,nw_tos=36`), actions by
+//! ovs-ofctl's names (`dec_ttl`, `mod_nw_ttl:9`, `set_mpls_ttl(9)`,
+//! `set_field:10.0.0.1->ip_dst`), bucket weights only when not the
+//! default. [`Names`] prints port and table names instead of numbers, as
+//! `--names` does. Parsing the canonical form gives back the same message:
 //! text -> message -> text is the identity on canonical text, and message ->
 //! text -> message on canonical messages (match fields in OXM order, no
 //! empty apply-actions instruction).
@@ -23,13 +30,16 @@ mod meter;
 mod value;
 
 pub use actions::{
-    format_action, format_actions, format_instructions, format_port, parse_action, parse_actions,
-    parse_instructions, parse_port,
+    format_action, format_action_named, format_actions, format_actions_named, format_instructions,
+    format_instructions_named, format_port, parse_action, parse_actions, parse_instructions,
+    parse_port, Names,
 };
-pub use flow::{format_flow_mod, format_match, parse_flow_mod, parse_match};
+pub use flow::{
+    field_by_name, format_flow_mod, format_match, format_match_named, parse_flow_mod, parse_match,
+};
 pub use group::{format_group_mod, parse_group_mod};
 pub use meter::{format_meter_mod, parse_meter_mod};
-pub use value::{format_mac, format_masked, parse_masked};
+pub use value::{format_mac, format_masked, parse_masked, parse_num};
 
 /// A text the parser could not read: which token, and what it expected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
