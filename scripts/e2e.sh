@@ -535,7 +535,7 @@ test_sluice_ctl() {
 # sluice-ctl: both tools print the same text for them (durations aside),
 # and each tool's diff-flows finds the switch equal to the file.
 test_ovs_ofctl_and_sluice_ctl_agree() {
-    P=sle2e$$x
+    P=sle2e$$ov
     local r=0 rd f g f2 S t a b
     local O="ovs-ofctl -O OpenFlow13"
     if ! command -v ovs-ofctl >/dev/null; then
@@ -990,7 +990,7 @@ rx_frames() { ip netns exec "$P-$1" cat /sys/class/net/eth0/statistics/rx_packet
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
 test_add_and_del_port_at_run_time() {
-    P=sle2e$$r
+    P=sle2e$$ap
     TESTBED_HOSTS=3 testbed_up "$P" || return 1
     local r=0 rd out mon t0 t1 before after
     rd=$(mktemp -d)
@@ -1067,7 +1067,7 @@ test_add_and_del_port_at_run_time() {
 }
 
 test_recreated_interface_is_attached_again() {
-    P=sle2e$$x
+    P=sle2e$$rc
     testbed_up "$P" || return 1
     local r=0 rd out c0 c1 t0 t1
     rd=$(mktemp -d)
@@ -1128,7 +1128,7 @@ reload_cfg() {
 }
 
 test_sighup_reloads_the_config() {
-    P=sle2e$$h
+    P=sle2e$$hp
     TESTBED_HOSTS=3 testbed_up "$P" || return 1
     local r=0 rd cfg out
     rd=$(mktemp -d)
@@ -1175,7 +1175,7 @@ test_sighup_reloads_the_config() {
 }
 
 test_service_install_and_notify() {
-    P=sle2e$$s
+    P=sle2e$$sv
     testbed_up "$P" || return 1
     local r=0 rd dest note lis out
     rd=$(mktemp -d)
@@ -1241,7 +1241,7 @@ set_mtu() { # mtu
 big_ping() { ip netns exec "$P-h1" ping -c 3 -i 0.2 -W 2 -q -M do -s 8000 "$TESTBED_NET.2" >/dev/null 2>&1; }
 
 test_jumbo_frames_and_offload_warnings() {
-    P=sle2e$$j
+    P=sle2e$$jm
     testbed_up "$P" || return 1
     local r=0
     set_mtu 9000

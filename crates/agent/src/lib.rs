@@ -327,30 +327,29 @@ impl<D: Datapath> Agent<D> {
     /// with another hardware address): controllers hear PORT_STATUS MODIFY
     /// if its description changed.
     pub fn port_reattached(&mut self, port: u32, hw_addr: [u8; 6], up: bool) {
-        let Some(p) = self.ports.get_mut(&port) else {
-            return;
-        };
-        if p.hw_addr == hw_addr && p.link_up == up {
-            return;
-        }
-        p.hw_addr = hw_addr;
-        p.link_up = up;
-        let (state, desc) = (p.state(), p.desc());
-        self.pipeline.set_port(state);
-        self.dirty = true;
-        self.port_status(PortReason::Modify, desc);
-        self.publish();
+        self.modify_port(port, |p| {
+            p.hw_addr = hw_addr;
+            p.link_up = up;
+        });
     }
 
     /// A port's link went up or down.
     pub fn link_changed(&mut self, port: u32, up: bool) {
+        self.modify_port(port, |p| p.link_up = up);
+    }
+
+    /// Applies `change` to a port; if that changed it, the pipeline learns
+    /// its new state, controllers hear PORT_STATUS MODIFY and the pipeline
+    /// is published.
+    fn modify_port(&mut self, port: u32, change: impl FnOnce(&mut PortInfo)) {
         let Some(p) = self.ports.get_mut(&port) else {
             return;
         };
-        if p.link_up == up {
+        let before = (p.hw_addr, p.link_up);
+        change(p);
+        if (p.hw_addr, p.link_up) == before {
             return;
         }
-        p.link_up = up;
         let (state, desc) = (p.state(), p.desc());
         self.pipeline.set_port(state);
         self.dirty = true;

@@ -493,6 +493,32 @@ fn meter_id(s: Option<&str>) -> Result<u32> {
     }
 }
 
+/// The refusals of a batch of messages from `file`, each named by the
+/// line its message came from (`line_of(xid)`: None if unknown, 0 for a
+/// message no line asked for, a deletion `replace-flows` made): "N of
+/// TOTAL WHAT refused:" and one line per refusal.
+pub(crate) fn refused_lines(
+    file: &str,
+    errors: &[(u32, ErrorCode, bytes::Bytes)],
+    total: usize,
+    what: &str,
+    line_of: impl Fn(u32) -> Option<usize>,
+) -> CmdError {
+    let mut msg = String::new();
+    for (xid, code, _) in errors {
+        msg.push_str(&match line_of(*xid) {
+            Some(0) => format!("deleting a flow: the switch answered {code}\n"),
+            Some(line) => format!("{file}:{line}: the switch answered {code}\n"),
+            None => format!("xid {xid}: the switch answered {code}\n"),
+        });
+    }
+    CmdError::Refused(format!(
+        "{} of {total} {what} refused:\n{}",
+        errors.len(),
+        msg.trim_end()
+    ))
+}
+
 fn refused(what: &str, code: ErrorCode) -> CmdError {
     CmdError::Refused(format!("{what}: the switch answered {code}"))
 }
@@ -577,21 +603,9 @@ fn add_groups(c: &mut Client, file: &str) -> Result<String> {
     if errors.is_empty() {
         return Ok(String::new());
     }
-    let mut msg = String::new();
-    for (xid, code, _) in &errors {
-        match sent.iter().find(|(x, _)| x == xid) {
-            Some((_, line)) => {
-                msg.push_str(&format!("{file}:{line}: the switch answered {code}\n"))
-            }
-            None => msg.push_str(&format!("xid {xid}: the switch answered {code}\n")),
-        }
-    }
-    Err(CmdError::Refused(format!(
-        "{} of {} groups refused:\n{}",
-        errors.len(),
-        sent.len(),
-        msg.trim_end()
-    )))
+    Err(refused_lines(file, &errors, sent.len(), "groups", |xid| {
+        sent.iter().find(|(x, _)| *x == xid).map(|(_, line)| *line)
+    }))
 }
 
 fn mod_port(c: &mut Client, port: &str, action: &str) -> Result<String> {
@@ -675,20 +689,9 @@ fn add_flows(c: &mut Client, file: &str) -> Result<String> {
     if errors.is_empty() {
         return Ok(String::new());
     }
-    let mut msg = String::new();
-    for (xid, code, _) in &errors {
-        let idx = xid.wrapping_sub(first_xid) as usize;
-        match lines.get(idx) {
-            Some(l) => msg.push_str(&format!("{file}:{l}: the switch answered {code}\n")),
-            None => msg.push_str(&format!("xid {xid}: the switch answered {code}\n")),
-        }
-    }
-    Err(CmdError::Refused(format!(
-        "{} of {} flows refused:\n{}",
-        errors.len(),
-        lines.len(),
-        msg.trim_end()
-    )))
+    Err(refused_lines(file, &errors, lines.len(), "flows", |xid| {
+        lines.get(xid.wrapping_sub(first_xid) as usize).copied()
+    }))
 }
 
 fn monitor(c: &mut Client, count: Option<u64>, duration: Option<f64>) -> Result<String> {

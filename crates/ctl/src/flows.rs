@@ -406,22 +406,13 @@ pub fn replace(c: &mut Client, file: &str) -> Result<String> {
     if errors.is_empty() {
         return Ok(String::new());
     }
-    let mut msg = String::new();
-    for (xid, code, _) in &errors {
-        match sent.iter().find(|(x, _)| x == xid) {
-            Some((_, 0)) => msg.push_str(&format!("deleting a flow: the switch answered {code}\n")),
-            Some((_, line)) => {
-                msg.push_str(&format!("{file}:{line}: the switch answered {code}\n"))
-            }
-            None => msg.push_str(&format!("xid {xid}: the switch answered {code}\n")),
-        }
-    }
-    Err(CmdError::Refused(format!(
-        "{} of {} changes refused:\n{}",
-        errors.len(),
+    Err(crate::commands::refused_lines(
+        file,
+        &errors,
         sent.len(),
-        msg.trim_end()
-    )))
+        "changes",
+        |xid| sent.iter().find(|(x, _)| *x == xid).map(|(_, line)| *line),
+    ))
 }
 
 #[cfg(test)]

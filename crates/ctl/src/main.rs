@@ -366,7 +366,7 @@ pub enum Cmd {
 }
 
 fn main() -> ExitCode {
-    if let Some(code) = generate_docs::<Cli>() {
+    if let Some(code) = clidocs::generate::<Cli>() {
         return ExitCode::from(code as u8);
     }
     let cli = Cli::parse();
@@ -424,36 +424,6 @@ fn main() -> ExitCode {
         Err(e) => {
             eprintln!("sluice-ctl: {e}");
             ExitCode::FAILURE
-        }
-    }
-}
-
-/// `--generate-man` or `--generate-completions SHELL` as the only
-/// arguments (hidden; `make install` uses them): prints the man page or
-/// the shell completion script made from the command-line definition.
-fn generate_docs<C: clap::CommandFactory>() -> Option<i32> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut cmd = C::command();
-    let name = cmd.get_name().to_string();
-    let mut buf = Vec::new();
-    match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
-        ["--generate-man"] => clap_mangen::Man::new(cmd)
-            .render(&mut buf)
-            .expect("writing to memory"),
-        ["--generate-completions", shell] => match shell.parse::<clap_complete::Shell>() {
-            Ok(sh) => clap_complete::generate(sh, &mut cmd, name.clone(), &mut buf),
-            Err(_) => {
-                eprintln!("{name}: --generate-completions: bash, zsh, fish, elvish or powershell");
-                return Some(2);
-            }
-        },
-        _ => return None,
-    }
-    match std::io::Write::write_all(&mut std::io::stdout(), &buf) {
-        Ok(()) => Some(0),
-        Err(e) => {
-            eprintln!("{name}: {e}");
-            Some(1)
         }
     }
 }

@@ -76,7 +76,7 @@ pub fn build(
     if let Some(f) = &standalone_flow {
         p.flow_mod(f, 0)?;
     }
-    let (mut bridge, workers) = datapath::Bridge::new(&cfg.name, n, p.snapshot(), opts.nullx)?;
+    let (bridge, workers) = datapath::Bridge::new(&cfg.name, n, p.snapshot(), opts.nullx)?;
 
     let mut numbers = if opts.nullx {
         portnums::PortNumbers::default()
@@ -94,48 +94,8 @@ pub fn build(
             Backend::Local,
         ));
     }
-    let now = datapath::clock::now_ns();
-    let mut infos = Vec::new();
-    let mut ifindex = HashMap::new();
-    let mut mtus = HashMap::new();
-    for spec in specs {
-        let (no, name) = (spec.port_no, spec.name.clone());
-        let queues = spec
-            .queues
-            .iter()
-            .map(|q| (q.id, q.min_rate, q.max_rate))
-            .collect();
-        let watched = is_interface(&spec);
-        let a = bridge.add_port(spec).map_err(|e| {
-            if no == ofp::port::port_no::LOCAL {
-                format!("LOCAL port of bridge {}: {e}", cfg.name)
-            } else {
-                format!("port {name} (ofport {no}): {e}")
-            }
-        })?;
-        if watched {
-            if let Some(i) = netdev::link::ifindex(&name) {
-                ifindex.insert(no, i);
-            }
-            if let Some(m) = netdev::mtu(&name) {
-                mtus.insert(no, m as u32);
-            }
-        }
-        infos.push(agent::PortInfo {
-            link_up: a.link_up,
-            queues,
-            since_ns: now,
-            ..agent::PortInfo::new(no, &name, a.hw_addr)
-        });
-    }
-    // Meters, groups and flows go in once the ports are known, as before
-    // the bridge could add ports at run time.
-    for info in &infos {
-        p.set_port(pipeline::PortState {
-            live: info.link_up,
-            ..pipeline::PortState::up(info.port_no)
-        });
-    }
+    // Meters, groups and flows go in before the ports: the pipeline checks
+    // no output port against the ports there are.
     for (i, m) in cfg.meters.iter().enumerate() {
         p.meter_mod(m, 0)
             .map_err(|e| format!("config: bridge {}: meters[{i}]: {e}", cfg.name))?;
@@ -159,9 +119,6 @@ pub fn build(
     if let Some(r) = cfg.packet_in_rate {
         agent.conn_config.packet_in_rate = r;
     }
-    for info in infos {
-        agent.add_port(info);
-    }
     let mgmt = (!opts.nullx)
         .then(|| control::Endpoint::Mgmt(opts.run_dir.join(format!("{}.mgmt", cfg.name))));
     let mut endpoints = cfg.endpoints.clone();
@@ -176,7 +133,7 @@ pub fn build(
     )
     .map_err(|e| format!("bridge {}: {e}", cfg.name))?;
     control.standalone_flow = standalone_flow;
-    let running = Running {
+    let mut running = Running {
         name: cfg.name.clone(),
         datapath_id: cfg.datapath_id,
         config: cfg,
@@ -184,11 +141,14 @@ pub fn build(
         stalled: vec![false; cpus.len()],
         cpus,
         control,
-        ifindex,
-        mtus,
+        ifindex: HashMap::new(),
+        mtus: HashMap::new(),
         last_retry: Instant::now(),
         offload_warned: Default::default(),
     };
+    for spec in specs {
+        running.add_port(spec)?;
+    }
     Ok((running, workers))
 }
 
@@ -203,8 +163,8 @@ impl Running {
         &self.control.agent.datapath.bridge
     }
 
-    /// Adds a port from its spec (a reload): opened, handed to the
-    /// workers, announced to controllers, its number remembered.
+    /// Adds a port from its spec (at start, or a reload): opened, handed
+    /// to the workers, announced to controllers, its number remembered.
     pub fn add_port(&mut self, spec: PortSpec) -> Result<(), String> {
         let (no, name) = (spec.port_no, spec.name.clone());
         let queues = spec
@@ -214,11 +174,14 @@ impl Running {
             .collect();
         let watched = is_interface(&spec);
         let dp = &mut self.control.agent.datapath;
-        let a = dp
-            .bridge
-            .add_port(spec)
-            .map_err(|e| format!("port {name} (ofport {no}): {e}"))?;
-        dp.numbers.remember(&name, no);
+        let local = spec.backend == Backend::Local;
+        let a = dp.bridge.add_port(spec).map_err(|e| match local {
+            true => format!("LOCAL port of bridge {}: {e}", self.name),
+            false => format!("port {name} (ofport {no}): {e}"),
+        })?;
+        if !local {
+            dp.numbers.remember(&name, no);
+        }
         if watched {
             if let Some(i) = netdev::link::ifindex(&name) {
                 self.ifindex.insert(no, i);
@@ -227,7 +190,6 @@ impl Running {
                 self.mtus.insert(no, m as u32);
             }
         }
-        tracing::info!(bridge = %self.name, port = no, name = %name, "port added (configuration)");
         self.control.agent.add_port(agent::PortInfo {
             link_up: a.link_up,
             queues,

@@ -105,7 +105,7 @@ struct Args {
 const EXIT_THREAD_DIED: i32 = 70;
 
 fn main() {
-    if let Some(code) = generate_docs::<Args>() {
+    if let Some(code) = clidocs::generate::<Args>() {
         std::process::exit(code);
     }
     health::install_panic_hook();
@@ -470,36 +470,6 @@ fn reload_config(args: &Args, running: &mut [Running]) {
         }
         Err(e) => {
             tracing::error!(error = %e, "configuration NOT reloaded; the running configuration stays")
-        }
-    }
-}
-
-/// `--generate-man` or `--generate-completions SHELL` as the only
-/// arguments (hidden; `make install` uses them): prints the man page or
-/// the shell completion script made from the command-line definition.
-fn generate_docs<C: clap::CommandFactory>() -> Option<i32> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut cmd = C::command();
-    let name = cmd.get_name().to_string();
-    let mut buf = Vec::new();
-    match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
-        ["--generate-man"] => clap_mangen::Man::new(cmd)
-            .render(&mut buf)
-            .expect("writing to memory"),
-        ["--generate-completions", shell] => match shell.parse::<clap_complete::Shell>() {
-            Ok(sh) => clap_complete::generate(sh, &mut cmd, name.clone(), &mut buf),
-            Err(_) => {
-                eprintln!("{name}: --generate-completions: bash, zsh, fish, elvish or powershell");
-                return Some(2);
-            }
-        },
-        _ => return None,
-    }
-    match std::io::Write::write_all(&mut std::io::stdout(), &buf) {
-        Ok(()) => Some(0),
-        Err(e) => {
-            eprintln!("{name}: {e}");
-            Some(1)
         }
     }
 }

@@ -291,8 +291,12 @@ pub fn apply(running: &mut [Running], new: Vec<Config>) -> Result<Vec<String>, S
             }
         }
         for spec in adds {
-            if let Err(e) = r.add_port(spec) {
-                problems.push(format!("bridge {}: {e}", r.name));
+            let (no, name) = (spec.port_no, spec.name.clone());
+            match r.add_port(spec) {
+                Ok(()) => {
+                    tracing::info!(bridge = %r.name, port = no, name = %name, "port added (configuration)")
+                }
+                Err(e) => problems.push(format!("bridge {}: {e}", r.name)),
             }
         }
         if !stat.is_empty() {
