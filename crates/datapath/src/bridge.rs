@@ -181,6 +181,24 @@ impl Bridge {
     /// Adds a port from devices already open: one per worker, or a single
     /// one served by worker 0 (a pcap or memory port).
     pub fn add_port_devices(&mut self, spec: PortSpec, devs: Vec<Box<dyn Port>>) -> Attached {
+        let at = self.insert(spec);
+        let a = self.hand_out(at, devs);
+        self.publish_view();
+        a
+    }
+
+    /// Adds a port whose interface does not exist yet: detached, it waits
+    /// for [`Bridge::reattach`]. Refused if its number or name is taken.
+    pub fn add_port_detached(&mut self, spec: PortSpec) -> std::io::Result<()> {
+        self.check_free(&spec)?;
+        self.insert(spec);
+        self.publish_view();
+        Ok(())
+    }
+
+    /// Puts a new port's entry in place, detached, in number order; its
+    /// index.
+    fn insert(&mut self, spec: PortSpec) -> usize {
         let n = self.workers();
         let queues: Vec<Queue> = spec
             .queues
@@ -197,9 +215,7 @@ impl Bridge {
             .ports
             .partition_point(|e| e.spec.port_no < entry.spec.port_no);
         self.ports.insert(at, entry);
-        let a = self.hand_out(at, devs);
-        self.publish_view();
-        a
+        at
     }
 
     fn check_free(&self, spec: &PortSpec) -> std::io::Result<()> {

@@ -164,7 +164,9 @@ impl Running {
     }
 
     /// Adds a port from its spec (at start, or a reload): opened, handed
-    /// to the workers, announced to controllers, its number remembered.
+    /// to the workers, announced to controllers, its number remembered. An
+    /// interface that does not exist yet gives a port that is down and
+    /// waits for it (as in Open vSwitch: a VM's tap before the VM).
     pub fn add_port(&mut self, spec: PortSpec) -> Result<(), String> {
         let (no, name) = (spec.port_no, spec.name.clone());
         let queues = spec
@@ -173,12 +175,23 @@ impl Running {
             .map(|q| (q.id, q.min_rate, q.max_rate))
             .collect();
         let watched = is_interface(&spec);
-        let dp = &mut self.control.agent.datapath;
         let local = spec.backend == Backend::Local;
-        let a = dp.bridge.add_port(spec).map_err(|e| match local {
+        let named = |e: std::io::Error| match local {
             true => format!("LOCAL port of bridge {}: {e}", self.name),
             false => format!("port {name} (ofport {no}): {e}"),
-        })?;
+        };
+        let dp = &mut self.control.agent.datapath;
+        let a = if watched && netdev::link::ifindex(&name).is_none() {
+            dp.bridge.add_port_detached(spec).map_err(named)?;
+            tracing::warn!(bridge = %self.name, port = no, name = %name,
+                "no such interface (yet): the port is down and waits for it");
+            datapath::Attached {
+                hw_addr: [0; 6],
+                link_up: false,
+            }
+        } else {
+            dp.bridge.add_port(spec).map_err(named)?
+        };
         if !local {
             dp.numbers.remember(&name, no);
         }
