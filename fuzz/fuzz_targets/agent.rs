@@ -117,6 +117,21 @@ fn canned() -> &'static [Vec<u8>] {
             role: ofp::msg::simple::ControllerRole::Master,
             generation_id: 1,
         }));
+        // Management commands (taken on service connections only).
+        for words in [
+            &["del-port", "1"][..],
+            &["del-port", "p2"],
+            &["add-port", "tap9", "ofport=9"],
+            &["fdb-show"],
+            &["vlog", "debug"],
+            &["no-such-verb", "x"],
+            &[""],
+        ] {
+            let req = ofp::msg::sluice::CommandRequest {
+                words: words.iter().map(|w| w.to_string()).collect(),
+            };
+            m.push(req.message());
+        }
         m.iter().map(|m| m.to_bytes(7)).collect()
     })
 }
