@@ -1,9 +1,11 @@
 //! # datapath: ports -> pipeline -> ports
 //!
-//! A bridge runs on one or more workers. A [`BridgeWorker`] owns its own
-//! handle on every port of the bridge (with several workers, one member of
-//! each port's `PACKET_FANOUT` group, or one queue of the LOCAL TAP device)
-//! and serves them end to end on its thread: receive a batch from each
+//! A bridge ([`bridge::Bridge`]) runs on one or more workers. A
+//! [`BridgeWorker`] owns its own handle on every port of the bridge (with
+//! several workers, one member of each port's `PACKET_FANOUT` group, or one
+//! queue of the LOCAL TAP device; ports added and removed while it runs
+//! reach it through its [`Inbox`] at a batch boundary) and serves them end
+//! to end on its thread: receive a batch from each
 //! port, run every frame through the current pipeline snapshot, queue the
 //! outputs per port, flush each port once per batch. Workers share only
 //! what must be shared, all without locks: the published pipeline, the MAC
@@ -19,8 +21,10 @@
 //! descriptors (up to 10 ms) instead of spinning: this machine class has two
 //! cores.
 //!
-//! Bounded work and memory per round: a frame shorter than an Ethernet
-//! header is dropped and counted as a receive error; a port's transmit
+//! Bounded work and memory per round: receive buffers are as long as the
+//! longest frame a port takes (from its MTU); a frame shorter than an
+//! Ethernet header is dropped and counted as a receive error, one longer
+//! than the buffers dropped and counted as truncated; a port's transmit
 //! queue takes at most [`TX_QUEUE_MAX`] frames a round (the rest dropped and
 //! counted) and keeps at most [`TX_KEEP`] buffers once the round is sent;
 //! worker 0 runs at most [`PACKET_OUTS_PER_ROUND`] PACKET_OUTs a round.

@@ -15,7 +15,9 @@
 //! (after a link comes back, say): what `send` does not take is gone.
 //! Offsets and lengths the kernel writes into shared rings are checked
 //! before they are followed; a bad one is skipped and reported through
-//! [`Port::take_rx_errors`].
+//! [`Port::take_rx_errors`]. A frame longer than the buffers (which the
+//! caller sizes to [`Port::max_frame`], from the MTU) is dropped and
+//! reported through [`Port::take_rx_truncated`], never handed out cut.
 //!
 //! Back ends: [`afpacket::AfPacket`] (a raw `AF_PACKET` socket bound to a
 //! Linux interface, with TPACKET_V2 rings and fanout groups) and [`memory::MemoryPort`] (queues in memory, for tests
