@@ -3,7 +3,10 @@
 The PyPI os-ken package ships no `osken-manager` command, so this is the
 few lines it would do: parse os-ken's own options, load the apps, serve.
 
-    python run_osken.py PORT APP_MODULE [APP_MODULE...]
+    python run_osken.py PORT APP_MODULE [APP_MODULE...] [-- OS-KEN OPTIONS]
+
+(options after `--` go to os-ken as they are, e.g. the switch test tool's
+`--test-switch-dir`).
 
 With OSKEN_TLS_DIR set, it listens with TLS instead (os-ken's own
 --ctl-privkey/--ctl-cert/--ca-certs, which require the switch's
@@ -19,12 +22,19 @@ from os_ken.lib import hub
 hub.patch(thread=False)
 
 from os_ken import cfg  # noqa: E402
+import os_ken.flags  # noqa: E402,F401  (registers the test tool's options)
+import os_ken.log  # noqa: E402,F401  (registers log_file, which the test tool reads)
 from os_ken.base import app_manager  # noqa: E402
 import os_ken.controller.controller  # noqa: E402,F401  (registers the ofp options)
 
 
 def main():
-    port, apps = sys.argv[1], sys.argv[2:]
+    argv = sys.argv[1:]
+    extra = []
+    if "--" in argv:
+        extra = argv[argv.index("--") + 1:]
+        argv = argv[:argv.index("--")]
+    port, apps = argv[0], argv[1:]
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(name)s: %(message)s")
     args = ["--ofp-listen-host", "127.0.0.1"]
@@ -36,7 +46,7 @@ def main():
                  "--ca-certs", os.path.join(tls, "controller-ca.pem")]
     else:
         args += ["--ofp-tcp-listen-port", port]
-    cfg.CONF(args=args, project="os_ken")
+    cfg.CONF(args=args + extra, project="os_ken")
     app_manager.AppManager.run_apps(apps)
 
 
