@@ -19,7 +19,7 @@ import sys
 
 from os_ken.lib import hub
 
-hub.patch(thread=False)
+hub.patch(thread=os.environ.get("OSKEN_PATCH_THREADS") == "1")
 
 from os_ken import cfg  # noqa: E402
 import os_ken.flags  # noqa: E402,F401  (registers the test tool's options)
@@ -35,7 +35,7 @@ def main():
         extra = argv[argv.index("--") + 1:]
         argv = argv[:argv.index("--")]
     port, apps = argv[0], argv[1:]
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+    logging.basicConfig(level=os.environ.get("OSKEN_LOG_LEVEL", "INFO"), stream=sys.stderr,
                         format="%(name)s: %(message)s")
     args = ["--ofp-listen-host", "127.0.0.1"]
     tls = os.environ.get("OSKEN_TLS_DIR")
