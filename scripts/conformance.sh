@@ -83,7 +83,7 @@ for i in 1 2 3; do vs add-port tester "u$i" -- set interface "u$i" ofport_reques
 vs set-controller tester tcp:127.0.0.1:6653 -- set controller tester connection-mode=out-of-band
 
 started=$(date +%s)
-ip netns exec "$NS" .venv/bin/python tests/controller/run_osken.py 6653 os_ken.tests.switch.tester -- \
+ip netns exec "$NS" env OSKEN_HUB_TYPE=eventlet .venv/bin/python tests/controller/run_osken.py 6653 os_ken.tests.switch.tester -- \
     --test-switch-dir "$target" --test-switch-target 0000000000000001 \
     --test-switch-tester 0000000000000002 >"$work/tester.log" 2>&1 &
 OSKEN_PID=$!

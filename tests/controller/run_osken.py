@@ -28,7 +28,21 @@ from os_ken.base import app_manager  # noqa: E402
 import os_ken.controller.controller  # noqa: E402,F401  (registers the ofp options)
 
 
+def _dump_stacks(*_):
+    import gc
+    import traceback
+    import greenlet
+    for ob in gc.get_objects():
+        if isinstance(ob, greenlet.greenlet) and ob.gr_frame is not None:
+            sys.stderr.write("--- greenlet %r\n" % ob)
+            traceback.print_stack(ob.gr_frame, file=sys.stderr)
+    sys.stderr.flush()
+
+
 def main():
+    if os.environ.get("OSKEN_DUMP_STACKS"):
+        import signal
+        signal.signal(signal.SIGUSR1, _dump_stacks)
     argv = sys.argv[1:]
     extra = []
     if "--" in argv:
