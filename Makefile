@@ -1,5 +1,5 @@
 # The two commands of the README.
-.PHONY: demo test bench fuzz lab ofbench install uninstall
+.PHONY: demo test bench fuzz lab ofbench conformance install uninstall
 
 demo:
 	scripts/demo.sh
@@ -10,6 +10,11 @@ test:
 # Not part of `make test`: figures for docs/PERFORMANCE.md, fuzzing for docs/FUZZING.md.
 lab:
 	scripts/lab.sh
+
+# The os-ken OpenFlow 1.3 switch test tool, all 991 cases (root; about
+# 20 minutes): a table per category into docs/CONFORMANCE.md.
+conformance:
+	scripts/conformance.sh --record
 
 # OpenFlow: 1M flow adds (and Open vSwitch, as root), PACKET_IN/OUT round trips.
 ofbench:

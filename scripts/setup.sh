@@ -17,6 +17,9 @@ command -v ethtool >/dev/null 2>&1 || need_apt+=(ethtool)
 # ovs-ofctl (not for the demo): the e2e test that compares its output with
 # sluice-ctl's.
 $demo || command -v ovs-ofctl >/dev/null 2>&1 || need_apt+=(openvswitch-common)
+# ovs-vswitchd (not for the demo): the tester switch of the OpenFlow
+# conformance run (scripts/conformance.sh), started by hand in a namespace.
+$demo || command -v ovs-vswitchd >/dev/null 2>&1 || need_apt+=(openvswitch-switch)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
 command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
 if ((${#need_apt[@]})); then

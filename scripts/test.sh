@@ -17,3 +17,12 @@ cargo build -q --locked -p ofp --example ofp-interop
 .venv/bin/python tests/interop/osken_interop.py target/debug/examples/ofp-interop
 echo "== end-to-end (network namespaces)"
 scripts/e2e.sh
+echo "== OpenFlow conformance, quick subset (os-ken switch test tool; root)"
+if [ "$(id -u)" -eq 0 ]; then
+    scripts/conformance.sh --quick --fixed-tool
+elif [ -n "${CI:-}" ]; then
+    echo "conformance: CI must run as root" >&2
+    exit 1
+else
+    echo "conformance: skipped (not root)"
+fi

@@ -6,7 +6,8 @@ few lines it would do: parse os-ken's own options, load the apps, serve.
     python run_osken.py PORT APP_MODULE [APP_MODULE...] [-- OS-KEN OPTIONS]
 
 (options after `--` go to os-ken as they are, e.g. the switch test tool's
-`--test-switch-dir`).
+`--test-switch-dir`). With OSKEN_TOOL_FIXES=1, the fixes in tool_fixes.py
+are applied to os-ken first.
 
 With OSKEN_TLS_DIR set, it listens with TLS instead (os-ken's own
 --ctl-privkey/--ctl-cert/--ca-certs, which require the switch's
@@ -49,6 +50,10 @@ def main():
         extra = argv[argv.index("--") + 1:]
         argv = argv[:argv.index("--")]
     port, apps = argv[0], argv[1:]
+    if os.environ.get("OSKEN_TOOL_FIXES") == "1":
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import tool_fixes
+        tool_fixes.apply()
     logging.basicConfig(level=os.environ.get("OSKEN_LOG_LEVEL", "INFO"), stream=sys.stderr,
                         format="%(name)s: %(message)s")
     args = ["--ofp-listen-host", "127.0.0.1"]

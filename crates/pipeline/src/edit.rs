@@ -253,15 +253,31 @@ pub fn set_field(f: &mut [u8], off: &Offsets, o: &Oxm) -> Edit {
             }
         }
         F::IpProto => {
-            if !is_v4(off) {
-                return Edit::Skipped;
-            }
-            let Some(mut h) = Hdr::<20>::at(f, l3(off)) else {
+            let (old, new) = if is_v4(off) {
+                let Some(mut h) = Hdr::<20>::at(f, l3(off)) else {
+                    return Edit::Skipped;
+                };
+                let (old, new) = h.masked16::<8>(0x00ff, v as u16);
+                h.fold16::<10>((old, new));
+                (old as u8, new as u8)
+            } else if is_v6(off) {
+                // IPv6's protocol is the Next Header that names the
+                // transport header: the fixed header's, or the last
+                // extension header's.
+                let at = l3(off)
+                    .zip(l4(off))
+                    .and_then(|(l3, l4)| v6_next_header_at(f, l3, l4));
+                let Some(b) = at.and_then(|at| f.get_mut(at)) else {
+                    return Edit::Skipped;
+                };
+                let old = std::mem::replace(b, v as u8);
+                (old, v as u8)
+            } else {
                 return Edit::Skipped;
             };
-            let (old, new) = h.masked16::<8>(0x00ff, v as u16);
-            h.fold16::<10>((old, new));
-            fix_l4(f, off, &[0, old as u8], &[0, new as u8], true);
+            // The protocol is in the pseudo-header the transport checksum
+            // covers (the header keeps its old layout: only the sum moves).
+            fix_l4(f, off, &[0, old], &[0, new], true);
             // The transport header is now read as another protocol.
             Edit::Layout
         }
@@ -456,6 +472,28 @@ pub fn set_field(f: &mut [u8], off: &Offsets, o: &Oxm) -> Edit {
     }
 }
 
+/// The offset of the Next Header byte that names the header at `l4` in
+/// the IPv6 packet at `l3`: byte 6 of the fixed header, or byte 0 of the
+/// last extension header (fragment headers are 8 bytes, AH counts 4-byte
+/// words less 2, the others 8-byte words less 1). None unless the chain
+/// ends exactly at `l4`.
+fn v6_next_header_at(f: &[u8], l3: usize, l4: usize) -> Option<usize> {
+    let mut at = l3.checked_add(6)?;
+    let mut next = *f.get(at)?;
+    let mut p = l3.checked_add(40)?;
+    while p < l4 {
+        let len = match next {
+            ipproto::FRAGMENT => 8,
+            ipproto::AH => (usize::from(*f.get(p + 1)?) + 2) * 4,
+            _ => (usize::from(*f.get(p + 1)?) + 1) * 8,
+        };
+        at = p;
+        next = *f.get(p)?;
+        p = p.checked_add(len)?;
+    }
+    (p == l4).then_some(at)
+}
+
 /// The offset of the 8-byte ND option of `kind` (1 = source, 2 = target
 /// link-layer address) after the 24-byte ND message at `l4`.
 fn nd_option(f: &[u8], l4: usize, kind: u8) -> Option<usize> {
@@ -504,6 +542,7 @@ pub fn pop_vlan(f: &mut Vec<u8>, off: &Offsets) -> Edit {
     match (at, Hdr::<4>::at(f, at).is_some()) {
         (Some(at), true) => {
             f.drain(at..at + 4);
+            pad_to_minimum(f);
             Edit::Layout
         }
         _ => Edit::Skipped,
@@ -523,12 +562,14 @@ fn ip_ttl(f: &mut [u8], off: &Offsets) -> Option<u8> {
 
 /// push_mpls: a new outermost label stack entry after the Ethernet/VLAN
 /// header; label and TC from an existing outer entry (else 0), TTL from it
-/// or from the IP header (else 64), BoS set when it is the only entry.
+/// or from the IP header (else 0), BoS set when it is the only entry.
 pub fn push_mpls(f: &mut Vec<u8>, off: &Offsets, eth: u16) -> Edit {
     let et = off.eth_type.map(usize::from);
     let lse = match mpls(f, off) {
         Some(h) => h.u32::<0>() & !0x100,
-        None => 0x100 | ip_ttl(f, off).unwrap_or(64) as u32,
+        // Fields a new header cannot copy are zero (OpenFlow 1.3.5,
+        // 5.12.1): a label pushed on a non-IP frame has TTL 0.
+        None => 0x100 | ip_ttl(f, off).unwrap_or(0) as u32,
     };
     let (Some(et), Some(mut h)) = (et, Hdr::<2>::at(f, et)) else {
         return Edit::Skipped;
@@ -536,6 +577,20 @@ pub fn push_mpls(f: &mut Vec<u8>, off: &Offsets, eth: u16) -> Edit {
     h.set_u16::<0>(eth);
     f.splice(et + 2..et + 2, lse.to_be_bytes());
     Edit::Layout
+}
+
+/// Ethernet's shortest frame without its FCS.
+pub const MIN_FRAME: usize = 60;
+
+/// A pop that leaves the frame shorter than Ethernet allows pads it with
+/// zeros, as a NIC pads what it sends: on veth and TAP ports nothing else
+/// would, and a receiver (the OpenFlow switch test tool among them) sees a
+/// frame of the minimum size whatever headers were taken off. Bytes past
+/// the IP length are padding to every parser.
+fn pad_to_minimum(f: &mut Vec<u8>) {
+    if f.len() < MIN_FRAME {
+        f.resize(MIN_FRAME, 0);
+    }
 }
 
 /// pop_mpls: removes the outermost label stack entry; the EtherType becomes `eth`.
@@ -551,6 +606,7 @@ pub fn pop_mpls(f: &mut Vec<u8>, off: &Offsets, eth: u16) -> Edit {
     };
     h.set_u16::<0>(eth);
     f.drain(at..at + 4);
+    pad_to_minimum(f);
     Edit::Layout
 }
 
@@ -574,6 +630,7 @@ pub fn pop_pbb(f: &mut Vec<u8>, off: &Offsets) -> Edit {
     match at {
         Some(at) if off.l3_type == ethertype::PBB && Hdr::<16>::at(f, Some(at)).is_some() => {
             f.drain(..at + 4);
+            pad_to_minimum(f);
             Edit::Layout
         }
         _ => Edit::Skipped,

@@ -577,3 +577,100 @@ fn trace_tells_each_step_and_changes_nothing() {
     assert!(t.text(1).contains(" 0. No match: drop"));
     assert!(t.text(1).ends_with("Datapath actions: drop\n"));
 }
+
+/// An IPv6 TCP frame, optionally behind a hop-by-hop options header.
+fn tcp6(hop_by_hop: bool) -> Vec<u8> {
+    let b = PacketBuilder::ethernet2(SRC, DST)
+        .ipv6([0x20; 16], [0x30; 16], 64)
+        .tcp(1111, 2222, 7, 1000);
+    let mut v = Vec::new();
+    b.write(&mut v, b"payload").unwrap();
+    if hop_by_hop {
+        // Next header 6 (TCP), length 0 (8 bytes), a PadN option.
+        let ext = [6u8, 0, 1, 4, 0, 0, 0, 0];
+        v.splice(54..54, ext);
+        v[20] = 0; // the fixed header now names hop-by-hop options
+        let plen = u16::from_be_bytes([v[18], v[19]]) + 8;
+        v[18..20].copy_from_slice(&plen.to_be_bytes());
+    }
+    v
+}
+
+/// The transport checksum of an untagged IPv6 frame verifies, taking the
+/// protocol from the header that names the transport (`next_at`).
+fn checksum6_ok(f: &[u8], next_at: usize, l4: usize) -> bool {
+    let mut src = [0u8; 16];
+    let mut dst = [0u8; 16];
+    src.copy_from_slice(&f[22..38]);
+    dst.copy_from_slice(&f[38..54]);
+    let seg = &f[l4..];
+    let pseudo = checksum::pseudo_v6(src, dst, f[next_at], seg.len() as u32);
+    checksum::finish(checksum::sum(seg, pseudo)) == 0
+}
+
+#[test]
+fn set_ip_proto_on_ipv6_rewrites_the_last_next_header_and_the_sum() {
+    // As the OpenFlow switch test tool expects: the transport header keeps
+    // its bytes, its checksum follows the pseudo-header's new protocol.
+    let mut p =
+        pipeline(&["priority=1,in_port=1,ipv6,ip_proto=6,actions=set_field:17->ip_proto,output:2"]);
+    for (hbh, next_at, l4) in [(false, 20, 54), (true, 54, 62)] {
+        let original = tcp6(hbh);
+        assert!(checksum6_ok(&original, next_at, l4));
+        let mut f = original.clone();
+        assert_eq!(ports(&run(&mut p, 1, &mut f)), vec![2]);
+        assert_eq!(f[next_at], 17, "hop-by-hop {hbh}");
+        if hbh {
+            assert_eq!(f[20], 0, "the fixed header still names the options");
+        }
+        assert!(checksum6_ok(&f, next_at, l4), "hop-by-hop {hbh}");
+        assert_eq!(
+            f[l4..l4 + 16],
+            original[l4..l4 + 16],
+            "ports, seq, ack kept"
+        );
+    }
+}
+
+#[test]
+fn push_mpls_on_a_non_ip_frame_has_ttl_zero() {
+    // OpenFlow 1.3.5 5.12.1: a field the new header cannot copy is zero.
+    let mut p = pipeline(&["priority=1,in_port=1,arp,actions=push_mpls:0x8847,output:2"]);
+    let mut f = [&DST[..], &SRC[..], &[0x08, 0x06, 0, 1, 0x08, 0, 6, 4, 0, 1]].concat();
+    f.extend_from_slice(&SRC);
+    f.extend_from_slice(&[10, 0, 0, 1, 0, 0, 0, 0, 0, 0, 10, 0, 0, 2]);
+    f.resize(60, 0);
+    assert_eq!(ports(&run(&mut p, 1, &mut f)), vec![2]);
+    assert_eq!(&f[12..14], &[0x88, 0x47]);
+    assert_eq!(
+        &f[14..18],
+        &[0, 0, 1, 0],
+        "label 0, TC 0, bottom of stack, TTL 0"
+    );
+}
+
+#[test]
+fn pop_mpls_then_set_icmp_type_gives_the_plain_packet() {
+    // The switch test tool's case: mpls/ipv4/icmp echo, pop_mpls then a
+    // match and set_field on the ICMP type in the next table.
+    let mut p = pipeline(&[
+        "table=0,priority=1,actions=pop_mpls:0x0800,goto_table:1",
+        "table=1,priority=1,icmp,icmp_type=8,actions=set_field:0->icmpv4_type,output:2",
+    ]);
+    let b = PacketBuilder::ethernet2(SRC, DST)
+        .ipv4([192, 168, 10, 10], [192, 168, 20, 20], 64)
+        .icmpv4_echo_request(0, 0);
+    let mut plain = Vec::new();
+    b.write(&mut plain, &[1, 2, 3, 4, 5, 6, 7, 8]).unwrap();
+    let mut f = plain.clone();
+    f[12..14].copy_from_slice(&[0x88, 0x47]);
+    f.splice(14..14, [0x00, 0x06, 0x47, 0x40]); // label 100, TC 3, BoS, TTL 64
+    assert_eq!(ports(&run(&mut p, 1, &mut f)), vec![2]);
+    let mut want = plain.clone();
+    want[34] = 0; // echo reply
+    let c = u16::from_be_bytes([want[36], want[37]]);
+    want[36..38].copy_from_slice(&checksum::update16(c, 0x0800, 0x0000).to_be_bytes());
+    // 54 bytes less the label: padded to Ethernet's 60, as a NIC would.
+    want.resize(60, 0);
+    assert_eq!(f, want);
+}
