@@ -9,10 +9,19 @@ fix makes the tool compute what the standard says, for every switch.
   that is no RFC 4960 checksum of anything on the wire. The fix computes
   CRC32c over the bytes (RFC 4960 appendix B; stored least significant
   byte first, as the tool's own final byte swap intends).
+* Traffic rate of throughput cases (group select, meters): the tool's
+  generator sends `pktps * 10 ms` packets per tick and sleeps 10 ms
+  between ticks, so every millisecond a tick runs late is traffic never
+  sent: the rate falls short of what the case asks by the sleep's
+  overshoot, while the case compares what arrives with the full rate
+  (+-10 %). The fix sends, at each tick, what is due for the time that
+  really passed since the last one.
 """
 import struct
+import time
 
 from os_ken.lib.packet import sctp
+from os_ken.tests.switch import tester
 
 
 def _crc32c(data):
@@ -28,5 +37,19 @@ def _sctp_checksum(self, data):
     return struct.unpack(">I", struct.pack("<I", _crc32c(bytes(data))))[0]
 
 
+_send_packet_thread = tester.OfTester._send_packet_thread
+
+
+def _paced_send_packet_thread(self, arg):
+    now = time.monotonic()
+    if "pktps" not in arg:
+        arg["pktps"] = arg["packet_counter_inc"] / tester.CONTINUOUS_THREAD_INTVL
+        arg["last"] = now - tester.CONTINUOUS_THREAD_INTVL
+    arg["packet_counter_inc"] = arg["pktps"] * (now - arg["last"])
+    arg["last"] = now
+    return _send_packet_thread(self, arg)
+
+
 def apply():
     sctp.sctp._checksum = _sctp_checksum
+    tester.OfTester._send_packet_thread = _paced_send_packet_thread
