@@ -1,6 +1,7 @@
 //! The agent's state machine driven by random sequences of events on a fake
 //! clock, sans IO: connections opening and closing, byte streams (canned
-//! valid messages, messages with random bodies, raw bytes, split anywhere),
+//! valid messages, bundles of them among these, messages with random
+//! bodies, raw bytes, split anywhere),
 //! PACKET_INs, link changes and time passing. The datapath is the real
 //! pipeline: every PACKET_OUT the agent accepts is run by a worker on the
 //! published snapshot. No panic; everything the agent sends frames and
@@ -131,6 +132,29 @@ fn canned() -> &'static [Vec<u8>] {
                 words: words.iter().map(|w| w.to_string()).collect(),
             };
             m.push(req.message());
+        }
+        // Bundles (every canned message has xid 7, so a bundled copy of one
+        // carries the right inner xid): open, adds of flow, group and meter
+        // mods and of a message that may not be bundled, close, commit,
+        // discard, for two bundle ids and both flag sets.
+        {
+            use ofp::msg::bundle::{BundleAdd, BundleCtrl, BundleCtrlType as T};
+            let inner: Vec<Message> = m
+                .iter()
+                .filter(|x| matches!(x, Message::FlowMod(_) | Message::GroupMod(_) | Message::MeterMod(_)))
+                .cloned()
+                .chain([Message::BarrierRequest])
+                .collect();
+            for id in [1u32, 2] {
+                for flags in [0u16, 3] {
+                    for t in [T::OpenRequest, T::CloseRequest, T::CommitRequest, T::DiscardRequest] {
+                        m.push(BundleCtrl { bundle_id: id, ctrl_type: t, flags, properties: Bytes::new() }.message());
+                    }
+                    for x in &inner {
+                        m.push(BundleAdd::new(id, flags, x, 7).message());
+                    }
+                }
+            }
         }
         m.iter().map(|m| m.to_bytes(7)).collect()
     })

@@ -1,10 +1,13 @@
 //! Framer + decoder: any byte stream must frame and decode without panicking,
 //! rejections carry at most 64 bytes, and whatever decodes re-encodes to
-//! bytes that decode to the same message.
+//! bytes that decode to the same message. An ONF bundle message (an
+//! experimenter message) is also read by the bundle decoder: no panic, and
+//! what it reads encodes to a message it reads the same.
 #![no_main]
 
 use bytes::Bytes;
 use libfuzzer_sys::fuzz_target;
+use ofp::msg::bundle::BundleMsg;
 use ofp::{Framer, Message};
 
 fuzz_target!(|data: &[u8]| {
@@ -28,6 +31,12 @@ fuzz_target!(|data: &[u8]| {
                 assert_eq!(h2.xid, h.xid);
                 assert_eq!(m2.to_bytes(h.xid), wire, "encoding is stable");
                 let _ = m.validate();
+                if let Message::Experimenter(e) = &m {
+                    if let Some(Ok(b)) = BundleMsg::decode(e) {
+                        let Message::Experimenter(e2) = b.message() else { unreachable!() };
+                        assert_eq!(BundleMsg::decode(&e2).expect("a bundle message").expect("decodes"), b);
+                    }
+                }
             }
             Err(rej) => assert!(rej.data.len() <= 64),
         }

@@ -1,11 +1,13 @@
 //! One controller connection as the agent sees it: bytes in, bytes out,
 //! and the per-connection state OpenFlow 1.3 gives it (negotiated version,
-//! role, asynchronous message filter, keepalive, PACKET_IN rate limit).
+//! role, asynchronous message filter, keepalive, PACKET_IN rate limit,
+//! bundles).
 //! No sockets here: the daemon moves the bytes.
 
 use ofp::msg::simple::{AsyncConfig, ControllerRole};
 use ofp::{Framer, Message};
 
+use crate::bundle::{BundleLimits, Bundles};
 use crate::outbox::Outbox;
 
 /// Where a connection stands in the handshake.
@@ -45,6 +47,8 @@ pub struct ConnConfig {
     /// asynchronous messages (PORT_STATUS, FLOW_REMOVED) can take a peer
     /// that does not read this far past the budget.
     pub outbox_hard_cap: usize,
+    /// Bounds on the connection's bundles (see [`crate::bundle`]).
+    pub bundles: BundleLimits,
 }
 
 impl Default for ConnConfig {
@@ -57,6 +61,7 @@ impl Default for ConnConfig {
             outbox_hard_cap: 32 << 20,
             hello_deadline_ns: 10_000_000_000,
             message_deadline_ns: 10_000_000_000,
+            bundles: BundleLimits::default(),
         }
     }
 }
@@ -91,6 +96,8 @@ pub struct Conn {
     /// A management connection, not a controller (see
     /// [`crate::Agent::set_service`]).
     pub service: bool,
+    /// Its bundles (dropped with it).
+    pub bundles: Bundles,
 }
 
 /// The spec's default asynchronous configuration (OpenFlow 1.3.5 §7.3.10):
@@ -123,6 +130,7 @@ impl Conn {
             next_xid: 1,
             config,
             service: false,
+            bundles: Bundles::default(),
         };
         let xid = c.xid();
         c.send(&Message::Hello(ofp::msg::simple::Hello::ours()), xid);

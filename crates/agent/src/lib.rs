@@ -3,10 +3,10 @@
 //! The [`Agent`] owns a bridge's control-plane [`Pipeline`] and talks to
 //! any number of controller connections. It sees bytes, never sockets: the
 //! daemon feeds each connection's input to [`Agent::receive`], writes out
-//! [`Conn::outbox`], and calls [`Agent::tick`] for keepalives and flow
-//! expiry. What must touch the datapath goes through the [`Datapath`]
-//! trait: publishing a new pipeline snapshot, handing over a PACKET_OUT,
-//! reading port counters.
+//! [`Conn::outbox`], and calls [`Agent::tick`] for keepalives, flow
+//! expiry and idle bundles. What must touch the datapath goes through the
+//! [`Datapath`] trait: publishing a new pipeline snapshot, handing over a
+//! PACKET_OUT, reading port counters.
 //!
 //! Contracts:
 //! * Every message a controller may send is answered as OpenFlow 1.3.5
@@ -16,9 +16,10 @@
 //!   closes it).
 //! * Nothing is half-applied: a modification either takes effect whole or
 //!   the pipeline is unchanged (the pipeline's own contract).
-//! * Changes are published to the datapath before any BARRIER_REPLY (and
-//!   before a PACKET_OUT or trace runs), so a controller that got a
-//!   barrier reply knows the datapath runs everything it sent before.
+//! * Changes are published to the datapath before any BARRIER_REPLY or
+//!   bundle COMMIT_REPLY (and before a PACKET_OUT or trace runs), so a
+//!   controller that got a barrier reply knows the datapath runs
+//!   everything it sent before.
 //!   Otherwise they are published at the end of a [`Agent::receive`] call
 //!   or [`Agent::tick`] once [`Agent::publish_interval_ns`] has passed
 //!   since the last publication: a snapshot shares the classifier, so the
@@ -27,6 +28,13 @@
 //!   that copying a bounded share of the work (a million flow-mods in a
 //!   row would otherwise copy a growing table once per socket read), while
 //!   small tables still publish at once.
+//! * Bundles (the ONF extension for OpenFlow 1.3, as Open vSwitch offers
+//!   it; [`bundle`]): FLOW_MOD, GROUP_MOD and METER_MOD messages added to
+//!   a bundle take effect at its commit, all of them in order or none, and
+//!   the datapath sees the pipeline before the commit or after it, never
+//!   between; a connection's bundles are bounded (64 open, `max_flows`
+//!   messages, 256 MiB) and discarded after 10 s idle or with the
+//!   connection.
 //! * Roles as OpenFlow 1.3: EQUAL by default, one MASTER at a time (a new
 //!   master turns the old one into a SLAVE), generation ids compared
 //!   modulo 2^64 (OFPRRFC_STALE), slaves refused every modification
@@ -48,6 +56,7 @@
 //!   `Message::try_encode` and drops (and logs) anything longer.
 
 pub mod buffers;
+pub mod bundle;
 pub mod conn;
 pub mod outbox;
 
@@ -74,6 +83,7 @@ use ofp::{Action, Message, Oxm, OxmField, PacketIn, PacketOut};
 use pipeline::{Pipeline, PortState, Removed, Snapshot, ToController};
 
 pub use buffers::Buffers;
+pub use bundle::{BundleLimits, Bundles};
 pub use conn::{Conn, ConnConfig, Phase};
 pub use outbox::Outbox;
 
@@ -819,6 +829,9 @@ impl<D: Datapath> Agent<D> {
                     c.async_config = a;
                 }
             }
+            M::Experimenter(e) if e.experimenter == ofp::msg::bundle::ONF_EXPERIMENTER => {
+                return self.onf_message(id, xid, &e, frame, now_ns);
+            }
             M::Experimenter(e) => {
                 use ofp::msg::sluice;
                 if e.experimenter == sluice::SLUICE_EXPERIMENTER
@@ -1307,7 +1320,8 @@ impl<D: Datapath> Agent<D> {
         }
     }
 
-    /// Keepalives, deadlines and flow expiry. Returns the connections to
+    /// Keepalives, deadlines, flow expiry and idle bundles (discarded with
+    /// OFPBFC_TIMEOUT, see [`bundle`]). Returns the connections to
     /// close, with why: no input for twice the probe interval, no HELLO
     /// within [`ConnConfig::hello_deadline_ns`], a message left half sent
     /// past [`ConnConfig::message_deadline_ns`].
@@ -1318,6 +1332,7 @@ impl<D: Datapath> Agent<D> {
             self.dirty = true;
             self.flow_removed(&removed, now_ns);
         }
+        self.expire_bundles(now_ns);
         self.publish_due(now_ns);
         let mut dead = Vec::new();
         for (id, c) in self.conns.iter_mut() {

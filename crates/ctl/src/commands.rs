@@ -17,7 +17,7 @@ use ofp::{ErrorCode, FlowMod, FlowModCommand, Message, PacketOut};
 
 use crate::client::{Client, ClientError};
 use crate::target::Target;
-use crate::{flows, frame, manage, print, Cmd, Opts};
+use crate::{bundle, flows, frame, manage, print, Cmd, Opts};
 
 /// What to print and the exit status.
 #[derive(Debug)]
@@ -76,7 +76,31 @@ pub fn run(
     Ok(Output { text, status: 0 })
 }
 
+/// Whether `cmd` takes `--bundle`: the flow and group changes (as
+/// ovs-ofctl's `--bundle`).
+fn takes_bundle(cmd: &Cmd) -> bool {
+    matches!(
+        cmd,
+        Cmd::AddFlow { .. }
+            | Cmd::AddFlows { .. }
+            | Cmd::ModFlows { .. }
+            | Cmd::DelFlows { .. }
+            | Cmd::ReplaceFlows { .. }
+            | Cmd::AddGroup { .. }
+            | Cmd::AddGroups { .. }
+            | Cmd::ModGroup { .. }
+            | Cmd::DelGroups { .. }
+    )
+}
+
 fn run_text(cmd: Cmd, connect: &dyn Fn(&str) -> Result<Client>, opts: &Opts) -> Result<String> {
+    if opts.bundle && !takes_bundle(&cmd) {
+        return usage(
+            "--bundle",
+            "only add-flow, add-flows, mod-flows, del-flows, replace-flows, add-group, \
+             add-groups, mod-group and del-groups take it",
+        );
+    }
     match cmd {
         Cmd::Show { switch } => show(&mut connect(&switch)?),
         Cmd::DumpDesc { switch } => {
@@ -120,14 +144,14 @@ fn run_text(cmd: Cmd, connect: &dyn Fn(&str) -> Result<Client>, opts: &Opts) -> 
         Cmd::ReplaceFlows { switch, file } => {
             // The file is read (and every line checked) before connecting.
             flows::from_file(&file)?;
-            flows::replace(&mut connect(&switch)?, &file)
+            flows::replace(&mut connect(&switch)?, &file, opts.bundle)
         }
         Cmd::DiffFlows { .. } => unreachable!("handled in run"),
         Cmd::AddFlow { switch, flow } => {
             let fm = flow_mod(&flow, FlowModCommand::Add)?;
-            modify(&mut connect(&switch)?, &Message::FlowMod(fm))
+            change(&mut connect(&switch)?, &Message::FlowMod(fm), opts)
         }
-        Cmd::AddFlows { switch, file } => add_flows(&mut connect(&switch)?, &file),
+        Cmd::AddFlows { switch, file } => add_flows(&mut connect(&switch)?, &file, opts.bundle),
         Cmd::ModFlows { switch, flow } => {
             let cmd = if opts.strict {
                 FlowModCommand::ModifyStrict
@@ -135,7 +159,7 @@ fn run_text(cmd: Cmd, connect: &dyn Fn(&str) -> Result<Client>, opts: &Opts) -> 
                 FlowModCommand::Modify
             };
             let fm = flow_mod(&flow, cmd)?;
-            modify(&mut connect(&switch)?, &Message::FlowMod(fm))
+            change(&mut connect(&switch)?, &Message::FlowMod(fm), opts)
         }
         Cmd::DelFlows { switch, flows } => {
             let text = flows.unwrap_or_default();
@@ -148,7 +172,7 @@ fn run_text(cmd: Cmd, connect: &dyn Fn(&str) -> Result<Client>, opts: &Opts) -> 
             if !has_key(&text, "table") {
                 fm.table_id = TABLE_ALL;
             }
-            modify(&mut connect(&switch)?, &Message::FlowMod(fm))
+            change(&mut connect(&switch)?, &Message::FlowMod(fm), opts)
         }
         Cmd::DumpPorts { switch, port } => {
             let port_no = match port {
@@ -241,9 +265,9 @@ fn run_text(cmd: Cmd, connect: &dyn Fn(&str) -> Result<Client>, opts: &Opts) -> 
         }
         Cmd::AddGroup { switch, group } => {
             let gm = group_mod(&group, GroupModCommand::Add)?;
-            modify(&mut connect(&switch)?, &Message::GroupMod(gm))
+            change(&mut connect(&switch)?, &Message::GroupMod(gm), opts)
         }
-        Cmd::AddGroups { switch, file } => add_groups(&mut connect(&switch)?, &file),
+        Cmd::AddGroups { switch, file } => add_groups(&mut connect(&switch)?, &file, opts.bundle),
         Cmd::DumpGroupFeatures { switch } => {
             let mut c = connect(&switch)?;
             let parts = c.multipart(Q::GroupFeatures)?;
@@ -313,7 +337,7 @@ fn run_text(cmd: Cmd, connect: &dyn Fn(&str) -> Result<Client>, opts: &Opts) -> 
         }
         Cmd::ModGroup { switch, group } => {
             let gm = group_mod(&group, GroupModCommand::Modify)?;
-            modify(&mut connect(&switch)?, &Message::GroupMod(gm))
+            change(&mut connect(&switch)?, &Message::GroupMod(gm), opts)
         }
         Cmd::DelGroups { switch, group } => {
             let gm = GroupMod {
@@ -322,7 +346,7 @@ fn run_text(cmd: Cmd, connect: &dyn Fn(&str) -> Result<Client>, opts: &Opts) -> 
                 group_id: group_id(group.as_deref())?,
                 buckets: Vec::new(),
             };
-            modify(&mut connect(&switch)?, &Message::GroupMod(gm))
+            change(&mut connect(&switch)?, &Message::GroupMod(gm), opts)
         }
         Cmd::AddMeter { switch, meter } => {
             let mm = meter_mod(&meter, MeterModCommand::Add)?;
@@ -523,6 +547,20 @@ fn refused(what: &str, code: ErrorCode) -> CmdError {
     CmdError::Refused(format!("{what}: the switch answered {code}"))
 }
 
+/// One flow or group change: alone ([`modify`]) or, with `--bundle`, as
+/// a bundle of one.
+fn change(c: &mut Client, msg: &Message, opts: &Opts) -> Result<String> {
+    if !opts.bundle {
+        return modify(c, msg);
+    }
+    let what = format!("{:?}", msg.msg_type());
+    let mut batch = bundle::Batch::new(c);
+    if !batch.push(msg) {
+        return usage(&what, "too long for a bundle");
+    }
+    bundle::run(c, batch, "changes", &|_| what.clone())
+}
+
 /// Sends one modification, then a barrier: the error, if any, is printed
 /// by name.
 fn modify(c: &mut Client, msg: &Message) -> Result<String> {
@@ -589,13 +627,23 @@ fn table_mod(table: &str, setting: &str) -> Result<ofp::msg::simple::TableMod> {
 }
 
 /// add-groups: every line is parsed before anything is sent; then all
-/// group-mods go out, then one barrier; refusals are named by line.
-fn add_groups(c: &mut Client, file: &str) -> Result<String> {
+/// group-mods go out, then one barrier (or, with `--bundle`, as one
+/// bundle); refusals are named by line.
+fn add_groups(c: &mut Client, file: &str, in_bundle: bool) -> Result<String> {
     let mut msgs = Vec::new();
     for (line, text) in flows::read_lines(file)? {
         let gm = group_mod(&text, GroupModCommand::Add)
             .map_err(|e| CmdError::Usage(format!("{file}:{line}: {e}")))?;
         msgs.push((line, Message::GroupMod(gm)));
+    }
+    if in_bundle {
+        let mut batch = bundle::Batch::new(c);
+        for (line, m) in &msgs {
+            if !batch.push(m) {
+                return usage(&format!("{file}:{line}"), "too long for a bundle");
+            }
+        }
+        return bundle::run(c, batch, "groups", &|i| format!("{file}:{}", msgs[i].0));
     }
     let sent: Vec<(u32, usize)> = msgs.iter().map(|(line, m)| (c.send(m), *line)).collect();
     c.barrier()?;
@@ -645,9 +693,10 @@ fn mod_port(c: &mut Client, port: &str, action: &str) -> Result<String> {
 }
 
 /// add-flows: every line is parsed before anything is sent (a typo sends
-/// nothing); then all flow-mods go out back to back, then one barrier.
-/// Errors are reported with the line they belong to.
-fn add_flows(c: &mut Client, file: &str) -> Result<String> {
+/// nothing); then all flow-mods go out back to back, then one barrier
+/// (or, with `--bundle`, as one bundle). Errors are reported with the
+/// line they belong to.
+fn add_flows(c: &mut Client, file: &str, in_bundle: bool) -> Result<String> {
     let reader: Box<dyn BufRead> = if file == "-" {
         Box::new(std::io::BufReader::new(std::io::stdin()))
     } else {
@@ -658,6 +707,7 @@ fn add_flows(c: &mut Client, file: &str) -> Result<String> {
     let mut wire = Vec::new();
     let mut lines = Vec::new();
     let first_xid = c.reserve_xids(0);
+    let mut batch = in_bundle.then(|| bundle::Batch::new(c));
     for (i, line) in reader.lines().enumerate() {
         let line = line.map_err(|e| CmdError::Usage(format!("{file}: {e}")))?;
         let text = line.split('#').next().unwrap_or("").trim();
@@ -666,8 +716,19 @@ fn add_flows(c: &mut Client, file: &str) -> Result<String> {
         }
         let fm = flow_mod(text, FlowModCommand::Add)
             .map_err(|e| CmdError::Usage(format!("{file}:{}: {e}", i + 1)))?;
-        Message::FlowMod(fm).encode(first_xid.wrapping_add(lines.len() as u32), &mut wire);
+        let m = Message::FlowMod(fm);
+        match &mut batch {
+            Some(b) => {
+                if !b.push(&m) {
+                    return usage(&format!("{file}:{}", i + 1), "too long for a bundle");
+                }
+            }
+            None => m.encode(first_xid.wrapping_add(lines.len() as u32), &mut wire),
+        }
         lines.push(i + 1);
+    }
+    if let Some(b) = batch {
+        return bundle::run(c, b, "flows", &|i| format!("{file}:{}", lines[i]));
     }
     let parsed = parse_start.elapsed();
     c.reserve_xids(lines.len() as u32);
@@ -736,5 +797,42 @@ fn trace(c: &mut Client, in_port: u32, frame: Vec<u8>) -> Result<String> {
             "trace: the switch answered {code} (trace is a sluice extension)"
         ))),
         Err(e) => Err(e.into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bundle_is_taken_by_flow_and_group_changes_only() {
+        let opts = Opts {
+            bundle: true,
+            ..Default::default()
+        };
+        let no_switch = |_: &str| -> Result<Client> { panic!("connected") };
+        for cmd in [
+            Cmd::DumpFlows {
+                switch: "br0".into(),
+                flows: None,
+            },
+            Cmd::AddMeter {
+                switch: "br0".into(),
+                meter: "meter=1,kbps,bands=type=drop,rate=1".into(),
+            },
+        ] {
+            match run_text(cmd, &no_switch, &opts) {
+                Err(CmdError::Usage(e)) => assert!(e.starts_with("--bundle: only add-flow"), "{e}"),
+                other => panic!("{other:?}"),
+            }
+        }
+        assert!(takes_bundle(&Cmd::ReplaceFlows {
+            switch: "br0".into(),
+            file: "f".into()
+        }));
+        assert!(takes_bundle(&Cmd::DelGroups {
+            switch: "br0".into(),
+            group: None
+        }));
     }
 }

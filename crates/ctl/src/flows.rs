@@ -380,27 +380,47 @@ pub fn diff_text(a: &[Entry], b: &[Entry]) -> (String, bool) {
 /// deletes), then FILE's flows that the switch lacks or has in another
 /// version are added (an ADD replaces a flow with the same identity), as
 /// ovs-ofctl does. Flows equal on both sides are not touched, so their
-/// counters keep counting. All messages go out, then one barrier; refused
-/// ones are reported by file line.
-pub fn replace(c: &mut Client, file: &str) -> Result<String> {
+/// counters keep counting. All messages go out, then one barrier (or,
+/// with `in_bundle`, all of them as one bundle: every change or none);
+/// refused ones are reported by file line.
+pub fn replace(c: &mut Client, file: &str, in_bundle: bool) -> Result<String> {
     let want = from_file(file)?;
     let have = from_switch(c)?;
     let diffs = differences(&have, &want);
-    let mut sent: Vec<(u32, usize)> = Vec::new();
+    // Each change and the file line it comes from (0: a deletion).
+    let mut changes: Vec<(Message, usize)> = Vec::new();
     for (old, new) in &diffs {
         if let (Some(old), None) = (old, new) {
-            let xid = c.send(&Message::FlowMod(
-                old.flow_mod(FlowModCommand::DeleteStrict),
-            ));
-            sent.push((xid, 0));
+            let m = Message::FlowMod(old.flow_mod(FlowModCommand::DeleteStrict));
+            changes.push((m, 0));
         }
     }
     for (_, new) in &diffs {
         if let Some(new) = new {
-            let xid = c.send(&Message::FlowMod(new.flow_mod(FlowModCommand::Add)));
-            sent.push((xid, new.line));
+            changes.push((
+                Message::FlowMod(new.flow_mod(FlowModCommand::Add)),
+                new.line,
+            ));
         }
     }
+    if in_bundle {
+        if changes.is_empty() {
+            return Ok(String::new());
+        }
+        let mut batch = crate::bundle::Batch::new(c);
+        for (m, line) in &changes {
+            if !batch.push(m) {
+                return Err(CmdError::Usage(format!(
+                    "{file}:{line}: too long for a bundle"
+                )));
+            }
+        }
+        return crate::bundle::run(c, batch, "changes", &|i| match changes[i].1 {
+            0 => "deleting a flow".to_string(),
+            line => format!("{file}:{line}"),
+        });
+    }
+    let sent: Vec<(u32, usize)> = changes.iter().map(|(m, line)| (c.send(m), *line)).collect();
     c.barrier()?;
     let errors = c.take_errors();
     if errors.is_empty() {

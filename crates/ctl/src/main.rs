@@ -62,6 +62,16 @@
 //! - `replace-flows SWITCH FILE`: strict deletes of the switch's flows FILE
 //!   lacks, then ADDs of FILE's flows that are missing or differ; equal
 //!   flows are not touched (their counters keep counting).
+//! - `--bundle` (with `add-flow`, `add-flows`, `mod-flows`, `del-flows`,
+//!   `replace-flows`, `add-group`, `add-groups`, `mod-group`,
+//!   `del-groups`): the changes go as one OpenFlow bundle, as ovs-ofctl
+//!   `--bundle` sends them to an OpenFlow 1.3 switch (the ONF extension):
+//!   OPEN with ATOMIC and ORDERED, an ADD per change, a BARRIER, then
+//!   COMMIT if no error came, else DISCARD. The switch makes every change
+//!   or none. Errors are named by file line as without `--bundle`, the
+//!   message says nothing changed, a refused commit also shows
+//!   `OFPET_EXPERIMENTER/OFPBFC_MSG_FAILED`, and the exit status is 1.
+//!   Other commands refuse `--bundle`.
 //!
 //! ## Where sluice-ctl differs, and why
 //!
@@ -86,6 +96,7 @@
 //!   requests first (`show`, or a filter given to `dump-flows`), so its
 //!   number can be higher.
 
+mod bundle;
 mod client;
 mod commands;
 mod features;
@@ -151,6 +162,12 @@ struct Cli {
     /// ovs-ofctl).
     #[arg(long, global = true)]
     no_stats: bool,
+    /// add-flow(s), mod-flows, del-flows, replace-flows, add-group(s),
+    /// mod-group, del-groups: send the changes as one OpenFlow bundle
+    /// (atomic and ordered; the ONF extension for OpenFlow 1.3, as
+    /// ovs-ofctl --bundle): the switch makes all of them or none.
+    #[arg(long, global = true)]
+    bundle: bool,
     #[command(subcommand)]
     cmd: Cmd,
 }
@@ -159,6 +176,8 @@ struct Cli {
 #[derive(Debug, Clone, Default)]
 pub struct Opts {
     pub strict: bool,
+    /// Send flow and group changes as one bundle (`--bundle`).
+    pub bundle: bool,
     pub names: bool,
     pub no_stats: bool,
     /// Sort criteria in order: the field (`priority` or a match field)
@@ -214,11 +233,13 @@ pub enum Cmd {
     /// Adds one flow.
     AddFlow { switch: String, flow: String },
     /// Adds the flows of FILE ("-": standard input), one per line; `#`
-    /// starts a comment. All are sent, then one barrier.
+    /// starts a comment. All are sent, then one barrier (with --bundle:
+    /// as one bundle, all of them or none).
     AddFlows { switch: String, file: String },
     /// Makes the switch's flows those of FILE: deletes the flows FILE does
     /// not have, adds those it has that differ (actions, cookie, timeouts)
-    /// or are missing, leaves equal ones (and their counters) alone.
+    /// or are missing, leaves equal ones (and their counters) alone
+    /// (with --bundle: all of these changes or none).
     ReplaceFlows { switch: String, file: String },
     /// Compares the flows of two sources (each a flow file or a switch):
     /// `-flow` for one only in the first, `+flow` for one only in the
@@ -265,7 +286,8 @@ pub enum Cmd {
     },
     /// Adds a group.
     AddGroup { switch: String, group: String },
-    /// Adds the groups of FILE ("-": standard input), one per line.
+    /// Adds the groups of FILE ("-": standard input), one per line (with
+    /// --bundle: all of them or none).
     AddGroups { switch: String, file: String },
     /// What the switch's groups support (types, capabilities, actions).
     DumpGroupFeatures { switch: String },
@@ -404,6 +426,7 @@ fn main() -> ExitCode {
     };
     let opts = Opts {
         strict: cli.strict,
+        bundle: cli.bundle,
         names: cli.names && !cli.no_names,
         no_stats: cli.no_stats,
         sort: cli
@@ -487,7 +510,10 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(cli.sort, ["priority"]);
+        assert!(!cli.bundle);
         assert_eq!(cli.rsort, ["tp_dst"]);
         assert!(matches!(cli.cmd, Cmd::DumpFlows { flows: None, .. }));
+        let cli = Cli::try_parse_from(["sluice-ctl", "add-flows", "br0", "f", "--bundle"]).unwrap();
+        assert!(cli.bundle, "--bundle after the verb, as ovs-ofctl takes it");
     }
 }

@@ -224,6 +224,42 @@ wire_enum! {
     }
 }
 
+wire_enum! {
+    /// `ofp_bundle_failed_code`: the bundle errors of OpenFlow 1.4 (type
+    /// 17), which OpenFlow 1.3 peers get as the ONF extension's
+    /// experimenter errors: `OFPET_EXPERIMENTER` with experimenter
+    /// [`ONF_EXPERIMENTER`] and exp_type 2300 + code (Open vSwitch's
+    /// `ONF1.3(2300..2315)` in lib/ofp-errors.h). See
+    /// [`ErrorCode::bundle`].
+    pub enum BundleFailedCode: u16 {
+        Unknown0 = 0 => "OFPBFC_UNKNOWN",
+        Eperm = 1 => "OFPBFC_EPERM",
+        BadId = 2 => "OFPBFC_BAD_ID",
+        BundleExist = 3 => "OFPBFC_BUNDLE_EXIST",
+        BundleClosed = 4 => "OFPBFC_BUNDLE_CLOSED",
+        OutOfBundles = 5 => "OFPBFC_OUT_OF_BUNDLES",
+        BadType = 6 => "OFPBFC_BAD_TYPE",
+        BadFlags = 7 => "OFPBFC_BAD_FLAGS",
+        MsgBadLen = 8 => "OFPBFC_MSG_BAD_LEN",
+        MsgBadXid = 9 => "OFPBFC_MSG_BAD_XID",
+        MsgUnsup = 10 => "OFPBFC_MSG_UNSUP",
+        MsgConflict = 11 => "OFPBFC_MSG_CONFLICT",
+        MsgTooMany = 12 => "OFPBFC_MSG_TOO_MANY",
+        MsgFailed = 13 => "OFPBFC_MSG_FAILED",
+        Timeout = 14 => "OFPBFC_TIMEOUT",
+        BundleInProgress = 15 => "OFPBFC_BUNDLE_IN_PROGRESS",
+    }
+}
+
+/// The Open Networking Foundation's experimenter id (its OUI, 00:4f:4e,
+/// shifted left a byte: "ONF\0"), under which OpenFlow 1.3 carries the
+/// 1.4 features it back-ports, bundles among them.
+pub const ONF_EXPERIMENTER: u32 = 0x4f4e_4600;
+
+/// Where the ONF extension's bundle error codes start (exp_type of
+/// `OFPBFC_UNKNOWN`).
+const ONF_BUNDLE_ERROR_BASE: u16 = 2300;
+
 /// A typed `(type, code)` pair.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ErrorCode {
@@ -306,6 +342,30 @@ impl ErrorCode {
         ErrorType::from(self.type_code().0)
     }
 
+    /// The ONF extension's bundle error `code` (OpenFlow 1.3's form of
+    /// OpenFlow 1.4's OFPET_BUNDLE_FAILED).
+    pub fn bundle(code: BundleFailedCode) -> Self {
+        Self::Experimenter {
+            exp_type: ONF_BUNDLE_ERROR_BASE.wrapping_add(code.value()),
+            experimenter: ONF_EXPERIMENTER,
+        }
+    }
+
+    /// The bundle error this is, if it is one of the ONF extension's
+    /// (exp_type 2300-2315 under [`ONF_EXPERIMENTER`]).
+    pub fn bundle_code(self) -> Option<BundleFailedCode> {
+        match self {
+            Self::Experimenter {
+                exp_type,
+                experimenter: ONF_EXPERIMENTER,
+            } => {
+                let c = BundleFailedCode::from(exp_type.checked_sub(ONF_BUNDLE_ERROR_BASE)?);
+                c.name().map(|_| c)
+            }
+            _ => None,
+        }
+    }
+
     /// The code's spec name (`OFPBRC_BAD_LEN`), if it has one.
     pub fn code_name(self) -> Option<&'static str> {
         match self {
@@ -323,15 +383,20 @@ impl ErrorCode {
             Self::RoleRequestFailed(c) => c.name(),
             Self::MeterModFailed(c) => c.name(),
             Self::TableFeaturesFailed(c) => c.name(),
-            Self::Experimenter { .. } | Self::Unknown { .. } => None,
+            Self::Experimenter { .. } => self.bundle_code().and_then(BundleFailedCode::name),
+            Self::Unknown { .. } => None,
         }
     }
 }
 
 impl std::fmt::Display for ErrorCode {
-    /// `OFPET_BAD_REQUEST/OFPBRC_BAD_LEN`, or numbers where there is no name.
+    /// `OFPET_BAD_REQUEST/OFPBRC_BAD_LEN`, or numbers where there is no
+    /// name; the ONF bundle errors as `OFPET_EXPERIMENTER/OFPBFC_MSG_FAILED`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let (ty, code) = self.type_code();
+        if let Some(c) = self.bundle_code() {
+            return write!(f, "{}/{c}", ErrorType::Experimenter);
+        }
         match self {
             Self::Experimenter {
                 exp_type,
@@ -404,6 +469,38 @@ mod tests {
         assert_eq!(
             ErrorCode::from_wire(1, 99, 0).to_string(),
             "OFPET_BAD_REQUEST/99"
+        );
+    }
+
+    #[test]
+    fn bundle_errors_are_onf_experimenter_errors_with_names() {
+        for (i, c) in BundleFailedCode::KNOWN.iter().enumerate() {
+            let e = ErrorCode::bundle(*c);
+            // Type 0xffff, exp_type 2300 + code, experimenter "ONF\0".
+            assert_eq!(e.type_code(), (0xffff, 2300 + i as u16));
+            assert_eq!(
+                ErrorCode::from_wire(0xffff, 2300 + i as u16, ONF_EXPERIMENTER),
+                e
+            );
+            assert_eq!(e.bundle_code(), Some(*c));
+            assert_eq!(e.code_name(), c.name());
+        }
+        let failed = ErrorCode::bundle(BundleFailedCode::MsgFailed);
+        assert_eq!(failed.to_string(), "OFPET_EXPERIMENTER/OFPBFC_MSG_FAILED");
+        // Another experimenter's 2313, or an ONF code past the table, has no name.
+        let other = ErrorCode::from_wire(0xffff, 2313, 0x2320);
+        assert_eq!(other.bundle_code(), None);
+        assert_eq!(
+            other.to_string(),
+            "OFPET_EXPERIMENTER(experimenter=0x2320,exp_type=2313)"
+        );
+        assert_eq!(
+            ErrorCode::from_wire(0xffff, 2316, ONF_EXPERIMENTER).bundle_code(),
+            None
+        );
+        assert_eq!(
+            ErrorCode::from_wire(0xffff, 7, ONF_EXPERIMENTER).bundle_code(),
+            None
         );
     }
 }

@@ -5,6 +5,7 @@
 //! Payloads (packet data, echo data, experimenter data) are slices of the
 //! frame's [`Bytes`], never copies.
 
+pub mod bundle;
 pub mod flow;
 pub mod group;
 pub mod meter;
