@@ -20,6 +20,9 @@ use ofp::msg::simple::{ControllerRole, ExperimenterMsg, Hello, Role};
 use ofp::{FlowModCommand, Message};
 use pipeline::{Pipeline, PortState, Snapshot, Worker};
 
+mod common;
+use common::replies;
+
 /// A datapath that keeps every snapshot it is given.
 #[derive(Default)]
 struct FakeDp {
@@ -55,23 +58,6 @@ fn agent_with(config: pipeline::Config) -> Agent<FakeDp> {
 
 fn agent() -> Agent<FakeDp> {
     agent_with(pipeline::Config::default())
-}
-
-fn decode_all(out: &[u8]) -> Vec<(u32, Message)> {
-    let mut at = 0;
-    let mut v = Vec::new();
-    while at < out.len() {
-        let len = u16::from_be_bytes([out[at + 2], out[at + 3]]) as usize;
-        let (h, m) = Message::decode(&Bytes::copy_from_slice(&out[at..at + len]))
-            .expect("the agent sends valid messages");
-        v.push((h.xid, m));
-        at += len;
-    }
-    v
-}
-
-fn replies(a: &mut Agent<FakeDp>, id: ConnId) -> Vec<(u32, Message)> {
-    decode_all(&std::mem::take(&mut a.conns.get_mut(&id).unwrap().outbox))
 }
 
 fn open(a: &mut Agent<FakeDp>) -> ConnId {

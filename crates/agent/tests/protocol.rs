@@ -13,6 +13,9 @@ use ofp::msg::simple::{ControllerRole, Hello, Role};
 use ofp::{Message, OFP_VERSION};
 use pipeline::{Pipeline, Snapshot, ToController};
 
+mod common;
+use common::{decode_all, replies};
+
 #[derive(Default)]
 struct FakeDp {
     published: RefCell<u64>,
@@ -68,27 +71,6 @@ fn agent() -> Agent<FakeDp> {
         a.add_port(PortInfo::new(n, &format!("p{n}"), [2, 0, 0, 0, 0, n as u8]));
     }
     a
-}
-
-/// Every message in `out`: each whole, at most 65 535 bytes and as long
-/// as its length field says; decoded, with its xid.
-fn decode_all(out: &[u8]) -> Vec<(u32, Message)> {
-    let mut at = 0;
-    let mut v = Vec::new();
-    while at < out.len() {
-        let len = u16::from_be_bytes([out[at + 2], out[at + 3]]) as usize;
-        assert!(len >= 8 && at + len <= out.len(), "length {len} at {at}");
-        let (h, m) = Message::decode(&Bytes::copy_from_slice(&out[at..at + len]))
-            .expect("the agent sends valid messages");
-        v.push((h.xid, m));
-        at += len;
-    }
-    v
-}
-
-/// Everything the agent sent on `id` since the last call, decoded.
-fn replies(a: &mut Agent<FakeDp>, id: ConnId) -> Vec<(u32, Message)> {
-    decode_all(&std::mem::take(&mut a.conns.get_mut(&id).unwrap().outbox))
 }
 
 fn open(a: &mut Agent<FakeDp>) -> ConnId {
