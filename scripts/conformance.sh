@@ -156,6 +156,7 @@ if [ -n "${CONFORMANCE_PCAP:-}" ]; then
     sleep 0.5
 fi
 started=$(date +%s)
+commit="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates scripts tests Cargo.lock || echo ' with uncommitted changes')"
 # os-ken 4.2's default hub ("native", threads) never starts the tool's
 # hub.Timeout and stalls its test thread; the tool is written for eventlet.
 ip netns exec "$NS" env OSKEN_HUB_TYPE=eventlet OSKEN_TOOL_FIXES=$($fixed && echo 1 || echo 0) \
@@ -182,7 +183,7 @@ if $record; then
         echo
         echo "### $(date -u +%Y-%m-%d\ %H:%M) UTC: $title"
         echo
-        echo "Commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ' (with uncommitted changes)'), os-ken $osken, Open vSwitch $ovs (tester), $(nproc) cores, $seconds s."
+        echo "Commit $commit (at the start), os-ken $osken, Open vSwitch $ovs (tester), $(nproc) cores, $seconds s."
         echo "Command: \`sudo scripts/conformance.sh$($fixed && echo ' --fixed-tool')$($quick && echo ' --quick') --record${what:+ $what}\`."
         echo
         cat "$work/result.md"
