@@ -12,7 +12,7 @@ lab:
 	scripts/lab.sh
 
 # The os-ken OpenFlow 1.3 switch test tool, all 991 cases (root; about
-# 20 minutes): a table per category into docs/CONFORMANCE.md.
+# 30 minutes): a table per category into docs/CONFORMANCE.md.
 conformance:
 	scripts/conformance.sh --record
 

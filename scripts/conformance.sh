@@ -15,7 +15,7 @@
 #
 # Options:
 #   --quick       every action file's first two cases and every match
-#                 file's first case (about 190 cases, 3 minutes): the
+#                 file's first case (190 cases, about 20 seconds): the
 #                 subset the README's test command runs.
 #   --fixed-tool  apply tests/controller/tool_fixes.py to the tool first
 #                 (defects of the tool itself, shown in docs/CONFORMANCE.md);
