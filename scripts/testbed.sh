@@ -104,8 +104,12 @@ ovs_start() { # NS DIR
     sleep 0.5
 }
 
-ovs_stop() {
-    kill "$OVS_VS_PID" "$OVS_DB_PID" 2>/dev/null || true
-    wait "$OVS_VS_PID" "$OVS_DB_PID" 2>/dev/null || true
+ovs_stop() { # safe before ovs_start (nothing to stop)
+    local p
+    for p in ${OVS_VS_PID:-} ${OVS_DB_PID:-}; do
+        kill "$p" 2>/dev/null || true
+        wait "$p" 2>/dev/null || true
+    done
+    OVS_VS_PID= OVS_DB_PID=
     unset OVS_RUNDIR OVS_DBDIR OVS_LOGDIR OVS_SYSCONFDIR
 }

@@ -10,9 +10,8 @@
 //!   `OFPBRC_IS_SLAVE`; any other connection, the management socket's
 //!   included, may use them.
 //! * OPEN: flags other than ATOMIC and ORDERED are `OFPBFC_BAD_FLAGS`; an
-//!   id in use is `OFPBFC_BUNDLE_EXIST` and the bundle that had it is
-//!   discarded (OpenFlow 1.4 says discard; Open vSwitch does so too,
-//!   answering `OFPBFC_BAD_ID`); more than [`BundleLimits::max_open`] is
+//!   id in use is `OFPBFC_BAD_ID` and the bundle that had it is discarded
+//!   (OpenFlow 1.4 and Open vSwitch); more than [`BundleLimits::max_open`] is
 //!   `OFPBFC_OUT_OF_BUNDLES`. CLOSE: unknown `OFPBFC_BAD_ID`; closed
 //!   already, or other flags, `OFPBFC_BUNDLE_CLOSED` / `OFPBFC_BAD_FLAGS`
 //!   and the bundle is discarded (as Open vSwitch). DISCARD: unknown
@@ -54,8 +53,11 @@
 //!   connection (64), and all of a connection's bundles together hold at
 //!   most as many messages as the bridge holds flows (`max_flows`, 2 000
 //!   000 by default) and [`BundleLimits::max_bytes`] bytes of messages
-//!   (256 MiB): a bundle of a million flow-mods fits. Past either, the add
-//!   is `OFPBFC_MSG_TOO_MANY`. Messages are kept as their wire bytes, back
+//!   (256 MiB): a bundle of a million flow-mods fits. The bundles of all
+//!   connections together hold no more than `max_flows` messages and
+//!   [`BundleLimits::max_total_bytes`] (512 MiB), so a peer with many
+//!   connections pins no more than that. Past any of these, the add is
+//!   `OFPBFC_MSG_TOO_MANY`. Messages are kept as their wire bytes, back
 //!   to back in chunks of at most 1 MiB (a 64 KiB message at most wasted
 //!   per chunk), and decoded again at commit.
 //! * A bundle not touched (OPEN, ADD, CLOSE) for
@@ -90,6 +92,9 @@ pub struct BundleLimits {
     pub max_open: usize,
     /// Bytes of messages in all of a connection's bundles together.
     pub max_bytes: usize,
+    /// Bytes of messages in the bundles of every connection together (a
+    /// peer with many connections pins no more than this).
+    pub max_total_bytes: usize,
     /// A bundle left this long without OPEN, ADD or CLOSE is discarded.
     pub idle_timeout_ns: u64,
 }
@@ -99,6 +104,7 @@ impl Default for BundleLimits {
         BundleLimits {
             max_open: 64,
             max_bytes: 256 << 20,
+            max_total_bytes: 512 << 20,
             idle_timeout_ns: 10_000_000_000,
         }
     }
@@ -264,7 +270,9 @@ impl Bundles {
             return Err(B::BadFlags);
         }
         if self.open.contains_key(&id) {
-            return self.discard_with(id, B::BundleExist);
+            // OpenFlow 1.4 (and Open vSwitch): refuse with BAD_ID and
+            // discard the bundle that had the id.
+            return self.discard_with(id, B::BadId);
         }
         if self.open.len() >= bounds.max_open {
             return Err(B::OutOfBundles);
@@ -381,12 +389,24 @@ impl<D: Datapath> Agent<D> {
         }
     }
 
+    /// The connection's bounds, less what the other connections' bundles
+    /// hold of the switch-wide ones (messages: `max_flows` in all; bytes:
+    /// `max_total_bytes`). O(connections) per ADD: at most a few hundred.
     fn bundle_bounds(&self, id: ConnId) -> Bounds {
         let limits = self.conns[&id].config.bundles;
+        let (mut msgs, mut bytes) = (0usize, 0usize);
+        for (k, c) in &self.conns {
+            if *k != id {
+                msgs += c.bundles.messages();
+                bytes += c.bundles.bytes();
+            }
+        }
         Bounds {
             max_open: limits.max_open,
-            max_messages: self.pipeline.config.max_flows,
-            max_bytes: limits.max_bytes,
+            max_messages: self.pipeline.config.max_flows.saturating_sub(msgs),
+            max_bytes: limits
+                .max_bytes
+                .min(limits.max_total_bytes.saturating_sub(bytes)),
         }
     }
 
@@ -586,7 +606,7 @@ mod tests {
         assert_eq!(b.open(1, 4, 0, 0, &[], &BOUNDS), Err(B::BadFlags));
         b.open(1, 1, 0, 0, &[], &BOUNDS).unwrap();
         b.add(1, 1, &msg(8, 1), 0, 1, &[], &BOUNDS).unwrap();
-        assert_eq!(b.open(1, 1, 0, 0, &[], &BOUNDS), Err(B::BundleExist));
+        assert_eq!(b.open(1, 1, 0, 0, &[], &BOUNDS), Err(B::BadId));
         assert!(b.get(1).is_none() && b.messages() == 0);
         b.open(1, 1, 0, 0, &[], &BOUNDS).unwrap();
         assert_eq!(

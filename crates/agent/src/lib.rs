@@ -33,8 +33,8 @@
 //!   a bundle take effect at its commit, all of them in order or none, and
 //!   the datapath sees the pipeline before the commit or after it, never
 //!   between; a connection's bundles are bounded (64 open, `max_flows`
-//!   messages, 256 MiB) and discarded after 10 s idle or with the
-//!   connection.
+//!   messages, 256 MiB; all connections' together `max_flows` and
+//!   512 MiB) and discarded after 10 s idle or with the connection.
 //! * Roles as OpenFlow 1.3: EQUAL by default, one MASTER at a time (a new
 //!   master turns the old one into a SLAVE), generation ids compared
 //!   modulo 2^64 (OFPRRFC_STALE), slaves refused every modification

@@ -237,7 +237,7 @@ fn control_errors_are_named() {
     send(&mut a, id, &ctrl(1, T::OpenRequest, 0), 2);
     assert_eq!(
         err(&mut a, &ctrl(1, T::OpenRequest, 0), 3),
-        (3, bfc(B::BundleExist))
+        (3, bfc(B::BadId))
     );
     assert_eq!(
         err(&mut a, &ctrl(1, T::CommitRequest, 0), 4),
@@ -344,6 +344,39 @@ fn too_many_bundles_messages_or_bytes() {
     let r = send(&mut a, id, &badd(2, 0, &big, 11), 11);
     assert_eq!(error_of(&r), (11, bfc(B::MsgTooMany)));
     assert_eq!(a.conns[&id].bundles.messages(), 2);
+}
+
+#[test]
+fn bundle_bounds_hold_across_connections() {
+    // A peer with many connections pins no more than the switch-wide
+    // bounds: messages (max_flows) and bytes (max_total_bytes).
+    let mut a = agent_with(pipeline::Config {
+        max_flows: 3,
+        ..Default::default()
+    });
+    a.conn_config.bundles.max_total_bytes = 500;
+    let (x, y) = (open(&mut a), open(&mut a));
+    let f = add_flow("priority=1,actions=drop");
+    for (c, xid) in [(x, 1), (x, 2), (y, 3)] {
+        assert!(send(&mut a, c, &badd(1, 0, &f, xid), xid).is_empty());
+    }
+    let r = send(&mut a, y, &badd(1, 0, &f, 4), 4);
+    assert_eq!(
+        error_of(&r),
+        (4, bfc(B::MsgTooMany)),
+        "a fourth message anywhere"
+    );
+    // Closing a connection gives its share back.
+    a.disconnect(x);
+    assert!(send(&mut a, y, &badd(1, 0, &f, 5), 5).is_empty());
+    // Bytes: ~900 bytes fit no connection once the total is 500.
+    let actions: Vec<String> = (0..100)
+        .map(|i| format!("set_field:{}->ip_dscp", i % 64))
+        .collect();
+    let big = add_flow(&format!("priority=2,ip,actions={}", actions.join(",")));
+    let z = open(&mut a);
+    let r = send(&mut a, z, &badd(1, 0, &big, 6), 6);
+    assert_eq!(error_of(&r), (6, bfc(B::MsgTooMany)));
 }
 
 #[test]
