@@ -264,9 +264,7 @@ pub fn set_field(f: &mut [u8], off: &Offsets, o: &Oxm) -> Edit {
                 // IPv6's protocol is the Next Header that names the
                 // transport header: the fixed header's, or the last
                 // extension header's.
-                let at = l3(off)
-                    .zip(l4(off))
-                    .and_then(|(l3, l4)| v6_next_header_at(f, l3, l4));
+                let at = l3(off).and_then(|l3| v6_next_header_at(f, l3, l4(off)));
                 let Some(b) = at.and_then(|at| f.get_mut(at)) else {
                     return Edit::Skipped;
                 };
@@ -472,16 +470,23 @@ pub fn set_field(f: &mut [u8], off: &Offsets, o: &Oxm) -> Edit {
     }
 }
 
-/// The offset of the Next Header byte that names the header at `l4` in
-/// the IPv6 packet at `l3`: byte 6 of the fixed header, or byte 0 of the
-/// last extension header (fragment headers are 8 bytes, AH counts 4-byte
-/// words less 2, the others 8-byte words less 1). None unless the chain
-/// ends exactly at `l4`.
-fn v6_next_header_at(f: &[u8], l3: usize, l4: usize) -> Option<usize> {
+/// The offset of the Next Header byte that names the transport in the
+/// IPv6 packet at `l3`: byte 6 of the fixed header, or byte 0 of the last
+/// extension header (fragment headers are 8 bytes, AH counts 4-byte words
+/// less 2, the others 8-byte words less 1). With the transport header the
+/// parser found at `l4`, None unless the chain ends exactly there; without
+/// one (a protocol it does not parse, a later fragment), the chain is
+/// walked while it names extension headers. The walk is bounded by the
+/// frame: every step moves forward at least 8 bytes.
+fn v6_next_header_at(f: &[u8], l3: usize, l4: Option<usize>) -> Option<usize> {
     let mut at = l3.checked_add(6)?;
     let mut next = *f.get(at)?;
     let mut p = l3.checked_add(40)?;
-    while p < l4 {
+    let more = |p: usize, next: u8| match l4 {
+        Some(l4) => p < l4,
+        None => matches!(next, 0 | 43 | 44 | 51 | 60 | 135 | 139 | 140 | 253 | 254),
+    };
+    while more(p, next) {
         let len = match next {
             ipproto::FRAGMENT => 8,
             ipproto::AH => (usize::from(*f.get(p + 1)?) + 2) * 4,
@@ -491,7 +496,10 @@ fn v6_next_header_at(f: &[u8], l3: usize, l4: usize) -> Option<usize> {
         next = *f.get(p)?;
         p = p.checked_add(len)?;
     }
-    (p == l4).then_some(at)
+    match l4 {
+        Some(l4) => (p == l4).then_some(at),
+        None => (p <= f.len()).then_some(at),
+    }
 }
 
 /// The offset of the 8-byte ND option of `kind` (1 = source, 2 = target

@@ -674,3 +674,14 @@ fn pop_mpls_then_set_icmp_type_gives_the_plain_packet() {
     want.resize(60, 0);
     assert_eq!(f, want);
 }
+
+#[test]
+fn set_ip_proto_on_ipv6_without_a_parsed_transport() {
+    // GRE (47), which the parser does not take apart: the Next Header is
+    // still the protocol (IPv4 rewrites any protocol too).
+    let mut p = pipeline(&["priority=1,in_port=1,ipv6,actions=set_field:17->ip_proto,output:2"]);
+    let mut f = tcp6(true);
+    f[54] = 47; // the hop-by-hop header now names GRE
+    assert_eq!(ports(&run(&mut p, 1, &mut f)), vec![2]);
+    assert_eq!((f[20], f[54]), (0, 17));
+}
