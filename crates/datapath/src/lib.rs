@@ -53,7 +53,11 @@ use pipeline::{Snapshot, Worker};
 
 pub use bridge::{Attached, Bridge, Inbox, PortView};
 pub use normal::{Decision, MacTable};
-pub use open::{Backend, PcapSpec, PortSpec, QueueSpec, BACKENDS};
+pub use open::{
+    tunnel_proto, tunnel_spec, Backend, PcapSpec, PortSpec, QueueSpec, BACKENDS, TUNNEL_OPTIONS,
+    TUNNEL_TYPES,
+};
+pub use packet::tunnel::Proto as TunnelProto;
 
 /// Shortest frame the worker takes: an Ethernet header.
 pub const ETH_HLEN: usize = 14;
@@ -208,9 +212,13 @@ pub const TX_KEEP: usize = 64;
 /// round, so a full packet-out queue cannot make one round unbounded.
 pub const PACKET_OUTS_PER_ROUND: usize = 256;
 
-/// One port's frames to send this round: copies in reusable buffers.
+/// One port's frames to send this round: copies in reusable buffers (and,
+/// for a tunnel port, each frame's tunnel metadata).
 struct TxQueue {
     frames: Vec<Vec<u8>>,
+    /// Each frame's tunnel metadata (kept for tunnel ports only).
+    meta: Vec<netdev::TunnelMeta>,
+    tunnel: bool,
     n: usize,
     /// Frames refused this round because the queue was full.
     overflow: u64,
@@ -219,9 +227,11 @@ struct TxQueue {
 }
 
 impl TxQueue {
-    fn new(frame: usize) -> TxQueue {
+    fn new(frame: usize, tunnel: bool) -> TxQueue {
         TxQueue {
             frames: Vec::new(),
+            meta: Vec::new(),
+            tunnel,
             n: 0,
             overflow: 0,
             frame,
@@ -230,9 +240,19 @@ impl TxQueue {
 
     /// Queues a copy of `data`; a full queue drops it (counted at the flush).
     fn push(&mut self, data: &[u8]) {
+        self.push_meta(data, &netdev::TunnelMeta::default());
+    }
+
+    /// [`TxQueue::push`] with the frame's tunnel metadata (kept only when
+    /// the port is a tunnel).
+    fn push_meta(&mut self, data: &[u8], tun: &netdev::TunnelMeta) {
         if self.n == TX_QUEUE_MAX {
             self.overflow += 1;
             return;
+        }
+        if self.tunnel {
+            self.meta.truncate(self.n);
+            self.meta.push(*tun);
         }
         if self.n == self.frames.len() {
             self.frames.push(Vec::with_capacity(self.frame));
@@ -255,6 +275,10 @@ impl TxQueue {
         if self.frames.len() > TX_KEEP {
             self.frames.truncate(TX_KEEP);
             self.frames.shrink_to_fit();
+        }
+        self.meta.clear();
+        if self.meta.capacity() > TX_KEEP {
+            self.meta.shrink_to(TX_KEEP);
         }
         self.n = 0;
         self.overflow = 0;
@@ -291,7 +315,11 @@ impl Plumbing {
             .unwrap_or(netdev::MAX_FRAME)
             .max(netdev::MAX_FRAME);
         Plumbing {
-            tx: w.ports.iter().map(|_| TxQueue::new(frame)).collect(),
+            tx: w
+                .ports
+                .iter()
+                .map(|p| TxQueue::new(frame, p.dev.is_tunnel()))
+                .collect(),
             index: w
                 .ports
                 .iter()
@@ -352,6 +380,7 @@ impl BridgeWorker {
         let mut worker = Worker::new(self.worker);
         let mut plumbing = Plumbing::of(&self);
         let mut slice_buf: Vec<&'static [u8]> = Vec::with_capacity(64);
+        let mut tun: Vec<netdev::TunnelMeta> = Vec::with_capacity(32);
         while !stop.load(Relaxed) {
             if self.inbox.pending() {
                 self.apply_inbox();
@@ -406,6 +435,9 @@ impl BridgeWorker {
                     PortCounters::add(&self.counters.dropped, n as u64);
                     continue;
                 }
+                // A tunnel port's frames come with their metadata.
+                tun.clear();
+                tun.extend((0..n).map_while(|j| batch.tunnel(j).copied()));
                 for j in 0..n {
                     let frame = batch.frame_mut(j);
                     if frame.len() < ETH_HLEN {
@@ -423,7 +455,10 @@ impl BridgeWorker {
                         }
                         continue;
                     }
-                    let outs = worker.process(&snap, in_port, frame, now);
+                    let outs = match tun.get(j) {
+                        Some(t) => worker.process_tunneled(&snap, in_port, t, frame, now),
+                        None => worker.process(&snap, in_port, frame, now),
+                    };
                     if outs.is_empty() {
                         PortCounters::add(&self.counters.dropped, 1);
                     }
@@ -513,7 +548,12 @@ impl BridgeWorker {
                 frames.extend(q.frames[..q.n].iter().map(|f| f.as_slice()));
                 let port = &mut self.ports[i];
                 let c = &port.counters;
-                match port.dev.send(&frames) {
+                let r = if q.tunnel {
+                    port.dev.send_tunneled(&frames, &q.meta[..q.n])
+                } else {
+                    port.dev.send(&frames)
+                };
+                match r {
                     Ok(sent) => {
                         PortCounters::add(&c.tx_packets, sent as u64);
                         PortCounters::add(
@@ -590,14 +630,14 @@ impl Emit<'_> {
                 match self.macs.forward(vlan, src, dst, in_port, self.now) {
                     Decision::Port(p) => {
                         if let Some(&x) = self.index.get(&p) {
-                            self.tx[x].push(data);
+                            self.tx[x].push_meta(data, &o.tunnel);
                         }
                     }
                     Decision::Flood => {
                         for p in &self.snap.ports {
                             if p.port_no != in_port && p.live && !p.no_flood && !p.no_fwd {
                                 if let Some(&y) = self.index.get(&p.port_no) {
-                                    self.tx[y].push(data);
+                                    self.tx[y].push_meta(data, &o.tunnel);
                                 }
                             }
                         }
@@ -614,7 +654,7 @@ impl Emit<'_> {
                         Some(q) => {
                             q.enqueue(data);
                         }
-                        None => self.tx[x].push(data),
+                        None => self.tx[x].push_meta(data, &o.tunnel),
                     }
                 }
             }
@@ -676,7 +716,7 @@ mod tests {
 
     #[test]
     fn a_transmit_queue_gives_back_what_a_burst_made_it_grow() {
-        let mut q = TxQueue::new(netdev::MAX_FRAME);
+        let mut q = TxQueue::new(netdev::MAX_FRAME, false);
         q.push(&[0; 60]);
         q.reset();
         let idle = q.held();

@@ -1,7 +1,8 @@
 //! What a port is made of and how its devices are opened: one handle per
 //! worker (members of one `PACKET_FANOUT` group, one AF_XDP socket per
-//! receive queue, one queue of the LOCAL TAP device), or a single handle
-//! for a pcap port (which one worker alone can serve).
+//! receive queue, one queue of the LOCAL TAP device, one UDP socket of a
+//! tunnel port), or a single handle for a pcap port (which one worker
+//! alone can serve).
 
 use std::path::PathBuf;
 
@@ -21,6 +22,9 @@ pub enum Backend {
     /// The LOCAL port: a TAP device named after the bridge, created by
     /// the switch.
     Local,
+    /// A VXLAN or Geneve tunnel port over the host's IP stack (not an
+    /// interface: its name is the port's own).
+    Tunnel(netdev::tunnel::TunnelSpec),
 }
 
 /// The back ends a user can name.
@@ -50,6 +54,7 @@ impl Backend {
             Backend::AfXdp { generic: true } => "afxdp-generic",
             Backend::Pcap => "pcap",
             Backend::Local => "local",
+            Backend::Tunnel(t) => t.proto.name(),
         }
     }
 }
@@ -188,9 +193,183 @@ fn open_devices(spec: &PortSpec, workers: usize) -> std::io::Result<Vec<Box<dyn 
             }
             Ok(vec![Box::new(port)])
         }
+        Backend::Tunnel(t) => Ok(netdev::tunnel::Tunnel::open_workers(name, t, workers)?
+            .into_iter()
+            .map(|t| Box::new(t) as Box<dyn Port>)
+            .collect()),
         Backend::Local => Ok(netdev::tap::Tap::create_queues(name, workers)?
             .into_iter()
             .map(|t| Box::new(t) as Box<dyn Port>)
             .collect()),
+    }
+}
+
+/// The tunnel port types a user can name.
+pub const TUNNEL_TYPES: &str = "\"vxlan\" or \"geneve\"";
+
+/// The tunnel protocol named `ty`.
+pub fn tunnel_proto(ty: &str) -> Option<packet::tunnel::Proto> {
+    use packet::tunnel::Proto;
+    match ty {
+        "vxlan" => Some(Proto::Vxlan),
+        "geneve" => Some(Proto::Geneve),
+        _ => None,
+    }
+}
+
+/// The options a tunnel port takes, as Open vSwitch names them.
+pub const TUNNEL_OPTIONS: &str = "remote_ip, local_ip, key, dst_port, ttl, tos";
+
+/// Reads a tunnel port's options (Open vSwitch's `options:KEY=VALUE`):
+/// `remote_ip` (an address, or `flow`: each packet's `tun_dst`; required),
+/// `key` (a VNI, or `flow`: each packet's `tun_id`; default 0 as in Open
+/// vSwitch), `local_ip` (the address to bind; default any), `dst_port`
+/// (default the protocol's IANA port), `ttl` (default 64), `tos`
+/// (default 0). Errors name the option and the problem.
+pub fn tunnel_spec<'a>(
+    proto: packet::tunnel::Proto,
+    options: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Result<netdev::tunnel::TunnelSpec, (String, String)> {
+    use std::net::IpAddr;
+    let mut spec = netdev::tunnel::TunnelSpec::flow(proto);
+    spec.key = Some(0);
+    let mut remote = false;
+    let bad = |k: &str, p: String| Err((k.to_string(), p));
+    for (k, v) in options {
+        let ip = |v: &str| {
+            v.parse::<IpAddr>()
+                .ok()
+                .filter(|a| !a.is_unspecified() && !a.is_multicast())
+        };
+        match k {
+            "remote_ip" => {
+                remote = true;
+                spec.remote = match v {
+                    "flow" => None,
+                    _ => Some(ip(v).ok_or((
+                        k.to_string(),
+                        format!("{v:?} is neither \"flow\" nor a unicast IPv4/IPv6 address"),
+                    ))?),
+                };
+            }
+            "local_ip" => {
+                spec.local = Some(ip(v).ok_or((
+                    k.to_string(),
+                    format!("{v:?} is not a unicast IPv4/IPv6 address"),
+                ))?)
+            }
+            "in_key" | "out_key" => {
+                return bad(
+                    k,
+                    "separate in_key/out_key are not supported: give `key`".into(),
+                )
+            }
+            "key" => {
+                spec.key = match v {
+                    "flow" => None,
+                    _ => {
+                        let n = v
+                            .strip_prefix("0x")
+                            .map_or_else(|| v.parse::<u64>(), |h| u64::from_str_radix(h, 16));
+                        match n {
+                            Ok(n) if n <= packet::tunnel::MAX_VNI as u64 => Some(n as u32),
+                            _ => {
+                                return bad(
+                                    k,
+                                    format!("{v:?} is neither \"flow\" nor a VNI (0-16777215)"),
+                                )
+                            }
+                        }
+                    }
+                }
+            }
+            "dst_port" => {
+                spec.dst_port = v
+                    .parse::<u16>()
+                    .ok()
+                    .filter(|&p| p != 0)
+                    .ok_or((k.to_string(), format!("{v:?} is not a UDP port (1-65535)")))?
+            }
+            "ttl" => {
+                spec.ttl = v
+                    .parse::<u8>()
+                    .ok()
+                    .filter(|&t| t != 0)
+                    .ok_or((k.to_string(), format!("{v:?} is not a TTL (1-255)")))?
+            }
+            "tos" => {
+                spec.tos = v
+                    .parse::<u8>()
+                    .ok()
+                    .ok_or((k.to_string(), format!("{v:?} is not a TOS byte (0-255)")))?
+            }
+            _ => return bad(k, format!("no such tunnel option ({TUNNEL_OPTIONS})")),
+        }
+    }
+    if !remote {
+        return bad(
+            "remote_ip",
+            "a tunnel port needs remote_ip: an address, or \"flow\" to take each packet's tun_dst"
+                .into(),
+        );
+    }
+    match (spec.local, spec.remote) {
+        (Some(l), Some(r)) if l.is_ipv4() != r.is_ipv4() => {
+            return bad(
+                "remote_ip",
+                format!("{r} and local_ip {l} are of different IP versions"),
+            )
+        }
+        _ => {}
+    }
+    Ok(spec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use packet::tunnel::Proto;
+
+    #[test]
+    fn tunnel_options_read_as_open_vswitch_names_them() {
+        let s = tunnel_spec(Proto::Vxlan, [("remote_ip", "flow"), ("key", "flow")]).unwrap();
+        assert_eq!((s.remote, s.key, s.dst_port, s.ttl), (None, None, 4789, 64));
+        let s = tunnel_spec(
+            Proto::Geneve,
+            [
+                ("remote_ip", "192.0.2.9"),
+                ("key", "0x15"),
+                ("local_ip", "192.0.2.1"),
+                ("dst_port", "7000"),
+                ("ttl", "9"),
+                ("tos", "4"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(s.remote, Some("192.0.2.9".parse().unwrap()));
+        assert_eq!((s.key, s.dst_port, s.ttl, s.tos), (Some(0x15), 7000, 9, 4));
+        // A fixed port with no key sends VNI 0, as Open vSwitch does.
+        assert_eq!(
+            tunnel_spec(Proto::Vxlan, [("remote_ip", "flow")])
+                .unwrap()
+                .key,
+            Some(0)
+        );
+        for (opts, key) in [
+            (vec![("key", "flow")], "remote_ip"),
+            (vec![("remote_ip", "0.0.0.0")], "remote_ip"),
+            (vec![("remote_ip", "flow"), ("key", "16777216")], "key"),
+            (vec![("remote_ip", "flow"), ("dst_port", "0")], "dst_port"),
+            (vec![("remote_ip", "flow"), ("ttl", "0")], "ttl"),
+            (vec![("remote_ip", "flow"), ("colour", "red")], "colour"),
+            (vec![("remote_ip", "flow"), ("in_key", "5")], "in_key"),
+            (
+                vec![("remote_ip", "2001:db8::1"), ("local_ip", "192.0.2.1")],
+                "remote_ip",
+            ),
+        ] {
+            let e = tunnel_spec(Proto::Vxlan, opts.clone()).unwrap_err();
+            assert_eq!(e.0, key, "{opts:?}: {e:?}");
+        }
     }
 }

@@ -24,7 +24,9 @@
 //! and benchmarks), [`tap::Tap`] (a TAP device, the bridge's LOCAL port) and
 //! [`pcap::PcapPort`] (frames replayed from and recorded to capture files),
 //! [`afxdp::AfXdp`] (AF_XDP sockets fed by sluice's own XDP program,
-//! [`xdp`]).
+//! [`xdp`]), and [`tunnel::Tunnel`] (VXLAN and Geneve over a UDP socket of
+//! the host's IP stack). A tunnel port's frames carry tunnel metadata both
+//! ways: [`Batch::tunnel`] on receive, [`Port::send_tunneled`] on send.
 
 pub mod afpacket;
 pub mod afxdp;
@@ -33,9 +35,12 @@ pub mod memory;
 pub mod pcap;
 mod ring;
 pub mod tap;
+pub mod tunnel;
 pub mod xdp;
 
 use std::io;
+
+pub use packet::TunnelMeta;
 
 /// The receive buffer of a port on a standard 1500-byte MTU (Ethernet
 /// header, a few tags and room to spare); a port whose MTU needs more asks
@@ -62,6 +67,9 @@ pub fn mtu(name: &str) -> Option<usize> {
 pub struct Batch {
     bufs: Vec<Vec<u8>>,
     lens: Vec<usize>,
+    /// Each frame's tunnel metadata, when a tunnel port filled the batch.
+    tun: Vec<TunnelMeta>,
+    tunneled: bool,
     n: usize,
     frame: usize,
 }
@@ -77,6 +85,8 @@ impl Batch {
         Batch {
             bufs: (0..size).map(|_| vec![0u8; frame]).collect(),
             lens: vec![0; size],
+            tun: vec![TunnelMeta::default(); size],
+            tunneled: false,
             n: 0,
             frame,
         }
@@ -110,6 +120,13 @@ impl Batch {
         b
     }
 
+    /// Frame `i`'s tunnel metadata: Some when a tunnel port received the
+    /// batch (the VNI and outer addresses it came with), None otherwise.
+    #[inline]
+    pub fn tunnel(&self, i: usize) -> Option<&TunnelMeta> {
+        self.tun.get(i).filter(|_| self.tunneled)
+    }
+
     /// Frame `i`.
     pub fn frame(&self, i: usize) -> &[u8] {
         &self.bufs[i][..self.lens[i].min(self.bufs[i].len())]
@@ -129,7 +146,15 @@ impl Batch {
             }
         }
         self.n = 0;
+        self.tunneled = false;
         (&mut self.bufs, &mut self.lens)
+    }
+
+    /// [`Batch::slots`] for a tunnel port, with each frame's metadata.
+    pub(crate) fn tunnel_slots(&mut self) -> (&mut [Vec<u8>], &mut [usize], &mut [TunnelMeta]) {
+        self.slots();
+        self.tunneled = true;
+        (&mut self.bufs, &mut self.lens, &mut self.tun)
     }
 
     pub(crate) fn set_len(&mut self, n: usize) {
@@ -148,6 +173,20 @@ pub trait Port: Send {
 
     /// Sends frames without blocking; returns how many were taken.
     fn send(&mut self, frames: &[&[u8]]) -> io::Result<usize>;
+
+    /// Whether frames sent here need their tunnel metadata (a tunnel
+    /// port: the caller sends with [`Port::send_tunneled`]).
+    fn is_tunnel(&self) -> bool {
+        false
+    }
+
+    /// Sends frames each with its tunnel metadata (`meta[i]` goes with
+    /// `frames[i]`); returns how many were sent. A port that is not a
+    /// tunnel ignores the metadata.
+    fn send_tunneled(&mut self, frames: &[&[u8]], meta: &[TunnelMeta]) -> io::Result<usize> {
+        let _ = meta;
+        self.send(frames)
+    }
 
     /// Frames lost on receive since the last call that `recv` did not
     /// return (a ring slot whose offsets the kernel wrote outside the

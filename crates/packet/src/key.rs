@@ -15,7 +15,7 @@
 //! the flag of its layer.
 
 /// Number of 64-bit words in a key.
-pub const KEY_WORDS: usize = 17;
+pub const KEY_WORDS: usize = 22;
 
 /// The position of a field in the key: word, lowest bit, width in bits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,8 +86,17 @@ pub mod slots {
     pub const MPLS_BOS: Slot = Slot::new(14, 0, 1);
     pub const MPLS_LABEL: Slot = Slot::new(15, 40, 20);
     pub const PBB_ISID: Slot = Slot::new(15, 0, 24);
-    /// Tunnel id (metadata of a logical port; zero until tunnel ports exist).
+    /// Tunnel id (`tun_id`: the VNI of a packet received from a tunnel
+    /// port, or what a flow set for the tunnel it is sent into).
     pub const TUNNEL_ID: Slot = Slot::new(16, 0, 64);
+    /// Outer IPv4 source of a tunnelled packet (`tun_src`).
+    pub const TUN_IPV4_SRC: Slot = Slot::new(17, 32, 32);
+    /// Outer IPv4 destination (`tun_dst`).
+    pub const TUN_IPV4_DST: Slot = Slot::new(17, 0, 32);
+    pub const TUN_IPV6_SRC_HI: Slot = Slot::new(18, 0, 64);
+    pub const TUN_IPV6_SRC_LO: Slot = Slot::new(19, 0, 64);
+    pub const TUN_IPV6_DST_HI: Slot = Slot::new(20, 0, 64);
+    pub const TUN_IPV6_DST_LO: Slot = Slot::new(21, 0, 64);
 }
 
 /// Bits of the [`slots::FLAGS`] slot: which layers were parsed whole.
@@ -148,6 +157,16 @@ impl FlowKey {
     pub fn set128(&mut self, hi: Slot, lo: Slot, v: u128) {
         self.set(hi, (v >> 64) as u64);
         self.set(lo, v as u64);
+    }
+
+    /// Writes a packet's tunnel metadata (tunnel fields are metadata, not
+    /// headers: no layer flag goes with them, and zero means "none").
+    #[inline]
+    pub fn set_tunnel(&mut self, t: &crate::TunnelMeta) {
+        self.set(slots::TUNNEL_ID, t.id);
+        self.w[slots::TUN_IPV4_SRC.word as usize] = (t.ipv4_src as u64) << 32 | t.ipv4_dst as u64;
+        self.set128(slots::TUN_IPV6_SRC_HI, slots::TUN_IPV6_SRC_LO, t.ipv6_src);
+        self.set128(slots::TUN_IPV6_DST_HI, slots::TUN_IPV6_DST_LO, t.ipv6_dst);
     }
 
     /// Layer flags.
@@ -222,6 +241,12 @@ mod tests {
             MPLS_LABEL,
             PBB_ISID,
             TUNNEL_ID,
+            TUN_IPV4_SRC,
+            TUN_IPV4_DST,
+            TUN_IPV6_SRC_HI,
+            TUN_IPV6_SRC_LO,
+            TUN_IPV6_DST_HI,
+            TUN_IPV6_DST_LO,
         ];
         let mut used = [0u64; KEY_WORDS];
         for s in all {
@@ -240,6 +265,22 @@ mod tests {
         assert_eq!(k.get(slots::VLAN_VID), 0x1005);
         assert_eq!(k.get(slots::VLAN_PCP), 7);
         assert_eq!(k.get(slots::ETH_SRC), 0x0200_0000_0001);
+        let t = crate::TunnelMeta {
+            id: 21,
+            ipv4_src: 0x0a00_0001,
+            ipv4_dst: 0x0a00_0002,
+            ipv6_src: 7,
+            ipv6_dst: u128::MAX,
+        };
+        k.set_tunnel(&t);
+        assert_eq!(k.get(slots::TUNNEL_ID), 21);
+        assert_eq!(k.get(slots::TUN_IPV4_SRC), 0x0a00_0001);
+        assert_eq!(k.get(slots::TUN_IPV4_DST), 0x0a00_0002);
+        assert_eq!(k.get128(slots::TUN_IPV6_SRC_HI, slots::TUN_IPV6_SRC_LO), 7);
+        assert_eq!(
+            k.get128(slots::TUN_IPV6_DST_HI, slots::TUN_IPV6_DST_LO),
+            u128::MAX
+        );
         k.set128(slots::IPV6_SRC_HI, slots::IPV6_SRC_LO, u128::MAX - 5);
         assert_eq!(
             k.get128(slots::IPV6_SRC_HI, slots::IPV6_SRC_LO),

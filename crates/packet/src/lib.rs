@@ -5,6 +5,8 @@
 //!   its headers for actions that edit them in place.
 //! * [`checksum`] computes and incrementally updates the Internet checksum
 //!   (RFC 1071/1624, with UDP's zero rule) and CRC32c for SCTP.
+//! * [`tunnel`] holds a packet's tunnel metadata and the VXLAN and Geneve
+//!   headers.
 //!
 //! Contract: nothing here allocates or panics, whatever the bytes: a header
 //! cut short or malformed ends parsing, and the key then matches only what
@@ -14,6 +16,8 @@ pub mod build;
 pub mod checksum;
 pub mod key;
 pub mod parse;
+pub mod tunnel;
 
 pub use key::{flags, slots, FlowKey, Slot, KEY_WORDS};
 pub use parse::{extract, l2_addresses, Offsets};
+pub use tunnel::TunnelMeta;

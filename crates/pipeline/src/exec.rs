@@ -24,7 +24,7 @@ use ofp::msg::group::GroupType;
 use ofp::oxm::{MatchEntry, Oxm, OxmField};
 use ofp::port::port_no;
 use ofp::{Action, Instruction};
-use packet::{extract, slots as s, FlowKey, Offsets};
+use packet::{extract, slots as s, FlowKey, Offsets, TunnelMeta};
 
 use crate::classifier::Classifier;
 use crate::edit::{self, Edit, Ttl};
@@ -111,6 +111,9 @@ pub struct Output {
     pub data: Option<Vec<u8>>,
     /// Set for port CONTROLLER.
     pub controller: Option<ToController>,
+    /// The packet's tunnel metadata at the output: where a tunnel port
+    /// sends it (`tun_dst`) and with which VNI (`tun_id`).
+    pub tunnel: TunnelMeta,
 }
 
 #[derive(Default)]
@@ -326,8 +329,37 @@ impl Worker {
         frame: &mut Vec<u8>,
         now_ns: u64,
     ) -> &[Output] {
-        self.exec
-            .process::<false>(self.id, self.emc.as_mut(), snap, in_port, frame, now_ns)
+        self.exec.process::<false>(
+            self.id,
+            self.emc.as_mut(),
+            snap,
+            in_port,
+            &TunnelMeta::default(),
+            frame,
+            now_ns,
+        )
+    }
+
+    /// [`Worker::process`] for a packet that came out of a tunnel port
+    /// with metadata `tun` (its VNI and outer addresses, which flows match
+    /// as `tun_id`, `tun_src`, `tun_dst`).
+    pub fn process_tunneled(
+        &mut self,
+        snap: &Snapshot,
+        in_port: u32,
+        tun: &TunnelMeta,
+        frame: &mut Vec<u8>,
+        now_ns: u64,
+    ) -> &[Output] {
+        self.exec.process::<false>(
+            self.id,
+            self.emc.as_mut(),
+            snap,
+            in_port,
+            tun,
+            frame,
+            now_ns,
+        )
     }
 }
 
@@ -349,7 +381,7 @@ impl Worker {
         e.outputs.clear();
         e.set.clear();
         e.metadata = 0;
-        e.tunnel_id = 0;
+        e.tun = TunnelMeta::default();
         e.reextract(frame, in_port);
         let mut cx = Ctx {
             snap,
@@ -394,7 +426,7 @@ impl Worker {
             let room = MAX_OUTPUTS_PER_PACKET - result.len();
             let r = self
                 .exec
-                .process::<false>(id, None, snap, in_port, &mut f, now_ns);
+                .process::<false>(id, None, snap, in_port, &o.tunnel, &mut f, now_ns);
             let over = r.len().saturating_sub(room) as u64;
             result.extend(r.iter().take(room).cloned().map(|mut x| {
                 x.data.get_or_insert_with(|| f.clone());
@@ -413,12 +445,13 @@ impl Worker {
 pub(crate) fn trace_run(
     snap: &Snapshot,
     in_port: u32,
+    tun: &TunnelMeta,
     frame: &[u8],
 ) -> (Vec<String>, Vec<Output>, Vec<u8>) {
     let mut e = Exec::new();
     let mut f = frame.to_vec();
     let outputs = e
-        .process::<true>(0, None, snap, in_port, &mut f, 0)
+        .process::<true>(0, None, snap, in_port, tun, &mut f, 0)
         .to_vec();
     let outputs = outputs
         .into_iter()
@@ -438,7 +471,9 @@ struct Exec {
     set: ActionSet,
     scratch: Vec<Action>,
     metadata: u64,
-    tunnel_id: u64,
+    /// The packet's tunnel metadata: what it came with from a tunnel port,
+    /// as flows have set it since.
+    tun: TunnelMeta,
     /// What a trace run did, line by line (only written when tracing).
     log: Vec<String>,
     /// The trace's current indentation (nesting of groups).
@@ -475,7 +510,7 @@ impl Exec {
             set: ActionSet::default(),
             scratch: Vec::with_capacity(16),
             metadata: 0,
-            tunnel_id: 0,
+            tun: TunnelMeta::default(),
             log: Vec::new(),
             indent: 0,
             skipped_edits: 0,
@@ -495,19 +530,21 @@ impl Exec {
     /// not charged, the cache is not used, and every step is written to
     /// `log`; without it this is the fast path, and the trace code is
     /// compiled out.
+    #[allow(clippy::too_many_arguments)] // the packet, where it came from, and the context
     fn process<const T: bool>(
         &mut self,
         worker: usize,
         mut emc: Option<&mut Emc>,
         snap: &Snapshot,
         in_port: u32,
+        tun: &TunnelMeta,
         frame: &mut Vec<u8>,
         now_ns: u64,
     ) -> &[Output] {
         self.outputs.clear();
         self.set.clear();
         self.metadata = 0;
-        self.tunnel_id = 0;
+        self.tun = *tun;
         self.reextract(frame, in_port);
         if T {
             self.note(format!("Flow: {}", describe_key(&self.key)));
@@ -536,7 +573,7 @@ impl Exec {
                 }
             }
             self.key.set(s::METADATA, self.metadata);
-            self.key.set(s::TUNNEL_ID, self.tunnel_id);
+            self.key.set_tunnel(&self.tun);
             let tc = snap.table_counters.get(table).filter(|_| !T);
             let found = match emc.as_deref_mut().filter(|_| !T) {
                 Some(e) => match e.find(snap.version, table as u8, &self.key) {
@@ -714,7 +751,7 @@ impl Exec {
                 Action::SetQueue(q) => cx.queue = Some(*q),
                 Action::SetField(MatchEntry::Basic(o)) => match o.field {
                     OxmField::Metadata => self.metadata = o.value as u64,
-                    OxmField::TunnelId => self.tunnel_id = o.value as u64,
+                    OxmField::TunnelId => self.tun.id = o.value as u64,
                     _ => {
                         self.before_change(frame, cx);
                         let r = edit::set_field(frame, &self.off, o);
@@ -776,6 +813,7 @@ impl Exec {
                                     cookie: cx.cookie,
                                     max_len: ofp::action::OFPCML_NO_BUFFER,
                                 }),
+                                tunnel: self.tun,
                             });
                         }
                         cx.dropped = true;
@@ -804,6 +842,7 @@ impl Exec {
             queue: cx.queue,
             data: None,
             controller,
+            tunnel: self.tun,
         });
     }
 
@@ -983,7 +1022,8 @@ impl Exec {
         }
         // Each bucket works on its own copy of the packet; the packet the
         // rule goes on with is not changed by the group.
-        let (saved_key, saved_off, saved_queue) = (self.key, self.off, cx.queue);
+        let (saved_key, saved_off, saved_queue, saved_tun) =
+            (self.key, self.off, cx.queue, self.tun);
         let end = range.end;
         for i in range {
             if cx.buckets_run >= MAX_BUCKETS_PER_PACKET {
@@ -1028,6 +1068,8 @@ impl Exec {
             self.key = saved_key;
             self.off = saved_off;
             cx.queue = saved_queue;
+            // A bucket runs on a copy of the packet, metadata included.
+            self.tun = saved_tun;
         }
     }
 }

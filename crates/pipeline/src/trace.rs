@@ -11,7 +11,7 @@
 
 use ofp::oxm::{MatchEntry, Oxm, OxmField};
 use ofp::Match;
-use packet::FlowKey;
+use packet::{FlowKey, TunnelMeta};
 
 use crate::exec::{trace_run, Output, Snapshot};
 use crate::matchkey::{compile, read_field};
@@ -40,7 +40,12 @@ pub struct NormalHop {
 
 /// Traces `frame` received on `in_port` through `snap`.
 pub fn trace(snap: &Snapshot, in_port: u32, frame: &[u8]) -> Trace {
-    let (steps, outputs, final_frame) = trace_run(snap, in_port, frame);
+    trace_tunneled(snap, in_port, &TunnelMeta::default(), frame)
+}
+
+/// Traces `frame` received on tunnel port `in_port` with metadata `tun`.
+pub fn trace_tunneled(snap: &Snapshot, in_port: u32, tun: &TunnelMeta, frame: &[u8]) -> Trace {
+    let (steps, outputs, final_frame) = trace_run(snap, in_port, tun, frame);
     Trace {
         steps,
         outputs,
@@ -78,6 +83,9 @@ impl Trace {
                         .map(|p| ofp::text::format_port(*p))
                         .collect::<Vec<_>>()
                         .join(",");
+                }
+                if o.tunnel != TunnelMeta::default() && o.controller.is_none() {
+                    s = format!("set(tunnel({})),{s}", describe_tunnel(&o.tunnel));
                 }
                 Some(match o.queue {
                     Some(q) => format!("set_queue:{q},{s}"),
@@ -131,6 +139,26 @@ impl Trace {
         ));
         out
     }
+}
+
+/// Tunnel metadata as Open vSwitch's datapath actions write it
+/// (`tun_id=0x15,dst=10.10.10.10`), the fields that are set.
+pub fn describe_tunnel(t: &TunnelMeta) -> String {
+    use std::net::{Ipv4Addr, Ipv6Addr};
+    let mut parts = vec![format!("tun_id={:#x}", t.id)];
+    if t.ipv4_src != 0 {
+        parts.push(format!("src={}", Ipv4Addr::from(t.ipv4_src)));
+    }
+    if t.ipv4_dst != 0 {
+        parts.push(format!("dst={}", Ipv4Addr::from(t.ipv4_dst)));
+    }
+    if t.ipv6_src != 0 {
+        parts.push(format!("ipv6_src={}", Ipv6Addr::from(t.ipv6_src)));
+    }
+    if t.ipv6_dst != 0 {
+        parts.push(format!("ipv6_dst={}", Ipv6Addr::from(t.ipv6_dst)));
+    }
+    parts.join(",")
 }
 
 /// A packet's flow key as an ovs-ofctl match: every field the packet

@@ -155,7 +155,10 @@ pub fn build(
 /// Whether a port is a network interface whose coming and going the
 /// daemon follows (not LOCAL, which the bridge creates, nor a capture).
 fn is_interface(spec: &PortSpec) -> bool {
-    !matches!(spec.backend, Backend::Local | Backend::Pcap)
+    !matches!(
+        spec.backend,
+        Backend::Local | Backend::Pcap | Backend::Tunnel(_)
+    )
 }
 
 impl Running {

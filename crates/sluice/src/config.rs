@@ -147,6 +147,15 @@ pub struct PortSection {
     /// load in benchmarks.
     #[serde(default)]
     pub pcap_rate: Option<u64>,
+    /// "vxlan" or "geneve": a tunnel port (its name is the port's own, not
+    /// an interface); default: an interface.
+    #[serde(default)]
+    pub r#type: Option<String>,
+    /// A tunnel port's options, as Open vSwitch names them: `remote_ip`
+    /// ("flow" or an address; required), `key` ("flow" or a VNI; default
+    /// 0), `local_ip`, `dst_port`, `ttl`, `tos`.
+    #[serde(default)]
+    pub options: std::collections::BTreeMap<String, toml::Value>,
 }
 
 /// A pcap port of a bridge.
@@ -392,6 +401,52 @@ pub fn check_all(mut file: File, cli_ports: &[String]) -> Result<Vec<Config>, Co
     Ok(out)
 }
 
+/// A `[[port]]` with a `type` or `options`: a tunnel port (`key` names the
+/// entry in errors).
+fn tunnel_port(ps: &PortSection, key: &str) -> Result<Backend, ConfigError> {
+    let Some(ty) = &ps.r#type else {
+        return Err(err(
+            format!("{key}.options"),
+            format!(
+                "options go with a tunnel port: give type = {}",
+                datapath::TUNNEL_TYPES
+            ),
+        ));
+    };
+    let proto = datapath::tunnel_proto(ty).ok_or_else(|| {
+        err(
+            format!("{key}.type"),
+            format!("{ty:?} is not a port type ({})", datapath::TUNNEL_TYPES),
+        )
+    })?;
+    for (field, set) in [
+        ("backend", ps.backend.is_some()),
+        ("queues", !ps.queues.is_empty()),
+        ("pcap_in", ps.pcap_in.is_some()),
+        ("pcap_out", ps.pcap_out.is_some()),
+        ("pcap_rate", ps.pcap_rate.is_some()),
+    ] {
+        if set {
+            return Err(err(
+                format!("{key}.{field}"),
+                format!("a {ty} port takes no {field}"),
+            ));
+        }
+    }
+    let mut text = Vec::new();
+    for (k, v) in &ps.options {
+        let v = match v {
+            toml::Value::String(s) => s.clone(),
+            toml::Value::Integer(n) => n.to_string(),
+            _ => return Err(err(format!("{key}.options.{k}"), "a string or an integer")),
+        };
+        text.push((k.as_str(), v));
+    }
+    datapath::tunnel_spec(proto, text.iter().map(|(k, v)| (*k, v.as_str())))
+        .map(Backend::Tunnel)
+        .map_err(|(k, p)| err(format!("{key}.options.{k}"), p))
+}
+
 /// Checks one bridge: its section, its ports and command-line ports.
 /// Checks one bridge; `has_tls`: whether the daemon has a TLS identity.
 pub fn check(
@@ -438,11 +493,14 @@ pub fn check(
     for (i, (name, no, backend)) in specs.iter().enumerate() {
         let key = format!("port[{i}]");
         check_ifname(name).map_err(|p| err(format!("{key}.name"), p))?;
-        let Some(kind) = Backend::parse(backend) else {
-            return Err(err(
-                format!("{key}.backend"),
-                format!("{backend:?} is not a back end ({BACKENDS})"),
-            ));
+        let kind = match file.ports.get(i) {
+            Some(ps) if ps.r#type.is_some() || !ps.options.is_empty() => tunnel_port(ps, &key)?,
+            _ => Backend::parse(backend).ok_or_else(|| {
+                err(
+                    format!("{key}.backend"),
+                    format!("{backend:?} is not a back end ({BACKENDS})"),
+                )
+            })?,
         };
         if !names.insert(name.clone()) {
             return Err(err(
@@ -690,6 +748,58 @@ mod tests {
     use super::*;
 
     #[test]
+    fn tunnel_ports_are_read_and_checked() {
+        let c = check_all(
+            parse_file(
+                "[[port]]\nname = \"vx0\"\ntype = \"vxlan\"\nofport = 100\noptions = { remote_ip = \"flow\", key = \"flow\", local_ip = \"192.0.2.1\" }\n[[port]]\nname = \"gnv0\"\ntype = \"geneve\"\noptions = { remote_ip = \"192.0.2.7\", key = 21, dst_port = 7081 }\n",
+            )
+            .unwrap(),
+            &[],
+        )
+        .unwrap();
+        let specs = c[0].port_specs();
+        let Backend::Tunnel(vx) = specs[0].backend else {
+            panic!("{:?}", specs[0])
+        };
+        assert_eq!(specs[0].port_no, 100);
+        assert_eq!((vx.remote, vx.key, vx.dst_port), (None, None, 4789));
+        assert_eq!(vx.local, Some("192.0.2.1".parse().unwrap()));
+        let Backend::Tunnel(g) = specs[1].backend else {
+            panic!("{:?}", specs[1])
+        };
+        assert_eq!(g.proto, datapath::TunnelProto::Geneve);
+        assert_eq!((g.key, g.dst_port), (Some(21), 7081));
+        for (text, key) in [
+            (
+                "type = \"gre\"\noptions = { remote_ip = \"flow\" }",
+                "port[0].type",
+            ),
+            ("options = { remote_ip = \"flow\" }", "port[0].options"),
+            ("type = \"vxlan\"", "port[0].options.remote_ip"),
+            (
+                "type = \"vxlan\"\noptions = { remote_ip = \"flow\", key = -1 }",
+                "port[0].options.key",
+            ),
+            (
+                "type = \"vxlan\"\noptions = { remote_ip = true }",
+                "port[0].options.remote_ip",
+            ),
+            (
+                "type = \"vxlan\"\nbackend = \"afxdp\"\noptions = { remote_ip = \"flow\" }",
+                "port[0].backend",
+            ),
+            (
+                "type = \"vxlan\"\nqueues = [{ id = 1 }]\noptions = { remote_ip = \"flow\" }",
+                "port[0].queues",
+            ),
+        ] {
+            let f = parse_file(&format!("[[port]]\nname = \"vx0\"\n{text}\n")).unwrap();
+            let e = check_all(f, &[]).unwrap_err();
+            assert_eq!(e.key, key, "{text}: {e}");
+        }
+    }
+
+    #[test]
     fn a_command_line_port_cannot_be_a_pcap_port() {
         let mut f = parse_file("").unwrap();
         f.bridge.backend = Some("pcap".into());
@@ -759,7 +869,7 @@ mod tests {
             .lines()
             .filter_map(|l| l.trim().strip_prefix("pub "))
             .filter_map(|l| l.split(':').next())
-            .map(str::to_string)
+            .map(|k| k.trim_start_matches("r#").to_string())
             .collect();
         keys.sort();
         keys

@@ -36,18 +36,32 @@ pub const APPLY_TIMEOUT: Duration = Duration::from_secs(1);
 
 impl DpHandle {
     /// Reads `add-port`'s words: `IFACE [ofport=N] [backend=NAME]
-    /// [pcap_in=FILE] [pcap_out=FILE]`.
+    /// [pcap_in=FILE] [pcap_out=FILE]`, or for a tunnel port `NAME
+    /// type=vxlan|geneve [ofport=N] OPTION=VALUE...` with the tunnel
+    /// options (`remote_ip`, `key`, `local_ip`, `dst_port`, `ttl`, `tos`;
+    /// also written `options:remote_ip=...` as ovs-vsctl does).
     fn port_spec(&self, words: &[String], taken: &[u32]) -> Result<PortSpec, String> {
         let name = words.first().ok_or("which interface?")?;
         crate::config::check_ifname(name)?;
         let mut no = None;
         let mut backend = self.default_backend;
         let mut pcap = PcapSpec::default();
+        let mut tunnel: Option<datapath::TunnelProto> = None;
+        let mut options: Vec<(&str, &str)> = Vec::new();
+        let mut named_backend = false;
         for w in &words[1..] {
             let (k, v) = w.split_once('=').ok_or_else(|| {
-                format!("{w:?}: expected KEY=VALUE (ofport, backend, pcap_in, pcap_out)")
+                format!("{w:?}: expected KEY=VALUE (ofport, backend, pcap_in, pcap_out, type, or a tunnel option)")
             })?;
+            let k = k.strip_prefix("options:").unwrap_or(k);
             match k {
+                "type" => {
+                    tunnel = Some(datapath::tunnel_proto(v).ok_or_else(|| {
+                        format!("type={v}: not a port type ({})", datapath::TUNNEL_TYPES)
+                    })?)
+                }
+                "remote_ip" | "local_ip" | "key" | "in_key" | "out_key" | "dst_port" | "ttl"
+                | "tos" => options.push((k, v)),
                 "ofport" => {
                     let n: u32 = v
                         .parse()
@@ -65,6 +79,7 @@ impl DpHandle {
                     no = Some(n);
                 }
                 "backend" => {
+                    named_backend = true;
                     backend = Backend::parse(v).ok_or_else(|| {
                         format!("backend={v}: not a back end ({})", datapath::BACKENDS)
                     })?
@@ -73,10 +88,32 @@ impl DpHandle {
                 "pcap_out" => pcap.output = Some(v.into()),
                 _ => {
                     return Err(format!(
-                        "{k}: no such option (ofport, backend, pcap_in, pcap_out)"
+                        "{k}: no such option (ofport, backend, pcap_in, pcap_out, type, {})",
+                        datapath::TUNNEL_OPTIONS
                     ))
                 }
             }
+        }
+        match tunnel {
+            Some(proto) => {
+                if named_backend || pcap.input.is_some() || pcap.output.is_some() {
+                    return Err(format!(
+                        "a {} port takes no backend, pcap_in or pcap_out",
+                        proto.name()
+                    ));
+                }
+                backend = Backend::Tunnel(
+                    datapath::tunnel_spec(proto, options).map_err(|(k, p)| format!("{k}: {p}"))?,
+                );
+            }
+            None if !options.is_empty() => {
+                return Err(format!(
+                    "{}: a tunnel option; give type={}",
+                    options[0].0,
+                    datapath::TUNNEL_TYPES
+                ))
+            }
+            None => {}
         }
         let has_pcap = pcap.input.is_some() || pcap.output.is_some();
         if has_pcap != (backend == Backend::Pcap) {

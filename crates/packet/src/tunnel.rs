@@ -1,0 +1,228 @@
+//! Tunnel metadata and the VXLAN (RFC 7348) and Geneve (RFC 8926) headers.
+//!
+//! [`TunnelMeta`] is what a packet carries besides its bytes when it came
+//! out of a tunnel or is about to go into one, as Open vSwitch's flow-based
+//! tunnels define it: the tunnel id (VXLAN/Geneve VNI) and the outer IPv4
+//! or IPv6 source and destination. On receive the source is the remote
+//! endpoint and the destination the local one; on send, flows set the
+//! destination (`tun_dst`) to say where the packet goes.
+//!
+//! The header codecs are pure functions on bytes (no I/O): the tunnel port
+//! in `netdev` receives UDP payloads with the host's IP stack and hands
+//! them here. Decoding never panics and never reads past the slice.
+
+/// UDP port IANA assigned to VXLAN.
+pub const VXLAN_PORT: u16 = 4789;
+/// UDP port IANA assigned to Geneve.
+pub const GENEVE_PORT: u16 = 6081;
+/// Bytes of a VXLAN header, and of a Geneve header without options.
+pub const HEADER_LEN: usize = 8;
+/// Geneve's protocol type for an Ethernet payload (transparent Ethernet
+/// bridging).
+pub const ETH_BRIDGING: u16 = 0x6558;
+/// The largest VNI (24 bits).
+pub const MAX_VNI: u32 = 0x00ff_ffff;
+
+/// A packet's tunnel metadata (all zero: not from, or not yet for, a
+/// tunnel). IPv4 addresses are held as host-order numbers of their four
+/// bytes, IPv6 addresses as 128-bit numbers of their sixteen, as the flow
+/// key holds them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct TunnelMeta {
+    /// `tun_id`: the VNI on receive; the low 24 bits are the VNI sent.
+    pub id: u64,
+    /// `tun_src`.
+    pub ipv4_src: u32,
+    /// `tun_dst`.
+    pub ipv4_dst: u32,
+    /// `tun_ipv6_src`.
+    pub ipv6_src: u128,
+    /// `tun_ipv6_dst`.
+    pub ipv6_dst: u128,
+}
+
+/// The tunnel protocols sluice speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Proto {
+    Vxlan,
+    Geneve,
+}
+
+impl Proto {
+    /// The protocol's name in configuration and logs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Proto::Vxlan => "vxlan",
+            Proto::Geneve => "geneve",
+        }
+    }
+
+    /// The protocol's IANA UDP port.
+    pub fn default_port(self) -> u16 {
+        match self {
+            Proto::Vxlan => VXLAN_PORT,
+            Proto::Geneve => GENEVE_PORT,
+        }
+    }
+
+    /// The 8-byte header that carries an Ethernet frame with `vni` (its
+    /// low 24 bits). Geneve is sent without options.
+    pub fn header(self, vni: u32) -> [u8; HEADER_LEN] {
+        let v = (vni & MAX_VNI).to_be_bytes();
+        match self {
+            // Flags: I (valid VNI) only.
+            Proto::Vxlan => [0x08, 0, 0, 0, v[1], v[2], v[3], 0],
+            // Version 0, no options, O and C clear, Ethernet payload.
+            Proto::Geneve => {
+                let p = ETH_BRIDGING.to_be_bytes();
+                [0, 0, p[0], p[1], v[1], v[2], v[3], 0]
+            }
+        }
+    }
+}
+
+/// Why a received tunnel header was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeaderError {
+    /// Shorter than its header (options included).
+    Short,
+    /// VXLAN without the I flag (no valid VNI).
+    NoVni,
+    /// Geneve of a version other than 0.
+    Version,
+    /// Geneve carrying something other than Ethernet.
+    NotEthernet,
+    /// Geneve with the C bit: critical options, which a receiver that
+    /// does not process them must drop (RFC 8926 3.4).
+    CriticalOptions,
+    /// A Geneve control message (O bit): not data for the bridge.
+    Control,
+}
+
+/// A decoded header: the VNI and where the Ethernet frame starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decoded {
+    pub vni: u32,
+    /// Bytes of header (with Geneve options) before the inner frame.
+    pub len: usize,
+}
+
+/// Decodes the header at the start of a UDP payload (options included:
+/// a payload shorter than its header is [`HeaderError::Short`]). Geneve
+/// options are skipped, not interpreted; reserved bits are ignored on
+/// receive as both RFCs ask.
+pub fn decode(proto: Proto, b: &[u8]) -> Result<Decoded, HeaderError> {
+    let fixed: &[u8; HEADER_LEN] = b
+        .get(..HEADER_LEN)
+        .and_then(|h| h.try_into().ok())
+        .ok_or(HeaderError::Short)?;
+    let d = decode_fixed(proto, fixed)?;
+    if b.len() < d.len {
+        return Err(HeaderError::Short);
+    }
+    Ok(d)
+}
+
+/// Decodes the fixed 8 bytes of a header; `len` then counts the Geneve
+/// options that follow, which the caller must check are there.
+pub fn decode_fixed(proto: Proto, b: &[u8; HEADER_LEN]) -> Result<Decoded, HeaderError> {
+    let vni = u32::from_be_bytes([0, b[4], b[5], b[6]]);
+    match proto {
+        Proto::Vxlan => {
+            if b[0] & 0x08 == 0 {
+                return Err(HeaderError::NoVni);
+            }
+            Ok(Decoded {
+                vni,
+                len: HEADER_LEN,
+            })
+        }
+        Proto::Geneve => {
+            if b[0] >> 6 != 0 {
+                return Err(HeaderError::Version);
+            }
+            if b[1] & 0x80 != 0 {
+                return Err(HeaderError::Control);
+            }
+            if b[1] & 0x40 != 0 {
+                return Err(HeaderError::CriticalOptions);
+            }
+            if u16::from_be_bytes([b[2], b[3]]) != ETH_BRIDGING {
+                return Err(HeaderError::NotEthernet);
+            }
+            Ok(Decoded {
+                vni,
+                len: HEADER_LEN + 4 * (b[0] & 0x3f) as usize,
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_round_trip() {
+        for p in [Proto::Vxlan, Proto::Geneve] {
+            let h = p.header(0x12_3456);
+            assert_eq!(
+                decode(p, &h),
+                Ok(Decoded {
+                    vni: 0x12_3456,
+                    len: 8
+                })
+            );
+        }
+        // Only the low 24 bits of an id are a VNI.
+        assert_eq!(Proto::Vxlan.header(0xff00_0001)[4..7], [0, 0, 1]);
+        // RFC 7348's layout: flags 0x08, VNI in bytes 4-6.
+        assert_eq!(Proto::Vxlan.header(21), [8, 0, 0, 0, 0, 0, 21, 0]);
+    }
+
+    #[test]
+    fn bad_headers_are_refused() {
+        assert_eq!(decode(Proto::Vxlan, &[8, 0, 0]), Err(HeaderError::Short));
+        assert_eq!(
+            decode(Proto::Vxlan, &[0, 0, 0, 0, 0, 0, 1, 0]),
+            Err(HeaderError::NoVni)
+        );
+        let g = |b0: u8, b1: u8, ty: u16| {
+            let t = ty.to_be_bytes();
+            [b0, b1, t[0], t[1], 0, 0, 7, 0]
+        };
+        assert_eq!(
+            decode(Proto::Geneve, &g(0x40, 0, 0x6558)),
+            Err(HeaderError::Version)
+        );
+        assert_eq!(
+            decode(Proto::Geneve, &g(0, 0x40, 0x6558)),
+            Err(HeaderError::CriticalOptions)
+        );
+        assert_eq!(
+            decode(Proto::Geneve, &g(0, 0x80, 0x6558)),
+            Err(HeaderError::Control)
+        );
+        assert_eq!(
+            decode(Proto::Geneve, &g(0, 0, 0x0800)),
+            Err(HeaderError::NotEthernet)
+        );
+        // Two words of options announced, one present.
+        let mut b = g(2, 0, 0x6558).to_vec();
+        b.extend_from_slice(&[0; 4]);
+        assert_eq!(decode(Proto::Geneve, &b), Err(HeaderError::Short));
+        b.extend_from_slice(&[0; 4]);
+        assert_eq!(decode(Proto::Geneve, &b), Ok(Decoded { vni: 7, len: 16 }));
+    }
+
+    #[test]
+    fn decoding_never_panics_on_any_short_input() {
+        for n in 0..20 {
+            for fill in [0u8, 0xff, 0x08, 0x3f] {
+                let b = vec![fill; n];
+                let _ = decode(Proto::Vxlan, &b);
+                let _ = decode(Proto::Geneve, &b);
+            }
+        }
+    }
+}
