@@ -8,9 +8,9 @@
 
 use bytes::{BufMut, Bytes};
 
-use crate::error::{BadActionCode, ErrorCode, OfpError, Result};
+use crate::error::{BadActionCode, BadMatchCode, ErrorCode, OfpError, Result};
 use crate::macros::wire_enum;
-use crate::oxm::{MatchEntry, OxmField};
+use crate::oxm::{MatchEntry, Oxm, OxmField, OXM_CLASS_EXPERIMENTER};
 use crate::wire::{len_placeholder, pad_to_8, patch_len, zeros, Reader};
 
 wire_enum! {
@@ -63,8 +63,15 @@ pub enum Action {
     SetField(MatchEntry),
     PushPbb(u16),
     PopPbb,
+    /// NXAST_REG_LOAD (subtype 7) or NXAST_REG_LOAD2 (33): sets bits
+    /// [ofs, ofs+n_bits) of `dst` to `value`.
+    RegLoad(RegLoad),
+    /// NXAST_REG_MOVE (subtype 6): copies n_bits from src[src_ofs..] to
+    /// dst[dst_ofs..].
+    RegMove(RegMove),
     /// An experimenter action; `data` runs to the end of the action, so it
-    /// includes the padding to 8 bytes once decoded.
+    /// includes the padding to 8 bytes once decoded. Nicira actions other
+    /// than the ones above stay here.
     Experimenter {
         experimenter: u32,
         data: Bytes,
@@ -92,12 +99,22 @@ impl Action {
             SetField(_) => ActionType::SetField,
             PushPbb(_) => ActionType::PushPbb,
             PopPbb => ActionType::PopPbb,
-            Experimenter { .. } => ActionType::Experimenter,
+            RegLoad(_) | RegMove(_) | Experimenter { .. } => ActionType::Experimenter,
         }
     }
 
     /// Appends the action TLV.
     pub fn encode(&self, out: &mut Vec<u8>) {
+        if let Action::RegLoad(l) = self {
+            if l.form == LoadForm::RegLoad && l.n_bits > 64 {
+                // One NXAST_REG_LOAD carries 64 bits: write consecutive
+                // ones, as Open vSwitch does.
+                for seg in l.segments() {
+                    Action::RegLoad(seg).encode(out);
+                }
+                return;
+            }
+        }
         let start = out.len();
         out.put_u16(self.action_type().value());
         let at = len_placeholder(out);
@@ -119,6 +136,8 @@ impl Action {
             }
             SetQueue(v) | Group(v) => out.put_u32(*v),
             SetField(e) => e.encode(out),
+            RegLoad(l) => l.encode_body(out),
+            RegMove(m) => m.encode_body(out),
             Experimenter { experimenter, data } => {
                 out.put_u32(*experimenter);
                 out.extend_from_slice(data);
@@ -200,6 +219,14 @@ impl Action {
             }
             ActionType::Experimenter => {
                 let experimenter = b.u32()?;
+                if experimenter == NX_VENDOR_ID && b.remaining() >= 2 {
+                    match b.peek_u16(0)? {
+                        NXAST_REG_LOAD => return decode_reg_load(len, b).map(RegLoad),
+                        NXAST_REG_LOAD2 => return decode_reg_load2(b).map(RegLoad),
+                        NXAST_REG_MOVE => return decode_reg_move(b).map(RegMove),
+                        _ => {}
+                    }
+                }
                 Experimenter {
                     experimenter,
                     data: b.rest(),
@@ -217,8 +244,14 @@ impl Action {
 
     /// Checks what this action can be judged on alone: set_field must name a
     /// known settable basic field (`OFPBAC_BAD_SET_TYPE`), carry no mask and
-    /// a value in range (`OFPBAC_BAD_SET_ARGUMENT`).
+    /// a value in range (`OFPBAC_BAD_SET_ARGUMENT`); reg_load and reg_move
+    /// as [`RegLoad::check`] and [`RegMove::check`] say.
     pub fn validate(&self) -> Result<()> {
+        match self {
+            Action::RegLoad(l) => return l.check(),
+            Action::RegMove(m) => return m.check(),
+            _ => {}
+        }
         if let Action::SetField(e) = self {
             let o = match e {
                 MatchEntry::Basic(o) => o,
@@ -254,6 +287,400 @@ impl Action {
         }
         Ok(())
     }
+}
+
+/// Nicira's experimenter id (`NX_VENDOR_ID`), for its actions and errors.
+pub const NX_VENDOR_ID: u32 = 0x0000_2320;
+/// Nicira action subtype `NXAST_REG_MOVE`.
+pub const NXAST_REG_MOVE: u16 = 6;
+/// Nicira action subtype `NXAST_REG_LOAD`.
+pub const NXAST_REG_LOAD: u16 = 7;
+/// Nicira action subtype `NXAST_REG_LOAD2`.
+pub const NXAST_REG_LOAD2: u16 = 33;
+
+/// How a [`RegLoad`] came, or goes, on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LoadForm {
+    /// `NXAST_REG_LOAD`: `ofs_nbits`, a 32-bit header and a 64-bit value.
+    /// What ovs-ofctl 3.1 writes for `load:` under OpenFlow 1.3, whether it
+    /// sets the whole field or part of it. Loads wider than 64 bits go out
+    /// as consecutive 64-bit pieces, as Open vSwitch writes them.
+    RegLoad,
+    /// `NXAST_REG_LOAD2`: an OXM TLV with value and (if not the whole
+    /// field) mask.
+    RegLoad2,
+}
+
+/// `NXAST_REG_LOAD`/`NXAST_REG_LOAD2`: sets bits `[ofs, ofs + n_bits)` of
+/// `dst` (bit 0 the least significant of the field's value) to `value`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RegLoad {
+    pub dst: OxmField,
+    pub ofs: u16,
+    pub n_bits: u16,
+    /// The bits to write, not shifted: `value < 2^n_bits`.
+    pub value: u128,
+    pub form: LoadForm,
+}
+
+/// `NXAST_REG_MOVE`: copies `n_bits` bits from `src` starting at bit
+/// `src_ofs` to `dst` starting at bit `dst_ofs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RegMove {
+    pub src: OxmField,
+    pub src_ofs: u16,
+    pub dst: OxmField,
+    pub dst_ofs: u16,
+    pub n_bits: u16,
+}
+
+/// Ones in bits `[ofs, ofs + n_bits)` (of a 128-bit number; bits beyond 127
+/// are dropped).
+pub fn bits_mask(ofs: u16, n_bits: u16) -> u128 {
+    let ones = if n_bits >= 128 {
+        u128::MAX
+    } else {
+        (1u128 << n_bits) - 1
+    };
+    ones.checked_shl(ofs as u32).unwrap_or(0)
+}
+
+fn bac(code: BadActionCode, detail: &'static str) -> OfpError {
+    OfpError::new(ErrorCode::BadAction(code), detail)
+}
+
+fn bmc(code: BadMatchCode, detail: &'static str) -> OfpError {
+    OfpError::new(ErrorCode::BadMatch(code), detail)
+}
+
+/// Open vSwitch's `NXBRC_MUST_BE_ZERO` as OpenFlow 1.2+ carries it:
+/// `OFPET_EXPERIMENTER`, experimenter Nicira, exp_type 4.
+pub const NXBRC_MUST_BE_ZERO: ErrorCode = ErrorCode::Experimenter {
+    exp_type: 4,
+    experimenter: NX_VENDOR_ID,
+};
+
+/// Open vSwitch's `mf_check__` on one side of a load or move: a known
+/// field (`OFPBAC_BAD_SET_TYPE`), at least one bit, and the bits inside
+/// the field (`OFPBAC_BAD_SET_LEN`).
+fn check_subfield(f: OxmField, ofs: u16, n_bits: u16) -> Result<u8> {
+    let info = f.info().ok_or(bac(
+        BadActionCode::BadSetType,
+        "unknown field in load or move",
+    ))?;
+    if n_bits == 0 {
+        return Err(bac(BadActionCode::BadSetLen, "load or move of zero bits"));
+    }
+    if ofs as u32 + n_bits as u32 > info.bits as u32 {
+        return Err(bac(
+            BadActionCode::BadSetLen,
+            "load or move bits outside the field",
+        ));
+    }
+    Ok(info.bits)
+}
+
+/// Whether a load or move may write `f`: the fields set_field may set, and
+/// metadata, which Open vSwitch's reg_load writes although OpenFlow 1.3's
+/// set_field may not.
+fn loadable(f: OxmField) -> bool {
+    f == OxmField::Metadata || f.info().is_some_and(|i| i.settable)
+}
+
+impl RegLoad {
+    /// The load as a masked value in the field's width: `(value << ofs,
+    /// mask of bits ofs..ofs+n_bits)`.
+    pub fn masked(&self) -> Oxm {
+        let mask = bits_mask(self.ofs, self.n_bits);
+        let value = self.value.checked_shl(self.ofs as u32).unwrap_or(0) & mask;
+        Oxm::masked(self.dst, value, mask)
+    }
+
+    /// Checks the load as Open vSwitch decodes `NXAST_REG_LOAD`, in its
+    /// order and with its codes: a known destination (`OFPBAC_BAD_SET_TYPE`),
+    /// `1 <= n_bits` and `ofs + n_bits` within the field's bits
+    /// (`OFPBAC_BAD_SET_LEN`), a writable destination
+    /// (`OFPBAC_BAD_SET_ARGUMENT`), and a value that fits in `n_bits`
+    /// (`OFPBAC_BAD_ARGUMENT`).
+    pub fn check(&self) -> Result<()> {
+        check_subfield(self.dst, self.ofs, self.n_bits)?;
+        if !loadable(self.dst) {
+            return Err(bac(
+                BadActionCode::BadSetArgument,
+                "load destination is not writable",
+            ));
+        }
+        if self.n_bits < 128 && self.value >> self.n_bits != 0 {
+            return Err(bac(
+                BadActionCode::BadArgument,
+                "load value wider than n_bits",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The pieces of at most 64 bits a wide `NXAST_REG_LOAD` is written as.
+    fn segments(&self) -> impl Iterator<Item = RegLoad> + '_ {
+        (0..self.n_bits).step_by(64).map(|k| {
+            let n = (self.n_bits - k).min(64);
+            RegLoad {
+                ofs: self.ofs.wrapping_add(k),
+                n_bits: n,
+                value: self.value.checked_shr(k as u32).unwrap_or(0) & bits_mask(0, n),
+                ..*self
+            }
+        })
+    }
+
+    fn encode_body(&self, out: &mut Vec<u8>) {
+        out.put_u32(NX_VENDOR_ID);
+        let header = self.dst.nxm_header().unwrap_or(0);
+        match self.form {
+            LoadForm::RegLoad => {
+                out.put_u16(NXAST_REG_LOAD);
+                out.put_u16((self.ofs << 6) | (self.n_bits.wrapping_sub(1) & 0x3f));
+                out.put_u32(header);
+                out.put_u64(self.value as u64);
+            }
+            LoadForm::RegLoad2 => {
+                out.put_u16(NXAST_REG_LOAD2);
+                let w = (header & 0xff) as usize;
+                let m = self.masked();
+                let mask = m.mask.unwrap_or(0);
+                if mask == self.dst.width_mask() || mask == self.dst.full_mask() {
+                    out.put_u32(header);
+                    put_be(out, m.value, w);
+                } else {
+                    out.put_u32((header & !0xff) | 0x100 | (2 * w as u32));
+                    put_be(out, m.value, w);
+                    put_be(out, mask, w);
+                }
+            }
+        }
+    }
+}
+
+fn put_be(out: &mut Vec<u8>, v: u128, width: usize) {
+    out.extend_from_slice(&v.to_be_bytes()[16 - width.min(16)..]);
+}
+
+impl RegMove {
+    /// Checks the move as Open vSwitch decodes `NXAST_REG_MOVE`: each side
+    /// a known field (`OFPBAC_BAD_SET_TYPE`) with `1 <= n_bits` and the
+    /// bits inside it (`OFPBAC_BAD_SET_LEN`), source first; a writable
+    /// destination (`OFPBAC_BAD_SET_ARGUMENT`).
+    pub fn check(&self) -> Result<()> {
+        check_subfield(self.src, self.src_ofs, self.n_bits)?;
+        check_subfield(self.dst, self.dst_ofs, self.n_bits)?;
+        if !loadable(self.dst) {
+            return Err(bac(
+                BadActionCode::BadSetArgument,
+                "move destination is not writable",
+            ));
+        }
+        Ok(())
+    }
+
+    fn encode_body(&self, out: &mut Vec<u8>) {
+        out.put_u32(NX_VENDOR_ID);
+        out.put_u16(NXAST_REG_MOVE);
+        out.put_u16(self.n_bits);
+        out.put_u16(self.src_ofs);
+        out.put_u16(self.dst_ofs);
+        out.put_u32(self.src.nxm_header().unwrap_or(0));
+        out.put_u32(self.dst.nxm_header().unwrap_or(0));
+    }
+}
+
+/// The exact-match form of a header: hasmask cleared, length halved.
+fn exact_header(h: u32) -> u32 {
+    if h & 0x100 != 0 {
+        (h & !0x1ff) | ((h & 0xff) / 2)
+    } else {
+        h
+    }
+}
+
+/// `NXAST_REG_LOAD` after the experimenter id. Open vSwitch's codes:
+/// `OFPBAC_BAD_LEN` unless 24 bytes, `OFPBAC_BAD_SET_TYPE` for a header it
+/// has no field for (Open vSwitch: `mf_vl_mff_mf_from_nxm_header`), then
+/// [`RegLoad::check`].
+fn decode_reg_load(len: usize, mut b: Reader<'_>) -> Result<RegLoad> {
+    if len != 24 {
+        return Err(OfpError::new(
+            ErrorCode::ACTION_BAD_LEN,
+            "NXAST_REG_LOAD is 24 bytes",
+        ));
+    }
+    b.skip(2)?;
+    let ofs_nbits = b.u16()?;
+    let header = b.u32()?;
+    let value = b.u64()?;
+    let dst = OxmField::from_nxm_header(exact_header(header)).ok_or(bac(
+        BadActionCode::BadSetType,
+        "reg_load to a field sluice does not know",
+    ))?;
+    let l = RegLoad {
+        dst,
+        ofs: ofs_nbits >> 6,
+        n_bits: (ofs_nbits & 0x3f) + 1,
+        value: value as u128,
+        form: LoadForm::RegLoad,
+    };
+    l.check()?;
+    Ok(l)
+}
+
+/// `NXAST_REG_LOAD2` after the experimenter id: an OXM TLV and zero
+/// padding. Open vSwitch's codes: a truncated TLV is `OFPBMC_BAD_LEN`, an
+/// unknown field `OFPBAC_BAD_SET_TYPE`, a known one with the wrong length
+/// `OFPBAC_BAD_SET_LEN`, value bits outside the mask
+/// `OFPBMC_BAD_WILDCARDS`, non-zero padding or a read-only field
+/// `OFPBAC_BAD_SET_ARGUMENT`. sluice holds loads as one run of bits: a
+/// mask that is empty or not contiguous is `OFPBAC_BAD_SET_ARGUMENT` too
+/// (Open vSwitch takes any mask).
+fn decode_reg_load2(mut b: Reader<'_>) -> Result<RegLoad> {
+    b.skip(2)?;
+    let n = b.remaining();
+    let mut b = b.sub(n, ErrorCode::BadMatch(BadMatchCode::BadLen))?;
+    let header = b.u32()?;
+    let class = (header >> 16) as u16;
+    if class == OXM_CLASS_EXPERIMENTER {
+        b.u32()?;
+        if header & 0xff < 4 {
+            return Err(bmc(BadMatchCode::BadLen, "experimenter OXM too short"));
+        }
+        return Err(bac(
+            BadActionCode::BadSetType,
+            "reg_load2 of an experimenter OXM",
+        ));
+    }
+    let exact = exact_header(header);
+    let dst = match OxmField::from_nxm_header(exact) {
+        Some(f) => f,
+        None if exact & 0xff != 0 && OxmField::from_nxm_header_any_len(exact).is_some() => {
+            return Err(bac(
+                BadActionCode::BadSetLen,
+                "reg_load2 OXM length does not fit its field",
+            ))
+        }
+        None => {
+            return Err(bac(
+                BadActionCode::BadSetType,
+                "reg_load2 to a field sluice does not know",
+            ))
+        }
+    };
+    let w = (exact & 0xff) as usize;
+    let has_mask = header & 0x100 != 0;
+    let payload = b.slice(header as usize & 0xff)?;
+    let value = get_be(&payload[..w]);
+    let mask = if has_mask {
+        get_be(&payload[w..])
+    } else {
+        dst.width_mask()
+    };
+    if value & !mask != 0 {
+        return Err(bmc(
+            BadMatchCode::BadWildcards,
+            "reg_load2 value has bits outside its mask",
+        ));
+    }
+    if b.slice(b.remaining())?.iter().any(|&x| x != 0) {
+        return Err(bac(
+            BadActionCode::BadSetArgument,
+            "reg_load2 padding not zero",
+        ));
+    }
+    if !loadable(dst) {
+        return Err(bac(
+            BadActionCode::BadSetArgument,
+            "load destination is not writable",
+        ));
+    }
+    let (ofs, n_bits) = if mask == dst.width_mask() {
+        (0, dst.info().map_or(0, |i| i.bits as u16))
+    } else {
+        let ofs = mask.trailing_zeros() as u16;
+        let n = (128 - mask.leading_zeros() as u16).saturating_sub(ofs);
+        if mask == 0 || mask != bits_mask(ofs, n) {
+            return Err(bac(
+                BadActionCode::BadSetArgument,
+                "reg_load2 mask is not one run of bits",
+            ));
+        }
+        (ofs, n)
+    };
+    let l = RegLoad {
+        dst,
+        ofs,
+        n_bits,
+        value: value >> ofs,
+        form: LoadForm::RegLoad2,
+    };
+    l.check()?;
+    Ok(l)
+}
+
+fn get_be(b: &[u8]) -> u128 {
+    let mut a = [0u8; 16];
+    let n = b.len().min(16);
+    a[16 - n..].copy_from_slice(&b[b.len() - n..]);
+    u128::from_be_bytes(a)
+}
+
+/// One header of `NXAST_REG_MOVE`, as Open vSwitch's `nx_pull_header`
+/// reads it: truncated `OFPBMC_BAD_LEN`, unknown `OFPBMC_BAD_FIELD`,
+/// masked `OFPBMC_BAD_MASK`.
+fn pull_move_header(b: &mut Reader<'_>) -> Result<OxmField> {
+    let header = b.u32()?;
+    if (header >> 16) as u16 == OXM_CLASS_EXPERIMENTER {
+        b.u32()?;
+        if header & 0xff < 4 {
+            return Err(bmc(BadMatchCode::BadLen, "experimenter OXM too short"));
+        }
+        return Err(bmc(
+            BadMatchCode::BadField,
+            "reg_move of an experimenter OXM",
+        ));
+    }
+    let f = OxmField::from_nxm_header(exact_header(header)).ok_or(bmc(
+        BadMatchCode::BadField,
+        "reg_move of a field sluice does not know",
+    ))?;
+    if header & 0x100 != 0 {
+        return Err(bmc(BadMatchCode::BadMask, "reg_move header with a mask"));
+    }
+    Ok(f)
+}
+
+/// `NXAST_REG_MOVE` after the experimenter id: 16 fixed bytes, two headers
+/// ([`pull_move_header`]), zero padding (else Open vSwitch's
+/// `NXBRC_MUST_BE_ZERO`), then [`RegMove::check`].
+fn decode_reg_move(mut b: Reader<'_>) -> Result<RegMove> {
+    b.skip(2)?;
+    let n_bits = b.u16()?;
+    let src_ofs = b.u16()?;
+    let dst_ofs = b.u16()?;
+    let n = b.remaining();
+    let mut b = b.sub(n, ErrorCode::BadMatch(BadMatchCode::BadLen))?;
+    let src = pull_move_header(&mut b)?;
+    let dst = pull_move_header(&mut b)?;
+    if b.slice(b.remaining())?.iter().any(|&x| x != 0) {
+        return Err(OfpError::new(
+            NXBRC_MUST_BE_ZERO,
+            "reg_move padding not zero",
+        ));
+    }
+    let m = RegMove {
+        src,
+        src_ofs,
+        dst,
+        dst_ofs,
+        n_bits,
+    };
+    m.check()?;
+    Ok(m)
 }
 
 /// Decodes a list of actions filling all of `r`.

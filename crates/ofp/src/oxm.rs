@@ -1,6 +1,10 @@
-//! OXM match fields (spec 7.2.3): the 40 basic fields of OpenFlow 1.3 as a
-//! table, [`Oxm`] (one basic field with optional mask), passthrough of other
-//! OXM classes (experimenter), and [`Match`] (`ofp_match`, type OXM).
+//! OXM match fields (spec 7.2.3): the 40 basic fields of OpenFlow 1.3 and
+//! Open vSwitch's tunnel address fields (class `NXM_1`: `tun_src`,
+//! `tun_dst`, `tun_ipv6_src`, `tun_ipv6_dst`) as a table, [`Oxm`] (one such
+//! field with optional mask), passthrough of other OXM classes
+//! (experimenter, other NXM fields), and [`Match`] (`ofp_match`, type OXM).
+//! The NXM and OXM headers Nicira actions (reg_load, reg_move) name fields
+//! by are mapped here too ([`OxmField::nxm_header`]).
 //!
 //! Values are held as `u128` big-endian numbers in the field's width: one
 //! uniform, `Copy` representation for a 1-bit `mpls_bos` and a 128-bit IPv6
@@ -14,7 +18,6 @@
 use bytes::{BufMut, Bytes};
 
 use crate::error::{BadMatchCode, ErrorCode, OfpError, Result};
-use crate::macros::wire_enum;
 use crate::wire::{len_placeholder, pad_to_8, patch_len, Reader};
 
 /// `OFPXMC_OPENFLOW_BASIC`.
@@ -26,49 +29,330 @@ pub const OFPVID_PRESENT: u16 = 0x1000;
 /// `OFPVID_NONE`: VLAN_VID value meaning "no VLAN tag".
 pub const OFPVID_NONE: u16 = 0x0000;
 
-wire_enum! {
-    /// `oxm_ofb_match_fields`; names are the spec's, lower case.
-    pub enum OxmField: u8 {
-        InPort = 0 => "in_port",
-        InPhyPort = 1 => "in_phy_port",
-        Metadata = 2 => "metadata",
-        EthDst = 3 => "eth_dst",
-        EthSrc = 4 => "eth_src",
-        EthType = 5 => "eth_type",
-        VlanVid = 6 => "vlan_vid",
-        VlanPcp = 7 => "vlan_pcp",
-        IpDscp = 8 => "ip_dscp",
-        IpEcn = 9 => "ip_ecn",
-        IpProto = 10 => "ip_proto",
-        Ipv4Src = 11 => "ipv4_src",
-        Ipv4Dst = 12 => "ipv4_dst",
-        TcpSrc = 13 => "tcp_src",
-        TcpDst = 14 => "tcp_dst",
-        UdpSrc = 15 => "udp_src",
-        UdpDst = 16 => "udp_dst",
-        SctpSrc = 17 => "sctp_src",
-        SctpDst = 18 => "sctp_dst",
-        Icmpv4Type = 19 => "icmpv4_type",
-        Icmpv4Code = 20 => "icmpv4_code",
-        ArpOp = 21 => "arp_op",
-        ArpSpa = 22 => "arp_spa",
-        ArpTpa = 23 => "arp_tpa",
-        ArpSha = 24 => "arp_sha",
-        ArpTha = 25 => "arp_tha",
-        Ipv6Src = 26 => "ipv6_src",
-        Ipv6Dst = 27 => "ipv6_dst",
-        Ipv6Flabel = 28 => "ipv6_flabel",
-        Icmpv6Type = 29 => "icmpv6_type",
-        Icmpv6Code = 30 => "icmpv6_code",
-        Ipv6NdTarget = 31 => "ipv6_nd_target",
-        Ipv6NdSll = 32 => "ipv6_nd_sll",
-        Ipv6NdTll = 33 => "ipv6_nd_tll",
-        MplsLabel = 34 => "mpls_label",
-        MplsTc = 35 => "mpls_tc",
-        MplsBos = 36 => "mpls_bos",
-        PbbIsid = 37 => "pbb_isid",
-        TunnelId = 38 => "tunnel_id",
-        Ipv6Exthdr = 39 => "ipv6_exthdr",
+/// A match field: the 40 OpenFlow basic fields (`oxm_ofb_match_fields`,
+/// named as the spec names them, lower case), plus the Nicira tunnel address
+/// fields Open vSwitch carries in class `NXM_1` (0x0001). Values (what
+/// [`OxmField::value`] and `From<u8>` use) are the OXM field numbers for the
+/// basic fields; the Nicira fields take 128 and up, which a 7-bit OXM field
+/// number can never produce, so decoding a basic-class header never names
+/// them and tables indexed by [`OxmField::index`] stay dense.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum OxmField {
+    InPort,
+    InPhyPort,
+    Metadata,
+    EthDst,
+    EthSrc,
+    EthType,
+    VlanVid,
+    VlanPcp,
+    IpDscp,
+    IpEcn,
+    IpProto,
+    Ipv4Src,
+    Ipv4Dst,
+    TcpSrc,
+    TcpDst,
+    UdpSrc,
+    UdpDst,
+    SctpSrc,
+    SctpDst,
+    Icmpv4Type,
+    Icmpv4Code,
+    ArpOp,
+    ArpSpa,
+    ArpTpa,
+    ArpSha,
+    ArpTha,
+    Ipv6Src,
+    Ipv6Dst,
+    Ipv6Flabel,
+    Icmpv6Type,
+    Icmpv6Code,
+    Ipv6NdTarget,
+    Ipv6NdSll,
+    Ipv6NdTll,
+    MplsLabel,
+    MplsTc,
+    MplsBos,
+    PbbIsid,
+    TunnelId,
+    Ipv6Exthdr,
+    /// `NXM_NX_TUN_IPV4_SRC` (class 0x0001, field 31): the outer IPv4
+    /// source of the tunnel a packet came in by or leaves through.
+    TunIpv4Src,
+    /// `NXM_NX_TUN_IPV4_DST` (class 0x0001, field 32).
+    TunIpv4Dst,
+    /// `NXM_NX_TUN_IPV6_SRC` (class 0x0001, field 109).
+    TunIpv6Src,
+    /// `NXM_NX_TUN_IPV6_DST` (class 0x0001, field 110).
+    TunIpv6Dst,
+    /// A field number this implementation has no name for; kept as is.
+    Unknown(u8),
+}
+
+/// `NXM_1`: the OXM class of Nicira's extension fields.
+pub const OXM_CLASS_NXM_1: u16 = 0x0001;
+/// `NXM_0`: the OXM class of the Nicira names of the OpenFlow 1.0 fields.
+pub const OXM_CLASS_NXM_0: u16 = 0x0000;
+
+/// Number of slots [`OxmField::index`] hands out.
+pub const FIELD_SLOTS: usize = 44;
+
+impl From<u8> for OxmField {
+    #[inline]
+    fn from(v: u8) -> Self {
+        use OxmField::*;
+        match v {
+            0 => InPort,
+            1 => InPhyPort,
+            2 => Metadata,
+            3 => EthDst,
+            4 => EthSrc,
+            5 => EthType,
+            6 => VlanVid,
+            7 => VlanPcp,
+            8 => IpDscp,
+            9 => IpEcn,
+            10 => IpProto,
+            11 => Ipv4Src,
+            12 => Ipv4Dst,
+            13 => TcpSrc,
+            14 => TcpDst,
+            15 => UdpSrc,
+            16 => UdpDst,
+            17 => SctpSrc,
+            18 => SctpDst,
+            19 => Icmpv4Type,
+            20 => Icmpv4Code,
+            21 => ArpOp,
+            22 => ArpSpa,
+            23 => ArpTpa,
+            24 => ArpSha,
+            25 => ArpTha,
+            26 => Ipv6Src,
+            27 => Ipv6Dst,
+            28 => Ipv6Flabel,
+            29 => Icmpv6Type,
+            30 => Icmpv6Code,
+            31 => Ipv6NdTarget,
+            32 => Ipv6NdSll,
+            33 => Ipv6NdTll,
+            34 => MplsLabel,
+            35 => MplsTc,
+            36 => MplsBos,
+            37 => PbbIsid,
+            38 => TunnelId,
+            39 => Ipv6Exthdr,
+            128 => TunIpv4Src,
+            129 => TunIpv4Dst,
+            130 => TunIpv6Src,
+            131 => TunIpv6Dst,
+            other => Unknown(other),
+        }
+    }
+}
+
+impl From<OxmField> for u8 {
+    #[inline]
+    fn from(f: OxmField) -> u8 {
+        use OxmField::*;
+        match f {
+            InPort => 0,
+            InPhyPort => 1,
+            Metadata => 2,
+            EthDst => 3,
+            EthSrc => 4,
+            EthType => 5,
+            VlanVid => 6,
+            VlanPcp => 7,
+            IpDscp => 8,
+            IpEcn => 9,
+            IpProto => 10,
+            Ipv4Src => 11,
+            Ipv4Dst => 12,
+            TcpSrc => 13,
+            TcpDst => 14,
+            UdpSrc => 15,
+            UdpDst => 16,
+            SctpSrc => 17,
+            SctpDst => 18,
+            Icmpv4Type => 19,
+            Icmpv4Code => 20,
+            ArpOp => 21,
+            ArpSpa => 22,
+            ArpTpa => 23,
+            ArpSha => 24,
+            ArpTha => 25,
+            Ipv6Src => 26,
+            Ipv6Dst => 27,
+            Ipv6Flabel => 28,
+            Icmpv6Type => 29,
+            Icmpv6Code => 30,
+            Ipv6NdTarget => 31,
+            Ipv6NdSll => 32,
+            Ipv6NdTll => 33,
+            MplsLabel => 34,
+            MplsTc => 35,
+            MplsBos => 36,
+            PbbIsid => 37,
+            TunnelId => 38,
+            Ipv6Exthdr => 39,
+            TunIpv4Src => 128,
+            TunIpv4Dst => 129,
+            TunIpv6Src => 130,
+            TunIpv6Dst => 131,
+            Unknown(x) => x,
+        }
+    }
+}
+
+impl OxmField {
+    /// The 40 OpenFlow basic fields, in field-number order: what an
+    /// `OFPXMC_OPENFLOW_BASIC` header can name (table features list these).
+    pub const KNOWN: &'static [OxmField] = &[
+        OxmField::InPort,
+        OxmField::InPhyPort,
+        OxmField::Metadata,
+        OxmField::EthDst,
+        OxmField::EthSrc,
+        OxmField::EthType,
+        OxmField::VlanVid,
+        OxmField::VlanPcp,
+        OxmField::IpDscp,
+        OxmField::IpEcn,
+        OxmField::IpProto,
+        OxmField::Ipv4Src,
+        OxmField::Ipv4Dst,
+        OxmField::TcpSrc,
+        OxmField::TcpDst,
+        OxmField::UdpSrc,
+        OxmField::UdpDst,
+        OxmField::SctpSrc,
+        OxmField::SctpDst,
+        OxmField::Icmpv4Type,
+        OxmField::Icmpv4Code,
+        OxmField::ArpOp,
+        OxmField::ArpSpa,
+        OxmField::ArpTpa,
+        OxmField::ArpSha,
+        OxmField::ArpTha,
+        OxmField::Ipv6Src,
+        OxmField::Ipv6Dst,
+        OxmField::Ipv6Flabel,
+        OxmField::Icmpv6Type,
+        OxmField::Icmpv6Code,
+        OxmField::Ipv6NdTarget,
+        OxmField::Ipv6NdSll,
+        OxmField::Ipv6NdTll,
+        OxmField::MplsLabel,
+        OxmField::MplsTc,
+        OxmField::MplsBos,
+        OxmField::PbbIsid,
+        OxmField::TunnelId,
+        OxmField::Ipv6Exthdr,
+    ];
+
+    /// The Nicira (`NXM_1`) fields sluice knows beyond the basic ones.
+    pub const NICIRA: &'static [OxmField] = &[
+        OxmField::TunIpv4Src,
+        OxmField::TunIpv4Dst,
+        OxmField::TunIpv6Src,
+        OxmField::TunIpv6Dst,
+    ];
+
+    /// The value (OXM field number for basic fields, 128.. for Nicira ones).
+    #[inline]
+    pub fn value(self) -> u8 {
+        u8::from(self)
+    }
+
+    /// The spec's name, lower case (`eth_dst`), or ovs-ofctl's for the
+    /// Nicira fields (`tun_src`); `None` for unknown values.
+    pub fn name(self) -> Option<&'static str> {
+        use OxmField::*;
+        Some(match self {
+            InPort => "in_port",
+            InPhyPort => "in_phy_port",
+            Metadata => "metadata",
+            EthDst => "eth_dst",
+            EthSrc => "eth_src",
+            EthType => "eth_type",
+            VlanVid => "vlan_vid",
+            VlanPcp => "vlan_pcp",
+            IpDscp => "ip_dscp",
+            IpEcn => "ip_ecn",
+            IpProto => "ip_proto",
+            Ipv4Src => "ipv4_src",
+            Ipv4Dst => "ipv4_dst",
+            TcpSrc => "tcp_src",
+            TcpDst => "tcp_dst",
+            UdpSrc => "udp_src",
+            UdpDst => "udp_dst",
+            SctpSrc => "sctp_src",
+            SctpDst => "sctp_dst",
+            Icmpv4Type => "icmpv4_type",
+            Icmpv4Code => "icmpv4_code",
+            ArpOp => "arp_op",
+            ArpSpa => "arp_spa",
+            ArpTpa => "arp_tpa",
+            ArpSha => "arp_sha",
+            ArpTha => "arp_tha",
+            Ipv6Src => "ipv6_src",
+            Ipv6Dst => "ipv6_dst",
+            Ipv6Flabel => "ipv6_flabel",
+            Icmpv6Type => "icmpv6_type",
+            Icmpv6Code => "icmpv6_code",
+            Ipv6NdTarget => "ipv6_nd_target",
+            Ipv6NdSll => "ipv6_nd_sll",
+            Ipv6NdTll => "ipv6_nd_tll",
+            MplsLabel => "mpls_label",
+            MplsTc => "mpls_tc",
+            MplsBos => "mpls_bos",
+            PbbIsid => "pbb_isid",
+            TunnelId => "tunnel_id",
+            Ipv6Exthdr => "ipv6_exthdr",
+            TunIpv4Src => "tun_src",
+            TunIpv4Dst => "tun_dst",
+            TunIpv6Src => "tun_ipv6_src",
+            TunIpv6Dst => "tun_ipv6_dst",
+            Unknown(_) => return None,
+        })
+    }
+
+    /// Looks a field up by [`OxmField::name`] (ASCII case-insensitive).
+    pub fn from_name(s: &str) -> Option<Self> {
+        Self::KNOWN
+            .iter()
+            .chain(Self::NICIRA)
+            .copied()
+            .find(|v| v.name().is_some_and(|n| n.eq_ignore_ascii_case(s)))
+    }
+
+    /// True for the OpenFlow basic fields (field numbers 0..=39).
+    #[inline]
+    pub fn is_basic(self) -> bool {
+        !matches!(self, OxmField::Unknown(_)) && self.value() < 40
+    }
+
+    /// A dense index below [`FIELD_SLOTS`] for every known field (basic
+    /// fields by number, then the Nicira ones); `None` for unknown ones.
+    #[inline]
+    pub fn index(self) -> Option<usize> {
+        match self {
+            OxmField::Unknown(_) => None,
+            f if f.value() < 40 => Some(f.value() as usize),
+            f => Some(40 + (f.value() - 128) as usize),
+        }
+    }
+}
+
+impl std::fmt::Display for OxmField {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.name() {
+            Some(n) => f.write_str(n),
+            None => write!(f, "{}", self.value()),
+        }
     }
 }
 
@@ -149,6 +433,8 @@ impl OxmField {
             OxmField::PbbIsid => fi(3, 24, true, true, Dec),
             OxmField::TunnelId => fi(8, 64, true, true, Hex),
             OxmField::Ipv6Exthdr => fi(2, 9, true, false, Hex),
+            OxmField::TunIpv4Src | OxmField::TunIpv4Dst => fi(4, 32, true, true, Ipv4),
+            OxmField::TunIpv6Src | OxmField::TunIpv6Dst => fi(16, 128, true, true, Ipv6),
             OxmField::Unknown(_) => return None,
         })
     }
@@ -199,16 +485,183 @@ impl OxmField {
         }
     }
 
-    /// The 32-bit OXM header for this field (`hasmask` selects the length).
+    /// The 32-bit OXM header for this field in a match or set_field
+    /// (`has_mask` selects the length): class `OPENFLOW_BASIC` for the basic
+    /// fields, `NXM_1` for the Nicira tunnel fields (as Open vSwitch sends
+    /// them under OpenFlow 1.3).
     pub fn header(self, has_mask: bool) -> u32 {
         let w = self.info().map_or(0, |i| i.width as u32);
         let len = if has_mask { 2 * w } else { w };
-        ((OXM_CLASS_BASIC as u32) << 16)
-            | ((self.value() as u32) << 9)
-            | ((has_mask as u32) << 8)
-            | len
+        let (class, field) = match self.nxm_1_field() {
+            Some(n) => (OXM_CLASS_NXM_1, n),
+            None => (OXM_CLASS_BASIC, self.value() & 0x7f),
+        };
+        ((class as u32) << 16) | ((field as u32) << 9) | ((has_mask as u32) << 8) | len
+    }
+
+    /// The `NXM_1` field number of the Nicira tunnel fields.
+    const fn nxm_1_field(self) -> Option<u8> {
+        match self {
+            OxmField::TunIpv4Src => Some(31),
+            OxmField::TunIpv4Dst => Some(32),
+            OxmField::TunIpv6Src => Some(109),
+            OxmField::TunIpv6Dst => Some(110),
+            _ => None,
+        }
+    }
+
+    /// The field a class `NXM_1` OXM names in a match or set_field, for the
+    /// Nicira fields that have an [`OxmField`]: the tunnel addresses and
+    /// `NXM_NX_TUN_ID` (field 16, which is [`OxmField::TunnelId`]).
+    pub const fn from_nxm_1(field: u8) -> Option<OxmField> {
+        Some(match field {
+            16 => OxmField::TunnelId,
+            31 => OxmField::TunIpv4Src,
+            32 => OxmField::TunIpv4Dst,
+            109 => OxmField::TunIpv6Src,
+            110 => OxmField::TunIpv6Dst,
+            _ => return None,
+        })
+    }
+
+    /// The 32-bit header Open vSwitch writes for this field in a Nicira
+    /// action (reg_load, reg_move) and prints in `load:`/`move:`: the
+    /// legacy NXM header where the field has one (`NXM_OF_ETH_DST`,
+    /// `NXM_NX_TUN_ID`), else the OXM basic one (`OXM_OF_METADATA`).
+    /// Exact-match length. `None` for unknown fields.
+    pub fn nxm_header(self) -> Option<u32> {
+        NXM_TABLE
+            .iter()
+            .find(|(_, f, _)| *f == self)
+            .map(|(h, _, _)| *h)
+            .or_else(|| self.is_basic().then(|| self.header(false)))
+            .or_else(|| self.nxm_1_field().map(|_| self.header(false)))
+    }
+
+    /// The name of [`OxmField::nxm_header`] (`NXM_NX_TUN_ID`,
+    /// `OXM_OF_METADATA`), as ovs-ofctl prints it in `load:` and `move:`.
+    pub fn nxm_name(self) -> Option<NxmName> {
+        if let Some((_, _, n)) = NXM_TABLE.iter().find(|(_, f, _)| *f == self) {
+            return Some(NxmName::Nxm(n));
+        }
+        self.is_basic().then_some(NxmName::Oxm(self))
+    }
+
+    /// The field an exact-match (hasmask 0) NXM or OXM header names in a
+    /// Nicira action: every OXM basic header, and the NXM headers whose
+    /// field is the same as one of sluice's ([`OxmField::nxm_header`]).
+    /// The length must be the field's. `None` for any other header
+    /// (`NXM_OF_VLAN_TCI`, `NXM_OF_IP_TOS`, registers, ...).
+    pub fn from_nxm_header(header: u32) -> Option<OxmField> {
+        if header & 0x100 != 0 {
+            return None;
+        }
+        let f = Self::from_nxm_header_any_len(header)?;
+        (f.info()?.width as u32 == header & 0xff).then_some(f)
+    }
+
+    /// As [`OxmField::from_nxm_header`], whatever the header's hasmask bit
+    /// and length say.
+    pub fn from_nxm_header_any_len(header: u32) -> Option<OxmField> {
+        let class = (header >> 16) as u16;
+        let field = ((header >> 9) & 0x7f) as u8;
+        match class {
+            OXM_CLASS_BASIC => Some(OxmField::from(field)).filter(|f| f.info().is_some()),
+            OXM_CLASS_NXM_0 | OXM_CLASS_NXM_1 => NXM_TABLE
+                .iter()
+                .find(|(h, _, _)| (h ^ header) & !0x1ff == 0)
+                .map(|(_, f, _)| *f),
+            _ => None,
+        }
+    }
+
+    /// Looks a field up by its NXM or OXM name, ASCII case-insensitive:
+    /// `NXM_NX_TUN_ID`, `NXM_OF_ETH_DST`, `OXM_OF_METADATA`,
+    /// `OXM_OF_TUNNEL_ID`, `NXM_NX_TUN_IPV4_DST`, ...
+    pub fn from_nxm_name(s: &str) -> Option<OxmField> {
+        if let Some((_, f, _)) = NXM_TABLE.iter().find(|(_, _, n)| n.eq_ignore_ascii_case(s)) {
+            return Some(*f);
+        }
+        let rest = s
+            .get(..7)
+            .filter(|p| p.eq_ignore_ascii_case("OXM_OF_"))
+            .map(|_| &s[7..])?;
+        Self::KNOWN
+            .iter()
+            .copied()
+            .find(|v| v.name().is_some_and(|n| n.eq_ignore_ascii_case(rest)))
     }
 }
+
+/// The name of a field's NXM or OXM header, written without allocating.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NxmName {
+    /// A legacy NXM name such as `NXM_NX_TUN_ID`.
+    Nxm(&'static str),
+    /// `OXM_OF_` and the basic field's spec name in upper case.
+    Oxm(OxmField),
+}
+
+impl std::fmt::Display for NxmName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NxmName::Nxm(n) => f.write_str(n),
+            NxmName::Oxm(o) => {
+                f.write_str("OXM_OF_")?;
+                for c in o.name().unwrap_or("?").chars() {
+                    std::fmt::Write::write_char(f, c.to_ascii_uppercase())?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+const fn nxm(class: u16, field: u8, len: u8) -> u32 {
+    ((class as u32) << 16) | ((field as u32) << 9) | len as u32
+}
+
+/// The legacy NXM headers (Open vSwitch's meta-flow.h) whose field is one
+/// of sluice's, bit for bit: same width, same meaning. Open vSwitch prefers
+/// these over the OXM basic ones in its Nicira actions.
+/// `NXM_OF_IN_PORT` (16 bits), `NXM_OF_VLAN_TCI` and `NXM_OF_IP_TOS` name
+/// other fields and are not here.
+const NXM_TABLE: &[(u32, OxmField, &str)] = {
+    use OxmField as F;
+    &[
+        (nxm(0, 1, 6), F::EthDst, "NXM_OF_ETH_DST"),
+        (nxm(0, 2, 6), F::EthSrc, "NXM_OF_ETH_SRC"),
+        (nxm(0, 3, 2), F::EthType, "NXM_OF_ETH_TYPE"),
+        (nxm(0, 6, 1), F::IpProto, "NXM_OF_IP_PROTO"),
+        (nxm(0, 7, 4), F::Ipv4Src, "NXM_OF_IP_SRC"),
+        (nxm(0, 8, 4), F::Ipv4Dst, "NXM_OF_IP_DST"),
+        (nxm(0, 9, 2), F::TcpSrc, "NXM_OF_TCP_SRC"),
+        (nxm(0, 10, 2), F::TcpDst, "NXM_OF_TCP_DST"),
+        (nxm(0, 11, 2), F::UdpSrc, "NXM_OF_UDP_SRC"),
+        (nxm(0, 12, 2), F::UdpDst, "NXM_OF_UDP_DST"),
+        (nxm(0, 13, 1), F::Icmpv4Type, "NXM_OF_ICMP_TYPE"),
+        (nxm(0, 14, 1), F::Icmpv4Code, "NXM_OF_ICMP_CODE"),
+        (nxm(0, 15, 2), F::ArpOp, "NXM_OF_ARP_OP"),
+        (nxm(0, 16, 4), F::ArpSpa, "NXM_OF_ARP_SPA"),
+        (nxm(0, 17, 4), F::ArpTpa, "NXM_OF_ARP_TPA"),
+        (nxm(1, 16, 8), F::TunnelId, "NXM_NX_TUN_ID"),
+        (nxm(1, 17, 6), F::ArpSha, "NXM_NX_ARP_SHA"),
+        (nxm(1, 18, 6), F::ArpTha, "NXM_NX_ARP_THA"),
+        (nxm(1, 19, 16), F::Ipv6Src, "NXM_NX_IPV6_SRC"),
+        (nxm(1, 20, 16), F::Ipv6Dst, "NXM_NX_IPV6_DST"),
+        (nxm(1, 21, 1), F::Icmpv6Type, "NXM_NX_ICMPV6_TYPE"),
+        (nxm(1, 22, 1), F::Icmpv6Code, "NXM_NX_ICMPV6_CODE"),
+        (nxm(1, 23, 16), F::Ipv6NdTarget, "NXM_NX_ND_TARGET"),
+        (nxm(1, 24, 6), F::Ipv6NdSll, "NXM_NX_ND_SLL"),
+        (nxm(1, 25, 6), F::Ipv6NdTll, "NXM_NX_ND_TLL"),
+        (nxm(1, 27, 4), F::Ipv6Flabel, "NXM_NX_IPV6_LABEL"),
+        (nxm(1, 28, 1), F::IpEcn, "NXM_NX_IP_ECN"),
+        (nxm(1, 31, 4), F::TunIpv4Src, "NXM_NX_TUN_IPV4_SRC"),
+        (nxm(1, 32, 4), F::TunIpv4Dst, "NXM_NX_TUN_IPV4_DST"),
+        (nxm(1, 109, 16), F::TunIpv6Src, "NXM_NX_TUN_IPV6_SRC"),
+        (nxm(1, 110, 16), F::TunIpv6Dst, "NXM_NX_TUN_IPV6_DST"),
+    ]
+};
 
 /// One basic-class match field, with an optional mask.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -370,7 +823,12 @@ impl MatchEntry {
         let body = r
             .slice(len)
             .map_err(|_| OfpError::new(bad_len, "OXM longer than its container"))?;
-        if class != OXM_CLASS_BASIC {
+        let nicira = if class == OXM_CLASS_NXM_1 {
+            OxmField::from_nxm_1(field)
+        } else {
+            None
+        };
+        if class != OXM_CLASS_BASIC && nicira.is_none() {
             if class == OXM_CLASS_EXPERIMENTER && len < 4 {
                 return Err(OfpError::new(
                     bad_len,
@@ -384,7 +842,8 @@ impl MatchEntry {
                 body: Bytes::copy_from_slice(body),
             }));
         }
-        let f = OxmField::from(field);
+        // A 7-bit field number never names a Nicira field (values >= 128).
+        let f = nicira.unwrap_or(OxmField::from(field));
         let Some(info) = f.info() else {
             return Err(OfpError::new(
                 ErrorCode::BadMatch(BadMatchCode::BadField),
@@ -494,7 +953,8 @@ impl Match {
     /// (`OFPBMC_BAD_PREREQ`), including VLAN_PCP's "VLAN_VID != NONE".
     /// Non-basic classes are reported as `OFPBMC_BAD_FIELD` (we know none).
     pub fn validate(&self) -> Result<()> {
-        let mut seen: [Option<&Oxm>; 40] = [None; 40];
+        let mut seen: [Option<&Oxm>; FIELD_SLOTS] = [None; FIELD_SLOTS];
+        let slot = |f: OxmField| f.index().unwrap_or(0);
         for e in &self.entries {
             let o = match e {
                 MatchEntry::Basic(o) => o,
@@ -506,7 +966,7 @@ impl Match {
                 }
             };
             o.validate()?;
-            let slot = &mut seen[o.field.value() as usize];
+            let slot = &mut seen[slot(o.field)];
             if slot.is_some() {
                 return Err(OfpError::new(
                     ErrorCode::BadMatch(BadMatchCode::DupField),
@@ -521,7 +981,7 @@ impl Match {
         );
         for o in seen.iter().flatten() {
             for (need, values) in o.field.prerequisites() {
-                match seen[need.value() as usize] {
+                match seen[slot(*need)] {
                     Some(p)
                         if p.effective_mask() == need.width_mask() && values.contains(&p.value) => {
                     }
@@ -529,7 +989,7 @@ impl Match {
                 }
             }
             if o.field == OxmField::VlanPcp {
-                match seen[OxmField::VlanVid.value() as usize] {
+                match seen[slot(OxmField::VlanVid)] {
                     Some(v) if !(v.mask.is_none() && v.value == OFPVID_NONE as u128) => {}
                     _ => return Err(bad_prereq),
                 }

@@ -6,7 +6,7 @@ use bytes::Bytes;
 use proptest::collection::vec;
 use proptest::prelude::*;
 
-use ofp::action::{Action, OFPCML_NO_BUFFER};
+use ofp::action::{Action, LoadForm, RegLoad, RegMove, OFPCML_NO_BUFFER};
 use ofp::instruction::Instruction;
 use ofp::msg::flow::{
     FlowMod, FlowModCommand, FlowRemoved, FlowRemovedReason, PacketIn, PacketInReason, PacketOut,
@@ -31,8 +31,70 @@ pub fn bytes8(max_words: usize) -> impl Strategy<Value = Bytes> {
     (0..max_words).prop_flat_map(|n| vec(any::<u8>(), n * 8).prop_map(Bytes::from))
 }
 
+/// Any known field: the 40 basic ones and the Nicira tunnel addresses.
 pub fn field() -> impl Strategy<Value = OxmField> {
-    (0u8..40).prop_map(OxmField::from)
+    prop_oneof![8 => 0u8..40, 1 => 128u8..132].prop_map(OxmField::from)
+}
+
+/// Fields a reg_load or reg_move may write.
+pub fn loadable_field() -> impl Strategy<Value = OxmField> {
+    field().prop_filter("writable", |f| {
+        *f == OxmField::Metadata || f.info().is_some_and(|i| i.settable)
+    })
+}
+
+/// A valid reg_load: bits inside the field, a value that fits. `max_bits`
+/// caps n_bits (64: one NXAST_REG_LOAD).
+pub fn reg_load(forms: &'static [LoadForm], max_bits: u16) -> impl Strategy<Value = RegLoad> {
+    (
+        loadable_field(),
+        any::<u16>(),
+        any::<u16>(),
+        any::<u128>(),
+        proptest::sample::select(forms),
+    )
+        .prop_map(move |(dst, a, b, v, form)| {
+            let bits = dst.info().unwrap().bits as u16;
+            let n_bits = 1 + a % bits.min(max_bits);
+            let ofs = b % (bits - n_bits + 1);
+            let value = if n_bits >= 128 {
+                v
+            } else {
+                v & ((1u128 << n_bits) - 1)
+            };
+            RegLoad {
+                dst,
+                ofs,
+                n_bits,
+                value,
+                form,
+            }
+        })
+}
+
+/// A valid reg_move.
+pub fn reg_move() -> impl Strategy<Value = RegMove> {
+    (
+        field(),
+        loadable_field(),
+        any::<u16>(),
+        any::<u16>(),
+        any::<u16>(),
+    )
+        .prop_map(|(src, dst, a, b, c)| {
+            let (sb, db) = (
+                src.info().unwrap().bits as u16,
+                dst.info().unwrap().bits as u16,
+            );
+            let n_bits = 1 + a % sb.min(db);
+            RegMove {
+                src,
+                src_ofs: b % (sb - n_bits + 1),
+                dst,
+                dst_ofs: c % (db - n_bits + 1),
+                n_bits,
+            }
+        })
 }
 
 /// A basic OXM whose value fits the field and whose mask (only on maskable
@@ -143,6 +205,9 @@ pub fn action() -> impl Strategy<Value = Action> {
         6 => action_common(),
         2 => match_entry().prop_map(Action::SetField),
         1 => (any::<u32>(), bytes8(3)).prop_map(|(experimenter, data)| Action::Experimenter { experimenter, data }),
+        1 => reg_load(&[LoadForm::RegLoad, LoadForm::RegLoad2], 64).prop_map(Action::RegLoad),
+        1 => reg_load(&[LoadForm::RegLoad2], 128).prop_map(Action::RegLoad),
+        1 => reg_move().prop_map(Action::RegMove),
     ]
 }
 
