@@ -464,9 +464,16 @@ pub fn set_field(f: &mut [u8], off: &Offsets, o: &Oxm) -> Edit {
             Edit::Done
         }
         // Not packet fields: the pipeline keeps them in the key.
-        F::InPort | F::InPhyPort | F::Metadata | F::TunnelId | F::Ipv6Exthdr | F::Unknown(_) => {
-            Edit::Done
-        }
+        F::InPort
+        | F::InPhyPort
+        | F::Metadata
+        | F::TunnelId
+        | F::TunIpv4Src
+        | F::TunIpv4Dst
+        | F::TunIpv6Src
+        | F::TunIpv6Dst
+        | F::Ipv6Exthdr
+        | F::Unknown(_) => Edit::Done,
     }
 }
 

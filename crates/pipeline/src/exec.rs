@@ -185,6 +185,13 @@ impl ActionSet {
                     self.set_fields.retain(|x| x.field != o.field);
                     self.set_fields.push(*o);
                 }
+                // A load in an action set is a set_field of its bits.
+                Action::RegLoad(l) => {
+                    self.set_fields.retain(|x| x.field != l.dst);
+                    self.set_fields.push(l.masked());
+                }
+                // Refused by validation (no place in an action set).
+                Action::RegMove(_) => {}
                 Action::SetQueue(q) => self.set_queue = Some(*q),
                 Action::Group(g) => self.group = Some(*g),
                 Action::Output { port, max_len } => self.output = Some((*port, *max_len)),
@@ -697,6 +704,7 @@ impl Exec {
 
     fn reextract(&mut self, frame: &[u8], in_port: u32) {
         self.off = extract(frame, in_port, &mut self.key);
+        self.key.set_tunnel(&self.tun);
     }
 
     /// Follows up an edit: new offsets after a layout change, a count (and
@@ -749,15 +757,24 @@ impl Exec {
                 Action::Output { port, max_len } => self.output::<T>(*port, *max_len, cx),
                 Action::Group(g) => self.group::<T>(*g, frame, cx, depth),
                 Action::SetQueue(q) => cx.queue = Some(*q),
-                Action::SetField(MatchEntry::Basic(o)) => match o.field {
-                    OxmField::Metadata => self.metadata = o.value as u64,
-                    OxmField::TunnelId => self.tun.id = o.value as u64,
-                    _ => {
-                        self.before_change(frame, cx);
-                        let r = edit::set_field(frame, &self.off, o);
-                        self.after_edit::<T>(r, frame, cx);
+                Action::SetField(MatchEntry::Basic(o)) => self.write_field::<T>(o, frame, cx),
+                Action::RegLoad(l) => self.write_field::<T>(&l.masked(), frame, cx),
+                Action::RegMove(m) => {
+                    let v = self.field_value(m.src, frame, cx) >> m.src_ofs;
+                    let mask = ofp::action::bits_mask(m.dst_ofs, m.n_bits);
+                    let o = Oxm::masked(
+                        m.dst,
+                        v.checked_shl(m.dst_ofs as u32).unwrap_or(0) & mask,
+                        mask,
+                    );
+                    if T {
+                        self.note(format!(
+                            "    -> {}",
+                            ofp::text::format_action(&Action::SetField(MatchEntry::Basic(o)))
+                        ));
                     }
-                },
+                    self.write_field::<T>(&o, frame, cx);
+                }
                 Action::PushVlan(t)
                 | Action::PushMpls(t)
                 | Action::PopMpls(t)
@@ -828,6 +845,56 @@ impl Exec {
                     }
                 }
                 Action::SetField(MatchEntry::Other(_)) | Action::Experimenter { .. } => {}
+            }
+        }
+    }
+
+    /// The packet's current value of field `f` (its metadata, or its
+    /// headers as they are now).
+    fn field_value(&mut self, f: OxmField, frame: &[u8], cx: &mut Ctx<'_>) -> u128 {
+        let t = &self.tun;
+        match f {
+            OxmField::Metadata => self.metadata as u128,
+            OxmField::TunnelId => t.id as u128,
+            OxmField::TunIpv4Src => t.ipv4_src as u128,
+            OxmField::TunIpv4Dst => t.ipv4_dst as u128,
+            OxmField::TunIpv6Src => t.ipv6_src,
+            OxmField::TunIpv6Dst => t.ipv6_dst,
+            _ => {
+                if cx.key_stale {
+                    self.reextract(frame, cx.in_port);
+                    cx.key_stale = false;
+                }
+                crate::matchkey::read_field(&self.key, f).unwrap_or(0)
+            }
+        }
+    }
+
+    /// Writes `o.value` into the bits of field `o.field` its mask selects
+    /// (all of them without a mask): metadata in place, headers by
+    /// [`edit::set_field`].
+    fn write_field<const T: bool>(&mut self, o: &Oxm, frame: &mut [u8], cx: &mut Ctx<'_>) {
+        let full = o.field.width_mask();
+        let m = o.mask.unwrap_or(full) & full;
+        let merge = |old: u128| (old & !m) | (o.value & m);
+        let t = &mut self.tun;
+        match o.field {
+            OxmField::Metadata => self.metadata = merge(self.metadata as u128) as u64,
+            OxmField::TunnelId => t.id = merge(t.id as u128) as u64,
+            OxmField::TunIpv4Src => t.ipv4_src = merge(t.ipv4_src as u128) as u32,
+            OxmField::TunIpv4Dst => t.ipv4_dst = merge(t.ipv4_dst as u128) as u32,
+            OxmField::TunIpv6Src => t.ipv6_src = merge(t.ipv6_src),
+            OxmField::TunIpv6Dst => t.ipv6_dst = merge(t.ipv6_dst),
+            _ => {
+                let exact = if m == full {
+                    Oxm::exact(o.field, o.value & full)
+                } else {
+                    let old = self.field_value(o.field, frame, cx);
+                    Oxm::exact(o.field, merge(old) & o.field.full_mask())
+                };
+                self.before_change(frame, cx);
+                let r = edit::set_field(frame, &self.off, &exact);
+                self.after_edit::<T>(r, frame, cx);
             }
         }
     }

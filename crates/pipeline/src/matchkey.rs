@@ -182,6 +182,11 @@ fn place(f: OxmField, eth_type: u64) -> (&'static [Slot], u64) {
         F::MplsBos => (&[s::MPLS_BOS], flags::MPLS),
         F::PbbIsid => (&[s::PBB_ISID], flags::PBB),
         F::TunnelId => (&[s::TUNNEL_ID], 0),
+        // Tunnel fields are metadata: zero when the packet has none.
+        F::TunIpv4Src => (&[s::TUN_IPV4_SRC], 0),
+        F::TunIpv4Dst => (&[s::TUN_IPV4_DST], 0),
+        F::TunIpv6Src => (&[s::TUN_IPV6_SRC_HI, s::TUN_IPV6_SRC_LO], 0),
+        F::TunIpv6Dst => (&[s::TUN_IPV6_DST_HI, s::TUN_IPV6_DST_LO], 0),
         F::Ipv6Exthdr => (&[s::IPV6_EXTHDR], flags::IPV6),
         F::Unknown(_) => (&[], 0),
     }

@@ -165,19 +165,25 @@ pub fn describe_tunnel(t: &TunnelMeta) -> String {
 /// really carries (its layer was parsed whole), in OXM order.
 pub fn describe_key(key: &FlowKey) -> String {
     let mut m = Match::new();
-    for f in (0u8..40).map(OxmField::from) {
+    let tunnel = [
+        OxmField::TunIpv4Src,
+        OxmField::TunIpv4Dst,
+        OxmField::TunIpv6Src,
+        OxmField::TunIpv6Dst,
+    ];
+    for f in (0u8..40).map(OxmField::from).chain(tunnel) {
         if matches!(f, OxmField::Unknown(_) | OxmField::InPhyPort) {
             continue;
         }
         let Some(value) = read_field(key, f) else {
             continue;
         };
-        // Zero metadata, tunnel id and VLAN (untagged) say nothing.
+        // Zero metadata, tunnel fields and VLAN (untagged) say nothing.
         if value == 0
-            && matches!(
+            && (matches!(
                 f,
                 OxmField::Metadata | OxmField::TunnelId | OxmField::VlanVid
-            )
+            ) || tunnel.contains(&f))
         {
             continue;
         }

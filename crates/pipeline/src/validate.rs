@@ -157,6 +157,20 @@ impl Facts {
             })
     }
 
+    /// After a write of an unknown value to `f` (part of a field, or a
+    /// move): what was known of it is not any more.
+    fn forget(&mut self, f: OxmField) {
+        match f {
+            OxmField::EthType => self.eth_type_is(Fact::Unknown),
+            OxmField::IpProto => {
+                self.ip_proto = Fact::Unknown;
+                self.icmpv6_type = Fact::Unknown;
+            }
+            OxmField::Icmpv6Type => self.icmpv6_type = Fact::Unknown,
+            _ => {}
+        }
+    }
+
     /// What a set_field of `o` tells about the packets after it.
     fn set(&mut self, o: &Oxm) {
         match o.field {
@@ -232,6 +246,29 @@ pub fn actions<G, M>(
                     "no experimenter actions known",
                 ))
             }
+            Action::RegLoad(l) => {
+                if !facts.allow(l.dst) {
+                    return Err(err(
+                        ErrorCode::BadAction(BadActionCode::MatchInconsistent),
+                        "load: the destination's prerequisites are not met by the packets",
+                    ));
+                }
+                let o = l.masked();
+                if o.mask == Some(o.field.full_mask()) {
+                    facts.set(&Oxm::exact(o.field, o.value));
+                } else {
+                    facts.forget(o.field);
+                }
+            }
+            Action::RegMove(m) => {
+                if !facts.allow(m.src) || !facts.allow(m.dst) {
+                    return Err(err(
+                        ErrorCode::BadAction(BadActionCode::MatchInconsistent),
+                        "move: a field's prerequisites are not met by the packets",
+                    ));
+                }
+                facts.forget(m.dst);
+            }
             Action::SetField(MatchEntry::Basic(o)) => {
                 if !facts.allow(o.field) {
                     return Err(err(
@@ -280,6 +317,15 @@ pub fn instructions<G, M>(
                     ErrorCode::MeterModFailed(MeterModFailedCode::UnknownMeter),
                     "meter does not exist",
                 ))
+            }
+            Instruction::WriteActions(a) if a.iter().any(|x| matches!(x, Action::RegMove(_))) => {
+                // An action set holds one action of each type, applied in
+                // the spec's order: a move has no place in it (as in Open
+                // vSwitch).
+                return Err(err(
+                    ErrorCode::BadAction(BadActionCode::UnsupportedOrder),
+                    "move cannot be in an action set (write_actions)",
+                ));
             }
             Instruction::ApplyActions(a) | Instruction::WriteActions(a) => {
                 actions(a, Packets::Matching(match_), cx)?
