@@ -8,9 +8,9 @@
 use bytes::Bytes;
 
 use super::flow::field_by_name;
-use super::value::{format_masked, parse_masked, parse_num};
+use super::value::{format_masked, parse_masked, parse_num, parse_uint};
 use super::{key_value, split_top, TextError};
-use crate::action::{Action, OFPCML_NO_BUFFER};
+use crate::action::{bits_mask, Action, LoadForm, RegLoad, RegMove, OFPCML_NO_BUFFER};
 use crate::instruction::Instruction;
 use crate::oxm::{MatchEntry, Oxm, OxmField, OFPVID_PRESENT};
 use crate::port::port_no;
@@ -112,8 +112,182 @@ fn set_field(field: OxmField, value: u128, mask: Option<u128>) -> Action {
     Action::SetField(MatchEntry::Basic(Oxm { field, value, mask }))
 }
 
-/// Parses one action token.
+/// What parsing an action list knows of the flow around it, as ovs-ofctl
+/// uses it: the match's IP protocol (which port `mod_tp_src` sets) and
+/// whether the packet has a VLAN tag at this point of the list (whether
+/// `mod_vlan_vid` and `mod_vlan_pcp` push one first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Ctx {
+    pub proto: Option<u128>,
+    pub vlan: bool,
+}
+
+impl Ctx {
+    /// No match known: no transport protocol, and the VLAN aliases only set
+    /// the tag's fields (they push none).
+    pub const UNKNOWN: Ctx = Ctx {
+        proto: None,
+        vlan: true,
+    };
+}
+
+/// Pushes the leading 64-bit pieces of a wide load to `out` and returns
+/// the last, as ovs-ofctl splits them (one NXAST_REG_LOAD holds 64 bits).
+fn push_load(tok: &str, l: RegLoad, out: &mut Vec<Action>) -> Result<Action, TextError> {
+    let _ = tok;
+    let mut rest = l;
+    while rest.n_bits > 64 {
+        out.push(Action::RegLoad(RegLoad {
+            n_bits: 64,
+            value: rest.value & bits_mask(0, 64),
+            ..rest
+        }));
+        rest.ofs += 64;
+        rest.n_bits -= 64;
+        rest.value >>= 64;
+    }
+    Ok(Action::RegLoad(rest))
+}
+
+/// A value of `field` in its text form (no mask).
+fn parse_value(field: OxmField, v: &str) -> Result<u128, TextError> {
+    match parse_masked(field, v)? {
+        (value, None) => Ok(value),
+        (_, Some(_)) => Err(TextError::new(v, "a value without a mask")),
+    }
+}
+
+/// A field for `load:` and `move:`: its NXM or OXM name
+/// (`NXM_NX_TUN_ID`, `OXM_OF_METADATA`) or its short name (`tun_id`,
+/// `eth_dst`, `dl_dst`, `metadata`, `tun_dst`).
+fn subfield_field(name: &str) -> Option<OxmField> {
+    OxmField::from_nxm_name(name).or_else(|| field_by_name(name))
+}
+
+/// Parses `FIELD[]`, `FIELD[a..b]`, `FIELD[n]` or `FIELD` (the whole
+/// field) into (field, ofs, n_bits), the bits checked against the field.
+pub(crate) fn parse_subfield(s: &str) -> Result<(OxmField, u16, u16), TextError> {
+    let (name, bits) = match s.find('[') {
+        Some(i) => (&s[..i], Some(&s[i..])),
+        None => (s, None),
+    };
+    let field = subfield_field(name).ok_or_else(|| {
+        TextError::new(
+            name,
+            "a field like NXM_NX_TUN_ID, OXM_OF_METADATA or tun_dst",
+        )
+    })?;
+    let width = field.info().map_or(0, |i| i.bits as u16);
+    let bad = || {
+        TextError::new(
+            s,
+            "FIELD[], FIELD[BIT] or FIELD[START..END] inside the field",
+        )
+    };
+    let (start, end) = match bits {
+        None | Some("[]") => (0, width.saturating_sub(1)),
+        Some(b) => {
+            let inner = b
+                .strip_prefix('[')
+                .and_then(|b| b.strip_suffix(']'))
+                .ok_or_else(bad)?;
+            let num = |x: &str| x.parse::<u16>().map_err(|_| bad());
+            match inner.split_once("..") {
+                Some((a, b)) => (num(a)?, num(b)?),
+                None => {
+                    let n = num(inner)?;
+                    (n, n)
+                }
+            }
+        }
+    };
+    if start > end || end >= width {
+        return Err(bad());
+    }
+    Ok((field, start, end - start + 1))
+}
+
+/// Writes `FIELD[...]` as ovs-ofctl does: `[]` for the whole field,
+/// `[n]` for one bit, `[a..b]` otherwise.
+fn format_subfield(f: OxmField, ofs: u16, n_bits: u16, s: &mut String) {
+    use std::fmt::Write;
+    match f.nxm_name() {
+        Some(n) => {
+            let _ = write!(s, "{n}");
+        }
+        None => {
+            let _ = write!(s, "{}", f.value());
+        }
+    }
+    let width = f.info().map_or(0, |i| i.bits as u16);
+    let _ = if ofs == 0 && n_bits == width {
+        write!(s, "[]")
+    } else if n_bits == 1 {
+        write!(s, "[{ofs}]")
+    } else {
+        write!(s, "[{ofs}..{}]", ofs as u32 + n_bits as u32 - 1)
+    };
+}
+
+fn format_load(l: &RegLoad, s: &mut String) {
+    use std::fmt::Write;
+    // ovs-ofctl prints the value with C's %#x: 0 is `0`.
+    let seg = |ofs: u16, n: u16, v: u128, s: &mut String| {
+        if !s.is_empty() {
+            s.push(',');
+        }
+        let _ = if v == 0 {
+            write!(s, "load:0->")
+        } else {
+            write!(s, "load:{v:#x}->")
+        };
+        format_subfield(l.dst, ofs, n, s);
+    };
+    let mut rest = *l;
+    while rest.n_bits > 64 {
+        seg(rest.ofs, 64, rest.value & bits_mask(0, 64), s);
+        rest.ofs = rest.ofs.wrapping_add(64);
+        rest.n_bits -= 64;
+        rest.value >>= 64;
+    }
+    seg(rest.ofs, rest.n_bits, rest.value, s);
+}
+
+/// Parses one action token, with no match around it (see [`Ctx::UNKNOWN`]).
+/// A `load:` wider than 64 bits is two actions: parse it in a list.
 pub fn parse_action(tok: &str) -> Result<Action, TextError> {
+    let mut v = Vec::with_capacity(1);
+    let mut ctx = Ctx::UNKNOWN;
+    parse_action_into(tok, &mut ctx, &mut v)?;
+    match <[Action; 1]>::try_from(v) {
+        Ok([a]) => Ok(a),
+        Err(_) => Err(TextError::new(
+            tok,
+            "one action (this is more than one: parse it in a list)",
+        )),
+    }
+}
+
+/// Parses one action token into `out` (most give one action; `load:` of more
+/// than 64 bits and the VLAN aliases may give two), updating `ctx`.
+pub(crate) fn parse_action_into(
+    tok: &str,
+    ctx: &mut Ctx,
+    out: &mut Vec<Action>,
+) -> Result<(), TextError> {
+    let a = parse_one(tok, ctx, out)?;
+    match a {
+        Action::PushVlan(_) => ctx.vlan = true,
+        Action::PopVlan => ctx.vlan = false,
+        _ => {}
+    }
+    out.push(a);
+    Ok(())
+}
+
+/// One action; loads of more than 64 bits and VLAN aliases push their
+/// leading parts to `out` themselves.
+fn parse_one(tok: &str, ctx: &mut Ctx, out: &mut Vec<Action>) -> Result<Action, TextError> {
     if let Some(args) = paren_args(tok, "controller") {
         let mut max_len = OFPCML_NO_BUFFER;
         for (k, v) in args {
@@ -166,7 +340,9 @@ pub fn parse_action(tok: &str) -> Result<Action, TextError> {
     }
     let (key, arg) = key_value(tok);
     let need = |what: &str| arg.ok_or_else(|| TextError::new(tok, format!("{key}:{what}")));
-    let a = match key.to_ascii_lowercase().as_str() {
+    let lower = key.to_ascii_lowercase();
+    let key = lower.as_str();
+    let a = match key {
         "output" => {
             let port = parse_port(need("PORT")?)?;
             // As ovs-ofctl: `output:controller` is `controller`, which
@@ -194,6 +370,8 @@ pub fn parse_action(tok: &str) -> Result<Action, TextError> {
         "group" => Action::Group(parse_num(need("GROUP_ID")?, "a group id")?),
         "set_queue" => Action::SetQueue(parse_num(need("QUEUE_ID")?, "a queue id")?),
         "push_vlan" => Action::PushVlan(parse_num(need("ETHERTYPE")?, "an ethertype like 0x8100")?),
+        // strip_vlan is ovs-ofctl's OpenFlow 1.0 name (it refuses it under
+        // 1.3); sluice takes it as pop_vlan.
         "pop_vlan" | "strip_vlan" => Action::PopVlan,
         "push_mpls" => Action::PushMpls(parse_num(need("ETHERTYPE")?, "an ethertype like 0x8847")?),
         "pop_mpls" => Action::PopMpls(parse_num(need("ETHERTYPE")?, "an ethertype like 0x0800")?),
@@ -205,7 +383,7 @@ pub fn parse_action(tok: &str) -> Result<Action, TextError> {
         "dec_nw_ttl" | "dec_ttl" => Action::DecNwTtl,
         "copy_ttl_out" => Action::CopyTtlOut,
         "copy_ttl_in" => Action::CopyTtlIn,
-        "set_field" | "load" => {
+        "set_field" => {
             let body = need("VALUE->FIELD")?;
             let (v, f) = body
                 .split_once("->")
@@ -216,25 +394,152 @@ pub fn parse_action(tok: &str) -> Result<Action, TextError> {
             if field == OxmField::VlanVid && value <= 0xfff {
                 value |= OFPVID_PRESENT as u128;
             }
-            set_field(field, value, mask)
+            match mask {
+                // A masked set_field is a load of the masked bits, as
+                // ovs-ofctl sends it under OpenFlow 1.3.
+                Some(m) => {
+                    let ofs = m.trailing_zeros() as u16;
+                    let n_bits = (128 - m.leading_zeros() as u16).saturating_sub(ofs);
+                    if m == 0 || m != bits_mask(ofs, n_bits) || value & !m != 0 {
+                        return Err(TextError::new(
+                            v,
+                            "a mask that is one run of bits, and a value inside it",
+                        ));
+                    }
+                    return push_load(
+                        tok,
+                        RegLoad {
+                            dst: field,
+                            ofs,
+                            n_bits,
+                            value: value >> ofs,
+                            form: LoadForm::RegLoad,
+                        },
+                        out,
+                    );
+                }
+                None => set_field(field, value, None),
+            }
         }
-        "mod_dl_src" | "mod_dl_dst" | "mod_nw_src" | "mod_nw_dst" | "mod_vlan_pcp" => {
+        "load" => {
+            let body = need("VALUE->FIELD[BITS]")?;
+            let (v, f) = body
+                .split_once("->")
+                .ok_or_else(|| TextError::new(body, "VALUE->FIELD[BITS]"))?;
+            let (dst, ofs, n_bits) = parse_subfield(f)?;
+            let value = parse_uint(v, "an integer (decimal or 0x hex)")?;
+            if n_bits < 128 && value >> n_bits != 0 {
+                return Err(TextError::new(
+                    tok,
+                    format!("a value that fits in {n_bits} bits"),
+                ));
+            }
+            return push_load(
+                tok,
+                RegLoad {
+                    dst,
+                    ofs,
+                    n_bits,
+                    value,
+                    form: LoadForm::RegLoad,
+                },
+                out,
+            );
+        }
+        "move" => {
+            let body = need("SRC[BITS]->DST[BITS]")?;
+            let (s, d) = body
+                .split_once("->")
+                .ok_or_else(|| TextError::new(body, "SRC[BITS]->DST[BITS]"))?;
+            let (src, src_ofs, n) = parse_subfield(s)?;
+            let (dst, dst_ofs, dn) = parse_subfield(d)?;
+            if n != dn {
+                return Err(TextError::new(
+                    tok,
+                    format!("source and destination of the same width ({n} and {dn} bits)"),
+                ));
+            }
+            Action::RegMove(RegMove {
+                src,
+                src_ofs,
+                dst,
+                dst_ofs,
+                n_bits: n,
+            })
+        }
+        "mod_dl_src" | "mod_dl_dst" | "mod_nw_src" | "mod_nw_dst" => {
             let field = match key {
                 "mod_dl_src" => OxmField::EthSrc,
                 "mod_dl_dst" => OxmField::EthDst,
                 "mod_nw_src" => OxmField::Ipv4Src,
-                "mod_nw_dst" => OxmField::Ipv4Dst,
-                _ => OxmField::VlanPcp,
+                _ => OxmField::Ipv4Dst,
             };
-            let (value, mask) = parse_masked(field, need("VALUE")?)?;
-            set_field(field, value, mask)
+            let v = need("VALUE")?;
+            let value = parse_value(field, v)?;
+            set_field(field, value, None)
         }
-        "mod_vlan_vid" => {
-            let vid: u16 = parse_num(need("VID")?, "a VLAN id (0-4095)")?;
-            if vid > 0xfff {
-                return Err(TextError::new(tok, "a VLAN id (0-4095)"));
+        "mod_vlan_vid" | "mod_vlan_pcp" => {
+            let a = if key == "mod_vlan_vid" {
+                let vid: u16 = parse_num(need("VID")?, "a VLAN id (0-4095)")?;
+                if vid > 0xfff {
+                    return Err(TextError::new(tok, "a VLAN id (0-4095)"));
+                }
+                set_field(OxmField::VlanVid, (vid | OFPVID_PRESENT) as u128, None)
+            } else {
+                let pcp: u8 = parse_num(need("PCP")?, "a VLAN priority (0-7)")?;
+                if pcp > 7 {
+                    return Err(TextError::new(tok, "a VLAN priority (0-7)"));
+                }
+                set_field(OxmField::VlanPcp, pcp as u128, None)
+            };
+            // As ovs-ofctl: with no tag at this point, push one first.
+            if !ctx.vlan {
+                out.push(Action::PushVlan(0x8100));
+                ctx.vlan = true;
             }
-            set_field(OxmField::VlanVid, (vid | OFPVID_PRESENT) as u128, None)
+            a
+        }
+        "mod_nw_tos" => {
+            let tos: u8 = parse_num(need("TOS")?, "a TOS byte with the two ECN bits clear")?;
+            if tos & 3 != 0 {
+                return Err(TextError::new(
+                    tok,
+                    "a TOS byte with the two ECN bits clear",
+                ));
+            }
+            set_field(OxmField::IpDscp, (tos >> 2) as u128, None)
+        }
+        "mod_nw_ecn" => {
+            let ecn: u8 = parse_num(need("ECN")?, "an ECN value (0-3)")?;
+            if ecn > 3 {
+                return Err(TextError::new(tok, "an ECN value (0-3)"));
+            }
+            set_field(OxmField::IpEcn, ecn as u128, None)
+        }
+        "mod_tp_src" | "mod_tp_dst" => {
+            let src = key == "mod_tp_src";
+            let field =
+                match ctx.proto {
+                    Some(6) => [OxmField::TcpDst, OxmField::TcpSrc][src as usize],
+                    Some(17) => [OxmField::UdpDst, OxmField::UdpSrc][src as usize],
+                    Some(132) => [OxmField::SctpDst, OxmField::SctpSrc][src as usize],
+                    _ => return Err(TextError::new(
+                        tok,
+                        "tcp, udp or sctp (or nw_proto=N) in the flow's match, to say which port",
+                    )),
+                };
+            let port: u16 = parse_num(need("PORT")?, "a port number (0-65535)")?;
+            set_field(field, port as u128, None)
+        }
+        "set_tunnel" | "set_tunnel64" => {
+            let id: u64 = parse_num(need("TUNNEL_ID")?, "a 64-bit tunnel id")?;
+            if key == "set_tunnel" && id > u32::MAX as u64 {
+                return Err(TextError::new(
+                    tok,
+                    "a 32-bit tunnel id (set_tunnel64 for more)",
+                ));
+            }
+            set_field(OxmField::TunnelId, id as u128, None)
         }
         _ => {
             return Err(TextError::new(
@@ -290,6 +595,27 @@ pub fn format_action_named(a: &Action, names: &Names) -> String {
             o.field,
             o.has_mask
         ),
+        Action::RegLoad(l) if l.form == LoadForm::RegLoad => {
+            let mut s = String::new();
+            format_load(l, &mut s);
+            s
+        }
+        // As ovs-ofctl prints NXAST_REG_LOAD2: a set_field, masked unless
+        // it covers the whole field.
+        Action::RegLoad(l) => {
+            let m = l.masked();
+            let whole = l.ofs == 0 && l.n_bits as u32 == l.dst.info().map_or(0, |i| i.bits as u32);
+            let fname = super::flow::ovs_field_name(l.dst);
+            let mask = if whole { None } else { m.mask };
+            format!("set_field:{}->{fname}", format_masked(l.dst, m.value, mask))
+        }
+        Action::RegMove(m) => {
+            let mut s = String::from("move:");
+            format_subfield(m.src, m.src_ofs, m.n_bits, &mut s);
+            s.push_str("->");
+            format_subfield(m.dst, m.dst_ofs, m.n_bits, &mut s);
+            s
+        }
         Action::Experimenter { experimenter, data } => {
             format!(
                 "experimenter(id={experimenter:#x},data={})",
@@ -301,20 +627,25 @@ pub fn format_action_named(a: &Action, names: &Names) -> String {
 }
 
 /// Parses a comma-separated action list; `drop` alone is the empty list.
+/// No match is known (see [`Ctx::UNKNOWN`]).
 pub fn parse_actions(s: &str) -> Result<Vec<Action>, TextError> {
+    let mut ctx = Ctx::UNKNOWN;
+    parse_actions_ctx(s, &mut ctx)
+}
+
+pub(crate) fn parse_actions_ctx(s: &str, ctx: &mut Ctx) -> Result<Vec<Action>, TextError> {
     let toks = split_top(s);
     if toks.len() == 1 && toks[0].eq_ignore_ascii_case("drop") {
         return Ok(Vec::new());
     }
-    toks.into_iter()
-        .map(|t| {
-            if t.eq_ignore_ascii_case("drop") {
-                Err(TextError::new(t, "drop only as the sole action"))
-            } else {
-                parse_action(t)
-            }
-        })
-        .collect()
+    let mut v = Vec::with_capacity(toks.len());
+    for t in toks {
+        if t.eq_ignore_ascii_case("drop") {
+            return Err(TextError::new(t, "drop only as the sole action"));
+        }
+        parse_action_into(t, ctx, &mut v)?;
+    }
+    Ok(v)
 }
 
 /// Writes an action list (`drop` when empty).
@@ -334,8 +665,15 @@ pub fn format_actions_named(actions: &[Action], names: &Names) -> String {
         .join(",")
 }
 
-/// Parses the `actions=` part of a flow into instructions, in canonical order.
+/// Parses the `actions=` part of a flow into instructions, in canonical
+/// order. No match is known (see [`Ctx::UNKNOWN`]).
 pub fn parse_instructions(s: &str) -> Result<Vec<Instruction>, TextError> {
+    parse_instructions_ctx(s, Ctx::UNKNOWN)
+}
+
+/// As [`parse_instructions`], knowing the flow's match through `ctx`.
+pub(crate) fn parse_instructions_ctx(s: &str, ctx: Ctx) -> Result<Vec<Instruction>, TextError> {
+    let mut apply_ctx = ctx;
     let toks = split_top(s);
     if toks.len() == 1 && toks[0].eq_ignore_ascii_case("drop") {
         return Ok(Vec::new());
@@ -381,10 +719,16 @@ pub fn parse_instructions(s: &str) -> Result<Vec<Instruction>, TextError> {
             }
             _ if tok.starts_with("write_actions(") && tok.ends_with(')') => {
                 once(tok, write.is_some())?;
-                write = Some(parse_actions(&tok["write_actions(".len()..tok.len() - 1])?);
+                // The action set runs after the apply-actions: start from
+                // the state they leave.
+                let mut c = apply_ctx;
+                write = Some(parse_actions_ctx(
+                    &tok["write_actions(".len()..tok.len() - 1],
+                    &mut c,
+                )?);
             }
             "drop" => return Err(TextError::new(tok, "drop only as the sole action")),
-            _ => apply.push(parse_action(tok)?),
+            _ => parse_action_into(tok, &mut apply_ctx, &mut apply)?,
         }
     }
     let mut v = Vec::new();

@@ -2,7 +2,9 @@
 
 use std::collections::BTreeMap;
 
-use super::actions::{format_instructions, format_port, parse_instructions, parse_port, Names};
+use super::actions::{
+    format_instructions, format_port, parse_instructions_ctx, parse_port, Ctx, Names,
+};
 use super::value::{format_masked, parse_masked, parse_num, parse_uint};
 use super::{split_at_key, split_top, TextError};
 use crate::msg::flow::{flow_mod_flags as ff, FlowMod};
@@ -191,7 +193,11 @@ fn parse_match_tokens(toks: &[&str]) -> Result<Match, TextError> {
             }
             _ => {
                 let f = resolve(k, eth, proto)?;
-                let (value, mask) = parse_masked(f, v)?;
+                let (mut value, mask) = parse_masked(f, v)?;
+                // As ovs-ofctl: bits the mask leaves out are not sent.
+                if let Some(m) = mask {
+                    value &= m;
+                }
                 Oxm {
                     field: f,
                     value,
@@ -415,7 +421,16 @@ pub fn parse_flow_mod(s: &str) -> Result<FlowMod, TextError> {
     }
     fm.match_ = parse_match_tokens(&match_toks)?;
     if let Some(a) = acts {
-        fm.instructions = parse_instructions(a)?;
+        let m = &fm.match_;
+        let ctx = Ctx {
+            proto: exact(m, OxmField::IpProto),
+            // A tag is there when the match asks for OFPVID_PRESENT.
+            vlan: m.get(OxmField::VlanVid).is_some_and(|o| {
+                let present = OFPVID_PRESENT as u128;
+                o.value & o.effective_mask() & present != 0
+            }),
+        };
+        fm.instructions = parse_instructions_ctx(a, ctx)?;
     }
     Ok(fm)
 }

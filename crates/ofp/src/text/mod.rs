@@ -7,15 +7,31 @@
 //! ```
 //!
 //! Parsing accepts the names ovs-ofctl users know (`dl_dst`, `nw_src`,
-//! `tp_dst`, `dl_vlan`, `mod_dl_src:`, `strip_vlan`, ...) as well as the OXM
-//! names (`eth_dst`, `ipv4_src`, `tcp_dst`, `vlan_vid`, ...), and reserved
-//! ports in either case. Printing writes one canonical form, the one
+//! `tp_dst`, `dl_vlan`, `tun_id`, `tun_src`, `tun_dst`, `tun_ipv6_src`,
+//! `tun_ipv6_dst`, ...) as well as the OXM names (`eth_dst`, `ipv4_src`,
+//! `tcp_dst`, `vlan_vid`, ...), and reserved ports in either case.
+//!
+//! Actions are OpenFlow 1.3's plus Open vSwitch's `load:VALUE->FIELD[BITS]`
+//! and `move:SRC[BITS]->DST[BITS]` (NXAST_REG_LOAD and NXAST_REG_MOVE;
+//! FIELD by its NXM/OXM name such as `NXM_NX_TUN_ID` or `OXM_OF_METADATA`,
+//! or its short name; BITS `[]`, `[n]` or `[a..b]`), and the ovs-ofctl
+//! aliases that map onto them: `strip_vlan` (pop_vlan), `mod_vlan_vid`,
+//! `mod_vlan_pcp` (pushing a tag first when the match has none, as
+//! ovs-ofctl does), `mod_dl_src`, `mod_dl_dst`, `mod_nw_src`, `mod_nw_dst`,
+//! `mod_nw_tos` (the DSCP, tos >> 2), `mod_nw_ecn`, `mod_nw_ttl`,
+//! `mod_tp_src`/`mod_tp_dst` (the port of the match's tcp, udp or sctp),
+//! `set_tunnel`, `set_tunnel64`. A `load:` is an NXAST_REG_LOAD whether it
+//! sets the whole field or part of it, as ovs-ofctl 3.1 sends it under
+//! OpenFlow 1.3 (not set_field or reg_load2), in pieces of at most 64
+//! bits; a masked `set_field:V/M->F` is the same load. Printing writes one canonical form, the one
 //! ovs-ofctl 3.x prints: reserved ports in upper case (`NORMAL`,
 //! `CONTROLLER:65535`, `in_port=LOCAL`), match fields in ovs-ofctl's order
 //! and names (`tcp,in_port=1,dl_src=...,dl_dst=...,nw_tos=36`), actions by
 //! ovs-ofctl's names (`dec_ttl`, `mod_nw_ttl:9`, `set_mpls_ttl(9)`,
-//! `set_field:10.0.0.1->ip_dst`), bucket weights only when not the
-//! default. [`Names`] prints port and table names instead of numbers, as
+//! `set_field:10.0.0.1->ip_dst`, `load:0x15->NXM_NX_TUN_ID[]`,
+//! `move:NXM_OF_ETH_SRC[]->NXM_OF_ETH_DST[]`), tunnel fields first in a
+//! match (`tun_id=0x5,tun_src=1.2.3.4,in_port=3`), bucket weights only when
+//! not the default. [`Names`] prints port and table names instead of numbers, as
 //! `--names` does. Parsing the canonical form gives back the same message:
 //! text -> message -> text is the identity on canonical text, and message ->
 //! text -> message on canonical messages (match fields in OXM order, no

@@ -216,13 +216,19 @@ pub fn canonical_action() -> impl Strategy<Value = Action> {
     prop_oneof![
         6 => action_common(),
         2 => oxm().prop_map(|mut o| {
+            // A masked set_field is text for a reg_load: not canonical.
+            if o.mask.is_some() {
+                o.value &= o.field.full_mask();
+                o.mask = None;
+            }
             if o.field == OxmField::VlanVid {
                 o.value |= 0x1000;
-                o.mask = None;
             }
             Action::SetField(MatchEntry::Basic(o))
         }),
         1 => (any::<u32>(), bytes_any(12)).prop_map(|(experimenter, data)| Action::Experimenter { experimenter, data }),
+        1 => reg_load(&[LoadForm::RegLoad], 64).prop_map(Action::RegLoad),
+        1 => reg_move().prop_map(Action::RegMove),
     ]
 }
 
