@@ -49,9 +49,15 @@ fn actions(ids: &[TypeId]) -> String {
 fn oxm_name(id: &OxmId) -> String {
     let class = id.header >> 16;
     let field = ((id.header >> 9) & 0x7f) as u8;
-    match OxmField::from(field).name() {
-        Some(n) if class == 0x8000 => n.to_string(),
-        _ => format!("oxm({:#010x})", id.header),
+    let f = match class {
+        0x8000 => Some(OxmField::from(field)),
+        // The Nicira tunnel fields (NXM_1) sluice knows.
+        0x0001 => OxmField::from_nxm_1(field),
+        _ => None,
+    };
+    match f.and_then(OxmField::name) {
+        Some(n) => n.to_string(),
+        None => format!("oxm({:#010x})", id.header),
     }
 }
 
