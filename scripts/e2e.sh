@@ -1356,6 +1356,9 @@ test_jumbo_frames_and_offload_warnings() {
     finish "jumbo frames pass whole, also after an MTU change; GRO and checksum offloads are named" $r
 }
 
+# Tunnel ports: their own testbed, in their own file.
+. scripts/e2e_overlay.sh
+
 for t in ${*:-$(declare -F | awk '$3 ~ /^test_/ {print $3}')}; do
     "$t"
 done
