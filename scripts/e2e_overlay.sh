@@ -112,7 +112,7 @@ test_overlay_between_two_sluice_hosts() {
         P=sle2e$$ov1
         AUTO_RD=$(mktemp -d)
         OUT=$(mktemp)
-        ov_up || return 1
+        ov_up || { finish "overlay: two sluice hosts (testbed)" 1; return; }
         ov_sluice a 1 2 "$ty"
         # Host b's tunnel port comes at run time, as ovs-vsctl would add it.
         ov_sluice b 2 1 "$ty" none
@@ -150,7 +150,7 @@ test_overlay_with_the_linux_vxlan_device() {
     P=sle2e$$ov2
     AUTO_RD=$(mktemp -d)
     OUT=$(mktemp)
-    ov_up || return 1
+    ov_up || { finish "overlay: Linux vxlan device (testbed)" 1; return; }
     local r=0
     ov_sluice a 1 2 vxlan
     # Host b: the kernel's own VXLAN endpoint, holding VM b's address.
@@ -178,7 +178,7 @@ test_overlay_with_open_vswitch() {
         P=sle2e$$ov3
         AUTO_RD=$(mktemp -d)
         OUT=$(mktemp)
-        ov_up || return 1
+        ov_up || { finish "overlay: Open vSwitch (testbed)" 1; return; }
         ov_sluice a 1 2 "$ty"
         # Host b: Open vSwitch's netdev datapath with a userspace tunnel port
         # (the underlay address on br-phy, which owns ub, as OVS's

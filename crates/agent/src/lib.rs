@@ -80,6 +80,7 @@ use ofp::msg::simple::{
 use ofp::port::{port_config, port_no, port_state, PortDesc, NO_BUFFER};
 use ofp::wire::FixedStr;
 use ofp::{Action, Message, Oxm, OxmField, PacketIn, PacketOut};
+use packet::TunnelDst;
 use pipeline::{Pipeline, PortState, Removed, Snapshot, ToController};
 
 pub use buffers::Buffers;
@@ -1263,6 +1264,21 @@ impl<D: Datapath> Agent<D> {
     /// controller asked for less than the whole frame, then a PACKET_IN to
     /// every connection that wants it and whose rate limit allows.
     pub fn packet_in(&mut self, in_port: u32, ctl: ToController, frame: Bytes, now_ns: u64) {
+        self.packet_in_tunneled(in_port, &TunnelDst::default(), ctl, frame, now_ns)
+    }
+
+    /// [`Agent::packet_in`] for a packet with tunnel metadata: the
+    /// PACKET_IN's match carries its `tunnel_id` (OpenFlow 1.3 7.4.1: the
+    /// pipeline fields that are not zero) and `tun_dst`/`tun_ipv6_dst` as
+    /// Open vSwitch sends them.
+    pub fn packet_in_tunneled(
+        &mut self,
+        in_port: u32,
+        tun: &TunnelDst,
+        ctl: ToController,
+        frame: Bytes,
+        now_ns: u64,
+    ) {
         if self
             .ports
             .get(&in_port)
@@ -1305,10 +1321,18 @@ impl<D: Datapath> Agent<D> {
             table_id: ctl.table_id,
             cookie: ctl.cookie,
             match_: ofp::Match {
-                entries: vec![ofp::MatchEntry::Basic(Oxm::exact(
-                    OxmField::InPort,
-                    in_port as u128,
-                ))],
+                entries: std::iter::once((OxmField::InPort, in_port as u128))
+                    .chain(
+                        [
+                            (OxmField::TunnelId, tun.id as u128),
+                            (OxmField::TunIpv4Dst, tun.ipv4_dst as u128),
+                            (OxmField::TunIpv6Dst, u128::from_be_bytes(tun.ipv6_dst)),
+                        ]
+                        .into_iter()
+                        .filter(|(_, v)| *v != 0),
+                    )
+                    .map(|(f, v)| ofp::MatchEntry::Basic(Oxm::exact(f, v)))
+                    .collect(),
             },
             data,
         });
@@ -1405,12 +1429,15 @@ fn table_features(
         .filter(|&v| v != 0xffff)
         .collect());
     let oxm = |pred: fn(&ofp::oxm::FieldInfo) -> bool| {
+        // The 40 basic fields, then the NXM_1 tunnel fields (their
+        // headers are Open vSwitch's, class 0x0001).
         OxmField::KNOWN
             .iter()
+            .chain(OxmField::NICIRA)
             .filter_map(|f| Some((f, f.info()?)))
             .filter(|(_, i)| pred(i))
-            .map(|(f, i)| OxmId {
-                header: 0x8000_0000 | (f.value() as u32) << 9 | i.width as u32,
+            .map(|(f, _)| OxmId {
+                header: f.header(false),
                 experimenter: None,
             })
             .collect::<Vec<_>>()

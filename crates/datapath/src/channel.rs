@@ -21,6 +21,8 @@ pub struct ToAgent {
     pub in_port: u32,
     pub ctl: ToController,
     pub frame: Vec<u8>,
+    /// The packet's tunnel id and destination (zero: none).
+    pub tunnel: netdev::TunnelDst,
 }
 
 /// A PACKET_OUT for the datapath to run.

@@ -217,7 +217,7 @@ pub const PACKET_OUTS_PER_ROUND: usize = 256;
 struct TxQueue {
     frames: Vec<Vec<u8>>,
     /// Each frame's tunnel metadata (kept for tunnel ports only).
-    meta: Vec<netdev::TunnelMeta>,
+    meta: Vec<netdev::TunnelDst>,
     tunnel: bool,
     n: usize,
     /// Frames refused this round because the queue was full.
@@ -240,12 +240,12 @@ impl TxQueue {
 
     /// Queues a copy of `data`; a full queue drops it (counted at the flush).
     fn push(&mut self, data: &[u8]) {
-        self.push_meta(data, &netdev::TunnelMeta::default());
+        self.push_meta(data, &netdev::TunnelDst::default());
     }
 
     /// [`TxQueue::push`] with the frame's tunnel metadata (kept only when
     /// the port is a tunnel).
-    fn push_meta(&mut self, data: &[u8], tun: &netdev::TunnelMeta) {
+    fn push_meta(&mut self, data: &[u8], tun: &netdev::TunnelDst) {
         if self.n == TX_QUEUE_MAX {
             self.overflow += 1;
             return;
@@ -620,6 +620,7 @@ impl Emit<'_> {
                         in_port,
                         ctl,
                         frame: data.to_vec(),
+                        tunnel: o.tunnel,
                     });
                 }
             }

@@ -40,7 +40,7 @@ pub mod xdp;
 
 use std::io;
 
-pub use packet::TunnelMeta;
+pub use packet::{TunnelDst, TunnelMeta};
 
 /// The receive buffer of a port on a standard 1500-byte MTU (Ethernet
 /// header, a few tags and room to spare); a port whose MTU needs more asks
@@ -180,10 +180,10 @@ pub trait Port: Send {
         false
     }
 
-    /// Sends frames each with its tunnel metadata (`meta[i]` goes with
+    /// Sends frames each with where its tunnel goes (`meta[i]` goes with
     /// `frames[i]`); returns how many were sent. A port that is not a
     /// tunnel ignores the metadata.
-    fn send_tunneled(&mut self, frames: &[&[u8]], meta: &[TunnelMeta]) -> io::Result<usize> {
+    fn send_tunneled(&mut self, frames: &[&[u8]], meta: &[TunnelDst]) -> io::Result<usize> {
         let _ = meta;
         self.send(frames)
     }

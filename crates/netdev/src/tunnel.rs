@@ -27,8 +27,10 @@
 //! (so one pair of endpoints stays on one worker, in order). Two tunnel
 //! ports cannot share an address and UDP port (the kernel would spread one
 //! port's datagrams over both): a process-wide claim on each (address,
-//! UDP port) refuses the second, whichever bridge it is on; another
-//! program's socket on the port makes the bind fail.
+//! UDP port) refuses the second, whichever bridge it is on. Another
+//! program's socket on the port makes the bind fail, unless that program
+//! also sets `SO_REUSEPORT` under the same user: then the kernel shares
+//! the port between both, which no socket option can prevent.
 //!
 //! What is refused on receive, each counted as a receive error: a header
 //! that does not decode (VXLAN without its I flag; Geneve of another
@@ -45,7 +47,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use packet::tunnel::{decode_fixed, Proto, HEADER_LEN};
 
-use crate::{Batch, Port, TunnelMeta};
+use crate::{Batch, Port, TunnelDst, TunnelMeta};
 
 /// Default outer TTL / hop limit (Open vSwitch's).
 pub const DEFAULT_TTL: u8 = 64;
@@ -252,9 +254,11 @@ fn local_of(h: &libc::msghdr) -> Option<IpAddr> {
     None
 }
 
+/// Room for both IPV6_PKTINFO (40 bytes) and IP_PKTINFO (32), which an
+/// IPv4 datagram on a dual-stack socket brings.
 #[repr(C, align(8))]
 #[derive(Clone, Copy)]
-struct CmsgBuf([u8; 64]);
+struct CmsgBuf([u8; 128]);
 
 /// Frames handled per system call.
 const CHUNK: usize = 64;
@@ -286,8 +290,14 @@ impl Tunnel {
             _ => true,
         };
         let mut t = match Tunnel::socket(name, spec, want_v6, claim.clone()) {
-            Err(e) if want_v6 && spec.local.is_none() && spec.remote.is_none() => {
+            Err(e)
+                if want_v6
+                    && spec.local.is_none()
+                    && spec.remote.is_none()
+                    && e.kind() != io::ErrorKind::AddrInUse =>
+            {
                 // IPv6 off (no AF_INET6, or no [::] to bind): IPv4 only.
+                // Not when [::] is someone else's: that is an error.
                 Tunnel::socket(name, spec, false, claim)
                     .map_err(|e4| io::Error::new(e4.kind(), format!("{e4} (and over IPv6: {e})")))?
             }
@@ -388,11 +398,11 @@ impl Tunnel {
     }
 
     /// Where a frame with metadata `m` goes, and with which VNI.
-    fn route(&self, m: &TunnelMeta) -> Option<(IpAddr, u32)> {
+    fn route(&self, m: &TunnelDst) -> Option<(IpAddr, u32)> {
         let dst = match self.spec.remote {
             Some(r) => r,
             None if m.ipv4_dst != 0 => IpAddr::V4(Ipv4Addr::from(m.ipv4_dst)),
-            None if m.ipv6_dst != 0 => IpAddr::V6(Ipv6Addr::from(m.ipv6_dst)),
+            None if m.ipv6_dst != [0; 16] => IpAddr::V6(Ipv6Addr::from(m.ipv6_dst)),
             None => return None,
         };
         Some((dst, self.spec.key.unwrap_or(m.id as u32)))
@@ -401,7 +411,7 @@ impl Tunnel {
     fn send_with(
         &mut self,
         frames: &[&[u8]],
-        meta: impl Fn(usize) -> TunnelMeta,
+        meta: impl Fn(usize) -> TunnelDst,
     ) -> io::Result<usize> {
         let mut sent = 0;
         let mut base = 0;
@@ -505,7 +515,7 @@ impl Port for Tunnel {
         let mut iov: [[libc::iovec; 2]; CHUNK] = unsafe { zeroed() };
         let mut msgs: [libc::mmsghdr; CHUNK] = unsafe { zeroed() };
         let mut hdrs = [[0u8; HEADER_LEN]; CHUNK];
-        let mut cmsg = [CmsgBuf([0; 64]); CHUNK];
+        let mut cmsg = [CmsgBuf([0; 128]); CHUNK];
         for i in 0..n {
             iov[i] = [
                 libc::iovec {
@@ -608,14 +618,14 @@ impl Port for Tunnel {
     }
 
     fn send(&mut self, frames: &[&[u8]]) -> io::Result<usize> {
-        self.send_with(frames, |_| TunnelMeta::default())
+        self.send_with(frames, |_| TunnelDst::default())
     }
 
     fn is_tunnel(&self) -> bool {
         true
     }
 
-    fn send_tunneled(&mut self, frames: &[&[u8]], meta: &[TunnelMeta]) -> io::Result<usize> {
+    fn send_tunneled(&mut self, frames: &[&[u8]], meta: &[TunnelDst]) -> io::Result<usize> {
         self.send_with(frames, |i| meta.get(i).copied().unwrap_or_default())
     }
 
@@ -684,12 +694,12 @@ mod tests {
                 ..TunnelSpec::flow(proto)
             };
             let mut t = Tunnel::open("t0", spec).unwrap();
-            let meta = TunnelMeta {
+            let meta = TunnelDst {
                 id: 0x0100_0015, // only the low 24 bits are a VNI
                 ipv4_dst: 0x7f00_0001,
-                ..TunnelMeta::default()
+                ..TunnelDst::default()
             };
-            let none = TunnelMeta::default();
+            let none = TunnelDst::default();
             let (a, b) = (frame(1), frame(2));
             // The second frame has no destination: not sent.
             let n = t.send_tunneled(&[&a, &b], &[meta, none]).unwrap();
@@ -799,10 +809,10 @@ mod tests {
             ..TunnelSpec::flow(Proto::Vxlan)
         };
         let mut t = Tunnel::open("d0", spec).unwrap();
-        let meta = TunnelMeta {
+        let meta = TunnelDst {
             id: 3,
             ipv4_dst: 0x7f00_0001,
-            ..TunnelMeta::default()
+            ..TunnelDst::default()
         };
         assert_eq!(t.send_tunneled(&[&frame(9)], &[meta]).unwrap(), 1);
         let mut batch = Batch::with_frame_size(4, t.max_frame());

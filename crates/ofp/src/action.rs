@@ -555,6 +555,10 @@ fn decode_reg_load2(mut b: Reader<'_>) -> Result<RegLoad> {
             "reg_load2 of an experimenter OXM",
         ));
     }
+    if header & 0x100 != 0 && header & 0x01 != 0 {
+        // A masked TLV holds value and mask of equal widths.
+        return Err(bmc(BadMatchCode::BadLen, "masked OXM of odd length"));
+    }
     let exact = exact_header(header);
     let dst = match OxmField::from_nxm_header(exact) {
         Some(f) => f,

@@ -373,6 +373,12 @@ fn hostile_reg_load2() {
         code("ffff 0018 00002320 0021 00010004 00000001 000000000000"),
         BAD_SET_TYPE
     );
+    // A masked TLV of odd length (13 for a 6-byte field): value and mask
+    // cannot be of equal widths.
+    assert_eq!(
+        code("ffff 0020 00002320 0021 0001410d 0a000001 ffffffff 00 000000000000 000000"),
+        bmc(BadMatchCode::BadLen)
+    );
     assert_eq!(
         code("ffff 0018 00002320 0021 00012004 00000001 000000000000"),
         BAD_SET_LEN

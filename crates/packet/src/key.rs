@@ -1,5 +1,8 @@
-//! [`FlowKey`]: every OpenFlow 1.3 match field of a packet in a fixed layout
-//! of 64-bit words, so that a classifier can mask and hash it word by word.
+//! [`FlowKey`]: every OpenFlow 1.3 match field of a packet, and its tunnel
+//! metadata (Open vSwitch's `tun_src`/`tun_dst` fields and their IPv6
+//! forms), in a fixed layout of 64-bit words, so that a classifier can mask
+//! and hash it word by word. The tunnel words are written by whoever knows
+//! the metadata ([`FlowKey::set_tunnel`]), not by [`crate::extract`].
 //!
 //! Fields that can never be present together share a slot, as in Open
 //! vSwitch: ARP's sender/target IPv4 addresses use the IPv4 source/destination

@@ -1,7 +1,8 @@
 //! # packet: frames in, flow keys out
 //!
 //! * [`extract`] parses a frame once into a [`FlowKey`], the fixed layout of
-//!   every OpenFlow 1.3 match field the packet carries, plus [`Offsets`] of
+//!   every OpenFlow 1.3 match field the packet carries (and, set apart,
+//!   its tunnel metadata), plus [`Offsets`] of
 //!   its headers for actions that edit them in place.
 //! * [`checksum`] computes and incrementally updates the Internet checksum
 //!   (RFC 1071/1624, with UDP's zero rule) and CRC32c for SCTP.
@@ -20,4 +21,4 @@ pub mod tunnel;
 
 pub use key::{flags, slots, FlowKey, Slot, KEY_WORDS};
 pub use parse::{extract, l2_addresses, Offsets};
-pub use tunnel::TunnelMeta;
+pub use tunnel::{TunnelDst, TunnelMeta};

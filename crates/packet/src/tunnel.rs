@@ -41,6 +41,43 @@ pub struct TunnelMeta {
     pub ipv6_dst: u128,
 }
 
+impl TunnelMeta {
+    /// Where a tunnel port sends a packet with this metadata.
+    #[inline]
+    pub fn dst(&self) -> TunnelDst {
+        TunnelDst {
+            id: self.id,
+            ipv4_dst: self.ipv4_dst,
+            ipv6_dst: self.ipv6_dst.to_be_bytes(),
+        }
+    }
+}
+
+/// What a tunnel port needs of a packet's metadata to send it: the VNI
+/// (`tun_id`) and the remote endpoint (`tun_dst`, else `tun_ipv6_dst`; all
+/// zero: none). Kept apart from [`TunnelMeta`] because every output of
+/// the pipeline carries one: 32 bytes aligned to 8 instead of 48 aligned
+/// to 16 (measured: the larger one cost 4-6 ns per packet on every path).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct TunnelDst {
+    pub id: u64,
+    pub ipv4_dst: u32,
+    /// Big-endian bytes.
+    pub ipv6_dst: [u8; 16],
+}
+
+impl TunnelDst {
+    /// The same as a packet's metadata (no sources).
+    pub fn meta(&self) -> TunnelMeta {
+        TunnelMeta {
+            id: self.id,
+            ipv4_dst: self.ipv4_dst,
+            ipv6_dst: u128::from_be_bytes(self.ipv6_dst),
+            ..TunnelMeta::default()
+        }
+    }
+}
+
 /// The tunnel protocols sluice speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Proto {

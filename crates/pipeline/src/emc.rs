@@ -11,6 +11,10 @@ use std::sync::Arc;
 
 use packet::{FlowKey, KEY_WORDS};
 
+/// Where the tunnel words of a key start ([`packet::slots::TUN_IPV4_SRC`]
+/// and the four IPv6 words after it).
+const TUNNEL_WORDS_AT: usize = packet::slots::TUN_IPV4_SRC.word as usize;
+
 use crate::rule::Rule;
 
 struct Slot {
@@ -45,9 +49,18 @@ const K: [u64; KEY_WORDS] = {
 #[inline]
 fn hash(key: &FlowKey, table: u8) -> u64 {
     let mut h = table as u64;
-    for (w, k) in key.w.iter().zip(K.iter()) {
+    // The tunnel words (the last five) are zero for most packets: folded
+    // into one before the multiply (the comparison that follows a hash is
+    // exact, so folding only costs collisions between tunnel endpoints).
+    let (head, tunnel) = key.w.split_at(TUNNEL_WORDS_AT);
+    for (w, k) in head.iter().zip(K.iter()) {
         h = h.wrapping_add(w.wrapping_mul(*k));
     }
+    let fold = tunnel
+        .iter()
+        .enumerate()
+        .fold(0u64, |a, (i, w)| a ^ w.rotate_left(13 * i as u32));
+    h = h.wrapping_add(fold.wrapping_mul(K[TUNNEL_WORDS_AT]));
     h ^= h >> 29;
     h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
     h ^ (h >> 32)

@@ -24,7 +24,7 @@ use ofp::msg::group::GroupType;
 use ofp::oxm::{MatchEntry, Oxm, OxmField};
 use ofp::port::port_no;
 use ofp::{Action, Instruction};
-use packet::{extract, slots as s, FlowKey, Offsets, TunnelMeta};
+use packet::{extract, slots as s, FlowKey, Offsets, TunnelDst, TunnelMeta};
 
 use crate::classifier::Classifier;
 use crate::edit::{self, Edit, Ttl};
@@ -112,8 +112,12 @@ pub struct Output {
     /// Set for port CONTROLLER.
     pub controller: Option<ToController>,
     /// The packet's tunnel metadata at the output: where a tunnel port
-    /// sends it (`tun_dst`) and with which VNI (`tun_id`).
-    pub tunnel: TunnelMeta,
+    /// sends it (`tun_dst`) and with which VNI (`tun_id`). A packet that
+    /// came from a tunnel and still has the destination it arrived with
+    /// (this host's own address) has none here: a flow-based tunnel port
+    /// does not send it back to this host (Open vSwitch refuses that too),
+    /// which would loop between two tunnel ports for ever.
+    pub tunnel: TunnelDst,
 }
 
 #[derive(Default)]
@@ -130,7 +134,11 @@ struct ActionSet {
     dec_nw_ttl: bool,
     set_mpls_ttl: Option<u8>,
     set_nw_ttl: Option<u8>,
-    set_fields: Vec<Oxm>,
+    /// set_field, load and move actions, in the order written: a
+    /// set_field replaces an earlier set_field of its field (one action
+    /// per type, spec 5.10); loads and moves are kept in order as Open
+    /// vSwitch keeps them (a 128-bit load is two 64-bit ones).
+    set_or_move: Vec<Action>,
     set_queue: Option<u32>,
     group: Option<u32>,
     output: Option<(u32, u16)>,
@@ -138,12 +146,12 @@ struct ActionSet {
 
 impl ActionSet {
     fn clear(&mut self) {
-        let fields = std::mem::take(&mut self.set_fields);
+        let fields = std::mem::take(&mut self.set_or_move);
         *self = ActionSet {
-            set_fields: fields,
+            set_or_move: fields,
             ..ActionSet::default()
         };
-        self.set_fields.clear();
+        self.set_or_move.clear();
     }
 
     fn is_empty(&self) -> bool {
@@ -159,7 +167,7 @@ impl ActionSet {
             && self.push_vlan.is_none()
             && self.set_mpls_ttl.is_none()
             && self.set_nw_ttl.is_none()
-            && self.set_fields.is_empty()
+            && self.set_or_move.is_empty()
             && self.set_queue.is_none()
             && self.group.is_none()
             && self.output.is_none()
@@ -182,16 +190,12 @@ impl ActionSet {
                 Action::SetMplsTtl(t) => self.set_mpls_ttl = Some(*t),
                 Action::SetNwTtl(t) => self.set_nw_ttl = Some(*t),
                 Action::SetField(MatchEntry::Basic(o)) => {
-                    self.set_fields.retain(|x| x.field != o.field);
-                    self.set_fields.push(*o);
+                    self.set_or_move.retain(
+                        |x| !matches!(x, Action::SetField(MatchEntry::Basic(y)) if y.field == o.field),
+                    );
+                    self.set_or_move.push(a.clone());
                 }
-                // A load in an action set is a set_field of its bits.
-                Action::RegLoad(l) => {
-                    self.set_fields.retain(|x| x.field != l.dst);
-                    self.set_fields.push(l.masked());
-                }
-                // Refused by validation (no place in an action set).
-                Action::RegMove(_) => {}
+                Action::RegLoad(_) | Action::RegMove(_) => self.set_or_move.push(a.clone()),
                 Action::SetQueue(q) => self.set_queue = Some(*q),
                 Action::Group(g) => self.group = Some(*g),
                 Action::Output { port, max_len } => self.output = Some((*port, *max_len)),
@@ -239,11 +243,7 @@ impl ActionSet {
         if let Some(t) = self.set_nw_ttl {
             out.push(Action::SetNwTtl(t));
         }
-        out.extend(
-            self.set_fields
-                .iter()
-                .map(|o| Action::SetField(MatchEntry::Basic(*o))),
-        );
+        out.extend(self.set_or_move.iter().cloned());
         if let Some(q) = self.set_queue {
             out.push(Action::SetQueue(q));
         }
@@ -389,6 +389,7 @@ impl Worker {
         e.set.clear();
         e.metadata = 0;
         e.tun = TunnelMeta::default();
+        e.tun_arrived = (0, 0);
         e.reextract(frame, in_port);
         let mut cx = Ctx {
             snap,
@@ -431,9 +432,15 @@ impl Worker {
             let id = self.id;
             self.exec.buckets_carried = buckets;
             let room = MAX_OUTPUTS_PER_PACKET - result.len();
-            let r = self
-                .exec
-                .process::<false>(id, None, snap, in_port, &o.tunnel, &mut f, now_ns);
+            let r = self.exec.process::<false>(
+                id,
+                None,
+                snap,
+                in_port,
+                &o.tunnel.meta(),
+                &mut f,
+                now_ns,
+            );
             let over = r.len().saturating_sub(room) as u64;
             result.extend(r.iter().take(room).cloned().map(|mut x| {
                 x.data.get_or_insert_with(|| f.clone());
@@ -481,6 +488,9 @@ struct Exec {
     /// The packet's tunnel metadata: what it came with from a tunnel port,
     /// as flows have set it since.
     tun: TunnelMeta,
+    /// The destination it came with (this host's address; zero if it did
+    /// not come from a tunnel).
+    tun_arrived: (u32, u128),
     /// What a trace run did, line by line (only written when tracing).
     log: Vec<String>,
     /// The trace's current indentation (nesting of groups).
@@ -497,6 +507,18 @@ struct Exec {
 }
 
 const MAX_GROUP_DEPTH: u32 = 16;
+
+/// The fields of a packet's tunnel metadata.
+fn is_tunnel_field(f: OxmField) -> bool {
+    matches!(
+        f,
+        OxmField::TunnelId
+            | OxmField::TunIpv4Src
+            | OxmField::TunIpv4Dst
+            | OxmField::TunIpv6Src
+            | OxmField::TunIpv6Dst
+    )
+}
 
 /// Copies of one packet the pipeline may send (ports, controller): more
 /// are dropped and counted ([`Worker::over_limit`]). Chained ALL groups
@@ -518,6 +540,7 @@ impl Exec {
             scratch: Vec::with_capacity(16),
             metadata: 0,
             tun: TunnelMeta::default(),
+            tun_arrived: (0, 0),
             log: Vec::new(),
             indent: 0,
             skipped_edits: 0,
@@ -552,6 +575,7 @@ impl Exec {
         self.set.clear();
         self.metadata = 0;
         self.tun = *tun;
+        self.tun_arrived = (tun.ipv4_dst, tun.ipv6_dst);
         self.reextract(frame, in_port);
         if T {
             self.note(format!("Flow: {}", describe_key(&self.key)));
@@ -579,8 +603,9 @@ impl Exec {
                     self.note(format!("Flow now: {}", describe_key(&self.key)));
                 }
             }
+            // Metadata can change between lookups (write_metadata); the
+            // tunnel words follow `tun` where it changes (write_field).
             self.key.set(s::METADATA, self.metadata);
-            self.key.set_tunnel(&self.tun);
             let tc = snap.table_counters.get(table).filter(|_| !T);
             let found = match emc.as_deref_mut().filter(|_| !T) {
                 Some(e) => match e.find(snap.version, table as u8, &self.key) {
@@ -830,7 +855,7 @@ impl Exec {
                                     cookie: cx.cookie,
                                     max_len: ofp::action::OFPCML_NO_BUFFER,
                                 }),
-                                tunnel: self.tun,
+                                tunnel: self.tun.dst(),
                             });
                         }
                         cx.dropped = true;
@@ -847,6 +872,18 @@ impl Exec {
                 Action::SetField(MatchEntry::Other(_)) | Action::Experimenter { .. } => {}
             }
         }
+    }
+
+    /// Where a tunnel port sends the packet as it is now: not back to the
+    /// address it arrived at (see [`Output::tunnel`]).
+    #[inline]
+    fn out_tunnel(&self) -> TunnelDst {
+        let mut d = self.tun.dst();
+        if (self.tun.ipv4_dst, self.tun.ipv6_dst) == self.tun_arrived {
+            d.ipv4_dst = 0;
+            d.ipv6_dst = [0; 16];
+        }
+        d
     }
 
     /// The packet's current value of field `f` (its metadata, or its
@@ -877,14 +914,21 @@ impl Exec {
         let full = o.field.width_mask();
         let m = o.mask.unwrap_or(full) & full;
         let merge = |old: u128| (old & !m) | (o.value & m);
-        let t = &mut self.tun;
+        if is_tunnel_field(o.field) {
+            let t = &mut self.tun;
+            match o.field {
+                OxmField::TunnelId => t.id = merge(t.id as u128) as u64,
+                OxmField::TunIpv4Src => t.ipv4_src = merge(t.ipv4_src as u128) as u32,
+                OxmField::TunIpv4Dst => t.ipv4_dst = merge(t.ipv4_dst as u128) as u32,
+                OxmField::TunIpv6Src => t.ipv6_src = merge(t.ipv6_src),
+                _ => t.ipv6_dst = merge(t.ipv6_dst),
+            }
+            // The next lookup sees it.
+            self.key.set_tunnel(&self.tun);
+            return;
+        }
         match o.field {
             OxmField::Metadata => self.metadata = merge(self.metadata as u128) as u64,
-            OxmField::TunnelId => t.id = merge(t.id as u128) as u64,
-            OxmField::TunIpv4Src => t.ipv4_src = merge(t.ipv4_src as u128) as u32,
-            OxmField::TunIpv4Dst => t.ipv4_dst = merge(t.ipv4_dst as u128) as u32,
-            OxmField::TunIpv6Src => t.ipv6_src = merge(t.ipv6_src),
-            OxmField::TunIpv6Dst => t.ipv6_dst = merge(t.ipv6_dst),
             _ => {
                 let exact = if m == full {
                     Oxm::exact(o.field, o.value & full)
@@ -909,7 +953,12 @@ impl Exec {
             queue: cx.queue,
             data: None,
             controller,
-            tunnel: self.tun,
+            // The controller hears the packet's metadata as it is.
+            tunnel: if controller.is_some() {
+                self.tun.dst()
+            } else {
+                self.out_tunnel()
+            },
         });
     }
 
@@ -1089,8 +1138,14 @@ impl Exec {
         }
         // Each bucket works on its own copy of the packet; the packet the
         // rule goes on with is not changed by the group.
-        let (saved_key, saved_off, saved_queue, saved_tun) =
-            (self.key, self.off, cx.queue, self.tun);
+        let (saved_key, saved_off, saved_queue, saved_tun, saved_meta, saved_stale) = (
+            self.key,
+            self.off,
+            cx.queue,
+            self.tun,
+            self.metadata,
+            cx.key_stale,
+        );
         let end = range.end;
         for i in range {
             if cx.buckets_run >= MAX_BUCKETS_PER_PACKET {
@@ -1137,6 +1192,8 @@ impl Exec {
             cx.queue = saved_queue;
             // A bucket runs on a copy of the packet, metadata included.
             self.tun = saved_tun;
+            self.metadata = saved_meta;
+            cx.key_stale = saved_stale;
         }
     }
 }

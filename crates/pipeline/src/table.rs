@@ -2,7 +2,7 @@
 //! indexes flow-mods need (exact match+priority for ADD and strict
 //! commands).
 //!
-//! The indexes use the Fx hash: keys are rule ids and 272-byte masked keys
+//! The indexes use the Fx hash: keys are rule ids and 352-byte masked keys
 //! chosen by the controller, hashed once per flow-mod, where SipHash's
 //! cost showed in the million-flow ingest profile and its flooding
 //! resistance buys nothing (a controller that wants to slow the switch can
@@ -25,7 +25,7 @@ pub struct FlowTable {
     /// Every rule, by exact match and priority (the one index flow-mods
     /// need: ADD replaces an identical entry, strict commands name one),
     /// with the hash stored so growing the table never rehashes the
-    /// 272-byte keys. One map, not a second one by id: each map was a
+    /// 352-byte keys. One map, not a second one by id: each map was a
     /// cache miss per flow-mod in the million-flow profile.
     pub(crate) exact: hashbrown::HashTable<(u64, Arc<Rule>)>,
     /// Rules with an idle or hard timeout: expiry looks at these only, so

@@ -11,7 +11,7 @@
 
 use ofp::oxm::{MatchEntry, Oxm, OxmField};
 use ofp::Match;
-use packet::{FlowKey, TunnelMeta};
+use packet::{FlowKey, TunnelDst, TunnelMeta};
 
 use crate::exec::{trace_run, Output, Snapshot};
 use crate::matchkey::{compile, read_field};
@@ -84,8 +84,8 @@ impl Trace {
                         .collect::<Vec<_>>()
                         .join(",");
                 }
-                if o.tunnel != TunnelMeta::default() && o.controller.is_none() {
-                    s = format!("set(tunnel({})),{s}", describe_tunnel(&o.tunnel));
+                if o.tunnel != TunnelDst::default() && o.controller.is_none() {
+                    s = format!("set(tunnel({})),{s}", describe_tunnel(&o.tunnel.meta()));
                 }
                 Some(match o.queue {
                     Some(q) => format!("set_queue:{q},{s}"),

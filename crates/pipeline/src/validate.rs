@@ -318,15 +318,6 @@ pub fn instructions<G, M>(
                     "meter does not exist",
                 ))
             }
-            Instruction::WriteActions(a) if a.iter().any(|x| matches!(x, Action::RegMove(_))) => {
-                // An action set holds one action of each type, applied in
-                // the spec's order: a move has no place in it (as in Open
-                // vSwitch).
-                return Err(err(
-                    ErrorCode::BadAction(BadActionCode::UnsupportedOrder),
-                    "move cannot be in an action set (write_actions)",
-                ));
-            }
             Instruction::ApplyActions(a) | Instruction::WriteActions(a) => {
                 actions(a, Packets::Matching(match_), cx)?
             }

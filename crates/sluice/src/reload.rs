@@ -270,7 +270,25 @@ pub fn apply(running: &mut [Running], new: Vec<Config>) -> Result<Vec<String>, S
         plans.push((cfg, dels, adds, stat));
     }
     let mut problems = Vec::new();
-    for (cfg, dels, adds, stat) in plans {
+    // Every bridge's deletions before any addition: a port (a tunnel
+    // port's UDP port, an interface) moving from one bridge to another
+    // is free by the time it is added.
+    for (cfg, dels, _, _) in &plans {
+        let r = running
+            .iter_mut()
+            .find(|r| r.name == cfg.name)
+            .expect("same names");
+        for no in dels {
+            if let Err(e) = r
+                .control
+                .agent
+                .command(&["del-port".into(), no.to_string()])
+            {
+                problems.push(format!("bridge {}: {e}", r.name));
+            }
+        }
+    }
+    for (cfg, _, adds, stat) in plans {
         let r = running
             .iter_mut()
             .find(|r| r.name == cfg.name)
@@ -280,15 +298,6 @@ pub fn apply(running: &mut [Running], new: Vec<Config>) -> Result<Vec<String>, S
                 "bridge {}: {what} changed: takes effect at the next start",
                 r.name
             ));
-        }
-        for no in dels {
-            if let Err(e) = r
-                .control
-                .agent
-                .command(&["del-port".into(), no.to_string()])
-            {
-                problems.push(format!("bridge {}: {e}", r.name));
-            }
         }
         for spec in adds {
             let (no, name) = (spec.port_no, spec.name.clone());

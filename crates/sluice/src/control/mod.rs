@@ -514,8 +514,13 @@ impl Control {
         self.channels.packet_in_wake.clear();
         let mut n = 0;
         while let Some(m) = self.channels.packet_in.pop() {
-            self.agent
-                .packet_in(m.in_port, m.ctl, Bytes::from(m.frame), now_ns);
+            self.agent.packet_in_tunneled(
+                m.in_port,
+                &m.tunnel,
+                m.ctl,
+                Bytes::from(m.frame),
+                now_ns,
+            );
             n += 1;
             if n >= 4096 {
                 self.channels.packet_in_wake.wake();

@@ -277,6 +277,7 @@ fn flows_in_every_table_mac_table_and_channel_drops() {
                 max_len: 0,
             },
             frame: Vec::new(),
+            tunnel: Default::default(),
         });
     }
     s.control.store(Arc::new(control::View {
