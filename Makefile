@@ -1,5 +1,5 @@
 # The two commands of the README.
-.PHONY: demo test bench fuzz lab ofbench conformance install uninstall
+.PHONY: demo test bench fuzz lab ofbench tunnelbench conformance install uninstall
 
 demo:
 	scripts/demo.sh
@@ -19,6 +19,11 @@ conformance:
 # OpenFlow: 1M flow adds (and Open vSwitch, as root), PACKET_IN/OUT round trips.
 ofbench:
 	scripts/ofbench.sh
+
+# Overlays (root): 1M flows of the cloud agent's form into sluice and Open
+# vSwitch, and VM-to-VM forwarding through VXLAN (sluice, the kernel, OVS).
+tunnelbench:
+	scripts/tunnelbench.sh
 
 bench:
 	cargo bench -p ofp --bench codec && cargo bench -p pipeline --bench pipeline

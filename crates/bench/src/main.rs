@@ -38,12 +38,18 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Write COUNT distinct exact 5-tuple flows, one per line (ovs-ofctl syntax).
+    /// Write COUNT distinct exact 5-tuple flows, one per line (ovs-ofctl
+    /// syntax); with `--form agent`, the cloud agent's overlay "neighbor"
+    /// flows instead (VLAN + destination MAC to a VNI and tunnel endpoint
+    /// out of tunnel port 100).
     Flows {
         #[arg(long)]
         count: u64,
         #[arg(long)]
         out: std::path::PathBuf,
+        /// `5tuple` (default) or `agent`.
+        #[arg(long, default_value = "5tuple")]
+        form: String,
     },
     /// Write a capture of COUNT ARP requests (who-has 10.99.0.2 tell 10.99.0.1).
     ArpRequests {
@@ -81,7 +87,12 @@ enum Cmd {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let r = match cli.cmd {
-        Cmd::Flows { count, out } => write_flows(&out, count).map(|()| String::new()),
+        Cmd::Flows { count, out, form } => match form.as_str() {
+            "5tuple" => write_flows(&out, count),
+            "agent" => write_agent_flows(&out, count),
+            _ => Err(format!("--form {form}: 5tuple or agent")),
+        }
+        .map(|()| String::new()),
         Cmd::TestPki { dir } => std::fs::create_dir_all(&dir)
             .map_err(|e| format!("{}: {e}", dir.display()))
             .map(|()| {
@@ -116,6 +127,34 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The cloud agent's neighbor flows, each distinct in VLAN, destination
+/// MAC, VNI and tunnel endpoint:
+/// `priority=100,dl_vlan=V,dl_dst=MAC,actions=strip_vlan,load:VNI->NXM_NX_TUN_ID[],set_field:IP->tun_dst,output:100`
+/// (VLAN 1-4094 and VNI from the flow's number; the MAC and the endpoint
+/// 10.A.B.C carry it whole, for up to 2^24 flows).
+fn write_agent_flows(path: &std::path::Path, count: u64) -> Result<(), String> {
+    use std::io::Write;
+    if count > 1 << 24 {
+        return Err(format!(
+            "--count {count}: at most {} distinct flows",
+            1u64 << 24
+        ));
+    }
+    let f = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+    for i in 0..count {
+        let (a, b, c) = ((i >> 16) & 255, (i >> 8) & 255, i & 255);
+        writeln!(
+            w,
+            "priority=100,dl_vlan={},dl_dst=fa:16:3e:{a:02x}:{b:02x}:{c:02x},actions=strip_vlan,load:{}->NXM_NX_TUN_ID[],set_field:10.{a}.{b}.{c}->tun_dst,output:100",
+            1 + i % 4094,
+            1 + i % 16_000_000
+        )
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    w.flush().map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// `table=0,priority=100,tcp,nw_src=10.A.B.C,nw_dst=192.168.0.1,tp_dst=80,actions=output:2`
