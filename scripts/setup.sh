@@ -18,8 +18,11 @@ command -v ethtool >/dev/null 2>&1 || need_apt+=(ethtool)
 # sluice-ctl's.
 $demo || command -v ovs-ofctl >/dev/null 2>&1 || need_apt+=(openvswitch-common)
 # ovs-vswitchd (not for the demo): the tester switch of the OpenFlow
-# conformance run (scripts/conformance.sh), started by hand in a namespace.
+# conformance run (scripts/conformance.sh) and the VXLAN/Geneve peer of the
+# overlay e2e tests, started by hand in a namespace.
 $demo || command -v ovs-vswitchd >/dev/null 2>&1 || need_apt+=(openvswitch-switch)
+# tcpdump (not for the demo): the overlay e2e test reads the VNI on the wire.
+$demo || command -v tcpdump >/dev/null 2>&1 || need_apt+=(tcpdump)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
 command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
 if ((${#need_apt[@]})); then
