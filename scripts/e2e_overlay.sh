@@ -45,6 +45,22 @@ ov_up() {
     ip netns exec "$P-vb" ip neigh add "$OV_OVER.1" lladdr $OV_MAC_A dev eth0
 }
 
+# ov_begin PREFIX: a fresh testbed for one round of a test (false if it
+# could not be built).
+ov_begin() {
+    P=$1
+    AUTO_RD=$(mktemp -d)
+    OUT=$(mktemp)
+    ov_up
+}
+
+# ov_next: ends a round that passed, before the next one's ov_begin.
+ov_next() {
+    testbed_down "$P"
+    rm -f "$OUT"
+    rm -rf "$AUTO_RD"
+}
+
 ov_down() {
     ovs_stop
     local p
@@ -109,10 +125,7 @@ ov_traffic() { # label to-ip iperf-port server-ns
 test_overlay_between_two_sluice_hosts() {
     local ty r=0
     for ty in vxlan geneve; do
-        P=sle2e$$ov1
-        AUTO_RD=$(mktemp -d)
-        OUT=$(mktemp)
-        ov_up || { finish "overlay: two sluice hosts (testbed)" 1; return; }
+        ov_begin sle2e$$ov1 || { finish "overlay: two sluice hosts (testbed)" 1; return; }
         ov_sluice a 1 2 "$ty"
         # Host b's tunnel port comes at run time, as ovs-vsctl would add it.
         ov_sluice b 2 1 "$ty" none
@@ -137,20 +150,13 @@ test_overlay_between_two_sluice_hosts() {
             { echo "     dump-flows does not print the agent's flow back"; r=1; }
         ov_down
         [ $r -eq 0 ] || break
-        if [ "$ty" = vxlan ]; then
-            testbed_down "$P"
-            rm -f "$OUT"
-            rm -rf "$AUTO_RD"
-        fi
+        [ "$ty" = vxlan ] && ov_next
     done
     finish "overlay: VM to VM across two sluice hosts, VXLAN and Geneve (the agent's flows)" $r
 }
 
 test_overlay_with_the_linux_vxlan_device() {
-    P=sle2e$$ov2
-    AUTO_RD=$(mktemp -d)
-    OUT=$(mktemp)
-    ov_up || { finish "overlay: Linux vxlan device (testbed)" 1; return; }
+    ov_begin sle2e$$ov2 || { finish "overlay: Linux vxlan device (testbed)" 1; return; }
     local r=0
     ov_sluice a 1 2 vxlan
     # Host b: the kernel's own VXLAN endpoint, holding VM b's address.
@@ -175,10 +181,7 @@ test_overlay_with_open_vswitch() {
     fi
     local ty r=0
     for ty in vxlan geneve; do
-        P=sle2e$$ov3
-        AUTO_RD=$(mktemp -d)
-        OUT=$(mktemp)
-        ov_up || { finish "overlay: Open vSwitch (testbed)" 1; return; }
+        ov_begin sle2e$$ov3 || { finish "overlay: Open vSwitch (testbed)" 1; return; }
         ov_sluice a 1 2 "$ty"
         # Host b: Open vSwitch's netdev datapath with a userspace tunnel port
         # (the underlay address on br-phy, which owns ub, as OVS's
@@ -204,11 +207,7 @@ test_overlay_with_open_vswitch() {
         ov_down
         rm -rf "$d"
         [ $r -eq 0 ] || break
-        if [ "$ty" = vxlan ]; then
-            testbed_down "$P"
-            rm -f "$OUT"
-            rm -rf "$AUTO_RD"
-        fi
+        [ "$ty" = vxlan ] && ov_next
     done
     finish "overlay: sluice and Open vSwitch tunnel ports decapsulate each other, VXLAN and Geneve" $r
 }

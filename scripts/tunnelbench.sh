@@ -49,6 +49,17 @@ trap cleanup EXIT
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 rss_kb() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
 now() { date +%s.%N; }
+# timed_add PID TARGET: sluice-ctl add-flows of the flows into TARGET; sets
+# t (first byte to BARRIER_REPLY), t0/t1 (the command's start and end) and
+# rss0/rss1 (PID's RSS before and after, kB).
+timed_add() {
+    rss0=$(rss_kb "$1")
+    t0=$(now)
+    t=$(SLUICE_CTL_TIMING=1 "$CTL" --timeout 900 add-flows "$2" "$D/flows.txt" 2>&1 >/dev/null |
+        sed -n 's/.*first byte to BARRIER_REPLY \([0-9.]*\) s.*/\1/p')
+    t1=$(now)
+    rss1=$(rss_kb "$1")
+}
 
 echo "# Overlay benchmarks, $(date -u +%Y-%m-%d), $(nproc) CPUs, $(uname -r), commit $(git rev-parse --short HEAD)"
 echo
@@ -82,12 +93,7 @@ for r in $(seq 1 "$RUNS"); do
     SW=$!
     tries=0
     while [ ! -S "$D/run/bench.mgmt" ] && [ $tries -lt 100 ]; do sleep 0.05; tries=$((tries + 1)); done
-    rss0=$(rss_kb "$SW")
-    t0=$(now)
-    t=$(SLUICE_CTL_TIMING=1 "$CTL" --timeout 600 add-flows "unix:$D/run/bench.mgmt" "$D/flows.txt" 2>&1 >/dev/null |
-        sed -n 's/.*first byte to BARRIER_REPLY \([0-9.]*\) s.*/\1/p')
-    t1=$(now)
-    rss1=$(rss_kb "$SW")
+    timed_add "$SW" "unix:$D/run/bench.mgmt"
     n=$("$CTL" dump-tables "unix:$D/run/bench.mgmt" | awk '/table 0:/ {getline; sub(/.*active=/, ""); sub(/,.*/, ""); print}')
     kill -INT "$SW"
     wait "$SW" 2>/dev/null
@@ -111,12 +117,7 @@ if command -v ovs-vswitchd >/dev/null; then
     }
     ver=$(ovs-vswitchd --version | awk 'NR==1 {print $NF}')
     ovs_bridge
-    rss0=$(rss_kb "$vswitchd")
-    t0=$(now)
-    t=$(SLUICE_CTL_TIMING=1 "$CTL" --timeout 900 add-flows "unix:$D/ovs/br0.mgmt" "$D/flows.txt" 2>&1 >/dev/null |
-        sed -n 's/.*first byte to BARRIER_REPLY \([0-9.]*\) s.*/\1/p')
-    t1=$(now)
-    rss1=$(rss_kb "$vswitchd")
+    timed_add "$vswitchd" "unix:$D/ovs/br0.mgmt"
     n=$(ip netns exec "$P-f" ovs-ofctl -O OpenFlow13 dump-aggregate "unix:$D/ovs/br0.mgmt" | sed -n 's/.*flow_count=\([0-9]*\).*/\1/p')
     echo "| Open vSwitch $ver netdev, sluice-ctl ($n flows held) | $FLOWS | $t | $(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", b-a}') | $(( (rss1 - rss0) * 1024 / FLOWS )) |"
     for how in "--bundle" ""; do

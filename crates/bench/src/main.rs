@@ -135,31 +135,36 @@ fn main() -> ExitCode {
 /// (VLAN 1-4094 and VNI from the flow's number; the MAC and the endpoint
 /// 10.A.B.C carry it whole, for up to 2^24 flows).
 fn write_agent_flows(path: &std::path::Path, count: u64) -> Result<(), String> {
-    use std::io::Write;
-    if count > 1 << 24 {
-        return Err(format!(
-            "--count {count}: at most {} distinct flows",
-            1u64 << 24
-        ));
-    }
-    let f = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-    for i in 0..count {
+    write_lines(path, count, |i| {
         let (a, b, c) = ((i >> 16) & 255, (i >> 8) & 255, i & 255);
-        writeln!(
-            w,
+        format!(
             "priority=100,dl_vlan={},dl_dst=fa:16:3e:{a:02x}:{b:02x}:{c:02x},actions=strip_vlan,load:{}->NXM_NX_TUN_ID[],set_field:10.{a}.{b}.{c}->tun_dst,output:100",
             1 + i % 4094,
             1 + i % 16_000_000
         )
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    }
-    w.flush().map_err(|e| format!("{}: {e}", path.display()))
+    })
 }
 
 /// `table=0,priority=100,tcp,nw_src=10.A.B.C,nw_dst=192.168.0.1,tp_dst=80,actions=output:2`
 /// with a distinct source for each of up to 2^24 flows.
 fn write_flows(path: &std::path::Path, count: u64) -> Result<(), String> {
+    write_lines(path, count, |i| {
+        format!(
+            "table=0,priority=100,tcp,nw_src=10.{}.{}.{},nw_dst=192.168.0.1,tp_dst=80,actions=output:2",
+            (i >> 16) & 255,
+            (i >> 8) & 255,
+            i & 255
+        )
+    })
+}
+
+/// Writes `line(i)` for i in 0..count (at most 2^24: the flows make
+/// their addresses distinct from i's low 24 bits), one per line.
+fn write_lines(
+    path: &std::path::Path,
+    count: u64,
+    line: impl Fn(u64) -> String,
+) -> Result<(), String> {
     use std::io::Write;
     if count > 1 << 24 {
         return Err(format!(
@@ -170,14 +175,7 @@ fn write_flows(path: &std::path::Path, count: u64) -> Result<(), String> {
     let f = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
     for i in 0..count {
-        writeln!(
-            w,
-            "table=0,priority=100,tcp,nw_src=10.{}.{}.{},nw_dst=192.168.0.1,tp_dst=80,actions=output:2",
-            (i >> 16) & 255,
-            (i >> 8) & 255,
-            i & 255
-        )
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+        writeln!(w, "{}", line(i)).map_err(|e| format!("{}: {e}", path.display()))?;
     }
     w.flush().map_err(|e| format!("{}: {e}", path.display()))
 }

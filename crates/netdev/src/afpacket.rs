@@ -410,30 +410,7 @@ impl Port for AfPacket {
             msgs[i].msg_hdr.msg_control = cmsg[i].0.as_mut_ptr() as *mut libc::c_void;
             msgs[i].msg_hdr.msg_controllen = cmsg[i].0.len();
         }
-        // SAFETY: msgs[..n] are initialised above and outlive the call.
-        let r = unsafe {
-            libc::recvmmsg(
-                self.fd,
-                msgs.as_mut_ptr(),
-                n as u32,
-                libc::MSG_DONTWAIT,
-                std::ptr::null_mut(),
-            )
-        };
-        if r < 0 {
-            let e = io::Error::last_os_error();
-            batch.set_len(0);
-            return match e.kind() {
-                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => Ok(0),
-                // The interface went down under us: nothing to receive.
-                _ if e.raw_os_error() == Some(libc::ENETDOWN) => Ok(0),
-                _ => Err(io::Error::new(
-                    e.kind(),
-                    format!("{}: recvmmsg: {e}", self.name),
-                )),
-            };
-        }
-        let r = r as usize;
+        let r = crate::recvmmsg(self.fd, &mut msgs[..n], &self.name)?;
         // Frames longer than the buffer come truncated (MSG_TRUNC): dropped
         // and counted; the others are moved down over them.
         let mut kept = 0;

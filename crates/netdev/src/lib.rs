@@ -63,6 +63,34 @@ pub fn mtu(name: &str) -> Option<usize> {
         .ok()
 }
 
+/// `recvmmsg(2)` without blocking into `msgs`, each set up by the caller
+/// (buffers, names, control space, all alive for the call): how many
+/// arrived. None waiting (EAGAIN, EINTR) is 0, and so is ENETDOWN (the
+/// interface went down under us: nothing to receive); other errors are
+/// named after port `name`.
+pub(crate) fn recvmmsg(fd: i32, msgs: &mut [libc::mmsghdr], name: &str) -> io::Result<usize> {
+    // SAFETY: the caller initialised every header in msgs, whose pointers
+    // stay valid for the call; the kernel writes only within them.
+    let r = unsafe {
+        libc::recvmmsg(
+            fd,
+            msgs.as_mut_ptr(),
+            msgs.len() as u32,
+            libc::MSG_DONTWAIT,
+            std::ptr::null_mut(),
+        )
+    };
+    if r >= 0 {
+        return Ok(r as usize);
+    }
+    let e = io::Error::last_os_error();
+    match e.kind() {
+        io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => Ok(0),
+        _ if e.raw_os_error() == Some(libc::ENETDOWN) => Ok(0),
+        _ => Err(io::Error::new(e.kind(), format!("{name}: recvmmsg: {e}"))),
+    }
+}
+
 /// Reusable receive buffers.
 pub struct Batch {
     bufs: Vec<Vec<u8>>,

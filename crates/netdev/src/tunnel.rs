@@ -534,29 +534,9 @@ impl Port for Tunnel {
             msgs[i].msg_hdr.msg_control = cmsg[i].0.as_mut_ptr() as *mut libc::c_void;
             msgs[i].msg_hdr.msg_controllen = cmsg[i].0.len();
         }
-        // SAFETY: msgs[..n] are initialised above and outlive the call.
-        let r = unsafe {
-            libc::recvmmsg(
-                self.fd,
-                msgs.as_mut_ptr(),
-                n as u32,
-                libc::MSG_DONTWAIT,
-                std::ptr::null_mut(),
-            )
-        };
-        if r < 0 {
-            let e = io::Error::last_os_error();
-            batch.set_len(0);
-            return match e.kind() {
-                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => Ok(0),
-                _ => Err(io::Error::new(
-                    e.kind(),
-                    format!("{}: recvmmsg: {e}", self.name),
-                )),
-            };
-        }
+        let r = crate::recvmmsg(self.fd, &mut msgs[..n], &self.name)?;
         let mut kept = 0;
-        for i in 0..r as usize {
+        for i in 0..r {
             let h = &msgs[i].msg_hdr;
             if h.msg_flags & libc::MSG_TRUNC != 0 {
                 self.rx_truncated += 1;

@@ -348,15 +348,7 @@ impl Worker {
         frame: &mut Vec<u8>,
         now_ns: u64,
     ) -> &[Output] {
-        self.exec.process::<false>(
-            self.id,
-            self.emc.as_mut(),
-            snap,
-            in_port,
-            &TunnelMeta::default(),
-            frame,
-            now_ns,
-        )
+        self.process_tunneled(snap, in_port, &TunnelMeta::default(), frame, now_ns)
     }
 
     /// [`Worker::process`] for a packet that came out of a tunnel port
