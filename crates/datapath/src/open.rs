@@ -283,26 +283,9 @@ pub fn tunnel_spec<'a>(
                     }
                 }
             }
-            "dst_port" => {
-                spec.dst_port = v
-                    .parse::<u16>()
-                    .ok()
-                    .filter(|&p| p != 0)
-                    .ok_or((k.to_string(), format!("{v:?} is not a UDP port (1-65535)")))?
-            }
-            "ttl" => {
-                spec.ttl = v
-                    .parse::<u8>()
-                    .ok()
-                    .filter(|&t| t != 0)
-                    .ok_or((k.to_string(), format!("{v:?} is not a TTL (1-255)")))?
-            }
-            "tos" => {
-                spec.tos = v
-                    .parse::<u8>()
-                    .ok()
-                    .ok_or((k.to_string(), format!("{v:?} is not a TOS byte (0-255)")))?
-            }
+            "dst_port" => spec.dst_port = number(k, v, 1, "a UDP port (1-65535)")?,
+            "ttl" => spec.ttl = number(k, v, 1, "a TTL (1-255)")?,
+            "tos" => spec.tos = number(k, v, 0, "a TOS byte (0-255)")?,
             _ => return bad(k, format!("no such tunnel option ({TUNNEL_OPTIONS})")),
         }
     }
@@ -323,6 +306,20 @@ pub fn tunnel_spec<'a>(
         _ => {}
     }
     Ok(spec)
+}
+
+/// Option `k`'s value `v` as a number of at least `min` (`what` names the
+/// range in the error).
+fn number<T: std::str::FromStr + PartialOrd + From<u8>>(
+    k: &str,
+    v: &str,
+    min: u8,
+    what: &str,
+) -> Result<T, (String, String)> {
+    v.parse::<T>()
+        .ok()
+        .filter(|n| *n >= T::from(min))
+        .ok_or_else(|| (k.to_string(), format!("{v:?} is not {what}")))
 }
 
 #[cfg(test)]

@@ -392,11 +392,6 @@ impl Tunnel {
         Ok(t)
     }
 
-    /// The port as configured.
-    pub fn spec(&self) -> &TunnelSpec {
-        &self.spec
-    }
-
     /// Where a frame with metadata `m` goes, and with which VNI.
     fn route(&self, m: &TunnelDst) -> Option<(IpAddr, u32)> {
         let dst = match self.spec.remote {

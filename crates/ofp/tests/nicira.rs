@@ -481,17 +481,7 @@ fn other_nicira_actions_stay_opaque() {
 
 #[test]
 fn validate_programmatic_loads_and_moves() {
-    let l = |dst, ofs, n_bits, value| {
-        Action::RegLoad(RegLoad {
-            dst,
-            ofs,
-            n_bits,
-            value,
-            form: LoadForm::RegLoad,
-        })
-        .validate()
-        .map_err(|e| e.code)
-    };
+    let l = |dst, ofs, n_bits, value| load(dst, ofs, n_bits, value).validate().map_err(|e| e.code);
     assert_eq!(l(F::Metadata, 0, 64, 1), Ok(()));
     assert_eq!(l(F::TunIpv6Dst, 0, 128, u128::MAX), Ok(()));
     assert_eq!(l(F::InPort, 0, 32, 1), Err(BAD_SET_ARG));
