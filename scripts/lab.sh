@@ -1,154 +1,340 @@
 #!/usr/bin/env bash
-# The lab: the same two-host namespace testbed with each switch in turn, in
-# one run: nullx (sluice's I/O with no pipeline), sluice standalone (NORMAL),
-# sluice with a 200-rule table, and the Linux bridge (and Open vSwitch's
-# userspace datapath when LAB_OVS=1 and it is installed). For each: ping RTT,
-# TCP throughput (iperf3), 64-byte UDP frames per second delivered, and for
-# sluice its CPU time and RSS. Prints a Markdown table. Root only.
-# LAB_BACKENDS lists sluice's port back ends to compare (nullx and the
-# 200-rule table on each; default: afpacket afpacket-mmsg afxdp);
-# LAB_WORKERS=2 adds rows with two workers per bridge.
-#   LAB_SECONDS=5 scripts/lab.sh
+# The lab: the two-host namespace testbed (scripts/testbed.sh) with each
+# switch in turn, one round: every switch once, in the same order every
+# round, so a driver that calls this several times (scripts/bench/report.py)
+# gets interleaved runs (A B C A B C ...) and fair ratios. Root only.
+#
+#   scripts/lab.sh [--json] [forwarding|flows]
+#
+# forwarding (default): for the floor (nullx: sluice's I/O with no
+#   pipeline, on each back end), the Linux bridge, and for each rule set of
+#   LAB_SETS (`sluice-bench lab-rules`: 4p20r, 32p200r, 100k1k, 1m) sluice
+#   on each back end of LAB_BACKENDS and Open vSwitch's userspace (netdev)
+#   datapath with the same flows through the same client (sluice-ctl
+#   add-flows), then sluice with 2 workers (LAB_WORKERS) on the first set:
+#   ping RTT, TCP throughput (iperf3), 64-byte and 1500-byte UDP frames per
+#   second delivered, the switch's CPU during the TCP test (and per
+#   delivered Gbit/s), its RSS, and sluice's in-switch delay percentiles
+#   (p50/p99/max over the whole run, as sluice prints them at exit).
+# flows: the active-flows scaling: sluice (each back end), Open vSwitch and
+#   nullx with the 1m rule set, each fed by tcpreplay from host 1 with
+#   captures (`sluice-bench traffic`) of LAB_FRAMES frames over K distinct
+#   flows for K in LAB_FLOWS, uniform, and Zipf for the largest K: frames
+#   per second offered (tcpreplay's rate) and delivered (host 2's receive
+#   counter), so the cost of cache misses shows.
+#
+# --json prints one JSON object per row on stdout (progress on stderr);
+# otherwise a Markdown table. Knobs: LAB_SECONDS (each iperf3 test,
+# default 3), LAB_SETS, LAB_BACKENDS (default "afpacket afxdp"),
+# LAB_WORKERS (default 2; 1 for none), LAB_OVS=0 to leave out Open vSwitch,
+# LAB_FLOWS (default "1 1000 100000 1000000"), LAB_FRAMES (default 1000000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+JSON=0
+SCENARIO=forwarding
+for a in "$@"; do
+    case $a in
+        --json) JSON=1 ;;
+        forwarding | flows) SCENARIO=$a ;;
+        *) echo "lab: unknown argument $a (--json, forwarding, flows)" >&2; exit 2 ;;
+    esac
+done
 . scripts/testbed.sh
-testbed_prepare lab
-SECS=${LAB_SECONDS:-5}
+testbed_prepare lab >&2
+cargo build -q --release -p ctl -p bench >&2
+SECS=${LAB_SECONDS:-3}
+SETS=${LAB_SETS:-"4p20r 32p200r 100k1k 1m"}
+BACKENDS=${LAB_BACKENDS:-"afpacket afxdp"}
+WORKERS=${LAB_WORKERS:-2}
+BIN=target/release
 P=sllab$$
+D=$(mktemp -d)
 SW_PID=
+OVS_ON=0
 cleanup() {
-    [ -n "$SW_PID" ] && kill "$SW_PID" 2>/dev/null && wait "$SW_PID" 2>/dev/null || true
+    [ -n "$SW_PID" ] && [ "$OVS_ON" = 0 ] && kill "$SW_PID" 2>/dev/null && wait "$SW_PID" 2>/dev/null || true
+    [ "$OVS_ON" = 1 ] && ovs_stop
     testbed_down "$P"
+    rm -rf "$D"
 }
 trap cleanup EXIT
-
-rules_200() {
-    local f
-    f=$(mktemp)
-    {
-        echo "[bridge]"
-        echo "fail_mode = \"standalone\""
-        echo "flows = ["
-        local i
-        for i in $(seq 0 197); do
-            case $((i % 4)) in
-                0) echo "  \"priority=$((300 + i)),tcp,tp_dst=$((10000 + i)),actions=drop\"," ;;
-                1) echo "  \"priority=$((300 + i)),ip,nw_dst=172.$((16 + i % 16)).$i.0/24,actions=drop\"," ;;
-                2) echo "  \"priority=$((300 + i)),dl_dst=02:ff:00:00:00:$(printf %02x $i),actions=drop\"," ;;
-                3) echo "  \"priority=$((300 + i)),udp,tp_src=$((20000 + i)),actions=drop\"," ;;
-            esac
-        done
-        echo "  \"priority=10,in_port=1,actions=output:2\","
-        echo "  \"priority=10,in_port=2,actions=output:1\","
-        echo "]"
-        printf '[[port]]\nname = "p1"\nofport = 1\n[[port]]\nname = "p2"\nofport = 2\n'
-    } >"$f"
-    echo "$f"
-}
+have_ovs() { [ "${LAB_OVS:-1}" = 1 ] && command -v ovs-vswitchd >/dev/null 2>&1; }
+progress() { echo "lab: $*" >&2; }
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
-rss_kb() { awk '/VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
+rss_mb() { awk '/VmRSS/ {printf "%.1f", $2 / 1024}' "/proc/$1/status" 2>/dev/null || echo null; }
 
-measure() { # label
-    local label=$1 rtt mbps pps t0 t1 cpu rss
-    rtt=$(ip netns exec "$P-h1" ping -c 10 -i 0.2 -W 2 -q "$TESTBED_NET.2" | awk -F/ '/rtt/ {print $5}')
-    ip netns exec "$P-h2" iperf3 -s -1 -p 5401 >/dev/null 2>&1 &
-    local srv=$!
-    sleep 0.3
-    t0=$([ -n "$SW_PID" ] && cpu_ticks "$SW_PID" || echo 0)
-    mbps=$(ip netns exec "$P-h1" iperf3 -c "$TESTBED_NET.2" -p 5401 -t "$SECS" -J |
-        python3 -c 'import json,sys; print(round(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e6))')
-    t1=$([ -n "$SW_PID" ] && cpu_ticks "$SW_PID" || echo 0)
-    wait "$srv" 2>/dev/null || true
-    ip netns exec "$P-h2" iperf3 -s -1 -p 5402 >/dev/null 2>&1 &
-    srv=$!
-    sleep 0.3
-    # 18-byte UDP payloads: 60-byte frames on the wire (64 with the FCS).
-    pps=$(ip netns exec "$P-h1" iperf3 -c "$TESTBED_NET.2" -p 5402 -u -b 0 -l 18 -t "$SECS" -J |
-        python3 -c 'import json,sys
-e = json.load(sys.stdin)["end"]["sum"]
-print(round((e["packets"] - e["lost_packets"]) / e["seconds"]))')
-    wait "$srv" 2>/dev/null || true
-    if [ -n "$SW_PID" ]; then
-        cpu=$(python3 -c "print(round(($t1 - $t0) / $(getconf CLK_TCK) / $SECS * 100))")
-        rss=$(( $(rss_kb "$SW_PID") / 1024 ))
-    else
-        cpu="-"
-        rss="-"
-    fi
-    printf '| %s | %s | %s | %s | %s | %s |' "$label" "$rtt" "$mbps" "$pps" "$cpu" "$rss"
+# The number of ports a rule set spans (`sluice-bench lab-rules`).
+set_ports() { case $1 in 4p20r) echo 4 ;; 32p200r) echo 32 ;; *) echo 2 ;; esac; }
+set_rules() { case $1 in 4p20r) echo 20 ;; 32p200r) echo 200 ;; 100k1k) echo 101000 ;; 1m) echo 1000000 ;; none) echo 0 ;; esac; }
+
+# A testbed whose switch has PORTS ports: p1 and p2 to the two hosts, the
+# rest veths whose other end stays in the switch's namespace (so the switch
+# has the ports and their rings, and no host needs a namespace).
+lab_up() { # ports
+    testbed_up "$P"
+    local i
+    for i in $(seq 3 "$1"); do
+        ip netns exec "$P-sw" ip link add "p$i" type veth peer name "x$i"
+        ip netns exec "$P-sw" ip link set "x$i" up
+        ip netns exec "$P-sw" ip link set "p$i" up
+    done
 }
 
-run_sluice() { # label args...
-    local label=$1
+# iperf3 in host 1 against a one-off server in host 2; prints the JSON.
+iperf() { # port args...
+    local port=$1
     shift
-    testbed_up "$P"
-    local out
-    out=$(mktemp)
-    ip netns exec "$P-sw" target/release/sluice "$@" >"$out" 2>&1 &
+    ip netns exec "$P-h2" iperf3 -s -1 -p "$port" >/dev/null 2>&1 &
+    local srv=$!
+    sleep 0.2
+    ip netns exec "$P-h1" timeout $((SECS + 20)) iperf3 -c "$TESTBED_NET.2" -p "$port" -t "$SECS" -J "$@" 2>/dev/null || true
+    kill "$srv" 2>/dev/null || true
+    wait "$srv" 2>/dev/null || true
+}
+udp_fps() { python3 -c 'import json,sys
+try:
+    e = json.load(sys.stdin)["end"]["sum"]
+    print(round((e["packets"] - e["lost_packets"]) / e["seconds"]))
+except Exception:
+    print("null")'; }
+
+# Measures the testbed as it is now; PID is the switch process (or "").
+# Sets M_* for the row.
+measure() { # pid
+    local pid=$1 t0 t1
+    M_RTT=$(ip netns exec "$P-h1" ping -c 20 -i 0.05 -W 2 -q "$TESTBED_NET.2" | awk -F/ '/rtt/ {print $5}')
+    [ -n "$M_RTT" ] || M_RTT=null
+    t0=$([ -n "$pid" ] && cpu_ticks "$pid" || echo 0)
+    local s0 s1
+    s0=$(date +%s.%N)
+    M_TCP=$(iperf 5401 | python3 -c 'import json,sys
+try:
+    print(round(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"] / 1e6))
+except Exception:
+    print("null")')
+    s1=$(date +%s.%N)
+    t1=$([ -n "$pid" ] && cpu_ticks "$pid" || echo 0)
+    # 18-byte UDP payloads: 60-byte frames on the wire (64 with the FCS);
+    # 1472: 1514-byte frames.
+    M_FPS=$(iperf 5402 -u -b 0 -l 18 | udp_fps)
+    M_FPS1500=$(iperf 5403 -u -b 0 -l 1472 | udp_fps)
+    if [ -n "$pid" ]; then
+        M_CPU=$(python3 -c "print(round(($t1 - $t0) / $(getconf CLK_TCK) / ($s1 - $s0) * 100, 1))")
+        M_RSS=$(rss_mb "$pid")
+    else
+        M_CPU=null
+        M_RSS=null
+    fi
+}
+
+# One row: JSON or a Markdown line, from the M_* of the last measure.
+row() { # switch backend set workers delay-json
+    python3 - "$JSON" "$1" "$2" "$3" "$(set_ports "$3")" "$(set_rules "$3")" "$4" "$5" \
+        "$M_TCP" "$M_FPS" "$M_FPS1500" "$M_RTT" "$M_CPU" "$M_RSS" <<'PY'
+import json, sys
+a = sys.argv[1:]
+as_json, sw, be, rset = a[0], a[1], a[2], a[3]
+ports, rules, workers, delay = int(a[4]), int(a[5]), int(a[6]), json.loads(a[7])
+tcp, fps, fps1500, rtt, cpu, rss = (json.loads(v) for v in a[8:14])
+row = {"scenario": "forwarding", "switch": sw, "backend": be, "set": rset, "ports": ports,
+       "rules": rules, "workers": workers, "tcp_mbit": tcp, "frames_per_s": fps,
+       "frames_1500_per_s": fps1500, "rtt_ms": rtt, **delay, "cpu_pct": cpu,
+       "cpu_pct_per_gbit": round(cpu / (tcp / 1000), 1) if cpu is not None and tcp else None,
+       "rss_mb": rss}
+if as_json == "1":
+    print(json.dumps(row))
+else:
+    f = lambda v: "-" if v is None else str(v)
+    print("| " + " | ".join(f(row[k]) for k in ("switch", "tcp_mbit", "frames_per_s", "frames_1500_per_s", "rtt_ms",
+          "delay_p50_us", "delay_p99_us", "delay_max_us", "cpu_pct", "cpu_pct_per_gbit", "rss_mb")) + " |")
+PY
+}
+
+# sluice's in-switch delay over the run, from the line it prints at exit.
+delay_of() { # log
+    python3 - "$1" <<'PY'
+import json, re, sys
+m = re.search(r"in-switch delay.*?p50 ([\d.]+) us\s+p99 ([\d.]+) us\s+p99.9 ([\d.]+) us\s+max ([\d.]+) us", open(sys.argv[1]).read())
+keys = ("delay_p50_us", "delay_p99_us", "delay_p999_us", "delay_max_us")
+print(json.dumps(dict(zip(keys, map(float, m.groups()))) if m else dict.fromkeys(keys)))
+PY
+}
+NO_DELAY='{"delay_p50_us": null, "delay_p99_us": null, "delay_p999_us": null, "delay_max_us": null}'
+
+# sluice on the testbed's PORTS ports with back end BE and the rules of SET
+# (none: nullx) loaded through sluice-ctl; sets SW_PID.
+start_sluice() { # set backend workers
+    local set=$1 be=$2 workers=$3 ports i
+    ports=$(set_ports "$set")
+    {
+        printf '[bridge]\nname = "lab"\nfail_mode = "secure"\nlocal_port = false\nbackend = "%s"\nworkers = %s\n' "$be" "$workers"
+        for i in $(seq 1 "$ports"); do printf '[[port]]\nname = "p%s"\nofport = %s\n' "$i" "$i"; done
+    } >"$D/lab.toml"
+    local extra=()
+    [ "$set" = none ] && extra=(--nullx)
+    ip netns exec "$P-sw" "$BIN/sluice" --config "$D/lab.toml" --run-dir "$D" "${extra[@]}" >"$D/sluice.log" 2>&1 &
     SW_PID=$!
-    sleep 0.5
-    measure "$label"
-    kill "$SW_PID"
+    local tries=0
+    while [ ! -S "$D/lab.mgmt" ] && [ $tries -lt 100 ]; do sleep 0.05; tries=$((tries + 1)); done
+    if [ "$set" != none ]; then
+        "$BIN/sluice-ctl" --timeout 600 add-flows "unix:$D/lab.mgmt" "$D/$set.rules" >/dev/null
+    fi
+}
+stop_sluice() {
+    kill -INT "$SW_PID" 2>/dev/null || true
     wait "$SW_PID" 2>/dev/null || true
     SW_PID=
-    # In-switch delay over the whole run, as sluice reports it at exit.
-    awk '/in-switch delay/ { printf " %s / %s / %s |\n", $(NF-10), $(NF-7), $(NF-1) }' "$out"
-    rm -f "$out"
-    testbed_down "$P"
 }
 
-echo "| switch | ping avg RTT (ms) | TCP (Mbit/s) | 64-byte UDP frames/s delivered | switch CPU (% of a core, TCP test) | switch RSS (MB) | in-switch delay p50 / p99 / max (us) |"
-echo "|---|---|---|---|---|---|---|"
-cfg=$(rules_200)
-for be in ${LAB_BACKENDS:-afpacket afpacket-mmsg afxdp}; do
-    run_sluice "nullx, $be (sluice I/O, no pipeline)" --backend "$be" --nullx --port p1 --port p2
-    run_sluice "sluice standalone (NORMAL), $be" --backend "$be" --port p1 --port p2
-    run_sluice "sluice, 200-rule table, $be" --backend "$be" --config "$cfg"
-    if [ "${LAB_WORKERS:-1}" != 1 ]; then
-        run_sluice "sluice, 200-rule table, $be, ${LAB_WORKERS} workers" --backend "$be" --workers "$LAB_WORKERS" --config "$cfg"
-    fi
-done
-rm -f "$cfg"
-testbed_up "$P"
-ip netns exec "$P-sw" ip link add br0 type bridge
-ip netns exec "$P-sw" ip link set p1 master br0
-ip netns exec "$P-sw" ip link set p2 master br0
-ip netns exec "$P-sw" ip link set br0 up
-sleep 1
-measure "Linux bridge (kernel)"
-echo " - |"
-testbed_down "$P"
-
-# Open vSwitch, userspace (netdev) datapath, started by hand with a private
-# run directory inside the switch namespace (PEERS.md).
-run_ovs() { # label flows-file
-    local label=$1 flows=$2 d
-    d=$(mktemp -d)
-    testbed_up "$P"
-    ovs_start "$P-sw" "$d"
-    ip netns exec "$P-sw" ovs-vsctl --db="unix:$d/db.sock" add-br br0 -- set bridge br0 datapath_type=netdev fail-mode=secure protocols=OpenFlow13 \
-        -- add-port br0 p1 -- set interface p1 ofport_request=1 \
-        -- add-port br0 p2 -- set interface p2 ofport_request=2 >/dev/null 2>&1
-    ip netns exec "$P-sw" ovs-ofctl -O OpenFlow13 add-flows "unix:$d/br0.mgmt" "$flows" >/dev/null 2>&1
+# Open vSwitch netdev with the testbed's ports and the rules of SET (none:
+# NORMAL); sets SW_PID to ovs-vswitchd.
+start_ovs() { # set
+    local set=$1 ports i
+    ports=$(set_ports "$set")
+    mkdir -p "$D/ovs"
+    ovs_start "$P-sw" "$D/ovs"
+    OVS_ON=1
+    local cmd=(add-br br0 -- set bridge br0 datapath_type=netdev fail-mode=secure protocols=OpenFlow13)
+    for i in $(seq 1 "$ports"); do cmd+=(-- add-port br0 "p$i" -- set interface "p$i" "ofport_request=$i"); done
+    ip netns exec "$P-sw" ovs-vsctl --db="unix:$D/ovs/db.sock" "${cmd[@]}" >/dev/null
+    local tries=0
+    while [ ! -S "$D/ovs/br0.mgmt" ] && [ $tries -lt 100 ]; do sleep 0.05; tries=$((tries + 1)); done
+    "$BIN/sluice-ctl" --timeout 600 add-flows "unix:$D/ovs/br0.mgmt" "$D/$set.rules" >/dev/null
     SW_PID=$(pgrep -P "$OVS_VS_PID" ovs-vswitchd || echo "$OVS_VS_PID")
-    sleep 1
-    measure "$label"
-    echo " - |"
+}
+stop_ovs() {
     ovs_stop
+    OVS_ON=0
     SW_PID=
-    testbed_down "$P"
-    rm -rf "$d"
+    rm -rf "$D/ovs"
 }
 
-if command -v ovs-vswitchd >/dev/null 2>&1 && [ "${LAB_OVS:-1}" = 1 ]; then
-    f=$(mktemp)
-    echo "priority=0,actions=normal" >"$f"
-    run_ovs "Open vSwitch netdev (NORMAL)" "$f"
-    cfg=$(rules_200)
-    # The same 200 flows, one per line, for ovs-ofctl.
-    sed -n 's/^  "\(.*\)",$/\1/p' "$cfg" >"$f"
-    rm -f "$cfg"
-    run_ovs "Open vSwitch netdev, 200 rules" "$f"
-    rm -f "$f"
-fi
+forwarding_sluice() { # label set backend workers
+    local label=$1 set=$2 be=$3 workers=$4
+    progress "$label"
+    lab_up "$(set_ports "$set")"
+    start_sluice "$set" "$be" "$workers"
+    sleep 0.3
+    measure "$SW_PID"
+    stop_sluice
+    row "$label" "$be" "$set" "$workers" "$(delay_of "$D/sluice.log")"
+    testbed_down "$P"
+}
+
+forwarding_ovs() { # set
+    local set=$1 label="Open vSwitch netdev $(set_rules "$1") rules"
+    progress "$label"
+    lab_up "$(set_ports "$set")"
+    start_ovs "$set"
+    sleep 1
+    measure "$SW_PID"
+    stop_ovs
+    row "$label" netdev "$set" 1 "$NO_DELAY"
+    testbed_down "$P"
+}
+
+forwarding_bridge() {
+    progress "Linux bridge"
+    lab_up 2
+    ip netns exec "$P-sw" ip link add br0 type bridge
+    ip netns exec "$P-sw" ip link set p1 master br0
+    ip netns exec "$P-sw" ip link set p2 master br0
+    ip netns exec "$P-sw" ip link set br0 up
+    sleep 1
+    measure ""
+    row "Linux bridge" kernel none 1 "$NO_DELAY"
+    testbed_down "$P"
+}
+
+scenario_forwarding() {
+    local set be
+    for set in $SETS; do "$BIN/sluice-bench" lab-rules --set "$set" --out "$D/$set.rules"; done
+    if [ "$JSON" = 0 ]; then
+        echo "| switch | TCP (Mbit/s) | 64-byte frames/s | 1514-byte frames/s | ping RTT (ms) | delay p50 (us) | p99 | max | CPU (% of a core) | CPU % per Gbit/s | RSS (MB) |"
+        echo "|---|---|---|---|---|---|---|---|---|---|---|"
+    fi
+    for be in $BACKENDS; do forwarding_sluice "nullx $be" none "$be" 1; done
+    forwarding_bridge
+    for set in $SETS; do
+        for be in $BACKENDS; do
+            forwarding_sluice "sluice $be $(set_rules "$set") rules" "$set" "$be" 1
+        done
+        have_ovs && forwarding_ovs "$set"
+    done
+    if [ "$WORKERS" != 1 ]; then
+        set=${SETS%% *}
+        for be in $BACKENDS; do
+            forwarding_sluice "sluice $be $(set_rules "$set") rules, $WORKERS workers" "$set" "$be" "$WORKERS"
+        done
+    fi
+    have_ovs || progress "Open vSwitch: skipped (LAB_OVS=0 or ovs-vswitchd not installed)"
+}
+
+# tcpreplay in host 1 of a capture; prints "offered delivered" frames/s,
+# delivered counted by host 2's interface.
+replay() { # pcap
+    local rx0 rx1 out secs
+    rx0=$(ip netns exec "$P-h2" cat /sys/class/net/eth0/statistics/rx_packets)
+    out=$(ip netns exec "$P-h1" timeout 120 tcpreplay -i eth0 -K --topspeed "$1" 2>&1) || true
+    sleep 0.2
+    rx1=$(ip netns exec "$P-h2" cat /sys/class/net/eth0/statistics/rx_packets)
+    secs=$(echo "$out" | sed -n 's/.*Actual: [0-9]* packets ([0-9]* bytes) sent in \([0-9.]*\) seconds.*/\1/p')
+    local sent
+    sent=$(echo "$out" | sed -n 's/.*Actual: \([0-9]*\) packets.*/\1/p')
+    if [ -z "$secs" ] || [ -z "$sent" ]; then
+        echo "null null"
+        return
+    fi
+    python3 -c "print(round($sent / $secs), round(($rx1 - $rx0) / $secs))"
+}
+
+flows_switch() { # label kind(sluice|ovs|nullx) backend
+    local label=$1 kind=$2 be=$3
+    progress "$label, active flows"
+    lab_up 2
+    case $kind in
+        sluice) start_sluice 1m "$be" 1 ;;
+        nullx) start_sluice none "$be" 1 ;;
+        ovs) start_ovs 1m ;;
+    esac
+    sleep 0.5
+    local k dist
+    for k in $FLOWS; do
+        for dist in uniform $([ "$k" = "$MAXK" ] && echo zipf); do
+            read -r off del < <(replay "$D/traffic-$k-$dist.pcap")
+            local rules=1000000
+            [ "$kind" = nullx ] && rules=0
+            if [ "$JSON" = 1 ]; then
+                echo "{\"scenario\": \"flows\", \"switch\": \"$label\", \"backend\": \"$be\", \"rules\": $rules, \"active_flows\": $k, \"dist\": \"$dist\", \"frames\": $FRAMES, \"offered_per_s\": $off, \"frames_per_s\": $del}"
+            else
+                echo "| $label | $k | $dist | $off | $del |"
+            fi
+        done
+    done
+    case $kind in ovs) stop_ovs ;; *) stop_sluice ;; esac
+    testbed_down "$P"
+}
+
+scenario_flows() {
+    command -v tcpreplay >/dev/null 2>&1 || { echo "lab: flows needs tcpreplay (scripts/setup.sh --bench installs it)" >&2; exit 1; }
+    FLOWS=${LAB_FLOWS:-"1 1000 100000 1000000"}
+    FRAMES=${LAB_FRAMES:-1000000}
+    MAXK=${FLOWS##* }
+    "$BIN/sluice-bench" lab-rules --set 1m --out "$D/1m.rules"
+    local k
+    for k in $FLOWS; do
+        "$BIN/sluice-bench" traffic --flows "$k" --frames "$FRAMES" --dist uniform --out "$D/traffic-$k-uniform.pcap"
+    done
+    "$BIN/sluice-bench" traffic --flows "$MAXK" --frames "$FRAMES" --dist zipf --out "$D/traffic-$MAXK-zipf.pcap"
+    if [ "$JSON" = 0 ]; then
+        echo "| switch (1M rules) | active flows | spread | offered frames/s | delivered frames/s |"
+        echo "|---|---|---|---|---|"
+    fi
+    local be
+    for be in $BACKENDS; do flows_switch "nullx $be" nullx "$be"; done
+    for be in $BACKENDS; do flows_switch "sluice $be 1000000 rules" sluice "$be"; done
+    if have_ovs; then flows_switch "Open vSwitch netdev 1000000 rules" ovs netdev; else progress "Open vSwitch: skipped"; fi
+}
+
+"scenario_$SCENARIO"

@@ -3,6 +3,10 @@
 //! * `flows`: writes COUNT distinct 5-tuple flows in ovs-ofctl syntax,
 //!   the load of the flow-add benchmark (`sluice-ctl add-flows`, and
 //!   `ovs-ofctl add-flows` for Open vSwitch).
+//! * `lab-rules`: writes one of the lab's rule sets (4p20r, 32p200r,
+//!   100k1k, 1m; see `lab`), the table every switch of the lab gets.
+//! * `traffic`: writes a capture of frames over many distinct flows
+//!   (uniform or Zipf), which the 1m rule set's 5-tuple rules match.
 //! * `arp-requests`: writes a capture of ARP requests, the load a pcap
 //!   port (paced with `pcap_rate`) offers to the switch.
 //! * `test-pki`: a throw-away CA and two identities it signs (`switch`,
@@ -19,6 +23,7 @@
 //! beside the switch's.
 
 mod arp;
+mod lab;
 mod responder;
 
 use std::process::ExitCode;
@@ -50,6 +55,26 @@ enum Cmd {
         /// `5tuple` (default) or `agent`.
         #[arg(long, default_value = "5tuple")]
         form: String,
+    },
+    /// Write one of the lab's rule sets (ovs-ofctl syntax): 4p20r, 32p200r,
+    /// 100k1k or 1m.
+    LabRules {
+        #[arg(long)]
+        set: String,
+        #[arg(long)]
+        out: std::path::PathBuf,
+    },
+    /// Write a capture of FRAMES 60-byte TCP frames over FLOWS distinct
+    /// flows (those of `flows`' 5-tuple rules), spread `uniform` or `zipf`.
+    Traffic {
+        #[arg(long)]
+        flows: u64,
+        #[arg(long)]
+        frames: u64,
+        #[arg(long, default_value = "uniform")]
+        dist: lab::Dist,
+        #[arg(long)]
+        out: std::path::PathBuf,
     },
     /// Write a capture of COUNT ARP requests (who-has 10.99.0.2 tell 10.99.0.1).
     ArpRequests {
@@ -93,6 +118,13 @@ fn main() -> ExitCode {
             _ => Err(format!("--form {form}: 5tuple or agent")),
         }
         .map(|()| String::new()),
+        Cmd::LabRules { set, out } => lab::write_rules(&out, &set).map(|()| String::new()),
+        Cmd::Traffic {
+            flows,
+            frames,
+            dist,
+            out,
+        } => lab::write_traffic(&out, flows, frames, dist).map(|()| String::new()),
         Cmd::TestPki { dir } => std::fs::create_dir_all(&dir)
             .map_err(|e| format!("{}: {e}", dir.display()))
             .map(|()| {
@@ -148,14 +180,7 @@ fn write_agent_flows(path: &std::path::Path, count: u64) -> Result<(), String> {
 /// `table=0,priority=100,tcp,nw_src=10.A.B.C,nw_dst=192.168.0.1,tp_dst=80,actions=output:2`
 /// with a distinct source for each of up to 2^24 flows.
 fn write_flows(path: &std::path::Path, count: u64) -> Result<(), String> {
-    write_lines(path, count, |i| {
-        format!(
-            "table=0,priority=100,tcp,nw_src=10.{}.{}.{},nw_dst=192.168.0.1,tp_dst=80,actions=output:2",
-            (i >> 16) & 255,
-            (i >> 8) & 255,
-            i & 255
-        )
-    })
+    write_lines(path, count, lab::five_tuple_rule)
 }
 
 /// Writes `line(i)` for i in 0..count (at most 2^24: the flows make
