@@ -1,5 +1,5 @@
 # The two commands of the README.
-.PHONY: demo test bench fuzz lab ofbench tunnelbench conformance install uninstall
+.PHONY: demo test bench fuzz lab lab-json bench-report ofbench tunnelbench conformance install uninstall
 
 demo:
 	scripts/demo.sh
@@ -8,6 +8,19 @@ test:
 	scripts/test.sh
 
 # Not part of `make test`: figures for docs/PERFORMANCE.md, fuzzing for docs/FUZZING.md.
+
+# Every performance scenario, 3 interleaved rounds, side by side with the
+# peers: docs/bench/REPORT-<date>.md with plots (root; about 20 minutes;
+# QUICK=1: under 3 minutes; SCENARIOS="forwarding control" for some).
+bench-report:
+	scripts/bench-report.sh $(if $(QUICK),--quick) $(SCENARIOS)
+
+# One round of the lab (forwarding, then active flows), one JSON object per
+# switch and scenario per line on stdout, to track figures over time (root).
+lab-json:
+	@scripts/lab.sh --json forwarding && scripts/lab.sh --json flows
+
+# The forwarding lab, one round, as a Markdown table (root).
 lab:
 	scripts/lab.sh
 

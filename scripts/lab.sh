@@ -12,7 +12,7 @@
 #   on each back end of LAB_BACKENDS and Open vSwitch's userspace (netdev)
 #   datapath with the same flows through the same client (sluice-ctl
 #   add-flows), then sluice with 2 workers (LAB_WORKERS) on the first set:
-#   ping RTT, TCP throughput (iperf3), 64-byte and 1500-byte UDP frames per
+#   ping RTT (median of 100, and the samples), TCP throughput (iperf3), 64-byte and 1500-byte UDP frames per
 #   second delivered, the switch's CPU during the TCP test (and per
 #   delivered Gbit/s), its RSS, and sluice's in-switch delay percentiles
 #   (p50/p99/max over the whole run, as sluice prints them at exit).
@@ -103,8 +103,10 @@ except Exception:
 # Sets M_* for the row.
 measure() { # pid
     local pid=$1 t0 t1
-    M_RTT=$(ip netns exec "$P-h1" ping -c 20 -i 0.05 -W 2 -q "$TESTBED_NET.2" | awk -F/ '/rtt/ {print $5}')
-    [ -n "$M_RTT" ] || M_RTT=null
+    # 100 pings 10 ms apart: the median RTT, and every sample for the CDF.
+    M_RTTS=$(ip netns exec "$P-h1" ping -c 100 -i 0.01 -W 2 "$TESTBED_NET.2" |
+        sed -n 's/.*time=\([0-9.]*\) ms.*/\1/p' | paste -sd, -)
+    M_RTT=$(python3 -c "import statistics; s = [$M_RTTS]; print(round(statistics.median(s), 3) if s else 'null')")
     t0=$([ -n "$pid" ] && cpu_ticks "$pid" || echo 0)
     local s0 s1
     s0=$(date +%s.%N)
@@ -131,7 +133,7 @@ except Exception:
 # One row: JSON or a Markdown line, from the M_* of the last measure.
 row() { # switch backend set workers delay-json
     python3 - "$JSON" "$1" "$2" "$3" "$(set_ports "$3")" "$(set_rules "$3")" "$4" "$5" \
-        "$M_TCP" "$M_FPS" "$M_FPS1500" "$M_RTT" "$M_CPU" "$M_RSS" <<'PY'
+        "$M_TCP" "$M_FPS" "$M_FPS1500" "$M_RTT" "$M_CPU" "$M_RSS" "[$M_RTTS]" <<'PY'
 import json, sys
 a = sys.argv[1:]
 as_json, sw, be, rset = a[0], a[1], a[2], a[3]
@@ -141,7 +143,7 @@ row = {"scenario": "forwarding", "switch": sw, "backend": be, "set": rset, "port
        "rules": rules, "workers": workers, "tcp_mbit": tcp, "frames_per_s": fps,
        "frames_1500_per_s": fps1500, "rtt_ms": rtt, **delay, "cpu_pct": cpu,
        "cpu_pct_per_gbit": round(cpu / (tcp / 1000), 1) if cpu is not None and tcp else None,
-       "rss_mb": rss}
+       "rss_mb": rss, "rtt_samples_ms": json.loads(a[14])}
 if as_json == "1":
     print(json.dumps(row))
 else:

@@ -23,6 +23,9 @@ $demo || command -v ovs-ofctl >/dev/null 2>&1 || need_apt+=(openvswitch-common)
 $demo || command -v ovs-vswitchd >/dev/null 2>&1 || need_apt+=(openvswitch-switch)
 # tcpdump (not for the demo): the overlay e2e test reads the VNI on the wire.
 $demo || command -v tcpdump >/dev/null 2>&1 || need_apt+=(tcpdump)
+# tcpreplay (not for the demo): the lab's active-flows scenario replays
+# captures of many distinct flows into the switch (scripts/lab.sh flows).
+$demo || command -v tcpreplay >/dev/null 2>&1 || need_apt+=(tcpreplay)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
 command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
 if ((${#need_apt[@]})); then

@@ -15,6 +15,8 @@ cargo test --workspace --locked
 echo "== os-ken interop"
 cargo build -q --locked -p ofp --example ofp-interop
 .venv/bin/python tests/interop/osken_interop.py target/debug/examples/ofp-interop
+echo "== benchmark report arithmetic and rendering"
+.venv/bin/python -m unittest discover -s scripts/bench -p 'test_*.py'
 echo "== end-to-end (network namespaces)"
 scripts/e2e.sh
 echo "== OpenFlow conformance, quick subset (os-ken switch test tool; root)"

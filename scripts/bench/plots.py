@@ -1,0 +1,237 @@
+"""The report's plots (PNG, matplotlib with the Agg back end), each drawn
+from the rows of a run: medians with min-max error bars where a point was
+measured in several rounds.
+
+make_all returns ({plot key: file name}, {plot key: why it was not drawn}).
+"""
+
+import os
+
+import aggregate as ag
+
+
+def _stats(rows, metric):
+    """(median, lower error, upper error) of a metric over rows."""
+    vals = [r[metric] for r in rows if ag.is_metric(metric, r.get(metric))]
+    if not vals:
+        return None
+    st = ag.Stat(vals)
+    return st.median, st.median - st.min, st.max - st.median
+
+
+def _series(rows, x, y, where):
+    """Points (x, median y, err-, err+) of rows matching WHERE, by x."""
+    xs = sorted({r[x] for r in rows if ag.matches(r, where) and x in r})
+    pts = []
+    for xv in xs:
+        s = _stats([r for r in rows if ag.matches(r, where) and r.get(x) == xv], y)
+        if s:
+            pts.append((xv, *s))
+    return pts
+
+
+def _errorbar(ax, pts, label, **kw):
+    if not pts:
+        return
+    ax.errorbar([p[0] for p in pts], [p[1] for p in pts],
+                yerr=[[p[2] for p in pts], [p[3] for p in pts]], label=label, capsize=3, marker="o", **kw)
+
+
+def _switches(rows, prefix=None, pred=None):
+    out = []
+    for r in rows:
+        sw = r.get("switch")
+        if sw and sw not in out and (prefix is None or sw.startswith(prefix)) and (pred is None or pred(r)):
+            out.append(sw)
+    return out
+
+
+def frames_vs_rules(plt, rows):
+    fw = [r for r in rows if r.get("scenario") == "forwarding" and r.get("workers", 1) == 1]
+    if not any(r.get("rules") for r in fw):
+        return None
+    fig, ax = plt.subplots(figsize=(8, 5))
+    kinds = []
+    for r in fw:
+        if r.get("rules"):
+            k = (r["backend"], r["switch"].split(" ")[0])
+            if k not in kinds:
+                kinds.append(k)
+    for be, who in kinds:
+        pts = _series(fw, "rules", "frames_per_s", {"backend": be})
+        _errorbar(ax, pts, f"{'Open vSwitch netdev' if be == 'netdev' else who + ' ' + be}")
+    for sw in _switches(fw, pred=lambda r: not r.get("rules")):
+        s = _stats([r for r in fw if r["switch"] == sw], "frames_per_s")
+        if s:
+            ax.axhline(s[0], linestyle="--", linewidth=1, label=f"{sw} (no rules)",
+                       color="grey" if sw == "Linux bridge" else None)
+    ax.set_xscale("log")
+    ax.set_xlabel("rules installed")
+    ax.set_ylabel("64-byte frames/s delivered")
+    ax.set_title("Forwarding rate vs rules (two namespace hosts, iperf3 UDP)")
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=8)
+    ax.grid(True, alpha=0.3)
+    return fig
+
+
+def frames_vs_flows(plt, rows):
+    fl = [r for r in rows if r.get("scenario") == "flows"]
+    if not fl:
+        return None
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for sw in _switches(fl):
+        pts = _series(fl, "active_flows", "frames_per_s", {"switch": sw, "dist": "uniform"})
+        _errorbar(ax, pts, f"{sw}, uniform")
+        z = _series(fl, "active_flows", "frames_per_s", {"switch": sw, "dist": "zipf"})
+        if z:
+            ax.errorbar([p[0] for p in z], [p[1] for p in z], yerr=[[p[2] for p in z], [p[3] for p in z]],
+                        marker="*", markersize=12, linestyle="none", capsize=3, label=f"{sw}, Zipf")
+    off = _stats(fl, "offered_per_s")
+    if off:
+        ax.axhline(off[0], linestyle=":", color="grey", label="offered (tcpreplay, median)")
+    ax.set_xscale("log")
+    ax.set_xlabel("distinct active flows in the traffic")
+    ax.set_ylabel("frames/s delivered")
+    ax.set_title("Forwarding rate vs active flows (1M 5-tuple rules installed)")
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=8)
+    ax.grid(True, alpha=0.3)
+    return fig
+
+
+def rtt_cdf(plt, rows):
+    fw = [r for r in rows if r.get("scenario") == "forwarding" and r.get("rtt_samples_ms")]
+    if not fw:
+        return None
+    # One rule set (the first with rules) plus the rule-less rows.
+    sets = [r["set"] for r in fw if r.get("set") not in (None, "none")]
+    first = sets[0] if sets else None
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(12, 5))
+    for sw in _switches(fw, pred=lambda r: r.get("set") in ("none", first) and r.get("workers", 1) == 1):
+        s = sorted(x for r in fw if r["switch"] == sw for x in r["rtt_samples_ms"])
+        if s:
+            ax.plot(s, [(i + 1) / len(s) for i in range(len(s))], label=sw)
+    ax.set_xscale("log")
+    ax.set_xlabel("ping RTT (ms), host to host through the switch")
+    ax.set_ylabel("fraction of pings")
+    ax.set_title(f"RTT CDF ({first or 'no'} rule set; all rounds)")
+    ax.legend(fontsize=8)
+    ax.grid(True, alpha=0.3)
+    # sluice's in-switch delay percentiles (its own histogram).
+    probs = [("delay_p50_us", 0.5), ("delay_p99_us", 0.99), ("delay_p999_us", 0.999), ("delay_max_us", 1.0)]
+    drawn = False
+    for sw in _switches(fw, pred=lambda r: r.get("delay_p50_us") is not None and r.get("workers", 1) == 1):
+        sel = [r for r in fw if r["switch"] == sw]
+        pts = [(_stats(sel, k), p) for k, p in probs]
+        pts = [(s[0], p) for s, p in pts if s]
+        if pts:
+            bx.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=sw)
+            drawn = True
+    if drawn:
+        bx.set_xscale("log")
+        bx.set_xlabel("in-switch delay (us): p50, p99, p99.9, max (medians over rounds)")
+        bx.set_ylabel("fraction of frames")
+        bx.set_title("sluice in-switch delay, under the lab's load")
+        bx.legend(fontsize=7)
+        bx.grid(True, alpha=0.3)
+    return fig
+
+
+def flowmods_rss(plt, rows):
+    fc = [r for r in rows if r.get("scenario") == "flowcurve"]
+    if not fc:
+        return None
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(12, 5))
+    for sw in _switches(fc):
+        _errorbar(ax, _series(fc, "installed", "flow_mods_per_s", {"switch": sw}), sw)
+        _errorbar(bx, _series(fc, "installed", "rss_mb", {"switch": sw}), sw)
+    ax.set_xlabel("flows installed")
+    ax.set_ylabel("flow-mods/s in the step (first byte to barrier reply)")
+    ax.set_title("Flow-mod rate as the table fills (sluice-ctl add-flows)")
+    ax.set_ylim(bottom=0)
+    bx.set_xlabel("flows installed")
+    bx.set_ylabel("switch RSS (MB)")
+    bx.set_title("Memory vs flows installed")
+    bx.set_ylim(bottom=0)
+    for x in (ax, bx):
+        x.legend(fontsize=8)
+        x.grid(True, alpha=0.3)
+    return fig
+
+
+def roundtrips(plt, rows):
+    pio = [r for r in rows if r.get("scenario") == "control" and r.get("test") == "packet_in_out"]
+    if not pio:
+        return None
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for sw in _switches(pio):
+        paced = [r for r in pio if r["switch"] == sw and r.get("offered_fps")]
+        pts = _series(paced, "offered_fps", "round_trips_per_s", {})
+        _errorbar(ax, pts, f"{sw}, paced")
+        un = _stats([r for r in pio if r["switch"] == sw and not r.get("offered_fps")], "round_trips_per_s")
+        if un:
+            ax.axhline(un[0], linestyle="--", label=f"{sw}, unpaced (as fast as the port reads)")
+    top = max((r["offered_fps"] for r in pio if r.get("offered_fps")), default=0)
+    if top:
+        ax.plot([0, top], [0, top], linestyle=":", color="grey", label="served = offered")
+    ax.set_xlabel("ARP requests offered per second (pcap port, paced)")
+    ax.set_ylabel("round trips served per second")
+    ax.set_title("PACKET_IN -> controller -> PACKET_OUT round trips")
+    ax.legend(fontsize=8)
+    ax.grid(True, alpha=0.3)
+    return fig
+
+
+def pipeline_scaling(plt, rows):
+    sc = [r for r in rows if r.get("scenario") == "scaling"]
+    if not sc:
+        return None
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(12, 5))
+    _errorbar(ax, _series(sc, "rules", "ns_per_pkt", {"axis": "rules"}), "with the cache")
+    _errorbar(ax, _series(sc, "rules", "no_cache_ns", {"axis": "rules"}), "classifier on every packet")
+    for d in ("uniform", "zipf"):
+        _errorbar(bx, _series(sc, "active_flows", "ns_per_pkt", {"axis": "active_flows", "dist": d}), d)
+    for x, t in ((ax, "rules installed (traffic over all of them)"), (bx, "distinct active flows")):
+        x.set_xscale("log")
+        x.set_xlabel(t)
+        x.set_ylabel("ns per packet (one core)")
+        x.set_ylim(bottom=0)
+        x.legend(fontsize=8)
+        x.grid(True, alpha=0.3)
+    ax.set_title("pipeline-bench: rules grow")
+    bx.set_title("pipeline-bench: active flows grow")
+    return fig
+
+
+PLOTS = {
+    "frames_vs_rules": frames_vs_rules,
+    "frames_vs_flows": frames_vs_flows,
+    "rtt_cdf": rtt_cdf,
+    "flowmods_rss": flowmods_rss,
+    "roundtrips": roundtrips,
+    "pipeline_scaling": pipeline_scaling,
+}
+
+
+def make_all(out_dir, rows):
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as e:
+        return {}, {k: f"matplotlib is not installed ({e}); scripts/setup.sh installs it" for k in PLOTS}
+    os.makedirs(out_dir, exist_ok=True)
+    made, why = {}, {}
+    for key, fn in PLOTS.items():
+        fig = fn(plt, rows)
+        if fig is None:
+            why[key] = "no rows for it in this run"
+            continue
+        fig.tight_layout()
+        fname = f"{key}.png"
+        fig.savefig(os.path.join(out_dir, fname), dpi=90)
+        plt.close(fig)
+        made[key] = fname
+    return made, why

@@ -1,0 +1,296 @@
+"""The report of a run: Markdown tables of every row group (median, with
+min and max over the rounds), the interleaved ratios, and PNG plots
+(matplotlib, from the test venv; without it the report says the plots are
+missing and why). Every figure comes from the rows passed in.
+"""
+
+import os
+
+import aggregate as ag
+
+# Column order of metrics when present (others follow in order of appearance).
+METRIC_ORDER = [
+    "tcp_mbit", "frames_per_s", "frames_1500_per_s", "rtt_ms", "delay_p50_us", "delay_p99_us",
+    "delay_p999_us", "delay_max_us", "cpu_pct", "cpu_pct_per_gbit", "rss_mb",
+    "offered_per_s", "ns_per_pkt", "min_ns", "max_ns", "no_cache_ns", "cache_hit_rate", "mpps",
+    "seconds", "flow_mods_per_s", "bytes_per_flow",
+]
+LABELS = {
+    "tcp_mbit": "TCP Mbit/s", "frames_per_s": "64 B frames/s", "frames_1500_per_s": "1514 B frames/s",
+    "rtt_ms": "RTT ms", "delay_p50_us": "delay p50 us", "delay_p99_us": "p99 us",
+    "delay_p999_us": "p99.9 us", "delay_max_us": "max us", "cpu_pct": "CPU %",
+    "cpu_pct_per_gbit": "CPU % per Gbit/s", "rss_mb": "RSS MB", "offered_per_s": "offered frames/s",
+}
+HIDDEN_KEYS = {"scenario", "source"}
+
+
+def num(v):
+    if v is None:
+        return "-"
+    if isinstance(v, float) and v != v:
+        return "-"
+    a = abs(v)
+    if a >= 1000:
+        return f"{v:,.0f}".replace(",", " ")
+    if a >= 100:
+        return f"{v:.0f}"
+    if a >= 10:
+        return f"{v:.1f}"
+    if a >= 1:
+        return f"{v:.2f}"
+    return f"{v:.3g}"
+
+
+def keyval(v):
+    """A key field: text as is, a count with thin grouping."""
+    if v is None:
+        return ""
+    if isinstance(v, int) and not isinstance(v, bool):
+        return f"{v:,}".replace(",", " ")
+    return str(v)
+
+
+def cell(stat):
+    if stat is None or stat.median is None:
+        return "-"
+    if stat.n > 1 and stat.min != stat.max:
+        return f"{num(stat.median)} ({num(stat.min)}-{num(stat.max)})"
+    return num(stat.median)
+
+
+def table(groups, lead=()):
+    """A Markdown table of groups: the key fields that differ between them
+    (LEAD first), then every metric."""
+    if not groups:
+        return "(no rows)\n"
+    keys = []
+    for k in lead:
+        if any(k in g.key for g in groups):
+            keys.append(k)
+    for g in groups:
+        for k in g.key:
+            if k not in keys and k not in HIDDEN_KEYS and len({str(h.key.get(k)) for h in groups}) > 1:
+                keys.append(k)
+    metrics = []
+    for m in METRIC_ORDER:
+        if any(m in g.stats for g in groups):
+            metrics.append(m)
+    for g in groups:
+        for m in g.stats:
+            if m not in metrics:
+                metrics.append(m)
+    out = ["| " + " | ".join([k for k in keys] + [LABELS.get(m, m) for m in metrics]) + " |",
+           "|" + "---|" * (len(keys) + len(metrics))]
+    for g in groups:
+        vals = [keyval(g.key.get(k)) for k in keys]
+        vals += [cell(g.stats.get(m)) for m in metrics]
+        out.append("| " + " | ".join(vals) + " |")
+    return "\n".join(out) + "\n"
+
+
+def ratio_line(label, st):
+    if st is None:
+        return None
+    spread = f" ({st.min:.2f}-{st.max:.2f}, {st.n} rounds)" if st.n > 1 else " (1 round)"
+    return f"| {label} | **{st.median:.2f}x**{spread} |"
+
+
+def forwarding_ratios(rows):
+    """sluice against each peer, per rule set and back end, round by round."""
+    fw = [r for r in rows if r.get("scenario") == "forwarding"]
+    lines = []
+    sets = []
+    for r in fw:
+        if r.get("set") not in ("none", None) and r["set"] not in sets:
+            sets.append(r["set"])
+    backends = []
+    for r in fw:
+        if r["switch"].startswith("sluice ") and r["backend"] not in backends:
+            backends.append(r["backend"])
+    for s in sets:
+        for be in backends:
+            me = {"set": s, "backend": be, "workers": 1}
+            me_sw = [r["switch"] for r in fw if all(r.get(k) == v for k, v in me.items())
+                     and r["switch"].startswith("sluice")]
+            if not me_sw:
+                continue
+            num_ = {"switch": me_sw[0]}
+            for metric, mlabel in [("tcp_mbit", "TCP"), ("frames_per_s", "64 B frames/s"),
+                                   ("frames_1500_per_s", "1514 B frames/s")]:
+                for peer, where in [
+                    ("Open vSwitch", {"set": s, "backend": "netdev"}),
+                    ("Linux bridge", {"switch": "Linux bridge"}),
+                    (f"nullx {be} (floor)", {"switch": f"nullx {be}"}),
+                ]:
+                    line = ratio_line(f"{me_sw[0]} / {peer}, {mlabel}", ag.ratio(fw, metric, num_, where))
+                    if line:
+                        lines.append(line)
+            w2 = [r["switch"] for r in fw if r.get("set") == s and r.get("backend") == be
+                  and r.get("workers", 1) > 1]
+            if w2:
+                for metric, mlabel in [("tcp_mbit", "TCP"), ("frames_per_s", "64 B frames/s")]:
+                    line = ratio_line(f"{w2[0]} / 1 worker, {mlabel}",
+                                      ag.ratio(fw, metric, {"switch": w2[0]}, num_))
+                    if line:
+                        lines.append(line)
+    if not lines:
+        return ""
+    return "| ratio (per-round, median) | value (min-max) |\n|---|---|\n" + "\n".join(lines) + "\n"
+
+
+def flows_ratios(rows):
+    fl = [r for r in rows if r.get("scenario") == "flows"]
+    ovs = [r for r in fl if r["switch"].startswith("Open vSwitch")]
+    lines = []
+    if not ovs:
+        return ""
+    seen = []
+    for r in fl:
+        if r["switch"].startswith("sluice") and (r["switch"], r["active_flows"], r["dist"]) not in seen:
+            seen.append((r["switch"], r["active_flows"], r["dist"]))
+    for sw, k, d in seen:
+        st = ag.ratio(fl, "frames_per_s", {"switch": sw, "active_flows": k, "dist": d},
+                      {"switch": ovs[0]["switch"], "active_flows": k, "dist": d})
+        line = ratio_line(f"{sw} / Open vSwitch, {k} active flows, {d}", st)
+        if line:
+            lines.append(line)
+    if not lines:
+        return ""
+    return "| ratio (per-round, median) | value (min-max) |\n|---|---|\n" + "\n".join(lines) + "\n"
+
+
+def control_ratios(rows):
+    cp = [r for r in rows if r.get("scenario") == "control"]
+    lines = []
+    for test, metric in [("flow_add", "seconds"), ("flow_modify_10pct", "seconds"),
+                         ("flow_delete_all", "seconds"), ("update_latency", "latency_ms_p50")]:
+        mine = [r for r in cp if r.get("test") == test and r.get("switch") == "sluice"]
+        peers = []
+        for r in cp:
+            if r.get("test") == test and r.get("switch", "").startswith("Open vSwitch") \
+                    and r["switch"] not in peers:
+                peers.append(r["switch"])
+        for p in peers:
+            st = ag.ratio(cp, metric, {"test": test, "switch": p}, {"test": test, "switch": "sluice"})
+            if mine and st:
+                lines.append(ratio_line(f"{test}: {p} {metric} / sluice's (above 1: sluice faster)", st))
+    if not lines:
+        return ""
+    return "| ratio (per-round, median) | value (min-max) |\n|---|---|\n" + "\n".join(lines) + "\n"
+
+
+def write(out_dir, name, rows, meta):
+    """Writes OUT_DIR/NAME.md and the plots in OUT_DIR/NAME/; returns the .md path."""
+    import plots
+
+    plot_dir = os.path.join(out_dir, name)
+    made, why_not = plots.make_all(plot_dir, rows)
+    md = []
+    w = md.append
+    w(f"# sluice benchmark report {meta.get('date', '')}\n")
+    if meta:
+        w(f"Commit `{meta.get('commit', '?')}`; {meta.get('cpus', '?')} CPUs ({meta.get('cpu', '?')}), "
+          f"{meta.get('memory', '?')}, Linux {meta.get('kernel', '?')}, {meta.get('rustc', '')}.")
+        peers = meta.get("peers", {})
+        if peers:
+            w("Peers: " + "; ".join(f"{k}: {v}" for k, v in peers.items()) + ".")
+        mode = "quick (`--quick`: small sizes, short tests)" if meta.get("quick") else "full"
+        secs = meta.get("seconds")
+        took = f", {secs / 60:.1f} minutes" if secs else ""
+        w(f"Mode: {mode}; {meta.get('rounds', '?')} rounds{took}. Reproduce: "
+          f"`sudo make bench-report{' QUICK=1' if meta.get('quick') else ''}`.\n")
+    w("Every figure is the median over the rounds, with the minimum and maximum in brackets; "
+      "rounds run every switch of a scenario once, one after the other, so ratios are taken "
+      "round by round (interleaved runs) and their median reported. The raw rows are in "
+      f"[{name}.jsonl]({name}.jsonl); the scenarios' progress output in {name}.log.\n")
+    for what, d in (("Skipped", meta.get("skipped", {})), ("Failed", meta.get("failed", {}))):
+        for k, v in d.items():
+            w(f"- **{what}: {k}**: {v}")
+    if meta.get("skipped") or meta.get("failed"):
+        w("")
+    scen = meta.get("scenarios", {})
+
+    def section(title, sname, body):
+        w(f"## {title}\n")
+        info = scen.get(sname)
+        if info:
+            env = " ".join(f"{k}={v}" for k, v in info.get("env", {}).items())
+            w(f"{info['what']}. `{(env + ' ') if env else ''}{info['command']}`, "
+              f"{info['rounds']} round(s), {info['seconds']:.0f} s.\n")
+        body()
+
+    def plot(key, caption):
+        if key in made:
+            w(f"![{caption}]({name}/{made[key]})\n")
+        elif key in why_not:
+            w(f"(plot {key}: {why_not[key]})\n")
+
+    def by(scenario, **where):
+        return ag.group([r for r in rows if r.get("scenario") == scenario
+                         and all(r.get(k) == v for k, v in where.items())])
+
+    def fw_body():
+        plot("frames_vs_rules", "frames/s vs rules installed")
+        w(table(by("forwarding"), lead=("switch", "set")))
+        w("\nThe delay columns are sluice's in-switch delay (receive batch to transmit batch) over the "
+          "whole run, TCP and the floods included; the other switches do not report one. "
+          "CPU is the switch process's during the TCP test.\n")
+        r = forwarding_ratios(rows)
+        if r:
+            w(r)
+        plot("rtt_cdf", "ping RTT CDF per switch")
+
+    def flows_body():
+        plot("frames_vs_flows", "frames/s vs active flows")
+        w(table(by("flows"), lead=("switch", "active_flows", "dist")))
+        r = flows_ratios(rows)
+        if r:
+            w("\n" + r)
+
+    def control_body():
+        tests = []
+        for r in rows:
+            if r.get("scenario") == "control" and r.get("test") not in tests:
+                tests.append(r.get("test"))
+        for t in tests:
+            w(f"### {t}\n")
+            w(table(by("control", test=t), lead=("switch", "client")))
+        r = control_ratios(rows)
+        if r:
+            w("\n" + r)
+        plot("roundtrips", "PACKET_IN/PACKET_OUT round trips served vs offered")
+
+    def curve_body():
+        plot("flowmods_rss", "flow-mod rate and RSS vs flows installed")
+        w(table(by("flowcurve"), lead=("switch", "installed")))
+
+    def pipeline_body():
+        st = by("stages")
+        if st:
+            w("### Latency cost of each stage (ns per packet)\n")
+            w(table(st, lead=("stage",)))
+        sc = by("scaling")
+        if sc:
+            w("\n### Scaling: rules and active flows (one core, no I/O)\n")
+            plot("pipeline_scaling", "pipeline-bench ns/packet vs rules and active flows")
+            w(table(sc, lead=("axis", "rules", "active_flows", "dist")))
+        cf = [g for g in ag.group([r for r in rows if r.get("source") == "pipeline"
+                                   and r.get("scenario") == "pipeline"])]
+        if cf:
+            w("\n### Rule sets and ingest\n")
+            w(table(cf, lead=("config",)))
+
+    for title, sname, body in [
+        ("Forwarding", "forwarding", fw_body),
+        ("Scaling with active flows (1M rules)", "flows", flows_body),
+        ("Control plane", "control", control_body),
+        ("Flow-mod rate and memory as the table fills", "flowcurve", curve_body),
+        ("The pipeline alone", "pipeline", pipeline_body),
+    ]:
+        if any(r.get("source", r.get("scenario")) == sname for r in rows) or sname in scen:
+            section(title, sname, body)
+            w("")
+    path = os.path.join(out_dir, f"{name}.md")
+    with open(path, "w") as f:
+        f.write("\n".join(md).rstrip() + "\n")
+    return path
