@@ -2,11 +2,14 @@
 # In-switch delay under a steady, moderate load: iperf3 UDP at DELAY_RATE
 # (default 20M) with 1000-byte datagrams for 4 s through sluice standalone,
 # unpinned and with the worker pinned (--cpu 1), RUNS times each (default 2).
-# Prints sluice's own delay percentiles. Root only.
+# Prints sluice's own delay percentiles; with --json, one JSON object per
+# run on stdout (a scenario of scripts/bench/report.py). Root only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+JSON=0
+[ "${1:-}" = --json ] && JSON=1
 . scripts/testbed.sh
-testbed_prepare delay
+testbed_prepare delay >&2
 RATE=${DELAY_RATE:-20M}
 RUNS=${RUNS:-2}
 P=sldelay$$
@@ -32,7 +35,22 @@ for pin in "" "--cpu 1"; do
         kill "$SW_PID"
         wait "$SW_PID" 2>/dev/null || true
         SW_PID=
-        echo "${pin:-unpinned}: $(sed -n 's/.*frames): //p' "$out")"
+        if [ "$JSON" = 1 ]; then
+            python3 - "${pin:-unpinned}" "$RATE" "$out" <<'PY'
+import json, re, sys
+pin, rate, log = sys.argv[1:4]
+m = re.search(r"in-switch delay \(.*?, (\d+) frames\): p50 ([\d.]+) us\s+p99 ([\d.]+) us\s+p99.9 ([\d.]+) us\s+max ([\d.]+) us",
+              open(log).read())
+row = {"scenario": "delay", "switch": "sluice afpacket, " + ("worker pinned to CPU 1" if pin != "unpinned" else "unpinned"),
+       "load": f"iperf3 UDP {rate}bit/s, 1000-byte datagrams"}
+if m:
+    row.update(frames_measured=int(m[1]), delay_p50_us=float(m[2]), delay_p99_us=float(m[3]),
+               delay_p999_us=float(m[4]), delay_max_us=float(m[5]))
+print(json.dumps(row))
+PY
+        else
+            echo "${pin:-unpinned}: $(sed -n 's/.*frames): //p' "$out")"
+        fi
         rm -f "$out"
         testbed_down "$P"
     done

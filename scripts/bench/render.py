@@ -260,6 +260,9 @@ def write(out_dir, name, rows, meta):
             w("\n" + r)
         plot("roundtrips", "PACKET_IN/PACKET_OUT round trips served vs offered")
 
+    def delay_body():
+        w(table(by("delay"), lead=("switch",)))
+
     def curve_body():
         plot("flowmods_rss", "flow-mod rate and RSS vs flows installed")
         w(table(by("flowcurve"), lead=("switch", "installed")))
@@ -283,6 +286,7 @@ def write(out_dir, name, rows, meta):
     for title, sname, body in [
         ("Forwarding", "forwarding", fw_body),
         ("Scaling with active flows (1M rules)", "flows", flows_body),
+        ("In-switch delay under a moderate load", "delay", delay_body),
         ("Control plane", "control", control_body),
         ("Flow-mod rate and memory as the table fills", "flowcurve", curve_body),
         ("The pipeline alone", "pipeline", pipeline_body),

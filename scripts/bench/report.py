@@ -83,6 +83,16 @@ SCENARIOS = [
         ["root"],
     ),
     Scenario(
+        "delay",
+        "sluice's in-switch delay under a steady moderate load (iperf3 UDP 20 Mbit/s, "
+        "1000-byte datagrams, 4 s), worker unpinned and pinned; the mission's target is "
+        "25 us average and 150 us worst case",
+        ["scripts/delay.sh", "--json"],
+        {"RUNS": "1"},
+        {"RUNS": "1"},
+        ["root", "tool:iperf3"],
+    ),
+    Scenario(
         "flowcurve",
         "flow-mod rate and RSS as the table fills (sluice and Open vSwitch, same client)",
         ["scripts/flowcurve.sh", "--json"],
