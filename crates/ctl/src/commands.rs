@@ -692,6 +692,60 @@ fn mod_port(c: &mut Client, port: &str, action: &str) -> Result<String> {
     modify(c, &Message::PortMod(pm))
 }
 
+/// The commands a line of an add-flows file may start with, as ovs-ofctl
+/// reads them (any non-empty prefix: the first in this order it begins).
+const LINE_COMMANDS: [(&str, FlowModCommand); 5] = [
+    ("add", FlowModCommand::Add),
+    ("delete", FlowModCommand::Delete),
+    ("delete_strict", FlowModCommand::DeleteStrict),
+    ("modify", FlowModCommand::Modify),
+    ("modify_strict", FlowModCommand::ModifyStrict),
+];
+
+/// The command a line of an add-flows file starts with, and the rest of
+/// the line: `add`, `modify`, `modify_strict`, `delete` or `delete_strict`
+/// (or a prefix of one, as ovs-ofctl takes them) as the first word, else
+/// an ADD of the whole line. The first word ends at a comma, a space or a
+/// tab, as in ovs-ofctl.
+fn line_command(text: &str) -> (FlowModCommand, &str) {
+    let text = text.trim_start();
+    let end = text.find([',', ' ', '\t']).unwrap_or(text.len());
+    let word = &text[..end];
+    if !word.is_empty() {
+        for (name, cmd) in LINE_COMMANDS {
+            if name.starts_with(word) {
+                return (cmd, &text[end..]);
+            }
+        }
+    }
+    (FlowModCommand::Add, text)
+}
+
+/// One line of an add-flows file as a FLOW_MOD: its command (see
+/// `line_command`) and the flow. Deletes without `table=` cover every
+/// table, as with del-flows. A first word the flow syntax does not know
+/// and that is not a command is named in the error.
+fn file_flow_mod(text: &str) -> Result<FlowMod> {
+    let (cmd, flow) = line_command(text);
+    let mut fm = flow_mod(flow, cmd).map_err(|e| {
+        let word = flow.split([',', ' ', '\t']).next().unwrap_or("");
+        let spaced = flow[word.len()..].starts_with([' ', '\t']);
+        if cmd == FlowModCommand::Add && spaced && !word.contains('=') {
+            CmdError::Usage(format!(
+                "`{word}` is not a command (add, modify, modify_strict, delete, delete_strict): {e}"
+            ))
+        } else {
+            e
+        }
+    })?;
+    if matches!(cmd, FlowModCommand::Delete | FlowModCommand::DeleteStrict)
+        && !has_key(flow, "table")
+    {
+        fm.table_id = TABLE_ALL;
+    }
+    Ok(fm)
+}
+
 /// add-flows: every line is parsed before anything is sent (a typo sends
 /// nothing); then all flow-mods go out back to back, then one barrier
 /// (or, with `--bundle`, as one bundle). Errors are reported with the
@@ -714,8 +768,8 @@ fn add_flows(c: &mut Client, file: &str, in_bundle: bool) -> Result<String> {
         if text.is_empty() {
             continue;
         }
-        let fm = flow_mod(text, FlowModCommand::Add)
-            .map_err(|e| CmdError::Usage(format!("{file}:{}: {e}", i + 1)))?;
+        let fm =
+            file_flow_mod(text).map_err(|e| CmdError::Usage(format!("{file}:{}: {e}", i + 1)))?;
         let m = Message::FlowMod(fm);
         match &mut batch {
             Some(b) => {
@@ -739,7 +793,7 @@ fn add_flows(c: &mut Client, file: &str, in_bundle: bool) -> Result<String> {
     let errors = c.take_errors();
     if std::env::var_os("SLUICE_CTL_TIMING").is_some() {
         eprintln!(
-            "add-flows: {} flow-mods, {} bytes; parsed in {:.3} s; first byte to BARRIER_REPLY {:.3} s ({:.0} flow-mods/s)",
+            "add-flows: {} flow-mods, {} bytes; parsed in {:.3} s; first byte to BARRIER_REPLY {:.6} s ({:.0} flow-mods/s)",
             lines.len(),
             wire.len(),
             parsed.as_secs_f64(),
@@ -803,6 +857,33 @@ fn trace(c: &mut Client, in_port: u32, frame: Vec<u8>) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn add_flows_lines_take_ovs_ofctl_commands() {
+        let cmd = |t: &str| file_flow_mod(t).unwrap().command;
+        let table = |t: &str| file_flow_mod(t).unwrap().table_id;
+        use FlowModCommand as C;
+        assert_eq!(cmd("priority=5,tcp,actions=output:2"), C::Add);
+        assert_eq!(cmd("tcp priority=5 actions=output:2"), C::Add);
+        assert_eq!(cmd("add priority=5,tcp,actions=output:2"), C::Add);
+        assert_eq!(cmd("modify priority=5,tcp,actions=output:3"), C::Modify);
+        assert_eq!(
+            cmd("  modify_strict\tpriority=5,tcp,actions=output:3"),
+            C::ModifyStrict
+        );
+        assert_eq!(cmd("mod,priority=5,tcp,actions=output:3"), C::Modify);
+        assert_eq!(cmd("delete tcp"), C::Delete);
+        assert_eq!(cmd("delete"), C::Delete);
+        assert_eq!(cmd("delete_strict priority=5,tcp"), C::DeleteStrict);
+        assert_eq!(table("delete_strict priority=5,tcp"), TABLE_ALL);
+        assert_eq!(table("delete_strict table=3,priority=5,tcp"), 3);
+        assert_eq!(table("modify_strict priority=5,tcp,actions=drop"), 0);
+        let fm = file_flow_mod("modify_strict priority=5,tcp,tp_dst=80,actions=output:3").unwrap();
+        assert_eq!(fm.priority, 5);
+        assert_eq!(fm.instructions.len(), 1);
+        let e = file_flow_mod("modfy priority=5,tcp,actions=drop").unwrap_err();
+        assert!(e.to_string().starts_with("`modfy` is not a command"), "{e}");
+    }
 
     #[test]
     fn bundle_is_taken_by_flow_and_group_changes_only() {

@@ -59,6 +59,12 @@
 //!   `-flow` / `+flow` lines as ovs-ofctl writes them; exit status 2 when
 //!   the sources differ. The order of the lines is the first source's,
 //!   then the second's (ovs-ofctl's follows its hash table).
+//! - `add-flows SWITCH FILE`: a line may start with `add`, `modify`,
+//!   `modify_strict`, `delete` or `delete_strict` (a prefix of one will
+//!   do, as in ovs-ofctl: `mod` is `modify`), then the flow; a line
+//!   without one is an add. Deletes without `table=` cover every table.
+//!   An unknown first word that the flow syntax refuses is named, with
+//!   its line, in the error.
 //! - `replace-flows SWITCH FILE`: strict deletes of the switch's flows FILE
 //!   lacks, then ADDs of FILE's flows that are missing or differ; equal
 //!   flows are not touched (their counters keep counting).
@@ -233,7 +239,10 @@ pub enum Cmd {
     /// Adds one flow.
     AddFlow { switch: String, flow: String },
     /// Adds the flows of FILE ("-": standard input), one per line; `#`
-    /// starts a comment. All are sent, then one barrier (with --bundle:
+    /// starts a comment. A line may start with a command, as with
+    /// ovs-ofctl: `add`, `modify`, `modify_strict`, `delete` or
+    /// `delete_strict` (or a prefix of one), then the flow; without one
+    /// the line is an add. All are sent, then one barrier (with --bundle:
     /// as one bundle, all of them or none).
     AddFlows { switch: String, file: String },
     /// Makes the switch's flows those of FILE: deletes the flows FILE does
