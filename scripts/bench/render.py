@@ -160,23 +160,65 @@ def flows_ratios(rows):
 
 
 def control_ratios(rows):
+    """sluice against each Open vSwitch variant, round by round: rates for
+    adds and modifies (the plain ovs-ofctl run adds fewer flows), times for
+    the rest (the same work on both)."""
     cp = [r for r in rows if r.get("scenario") == "control"]
     lines = []
-    for test, metric in [("flow_add", "seconds"), ("flow_modify_10pct", "seconds"),
-                         ("flow_delete_all", "seconds"), ("update_latency", "latency_ms_p50")]:
-        mine = [r for r in cp if r.get("test") == test and r.get("switch") == "sluice"]
+    for test, metric, sluice_first, what in [
+        ("flow_add", "flow_mods_per_s", True, "sluice's flow-mods/s / {p}'s"),
+        ("flow_modify_10pct", "flow_mods_per_s", True, "sluice's flow-mods/s / {p}'s"),
+        ("flow_delete_all", "seconds", False, "{p}'s time / sluice's"),
+        ("update_latency", "latency_ms_p50", False, "{p}'s median latency / sluice's"),
+    ]:
+        if not any(r.get("test") == test and r.get("switch") == "sluice" for r in cp):
+            continue
         peers = []
         for r in cp:
             if r.get("test") == test and r.get("switch", "").startswith("Open vSwitch") \
                     and r["switch"] not in peers:
                 peers.append(r["switch"])
         for p in peers:
-            st = ag.ratio(cp, metric, {"test": test, "switch": p}, {"test": test, "switch": "sluice"})
-            if mine and st:
-                lines.append(ratio_line(f"{test}: {p} {metric} / sluice's (above 1: sluice faster)", st))
+            me, them = {"test": test, "switch": "sluice"}, {"test": test, "switch": p}
+            st = ag.ratio(cp, metric, me, them) if sluice_first else ag.ratio(cp, metric, them, me)
+            line = ratio_line(f"{test}: {what.format(p=p)} (above 1: sluice better)", st)
+            if line:
+                lines.append(line)
     if not lines:
         return ""
     return "| ratio (per-round, median) | value (min-max) |\n|---|---|\n" + "\n".join(lines) + "\n"
+
+
+def summary(rows):
+    """Where sluice stands: per rule set and back end, sluice's figure over
+    each peer's and the floor's (per-round ratios, medians)."""
+    fw = [r for r in rows if r.get("scenario") == "forwarding"]
+    cols = [("Open vSwitch", "tcp_mbit", "TCP"), ("Open vSwitch", "frames_per_s", "64 B"),
+            ("Linux bridge", "tcp_mbit", "TCP"), ("Linux bridge", "frames_per_s", "64 B"),
+            ("nullx", "tcp_mbit", "TCP"), ("nullx", "frames_per_s", "64 B")]
+    out = []
+    seen = []
+    for r in fw:
+        if r["switch"].startswith("sluice") and r.get("workers", 1) == 1 \
+                and (r["set"], r["backend"]) not in seen:
+            seen.append((r["set"], r["backend"]))
+    for rset, be in seen:
+        me = [r["switch"] for r in fw if r["set"] == rset and r["backend"] == be
+              and r.get("workers", 1) == 1 and r["switch"].startswith("sluice")][0]
+        cells = []
+        for peer, metric, _ in cols:
+            where = {"Open vSwitch": {"set": rset, "backend": "netdev"},
+                     "Linux bridge": {"switch": "Linux bridge"},
+                     "nullx": {"switch": f"nullx {be}"}}[peer]
+            st = ag.ratio(fw, metric, {"switch": me}, where)
+            cells.append(f"{st.median:.2f}x" if st else "-")
+        out.append(f"| {me} | " + " | ".join(cells) + " |")
+    if not out:
+        return ""
+    head = "| sluice, 1 worker | " + " | ".join(f"/ {p} {lab}" for p, _, lab in cols) + " |"
+    return (head + "\n|" + "---|" * (len(cols) + 1) + "\n" + "\n".join(out) + "\n\n"
+            "Each cell: sluice's figure over the peer's in the same round, median over the rounds "
+            "(above 1: sluice ahead). nullx is sluice's own I/O with no pipeline, on the same back end.\n")
 
 
 def write(out_dir, name, rows, meta):
@@ -209,6 +251,10 @@ def write(out_dir, name, rows, meta):
     if meta.get("skipped") or meta.get("failed"):
         w("")
     scen = meta.get("scenarios", {})
+    sm = summary(rows)
+    if sm:
+        w("## Summary: forwarding against the peers and the floor\n")
+        w(sm)
 
     def section(title, sname, body):
         w(f"## {title}\n")
