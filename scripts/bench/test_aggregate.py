@@ -71,6 +71,8 @@ class Render(unittest.TestCase):
             self.assertIn("sluice afxdp 20 rules / Open vSwitch, 64 B frames/s | **2.04x** (2.02-2.06, 3 rounds)",
                           text)
             self.assertIn("sluice afxdp 20 rules / Open vSwitch, TCP | **2.50x**", text)
+            self.assertIn("| sluice afxdp 20 rules | 2.50x | 2.04x | 2.00x | 0.85x | 2.00x | 1.13x |", text,
+                          "the summary: over Open vSwitch, the bridge and the floor")
             self.assertIn("**Skipped: flows**: tcpreplay is not installed", text)
             for png in ("frames_vs_rules.png", "rtt_cdf.png", "flowmods_rss.png"):
                 self.assertIn(f"REPORT-test/{png}", text)
