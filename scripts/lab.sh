@@ -21,7 +21,7 @@
 #   rates measure the whole machine, and a switch that leaves the hosts
 #   more CPU delivers more.
 # flows: the active-flows scaling: sluice (each back end), Open vSwitch and
-#   nullx with the 1m rule set, each fed by tcpreplay from host 1 with
+#   nullx with the 1m rule set (LAB_FLOWS_SET=100k1k for a quick run), each fed by tcpreplay from host 1 with
 #   captures (`sluice-bench traffic`) of LAB_FRAMES frames over K distinct
 #   flows for K in LAB_FLOWS, uniform, and Zipf for the largest K: frames
 #   per second offered (tcpreplay's rate) and delivered (host 2's receive
@@ -299,16 +299,17 @@ flows_switch() { # label kind(sluice|ovs|nullx) backend
     progress "$label, active flows"
     lab_up 2
     case $kind in
-        sluice) start_sluice 1m "$be" 1 ;;
+        sluice) start_sluice "$FSET" "$be" 1 ;;
         nullx) start_sluice none "$be" 1 ;;
-        ovs) start_ovs 1m ;;
+        ovs) start_ovs "$FSET" ;;
     esac
     sleep 0.5
     local k dist
     for k in $FLOWS; do
         for dist in uniform $([ "$k" = "$MAXK" ] && echo zipf); do
             read -r off del < <(replay "$D/traffic-$k-$dist.pcap")
-            local rules=1000000
+            local rules
+            rules=$(set_rules "$FSET")
             [ "$kind" = nullx ] && rules=0
             if [ "$JSON" = 1 ]; then
                 echo "{\"scenario\": \"flows\", \"switch\": \"$label\", \"backend\": \"$be\", \"rules\": $rules, \"active_flows\": $k, \"dist\": \"$dist\", \"frames\": $FRAMES, \"offered_per_s\": $off, \"frames_per_s\": $del}"
@@ -326,20 +327,23 @@ scenario_flows() {
     FLOWS=${LAB_FLOWS:-"1 1000 100000 1000000"}
     FRAMES=${LAB_FRAMES:-1000000}
     MAXK=${FLOWS##* }
-    "$BIN/sluice-bench" lab-rules --set 1m --out "$D/1m.rules"
+    FSET=${LAB_FLOWS_SET:-1m}
+    case $FSET in 1m) ;; 100k1k) [ "$MAXK" -le 100000 ] || { echo "lab: LAB_FLOWS_SET=100k1k has 100 000 5-tuple rules: LAB_FLOWS up to 100000" >&2; exit 2; } ;;
+        *) echo "lab: LAB_FLOWS_SET: 1m or 100k1k" >&2; exit 2 ;; esac
+    "$BIN/sluice-bench" lab-rules --set "$FSET" --out "$D/$FSET.rules"
     local k
     for k in $FLOWS; do
         "$BIN/sluice-bench" traffic --flows "$k" --frames "$FRAMES" --dist uniform --out "$D/traffic-$k-uniform.pcap"
     done
     "$BIN/sluice-bench" traffic --flows "$MAXK" --frames "$FRAMES" --dist zipf --out "$D/traffic-$MAXK-zipf.pcap"
     if [ "$JSON" = 0 ]; then
-        echo "| switch (1M rules) | active flows | spread | offered frames/s | delivered frames/s |"
+        echo "| switch ($(set_rules "$FSET") rules) | active flows | spread | offered frames/s | delivered frames/s |"
         echo "|---|---|---|---|---|"
     fi
     local be
     for be in $BACKENDS; do flows_switch "nullx $be" nullx "$be"; done
-    for be in $BACKENDS; do flows_switch "sluice $be 1000000 rules" sluice "$be"; done
-    if have_ovs; then flows_switch "Open vSwitch netdev 1000000 rules" ovs netdev; else progress "Open vSwitch: skipped"; fi
+    for be in $BACKENDS; do flows_switch "sluice $be $(set_rules "$FSET") rules" sluice "$be"; done
+    if have_ovs; then flows_switch "Open vSwitch netdev $(set_rules "$FSET") rules" ovs netdev; else progress "Open vSwitch: skipped"; fi
 }
 
 "scenario_$SCENARIO"

@@ -331,7 +331,7 @@ def write(out_dir, name, rows, meta):
 
     for title, sname, body in [
         ("Forwarding", "forwarding", fw_body),
-        ("Scaling with active flows (1M rules)", "flows", flows_body),
+        ("Scaling with active flows", "flows", flows_body),
         ("In-switch delay under a moderate load", "delay", delay_body),
         ("Control plane", "control", control_body),
         ("Flow-mod rate and memory as the table fills", "flowcurve", curve_body),

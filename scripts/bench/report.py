@@ -66,11 +66,12 @@ SCENARIOS = [
     ),
     Scenario(
         "flows",
-        "frames/s as the number of distinct active flows grows, 1M rules installed, "
-        "frames replayed by tcpreplay",
+        "frames/s as the number of distinct active flows grows, 1M rules installed "
+        "(101 000 with --quick), frames replayed by tcpreplay from host 1",
         ["scripts/lab.sh", "--json", "flows"],
         {"LAB_BACKENDS": "afxdp", "LAB_FRAMES": "500000"},
-        {"LAB_BACKENDS": "afxdp", "LAB_FRAMES": "200000", "LAB_FLOWS": "1 100000"},
+        {"LAB_BACKENDS": "afxdp", "LAB_FRAMES": "200000", "LAB_FLOWS": "1 100000",
+         "LAB_FLOWS_SET": "100k1k"},
         ["root", "tool:tcpreplay"],
     ),
     Scenario(
@@ -215,7 +216,7 @@ def main(argv=None):
     ap.add_argument("scenarios", nargs="*", help="scenarios to run (default: all): "
                     + ", ".join(s.name for s in SCENARIOS))
     ap.add_argument("--quick", action="store_true", help="small sizes, short tests (under 3 minutes)")
-    ap.add_argument("--rounds", type=int, default=3, help="rounds of each scenario (default 3)")
+    ap.add_argument("--rounds", type=int, help="rounds of each scenario (default 3; 2 with --quick)")
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "bench"), help="report directory")
     ap.add_argument("--render", metavar="ROWS", help="only render the report of a rows file")
     ap.add_argument("--name", help="report name (default REPORT-<date>, -quick for --quick)")
@@ -224,6 +225,8 @@ def main(argv=None):
     for n in a.scenarios:
         if n not in names:
             ap.error(f"unknown scenario {n!r}: one of {', '.join(names)}")
+    if a.rounds is None:
+        a.rounds = 2 if a.quick else 3
     if a.rounds < 1:
         ap.error("--rounds: at least 1")
 
