@@ -1,0 +1,84 @@
+//! The command line: which sections to run, at what size, in what format.
+//!
+//! Parsed by hand (the pipeline crate has no argument parser, and this
+//! needs none). No section selector means today's sections (`--configs`
+//! and `--ingest`), so existing users see no change.
+
+use crate::measure::Plan;
+
+pub const USAGE: &str = "\
+pipeline-bench: the pipeline's cost per packet and per rule, on one core
+
+usage: pipeline-bench [--json] [--quick] [SECTION...]
+
+sections (none given: --configs --ingest):
+  --configs   the standard rule sets (4p20r ... 1m), few distinct packets
+  --ingest    1 000 000 FLOW_MOD adds: rate, deletes, memory per rule
+  --scaling   many flows: rules installed and active flows grow
+              (uniform and Zipf traffic through the exact-match cache)
+  --stages    ns added by each stage: parse, cache hit, classifier miss,
+              and each action kind over a plain output
+  --all       every section
+
+options:
+  --json      one JSON object per line instead of tables
+  --quick     smaller sizes, fewer and shorter rounds (--all in < 40 s)
+  --help      this text
+";
+
+/// What to run.
+#[derive(Debug, Default)]
+pub struct Opts {
+    pub json: bool,
+    pub quick: bool,
+    pub configs: bool,
+    pub ingest: bool,
+    pub scaling: bool,
+    pub stages: bool,
+    /// Hidden: run the ingest memory probe for this many rules and print
+    /// the RSS growth in bytes (see `ingest.rs`).
+    pub rss_child: Option<u32>,
+}
+
+impl Opts {
+    /// The timing plan for these options.
+    pub fn plan(&self) -> Plan {
+        if self.quick {
+            Plan::QUICK
+        } else {
+            Plan::FULL
+        }
+    }
+}
+
+/// What the command line asks for: `Ok(None)` after `--help`, `Err` with
+/// the message for an unknown flag.
+pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Option<Opts>, String> {
+    let mut o = Opts::default();
+    let mut any = false;
+    let mut args = args.into_iter();
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--json" => o.json = true,
+            "--quick" => o.quick = true,
+            "--configs" => (o.configs, any) = (true, true),
+            "--ingest" => (o.ingest, any) = (true, true),
+            "--scaling" => (o.scaling, any) = (true, true),
+            "--stages" => (o.stages, any) = (true, true),
+            "--all" => {
+                (o.configs, o.ingest, o.scaling, o.stages) = (true, true, true, true);
+                any = true;
+            }
+            "--help" | "-h" => return Ok(None),
+            crate::ingest::CHILD_FLAG => {
+                let n = args.next().and_then(|v| v.parse().ok());
+                o.rss_child = Some(n.ok_or("a rule count after the memory probe flag")?);
+            }
+            _ => return Err(format!("unknown flag: {a}")),
+        }
+    }
+    if !any {
+        (o.configs, o.ingest) = (true, true);
+    }
+    Ok(Some(o))
+}

@@ -1,0 +1,148 @@
+//! The ingest row: 1 000 000 FLOW_MOD adds through the real path, the
+//! memory they take, and the classifier alone for comparison.
+//!
+//! Rate: the adds are validated, compiled, stored and published once; then
+//! 10% are deleted (strict) and published. The FLOW_MODs are built before
+//! the clock starts, so the rate is the pipeline's alone.
+//!
+//! Memory (`rss_bytes_per_rule`): measured in a fresh child process (this
+//! binary re-invoked with a hidden flag) that generates the FLOW_MODs one
+//! at a time, so the pipeline's allocations cannot reuse memory freed just
+//! before (building the FLOW_MODs first and freeing them made the growth
+//! look near zero). The figure is the growth of the resident set from
+//! before `Pipeline::new` to after the publish, per rule.
+//! `classifier_bytes_per_rule` is the classifier's own heap count.
+
+use std::process::Command;
+use std::time::Instant;
+
+use ofp::msg::flow::FlowMod;
+use pipeline::{compile, Classifier, Pipeline, RuleId};
+
+use crate::flows;
+use crate::rules::big;
+
+/// The hidden flag that makes this binary the memory probe.
+pub const CHILD_FLAG: &str = "--ingest-rss-probe";
+
+/// How the memory figure was taken (the `rss_method` field).
+const RSS_METHOD: &str = "child process: resident set growth from before Pipeline::new to after the publish of the FLOW_MODs, generated one at a time";
+
+/// Exact rules in the ingest (plus the table-miss rule).
+const RULES: u32 = 1_000_000;
+
+/// Resident set size now.
+fn rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| {
+            s.split_whitespace()
+                .nth(1)
+                .and_then(|v| v.parse::<u64>().ok())
+        })
+        .map_or(0, |pages| pages * 4096)
+}
+
+/// The memory probe (in the child): builds and publishes the pipeline of
+/// `n` exact rules and the table-miss rule, prints the RSS growth in bytes.
+pub fn child(n: u32) {
+    let rss0 = rss_bytes();
+    let mut p = flows::exact_pipeline(n);
+    let snap = p.snapshot();
+    let rss1 = rss_bytes();
+    std::hint::black_box((&p, &snap));
+    println!("{}", rss1.saturating_sub(rss0));
+}
+
+/// RSS growth per rule from the probe, None if it failed.
+fn probe(n: u32) -> Option<f64> {
+    let exe = std::env::current_exe().ok()?;
+    let out = Command::new(exe)
+        .args([CHILD_FLAG, &n.to_string()])
+        .output()
+        .ok()?;
+    let bytes: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().ok()?;
+    Some(bytes as f64 / (n as f64 + 1.0))
+}
+
+/// The row, a paragraph or one JSON line.
+pub fn run(json: bool) {
+    // First, while this process holds little: the child's numbers do not
+    // depend on it, but the machine's free memory does.
+    let rss_per_rule = probe(RULES).unwrap_or(f64::NAN);
+
+    let c = big("ingest", RULES, 0);
+    let mods: Vec<FlowMod> = c
+        .rules
+        .iter()
+        .zip(&c.actions)
+        .map(|((mm, prio), ins)| FlowMod {
+            priority: *prio,
+            match_: mm.clone(),
+            instructions: ins.clone(),
+            ..FlowMod::default()
+        })
+        .collect();
+    drop(c);
+    let t = Instant::now();
+    let mut p = Pipeline::new(pipeline::Config {
+        n_tables: 1,
+        ..Default::default()
+    });
+    for fm in &mods {
+        p.flow_mod(fm, 0).expect("valid");
+    }
+    let snap = p.snapshot();
+    let add_s = t.elapsed().as_secs_f64();
+    std::hint::black_box(&snap);
+    drop(snap);
+    let t = Instant::now();
+    for fm in mods.iter().step_by(10) {
+        let del = FlowMod {
+            command: ofp::FlowModCommand::DeleteStrict,
+            ..fm.clone()
+        };
+        p.flow_mod(&del, 0).expect("valid");
+    }
+    let snap = p.snapshot();
+    let del_ms = t.elapsed().as_secs_f64() * 1e3;
+    std::hint::black_box(&snap);
+    let cls_per_rule = p.tables()[0].classifier().heap_bytes() as f64 / p.tables()[0].len() as f64;
+    drop((snap, p));
+
+    // The classifier alone, for comparison.
+    let t = Instant::now();
+    let mut cls: Classifier = Classifier::new();
+    for (i, fm) in mods.iter().enumerate() {
+        cls.insert(
+            i as RuleId,
+            &compile(&fm.match_).expect("valid"),
+            fm.priority,
+        );
+    }
+    let cls_add_s = t.elapsed().as_secs_f64();
+    drop(cls);
+    // JSON has no NaN: a failed probe is null.
+    let rss = if rss_per_rule.is_finite() {
+        format!("{rss_per_rule:.0}")
+    } else {
+        "null".to_string()
+    };
+    if json {
+        println!(
+            "{{\"config\": \"flow-adds-1m\", \"flow_adds_per_s\": {:.0}, \"seconds\": {add_s:.3}, \"delete_10pct_ms\": {del_ms:.1}, \"rss_bytes_per_rule\": {rss}, \"rss_method\": \"{RSS_METHOD}\", \"classifier_bytes_per_rule\": {cls_per_rule:.0}, \"classifier_only_seconds\": {cls_add_s:.3}}}",
+            mods.len() as f64 / add_s
+        );
+    } else {
+        println!(
+            "\ningest: 1 000 000 FLOW_MOD adds applied and published in {add_s:.3} s ({:.0}/s); \
+             10% deleted (strict) and published in {del_ms:.1} ms",
+            mods.len() as f64 / add_s
+        );
+        println!("        (classifier alone: compile + insert in {cls_add_s:.3} s)");
+        println!(
+            "memory: RSS growth {rss} B/rule for the pipeline; of which classifier {cls_per_rule:.0} B/rule"
+        );
+        println!("        ({RSS_METHOD})");
+    }
+}

@@ -1,0 +1,64 @@
+//! `pipeline-bench`: the pipeline's cost per packet and per rule, on one
+//! core.
+//!
+//! ```text
+//! cargo run --release -p pipeline --bin pipeline-bench              # configs + ingest, a table
+//! cargo run --release -p pipeline --bin pipeline-bench -- --json    # the same as JSON lines
+//! cargo run --release -p pipeline --bin pipeline-bench -- --all --quick
+//! ```
+//!
+//! What is measured is the pipeline's packet path (flow-key extraction,
+//! the exact-match cache, the classifier, the instructions and actions,
+//! through `Worker::process`) and its rule ingest. The ports and the
+//! worker loop around it are the lab's to measure (`scripts/lab.sh`).
+//! Sections, one module each:
+//!
+//! * `configs.rs`: the standard rule sets with few distinct packets
+//!   (the cache's friendly case);
+//! * `ingest.rs`: 1 000 000 FLOW_MOD adds, and the memory they hold;
+//! * `scaling.rs`: many rules, many active flows, uniform and Zipf;
+//! * `stages.rs`: what each step and action adds per packet.
+//!
+//! `cli.rs` reads the flags, `measure.rs` times rounds, `rules.rs` and
+//! `flows.rs` build the rule sets, `traffic.rs` the many-flow traffic.
+
+mod cli;
+mod configs;
+mod flows;
+mod ingest;
+mod measure;
+mod rules;
+mod scaling;
+mod stages;
+mod traffic;
+
+fn main() {
+    let opts = match cli::parse(std::env::args().skip(1)) {
+        Ok(Some(o)) => o,
+        Ok(None) => {
+            print!("{}", cli::USAGE);
+            return;
+        }
+        Err(e) => {
+            eprintln!("pipeline-bench: {e}\n\n{}", cli::USAGE);
+            std::process::exit(2);
+        }
+    };
+    if let Some(n) = opts.rss_child {
+        ingest::child(n);
+        return;
+    }
+    let plan = opts.plan();
+    if opts.configs {
+        configs::run(plan, opts.json);
+    }
+    if opts.ingest {
+        ingest::run(opts.json);
+    }
+    if opts.scaling {
+        scaling::run(plan, opts.quick, opts.json);
+    }
+    if opts.stages {
+        stages::run(plan, opts.json);
+    }
+}
