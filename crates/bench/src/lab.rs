@@ -86,7 +86,11 @@ fn mixed_rule(i: u64, ports: u64) -> String {
     let m = match i % 4 {
         0 => format!("in_port={p},tcp,tp_dst={}", 10_000 + i),
         1 => format!("ip,nw_dst=172.{}.{}.0/24", 16 + i % 16, i % 256),
-        2 => format!("in_port={p},dl_dst=02:ff:00:00:{:02x}:{:02x}", i >> 8, i & 255),
+        2 => format!(
+            "in_port={p},dl_dst=02:ff:00:00:{:02x}:{:02x}",
+            i >> 8,
+            i & 255
+        ),
         _ => format!("udp,tp_src={}", 20_000 + i),
     };
     format!("table=0,priority={prio},{m},actions={action}")
@@ -214,8 +218,8 @@ pub fn write_traffic(path: &Path, flows: u64, frames: u64, dist: Dist) -> Result
     }
     let err = |e: String| format!("{}: {e}", path.display());
     let f = File::create(path).map_err(|e| err(e.to_string()))?;
-    let mut w = PcapWriter::new(BufWriter::with_capacity(1 << 20, f))
-        .map_err(|e| err(e.to_string()))?;
+    let mut w =
+        PcapWriter::new(BufWriter::with_capacity(1 << 20, f)).map_err(|e| err(e.to_string()))?;
     for i in flow_sequence(flows, frames, dist) {
         w.write_packet(&PcapPacket::new(Default::default(), 60, &flow_frame(i)))
             .map_err(|e| err(e.to_string()))?;
