@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # In-switch delay under a steady, moderate load: iperf3 UDP at DELAY_RATE
-# (default 20M) with 1000-byte datagrams for 4 s through sluice standalone,
+# (default 20M) with 1000-byte datagrams for DELAY_SECONDS (default 4) through sluice standalone,
 # unpinned and with the worker pinned (--cpu 1), RUNS times each (default 2).
 # Prints sluice's own delay percentiles; with --json, one JSON object per
 # run on stdout (a scenario of scripts/bench/report.py). Root only.
@@ -30,7 +30,7 @@ for pin in "" "--cpu 1"; do
         ip netns exec "$P-h2" iperf3 -s -1 -p 5501 >/dev/null 2>&1 &
         srv=$!
         sleep 0.3
-        ip netns exec "$P-h1" iperf3 -c "$TESTBED_NET.2" -p 5501 -t 4 -u -b "$RATE" -l 1000 >/dev/null 2>&1 || true
+        ip netns exec "$P-h1" iperf3 -c "$TESTBED_NET.2" -p 5501 -t "${DELAY_SECONDS:-4}" -u -b "$RATE" -l 1000 >/dev/null 2>&1 || true
         wait "$srv" 2>/dev/null || true
         kill "$SW_PID"
         wait "$SW_PID" 2>/dev/null || true

@@ -60,8 +60,8 @@ SCENARIOS = [
         "nullx, sluice (each back end), Open vSwitch netdev and the Linux bridge forwarding "
         "between two namespace hosts, for each rule set; 1 and 2 workers",
         ["scripts/lab.sh", "--json", "forwarding"],
-        {"LAB_SECONDS": "2"},
-        {"LAB_SECONDS": "1", "LAB_SETS": "4p20r", "LAB_BACKENDS": "afxdp", "LAB_WORKERS": "2"},
+        {"LAB_SECONDS": "1"},
+        {"LAB_SECONDS": "1", "LAB_SETS": "4p20r", "LAB_BACKENDS": "afxdp", "LAB_WORKERS": "1"},
         ["root", "tool:iperf3"],
     ),
     Scenario(
@@ -79,7 +79,7 @@ SCENARIOS = [
         "flow adds, modify, delete (sluice and Open vSwitch, plain and bundled), "
         "PACKET_IN -> PACKET_OUT round trips, update-to-dataplane latency",
         ["scripts/ofbench.sh", "--json"],
-        {},
+        {"OFBENCH_FRAMES": "500000"},
         {"OFBENCH_QUICK": "1"},
         ["root"],
     ),
@@ -90,7 +90,7 @@ SCENARIOS = [
         "25 us average and 150 us worst case",
         ["scripts/delay.sh", "--json"],
         {"RUNS": "1"},
-        {"RUNS": "1"},
+        {"RUNS": "1", "DELAY_SECONDS": "2"},
         ["root", "tool:iperf3"],
     ),
     Scenario(
@@ -165,7 +165,9 @@ def run_round(sc, rnd, rounds, quick, t0, log):
     env.update(sc.quick_env if quick else sc.full_env)
     cmd = list(sc.cmd)
     if sc.name == "pipeline" and quick:
-        cmd.append("--quick")
+        # Quick: the scaling and stage sections only (configs and ingest
+        # keep their full sizes even with --quick).
+        cmd = [c for c in cmd if c != "--all"] + ["--quick", "--scaling", "--stages"]
     label = f"{sc.name} round {rnd}/{rounds}"
     print(f"[{fmt_elapsed(time.time() - t0)}] {label}: {' '.join(cmd)}", file=sys.stderr, flush=True)
     rows = []
