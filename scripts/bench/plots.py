@@ -60,11 +60,13 @@ def frames_vs_rules(plt, rows):
     for be, who in kinds:
         pts = _series(fw, "rules", "frames_per_s", {"backend": be})
         _errorbar(ax, pts, f"{'Open vSwitch netdev' if be == 'netdev' else who + ' ' + be}")
-    for sw in _switches(fw, pred=lambda r: not r.get("rules")):
+    # The rule-less rows as horizontal lines, each its own colour and dash.
+    styles = [("grey", "--"), ("tab:purple", ":"), ("tab:brown", "-."), ("tab:olive", ":")]
+    for i, sw in enumerate(_switches(fw, pred=lambda r: not r.get("rules"))):
         s = _stats([r for r in fw if r["switch"] == sw], "frames_per_s")
         if s:
-            ax.axhline(s[0], linestyle="--", linewidth=1, label=f"{sw} (no rules)",
-                       color="grey" if sw == "Linux bridge" else None)
+            color, dash = styles[i % len(styles)]
+            ax.axhline(s[0], linestyle=dash, linewidth=1.2, label=f"{sw} (no rules)", color=color)
     ax.set_xscale("log")
     ax.set_xlabel("rules installed")
     ax.set_ylabel("64-byte frames/s delivered")
