@@ -37,6 +37,19 @@ def _errorbar(ax, pts, label, **kw):
                 yerr=[[p[2] for p in pts], [p[3] for p in pts]], label=label, capsize=3, marker="o", **kw)
 
 
+def _finish(ax, xlabel, ylabel, title, logx=False, from_zero=False, legend_size=8):
+    """Labels, scale, legend and grid of one axes: every plot's last step."""
+    if logx:
+        ax.set_xscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    if from_zero:
+        ax.set_ylim(bottom=0)
+    ax.legend(fontsize=legend_size)
+    ax.grid(True, alpha=0.3)
+
+
 def _switches(rows, prefix=None, pred=None):
     out = []
     for r in rows:
@@ -67,13 +80,8 @@ def frames_vs_rules(plt, rows):
         if s:
             color, dash = styles[i % len(styles)]
             ax.axhline(s[0], linestyle=dash, linewidth=1.2, label=f"{sw} (no rules)", color=color)
-    ax.set_xscale("log")
-    ax.set_xlabel("rules installed")
-    ax.set_ylabel("64-byte frames/s delivered")
-    ax.set_title("Forwarding rate vs rules (two namespace hosts, iperf3 UDP)")
-    ax.set_ylim(bottom=0)
-    ax.legend(fontsize=8)
-    ax.grid(True, alpha=0.3)
+    _finish(ax, "rules installed", "64-byte frames/s delivered",
+            "Forwarding rate vs rules (two namespace hosts, iperf3 UDP)", logx=True, from_zero=True)
     return fig
 
 
@@ -92,14 +100,9 @@ def frames_vs_flows(plt, rows):
     off = _stats(fl, "offered_per_s")
     if off:
         ax.axhline(off[0], linestyle=":", color="grey", label="offered (tcpreplay, median)")
-    ax.set_xscale("log")
-    ax.set_xlabel("distinct active flows in the traffic")
-    ax.set_ylabel("frames/s delivered")
     rules = max((r.get("rules", 0) for r in fl), default=0)
-    ax.set_title(f"Forwarding rate vs active flows ({rules:,} rules installed)")
-    ax.set_ylim(bottom=0)
-    ax.legend(fontsize=8)
-    ax.grid(True, alpha=0.3)
+    _finish(ax, "distinct active flows in the traffic", "frames/s delivered",
+            f"Forwarding rate vs active flows ({rules:,} rules installed)", logx=True, from_zero=True)
     return fig
 
 
@@ -115,12 +118,8 @@ def rtt_cdf(plt, rows):
         s = sorted(x for r in fw if r["switch"] == sw for x in r["rtt_samples_ms"])
         if s:
             ax.plot(s, [(i + 1) / len(s) for i in range(len(s))], label=sw)
-    ax.set_xscale("log")
-    ax.set_xlabel("ping RTT (ms), host to host through the switch")
-    ax.set_ylabel("fraction of pings")
-    ax.set_title(f"RTT CDF ({first or 'no'} rule set; all rounds)")
-    ax.legend(fontsize=8)
-    ax.grid(True, alpha=0.3)
+    _finish(ax, "ping RTT (ms), host to host through the switch", "fraction of pings",
+            f"RTT CDF ({first or 'no'} rule set; all rounds)", logx=True)
     # sluice's in-switch delay percentiles (its own histogram).
     probs = [("delay_p50_us", 0.5), ("delay_p99_us", 0.99), ("delay_p999_us", 0.999), ("delay_max_us", 1.0)]
     drawn = False
@@ -132,12 +131,9 @@ def rtt_cdf(plt, rows):
             bx.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=sw)
             drawn = True
     if drawn:
-        bx.set_xscale("log")
-        bx.set_xlabel("in-switch delay (us): p50, p99, p99.9, max (medians over rounds)")
-        bx.set_ylabel("fraction of frames")
-        bx.set_title("sluice in-switch delay, under the lab's load")
-        bx.legend(fontsize=7)
-        bx.grid(True, alpha=0.3)
+        _finish(bx, "in-switch delay (us): p50, p99, p99.9, max (medians over rounds)",
+                "fraction of frames", "sluice in-switch delay, under the lab's load", logx=True,
+                legend_size=7)
     return fig
 
 
@@ -149,17 +145,9 @@ def flowmods_rss(plt, rows):
     for sw in _switches(fc):
         _errorbar(ax, _series(fc, "installed", "flow_mods_per_s", {"switch": sw}), sw)
         _errorbar(bx, _series(fc, "installed", "rss_mb", {"switch": sw}), sw)
-    ax.set_xlabel("flows installed")
-    ax.set_ylabel("flow-mods/s in the step (first byte to barrier reply)")
-    ax.set_title("Flow-mod rate as the table fills (sluice-ctl add-flows)")
-    ax.set_ylim(bottom=0)
-    bx.set_xlabel("flows installed")
-    bx.set_ylabel("switch RSS (MB)")
-    bx.set_title("Memory vs flows installed")
-    bx.set_ylim(bottom=0)
-    for x in (ax, bx):
-        x.legend(fontsize=8)
-        x.grid(True, alpha=0.3)
+    _finish(ax, "flows installed", "flow-mods/s in the step (first byte to barrier reply)",
+            "Flow-mod rate as the table fills (sluice-ctl add-flows)", from_zero=True)
+    _finish(bx, "flows installed", "switch RSS (MB)", "Memory vs flows installed", from_zero=True)
     return fig
 
 
@@ -178,11 +166,8 @@ def roundtrips(plt, rows):
     top = max((r["offered_fps"] for r in pio if r.get("offered_fps")), default=0)
     if top:
         ax.plot([0, top], [0, top], linestyle=":", color="grey", label="served = offered")
-    ax.set_xlabel("ARP requests offered per second (pcap port, paced)")
-    ax.set_ylabel("round trips served per second")
-    ax.set_title("PACKET_IN -> controller -> PACKET_OUT round trips")
-    ax.legend(fontsize=8)
-    ax.grid(True, alpha=0.3)
+    _finish(ax, "ARP requests offered per second (pcap port, paced)", "round trips served per second",
+            "PACKET_IN -> controller -> PACKET_OUT round trips")
     return fig
 
 
@@ -195,15 +180,10 @@ def pipeline_scaling(plt, rows):
     _errorbar(ax, _series(sc, "rules", "no_cache_ns", {"axis": "rules"}), "classifier on every packet")
     for d in ("uniform", "zipf"):
         _errorbar(bx, _series(sc, "active_flows", "ns_per_pkt", {"axis": "active_flows", "dist": d}), d)
-    for x, t in ((ax, "rules installed (traffic over all of them)"), (bx, "distinct active flows")):
-        x.set_xscale("log")
-        x.set_xlabel(t)
-        x.set_ylabel("ns per packet (one core)")
-        x.set_ylim(bottom=0)
-        x.legend(fontsize=8)
-        x.grid(True, alpha=0.3)
-    ax.set_title("pipeline-bench: rules grow")
-    bx.set_title("pipeline-bench: active flows grow")
+    _finish(ax, "rules installed (traffic over all of them)", "ns per packet (one core)",
+            "pipeline-bench: rules grow", logx=True, from_zero=True)
+    _finish(bx, "distinct active flows", "ns per packet (one core)",
+            "pipeline-bench: active flows grow", logx=True, from_zero=True)
     return fig
 
 

@@ -95,6 +95,13 @@ def ratio_line(label, st):
     return f"| {label} | **{st.median:.2f}x**{spread} |"
 
 
+def ratio_table(lines):
+    """The Markdown table of ratio lines, or "" when there are none."""
+    if not lines:
+        return ""
+    return "| ratio (per-round, median) | value (min-max) |\n|---|---|\n" + "\n".join(lines) + "\n"
+
+
 def forwarding_ratios(rows):
     """sluice against each peer, per rule set and back end, round by round."""
     fw = [r for r in rows if r.get("scenario") == "forwarding"]
@@ -133,9 +140,7 @@ def forwarding_ratios(rows):
                                       ag.ratio(fw, metric, {"switch": w2[0]}, num_))
                     if line:
                         lines.append(line)
-    if not lines:
-        return ""
-    return "| ratio (per-round, median) | value (min-max) |\n|---|---|\n" + "\n".join(lines) + "\n"
+    return ratio_table(lines)
 
 
 def flows_ratios(rows):
@@ -154,9 +159,7 @@ def flows_ratios(rows):
         line = ratio_line(f"{sw} / Open vSwitch, {k} active flows, {d}", st)
         if line:
             lines.append(line)
-    if not lines:
-        return ""
-    return "| ratio (per-round, median) | value (min-max) |\n|---|---|\n" + "\n".join(lines) + "\n"
+    return ratio_table(lines)
 
 
 def control_ratios(rows):
@@ -184,9 +187,7 @@ def control_ratios(rows):
             line = ratio_line(f"{test}: {what.format(p=p)} (above 1: sluice better)", st)
             if line:
                 lines.append(line)
-    if not lines:
-        return ""
-    return "| ratio (per-round, median) | value (min-max) |\n|---|---|\n" + "\n".join(lines) + "\n"
+    return ratio_table(lines)
 
 
 def summary(rows):
