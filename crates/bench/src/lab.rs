@@ -77,7 +77,7 @@ pub fn write_rules(path: &Path, name: &str) -> Result<(), String> {
 /// ephemeral range. Half drop, half output to one of the ports.
 fn mixed_rule(i: u64, ports: u64) -> String {
     let p = i % ports + 1;
-    let action = if i % 2 == 0 {
+    let action = if i.is_multiple_of(2) {
         "drop".to_string()
     } else {
         format!("output:{}", (i + 1) % ports + 1)
