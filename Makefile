@@ -13,7 +13,7 @@ test:
 # peers: docs/bench/REPORT-<date>.md with plots (root; about 20 minutes;
 # QUICK=1: under 3 minutes; SCENARIOS="forwarding control" for some).
 bench-report:
-	scripts/bench-report.sh $(if $(QUICK),--quick) $(SCENARIOS)
+	scripts/bench-report.sh $(if $(filter-out 0,$(QUICK)),--quick) $(SCENARIOS)
 
 # One round of the lab (forwarding, then active flows), one JSON object per
 # switch and scenario per line on stdout, to track figures over time (root).

@@ -43,6 +43,8 @@ m = re.search(r"in-switch delay \(.*?, (\d+) frames\): p50 ([\d.]+) us\s+p99 ([\
               open(log).read())
 row = {"scenario": "delay", "switch": "sluice afpacket, " + ("worker pinned to CPU 1" if pin != "unpinned" else "unpinned"),
        "load": f"iperf3 UDP {rate}bit/s, 1000-byte datagrams"}
+if not m:
+    sys.exit(f"delay: no in-switch delay line in sluice's output ({log})")
 if m:
     row.update(frames_measured=int(m[1]), delay_p50_us=float(m[2]), delay_p99_us=float(m[3]),
                delay_p999_us=float(m[4]), delay_max_us=float(m[5]))

@@ -38,9 +38,12 @@ curve() { # label target pid
     [ "$JSON" = 0 ] && echo "| switch | flows installed | step flow-mods/s | RSS (MB) |" && echo "|---|---|---|---|"
     for f in "$D"/step.*; do
         n=$(wc -l <"$f")
-        t=$(SLUICE_CTL_TIMING=1 "$BIN/sluice-ctl" --timeout 600 add-flows "$target" "$f" 2>&1 >/dev/null |
-            sed -n 's/.*first byte to BARRIER_REPLY \([0-9.]*\) s.*/\1/p')
-        [ -n "$t" ] || { echo "flowcurve: no timing from sluice-ctl for $label" >&2; exit 1; }
+        if ! SLUICE_CTL_TIMING=1 "$BIN/sluice-ctl" --timeout 600 add-flows "$target" "$f" >/dev/null 2>"$D/ctl.err"; then
+            echo "flowcurve: add-flows into $label failed: $(cat "$D/ctl.err")" >&2
+            exit 1
+        fi
+        t=$(sed -n 's/.*first byte to BARRIER_REPLY \([0-9.]*\) s.*/\1/p' "$D/ctl.err")
+        [ -n "$t" ] || { echo "flowcurve: no timing from sluice-ctl for $label: $(cat "$D/ctl.err")" >&2; exit 1; }
         installed=$((installed + n))
         rss=$(awk '/VmRSS/ {printf "%.1f", $2 / 1024}' "/proc/$pid/status")
         if [ "$JSON" = 1 ]; then
@@ -49,6 +52,10 @@ curve() { # label target pid
             echo "| $label | $installed | $(awk -v n="$n" -v t="$t" 'BEGIN {printf "%.0f", n / t}') | $rss |"
         fi
     done
+    # The switch must hold every flow sent.
+    local held
+    held=$("$BIN/sluice-ctl" dump-aggregate "$target" | sed -n 's/.*flow_count=\([0-9]*\).*/\1/p')
+    [ "$held" = "$installed" ] || { echo "flowcurve: $label holds ${held:-?} flows, not $installed" >&2; exit 1; }
 }
 
 echo "flowcurve: sluice, $FLOWS flows in $STEPS steps" >&2
@@ -71,7 +78,7 @@ if command -v ovs-vswitchd >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ]; then
     ip netns add "$NS"
     mkdir -p "$D/ovs"
     ovs_start "$NS" "$D/ovs"
-    ip netns exec "$NS" ovs-vsctl --db="unix:$D/ovs/db.sock" add-br br0 -- set bridge br0 datapath_type=netdev fail-mode=secure protocols=OpenFlow13
+    ip netns exec "$NS" ovs-vsctl --timeout=30 --db="unix:$D/ovs/db.sock" add-br br0 -- set bridge br0 datapath_type=netdev fail-mode=secure protocols=OpenFlow13
     tries=0
     while [ ! -S "$D/ovs/br0.mgmt" ] && [ $tries -lt 100 ]; do sleep 0.05; tries=$((tries + 1)); done
     curve "Open vSwitch" "unix:$D/ovs/br0.mgmt" "$(pgrep -P "$OVS_VS_PID" ovs-vswitchd || echo "$OVS_VS_PID")"

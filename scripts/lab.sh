@@ -20,12 +20,14 @@
 #   On 2 cores the hosts' iperf3 share the CPUs with the switch: frame
 #   rates measure the whole machine, and a switch that leaves the hosts
 #   more CPU delivers more.
-# flows: the active-flows scaling: sluice (each back end), Open vSwitch and
-#   nullx with the 1m rule set (LAB_FLOWS_SET=100k1k for a quick run), each fed by tcpreplay from host 1 with
-#   captures (`sluice-bench traffic`) of LAB_FRAMES frames over K distinct
+# flows: the active-flows scaling: nullx (no rules), then sluice (each
+#   back end) and Open vSwitch with the 1m rule set (LAB_FLOWS_SET=100k1k
+#   for a quick run), each fed by tcpreplay from host 1 with captures (`sluice-bench traffic`) of LAB_FRAMES frames over K distinct
 #   flows for K in LAB_FLOWS, uniform, and Zipf for the largest K: frames
 #   per second offered (tcpreplay's rate) and delivered (host 2's receive
-#   counter), so the cost of cache misses shows.
+#   counter), so the cost of cache misses shows. Each row carries the
+#   capture's distinct flows (fewer than K when LAB_FRAMES < K, and with
+#   Zipf's tail).
 #
 # --json prints one JSON object per row on stdout (progress on stderr);
 # otherwise a Markdown table. Knobs: LAB_SECONDS (each iperf3 test,
@@ -45,6 +47,8 @@ for a in "$@"; do
 done
 . scripts/testbed.sh
 testbed_prepare lab >&2
+# The peers beyond the demo's: Open vSwitch, tcpreplay.
+scripts/setup.sh >&2
 cargo build -q --release -p ctl -p bench >&2
 SECS=${LAB_SECONDS:-3}
 SETS=${LAB_SETS:-"4p20r 32p200r 100k1k 1m"}
@@ -65,7 +69,12 @@ trap cleanup EXIT
 have_ovs() { [ "${LAB_OVS:-1}" = 1 ] && command -v ovs-vswitchd >/dev/null 2>&1; }
 progress() { echo "lab: $*" >&2; }
 
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+# A switch that died mid-measurement fails the round (no made-up CPU figure).
+cpu_ticks() {
+    awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null && return
+    echo "lab: the switch (pid $1) is gone: $(tail -5 "$D/sluice.log" 2>/dev/null)" >&2
+    exit 1
+}
 rss_mb() { awk '/VmRSS/ {printf "%.1f", $2 / 1024}' "/proc/$1/status" 2>/dev/null || echo null; }
 
 # The number of ports a rule set spans (`sluice-bench lab-rules`).
@@ -111,21 +120,34 @@ measure() { # pid
     M_RTTS=$(ip netns exec "$P-h1" ping -c 100 -i 0.01 -W 2 "$TESTBED_NET.2" |
         sed -n 's/.*time=\([0-9.]*\) ms.*/\1/p' | paste -sd, -)
     M_RTT=$(python3 -c "import statistics; s = [$M_RTTS]; print(round(statistics.median(s), 3) if s else 'null')")
+    # The switch's CPU over the TCP client's run only (server up first).
+    ip netns exec "$P-h2" iperf3 -s -1 -p 5401 >/dev/null 2>&1 &
+    local srv=$! s0 s1 out
+    sleep 0.2
     t0=$([ -n "$pid" ] && cpu_ticks "$pid" || echo 0)
-    local s0 s1
     s0=$(date +%s.%N)
-    M_TCP=$(iperf 5401 | python3 -c 'import json,sys
+    out=$(ip netns exec "$P-h1" timeout $((SECS + 20)) iperf3 -c "$TESTBED_NET.2" -p 5401 -t "$SECS" -J 2>/dev/null || true)
+    s1=$(date +%s.%N)
+    t1=$([ -n "$pid" ] && cpu_ticks "$pid" || echo 0)
+    kill "$srv" 2>/dev/null || true
+    wait "$srv" 2>/dev/null || true
+    M_TCP=$(echo "$out" | python3 -c 'import json,sys
 try:
     print(round(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"] / 1e6))
 except Exception:
     print("null")')
-    s1=$(date +%s.%N)
-    t1=$([ -n "$pid" ] && cpu_ticks "$pid" || echo 0)
     # 18-byte UDP payloads: 60-byte frames on the wire (64 with the FCS);
     # 1472: 1514-byte frames.
     M_FPS=$(iperf 5402 -u -b 0 -l 18 | udp_fps)
     M_FPS1500=$(iperf 5403 -u -b 0 -l 1472 | udp_fps)
+    # A figure every switch has: its absence means the test broke.
+    if [ "$M_TCP" = null ] || [ "$M_FPS" = null ] || [ "$M_RTT" = null ]; then
+        echo "lab: a test gave no figure (TCP $M_TCP, frames/s $M_FPS, RTT $M_RTT)" >&2
+        [ -f "$D/sluice.log" ] && tail -5 "$D/sluice.log" >&2
+        exit 1
+    fi
     if [ -n "$pid" ]; then
+        cpu_ticks "$pid" >/dev/null
         M_CPU=$(python3 -c "print(round(($t1 - $t0) / $(getconf CLK_TCK) / ($s1 - $s0) * 100, 1))")
         M_RSS=$(rss_mb "$pid")
     else
@@ -181,14 +203,28 @@ start_sluice() { # set backend workers
     [ "$set" = none ] && extra=(--nullx)
     ip netns exec "$P-sw" "$BIN/sluice" --config "$D/lab.toml" --run-dir "$D" "${extra[@]}" >"$D/sluice.log" 2>&1 &
     SW_PID=$!
-    local tries=0
-    while [ ! -S "$D/lab.mgmt" ] && [ $tries -lt 100 ]; do sleep 0.05; tries=$((tries + 1)); done
-    if [ "$set" != none ]; then
-        "$BIN/sluice-ctl" --timeout 600 add-flows "unix:$D/lab.mgmt" "$D/$set.rules" >/dev/null
+    if [ "$set" = none ]; then
+        # nullx has no management socket: give its rings a moment.
+        sleep 0.3
+    else
+        local tries=0
+        while [ ! -S "$D/lab.mgmt" ] && [ $tries -lt 100 ] && kill -0 "$SW_PID" 2>/dev/null; do
+            sleep 0.05
+            tries=$((tries + 1))
+        done
+        [ -S "$D/lab.mgmt" ] && "$BIN/sluice-ctl" --timeout 600 add-flows "unix:$D/lab.mgmt" "$D/$set.rules" >/dev/null
+    fi
+    if ! kill -0 "$SW_PID" 2>/dev/null || { [ "$set" != none ] && [ ! -S "$D/lab.mgmt" ]; }; then
+        echo "lab: sluice did not start: $(cat "$D/sluice.log")" >&2
+        exit 1
     fi
 }
 stop_sluice() {
     kill -INT "$SW_PID" 2>/dev/null || true
+    # Bounded: a switch that does not stop in 10 s is killed.
+    local tries=0
+    while kill -0 "$SW_PID" 2>/dev/null && [ $tries -lt 100 ]; do sleep 0.1; tries=$((tries + 1)); done
+    kill -KILL "$SW_PID" 2>/dev/null || true
     wait "$SW_PID" 2>/dev/null || true
     SW_PID=
 }
@@ -203,7 +239,7 @@ start_ovs() { # set
     OVS_ON=1
     local cmd=(add-br br0 -- set bridge br0 datapath_type=netdev fail-mode=secure protocols=OpenFlow13)
     for i in $(seq 1 "$ports"); do cmd+=(-- add-port br0 "p$i" -- set interface "p$i" "ofport_request=$i"); done
-    ip netns exec "$P-sw" ovs-vsctl --db="unix:$D/ovs/db.sock" "${cmd[@]}" >/dev/null
+    ip netns exec "$P-sw" ovs-vsctl --timeout=30 --db="unix:$D/ovs/db.sock" "${cmd[@]}" >/dev/null
     local tries=0
     while [ ! -S "$D/ovs/br0.mgmt" ] && [ $tries -lt 100 ]; do sleep 0.05; tries=$((tries + 1)); done
     "$BIN/sluice-ctl" --timeout 600 add-flows "unix:$D/ovs/br0.mgmt" "$D/$set.rules" >/dev/null
@@ -262,11 +298,22 @@ scenario_forwarding() {
     fi
     for be in $BACKENDS; do forwarding_sluice "nullx $be" none "$be" 1; done
     forwarding_bridge
+    # Within a rule set, the switches' order turns by one each round
+    # (BENCH_ROUND, from the report's driver), so no switch always runs
+    # first or last.
+    local turn=${BENCH_ROUND:-1} items item i n
     for set in $SETS; do
-        for be in $BACKENDS; do
-            forwarding_sluice "sluice $be $(set_rules "$set") rules" "$set" "$be" 1
+        items=()
+        for be in $BACKENDS; do items+=("sluice:$be"); done
+        have_ovs && items+=("ovs:")
+        n=${#items[@]}
+        for i in $(seq 0 $((n - 1))); do
+            item=${items[$(((i + turn - 1) % n))]}
+            case $item in
+                sluice:*) forwarding_sluice "sluice ${item#sluice:} $(set_rules "$set") rules" "$set" "${item#sluice:}" 1 ;;
+                ovs:) forwarding_ovs "$set" ;;
+            esac
         done
-        have_ovs && forwarding_ovs "$set"
     done
     if [ "$WORKERS" != 1 ]; then
         set=${SETS%% *}
@@ -287,9 +334,9 @@ replay() { # pcap
     secs=$(echo "$out" | sed -n 's/.*Actual: [0-9]* packets ([0-9]* bytes) sent in \([0-9.]*\) seconds.*/\1/p')
     local sent
     sent=$(echo "$out" | sed -n 's/.*Actual: \([0-9]*\) packets.*/\1/p')
-    if [ -z "$secs" ] || [ -z "$sent" ]; then
-        echo "null null"
-        return
+    if [ -z "$secs" ] || [ -z "$sent" ] || ! awk -v s="$secs" 'BEGIN {exit !(s > 0)}'; then
+        echo "lab: tcpreplay gave no rate: $out" >&2
+        exit 1
     fi
     python3 -c "print(round($sent / $secs), round(($rx1 - $rx0) / $secs))"
 }
@@ -307,12 +354,14 @@ flows_switch() { # label kind(sluice|ovs|nullx) backend
     local k dist
     for k in $FLOWS; do
         for dist in uniform $([ "$k" = "$MAXK" ] && echo zipf); do
-            read -r off del < <(replay "$D/traffic-$k-$dist.pcap")
+            local rates
+            rates=$(replay "$D/traffic-$k-$dist.pcap")
+            read -r off del <<<"$rates"
             local rules
             rules=$(set_rules "$FSET")
             [ "$kind" = nullx ] && rules=0
             if [ "$JSON" = 1 ]; then
-                echo "{\"scenario\": \"flows\", \"switch\": \"$label\", \"backend\": \"$be\", \"rules\": $rules, \"active_flows\": $k, \"dist\": \"$dist\", \"frames\": $FRAMES, \"offered_per_s\": $off, \"frames_per_s\": $del}"
+                echo "{\"scenario\": \"flows\", \"switch\": \"$label\", \"backend\": \"$be\", \"rules\": $rules, \"active_flows\": $k, \"dist\": \"$dist\", \"frames\": $FRAMES, \"distinct_flows\": ${DISTINCT[$k-$dist]}, \"offered_per_s\": $off, \"frames_per_s\": $del}"
             else
                 echo "| $label | $k | $dist | $off | $del |"
             fi
@@ -323,19 +372,22 @@ flows_switch() { # label kind(sluice|ovs|nullx) backend
 }
 
 scenario_flows() {
-    command -v tcpreplay >/dev/null 2>&1 || { echo "lab: flows needs tcpreplay (scripts/setup.sh --bench installs it)" >&2; exit 1; }
+    command -v tcpreplay >/dev/null 2>&1 || { echo "lab: flows needs tcpreplay (scripts/setup.sh installs it)" >&2; exit 1; }
     FLOWS=${LAB_FLOWS:-"1 1000 100000 1000000"}
     FRAMES=${LAB_FRAMES:-1000000}
-    MAXK=${FLOWS##* }
+    MAXK=$(printf '%s\n' $FLOWS | sort -n | tail -1)
     FSET=${LAB_FLOWS_SET:-1m}
     case $FSET in 1m) ;; 100k1k) [ "$MAXK" -le 100000 ] || { echo "lab: LAB_FLOWS_SET=100k1k has 100 000 5-tuple rules: LAB_FLOWS up to 100000" >&2; exit 2; } ;;
         *) echo "lab: LAB_FLOWS_SET: 1m or 100k1k" >&2; exit 2 ;; esac
     "$BIN/sluice-bench" lab-rules --set "$FSET" --out "$D/$FSET.rules"
+    # Each capture's distinct flows (fewer than K with fewer frames than K,
+    # or with Zipf's tail) go into its rows.
     local k
+    declare -gA DISTINCT
     for k in $FLOWS; do
-        "$BIN/sluice-bench" traffic --flows "$k" --frames "$FRAMES" --dist uniform --out "$D/traffic-$k-uniform.pcap"
+        DISTINCT[$k-uniform]=$("$BIN/sluice-bench" traffic --flows "$k" --frames "$FRAMES" --dist uniform --out "$D/traffic-$k-uniform.pcap")
     done
-    "$BIN/sluice-bench" traffic --flows "$MAXK" --frames "$FRAMES" --dist zipf --out "$D/traffic-$MAXK-zipf.pcap"
+    DISTINCT[$MAXK-zipf]=$("$BIN/sluice-bench" traffic --flows "$MAXK" --frames "$FRAMES" --dist zipf --out "$D/traffic-$MAXK-zipf.pcap")
     if [ "$JSON" = 0 ]; then
         echo "| switch ($(set_rules "$FSET") rules) | active flows | spread | offered frames/s | delivered frames/s |"
         echo "|---|---|---|---|---|"

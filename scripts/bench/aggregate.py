@@ -37,18 +37,29 @@ def is_metric(k, v):
             and isinstance(v, (int, float)) and not isinstance(v, bool))
 
 
-class Stat:
-    """Median, min and max of one metric over the rounds it was measured in."""
+def is_worst_case(name):
+    """A metric that is itself a maximum (delay_max_us, latency_ms_max,
+    max_ns): its headline over the rounds is the largest, not the median,
+    or a worst case would be hidden by the rounds that did not see it."""
+    return name.endswith("_max") or "_max_" in name or name.startswith("max_") or name.endswith("max_us")
 
-    def __init__(self, values):
+
+class Stat:
+    """Median (the maximum for a worst-case metric), min and max of one
+    metric over the rounds it was measured in; `headline` is the figure
+    to quote."""
+
+    def __init__(self, values, worst=False):
         self.values = sorted(values)
         self.n = len(self.values)
+        self.worst = worst
         self.median = statistics.median(self.values) if self.values else None
+        self.headline = self.values[-1] if (worst and self.values) else self.median
         self.min = self.values[0] if self.values else None
         self.max = self.values[-1] if self.values else None
 
     def __repr__(self):
-        return f"Stat(median={self.median}, min={self.min}, max={self.max}, n={self.n})"
+        return f"Stat(headline={self.headline}, median={self.median}, min={self.min}, max={self.max}, n={self.n})"
 
 
 class Group:
@@ -70,14 +81,14 @@ class Group:
                 self.samples[k] = sorted(x for v in vals for x in v if isinstance(x, (int, float)))
             else:
                 nums = [v for v in vals if is_metric(k, v)]
-                self.stats[k] = Stat(nums)
+                self.stats[k] = Stat(nums, worst=is_worst_case(k))
 
     def get(self, field):
         """A key field's value or a metric's median."""
         if field in self.key:
             return self.key[field]
         s = self.stats.get(field)
-        return s.median if s else None
+        return s.headline if s else None
 
 
 def group(rows):

@@ -20,6 +20,7 @@ LABELS = {
     "rtt_ms": "RTT ms", "delay_p50_us": "delay p50 us", "delay_p99_us": "p99 us",
     "delay_p999_us": "p99.9 us", "delay_max_us": "max us", "cpu_pct": "CPU %",
     "cpu_pct_per_gbit": "CPU % per Gbit/s", "rss_mb": "RSS MB", "offered_per_s": "offered frames/s",
+    "hit_rate": "packets hitting a rule", "cache_hit_rate": "cache hit rate",
 }
 HIDDEN_KEYS = {"scenario", "source"}
 
@@ -50,12 +51,23 @@ def keyval(v):
     return str(v)
 
 
+# Rounds of the run being rendered; a figure from fewer says so.
+ROUNDS = [None]
+
+
 def cell(stat):
-    if stat is None or stat.median is None:
+    """median (min-max); a worst-case metric's headline is the largest
+    value (marked "worst of N"); [n=K] when fewer rounds than the run's
+    measured it."""
+    if stat is None or stat.headline is None:
         return "-"
+    few = f" [n={stat.n}]" if ROUNDS[0] and stat.n < ROUNDS[0] else ""
+    if stat.worst:
+        lo = f", median {num(stat.median)}" if stat.n > 1 and stat.min != stat.max else ""
+        return f"{num(stat.headline)} (worst of {stat.n}{lo}){few}"
     if stat.n > 1 and stat.min != stat.max:
-        return f"{num(stat.median)} ({num(stat.min)}-{num(stat.max)})"
-    return num(stat.median)
+        return f"{num(stat.median)} ({num(stat.min)}-{num(stat.max)}){few}"
+    return num(stat.median) + few
 
 
 def table(groups, lead=()):
@@ -163,9 +175,9 @@ def flows_ratios(rows):
 
 
 def control_ratios(rows):
-    """sluice against each Open vSwitch variant, round by round: rates for
-    adds and modifies (the plain ovs-ofctl run adds fewer flows), times for
-    the rest (the same work on both)."""
+    """sluice against Open vSwitch driven by the same client, round by
+    round: rates for adds and modifies, times for the rest (the same work
+    on both)."""
     cp = [r for r in rows if r.get("scenario") == "control"]
     lines = []
     for test, metric, sluice_first, what in [
@@ -182,6 +194,12 @@ def control_ratios(rows):
                     and r["switch"] not in peers:
                 peers.append(r["switch"])
         for p in peers:
+            if not any(r.get("test") == test and r.get("switch") == p and r.get("client") in (None, "sluice-ctl")
+                       for r in cp):
+                # ovs-ofctl's rows time the whole command (its parse of
+                # the file included) and plain ovs-ofctl adds fewer flows:
+                # not comparable with sluice-ctl's first byte to reply.
+                continue
             me, them = {"test": test, "switch": "sluice"}, {"test": test, "switch": p}
             st = ag.ratio(cp, metric, me, them) if sluice_first else ag.ratio(cp, metric, them, me)
             line = ratio_line(f"{test}: {what.format(p=p)} (above 1: sluice better)", st)
@@ -242,7 +260,9 @@ def write(out_dir, name, rows, meta):
         took = f", {secs / 60:.1f} minutes" if secs else ""
         w(f"Mode: {mode}; {meta.get('rounds', '?')} rounds{took}. Reproduce: "
           f"`sudo make bench-report{' QUICK=1' if meta.get('quick') else ''}`.\n")
-    w("Every figure is the median over the rounds, with the minimum and maximum in brackets; "
+    ROUNDS[0] = meta.get("rounds")
+    w("Every figure is the median over the rounds, with the minimum and maximum in brackets "
+      "(a worst-case figure, such as a maximum delay, is the largest over the rounds); "
       "rounds run every switch of a scenario once, one after the other, so ratios are taken "
       "round by round (interleaved runs) and their median reported. The raw rows are in "
       f"[{name}.jsonl]({name}.jsonl); the scenarios' progress output in {name}.log.\n")

@@ -25,6 +25,7 @@ import platform
 import shutil
 import subprocess
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -35,7 +36,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
 class Scenario:
-    def __init__(self, name, what, cmd, full_env, quick_env, needs, rounds=None):
+    def __init__(self, name, what, cmd, full_env, quick_env, needs, rounds=None, timeout=900):
         self.name = name
         self.what = what
         self.cmd = cmd
@@ -43,6 +44,7 @@ class Scenario:
         self.quick_env = quick_env
         self.needs = needs  # ["root", "tool:NAME", ...]
         self.rounds = rounds  # None: the driver's rounds
+        self.timeout = timeout  # seconds a round may take before it is ended
 
     def missing(self):
         """Why this scenario cannot run here, or None."""
@@ -159,10 +161,17 @@ def fmt_elapsed(s):
     return f"{int(s) // 60}:{int(s) % 60:02d}"
 
 
+def read_lines(f):
+    for line in f:
+        yield line
+
+
 def run_round(sc, rnd, rounds, quick, t0, log):
     """Runs one round of a scenario; returns its rows (tagged) and an error or None."""
     env = dict(os.environ)
     env.update(sc.quick_env if quick else sc.full_env)
+    # The lab turns its switches' order with the round.
+    env["BENCH_ROUND"] = str(rnd)
     cmd = list(sc.cmd)
     if sc.name == "pipeline" and quick:
         # Quick: the scaling and stage sections only (configs and ingest
@@ -171,11 +180,28 @@ def run_round(sc, rnd, rounds, quick, t0, log):
     label = f"{sc.name} round {rnd}/{rounds}"
     print(f"[{fmt_elapsed(time.time() - t0)}] {label}: {' '.join(cmd)}", file=sys.stderr, flush=True)
     rows = []
+    # A process group of its own, so that a timeout or Ctrl-C ends the
+    # scenario and everything it started (SIGINT: its traps clean up).
     p = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True, bufsize=1)
-    # Progress lines of the scenario, prefixed, as they come.
-    import threading
+                         text=True, bufsize=1, start_new_session=True)
+    import signal
 
+    def end(why):
+        print(f"{sc.name}: {why}: ending it", file=sys.stderr, flush=True)
+        for sig, grace in ((signal.SIGINT, 20), (signal.SIGKILL, 5)):
+            try:
+                os.killpg(p.pid, sig)
+            except ProcessLookupError:
+                return
+            try:
+                p.wait(timeout=grace)
+                return
+            except subprocess.TimeoutExpired:
+                pass
+
+    timer = threading.Timer(sc.timeout, end, args=(f"over {sc.timeout} s",))
+    timer.start()
+    # Progress lines of the scenario, prefixed, as they come.
     def relay():
         for line in p.stderr:
             log.write(line)
@@ -185,7 +211,14 @@ def run_round(sc, rnd, rounds, quick, t0, log):
     th = threading.Thread(target=relay, daemon=True)
     th.start()
     bad = []
-    for line in p.stdout:
+    try:
+        lines = list(read_lines(p.stdout))
+    except KeyboardInterrupt:
+        timer.cancel()
+        end("interrupted")
+        raise
+    timer.cancel()
+    for line in lines:
         line = line.strip()
         if not line:
             continue
@@ -205,7 +238,7 @@ def run_round(sc, rnd, rounds, quick, t0, log):
     th.join(timeout=5)
     err = None
     if rc != 0:
-        err = f"exit status {rc}"
+        err = f"exit status {rc}" + (" (ended after the timeout)" if rc < 0 else "")
     elif bad:
         err = f"{len(bad)} lines that are not JSON objects, e.g. {bad[0][:80]!r}"
     elif not rows:
@@ -261,22 +294,31 @@ def main(argv=None):
             print(f"{sc.name}: skipped ({why})", file=sys.stderr)
         else:
             runnable.append(sc)
-            meta["scenarios"][sc.name] = {"what": sc.what, "command": " ".join(sc.cmd),
-                                          "env": sc.quick_env if a.quick else sc.full_env,
+            env = dict(sc.quick_env if a.quick else sc.full_env)
+            # Knobs set in the caller's environment change the run too.
+            for k, v in os.environ.items():
+                if k.split("_")[0] in ("LAB", "OFBENCH", "CURVE", "DELAY", "TESTBED") or k == "RUNS":
+                    env.setdefault(k, v)
+            meta["scenarios"][sc.name] = {"what": sc.what, "command": " ".join(sc.cmd), "env": env,
                                           "rounds": sc.rounds or a.rounds, "seconds": 0.0}
     log = open(os.path.join(a.out, f"{name}.log"), "w")
     for rnd in range(1, a.rounds + 1):
         for sc in runnable:
             r = sc.rounds or a.rounds
-            if rnd > r or sc.name in meta["failed"]:
+            if rnd > r:
                 continue
             t = time.time()
             got, err = run_round(sc, rnd, r, a.quick, t0, log)
             meta["scenarios"][sc.name]["seconds"] += time.time() - t
-            rows.extend(got)
             if err:
-                meta["failed"][sc.name] = f"round {rnd}: {err} (see {name}.log)"
+                # A failed round's rows are left out: a median of the
+                # rounds that completed, marked [n=K], rather than a mix.
+                prev = meta["failed"].get(sc.name)
+                msg = f"round {rnd}: {err} (see {name}.log); its rows are left out"
+                meta["failed"][sc.name] = f"{prev}; {msg}" if prev else msg
                 print(f"{sc.name}: FAILED round {rnd}: {err}", file=sys.stderr)
+            else:
+                rows.extend(got)
     log.close()
     meta["seconds"] = time.time() - t0
     with open(os.path.join(a.out, f"{name}.jsonl"), "w") as f:

@@ -14,6 +14,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import aggregate as ag  # noqa: E402
 import render  # noqa: E402
+import report  # noqa: E402
 
 
 def fw(rnd, switch, fps, **kw):
@@ -49,6 +50,31 @@ class Aggregate(unittest.TestCase):
     def test_a_missing_or_zero_figure_is_no_ratio(self):
         rows = [fw(1, "a", None), fw(1, "b", 100), fw(2, "a", 100), fw(2, "b", 0)]
         self.assertIsNone(ag.ratio(rows, "frames_per_s", {"switch": "a"}, {"switch": "b"}))
+
+
+class Driver(unittest.TestCase):
+    def run_cmd(self, script, timeout=900):
+        sc = report.Scenario("t", "t", ["bash", "-c", script], {}, {}, [], timeout=timeout)
+        import io
+        import time
+        return report.run_round(sc, 2, 3, False, time.time(), io.StringIO())
+
+    def test_rows_are_tagged_with_their_round(self):
+        rows, err = self.run_cmd("""echo '{"switch": "a", "x": 1}'""")
+        self.assertIsNone(err)
+        self.assertEqual(rows, [{"switch": "a", "x": 1, "scenario": "t", "round": 2, "source": "t"}])
+
+    def test_a_failing_or_hanging_or_garbled_scenario_is_an_error(self):
+        self.assertIn("exit status 3", self.run_cmd("""echo '{"x": 1}'; exit 3""")[1])
+        self.assertIn("after the timeout", self.run_cmd("""echo '{"x": 1}'; sleep 30""", timeout=1)[1])
+        self.assertIn("not JSON", self.run_cmd("echo 'x = 1'")[1])
+        self.assertEqual(self.run_cmd("true")[1], "no rows")
+
+    def test_worst_case_metrics_report_the_worst_round(self):
+        g = ag.group([{"switch": "a", "delay_max_us": v, "delay_p50_us": v, "round": i}
+                      for i, v in enumerate([70, 3842, 80])])
+        self.assertEqual(g[0].stats["delay_max_us"].headline, 3842)
+        self.assertEqual(g[0].stats["delay_p50_us"].headline, 80)
 
 
 class Render(unittest.TestCase):

@@ -10,7 +10,9 @@
 //! 10): what the lab measures is forwarding with a table of that size
 //! installed, not a drop rule. The 5-tuple rules are those of
 //! `sluice-bench flows` (`tcp,nw_src=10.A.B.C,nw_dst=192.168.0.1,tp_dst=80`,
-//! output to port 2), which the captures of [`write_traffic`] hit.
+//! output to port 2), which the captures of [`write_traffic`] hit (the 1m
+//! set holds 999 998 of them; flows 999 998 and 999 999 fall to the
+//! `in_port=1` rule, which outputs to port 2 as well).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -96,11 +98,13 @@ fn mixed_rule(i: u64, ports: u64) -> String {
     format!("table=0,priority={prio},{m},actions={action}")
 }
 
-/// A prefix rule on 30.0.0.0/8 with a length from 8 to 24 (so many
-/// different masks: the classifier's worst shape), dropping.
+/// A prefix rule with a length from 8 to 24 (so 17 different masks: the
+/// classifier's worst shape), dropping; its first octet (30 + j / 17)
+/// makes every rule distinct, and none covers the lab's 10.213.77.0/24 or
+/// 192.168.0.1 (for j below 17 * 160).
 fn prefix_rule(j: u64) -> String {
     let len = 8 + (j % 17) as u32;
-    let v = (0x1e00_0000u32 | ((j as u32) << 12)) & (!0u32 << (32 - len));
+    let v = ((30 + (j / 17) as u32) << 24) & (!0u32 << (32 - len));
     format!(
         "table=0,priority={},ip,nw_dst={}.{}.{}.{}/{len},actions=drop",
         10 + len,
@@ -211,25 +215,50 @@ pub fn flow_frame(i: u64) -> [u8; 60] {
     f
 }
 
-/// Writes a capture of `frames` frames over `flows` distinct flows.
-pub fn write_traffic(path: &Path, flows: u64, frames: u64, dist: Dist) -> Result<(), String> {
+/// The most frames a capture may hold (its flow sequence is built in memory).
+pub const MAX_FRAMES: u64 = 1 << 27;
+
+/// Writes a capture of `frames` frames over `flows` flows; returns how many
+/// distinct flows it holds (fewer than `flows` when there are fewer frames
+/// than flows, or with Zipf's long tail).
+pub fn write_traffic(path: &Path, flows: u64, frames: u64, dist: Dist) -> Result<u64, String> {
     if flows == 0 || flows > 1 << 24 {
         return Err(format!("--flows {flows}: from 1 to {}", 1u64 << 24));
+    }
+    if frames == 0 || frames > MAX_FRAMES {
+        return Err(format!("--frames {frames}: from 1 to {MAX_FRAMES}"));
     }
     let err = |e: String| format!("{}: {e}", path.display());
     let f = File::create(path).map_err(|e| err(e.to_string()))?;
     let mut w =
         PcapWriter::new(BufWriter::with_capacity(1 << 20, f)).map_err(|e| err(e.to_string()))?;
+    let mut seen = vec![false; flows as usize];
+    let mut distinct = 0;
     for i in flow_sequence(flows, frames, dist) {
+        if !std::mem::replace(&mut seen[i as usize], true) {
+            distinct += 1;
+        }
         w.write_packet(&PcapPacket::new(Default::default(), 60, &flow_frame(i)))
             .map_err(|e| err(e.to_string()))?;
     }
-    Ok(())
+    Ok(distinct)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_capture_reports_its_distinct_flows_and_refuses_bad_sizes() {
+        let d = std::env::temp_dir().join(format!("sluice-traffic-{}", std::process::id()));
+        assert_eq!(write_traffic(&d, 100, 50, Dist::Uniform), Ok(50));
+        assert_eq!(write_traffic(&d, 100, 300, Dist::Uniform), Ok(100));
+        assert!(write_traffic(&d, 1000, 1000, Dist::Zipf).unwrap() < 1000);
+        assert!(write_traffic(&d, 100, 0, Dist::Uniform).is_err());
+        assert!(write_traffic(&d, 0, 10, Dist::Uniform).is_err());
+        assert!(write_traffic(&d, 10, MAX_FRAMES + 1, Dist::Uniform).is_err());
+        std::fs::remove_file(&d).ok();
+    }
 
     #[test]
     fn uniform_visits_every_flow() {
@@ -281,9 +310,19 @@ mod tests {
                 ofp::text::parse_flow_mod(line).unwrap_or_else(|e| panic!("{line}: {e}"));
             }
         }
+        // The 100k1k set: every rule distinct (a duplicate would replace
+        // an earlier rule and leave the table smaller than its name).
+        write_rules(&d, "100k1k").unwrap();
+        let text = std::fs::read_to_string(&d).unwrap();
+        let lines: std::collections::HashSet<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 101_000);
         std::fs::remove_file(&d).ok();
-        for j in 0..40 {
-            ofp::text::parse_flow_mod(&prefix_rule(j)).unwrap();
+        for j in 0..1000 {
+            let fm = ofp::text::parse_flow_mod(&prefix_rule(j)).unwrap();
+            assert!(
+                !prefix_rule(j).contains("nw_dst=10.") && !prefix_rule(j).contains("nw_dst=192.")
+            );
+            drop(fm);
         }
         assert!(write_rules(&d, "3p").is_err());
     }

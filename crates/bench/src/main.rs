@@ -64,8 +64,9 @@ enum Cmd {
         #[arg(long)]
         out: std::path::PathBuf,
     },
-    /// Write a capture of FRAMES 60-byte TCP frames over FLOWS distinct
-    /// flows (those of `flows`' 5-tuple rules), spread `uniform` or `zipf`.
+    /// Write a capture of FRAMES 60-byte TCP frames over FLOWS flows (those
+    /// of `flows`' 5-tuple rules), spread `uniform` or `zipf`; prints the
+    /// number of distinct flows the capture holds.
     Traffic {
         #[arg(long)]
         flows: u64,
@@ -124,7 +125,7 @@ fn main() -> ExitCode {
             frames,
             dist,
             out,
-        } => lab::write_traffic(&out, flows, frames, dist).map(|()| String::new()),
+        } => lab::write_traffic(&out, flows, frames, dist).map(|n| format!("{n}\n")),
         Cmd::TestPki { dir } => std::fs::create_dir_all(&dir)
             .map_err(|e| format!("{}: {e}", dir.display()))
             .map(|()| {

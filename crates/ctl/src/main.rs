@@ -62,7 +62,9 @@
 //! - `add-flows SWITCH FILE`: a line may start with `add`, `modify`,
 //!   `modify_strict`, `delete` or `delete_strict` (a prefix of one will
 //!   do, as in ovs-ofctl: `mod` is `modify`), then the flow; a line
-//!   without one is an add. Deletes without `table=` cover every table.
+//!   without one is an add. Deletes without `table=` cover every table;
+//!   modifies without `table=` apply to table 0, as `mod-flows` does (an
+//!   OpenFlow 1.3 MODIFY names one table; ovs-ofctl's covers them all).
 //!   An unknown first word that the flow syntax refuses is named, with
 //!   its line, in the error.
 //! - `replace-flows SWITCH FILE`: strict deletes of the switch's flows FILE

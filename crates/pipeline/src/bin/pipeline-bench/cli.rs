@@ -22,7 +22,8 @@ sections (none given: --configs --ingest):
 
 options:
   --json      one JSON object per line instead of tables
-  --quick     smaller sizes, fewer and shorter rounds (--all in < 40 s)
+  --quick     smaller sizes, fewer and shorter rounds (--scaling --stages
+              in about 10 s; configs and ingest keep their full sizes)
   --help      this text
 ";
 
