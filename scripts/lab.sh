@@ -33,7 +33,8 @@
 # otherwise a Markdown table. Knobs: LAB_SECONDS (each iperf3 test,
 # default 3), LAB_SETS, LAB_BACKENDS (default "afpacket afxdp"),
 # LAB_WORKERS (default 2; 1 for none), LAB_OVS=0 to leave out Open vSwitch,
-# LAB_FLOWS (default "1 1000 100000 1000000"), LAB_FRAMES (default 1000000).
+# LAB_FLOWS (default "1 1000 100000 1000000"), LAB_FRAMES (default
+# 1000000), LAB_PINGS (default 100).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JSON=0
@@ -116,8 +117,9 @@ except Exception:
 # Sets M_* for the row.
 measure() { # pid
     local pid=$1 t0 t1
-    # 100 pings 10 ms apart: the median RTT, and every sample for the CDF.
-    M_RTTS=$(ip netns exec "$P-h1" ping -c 100 -i 0.01 -W 2 "$TESTBED_NET.2" |
+    # LAB_PINGS (100) pings 10 ms apart: the median RTT, and every sample
+    # for the CDF.
+    M_RTTS=$(ip netns exec "$P-h1" ping -c "${LAB_PINGS:-100}" -i 0.01 -W 2 "$TESTBED_NET.2" |
         sed -n 's/.*time=\([0-9.]*\) ms.*/\1/p' | paste -sd, -)
     M_RTT=$(python3 -c "import statistics; s = [$M_RTTS]; print(round(statistics.median(s), 3) if s else 'null')")
     # The switch's CPU over the TCP client's run only (server up first).
