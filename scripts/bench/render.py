@@ -51,7 +51,7 @@ def keyval(v):
     return str(v)
 
 
-# Rounds of the run being rendered; a figure from fewer says so.
+# Rounds of the scenario being rendered; a figure from fewer says so.
 ROUNDS = [None]
 
 
@@ -280,6 +280,8 @@ def write(out_dir, name, rows, meta):
     def section(title, sname, body):
         w(f"## {title}\n")
         info = scen.get(sname)
+        # [n=K] marks figures from fewer rounds than this scenario ran.
+        ROUNDS[0] = (info or {}).get("rounds", meta.get("rounds"))
         if info:
             env = " ".join(f"{k}={v}" for k, v in info.get("env", {}).items())
             w(f"{info['what']}. `{(env + ' ') if env else ''}{info['command']}`, "

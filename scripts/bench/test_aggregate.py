@@ -94,6 +94,7 @@ class Render(unittest.TestCase):
             text = open(path).read()
             self.assertIn("| sluice afxdp 20 rules | 4p20r |", text)
             self.assertIn("102 (101-103)", text, "median with min and max")
+            self.assertNotIn("[n=", text, "every figure has its 3 rounds")
             self.assertIn("sluice afxdp 20 rules / Open vSwitch, 64 B frames/s | **2.04x** (2.02-2.06, 3 rounds)",
                           text)
             self.assertIn("sluice afxdp 20 rules / Open vSwitch, TCP | **2.50x**", text)
