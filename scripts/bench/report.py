@@ -304,6 +304,10 @@ def main(argv=None):
                     env.setdefault(k, v)
             meta["scenarios"][sc.name] = {"what": sc.what, "command": " ".join(sc.cmd), "env": env,
                                           "rounds": sc.rounds or a.rounds, "seconds": 0.0}
+    # A peer missing after set-up: the scenarios run without it.
+    for peer, tool in (("Open vSwitch", "ovs-vswitchd"), ("Linux bridge", "ip")):
+        if shutil.which(tool) is None:
+            meta["skipped"][peer] = f"{tool} is not installed: its rows are absent"
     log = open(os.path.join(a.out, f"{name}.log"), "w")
     for rnd in range(1, a.rounds + 1):
         for sc in runnable:
