@@ -30,6 +30,7 @@
 
 pub mod afpacket;
 pub mod afxdp;
+pub mod bpf;
 pub mod link;
 pub mod memory;
 pub mod pcap;

@@ -299,6 +299,18 @@ impl<T: Clone> Classifier<T> {
             .collect();
     }
 
+    /// Every rule as (id, priority, data), subtable by subtable, in no
+    /// particular order: for compilers of the table (the XDP fast path).
+    pub fn entries(&self) -> impl Iterator<Item = (RuleId, u16, &T)> {
+        self.subtables.iter().flat_map(|st| {
+            st.rule
+                .iter()
+                .zip(st.prio.iter())
+                .zip(st.data.iter())
+                .filter_map(|((&id, &p), d)| Some((id, p, d.as_ref()?)))
+        })
+    }
+
     /// Adds rule `id` with no data (for classifiers of `()`).
     pub fn insert(&mut self, id: RuleId, key: &MaskedKey, priority: u16)
     where

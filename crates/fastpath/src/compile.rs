@@ -1,0 +1,686 @@
+//! From a pipeline [`Snapshot`] to one XDP program per ingress port.
+//!
+//! Each program: checks that it is the current generation (else every
+//! packet goes up, so a flow-mod takes effect at once, before the new
+//! program is built), parses the frame into a flow key ([`crate::parse`]),
+//! finds table 0's best rule by tuple-space search over the rules' masks,
+//! as `pipeline::classifier` does, then runs the rule's [`Final`] plan.
+//!
+//! Matching: subtables (one per mask) are visited from the highest score
+//! down and skipped once the best match so far outranks them. A subtable
+//! with few rules for this port is compiled inline (compare, jump); a
+//! larger one is a BPF hash map from masked key words to the rule's score,
+//! action and counter, shared by the ports' programs. A score is
+//! `priority << 32 | !rule_id`, so ties go to the lower rule id as in the
+//! user-space classifier.
+//!
+//! Counters (one per-CPU array of {packets, bytes}): one per rule, then per
+//! program: missed, dropped by a rule, sent back (IN_PORT), sent up, and
+//! one per egress port redirected to. [`Compiled::fold`] turns them into
+//! rule, port and table counts.
+//!
+//! The verifier: the best score, action and counter are constants along
+//! each inline path; they are made opaque (xor twice with a value the
+//! verifier cannot know) where paths join, so its states merge and the
+//! work stays linear in the program's size.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use packet::FlowKey;
+use pipeline::{Rule, Snapshot};
+
+use crate::asm::{
+    Alu, Asm, AsmError, Assembled, Cond, Helper, Label, Size, FP, R0, R1, R2, R3, R6, R7, R8, R9,
+};
+use crate::parse::{self, key_off};
+use crate::plan::{plan, specialise, Edit, Final, Plan, Ports, Up};
+
+/// Map numbers in [`Assembled::map_refs`].
+pub const MAP_CTL: u32 = 0;
+pub const MAP_COUNTERS: u32 = 1;
+pub const MAP_DEV: u32 = 2;
+/// The ingress port's own XSKMAP (its AF_XDP sockets).
+pub const MAP_XSK: u32 = 3;
+/// Hash table `i` of [`Compiled::tables`] is map `MAP_TABLE0 + i`.
+pub const MAP_TABLE0: u32 = 4;
+
+/// The control map's value: the current generation, and a word that is
+/// always zero (the verifier cannot know it: see the module docs).
+pub const CTL_VALUE_SIZE: u32 = 16;
+/// A counter: packets, bytes (u64 each).
+pub const COUNTER_SIZE: u32 = 16;
+/// A hash table value: score (u64), action (u32), counter (u32).
+pub const TABLE_VALUE_SIZE: u32 = 16;
+
+const XDP_DROP: i32 = 1;
+const XDP_PASS: i32 = 2;
+const XDP_TX: i32 = 3;
+const XDP_REDIRECT: i32 = 4;
+
+/// Per-program counter kinds, after the rules' counters.
+const K_MISS: u32 = 0;
+const K_DROP: u32 = 1;
+const K_BACK: u32 = 2;
+const K_UP: u32 = 3;
+const K_REDIRECT: u32 = 4;
+
+/// Stack: the key at the top, a hash key below it, then scratch.
+const HASH_KEY: i16 = key_off(0) - 8 * packet::KEY_WORDS as i16;
+const SCRATCH: i16 = HASH_KEY - 8;
+const OPAQUE: i16 = SCRATCH - 8;
+
+/// Compiler limits.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// A subtable with at most this many rules for a port is compiled
+    /// inline; above, it is a hash map.
+    pub inline_max: usize,
+    /// Instructions per program above which inline subtables become maps.
+    pub max_insns: usize,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            inline_max: 8,
+            max_insns: 30_000,
+        }
+    }
+}
+
+/// A BPF hash map's contents: `n` keys of `key_size` bytes and their
+/// [`TABLE_VALUE_SIZE`]-byte values, ready for a batch update.
+#[derive(Debug, Clone, Default)]
+pub struct HashTable {
+    pub key_size: u32,
+    pub keys: Vec<u8>,
+    pub values: Vec<u8>,
+}
+
+impl HashTable {
+    pub fn len(&self) -> usize {
+        self.values.len() / TABLE_VALUE_SIZE as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+}
+
+/// The program of one ingress port.
+#[derive(Debug, Clone)]
+pub struct PortProgram {
+    pub in_port: u32,
+    pub code: Assembled,
+    /// Its first counter (see the module docs).
+    pub counter_base: u32,
+    /// What each action id does for this port (for `fold` and for trace).
+    pub finals: Vec<Final>,
+}
+
+/// The tables compiled for a set of ports.
+#[derive(Debug, Clone)]
+pub struct Compiled {
+    pub generation: u64,
+    pub programs: Vec<PortProgram>,
+    pub tables: Vec<HashTable>,
+    /// Devmap slot -> OpenFlow port.
+    pub egress: Vec<u32>,
+    /// Counter index -> rule (table 0's rules, by id).
+    pub rules: Vec<Arc<Rule>>,
+    /// Action id of each rule.
+    pub rule_action: Vec<u32>,
+    /// Entries in the counter map.
+    pub counters: u32,
+    /// Rules whose packets go up, and why (the first few reasons).
+    pub up_rules: usize,
+    pub up_reasons: Vec<(Up, usize)>,
+}
+
+/// Counts folded from the counter map.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub packets: u64,
+    pub bytes: u64,
+}
+
+impl Counts {
+    fn add(&mut self, o: Counts) {
+        self.packets += o.packets;
+        self.bytes += o.bytes;
+    }
+}
+
+/// The counter map read as OpenFlow counts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Fold {
+    /// Per rule (by counter index).
+    pub rules: Vec<Counts>,
+    /// Per ingress port handled in the kernel: (port, received).
+    pub rx: Vec<(u32, Counts)>,
+    /// Per port: (port, sent by the fast path).
+    pub tx: Vec<(u32, Counts)>,
+    /// Table 0: lookups and matches made in the kernel.
+    pub lookups: u64,
+    pub matched: u64,
+    /// Sent up to user space, and handled in the kernel.
+    pub up: Counts,
+    pub kernel: Counts,
+}
+
+struct Sub {
+    mask: FlowKey,
+    words: Vec<usize>,
+    /// Rule indices, best score first.
+    rules: Vec<usize>,
+    max_score: u64,
+    table: Option<usize>,
+}
+
+/// `priority << 32 | !id`: higher wins; equal priorities go to the lower id.
+pub fn score(rule: &Rule) -> u64 {
+    ((rule.priority as u64) << 32) | (u32::MAX - rule.id) as u64
+}
+
+struct SnapPorts<'a> {
+    snap: &'a Snapshot,
+    egress: &'a [u32],
+}
+
+impl Ports for SnapPorts<'_> {
+    fn usable(&self, port: u32) -> Option<bool> {
+        self.snap
+            .ports
+            .iter()
+            .find(|p| p.port_no == port)
+            .map(|p| p.live && !p.no_fwd)
+    }
+    fn xdp(&self, port: u32) -> bool {
+        self.egress.contains(&port)
+    }
+}
+
+/// Why the tables could not be compiled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CompileError {
+    Asm(AsmError),
+}
+
+impl std::fmt::Display for CompileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CompileError::Asm(e) => write!(f, "assembling the XDP program: {e}"),
+        }
+    }
+}
+
+/// Compiles `snap`'s table 0 for ingress ports `inputs`, with `egress` the
+/// ports XDP can redirect to (devmap slot = position).
+pub fn compile(
+    snap: &Snapshot,
+    inputs: &[u32],
+    egress: &[u32],
+    generation: u64,
+    opts: &Options,
+) -> Result<Compiled, CompileError> {
+    let mut rules: Vec<Arc<Rule>> = snap
+        .tables
+        .first()
+        .map(|t| t.entries().map(|(_, _, r)| r.clone()).collect())
+        .unwrap_or_default();
+    rules.sort_by_key(|r| r.id);
+    // Plans, shared by equal rules.
+    let mut plan_ids: HashMap<Plan, u32> = HashMap::new();
+    let mut plans: Vec<Plan> = Vec::new();
+    let mut rule_action = Vec::with_capacity(rules.len());
+    let mut up_count: HashMap<Up, usize> = HashMap::new();
+    let mut up_rules = 0;
+    for r in &rules {
+        let p = plan(r);
+        if let Plan::Up(u) = &p {
+            up_rules += 1;
+            *up_count.entry(u.clone()).or_default() += 1;
+        }
+        let id = *plan_ids.entry(p.clone()).or_insert_with(|| {
+            plans.push(p);
+            plans.len() as u32 - 1
+        });
+        rule_action.push(id);
+    }
+    let mut up_reasons: Vec<(Up, usize)> = up_count.into_iter().collect();
+    up_reasons.sort_by(|a, b| {
+        b.1.cmp(&a.1)
+            .then_with(|| format!("{:?}", a.0).cmp(&format!("{:?}", b.0)))
+    });
+
+    // Subtables, best first.
+    let keys: Vec<_> = rules.iter().map(|r| r.key()).collect();
+    let mut by_mask: HashMap<FlowKey, usize> = HashMap::new();
+    let mut subs: Vec<Sub> = Vec::new();
+    for (i, k) in keys.iter().enumerate() {
+        let s = *by_mask.entry(k.mask).or_insert_with(|| {
+            subs.push(Sub {
+                mask: k.mask,
+                words: (0..packet::KEY_WORDS)
+                    .filter(|&w| k.mask.w[w] != 0)
+                    .collect(),
+                rules: Vec::new(),
+                max_score: 0,
+                table: None,
+            });
+            subs.len() - 1
+        });
+        subs[s].rules.push(i);
+    }
+    for s in &mut subs {
+        s.rules
+            .sort_by_key(|&i| std::cmp::Reverse(score(&rules[i])));
+        s.max_score = s.rules.first().map_or(0, |&i| score(&rules[i]));
+    }
+    subs.sort_by_key(|s| std::cmp::Reverse(s.max_score));
+
+    let ports = SnapPorts { snap, egress };
+    let n_kinds = K_REDIRECT + egress.len() as u32;
+    let mut tables: Vec<HashTable> = Vec::new();
+    let mut programs = Vec::with_capacity(inputs.len());
+    for (k, &in_port) in inputs.iter().enumerate() {
+        let counter_base = rules.len() as u32 + k as u32 * n_kinds;
+        let finals: Vec<Final> = plans
+            .iter()
+            .map(|p| specialise(p, in_port, &ports))
+            .collect();
+        let no_recv = snap.ports.iter().any(|p| p.port_no == in_port && p.no_recv);
+        let mut inline_max = opts.inline_max;
+        let code = loop {
+            let code = emit_program(
+                &Emit {
+                    in_port,
+                    generation,
+                    rules: &rules,
+                    keys: &keys,
+                    rule_action: &rule_action,
+                    finals: &finals,
+                    egress,
+                    counter_base,
+                    no_recv,
+                    inline_max,
+                },
+                &mut subs,
+                &mut tables,
+            );
+            match code {
+                Ok(c) if c.insns.len() <= opts.max_insns || inline_max == 0 => break c,
+                Ok(_) | Err(AsmError::JumpTooFar { .. }) if inline_max > 0 => inline_max /= 2,
+                Ok(c) => break c,
+                Err(e) => return Err(CompileError::Asm(e)),
+            }
+        };
+        programs.push(PortProgram {
+            in_port,
+            code,
+            counter_base,
+            finals,
+        });
+    }
+    let counters = rules.len() as u32 + inputs.len() as u32 * n_kinds;
+    Ok(Compiled {
+        generation,
+        programs,
+        tables,
+        egress: egress.to_vec(),
+        rules,
+        rule_action,
+        counters: counters.max(1),
+        up_rules,
+        up_reasons,
+    })
+}
+
+struct Emit<'a> {
+    in_port: u32,
+    generation: u64,
+    rules: &'a [Arc<Rule>],
+    keys: &'a [pipeline::MaskedKey],
+    rule_action: &'a [u32],
+    finals: &'a [Final],
+    egress: &'a [u32],
+    counter_base: u32,
+    no_recv: bool,
+    inline_max: usize,
+}
+
+/// The hash table of subtable `s`, made on first use.
+fn table_of(s: &mut Sub, e: &Emit<'_>, tables: &mut Vec<HashTable>) -> usize {
+    if let Some(t) = s.table {
+        return t;
+    }
+    let mut t = HashTable {
+        key_size: 8 * s.words.len() as u32,
+        ..HashTable::default()
+    };
+    // Rules are best first: the first of equal keys is the one that wins.
+    let mut seen: std::collections::HashSet<Vec<u64>> = std::collections::HashSet::new();
+    for &i in &s.rules {
+        let key: Vec<u64> = s.words.iter().map(|&w| e.keys[i].value.w[w]).collect();
+        if !seen.insert(key.clone()) {
+            continue;
+        }
+        for w in &key {
+            t.keys.extend_from_slice(&w.to_le_bytes());
+        }
+        t.values
+            .extend_from_slice(&score(&e.rules[i]).to_le_bytes());
+        t.values.extend_from_slice(&e.rule_action[i].to_le_bytes());
+        t.values.extend_from_slice(&(i as u32).to_le_bytes());
+    }
+    tables.push(t);
+    s.table = Some(tables.len() - 1);
+    tables.len() - 1
+}
+
+/// Whether rule `i` can match packets from `in_port` (its in_port word).
+fn reaches(e: &Emit<'_>, i: usize) -> bool {
+    let k = &e.keys[i];
+    let w0 = ((e.in_port as u64) << 32) | e.in_port as u64;
+    w0 & k.mask.w[0] == k.value.w[0]
+}
+
+/// Makes r7, r8, r9 opaque to the verifier (see the module docs).
+fn launder(a: &mut Asm) {
+    a.ldx(Size::DW, R1, FP, OPAQUE);
+    for r in [R7, R8, R9] {
+        a.alu_reg(Alu::Xor, r, R1);
+        a.alu_reg(Alu::Xor, r, R1);
+    }
+}
+
+fn emit_program(
+    e: &Emit<'_>,
+    subs: &mut [Sub],
+    tables: &mut Vec<HashTable>,
+) -> Result<Assembled, AsmError> {
+    let mut a = Asm::new();
+    let up = a.label();
+    a.mov(R6, R1);
+    // The generation check.
+    a.st_imm(Size::W, FP, SCRATCH, 0);
+    a.ld_map(R1, MAP_CTL);
+    a.mov(R2, FP);
+    a.alu_imm(Alu::Add, R2, SCRATCH as i32);
+    a.call(Helper::MapLookupElem);
+    a.jmp_imm(Cond::Eq, R0, 0, up);
+    a.ldx(Size::DW, R1, R0, 8);
+    a.stx(Size::DW, FP, OPAQUE, R1);
+    a.ldx(Size::DW, R1, R0, 0);
+    a.ld_imm64(R2, e.generation);
+    a.jmp_reg(Cond::Ne, R1, R2, up);
+    if e.no_recv {
+        a.ja(up);
+    } else {
+        a.ldx(Size::W, R7, R6, 0);
+        a.ldx(Size::W, R8, R6, 4);
+        parse::emit(&mut a, e.in_port, up);
+        emit_match(&mut a, e, subs, tables);
+        emit_actions(&mut a, e, up);
+    }
+    // Up: counted, then to this queue's AF_XDP socket (or the stack).
+    a.bind(up);
+    a.mov(R1, R6);
+    a.call(Helper::XdpGetBuffLen);
+    a.mov(R9, R0);
+    count(&mut a, Ctr::Const(e.counter_base + K_UP));
+    a.ldx(Size::W, R2, R6, 16);
+    a.ld_map(R1, MAP_XSK);
+    a.mov_imm(R3, XDP_PASS);
+    a.call(Helper::RedirectMap);
+    a.exit();
+    a.finish()
+}
+
+fn emit_match(a: &mut Asm, e: &Emit<'_>, subs: &mut [Sub], tables: &mut Vec<HashTable>) {
+    let end = a.label();
+    a.mov_imm(R9, 0);
+    a.mov_imm(R7, 0);
+    a.mov_imm(R8, 0);
+    // This port's rules of each subtable, best subtable first (so that
+    // once the best match outranks one, it outranks all that follow).
+    let mut order: Vec<(usize, Vec<usize>, u64)> = subs
+        .iter()
+        .enumerate()
+        .filter_map(|(n, s)| {
+            let mine: Vec<usize> = s.rules.iter().copied().filter(|&i| reaches(e, i)).collect();
+            let best = score(&e.rules[*mine.first()?]);
+            Some((n, mine, best))
+        })
+        .collect();
+    order.sort_by_key(|o| std::cmp::Reverse(o.2));
+    for (n, mine, best) in order {
+        let s = &mut subs[n];
+        let next = a.label();
+        a.ld_imm64(R1, best);
+        a.jmp_reg(Cond::Ge, R9, R1, end);
+        // A mask on in_port only (or none) leaves one rule that matters.
+        if mine.len() <= e.inline_max || !s.words.iter().any(|&w| w != 0) {
+            for &i in &mine {
+                let miss = a.label();
+                let k = &e.keys[i];
+                for &w in s.words.iter().filter(|&&w| w != 0) {
+                    a.ldx(Size::DW, R1, FP, key_off(w));
+                    if s.mask.w[w] != u64::MAX {
+                        a.ld_imm64(R2, s.mask.w[w]);
+                        a.alu_reg(Alu::And, R1, R2);
+                    }
+                    a.ld_imm64(R2, k.value.w[w]);
+                    a.jmp_reg(Cond::Ne, R1, R2, miss);
+                }
+                // Rules are best first: a match that does not beat the
+                // best so far ends the subtable.
+                a.ld_imm64(R1, score(&e.rules[i]));
+                a.jmp_reg(Cond::Ge, R9, R1, next);
+                a.mov(R9, R1);
+                a.mov_imm(R7, e.rule_action[i] as i32);
+                a.mov_imm(R8, i as i32);
+                a.ja(next);
+                a.bind(miss);
+                if !s.words.iter().any(|&w| w != 0) {
+                    // It matches every packet of this port: the rules
+                    // after it never would (and the verifier refuses
+                    // unreachable code).
+                    break;
+                }
+            }
+        } else {
+            let t = table_of(s, e, tables);
+            for (j, &w) in s.words.iter().enumerate() {
+                a.ldx(Size::DW, R1, FP, key_off(w));
+                if s.mask.w[w] != u64::MAX {
+                    a.ld_imm64(R2, s.mask.w[w]);
+                    a.alu_reg(Alu::And, R1, R2);
+                }
+                a.stx(Size::DW, FP, HASH_KEY + 8 * j as i16, R1);
+            }
+            a.ld_map(R1, MAP_TABLE0 + t as u32);
+            a.mov(R2, FP);
+            a.alu_imm(Alu::Add, R2, HASH_KEY as i32);
+            a.call(Helper::MapLookupElem);
+            a.jmp_imm(Cond::Eq, R0, 0, next);
+            a.ldx(Size::DW, R1, R0, 0);
+            a.jmp_reg(Cond::Ge, R9, R1, next);
+            a.mov(R9, R1);
+            a.ldx(Size::W, R7, R0, 8);
+            a.ldx(Size::W, R8, R0, 12);
+        }
+        a.bind(next);
+        launder(a);
+    }
+    a.bind(end);
+    launder(a);
+}
+
+enum Ctr {
+    Rule,
+    Const(u32),
+}
+
+/// Adds the packet (r9 = its length) to a counter; clobbers r0-r5.
+fn count(a: &mut Asm, c: Ctr) {
+    match c {
+        Ctr::Rule => a.stx(Size::W, FP, SCRATCH, R8),
+        Ctr::Const(n) => a.st_imm(Size::W, FP, SCRATCH, n as i32),
+    }
+    let skip = a.label();
+    a.ld_map(R1, MAP_COUNTERS);
+    a.mov(R2, FP);
+    a.alu_imm(Alu::Add, R2, SCRATCH as i32);
+    a.call(Helper::MapLookupElem);
+    a.jmp_imm(Cond::Eq, R0, 0, skip);
+    a.ldx(Size::DW, R1, R0, 0);
+    a.alu_imm(Alu::Add, R1, 1);
+    a.stx(Size::DW, R0, 0, R1);
+    a.ldx(Size::DW, R1, R0, 8);
+    a.alu_reg(Alu::Add, R1, R9);
+    a.stx(Size::DW, R0, 8, R1);
+    a.bind(skip);
+}
+
+/// The dispatch on r7 (action id; r9 = 0 for no match) and each action.
+fn emit_actions(a: &mut Asm, e: &Emit<'_>, up: Label) {
+    let hit = a.label();
+    if !e.finals.is_empty() {
+        a.jmp_imm(Cond::Ne, R9, 0, hit);
+    }
+    // No rule: dropped (OpenFlow 1.3 without a table-miss entry).
+    a.mov(R1, R6);
+    a.call(Helper::XdpGetBuffLen);
+    a.mov(R9, R0);
+    count(a, Ctr::Const(e.counter_base + K_MISS));
+    a.ret(XDP_DROP);
+    if e.finals.is_empty() {
+        return;
+    }
+    a.bind(hit);
+    dispatch(a, e, 0, e.finals.len() as u32, up);
+}
+
+fn dispatch(a: &mut Asm, e: &Emit<'_>, lo: u32, hi: u32, up: Label) {
+    if hi - lo == 1 {
+        action(a, e, &e.finals[lo as usize], up);
+        return;
+    }
+    let mid = lo + (hi - lo) / 2;
+    let right = a.label();
+    a.jmp_imm(Cond::Ge, R7, mid as i32, right);
+    dispatch(a, e, lo, mid, up);
+    a.bind(right);
+    dispatch(a, e, mid, hi, up);
+}
+
+fn action(a: &mut Asm, e: &Emit<'_>, f: &Final, up: Label) {
+    if let Final::Up(_) = f {
+        a.ja(up);
+        return;
+    }
+    a.mov(R1, R6);
+    a.call(Helper::XdpGetBuffLen);
+    a.mov(R9, R0);
+    let base = e.counter_base;
+    match f {
+        Final::Drop => {
+            count(a, Ctr::Rule);
+            count(a, Ctr::Const(base + K_DROP));
+            a.ret(XDP_DROP);
+        }
+        Final::Back { edits } => {
+            edit(a, edits, up);
+            count(a, Ctr::Rule);
+            count(a, Ctr::Const(base + K_BACK));
+            a.ret(XDP_TX);
+        }
+        Final::Redirect { edits, port } => {
+            let slot = e.egress.iter().position(|p| p == port).unwrap_or(0) as u32;
+            // The target first (a port without one goes up unchanged),
+            // then the edits.
+            a.ld_map(R1, MAP_DEV);
+            a.mov_imm(R2, slot as i32);
+            a.mov_imm(R3, 0);
+            a.call(Helper::RedirectMap);
+            a.jmp_imm(Cond::Ne, R0, XDP_REDIRECT, up);
+            edit(a, edits, up);
+            count(a, Ctr::Rule);
+            count(a, Ctr::Const(base + K_REDIRECT + slot));
+            a.ret(XDP_REDIRECT);
+        }
+        Final::Up(_) => unreachable!("handled above"),
+    }
+}
+
+/// Writes the Ethernet address edits (the parser proved 14 bytes).
+fn edit(a: &mut Asm, edits: &[Edit], up: Label) {
+    if edits.is_empty() {
+        return;
+    }
+    a.ldx(Size::W, R2, R6, 0);
+    a.ldx(Size::W, R3, R6, 4);
+    a.mov(R1, R2);
+    a.alu_imm(Alu::Add, R1, 14);
+    a.jmp_reg(Cond::Gt, R1, R3, up);
+    for e in edits {
+        let (at, mac) = match *e {
+            Edit::EthDst(m) => (0, m),
+            Edit::EthSrc(m) => (6, m),
+        };
+        let b = mac.to_be_bytes();
+        a.st_imm(
+            Size::W,
+            R2,
+            at,
+            i32::from_le_bytes([b[2], b[3], b[4], b[5]]),
+        );
+        a.st_imm(
+            Size::H,
+            R2,
+            at + 4,
+            u16::from_le_bytes([b[6], b[7]]) as i16 as i32,
+        );
+    }
+}
+
+impl Compiled {
+    /// Reads the counter map (`sums`: per entry, packets then bytes,
+    /// summed over CPUs) as OpenFlow counts.
+    pub fn fold(&self, sums: &[u64]) -> Fold {
+        let at = |i: u32| Counts {
+            packets: sums.get(2 * i as usize).copied().unwrap_or(0),
+            bytes: sums.get(2 * i as usize + 1).copied().unwrap_or(0),
+        };
+        let mut f = Fold {
+            rules: (0..self.rules.len() as u32).map(at).collect(),
+            ..Fold::default()
+        };
+        let mut tx: HashMap<u32, Counts> = HashMap::new();
+        for p in &self.programs {
+            let b = p.counter_base;
+            let mut rx = Counts::default();
+            for k in [K_MISS, K_DROP, K_BACK] {
+                rx.add(at(b + k));
+            }
+            f.matched += at(b + K_DROP).packets + at(b + K_BACK).packets;
+            tx.entry(p.in_port).or_default().add(at(b + K_BACK));
+            for (slot, &port) in self.egress.iter().enumerate() {
+                let c = at(b + K_REDIRECT + slot as u32);
+                rx.add(c);
+                f.matched += c.packets;
+                tx.entry(port).or_default().add(c);
+            }
+            f.lookups += rx.packets;
+            f.kernel.add(rx);
+            f.up.add(at(b + K_UP));
+            f.rx.push((p.in_port, rx));
+        }
+        let mut tx: Vec<(u32, Counts)> = tx.into_iter().collect();
+        tx.sort_by_key(|t| t.0);
+        f.tx = tx;
+        f
+    }
+}

@@ -1,0 +1,247 @@
+//! What the fast path can do with a rule: its instructions reduced to a
+//! [`Plan`] (drop, or some Ethernet address edits and one output), or the
+//! reason the packets it matches must go up to the user-space pipeline.
+//!
+//! The reduction follows the pipeline's semantics (`pipeline::exec`)
+//! exactly for what it accepts: apply-actions run in order, then the
+//! action set (set_field before output, a later write of a field replacing
+//! the earlier one). Anything outside that subset is [`Up`], never an
+//! approximation: a punted packet is processed by the reference itself.
+
+use std::fmt;
+
+use ofp::oxm::{MatchEntry, OxmField};
+use ofp::port::port_no;
+use ofp::{Action, Instruction};
+use pipeline::Rule;
+
+/// An edit the fast path makes in place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Edit {
+    EthDst(u64),
+    EthSrc(u64),
+}
+
+/// Where a forwarded packet goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Out {
+    /// Nowhere: dropped.
+    Drop,
+    /// Out of OpenFlow port `n` (not a reserved port).
+    Port(u32),
+    /// Back out of the port it came in on (OFPP_IN_PORT).
+    InPort,
+}
+
+/// Why packets go up to user space.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Up {
+    /// The frame has headers the program does not parse the way the
+    /// pipeline does (MPLS, PBB, IPv6 extension headers, ND, a third VLAN
+    /// tag, a frame shorter than an Ethernet header).
+    Headers(&'static str),
+    /// A rule's instruction the program does not run.
+    Instruction(&'static str),
+    /// A rule's action the program does not run.
+    Action(String),
+    /// More than one output.
+    SeveralOutputs,
+    /// An output to a reserved port other than IN_PORT.
+    Reserved(u32),
+    /// An output to a port that is not served by XDP (tap, tunnel,
+    /// AF_PACKET, or one not attached yet).
+    NotXdp(u32),
+    /// The ingress port has OFPPC_NO_RECV (the datapath drops).
+    NoRecv,
+    /// The table did not fit the program's limits.
+    TooLarge,
+}
+
+impl fmt::Display for Up {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Up::Headers(h) => write!(
+                f,
+                "the packet has headers the fast path does not parse ({h})"
+            ),
+            Up::Instruction(i) => write!(f, "the rule has instruction {i}"),
+            Up::Action(a) => write!(f, "the rule has action {a}"),
+            Up::SeveralOutputs => write!(f, "the rule outputs more than once"),
+            Up::Reserved(p) => write!(
+                f,
+                "the rule outputs to reserved port {}",
+                ofp::text::format_port(*p)
+            ),
+            Up::NotXdp(p) => write!(f, "the rule outputs to port {p}, which is not an XDP port"),
+            Up::NoRecv => write!(f, "the ingress port has no_recv"),
+            Up::TooLarge => write!(f, "the table is larger than the fast path compiles"),
+        }
+    }
+}
+
+/// A rule reduced to what the fast path does, before the ingress port is
+/// known.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Plan {
+    Run { edits: Vec<Edit>, out: Out },
+    Up(Up),
+}
+
+/// The ports the compiler knows: every port of the snapshot with whether
+/// it may be sent to, and which of them XDP can redirect to.
+pub trait Ports {
+    /// `Some(true)`: live and not no_fwd; `Some(false)`: the pipeline drops
+    /// outputs to it; `None`: unknown to the snapshot.
+    fn usable(&self, port: u32) -> Option<bool>;
+    /// Whether XDP can redirect to it.
+    fn xdp(&self, port: u32) -> bool;
+}
+
+/// The plan of `rule` (a table 0 rule).
+pub fn plan(rule: &Rule) -> Plan {
+    let mut edits = Vec::new();
+    let mut out: Option<Out> = None;
+    let mut outputs = 0;
+    // The action set: its edits (one per field) and its output.
+    let mut set_edits: Vec<Edit> = Vec::new();
+    let mut set_out: Option<Out> = None;
+    for ins in rule.instructions.iter() {
+        match ins {
+            Instruction::Meter(_) => return Plan::Up(Up::Instruction("meter")),
+            Instruction::GotoTable(_) => return Plan::Up(Up::Instruction("goto_table")),
+            // Metadata is only seen by later tables, and there are none here.
+            Instruction::WriteMetadata { .. } | Instruction::Experimenter { .. } => {}
+            Instruction::ClearActions => {
+                set_edits.clear();
+                set_out = None;
+            }
+            Instruction::ApplyActions(list) => {
+                for a in list {
+                    match step(a) {
+                        Err(u) => return Plan::Up(u),
+                        Ok(Step::None) => {}
+                        Ok(Step::Edit(e)) => {
+                            if out.is_none() {
+                                edits.push(e)
+                            }
+                        }
+                        Ok(Step::Out(o)) => {
+                            outputs += 1;
+                            out = Some(o);
+                        }
+                    }
+                }
+            }
+            Instruction::WriteActions(list) => {
+                for a in list {
+                    match step(a) {
+                        Err(u) => return Plan::Up(u),
+                        Ok(Step::None) => {}
+                        Ok(Step::Edit(e)) => {
+                            set_edits.retain(|x| {
+                                std::mem::discriminant(x) != std::mem::discriminant(&e)
+                            });
+                            set_edits.push(e);
+                        }
+                        Ok(Step::Out(o)) => set_out = Some(o),
+                    }
+                }
+            }
+        }
+    }
+    if let Some(o) = set_out {
+        outputs += 1;
+        if out.is_none() {
+            edits.extend(set_edits);
+            out = Some(o);
+        }
+    }
+    if outputs > 1 {
+        return Plan::Up(Up::SeveralOutputs);
+    }
+    match out {
+        Some(out) => Plan::Run { edits, out },
+        None => Plan::Run {
+            edits: Vec::new(),
+            out: Out::Drop,
+        },
+    }
+}
+
+enum Step {
+    None,
+    Edit(Edit),
+    Out(Out),
+}
+
+fn step(a: &Action) -> Result<Step, Up> {
+    match a {
+        Action::Output { port, .. } => match *port {
+            port_no::IN_PORT => Ok(Step::Out(Out::InPort)),
+            p if p > port_no::MAX => Err(Up::Reserved(p)),
+            p => Ok(Step::Out(Out::Port(p))),
+        },
+        Action::SetField(MatchEntry::Basic(o)) => {
+            let full = o
+                .mask
+                .is_none_or(|m| m & o.field.width_mask() == o.field.width_mask());
+            match o.field {
+                OxmField::EthDst if full => Ok(Step::Edit(Edit::EthDst(o.value as u64))),
+                OxmField::EthSrc if full => Ok(Step::Edit(Edit::EthSrc(o.value as u64))),
+                _ => Err(Up::Action(ofp::text::format_action(a))),
+            }
+        }
+        // The pipeline ignores these.
+        Action::SetField(MatchEntry::Other(_)) | Action::Experimenter { .. } => Ok(Step::None),
+        _ => Err(Up::Action(ofp::text::format_action(a))),
+    }
+}
+
+/// What a plan does for packets that came in on `in_port`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Final {
+    Drop,
+    /// Edits, then out of `port` (which XDP serves).
+    Redirect {
+        edits: Vec<Edit>,
+        port: u32,
+    },
+    /// Edits, then back out of the ingress port.
+    Back {
+        edits: Vec<Edit>,
+    },
+    Up(Up),
+}
+
+/// Specialises `plan` to `in_port`, as `pipeline::exec` resolves outputs:
+/// never back out of the ingress port unless through IN_PORT; a port that
+/// is down or no_fwd drops; a port unknown to the snapshot goes up (the
+/// datapath decides).
+pub fn specialise(plan: &Plan, in_port: u32, ports: &dyn Ports) -> Final {
+    match plan {
+        Plan::Up(u) => Final::Up(u.clone()),
+        Plan::Run { out: Out::Drop, .. } => Final::Drop,
+        Plan::Run {
+            edits,
+            out: Out::InPort,
+        } => Final::Back {
+            edits: edits.clone(),
+        },
+        Plan::Run {
+            edits,
+            out: Out::Port(p),
+        } => {
+            if *p == in_port {
+                return Final::Drop;
+            }
+            match ports.usable(*p) {
+                Some(false) => Final::Drop,
+                Some(true) if ports.xdp(*p) => Final::Redirect {
+                    edits: edits.clone(),
+                    port: *p,
+                },
+                _ => Final::Up(Up::NotXdp(*p)),
+            }
+        }
+    }
+}

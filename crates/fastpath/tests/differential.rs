@@ -1,0 +1,583 @@
+//! The generated XDP programs against the user-space pipeline, the
+//! reference: random rule sets and random frames (tagged, untagged, IPv4
+//! with options and fragments, IPv6 with and without extension headers,
+//! ARP, MPLS, cut short anywhere), each frame run through the kernel
+//! (BPF_PROG_TEST_RUN of the program loaded for real, the verifier
+//! included) and through `pipeline::Worker::process`.
+//!
+//! For every frame: a packet the program keeps in the kernel must get the
+//! pipeline's verdict (dropped, or out of the same port with the same
+//! bytes) and count on the same rule; a packet it sends up must be one the
+//! compiler's own account says goes up (the parser's [`goes_up`], or a
+//! rule whose plan is `Up`) and must go up unchanged.
+//!
+//! Needs root (bpf(2)); in CI (`CI` set) it fails rather than skip.
+
+use std::sync::Arc;
+
+use fastpath::compile::{
+    compile, Compiled, Options, COUNTER_SIZE, CTL_VALUE_SIZE, MAP_COUNTERS, MAP_CTL, MAP_DEV,
+    MAP_TABLE0, MAP_XSK, TABLE_VALUE_SIZE,
+};
+use fastpath::parse::goes_up;
+use fastpath::Final;
+use netdev::bpf::{Map, MapKind, Prog};
+use pipeline::{Config, Pipeline, PortState, Snapshot, Worker};
+
+const XDP_DROP: u32 = 1;
+const XDP_PASS: u32 = 2;
+const XDP_TX: u32 = 3;
+const XDP_REDIRECT: u32 = 4;
+
+fn root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        return true;
+    }
+    if std::env::var_os("CI").is_some() {
+        panic!("the XDP differential test needs root in CI");
+    }
+    eprintln!("skipped: the XDP differential test needs root");
+    false
+}
+
+/// xorshift64*: reproducible from the seed printed on failure.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
+        &xs[self.below(xs.len() as u64) as usize]
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+}
+
+const MACS: [&str; 3] = [
+    "02:00:00:00:00:01",
+    "02:00:00:00:00:02",
+    "ff:ff:ff:ff:ff:ff",
+];
+const V4: [&str; 4] = ["10.0.0.1", "10.0.0.2", "10.1.0.9", "192.168.7.7"];
+const V6: [&str; 2] = ["fd00::1", "fd00::2"];
+const TP: [u16; 3] = [80, 443, 5353];
+
+fn mac_bytes(s: &str) -> [u8; 6] {
+    let mut m = [0u8; 6];
+    for (i, p) in s.split(':').enumerate() {
+        m[i] = u8::from_str_radix(p, 16).unwrap();
+    }
+    m
+}
+
+fn v4_bytes(s: &str) -> [u8; 4] {
+    s.parse::<std::net::Ipv4Addr>().unwrap().octets()
+}
+
+fn rand_mac(r: &mut Rng) -> [u8; 6] {
+    mac_bytes(MACS[r.below(MACS.len() as u64) as usize])
+}
+
+fn rand_v4(r: &mut Rng) -> [u8; 4] {
+    v4_bytes(V4[r.below(V4.len() as u64) as usize])
+}
+
+fn random_match(r: &mut Rng) -> String {
+    let mut m: Vec<String> = Vec::new();
+    if r.chance(40) {
+        m.push(format!("in_port={}", 1 + r.below(4)));
+    }
+    if r.chance(20) {
+        m.push(format!("dl_dst={}", r.pick(&MACS)));
+    }
+    if r.chance(15) {
+        m.push(format!("dl_src={}", r.pick(&MACS)));
+    }
+    if r.chance(15) {
+        m.push(
+            r.pick(&[
+                "dl_vlan=10",
+                "vlan_tci=0/0x1000",
+                "dl_vlan_pcp=3,dl_vlan=10",
+            ])
+            .to_string(),
+        );
+    }
+    match r.below(7) {
+        0 => {
+            m.push(r.pick(&["tcp", "udp", "sctp"]).to_string());
+            if r.chance(50) {
+                m.push(format!("nw_dst={}/{}", r.pick(&V4), r.pick(&[8, 24, 32])));
+            }
+            if r.chance(60) {
+                m.push(format!("tp_dst={}", r.pick(&TP)));
+            }
+            if r.chance(30) {
+                m.push(format!("tp_src={}", r.pick(&TP)));
+            }
+        }
+        1 => {
+            m.push("ip".into());
+            if r.chance(60) {
+                m.push(format!("nw_src={}", r.pick(&V4)));
+            }
+            if r.chance(30) {
+                m.push(format!("nw_tos={}", r.pick(&[0, 32])));
+            }
+            if r.chance(20) {
+                m.push("nw_proto=1".into());
+            }
+        }
+        2 => {
+            m.push("arp".into());
+            if r.chance(50) {
+                m.push(format!("arp_tpa={}", r.pick(&V4)));
+            }
+            if r.chance(30) {
+                m.push(format!("arp_op={}", 1 + r.below(2)));
+            }
+        }
+        3 => {
+            m.push(r.pick(&["tcp6", "udp6", "ipv6", "icmp6"]).to_string());
+            if r.chance(50) {
+                m.push(format!("ipv6_dst={}", r.pick(&V6)));
+            }
+        }
+        4 => m.push(format!("icmp,icmp_type={}", r.pick(&[0, 8]))),
+        _ => {}
+    }
+    m.join(",")
+}
+
+fn random_actions(r: &mut Rng) -> String {
+    let out = |r: &mut Rng| match r.below(8) {
+        0 => "in_port".to_string(),
+        1 => "output:5".to_string(),
+        _ => format!("output:{}", 1 + r.below(4)),
+    };
+    match r.below(12) {
+        0 | 1 => "drop".into(),
+        2 => format!("mod_dl_dst:{},{}", r.pick(&MACS), out(r)),
+        3 => format!(
+            "mod_dl_src:{},mod_dl_dst:{},{}",
+            r.pick(&MACS),
+            r.pick(&MACS),
+            out(r)
+        ),
+        4 => format!("write_actions({})", out(r)),
+        5 => "CONTROLLER:128".into(),
+        6 => format!("{},{}", out(r), out(r)),
+        7 => format!("mod_nw_tos:32,{}", out(r)),
+        8 => "goto_table:1".into(),
+        9 => format!("{},mod_dl_dst:{}", out(r), r.pick(&MACS)),
+        _ => out(r),
+    }
+}
+
+fn rule_set(r: &mut Rng, n: usize) -> Pipeline {
+    let mut p = Pipeline::new(Config::default());
+    for port in 1..=4 {
+        let mut s = PortState::up(port);
+        if port == 3 {
+            s.no_fwd = r.chance(30);
+        }
+        if port == 4 {
+            s.live = r.chance(70);
+            s.no_recv = r.chance(10);
+        }
+        p.set_port(s);
+    }
+    let mut added = 0;
+    while added < n {
+        let prio = *r.pick(&[0u16, 5, 10, 10, 100, 200, 300]);
+        let text = format!(
+            "priority={prio},{},actions={}",
+            random_match(r),
+            random_actions(r)
+        );
+        let Ok(fm) = ofp::text::parse_flow_mod(&text) else {
+            continue;
+        };
+        if p.flow_mod(&fm, 0).is_ok() {
+            added += 1;
+        }
+    }
+    p
+}
+
+/// A random frame from the same pools as the rules, sometimes cut short.
+fn random_frame(r: &mut Rng) -> Vec<u8> {
+    let mut f = Vec::new();
+    f.extend_from_slice(&rand_mac(&mut *r));
+    f.extend_from_slice(&rand_mac(&mut *r));
+    for _ in 0..*r.pick(&[0, 0, 0, 1, 1, 2, 3]) {
+        f.extend_from_slice(&r.pick(&[0x8100u16, 0x88a8, 0x9100]).to_be_bytes());
+        let tci = (*r.pick(&[10u16, 11]) | (*r.pick(&[0u16, 3]) << 13)).to_be_bytes();
+        f.extend_from_slice(&tci);
+    }
+    match r.below(8) {
+        0..=2 => {
+            f.extend_from_slice(&0x0800u16.to_be_bytes());
+            let opts = if r.chance(15) { 4 } else { 0 };
+            let proto = *r.pick(&[6u8, 17, 132, 1, 47]);
+            let l4len = match proto {
+                6 => 20,
+                17 => 8,
+                132 => 12,
+                1 => 8,
+                _ => 4,
+            };
+            let total = (20 + opts + l4len) as u16;
+            let total = if r.chance(10) { total - 6 } else { total };
+            let version_ihl = if r.chance(5) {
+                0x65
+            } else {
+                0x45 + (opts as u8 / 4)
+            };
+            let frag: u16 = *r.pick(&[0, 0, 0, 0x4000, 0x2000, 0x0010]);
+            f.extend_from_slice(&[version_ihl, *r.pick(&[0u8, 32, 33])]);
+            f.extend_from_slice(&total.to_be_bytes());
+            f.extend_from_slice(&[0, 1]);
+            f.extend_from_slice(&frag.to_be_bytes());
+            f.extend_from_slice(&[64, proto, 0, 0]);
+            f.extend_from_slice(&rand_v4(&mut *r));
+            f.extend_from_slice(&rand_v4(&mut *r));
+            f.extend(std::iter::repeat_n(1u8, opts));
+            l4(r, &mut f, proto, l4len);
+        }
+        3 => {
+            f.extend_from_slice(&0x86ddu16.to_be_bytes());
+            let next = *r.pick(&[6u8, 17, 58, 58, 0, 44, 59]);
+            let l4len: usize = if next == 58 { 24 } else { 20 };
+            f.extend_from_slice(&[0x60 | (r.below(2) as u8 * 2), 0x12, 0x34, 0x56]);
+            f.extend_from_slice(&(l4len as u16).to_be_bytes());
+            f.extend_from_slice(&[next, 64]);
+            for _ in 0..2 {
+                f.extend_from_slice(&r.pick(&V6).parse::<std::net::Ipv6Addr>().unwrap().octets());
+            }
+            if next == 58 {
+                f.extend_from_slice(&[*r.pick(&[128u8, 135, 136]), 0, 0, 0]);
+                f.extend(std::iter::repeat_n(0u8, 20));
+            } else {
+                l4(r, &mut f, next, l4len);
+            }
+        }
+        4 => {
+            f.extend_from_slice(&r.pick(&[0x0806u16, 0x8035]).to_be_bytes());
+            let bad = r.chance(10);
+            f.extend_from_slice(&[0, 1, 8, 0, 6, if bad { 5 } else { 4 }]);
+            f.extend_from_slice(&(1 + r.below(2) as u16).to_be_bytes());
+            f.extend_from_slice(&rand_mac(&mut *r));
+            f.extend_from_slice(&rand_v4(&mut *r));
+            f.extend_from_slice(&rand_mac(&mut *r));
+            f.extend_from_slice(&rand_v4(&mut *r));
+        }
+        5 => {
+            f.extend_from_slice(&0x8847u16.to_be_bytes());
+            f.extend_from_slice(&[0, 0x10, 0x11, 64]);
+        }
+        _ => {
+            f.extend_from_slice(&r.pick(&[0x88ccu16, 0x0800, 0x86dd]).to_be_bytes());
+            for _ in 0..r.below(40) {
+                f.push(r.next() as u8);
+            }
+        }
+    }
+    if f.len() < 60 && r.chance(50) {
+        f.resize(60, 0);
+    }
+    if r.chance(12) {
+        let cut = r.below(f.len() as u64 + 1) as usize;
+        f.truncate(cut);
+    }
+    f
+}
+
+fn l4(r: &mut Rng, f: &mut Vec<u8>, proto: u8, len: usize) {
+    let start = f.len();
+    f.extend(std::iter::repeat_n(0u8, len));
+    let h = &mut f[start..];
+    if proto == 1 {
+        h[0] = *r.pick(&[0u8, 8]);
+        return;
+    }
+    if len >= 4 {
+        h[0..2].copy_from_slice(&r.pick(&TP).to_be_bytes());
+        h[2..4].copy_from_slice(&r.pick(&TP).to_be_bytes());
+    }
+    if proto == 6 && len >= 20 {
+        h[12] = if r.chance(5) { 0x40 } else { 0x50 };
+    }
+}
+
+struct Loaded {
+    _ctl: Map,
+    counters: Map,
+    _dev: Map,
+    _xsk: Map,
+    _tables: Vec<Map>,
+    progs: Vec<Prog>,
+}
+
+fn load(c: &Compiled) -> Loaded {
+    let ctl = Map::create(MapKind::Array, 4, CTL_VALUE_SIZE, 1, "sl_ctl").unwrap();
+    let mut v = c.generation.to_le_bytes().to_vec();
+    v.extend_from_slice(&[0; 8]);
+    ctl.update(&0u32.to_le_bytes(), &v).unwrap();
+    let counters =
+        Map::create(MapKind::PercpuArray, 4, COUNTER_SIZE, c.counters, "sl_ctr").unwrap();
+    let dev = Map::create(
+        MapKind::DevMap,
+        4,
+        4,
+        c.egress.len().max(1) as u32,
+        "sl_dev",
+    )
+    .unwrap();
+    for slot in 0..c.egress.len() as u32 {
+        // Loopback stands in for the ports: the test run does not send.
+        dev.update(&slot.to_le_bytes(), &1u32.to_le_bytes())
+            .unwrap();
+    }
+    let xsk = Map::create(MapKind::XskMap, 4, 4, 1, "sl_xsk").unwrap();
+    let tables: Vec<Map> = c
+        .tables
+        .iter()
+        .map(|t| {
+            let m = Map::create(
+                MapKind::Hash,
+                t.key_size,
+                TABLE_VALUE_SIZE,
+                t.len().max(1) as u32,
+                "sl_tbl",
+            )
+            .unwrap();
+            m.update_many(&t.keys, &t.values).unwrap();
+            m
+        })
+        .collect();
+    let progs = c
+        .programs
+        .iter()
+        .map(|p| {
+            let raw = p.code.link(|n| match n {
+                MAP_CTL => ctl.fd(),
+                MAP_COUNTERS => counters.fd(),
+                MAP_DEV => dev.fd(),
+                MAP_XSK => xsk.fd(),
+                t => tables[(t - MAP_TABLE0) as usize].fd(),
+            });
+            Prog::load_xdp("sl_test", &raw).unwrap_or_else(|e| panic!("port {}: {e}", p.in_port))
+        })
+        .collect();
+    Loaded {
+        _ctl: ctl,
+        counters,
+        _dev: dev,
+        _xsk: xsk,
+        _tables: tables,
+        progs,
+    }
+}
+
+/// Which counter went up between two reads (exactly one of the rule
+/// counters may, plus exactly one per-program kind).
+fn changed(before: &[u64], after: &[u64]) -> Vec<usize> {
+    (0..before.len() / 2)
+        .filter(|&i| after[2 * i] != before[2 * i])
+        .collect()
+}
+
+fn expect_up(snap: &Snapshot, c: &Compiled, prog: usize, frame: &[u8]) -> Option<String> {
+    if let Some(why) = goes_up(frame) {
+        return Some(why.to_string());
+    }
+    let p = &c.programs[prog];
+    if snap
+        .ports
+        .iter()
+        .any(|s| s.port_no == p.in_port && s.no_recv)
+    {
+        return Some("no_recv".into());
+    }
+    let mut key = packet::FlowKey::default();
+    packet::extract(frame, p.in_port, &mut key);
+    let rule = snap.tables[0].lookup_data(&key)?;
+    let i = c.rules.iter().position(|r| Arc::ptr_eq(r, rule))?;
+    match &p.finals[c.rule_action[i] as usize] {
+        Final::Up(u) => Some(u.to_string()),
+        _ => None,
+    }
+}
+
+fn explain(snap: &Snapshot, c: &Compiled, prog: usize, frame: &[u8]) -> String {
+    let p = &c.programs[prog];
+    let mut key = packet::FlowKey::default();
+    packet::extract(frame, p.in_port, &mut key);
+    let all: Vec<String> = c
+        .rules
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            format!(
+                "\n  id {} prio {} {} {:?}",
+                r.id,
+                r.priority,
+                ofp::text::format_match(&r.match_.get()),
+                p.finals[c.rule_action[i] as usize]
+            )
+        })
+        .collect();
+    let found = match snap.tables[0].lookup_data(&key) {
+        None => "no rule".into(),
+        Some(rule) => {
+            let i = c.rules.iter().position(|r| Arc::ptr_eq(r, rule)).unwrap();
+            format!(
+                "rule {} prio {} {:?} -> {:?}",
+                rule.id,
+                rule.priority,
+                ofp::text::format_match(&rule.match_.get()),
+                p.finals[c.rule_action[i] as usize]
+            )
+        }
+    };
+    format!("{found}; the rules for this port:{}", all.concat())
+}
+
+fn run_case(seed: u64, rules: usize, frames: usize) -> usize {
+    let mut r = Rng(seed | 1);
+    let mut pl = rule_set(&mut r, rules);
+    let snap = pl.snapshot();
+    let inputs = [1u32, 2, 3, 4];
+    let egress = [1u32, 2, 3];
+    let inline_max = *r.pick(&[0usize, 1, 2, 8]);
+    let c = compile(
+        &snap,
+        &inputs,
+        &egress,
+        7,
+        &Options {
+            inline_max,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let l = load(&c);
+    let mut worker = Worker::new(0);
+    let mut checked = 0;
+    for _ in 0..frames {
+        let frame = random_frame(&mut r);
+        if frame.len() < 14 {
+            // BPF_PROG_TEST_RUN refuses frames shorter than an Ethernet
+            // header; the program sends them up (its first check).
+            assert!(goes_up(&frame).is_some());
+            continue;
+        }
+        let k = r.below(inputs.len() as u64) as usize;
+        let in_port = inputs[k];
+        let before = l.counters.percpu_sum_all().unwrap();
+        let (code, out) = l.progs[k]
+            .test_run(&frame)
+            .unwrap_or_else(|e| panic!("{e}: port {in_port}, frame {frame:02x?}"));
+        let after = l.counters.percpu_sum_all().unwrap();
+        let ctx = format!(
+            "seed {seed:#x}, inline_max {inline_max}, in_port {in_port}, frame {:02x?}",
+            frame
+        );
+        let moved = changed(&before, &after);
+        let base = c.programs[k].counter_base as usize;
+        let kind: Vec<usize> = moved
+            .iter()
+            .filter(|&&i| i >= base)
+            .map(|i| i - base)
+            .collect();
+        let rule_hit: Vec<usize> = moved
+            .iter()
+            .copied()
+            .filter(|&i| i < c.rules.len())
+            .collect();
+        assert_eq!(kind.len(), 1, "one kind counter moves: {moved:?}; {ctx}");
+        let kind = kind[0];
+        let up = expect_up(&snap, &c, k, &frame);
+        if kind == 3 {
+            assert_eq!(code, XDP_PASS, "up: to the (absent) socket; {ctx}");
+            assert_eq!(out, frame, "up unchanged; {ctx}");
+            assert!(
+                up.is_some(),
+                "went up without a reason; {}; {ctx}",
+                explain(&snap, &c, k, &frame)
+            );
+            continue;
+        }
+        assert!(
+            up.is_none(),
+            "stayed in the kernel, expected up ({up:?}); {ctx}"
+        );
+        // The reference.
+        let mut f = frame.clone();
+        let totals = |c: &Compiled| -> Vec<u64> {
+            c.rules
+                .iter()
+                .map(|r| r.counters.totals().packets)
+                .collect()
+        };
+        let t0 = totals(&c);
+        let outputs = worker.process(&snap, in_port, &mut f, 1).to_vec();
+        let t1 = totals(&c);
+        let ref_hit: Vec<usize> = (0..t0.len()).filter(|&i| t1[i] != t0[i]).collect();
+        assert_eq!(rule_hit, ref_hit, "the same rule counts; {ctx}");
+        match kind {
+            0 | 1 => {
+                assert_eq!(code, XDP_DROP, "{ctx}");
+                assert!(outputs.is_empty(), "pipeline output {outputs:?}; {ctx}");
+            }
+            2 => {
+                assert_eq!(code, XDP_TX, "{ctx}");
+                assert_eq!(outputs.len(), 1, "{ctx}");
+                assert_eq!(outputs[0].port, in_port, "{ctx}");
+                let bytes = outputs[0].data.clone().unwrap_or(f.clone());
+                assert_eq!(out, bytes, "{ctx}");
+            }
+            k => {
+                assert_eq!(code, XDP_REDIRECT, "{ctx}");
+                assert_eq!(outputs.len(), 1, "{ctx}: {outputs:?}");
+                assert_eq!(outputs[0].port, egress[k - 4], "{ctx}");
+                let bytes = outputs[0].data.clone().unwrap_or(f.clone());
+                assert_eq!(out, bytes, "{ctx}");
+            }
+        }
+        checked += 1;
+    }
+    checked
+}
+
+#[test]
+fn xdp_programs_agree_with_the_pipeline() {
+    if !root() {
+        return;
+    }
+    let seed0: u64 = std::env::var("FASTPATH_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x5eed_1234);
+    let mut in_kernel = 0;
+    let mut total = 0;
+    for i in 0..60u64 {
+        let rules = [1usize, 4, 12, 40][i as usize % 4];
+        in_kernel += run_case(seed0.wrapping_add(i * 0x9e37_79b9), rules, 150);
+        total += 150;
+    }
+    eprintln!("{total} frames, {in_kernel} kept in the kernel and checked against the pipeline");
+    assert!(
+        in_kernel > total / 5,
+        "too few frames exercised the kernel path"
+    );
+}
