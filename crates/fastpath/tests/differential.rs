@@ -15,13 +15,12 @@
 
 use std::sync::Arc;
 
-use fastpath::compile::{
-    compile, Compiled, Options, COUNTER_SIZE, CTL_VALUE_SIZE, MAP_COUNTERS, MAP_CTL, MAP_DEV,
-    MAP_TABLE0, MAP_XSK, TABLE_VALUE_SIZE,
-};
+mod common;
+
+use common::load::load;
+use fastpath::compile::{compile, Compiled, Options};
 use fastpath::parse::goes_up;
 use fastpath::Final;
-use netdev::bpf::{Map, MapKind, Prog};
 use pipeline::{Config, Pipeline, PortState, Snapshot, Worker};
 
 const XDP_DROP: u32 = 1;
@@ -318,76 +317,6 @@ fn l4(r: &mut Rng, f: &mut Vec<u8>, proto: u8, len: usize) {
     }
 }
 
-struct Loaded {
-    _ctl: Map,
-    counters: Map,
-    _dev: Map,
-    _xsk: Map,
-    _tables: Vec<Map>,
-    progs: Vec<Prog>,
-}
-
-fn load(c: &Compiled) -> Loaded {
-    let ctl = Map::create(MapKind::Array, 4, CTL_VALUE_SIZE, 1, "sl_ctl").unwrap();
-    let mut v = c.generation.to_le_bytes().to_vec();
-    v.extend_from_slice(&[0; 8]);
-    ctl.update(&0u32.to_le_bytes(), &v).unwrap();
-    let counters =
-        Map::create(MapKind::PercpuArray, 4, COUNTER_SIZE, c.counters, "sl_ctr").unwrap();
-    let dev = Map::create(
-        MapKind::DevMap,
-        4,
-        4,
-        c.egress.len().max(1) as u32,
-        "sl_dev",
-    )
-    .unwrap();
-    for slot in 0..c.egress.len() as u32 {
-        // Loopback stands in for the ports: the test run does not send.
-        dev.update(&slot.to_le_bytes(), &1u32.to_le_bytes())
-            .unwrap();
-    }
-    let xsk = Map::create(MapKind::XskMap, 4, 4, 1, "sl_xsk").unwrap();
-    let tables: Vec<Map> = c
-        .tables
-        .iter()
-        .map(|t| {
-            let m = Map::create(
-                MapKind::Hash,
-                t.key_size,
-                TABLE_VALUE_SIZE,
-                t.len().max(1) as u32,
-                "sl_tbl",
-            )
-            .unwrap();
-            m.update_many(&t.keys, &t.values).unwrap();
-            m
-        })
-        .collect();
-    let progs = c
-        .programs
-        .iter()
-        .map(|p| {
-            let raw = p.code.link(|n| match n {
-                MAP_CTL => ctl.fd(),
-                MAP_COUNTERS => counters.fd(),
-                MAP_DEV => dev.fd(),
-                MAP_XSK => xsk.fd(),
-                t => tables[(t - MAP_TABLE0) as usize].fd(),
-            });
-            Prog::load_xdp("sl_test", &raw).unwrap_or_else(|e| panic!("port {}: {e}", p.in_port))
-        })
-        .collect();
-    Loaded {
-        _ctl: ctl,
-        counters,
-        _dev: dev,
-        _xsk: xsk,
-        _tables: tables,
-        progs,
-    }
-}
-
 /// Which counter went up between two reads (exactly one of the rule
 /// counters may, plus exactly one per-program kind).
 fn changed(before: &[u64], after: &[u64]) -> Vec<usize> {
@@ -470,7 +399,7 @@ fn run_case(seed: u64, rules: usize, frames: usize) -> usize {
         },
     )
     .unwrap();
-    let l = load(&c);
+    let l = load(&c).unwrap();
     let mut worker = Worker::new(0);
     let mut checked = 0;
     for _ in 0..frames {

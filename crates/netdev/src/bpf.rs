@@ -479,6 +479,14 @@ impl Prog {
     /// Runs the program once on `data` (BPF_PROG_TEST_RUN): its return
     /// code and the frame as it left it.
     pub fn test_run(&self, data: &[u8]) -> io::Result<(u32, Vec<u8>)> {
+        self.test_run_repeat(data, 1)
+            .map(|(code, out, _)| (code, out))
+    }
+
+    /// Runs the program `repeat` times on `data`, in the kernel: its
+    /// return code, the frame as the last run left it, and the mean time
+    /// of a run in ns as the kernel measured it.
+    pub fn test_run_repeat(&self, data: &[u8], repeat: u32) -> io::Result<(u32, Vec<u8>, u32)> {
         let mut out = vec![0u8; data.len() + 512];
         let mut a = TestRunAttr {
             prog_fd: self.fd() as u32,
@@ -486,13 +494,13 @@ impl Prog {
             data_size_out: out.len() as u32,
             data_in: data.as_ptr() as u64,
             data_out: out.as_mut_ptr() as u64,
-            repeat: 1,
+            repeat,
             ..Default::default()
         };
         bpf(PROG_TEST_RUN, &mut a)
             .map_err(|e| context(e, "running an XDP program on a test frame"))?;
         out.truncate(a.data_size_out as usize);
-        Ok((a.retval, out))
+        Ok((a.retval, out, a.duration))
     }
 }
 
