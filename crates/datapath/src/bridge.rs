@@ -98,6 +98,9 @@ pub struct Attached {
 struct Entry {
     spec: PortSpec,
     counters: Vec<Arc<PortCounters>>,
+    /// What the XDP fast path counted for this port (its fold alone
+    /// writes them).
+    fast_counters: Arc<PortCounters>,
     /// The port's queues; each worker gets siblings sharing their rate
     /// budget and counters.
     queues: Vec<Queue>,
@@ -120,6 +123,8 @@ pub struct Bridge {
     /// Commands posted to each worker.
     posted: Vec<u64>,
     view: Arc<ArcSwap<Vec<PortView>>>,
+    /// The XDP fast path, for a bridge with `xdp` ports.
+    fast: Option<crate::fast::FastPath>,
 }
 
 impl Bridge {
@@ -161,6 +166,7 @@ impl Bridge {
             posted: vec![0; workers],
             inboxes,
             view: Arc::default(),
+            fast: None,
         };
         Ok((bridge, ws))
     }
@@ -170,12 +176,67 @@ impl Bridge {
         self.inboxes.len()
     }
 
+    /// Starts the XDP fast path (for `xdp` ports), folding rule counters
+    /// into `slot`, a counter slot the pipeline reserved past the
+    /// workers'. If it cannot start, `xdp` ports run AF_XDP only (logged).
+    pub fn enable_fast_path(&mut self, slot: usize) {
+        if self.fast.is_some() {
+            return;
+        }
+        match crate::fast::FastPath::start(&self.name, slot) {
+            Ok(f) => {
+                f.publish(self.pipeline.load_full());
+                self.fast = Some(f);
+            }
+            Err(e) => {
+                tracing::warn!(bridge = %self.name, error = %e, "XDP fast path cannot start: xdp ports run AF_XDP only")
+            }
+        }
+    }
+
+    /// The fast path's figures, if it runs.
+    pub fn fast_stats(&self) -> Option<Arc<crate::fast::FastStats>> {
+        self.fast.as_ref().map(|f| f.stats())
+    }
+
+    /// Publishes a new pipeline version to the workers and the fast path.
+    pub fn publish(&self, snap: Arc<Snapshot>) {
+        if let Some(f) = &self.fast {
+            f.publish(snap.clone());
+        }
+        self.pipeline.store(snap);
+    }
+
     /// Opens `spec`'s devices and adds the port. Refused if its number or
     /// name is taken.
     pub fn add_port(&mut self, spec: PortSpec) -> std::io::Result<Attached> {
         self.check_free(&spec)?;
-        let devs = crate::open::open(&spec, self.workers())?;
-        Ok(self.add_port_devices(spec, devs))
+        let (devs, program) = crate::open::open_xdp(&spec, self.workers())?;
+        let port_no = spec.port_no;
+        let a = self.add_port_devices(spec, devs);
+        self.serve_fast(port_no, program);
+        Ok(a)
+    }
+
+    /// Hands an `xdp` port's program to the fast path.
+    fn serve_fast(&mut self, port_no: u32, program: Option<Arc<netdev::xdp::XdpProgram>>) {
+        let Some(e) = self.ports.iter().find(|e| e.spec.port_no == port_no) else {
+            return;
+        };
+        if e.spec.backend != Backend::Xdp {
+            return;
+        }
+        match (&self.fast, program) {
+            (Some(f), Some(program)) => f.add_port(crate::fast::FastPort {
+                port_no,
+                program,
+                counters: e.fast_counters.clone(),
+            }),
+            (None, _) => {
+                tracing::warn!(bridge = %self.name, port = port_no, "the XDP fast path is not running on this bridge: the port runs AF_XDP only")
+            }
+            (Some(_), None) => {}
+        }
     }
 
     /// Adds a port from devices already open: one per worker, or a single
@@ -208,6 +269,7 @@ impl Bridge {
         let entry = Entry {
             spec,
             counters: (0..n).map(|_| Arc::default()).collect(),
+            fast_counters: Arc::default(),
             queues,
             attached: false,
         };
@@ -266,6 +328,9 @@ impl Bridge {
     pub fn remove_port(&mut self, port_no: u32) -> Option<PortSpec> {
         let at = self.ports.iter().position(|e| e.spec.port_no == port_no)?;
         self.withdraw(port_no);
+        if let Some(f) = &self.fast {
+            f.remove_port(port_no);
+        }
         let e = self.ports.remove(at);
         self.macs.forget_port(port_no);
         self.publish_view();
@@ -284,6 +349,9 @@ impl Bridge {
             return false;
         };
         self.withdraw(port_no);
+        if let Some(f) = &self.fast {
+            f.remove_port(port_no);
+        }
         self.ports[at].attached = false;
         self.macs.forget_port(port_no);
         self.publish_view();
@@ -299,9 +367,10 @@ impl Bridge {
                 format!("no port {port_no}"),
             ));
         };
-        let devs = crate::open::open(&self.ports[at].spec, self.workers())?;
+        let (devs, program) = crate::open::open_xdp(&self.ports[at].spec, self.workers())?;
         let a = self.hand_out(at, devs);
         self.publish_view();
+        self.serve_fast(port_no, program);
         Ok(a)
     }
 
@@ -384,7 +453,9 @@ impl Bridge {
     /// A port's counters summed over the workers.
     pub fn port_counters(&self, port_no: u32) -> Option<PortCounters> {
         let e = self.ports.iter().find(|e| e.spec.port_no == port_no)?;
-        Some(PortCounters::sum(&e.counters))
+        let mut all = e.counters.clone();
+        all.push(e.fast_counters.clone());
+        Some(PortCounters::sum(&all))
     }
 
     /// A queue's counters.

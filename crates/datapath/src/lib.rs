@@ -38,6 +38,7 @@
 pub mod bridge;
 pub mod channel;
 pub mod clock;
+pub mod fast;
 pub mod histogram;
 pub mod normal;
 pub mod open;

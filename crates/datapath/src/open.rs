@@ -5,6 +5,9 @@
 //! alone can serve).
 
 use std::path::PathBuf;
+use std::sync::Arc;
+
+use netdev::xdp::XdpProgram;
 
 use netdev::Port;
 
@@ -17,6 +20,9 @@ pub enum Backend {
     /// run); the XDP program runs natively where the driver can, unless
     /// `generic`.
     AfXdp { generic: bool },
+    /// AF_XDP with the XDP fast path: table 0 compiled to the port's XDP
+    /// program ([`crate::fast`]); native XDP where the driver can.
+    Xdp,
     /// Capture files.
     Pcap,
     /// The LOCAL port: a TAP device named after the bridge, created by
@@ -29,7 +35,7 @@ pub enum Backend {
 
 /// The back ends a user can name.
 pub const BACKENDS: &str =
-    "\"afpacket\", \"afpacket-mmsg\", \"afxdp\", \"afxdp-generic\" or \"pcap\"";
+    "\"afpacket\", \"afpacket-mmsg\", \"afxdp\", \"afxdp-generic\", \"xdp\" or \"pcap\"";
 
 impl Backend {
     /// A back end by the name a user gives it (not `Local`, which only
@@ -40,6 +46,7 @@ impl Backend {
             "afpacket-mmsg" => Backend::AfPacket { rings: false },
             "afxdp" => Backend::AfXdp { generic: false },
             "afxdp-generic" => Backend::AfXdp { generic: true },
+            "xdp" => Backend::Xdp,
             "pcap" => Backend::Pcap,
             _ => return None,
         })
@@ -52,6 +59,7 @@ impl Backend {
             Backend::AfPacket { rings: false } => "afpacket-mmsg",
             Backend::AfXdp { generic: false } => "afxdp",
             Backend::AfXdp { generic: true } => "afxdp-generic",
+            Backend::Xdp => "xdp",
             Backend::Pcap => "pcap",
             Backend::Local => "local",
             Backend::Tunnel(t) => t.proto.name(),
@@ -105,10 +113,16 @@ impl PortSpec {
 /// interface that merges received frames (GRO, LRO) is opened with a
 /// warning: such frames exceed the MTU and are dropped.
 pub fn open(spec: &PortSpec, workers: usize) -> std::io::Result<Vec<Box<dyn Port>>> {
-    let devs = open_devices(spec, workers)?;
+    open_xdp(spec, workers).map(|o| o.0)
+}
+
+/// [`open`], with the interface's XDP program when its devices are AF_XDP
+/// sockets (for the fast path to replace).
+pub fn open_xdp(spec: &PortSpec, workers: usize) -> std::io::Result<Opened> {
+    let (devs, program) = open_devices(spec, workers)?;
     if matches!(
         spec.backend,
-        Backend::AfPacket { .. } | Backend::AfXdp { .. }
+        Backend::AfPacket { .. } | Backend::AfXdp { .. } | Backend::Xdp
     ) {
         let on = netdev::link::merging_offloads(&spec.name);
         if !on.is_empty() {
@@ -122,10 +136,13 @@ pub fn open(spec: &PortSpec, workers: usize) -> std::io::Result<Vec<Box<dyn Port
             );
         }
     }
-    Ok(devs)
+    Ok((devs, program))
 }
 
-fn open_devices(spec: &PortSpec, workers: usize) -> std::io::Result<Vec<Box<dyn Port>>> {
+/// A port's devices and, for AF_XDP, its interface's XDP program.
+pub type Opened = (Vec<Box<dyn Port>>, Option<Arc<XdpProgram>>);
+
+fn open_devices(spec: &PortSpec, workers: usize) -> std::io::Result<Opened> {
     use netdev::afpacket::{AfPacket, Options};
     let name = spec.name.as_str();
     let boxed = |v: Vec<AfPacket>| {
@@ -133,15 +150,17 @@ fn open_devices(spec: &PortSpec, workers: usize) -> std::io::Result<Vec<Box<dyn 
             .map(|p| Box::new(p) as Box<dyn Port>)
             .collect()
     };
+    let plain = |v: std::io::Result<Vec<Box<dyn Port>>>| v.map(|d| (d, None));
     match spec.backend {
         Backend::AfPacket { rings } => {
             let opts = Options {
                 rings,
                 ..Options::default()
             };
-            Ok(boxed(AfPacket::open_fanout(name, opts, workers)?))
+            plain(Ok(boxed(AfPacket::open_fanout(name, opts, workers)?)))
         }
-        Backend::AfXdp { generic } => {
+        Backend::AfXdp { .. } | Backend::Xdp => {
+            let generic = spec.backend == (Backend::AfXdp { generic: true });
             match netdev::afxdp::AfXdp::open_queues(name, workers, generic) {
                 Ok(socks) => {
                     tracing::info!(
@@ -158,18 +177,22 @@ fn open_devices(spec: &PortSpec, workers: usize) -> std::io::Result<Vec<Box<dyn 
                         },
                         "AF_XDP port"
                     );
-                    Ok(socks
-                        .into_iter()
-                        .map(|p| Box::new(p) as Box<dyn Port>)
-                        .collect())
+                    let program = socks[0].program().clone();
+                    Ok((
+                        socks
+                            .into_iter()
+                            .map(|p| Box::new(p) as Box<dyn Port>)
+                            .collect(),
+                        Some(program),
+                    ))
                 }
                 Err(e) => {
-                    tracing::warn!(port = name, error = %e, "AF_XDP cannot be used; falling back to AF_PACKET");
-                    Ok(boxed(AfPacket::open_fanout(
+                    tracing::warn!(port = name, error = %e, "AF_XDP cannot be used; falling back to AF_PACKET (no XDP fast path for this port)");
+                    plain(Ok(boxed(AfPacket::open_fanout(
                         name,
                         Options::default(),
                         workers,
-                    )?))
+                    )?)))
                 }
             }
         }
@@ -191,16 +214,16 @@ fn open_devices(spec: &PortSpec, workers: usize) -> std::io::Result<Vec<Box<dyn 
             if let Some(rate) = p.rate {
                 port = port.paced(rate)?;
             }
-            Ok(vec![Box::new(port)])
+            plain(Ok(vec![Box::new(port)]))
         }
-        Backend::Tunnel(t) => Ok(netdev::tunnel::Tunnel::open_workers(name, t, workers)?
+        Backend::Tunnel(t) => plain(Ok(netdev::tunnel::Tunnel::open_workers(name, t, workers)?
             .into_iter()
             .map(|t| Box::new(t) as Box<dyn Port>)
-            .collect()),
-        Backend::Local => Ok(netdev::tap::Tap::create_queues(name, workers)?
+            .collect())),
+        Backend::Local => plain(Ok(netdev::tap::Tap::create_queues(name, workers)?
             .into_iter()
             .map(|t| Box::new(t) as Box<dyn Port>)
-            .collect()),
+            .collect())),
     }
 }
 

@@ -307,6 +307,11 @@ impl AfXdp {
         Ok(ports)
     }
 
+    /// The interface's XDP program (shared by its handles).
+    pub fn program(&self) -> &Arc<XdpProgram> {
+        &self.program
+    }
+
     /// Whether the XDP program runs in the driver.
     pub fn native(&self) -> bool {
         self.program.mode == XdpMode::Native

@@ -15,6 +15,7 @@ const MAP_LOOKUP_ELEM: libc::c_int = 1;
 const MAP_UPDATE_ELEM: libc::c_int = 2;
 const PROG_LOAD: libc::c_int = 5;
 const PROG_TEST_RUN: libc::c_int = 10;
+const MAP_LOOKUP_BATCH: libc::c_int = 24;
 const MAP_UPDATE_BATCH: libc::c_int = 26;
 const LINK_CREATE: libc::c_int = 28;
 const LINK_UPDATE: libc::c_int = 29;
@@ -333,11 +334,68 @@ impl Map {
     }
 
     /// A per-CPU array of u64 fields: every element's fields summed over
-    /// the CPUs, element after element.
+    /// the CPUs, element after element (read in batches).
     pub fn percpu_sum_all(&self) -> io::Result<Vec<u64>> {
-        let mut out = Vec::with_capacity(self.max_entries as usize * self.value_size as usize / 8);
-        for i in 0..self.max_entries {
-            out.extend(self.percpu_sum(i)?);
+        let fields = self.value_size as usize / 8;
+        let stride = (self.value_size as usize).next_multiple_of(8);
+        let cpus = possible_cpus()?;
+        let n = self.max_entries as usize;
+        let mut out = vec![0u64; n * fields];
+        // In batches (one system call per 4096 entries, not one each).
+        const CHUNK: usize = 4096;
+        let mut keys = vec![0u32; CHUNK];
+        let mut vals = vec![0u8; CHUNK * cpus * stride];
+        let mut next: u32 = 0;
+        let mut done = 0usize;
+        while done < n {
+            let mut out_batch: u32 = 0;
+            let mut a = BatchAttr {
+                in_batch: if done == 0 {
+                    0
+                } else {
+                    &next as *const u32 as u64
+                },
+                out_batch: &mut out_batch as *mut u32 as u64,
+                keys: keys.as_mut_ptr() as u64,
+                values: vals.as_mut_ptr() as u64,
+                count: CHUNK.min(n - done) as u32,
+                map_fd: self.fd() as u32,
+                ..Default::default()
+            };
+            let r = bpf(MAP_LOOKUP_BATCH, &mut a);
+            let got = a.count as usize;
+            let last = r.is_err();
+            match r {
+                Ok(_) => {}
+                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
+                Err(e) if done == 0 && e.raw_os_error() == Some(libc::EINVAL) => {
+                    // No batch operations here: one element at a time.
+                    out.clear();
+                    for i in 0..self.max_entries {
+                        out.extend(self.percpu_sum(i)?);
+                    }
+                    return Ok(out);
+                }
+                Err(e) => return Err(context(e, "reading a BPF map in a batch")),
+            }
+            for (j, &k) in keys[..got].iter().enumerate() {
+                let k = k as usize;
+                if k >= n {
+                    continue;
+                }
+                for cpu in 0..cpus {
+                    let v = &vals[(j * cpus + cpu) * stride..];
+                    for f in 0..fields {
+                        out[k * fields + f] +=
+                            u64::from_le_bytes(v[8 * f..8 * f + 8].try_into().unwrap_or([0; 8]));
+                    }
+                }
+            }
+            done += got;
+            next = out_batch;
+            if got == 0 || last {
+                break;
+            }
         }
         Ok(out)
     }

@@ -62,6 +62,19 @@ impl Counters {
         }
     }
 
+    /// Adds `packets` and `bytes` counted elsewhere (the XDP fast path's
+    /// fold) to `slot`, whose only writer the caller is; `now_ns` becomes
+    /// the last hit if any packet was added.
+    pub fn add(&self, slot: usize, packets: u64, bytes: u64, now_ns: u64) {
+        if let Some(s) = self.slots.get(slot) {
+            s.packets.store(s.packets.load(Relaxed) + packets, Relaxed);
+            s.bytes.store(s.bytes.load(Relaxed) + bytes, Relaxed);
+            if packets > 0 {
+                s.last_hit_ns.store(now_ns, Relaxed);
+            }
+        }
+    }
+
     /// Sums every worker's slot.
     pub fn totals(&self) -> Totals {
         self.slots.iter().fold(Totals::default(), |t, s| Totals {

@@ -62,8 +62,12 @@ pub fn build(
 ) -> Result<(Running, Vec<BridgeWorker>), Box<dyn std::error::Error>> {
     let cpus = cfg.workers.clone();
     let n = cpus.len();
+    // The XDP fast path folds its counts into a counter slot of its own,
+    // past the workers' (only when a port may use it: a slot is 64 bytes
+    // per rule).
+    let fast = cfg.uses_xdp() && !opts.nullx;
     let mut p = Pipeline::new(pipeline::Config {
-        workers: n,
+        workers: n + usize::from(fast),
         max_flows: cfg.max_flows,
         ..pipeline::Config::default()
     });
@@ -76,7 +80,10 @@ pub fn build(
     if let Some(f) = &standalone_flow {
         p.flow_mod(f, 0)?;
     }
-    let (bridge, workers) = datapath::Bridge::new(&cfg.name, n, p.snapshot(), opts.nullx)?;
+    let (mut bridge, workers) = datapath::Bridge::new(&cfg.name, n, p.snapshot(), opts.nullx)?;
+    if fast {
+        bridge.enable_fast_path(n);
+    }
 
     let mut numbers = if opts.nullx {
         portnums::PortNumbers::default()

@@ -154,7 +154,7 @@ impl DpHandle {
 
 impl Datapath for DpHandle {
     fn publish(&self, snap: Arc<Snapshot>) {
-        self.bridge.pipeline.store(snap);
+        self.bridge.publish(snap);
     }
 
     fn packet_out(&self, in_port: u32, actions: Vec<ofp::Action>, frame: Bytes) -> bool {
