@@ -1360,6 +1360,8 @@ test_jumbo_frames_and_offload_warnings() {
 
 # Tunnel ports: their own testbed, in their own file.
 . scripts/e2e_overlay.sh
+# The XDP fast path.
+. scripts/e2e_xdp.sh
 
 for t in ${*:-$(declare -F | awk '$3 ~ /^test_/ {print $3}')}; do
     "$t"

@@ -31,7 +31,7 @@
 #
 # --json prints one JSON object per row on stdout (progress on stderr);
 # otherwise a Markdown table. Knobs: LAB_SECONDS (each iperf3 test,
-# default 3), LAB_SETS, LAB_BACKENDS (default "afpacket afxdp"),
+# default 3), LAB_SETS, LAB_BACKENDS (default "afpacket afxdp xdp"),
 # LAB_WORKERS (default 2; 1 for none), LAB_OVS=0 to leave out Open vSwitch,
 # LAB_FLOWS (default "1 1000 100000 1000000"), LAB_FRAMES (default
 # 1000000), LAB_PINGS (default 100).
@@ -53,12 +53,18 @@ scripts/setup.sh >&2
 cargo build -q --release -p ctl -p bench >&2
 SECS=${LAB_SECONDS:-3}
 SETS=${LAB_SETS:-"4p20r 32p200r 100k1k 1m"}
-BACKENDS=${LAB_BACKENDS:-"afpacket afxdp"}
+BACKENDS=${LAB_BACKENDS:-"afpacket afxdp xdp"}
+# The XDP fast path redirects into veths, which deliver only to a peer that
+# takes XDP frames (GRO on at the hosts' ends): with xdp in the run, every
+# switch of the run gets hosts with GRO on, so the rows stay comparable.
+HOST_GRO=0
+case " $BACKENDS " in *" xdp "*) HOST_GRO=1 ;; esac
 WORKERS=${LAB_WORKERS:-2}
 BIN=target/release
 P=sllab$$
 D=$(mktemp -d)
 SW_PID=
+SW_METRICS=
 OVS_ON=0
 cleanup() {
     [ -n "$SW_PID" ] && [ "$OVS_ON" = 0 ] && kill "$SW_PID" 2>/dev/null && wait "$SW_PID" 2>/dev/null || true
@@ -88,6 +94,9 @@ set_rules() { case $1 in 4p20r) echo 20 ;; 32p200r) echo 200 ;; 100k1k) echo 101
 lab_up() { # ports
     testbed_up "$P"
     local i
+    if [ "$HOST_GRO" = 1 ]; then
+        for i in 1 2; do ip netns exec "$P-h$i" ethtool -K eth0 gro on >/dev/null; done
+    fi
     for i in $(seq 3 "$1"); do
         ip netns exec "$P-sw" ip link add "p$i" type veth peer name "x$i"
         ip netns exec "$P-sw" ip link set "x$i" up
@@ -148,6 +157,18 @@ except Exception:
         [ -f "$D/sluice.log" ] && tail -5 "$D/sluice.log" >&2
         exit 1
     fi
+    # The XDP fast path: the share of frames it kept in the kernel (its
+    # counters are folded once a second).
+    M_KSHARE=null
+    if [ -n "${SW_METRICS:-}" ]; then
+        sleep 1.2
+        M_KSHARE=$(ip netns exec "$P-sw" bash -c "exec 3<>/dev/tcp/127.0.0.1/$SW_METRICS; printf 'GET /metrics HTTP/1.0\r\n\r\n' >&3; cat <&3" |
+            python3 -c 'import re,sys
+t = sys.stdin.read()
+k = re.search(r"sluice_xdp_packets_total\{[^}]*path=\"kernel\"\} (\d+)", t)
+u = re.search(r"sluice_xdp_packets_total\{[^}]*path=\"up\"\} (\d+)", t)
+print(round(int(k[1]) / (int(k[1]) + int(u[1])), 4) if k and u and int(k[1]) + int(u[1]) else "null")')
+    fi
     if [ -n "$pid" ]; then
         cpu_ticks "$pid" >/dev/null
         M_CPU=$(python3 -c "print(round(($t1 - $t0) / $(getconf CLK_TCK) / ($s1 - $s0) * 100, 1))")
@@ -161,7 +182,7 @@ except Exception:
 # One row: JSON or a Markdown line, from the M_* of the last measure.
 row() { # switch backend set workers delay-json
     python3 - "$JSON" "$1" "$2" "$3" "$(set_ports "$3")" "$(set_rules "$3")" "$4" "$5" \
-        "$M_TCP" "$M_FPS" "$M_FPS1500" "$M_RTT" "$M_CPU" "$M_RSS" "[$M_RTTS]" <<'PY'
+        "$M_TCP" "$M_FPS" "$M_FPS1500" "$M_RTT" "$M_CPU" "$M_RSS" "[$M_RTTS]" "$HOST_GRO" "${M_KSHARE:-null}" <<'PY'
 import json, sys
 a = sys.argv[1:]
 as_json, sw, be, rset = a[0], a[1], a[2], a[3]
@@ -171,7 +192,8 @@ row = {"scenario": "forwarding", "switch": sw, "backend": be, "set": rset, "port
        "rules": rules, "workers": workers, "tcp_mbit": tcp, "frames_per_s": fps,
        "frames_1500_per_s": fps1500, "rtt_ms": rtt, **delay, "cpu_pct": cpu,
        "cpu_pct_per_gbit": round(cpu / (tcp / 1000), 1) if cpu is not None and tcp else None,
-       "rss_mb": rss, "rtt_samples_ms": json.loads(a[14])}
+       "rss_mb": rss, "rtt_samples_ms": json.loads(a[14]), "host_gro": a[15] == "1",
+       "xdp_kernel_share": json.loads(a[16])}
 if as_json == "1":
     print(json.dumps(row))
 else:
@@ -203,6 +225,11 @@ start_sluice() { # set backend workers
     } >"$D/lab.toml"
     local extra=()
     [ "$set" = none ] && extra=(--nullx)
+    SW_METRICS=
+    if [ "$be" = xdp ] && [ "$set" != none ]; then
+        SW_METRICS=9479
+        extra+=(--metrics "127.0.0.1:$SW_METRICS")
+    fi
     ip netns exec "$P-sw" "$BIN/sluice" --config "$D/lab.toml" --run-dir "$D" "${extra[@]}" >"$D/sluice.log" 2>&1 &
     SW_PID=$!
     if [ "$set" = none ]; then
@@ -222,6 +249,7 @@ start_sluice() { # set backend workers
     fi
 }
 stop_sluice() {
+    SW_METRICS=
     kill -INT "$SW_PID" 2>/dev/null || true
     # Bounded: a switch that does not stop in 10 s is killed.
     local tries=0
@@ -252,6 +280,11 @@ stop_ovs() {
     OVS_ON=0
     SW_PID=
     rm -rf "$D/ovs"
+}
+
+# A row's name for sluice on back end BE.
+sluice_label() { # be
+    case $1 in xdp) echo "sluice xdp fast path" ;; *) echo "sluice $1" ;; esac
 }
 
 forwarding_sluice() { # label set backend workers
@@ -298,7 +331,10 @@ scenario_forwarding() {
         echo "| switch | TCP (Mbit/s) | 64-byte frames/s | 1514-byte frames/s | ping RTT (ms) | delay p50 (us) | p99 | max | CPU (% of a core) | CPU % per Gbit/s | RSS (MB) |"
         echo "|---|---|---|---|---|---|---|---|---|---|---|"
     fi
-    for be in $BACKENDS; do forwarding_sluice "nullx $be" none "$be" 1; done
+    for be in $BACKENDS; do
+        # nullx on xdp ports is nullx on AF_XDP: the afxdp row.
+        [ "$be" = xdp ] || forwarding_sluice "nullx $be" none "$be" 1
+    done
     forwarding_bridge
     # Within a rule set, the switches' order turns by one each round
     # (BENCH_ROUND, from the report's driver), so no switch always runs
@@ -312,7 +348,7 @@ scenario_forwarding() {
         for i in $(seq 0 $((n - 1))); do
             item=${items[$(((i + turn - 1) % n))]}
             case $item in
-                sluice:*) forwarding_sluice "sluice ${item#sluice:} $(set_rules "$set") rules" "$set" "${item#sluice:}" 1 ;;
+                sluice:*) forwarding_sluice "$(sluice_label "${item#sluice:}") $(set_rules "$set") rules" "$set" "${item#sluice:}" 1 ;;
                 ovs:) forwarding_ovs "$set" ;;
             esac
         done
@@ -320,7 +356,7 @@ scenario_forwarding() {
     if [ "$WORKERS" != 1 ]; then
         set=${SETS%% *}
         be=${BACKENDS##* }
-        forwarding_sluice "sluice $be $(set_rules "$set") rules, $WORKERS workers" "$set" "$be" "$WORKERS"
+        forwarding_sluice "$(sluice_label "$be") $(set_rules "$set") rules, $WORKERS workers" "$set" "$be" "$WORKERS"
     fi
     have_ovs || progress "Open vSwitch: skipped (LAB_OVS=0 or ovs-vswitchd not installed)"
 }
@@ -395,8 +431,8 @@ scenario_flows() {
         echo "|---|---|---|---|---|"
     fi
     local be
-    for be in $BACKENDS; do flows_switch "nullx $be" nullx "$be"; done
-    for be in $BACKENDS; do flows_switch "sluice $be $(set_rules "$FSET") rules" sluice "$be"; done
+    for be in $BACKENDS; do [ "$be" = xdp ] || flows_switch "nullx $be" nullx "$be"; done
+    for be in $BACKENDS; do flows_switch "$(sluice_label "$be") $(set_rules "$FSET") rules" sluice "$be"; done
     if have_ovs; then flows_switch "Open vSwitch netdev $(set_rules "$FSET") rules" ovs netdev; else progress "Open vSwitch: skipped"; fi
 }
 

@@ -11,7 +11,7 @@ import aggregate as ag
 # Column order of metrics when present (others follow in order of appearance).
 METRIC_ORDER = [
     "tcp_mbit", "frames_per_s", "frames_1500_per_s", "rtt_ms", "delay_p50_us", "delay_p99_us",
-    "delay_p999_us", "delay_max_us", "cpu_pct", "cpu_pct_per_gbit", "rss_mb",
+    "delay_p999_us", "delay_max_us", "cpu_pct", "cpu_pct_per_gbit", "rss_mb", "xdp_kernel_share",
     "offered_per_s", "ns_per_pkt", "min_ns", "max_ns", "no_cache_ns", "cache_hit_rate", "mpps",
     "seconds", "flow_mods_per_s", "bytes_per_flow",
 ]
@@ -21,7 +21,14 @@ LABELS = {
     "delay_p999_us": "p99.9 us", "delay_max_us": "max us", "cpu_pct": "CPU %",
     "cpu_pct_per_gbit": "CPU % per Gbit/s", "rss_mb": "RSS MB", "offered_per_s": "offered frames/s",
     "hit_rate": "packets hitting a rule", "cache_hit_rate": "cache hit rate",
+    "xdp_kernel_share": "kept in the kernel",
 }
+
+
+def floor_of(be):
+    """The nullx row that is a back end's floor: the XDP fast path's I/O
+    is AF_XDP's (nullx runs no pipeline to compile)."""
+    return "nullx afxdp" if be == "xdp" else f"nullx {be}"
 HIDDEN_KEYS = {"scenario", "source"}
 
 
@@ -139,7 +146,7 @@ def forwarding_ratios(rows):
                 for peer, where in [
                     ("Open vSwitch", {"set": s, "backend": "netdev"}),
                     ("Linux bridge", {"switch": "Linux bridge"}),
-                    (f"nullx {be} (floor)", {"switch": f"nullx {be}"}),
+                    (f"{floor_of(be)} (floor)", {"switch": floor_of(be)}),
                 ]:
                     line = ratio_line(f"{me_sw[0]} / {peer}, {mlabel}", ag.ratio(fw, metric, num_, where))
                     if line:
@@ -228,7 +235,7 @@ def summary(rows):
         for peer, metric, _ in cols:
             where = {"Open vSwitch": {"set": rset, "backend": "netdev"},
                      "Linux bridge": {"switch": "Linux bridge"},
-                     "nullx": {"switch": f"nullx {be}"}}[peer]
+                     "nullx": {"switch": floor_of(be)}}[peer]
             st = ag.ratio(fw, metric, {"switch": me}, where)
             cells.append(f"{st.median:.2f}x" if st else "-")
         out.append(f"| {me} | " + " | ".join(cells) + " |")
@@ -237,7 +244,8 @@ def summary(rows):
     head = "| sluice, 1 worker | " + " | ".join(f"/ {p} {lab}" for p, _, lab in cols) + " |"
     return (head + "\n|" + "---|" * (len(cols) + 1) + "\n" + "\n".join(out) + "\n\n"
             "Each cell: sluice's figure over the peer's in the same round, median over the rounds "
-            "(above 1: sluice ahead). nullx is sluice's own I/O with no pipeline, on the same back end.\n")
+            "(above 1: sluice ahead). nullx is sluice's own I/O with no pipeline, on the same back end "
+            "(AF_XDP for the XDP fast path).\n")
 
 
 def write(out_dir, name, rows, meta):

@@ -126,6 +126,11 @@ pub trait Datapath {
         let _ = words;
         None
     }
+    /// The ports the XDP fast path serves; None if the bridge runs none
+    /// (for `trace`).
+    fn fast_path_ports(&self) -> Option<Vec<u32>> {
+        None
+    }
 }
 
 /// A port as the agent describes it.
@@ -928,12 +933,24 @@ impl<D: Datapath> Agent<D> {
             };
             Some(pipeline::trace::NormalHop { why, ports })
         };
-        format!(
+        let mut text = format!(
             "Bridge: dpid {:016x}, in_port {port}
 {}",
             self.datapath_id,
             t.text_with(in_port, &normal)
-        )
+        );
+        if let Some(xdp) = self.datapath.fast_path_ports() {
+            let what = if xdp.contains(&in_port) {
+                fastpath::model::describe(&fastpath::model::verdict(&snap, in_port, &xdp, frame))
+            } else {
+                "the ingress port is not an xdp port: user space".into()
+            };
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(&format!("XDP fast path: {what}\n"));
+        }
+        text
     }
 
     /// The buffered packet `id` names (left in the pool), or the error the

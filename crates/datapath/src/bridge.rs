@@ -80,7 +80,7 @@ pub struct PortView {
     pub port_no: u32,
     pub name: String,
     pub backend: Backend,
-    /// One set per worker; summed when read.
+    /// One set per worker, and the XDP fast path's; summed when read.
     pub counters: Vec<Arc<PortCounters>>,
     /// Egress queues: id and counters (shared by the workers).
     pub queues: Vec<(u32, Arc<QueueCounters>)>,
@@ -105,6 +105,15 @@ struct Entry {
     /// budget and counters.
     queues: Vec<Queue>,
     attached: bool,
+}
+
+impl Entry {
+    /// The workers' counter sets and the fast path's.
+    fn all_counters(&self) -> Vec<Arc<PortCounters>> {
+        let mut all = self.counters.clone();
+        all.push(self.fast_counters.clone());
+        all
+    }
 }
 
 /// Frames the packet-in and packet-out queues hold.
@@ -192,6 +201,11 @@ impl Bridge {
                 tracing::warn!(bridge = %self.name, error = %e, "XDP fast path cannot start: xdp ports run AF_XDP only")
             }
         }
+    }
+
+    /// The ports the fast path serves, if it runs.
+    pub fn fast_path_ports(&self) -> Option<Vec<u32>> {
+        self.fast.as_ref().map(|f| f.ports())
     }
 
     /// The fast path's figures, if it runs.
@@ -438,7 +452,7 @@ impl Bridge {
                 port_no: e.spec.port_no,
                 name: e.spec.name.clone(),
                 backend: e.spec.backend,
-                counters: e.counters.clone(),
+                counters: e.all_counters(),
                 queues: e
                     .queues
                     .iter()
@@ -453,9 +467,7 @@ impl Bridge {
     /// A port's counters summed over the workers.
     pub fn port_counters(&self, port_no: u32) -> Option<PortCounters> {
         let e = self.ports.iter().find(|e| e.spec.port_no == port_no)?;
-        let mut all = e.counters.clone();
-        all.push(e.fast_counters.clone());
-        Some(PortCounters::sum(&all))
+        Some(PortCounters::sum(&e.all_counters()))
     }
 
     /// A queue's counters.

@@ -164,6 +164,11 @@ impl FastPath {
         self.shared.wake.notify_one();
     }
 
+    /// The ports served.
+    pub fn ports(&self) -> Vec<u32> {
+        self.shared.lock().ports.iter().map(|p| p.port_no).collect()
+    }
+
     /// Stops serving port `port_no` (its program goes with its devices).
     pub fn remove_port(&self, port_no: u32) {
         let mut st = self.shared.lock();

@@ -183,9 +183,10 @@ pub fn score(rule: &Rule) -> u64 {
     ((rule.priority as u64) << 32) | (u32::MAX - rule.id) as u64
 }
 
-struct SnapPorts<'a> {
-    snap: &'a Snapshot,
-    egress: &'a [u32],
+/// The snapshot's ports, and which of them XDP serves.
+pub(crate) struct SnapPorts<'a> {
+    pub snap: &'a Snapshot,
+    pub egress: &'a [u32],
 }
 
 impl Ports for SnapPorts<'_> {

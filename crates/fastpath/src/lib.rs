@@ -13,6 +13,8 @@
 //!   builds it.
 //! * [`compile`]: matching (inline or through hash maps per mask), the
 //!   actions, the counters and their fold into OpenFlow counts.
+//! * [`model`]: what the program does with one frame, in Rust (for
+//!   `sluice-ctl trace`).
 //!
 //! What runs in the kernel: table 0 only; rules whose instructions are
 //! apply/write-actions with at most one output (to a port XDP serves, or
@@ -23,6 +25,7 @@
 
 pub mod asm;
 pub mod compile;
+pub mod model;
 pub mod parse;
 pub mod plan;
 

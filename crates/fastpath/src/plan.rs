@@ -53,8 +53,6 @@ pub enum Up {
     NotXdp(u32),
     /// The ingress port has OFPPC_NO_RECV (the datapath drops).
     NoRecv,
-    /// The table did not fit the program's limits.
-    TooLarge,
 }
 
 impl fmt::Display for Up {
@@ -74,7 +72,6 @@ impl fmt::Display for Up {
             ),
             Up::NotXdp(p) => write!(f, "the rule outputs to port {p}, which is not an XDP port"),
             Up::NoRecv => write!(f, "the ingress port has no_recv"),
-            Up::TooLarge => write!(f, "the table is larger than the fast path compiles"),
         }
     }
 }

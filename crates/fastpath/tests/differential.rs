@@ -19,6 +19,7 @@ mod common;
 
 use common::load::load;
 use fastpath::compile::{compile, Compiled, Options};
+use fastpath::model::verdict;
 use fastpath::parse::goes_up;
 use fastpath::Final;
 use pipeline::{Config, Pipeline, PortState, Snapshot, Worker};
@@ -326,22 +327,7 @@ fn changed(before: &[u64], after: &[u64]) -> Vec<usize> {
 }
 
 fn expect_up(snap: &Snapshot, c: &Compiled, prog: usize, frame: &[u8]) -> Option<String> {
-    if let Some(why) = goes_up(frame) {
-        return Some(why.to_string());
-    }
-    let p = &c.programs[prog];
-    if snap
-        .ports
-        .iter()
-        .any(|s| s.port_no == p.in_port && s.no_recv)
-    {
-        return Some("no_recv".into());
-    }
-    let mut key = packet::FlowKey::default();
-    packet::extract(frame, p.in_port, &mut key);
-    let rule = snap.tables[0].lookup_data(&key)?;
-    let i = c.rules.iter().position(|r| Arc::ptr_eq(r, rule))?;
-    match &p.finals[c.rule_action[i] as usize] {
+    match verdict(snap, c.programs[prog].in_port, &c.egress, frame) {
         Final::Up(u) => Some(u.to_string()),
         _ => None,
     }

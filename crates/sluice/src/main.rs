@@ -62,7 +62,8 @@ struct Args {
     #[arg(long, value_name = "N")]
     workers: Option<usize>,
     /// Back end of the bridge's ports: afpacket (TPACKET_V2 rings),
-    /// afpacket-mmsg (recvmmsg/sendmmsg), afxdp, afxdp-generic.
+    /// afpacket-mmsg (recvmmsg/sendmmsg), afxdp, afxdp-generic, xdp (AF_XDP
+    /// with the flow table compiled to the XDP hook).
     #[arg(long, value_name = "NAME")]
     backend: Option<String>,
     /// Do not create the LOCAL port (the TAP device named after the bridge).

@@ -44,6 +44,8 @@ pub struct Sources {
     pub macs: Arc<MacTable>,
     /// The control thread's view of connections and link states.
     pub control: Arc<ArcSwap<control::View>>,
+    /// The XDP fast path's figures, if the bridge runs one.
+    pub fast: Option<Arc<datapath::fast::FastStats>>,
 }
 
 impl Sources {
@@ -58,6 +60,7 @@ impl Sources {
             channels: b.channels.clone(),
             macs: b.macs.clone(),
             control: r.control.view(),
+            fast: b.fast_stats(),
         }
     }
 }
@@ -301,6 +304,9 @@ fn render_at(all: &[Sources], now: u64) -> String {
         );
     }
 
+    // The XDP fast path.
+    xdp_families(&mut e, &bridges);
+
     // The controller channel.
     e.family(
         "sluice_packet_in_queue_full_total",
@@ -475,3 +481,56 @@ fn port_labels<'a>(bridge: &'a dyn std::fmt::Display, v: &'a PortView) -> [Label
 
 #[cfg(test)]
 mod tests;
+
+/// The XDP fast path's families (bridges without one have no samples).
+fn xdp_families(e: &mut expo::Expo, bridges: &[Loaded<'_>]) {
+    let fast: Vec<(&str, &datapath::fast::FastStats)> = bridges
+        .iter()
+        .filter_map(|b| Some((b.name.as_str(), b.src.fast.as_deref()?)))
+        .collect();
+    e.family(
+        "sluice_xdp_packets_total",
+        Kind::Counter,
+        "Frames the XDP fast path handled in the kernel (path=kernel) or sent up to the user-space pipeline (path=up); folded about once a second",
+    );
+    for (name, f) in &fast {
+        for (path, v) in [("kernel", &f.kernel_packets), ("up", &f.up_packets)] {
+            e.sample(
+                "sluice_xdp_packets_total",
+                &[("bridge", name), ("path", &path)],
+                v.load(Relaxed),
+            );
+        }
+    }
+    for (metric, kind, help, get) in [
+        (
+            "sluice_xdp_programs_attached",
+            Kind::Gauge,
+            "Ports running the compiled fast path now (0: AF_XDP only)",
+            (|f| f.attached.load(Relaxed)) as fn(&datapath::fast::FastStats) -> u64,
+        ),
+        (
+            "sluice_xdp_rules_up",
+            Kind::Gauge,
+            "Rules of the compiled table whose packets go up to user space",
+            |f| f.rules_up.load(Relaxed),
+        ),
+        (
+            "sluice_xdp_compiles_total",
+            Kind::Counter,
+            "Compilations of the flow tables into XDP programs",
+            |f| f.compiles.load(Relaxed),
+        ),
+        (
+            "sluice_xdp_compile_failures_total",
+            Kind::Counter,
+            "Compilations that could not be loaded or attached (the ports then run AF_XDP only; the log says why)",
+            |f| f.failures.load(Relaxed),
+        ),
+    ] {
+        e.family(metric, kind, help);
+        for (name, f) in &fast {
+            e.sample(metric, &[("bridge", name)], get(f));
+        }
+    }
+}

@@ -165,6 +165,10 @@ impl Datapath for DpHandle {
         })
     }
 
+    fn fast_path_ports(&self) -> Option<Vec<u32>> {
+        self.bridge.fast_path_ports()
+    }
+
     fn port_stats(&self, port_no: u32) -> Option<PortStats> {
         use std::sync::atomic::Ordering::Relaxed;
         let t = self.bridge.port_counters(port_no)?;

@@ -19,6 +19,7 @@ fn sources(name: &str, workers: usize) -> Sources {
         channels: Arc::new(Channels::new(4).unwrap()),
         macs: Arc::default(),
         control: Arc::default(),
+        fast: None,
     }
 }
 

@@ -1,0 +1,42 @@
+//! What the fast path does with one frame, worked out in Rust from the
+//! same decisions the generated program makes ([`parse::goes_up`], the
+//! table's best rule, its [`plan`]): for `sluice-ctl trace`, and the
+//! differential test holds the program to it.
+
+use packet::FlowKey;
+use pipeline::Snapshot;
+
+use crate::compile::SnapPorts;
+use crate::parse;
+use crate::plan::{plan, specialise, Final, Up};
+
+/// What the program of ingress port `in_port` does with `frame`, given
+/// the ports XDP serves (`xdp_ports`, the ingress port among them).
+pub fn verdict(snap: &Snapshot, in_port: u32, xdp_ports: &[u32], frame: &[u8]) -> Final {
+    if snap.ports.iter().any(|p| p.port_no == in_port && p.no_recv) {
+        return Final::Up(Up::NoRecv);
+    }
+    if let Some(why) = parse::goes_up(frame) {
+        return Final::Up(Up::Headers(why));
+    }
+    let mut key = FlowKey::default();
+    packet::extract(frame, in_port, &mut key);
+    let Some(rule) = snap.tables.first().and_then(|t| t.lookup_data(&key)) else {
+        return Final::Drop;
+    };
+    let ports = SnapPorts {
+        snap,
+        egress: xdp_ports,
+    };
+    specialise(&plan(rule), in_port, &ports)
+}
+
+/// [`verdict`] as one line of text.
+pub fn describe(f: &Final) -> String {
+    match f {
+        Final::Drop => "stays in the kernel: dropped".into(),
+        Final::Redirect { port, .. } => format!("stays in the kernel: out of port {port}"),
+        Final::Back { .. } => "stays in the kernel: back out of the ingress port".into(),
+        Final::Up(u) => format!("goes up to the user-space pipeline: {u}"),
+    }
+}
