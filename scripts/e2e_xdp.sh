@@ -24,6 +24,9 @@ test_xdp_fast_path() {
     $C add-flow br0 "priority=10,in_port=1,actions=output:2" || r=1
     $C add-flow br0 "priority=10,in_port=2,actions=output:1" || r=1
     ping_ok h1 "$TESTBED_NET.2" || { echo "     no ping"; r=1; }
+    # The programs run the new table once it is compiled (milliseconds).
+    for i in $(seq 1 50); do [ "$(xdp_metric sluice_xdp_current -)" = 1 ] && break; sleep 0.1; done
+    [ "$(xdp_metric sluice_xdp_current -)" = 1 ] || { echo "     the fast path is not current"; r=1; }
     sleep 1.2
     k0=$(xdp_metric sluice_xdp_packets_total kernel)
     u0=$(xdp_metric sluice_xdp_packets_total up)

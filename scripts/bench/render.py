@@ -11,7 +11,7 @@ import aggregate as ag
 # Column order of metrics when present (others follow in order of appearance).
 METRIC_ORDER = [
     "tcp_mbit", "frames_per_s", "frames_1500_per_s", "rtt_ms", "delay_p50_us", "delay_p99_us",
-    "delay_p999_us", "delay_max_us", "cpu_pct", "cpu_pct_per_gbit", "rss_mb", "xdp_kernel_share",
+    "delay_p999_us", "delay_max_us", "cpu_pct", "cpu_pct_per_gbit", "rss_mb", "xdp_kernel_share", "xdp_ready_s",
     "offered_per_s", "ns_per_pkt", "min_ns", "max_ns", "no_cache_ns", "cache_hit_rate", "mpps",
     "seconds", "flow_mods_per_s", "bytes_per_flow",
 ]
@@ -21,7 +21,7 @@ LABELS = {
     "delay_p999_us": "p99.9 us", "delay_max_us": "max us", "cpu_pct": "CPU %",
     "cpu_pct_per_gbit": "CPU % per Gbit/s", "rss_mb": "RSS MB", "offered_per_s": "offered frames/s",
     "hit_rate": "packets hitting a rule", "cache_hit_rate": "cache hit rate",
-    "xdp_kernel_share": "kept in the kernel",
+    "xdp_kernel_share": "kept in the kernel", "xdp_ready_s": "fast path ready s",
 }
 
 

@@ -9,7 +9,9 @@
 //! every packet up, so a flow-mod takes effect at once. The fast path's
 //! thread then compiles the new snapshot, loads it, and swaps each port's
 //! program through its BPF link (a packet runs the old program or the
-//! new one). A failure to compile or load is logged with the reason and
+//! new one). Removing a port, and every build (which may give the device
+//! map's slots to other ports), retire the running programs the same way
+//! first. A failure to compile or load is logged with the reason and
 //! the ports keep the redirect program: AF_XDP only.
 //!
 //! Counters: the programs count per rule and per port in a per-CPU map;
@@ -64,6 +66,10 @@ pub struct FastStats {
     pub rules_up: AtomicU64,
     /// Programs attached now (0: AF_XDP only).
     pub attached: AtomicU64,
+    /// 1 while the attached programs run the latest published tables; 0
+    /// while everything goes up (a publication or a port change not
+    /// compiled yet, or the fast path off).
+    pub current: AtomicU64,
 }
 
 #[derive(Default)]
@@ -139,16 +145,7 @@ impl FastPath {
     /// A new pipeline version: the running programs send everything up
     /// from now on; the new one is compiled shortly.
     pub fn publish(&self, snap: Arc<Snapshot>) {
-        let g = self.shared.generation.fetch_add(1, Relaxed) + 1;
-        if let Err(e) = self.shared.set_generation(g) {
-            // Cannot happen with a live map; if it did, the old programs
-            // would keep running the old tables: take them off.
-            tracing::error!(bridge = %self.shared.bridge, error = %e, "XDP fast path: cannot retire the running programs");
-            let st = self.shared.lock();
-            for p in &st.ports {
-                let _ = p.program.restore();
-            }
-        }
+        self.shared.retire();
         let mut st = self.shared.lock();
         st.pending = Some(snap);
         self.shared.wake.notify_one();
@@ -170,7 +167,10 @@ impl FastPath {
     }
 
     /// Stops serving port `port_no` (its program goes with its devices).
+    /// The running programs are retired at once: until the next build
+    /// nothing is forwarded in the kernel, to or from that port either.
     pub fn remove_port(&self, port_no: u32) {
+        self.shared.retire();
         let mut st = self.shared.lock();
         let before = st.ports.len();
         st.ports.retain(|p| p.port_no != port_no);
@@ -194,6 +194,22 @@ impl Drop for FastPath {
 impl Shared {
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A new generation: every running program sends all packets up from
+    /// now on. Returns it.
+    fn retire(&self) -> u64 {
+        self.stats.current.store(0, Relaxed);
+        let g = self.generation.fetch_add(1, Relaxed) + 1;
+        if let Err(e) = self.set_generation(g) {
+            // Cannot happen with a live map; if it did, the old programs
+            // would keep running the old tables: take them off.
+            tracing::error!(bridge = %self.bridge, error = %e, "XDP fast path: cannot retire the running programs");
+            for p in &self.lock().ports {
+                let _ = p.program.restore();
+            }
+        }
+        g
     }
 
     fn set_generation(&self, g: u64) -> std::io::Result<()> {
@@ -258,9 +274,13 @@ fn run(s: &Shared) {
             }
             match built {
                 Ok(l) => {
+                    // Current unless a publication came while building.
+                    let now_current =
+                        s.generation.load(Relaxed) == l.compiled.generation && !l.ports.is_empty();
+                    s.stats.current.store(u64::from(now_current), Relaxed);
                     s.stats.rules_up.store(l.compiled.up_rules as u64, Relaxed);
                     s.stats.attached.store(l.ports.len() as u64, Relaxed);
-                    if live.is_none() {
+                    if live.as_ref().is_none_or(|o| o.ports.is_empty()) && !l.ports.is_empty() {
                         tracing::info!(
                             bridge = %s.bridge,
                             ports = l.ports.len(),
@@ -308,7 +328,9 @@ fn build(s: &Shared, snap: &Arc<Snapshot>, ports: &[FastPort]) -> Result<Live, S
     if nos.len() > MAX_PORTS as usize {
         return Err(format!("more than {MAX_PORTS} xdp ports"));
     }
-    let gen = s.generation.load(Relaxed);
+    // The running programs are retired before the device map changes
+    // under them (a slot may now mean another port).
+    let gen = s.retire();
     let compiled =
         compile(snap, &nos, &nos, gen, &Options::default()).map_err(|e| e.to_string())?;
     for (slot, p) in ports.iter().enumerate() {
@@ -360,6 +382,9 @@ fn build(s: &Shared, snap: &Arc<Snapshot>, ports: &[FastPort]) -> Result<Live, S
             .map_err(|e| format!("port {}: {e}", p.port_no))?;
     }
     let last = vec![0; compiled.counters as usize * 2];
+    // The maps hold the tables now.
+    let mut compiled = compiled;
+    compiled.tables = Vec::new();
     Ok(Live {
         compiled,
         snap: snap.clone(),

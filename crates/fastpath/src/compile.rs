@@ -256,10 +256,12 @@ pub fn compile(
     });
 
     // Subtables, best first.
-    let keys: Vec<_> = rules.iter().map(|r| r.key()).collect();
     let mut by_mask: HashMap<FlowKey, usize> = HashMap::new();
     let mut subs: Vec<Sub> = Vec::new();
-    for (i, k) in keys.iter().enumerate() {
+    // Keys are unpacked where used, not all at once: a million full keys
+    // would be 350 MB.
+    for (i, r) in rules.iter().enumerate() {
+        let k = r.key();
         let s = *by_mask.entry(k.mask).or_insert_with(|| {
             subs.push(Sub {
                 mask: k.mask,
@@ -299,7 +301,6 @@ pub fn compile(
                     in_port,
                     generation,
                     rules: &rules,
-                    keys: &keys,
                     rule_action: &rule_action,
                     finals: &finals,
                     egress,
@@ -342,7 +343,6 @@ struct Emit<'a> {
     in_port: u32,
     generation: u64,
     rules: &'a [Arc<Rule>],
-    keys: &'a [pipeline::MaskedKey],
     rule_action: &'a [u32],
     finals: &'a [Final],
     egress: &'a [u32],
@@ -363,7 +363,8 @@ fn table_of(s: &mut Sub, e: &Emit<'_>, tables: &mut Vec<HashTable>) -> usize {
     // Rules are best first: the first of equal keys is the one that wins.
     let mut seen: std::collections::HashSet<Vec<u64>> = std::collections::HashSet::new();
     for &i in &s.rules {
-        let key: Vec<u64> = s.words.iter().map(|&w| e.keys[i].value.w[w]).collect();
+        let k = e.rules[i].key();
+        let key: Vec<u64> = s.words.iter().map(|&w| k.value.w[w]).collect();
         if !seen.insert(key.clone()) {
             continue;
         }
@@ -382,7 +383,7 @@ fn table_of(s: &mut Sub, e: &Emit<'_>, tables: &mut Vec<HashTable>) -> usize {
 
 /// Whether rule `i` can match packets from `in_port` (its in_port word).
 fn reaches(e: &Emit<'_>, i: usize) -> bool {
-    let k = &e.keys[i];
+    let k = e.rules[i].key();
     let w0 = ((e.in_port as u64) << 32) | e.in_port as u64;
     w0 & k.mask.w[0] == k.value.w[0]
 }
@@ -465,7 +466,7 @@ fn emit_match(a: &mut Asm, e: &Emit<'_>, subs: &mut [Sub], tables: &mut Vec<Hash
         if mine.len() <= e.inline_max || !s.words.iter().any(|&w| w != 0) {
             for &i in &mine {
                 let miss = a.label();
-                let k = &e.keys[i];
+                let k = e.rules[i].key();
                 for &w in s.words.iter().filter(|&&w| w != 0) {
                     a.ldx(Size::DW, R1, FP, key_off(w));
                     if s.mask.w[w] != u64::MAX {

@@ -510,6 +510,12 @@ fn xdp_families(e: &mut expo::Expo, bridges: &[Loaded<'_>]) {
             (|f| f.attached.load(Relaxed)) as fn(&datapath::fast::FastStats) -> u64,
         ),
         (
+            "sluice_xdp_current",
+            Kind::Gauge,
+            "1 while the XDP programs run the latest published flow tables; 0 while every packet goes up (a change not compiled yet, or the fast path off)",
+            |f| f.current.load(Relaxed),
+        ),
+        (
             "sluice_xdp_rules_up",
             Kind::Gauge,
             "Rules of the compiled table whose packets go up to user space",
