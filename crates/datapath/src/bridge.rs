@@ -134,6 +134,10 @@ pub struct Bridge {
     view: Arc<ArcSwap<Vec<PortView>>>,
     /// The XDP fast path, for a bridge with `xdp` ports.
     fast: Option<crate::fast::FastPath>,
+    /// One UMEM per worker, shared by the worker's AF_XDP sockets on
+    /// every port (mapped with the first AF_XDP port; None before, or if
+    /// it could not be mapped: then each socket has its own).
+    umems: Option<Vec<Arc<netdev::umem::Umem>>>,
 }
 
 impl Bridge {
@@ -176,6 +180,7 @@ impl Bridge {
             inboxes,
             view: Arc::default(),
             fast: None,
+            umems: None,
         };
         Ok((bridge, ws))
     }
@@ -225,11 +230,33 @@ impl Bridge {
     /// name is taken.
     pub fn add_port(&mut self, spec: PortSpec) -> std::io::Result<Attached> {
         self.check_free(&spec)?;
-        let (devs, program) = crate::open::open_xdp(&spec, self.workers())?;
+        let umems = self.umems_for(&spec);
+        let (devs, program) = crate::open::open_xdp(&spec, self.workers(), umems.as_deref())?;
         let port_no = spec.port_no;
         let a = self.add_port_devices(spec, devs);
         self.serve_fast(port_no, program);
         Ok(a)
+    }
+
+    /// The workers' shared UMEMs, for a port that may open AF_XDP sockets
+    /// (mapped on first use; None if that fails, logged).
+    fn umems_for(&mut self, spec: &PortSpec) -> Option<Vec<Arc<netdev::umem::Umem>>> {
+        if !matches!(spec.backend, Backend::AfXdp { .. } | Backend::Xdp) {
+            return None;
+        }
+        if self.umems.is_none() {
+            let made: std::io::Result<Vec<_>> = (0..self.workers())
+                .map(|_| netdev::umem::Umem::new(netdev::umem::SHARED_CHUNKS))
+                .collect();
+            match made {
+                Ok(u) => self.umems = Some(u),
+                Err(e) => {
+                    tracing::warn!(bridge = %self.name, error = %e, "cannot map the workers' shared UMEMs: each AF_XDP socket gets its own, and frames are copied between ports");
+                    return None;
+                }
+            }
+        }
+        self.umems.clone()
     }
 
     /// Hands an `xdp` port's program to the fast path.
@@ -381,7 +408,9 @@ impl Bridge {
                 format!("no port {port_no}"),
             ));
         };
-        let (devs, program) = crate::open::open_xdp(&self.ports[at].spec, self.workers())?;
+        let spec = self.ports[at].spec.clone();
+        let umems = self.umems_for(&spec);
+        let (devs, program) = crate::open::open_xdp(&spec, self.workers(), umems.as_deref())?;
         let a = self.hand_out(at, devs);
         self.publish_view();
         self.serve_fast(port_no, program);

@@ -43,14 +43,18 @@ pub mod histogram;
 pub mod normal;
 pub mod open;
 pub mod queue;
+mod rx;
+mod tx;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
+use netdev::umem::{Desc, TxFrame, Umem, ZcBatch};
 use netdev::{Batch, Port};
 use ofp::port::port_no;
 use pipeline::{Snapshot, Worker};
+use rx::Received;
 
 pub use bridge::{Attached, Bridge, Inbox, PortView};
 pub use normal::{Decision, MacTable};
@@ -59,6 +63,8 @@ pub use open::{
     TUNNEL_TYPES,
 };
 pub use packet::tunnel::Proto as TunnelProto;
+use tx::TxQueue;
+pub use tx::{TX_KEEP, TX_QUEUE_MAX};
 
 /// Shortest frame the worker takes: an Ethernet header.
 pub const ETH_HLEN: usize = 14;
@@ -202,96 +208,9 @@ pub struct BridgeWorker {
     pub inbox: Arc<Inbox>,
 }
 
-/// Frames one port's transmit queue holds in one round; more are dropped
-/// and counted (the AF_PACKET TX ring has 256 slots: a round cannot send
-/// more than that to one port anyway).
-pub const TX_QUEUE_MAX: usize = 1024;
-/// Buffers a transmit queue keeps between rounds (two receive batches'
-/// worth); a burst's extra buffers are freed once it has been sent.
-pub const TX_KEEP: usize = 64;
 /// PACKET_OUTs worker 0 runs in one round; the rest wait for the next
 /// round, so a full packet-out queue cannot make one round unbounded.
 pub const PACKET_OUTS_PER_ROUND: usize = 256;
-
-/// One port's frames to send this round: copies in reusable buffers (and,
-/// for a tunnel port, each frame's tunnel metadata).
-struct TxQueue {
-    frames: Vec<Vec<u8>>,
-    /// Each frame's tunnel metadata (kept for tunnel ports only).
-    meta: Vec<netdev::TunnelDst>,
-    tunnel: bool,
-    n: usize,
-    /// Frames refused this round because the queue was full.
-    overflow: u64,
-    /// The largest frame the worker's ports take (a buffer's usual size).
-    frame: usize,
-}
-
-impl TxQueue {
-    fn new(frame: usize, tunnel: bool) -> TxQueue {
-        TxQueue {
-            frames: Vec::new(),
-            meta: Vec::new(),
-            tunnel,
-            n: 0,
-            overflow: 0,
-            frame,
-        }
-    }
-
-    /// Queues a copy of `data`; a full queue drops it (counted at the flush).
-    fn push(&mut self, data: &[u8]) {
-        self.push_meta(data, &netdev::TunnelDst::default());
-    }
-
-    /// [`TxQueue::push`] with the frame's tunnel metadata (kept only when
-    /// the port is a tunnel).
-    fn push_meta(&mut self, data: &[u8], tun: &netdev::TunnelDst) {
-        if self.n == TX_QUEUE_MAX {
-            self.overflow += 1;
-            return;
-        }
-        if self.tunnel {
-            self.meta.truncate(self.n);
-            self.meta.push(*tun);
-        }
-        if self.n == self.frames.len() {
-            self.frames.push(Vec::with_capacity(self.frame));
-        }
-        let b = &mut self.frames[self.n];
-        b.clear();
-        b.extend_from_slice(data);
-        self.n += 1;
-    }
-
-    /// Empties the queue after its frames were handed to the port, and
-    /// gives back what a burst made it grow: buffers beyond [`TX_KEEP`],
-    /// and any kept buffer grown past two maximum frames.
-    fn reset(&mut self) {
-        for b in &mut self.frames[..self.n.min(TX_KEEP)] {
-            if b.capacity() > 2 * self.frame {
-                *b = Vec::with_capacity(self.frame);
-            }
-        }
-        if self.frames.len() > TX_KEEP {
-            self.frames.truncate(TX_KEEP);
-            self.frames.shrink_to_fit();
-        }
-        self.meta.clear();
-        if self.meta.capacity() > TX_KEEP {
-            self.meta.shrink_to(TX_KEEP);
-        }
-        self.n = 0;
-        self.overflow = 0;
-    }
-
-    /// Bytes held in buffers (for tests of the shrinking).
-    #[cfg(test)]
-    fn held(&self) -> usize {
-        self.frames.iter().map(Vec::capacity).sum::<usize>()
-            + self.frames.capacity() * std::mem::size_of::<Vec<u8>>()
-    }
-}
 
 /// A worker's per-port state derived from its port set: rebuilt when the
 /// set changes.
@@ -381,7 +300,8 @@ impl BridgeWorker {
         let mut worker = Worker::new(self.worker);
         let mut plumbing = Plumbing::of(&self);
         let mut slice_buf: Vec<&'static [u8]> = Vec::with_capacity(64);
-        let mut tun: Vec<netdev::TunnelMeta> = Vec::with_capacity(32);
+        let mut item_buf: Vec<TxFrame<'static>> = Vec::with_capacity(64);
+        let mut zc = ZcBatch::default();
         while !stop.load(Relaxed) {
             if self.inbox.pending() {
                 self.apply_inbox();
@@ -401,7 +321,14 @@ impl BridgeWorker {
             let mut woke = false;
             let mut rx_batches: [(u64, u64); 64] = [(0, 0); 64];
             for i in 0..self.ports.len() {
-                let n = match self.ports[i].dev.recv(&mut batch) {
+                // A port with a UMEM lends its frames where they lie.
+                let lends = self.ports[i].dev.umem().is_some();
+                let r = if lends {
+                    self.ports[i].dev.recv_zc(&mut zc, batch.capacity())
+                } else {
+                    self.ports[i].dev.recv(&mut batch)
+                };
+                let n = match r {
                     Ok(n) => n,
                     Err(_) => {
                         PortCounters::add(&self.ports[i].counters.rx_errors, 1);
@@ -426,58 +353,21 @@ impl BridgeWorker {
                         *slot = (clock::now_ns(), n as u64);
                     }
                 }
-                let in_port = self.ports[i].port_no;
-                // OFPPC_NO_RECV: counted as received, then dropped.
-                if n > 0 && snap.ports.iter().any(|p| p.port_no == in_port && p.no_recv) {
-                    let c = &self.ports[i].counters;
-                    PortCounters::add(&c.rx_packets, n as u64);
-                    let bytes = (0..n).map(|j| batch.frame_mut(j).len() as u64).sum();
-                    PortCounters::add(&c.rx_bytes, bytes);
-                    PortCounters::add(&self.counters.dropped, n as u64);
-                    continue;
-                }
-                // A tunnel port's frames come with their metadata.
-                tun.clear();
-                tun.extend((0..n).map_while(|j| batch.tunnel(j).copied()));
-                for j in 0..n {
-                    let frame = batch.frame_mut(j);
-                    if frame.len() < ETH_HLEN {
-                        // A runt: not an Ethernet frame (no link delivers
-                        // one; a capture or a test can). Dropped, counted
-                        // as a receive error.
-                        PortCounters::add(&self.ports[i].counters.rx_errors, 1);
-                        continue;
-                    }
-                    PortCounters::add(&self.ports[i].counters.rx_packets, 1);
-                    PortCounters::add(&self.ports[i].counters.rx_bytes, frame.len() as u64);
-                    if self.nullx {
-                        if let Some(q) = tx.get_mut(i ^ 1) {
-                            q.push(frame);
-                        }
-                        continue;
-                    }
-                    let outs = match tun.get(j) {
-                        Some(t) => worker.process_tunneled(&snap, in_port, t, frame, now),
-                        None => worker.process(&snap, in_port, frame, now),
-                    };
-                    if outs.is_empty() {
-                        PortCounters::add(&self.counters.dropped, 1);
-                    }
-                    let mut out = Emit {
-                        ports: &mut self.ports,
-                        tx,
-                        index,
-                        macs: &self.macs,
-                        counters: &self.counters,
-                        channels: self.channels.as_deref(),
-                        snap: &snap,
-                        now,
-                    };
-                    for o in outs {
-                        woke |= out.emit(in_port, o, frame);
-                    }
-                }
+                let mut at = Serve {
+                    worker: &mut worker,
+                    snap: &snap,
+                    tx,
+                    index,
+                    now,
+                };
+                woke |= if lends {
+                    self.serve(i, &mut zc, n, &mut at)
+                } else {
+                    self.serve(i, &mut batch, n, &mut at)
+                };
             }
+            // Received chunks not sent on go back to the UMEM.
+            zc.release();
             // PACKET_OUTs from the agent (worker 0 runs them).
             if let Some(ch) = self.channels.clone().filter(|_| self.worker == 0) {
                 if !ch.packet_out.is_empty() {
@@ -504,9 +394,10 @@ impl BridgeWorker {
                             channels: Some(&ch),
                             snap: &snap,
                             now,
+                            umem: None,
                         };
                         for o in &outs {
-                            woke |= out.emit(job.in_port, o, &job.frame);
+                            woke |= out.emit(job.in_port, o, &job.frame, &mut None);
                         }
                         got += 1;
                     }
@@ -541,14 +432,38 @@ impl BridgeWorker {
                     q.reset();
                     continue;
                 }
+                let port = &mut self.ports[i];
+                let c = &port.counters;
+                if q.has_chunks() {
+                    // Chunks of the port's UMEM go by descriptor (the list
+                    // reuses one allocation, as the slices below).
+                    let mut items: Vec<TxFrame> = std::mem::take(&mut item_buf);
+                    items.extend(q.items());
+                    match port.dev.send_zc(&items) {
+                        Ok(sent) => {
+                            PortCounters::add(&c.tx_packets, sent as u64);
+                            PortCounters::add(
+                                &c.tx_bytes,
+                                (0..sent).map(|k| q.len_of(k) as u64).sum(),
+                            );
+                            PortCounters::add(&c.tx_dropped, (items.len() - sent) as u64);
+                        }
+                        Err(_) => PortCounters::add(&c.tx_dropped, items.len() as u64),
+                    }
+                    items.clear();
+                    item_buf = items
+                        .into_iter()
+                        .map(|_| -> TxFrame<'static> { TxFrame::Bytes(&[]) })
+                        .collect();
+                    q.reset();
+                    continue;
+                }
                 // Reuse one allocation for the slice list across batches: the
                 // empty list of 'static slices coerces to one of this batch's
                 // slices, and goes back emptied (an in-place collect keeps
                 // the buffer).
                 let mut frames: Vec<&[u8]> = std::mem::take(&mut slice_buf);
                 frames.extend(q.frames[..q.n].iter().map(|f| f.as_slice()));
-                let port = &mut self.ports[i];
-                let c = &port.counters;
                 let r = if q.tunnel {
                     port.dev.send_tunneled(&frames, &q.meta[..q.n])
                 } else {
@@ -595,6 +510,93 @@ impl BridgeWorker {
     }
 }
 
+/// What serving one port's frames needs from the worker's round.
+struct Serve<'a> {
+    worker: &'a mut Worker,
+    snap: &'a Snapshot,
+    tx: &'a mut [TxQueue],
+    index: &'a std::collections::HashMap<u32, usize>,
+    now: u64,
+}
+
+impl BridgeWorker {
+    /// Runs the `n` frames port `i` just received through the pipeline
+    /// and queues their outputs; true if a frame went to the agent. A
+    /// frame in a UMEM goes on by descriptor to the first output that is
+    /// a port of the same UMEM (its final bytes, not a copy made on the
+    /// way); every other output gets a copy.
+    fn serve<R: Received>(&mut self, i: usize, rx: &mut R, n: usize, at: &mut Serve) -> bool {
+        let in_port = self.ports[i].port_no;
+        let c = self.ports[i].counters.clone();
+        // OFPPC_NO_RECV: counted as received, then dropped.
+        if n > 0
+            && at
+                .snap
+                .ports
+                .iter()
+                .any(|p| p.port_no == in_port && p.no_recv)
+        {
+            PortCounters::add(&c.rx_packets, n as u64);
+            let bytes = (0..n).map(|j| rx.bytes(j).len() as u64).sum();
+            PortCounters::add(&c.rx_bytes, bytes);
+            PortCounters::add(&self.counters.dropped, n as u64);
+            return false;
+        }
+        let mut woke = false;
+        for j in 0..n {
+            let len = rx.bytes(j).len();
+            if len < ETH_HLEN {
+                // A runt: not an Ethernet frame (no link delivers one; a
+                // capture or a test can). Dropped, counted as a receive
+                // error.
+                PortCounters::add(&c.rx_errors, 1);
+                continue;
+            }
+            PortCounters::add(&c.rx_packets, 1);
+            PortCounters::add(&c.rx_bytes, len as u64);
+            if self.nullx {
+                if let Some(q) = at.tx.get_mut(i ^ 1) {
+                    let same = same_umem(rx.umem(), self.ports[i ^ 1].dev.umem());
+                    match rx.take(j).filter(|_| same) {
+                        Some(d) if q.push_chunk(d) => {}
+                        Some(_) => rx.untake(j),
+                        None => q.push(rx.bytes(j)),
+                    }
+                }
+                continue;
+            }
+            let outs = rx.run(j, at.worker, at.snap, in_port, at.now);
+            if outs.is_empty() {
+                PortCounters::add(&self.counters.dropped, 1);
+            }
+            let mut own = rx.take(j);
+            let mut out = Emit {
+                ports: &mut self.ports,
+                tx: at.tx,
+                index: at.index,
+                macs: &self.macs,
+                counters: &self.counters,
+                channels: self.channels.as_deref(),
+                snap: at.snap,
+                now: at.now,
+                umem: rx.umem(),
+            };
+            for o in outs {
+                woke |= out.emit(in_port, o, rx.bytes(j), &mut own);
+            }
+            if own.is_some() {
+                rx.untake(j);
+            }
+        }
+        woke
+    }
+}
+
+/// Whether two ports' UMEMs are one (a chunk of one is the other's).
+fn same_umem(a: Option<&Arc<Umem>>, b: Option<&Arc<Umem>>) -> bool {
+    matches!((a, b), (Some(a), Some(b)) if Arc::ptr_eq(a, b))
+}
+
 /// Where one worker's outputs go: the pieces of the worker it needs.
 struct Emit<'a> {
     ports: &'a mut [BridgePort],
@@ -605,14 +607,24 @@ struct Emit<'a> {
     channels: Option<&'a channel::Channels>,
     snap: &'a Snapshot,
     now: u64,
+    /// The UMEM the frame lies in, if it does.
+    umem: Option<&'a Arc<Umem>>,
 }
 
 impl Emit<'_> {
     /// Sends one pipeline output of a frame received on `in_port` (`frame`
-    /// unless the output carries its own bytes). True if a frame went to
+    /// unless the output carries its own bytes). `own` is the frame's
+    /// UMEM chunk while no output has taken it. True if a frame went to
     /// the agent.
-    fn emit(&mut self, in_port: u32, o: &pipeline::Output, frame: &[u8]) -> bool {
+    fn emit(
+        &mut self,
+        in_port: u32,
+        o: &pipeline::Output,
+        frame: &[u8],
+        own: &mut Option<Desc>,
+    ) -> bool {
         let data: &[u8] = o.data.as_deref().unwrap_or(frame);
+        let whole = o.data.is_none();
         match o.port {
             port_no::CONTROLLER => {
                 PortCounters::add(&self.counters.to_controller, 1);
@@ -632,7 +644,7 @@ impl Emit<'_> {
                 match self.macs.forward(vlan, src, dst, in_port, self.now) {
                     Decision::Port(p) => {
                         if let Some(&x) = self.index.get(&p) {
-                            self.tx[x].push_meta(data, &o.tunnel);
+                            self.queue(x, data, whole, own, &o.tunnel);
                         }
                     }
                     Decision::Flood => {
@@ -656,12 +668,34 @@ impl Emit<'_> {
                         Some(q) => {
                             q.enqueue(data);
                         }
-                        None => self.tx[x].push_meta(data, &o.tunnel),
+                        None => self.queue(x, data, whole, own, &o.tunnel),
                     }
                 }
             }
         }
         false
+    }
+
+    /// Queues `data` on port x: the frame's chunk itself when `data` is
+    /// the whole frame and the port shares its UMEM, else a copy.
+    fn queue(
+        &mut self,
+        x: usize,
+        data: &[u8],
+        whole: bool,
+        own: &mut Option<Desc>,
+        tun: &netdev::TunnelDst,
+    ) {
+        if whole && same_umem(self.umem, self.ports[x].dev.umem()) {
+            if let Some(d) = own.take() {
+                if !self.tx[x].push_chunk(d) {
+                    // Queue full (counted): the chunk stays the batch's.
+                    *own = Some(d);
+                }
+                return;
+            }
+        }
+        self.tx[x].push_meta(data, tun);
     }
 }
 
@@ -714,33 +748,6 @@ mod tests {
         f.extend_from_slice(&[0x88, 0xb5]);
         f.resize(60, 0);
         f
-    }
-
-    #[test]
-    fn a_transmit_queue_gives_back_what_a_burst_made_it_grow() {
-        let mut q = TxQueue::new(netdev::MAX_FRAME, false);
-        q.push(&[0; 60]);
-        q.reset();
-        let idle = q.held();
-        // A burst: more than a queue holds in a round, some frames grown
-        // far past the usual size.
-        for i in 0..TX_QUEUE_MAX + 10 {
-            q.push(&vec![0; if i % 2 == 0 { 60 } else { 9000 }]);
-        }
-        assert_eq!(q.n, TX_QUEUE_MAX);
-        assert_eq!(q.overflow, 10);
-        assert!(q.held() > 1024 * netdev::MAX_FRAME);
-        q.reset();
-        assert_eq!((q.n, q.overflow), (0, 0));
-        assert!(q.frames.len() <= TX_KEEP);
-        assert!(
-            q.held() <= TX_KEEP * netdev::MAX_FRAME * 2,
-            "after the burst the queue still holds {} bytes (idle: {idle})",
-            q.held()
-        );
-        // And it works as before.
-        q.push(&[7; 60]);
-        assert_eq!(q.frames[0], vec![7; 60]);
     }
 
     #[test]

@@ -113,13 +113,19 @@ impl PortSpec {
 /// interface that merges received frames (GRO, LRO) is opened with a
 /// warning: such frames exceed the MTU and are dropped.
 pub fn open(spec: &PortSpec, workers: usize) -> std::io::Result<Vec<Box<dyn Port>>> {
-    open_xdp(spec, workers).map(|o| o.0)
+    open_xdp(spec, workers, None).map(|o| o.0)
 }
 
 /// [`open`], with the interface's XDP program when its devices are AF_XDP
-/// sockets (for the fast path to replace).
-pub fn open_xdp(spec: &PortSpec, workers: usize) -> std::io::Result<Opened> {
-    let (devs, program) = open_devices(spec, workers)?;
+/// sockets (for the fast path to replace). With `umems` (one per worker),
+/// AF_XDP sockets bind to their worker's UMEM, which the worker's other
+/// AF_XDP ports share: frames cross between them without a copy.
+pub fn open_xdp(
+    spec: &PortSpec,
+    workers: usize,
+    umems: Option<&[Arc<netdev::umem::Umem>]>,
+) -> std::io::Result<Opened> {
+    let (devs, program) = open_devices(spec, workers, umems)?;
     if matches!(
         spec.backend,
         Backend::AfPacket { .. } | Backend::AfXdp { .. } | Backend::Xdp
@@ -142,7 +148,11 @@ pub fn open_xdp(spec: &PortSpec, workers: usize) -> std::io::Result<Opened> {
 /// A port's devices and, for AF_XDP, its interface's XDP program.
 pub type Opened = (Vec<Box<dyn Port>>, Option<Arc<XdpProgram>>);
 
-fn open_devices(spec: &PortSpec, workers: usize) -> std::io::Result<Opened> {
+fn open_devices(
+    spec: &PortSpec,
+    workers: usize,
+    umems: Option<&[Arc<netdev::umem::Umem>]>,
+) -> std::io::Result<Opened> {
     use netdev::afpacket::{AfPacket, Options};
     let name = spec.name.as_str();
     let boxed = |v: Vec<AfPacket>| {
@@ -161,7 +171,7 @@ fn open_devices(spec: &PortSpec, workers: usize) -> std::io::Result<Opened> {
         }
         Backend::AfXdp { .. } | Backend::Xdp => {
             let generic = spec.backend == (Backend::AfXdp { generic: true });
-            match netdev::afxdp::AfXdp::open_queues(name, workers, generic) {
+            match netdev::afxdp::AfXdp::open_queues(name, workers, generic, umems) {
                 Ok(socks) => {
                     tracing::info!(
                         port = name,
@@ -174,6 +184,11 @@ fn open_devices(spec: &PortSpec, workers: usize) -> std::io::Result<Opened> {
                             "zero-copy"
                         } else {
                             "copy"
+                        },
+                        umem = if socks[0].umem().is_some() && umems.is_some() {
+                            "shared by the worker's AF_XDP ports"
+                        } else {
+                            "its own"
                         },
                         "AF_XDP port"
                     );

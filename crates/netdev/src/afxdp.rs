@@ -1,6 +1,6 @@
 //! An `AF_XDP` port: the interface's XDP program ([`crate::xdp`]) hands
 //! every received frame to a socket whose rings live in memory shared with
-//! the kernel (the UMEM), bypassing the kernel stack.
+//! the kernel (the UMEM, [`crate::umem`]), bypassing the kernel stack.
 //!
 //! One socket per receive queue of the interface (a queue without a socket
 //! would pass its frames to the kernel stack, away from the switch);
@@ -11,12 +11,15 @@
 //! supports it, copy mode otherwise (veth has no zero-copy); the program
 //! runs natively where the driver can, generic otherwise.
 //!
-//! The UMEM of each socket is split in two: frames for receiving circulate
-//! between the fill ring, the RX ring and back; frames for sending go from a
-//! free list to the TX ring and come back through the completion ring.
-//! Received frames are copied into the caller's [`Batch`] (the pipeline
-//! edits and grows frames in place), which is what hands their UMEM frames
-//! straight back to the fill ring.
+//! UMEMs: given one UMEM per worker ([`AfXdp::open_queues`] with
+//! `shared`), every socket of that worker, on any interface, binds to it
+//! (`XDP_SHARED_UMEM`, with a fill and a completion ring of its own), so a
+//! frame received on one port is sent on another by moving its descriptor
+//! ([`Port::recv_zc`], [`Port::send_zc`]); a socket the kernel will not
+//! bind to the shared UMEM (a zero-copy interface sharing with a copy-mode
+//! one) gets a UMEM of its own, and frames crossing to it are copied.
+//! [`Port::recv`] and [`Port::send`] copy, for callers that want their own
+//! buffers. The chunks' whereabouts are [`crate::umem::Umem`]'s to keep.
 //!
 //! Rings are single-producer/single-consumer with the kernel: the producer
 //! index is published with Release after the descriptors are written, and
@@ -27,6 +30,7 @@ use std::mem::size_of;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
+use crate::umem::{self, Desc, TxFrame, Umem, ZcBatch, FRAME};
 use crate::xdp::{XdpMode, XdpProgram};
 use crate::{Batch, Port};
 
@@ -46,9 +50,8 @@ const XDP_ZEROCOPY: u16 = 1 << 2;
 const XDP_USE_NEED_WAKEUP: u16 = 1 << 3;
 const XDP_RING_NEED_WAKEUP: u32 = 1;
 
-/// UMEM frame size (a frame plus the kernel's 256-byte headroom).
-const FRAME: u64 = 2048;
-/// Frames (and ring entries) for receiving and for sending.
+/// Ring entries for receiving and for sending (and the chunks of a UMEM a
+/// socket has to itself: as many again).
 const RX_FRAMES: u32 = 512;
 const TX_FRAMES: u32 = 512;
 
@@ -83,7 +86,7 @@ struct UmemReg {
 /// `struct xdp_desc`.
 #[repr(C)]
 #[derive(Clone, Copy)]
-struct Desc {
+struct XdpDesc {
     addr: u64,
     len: u32,
     options: u32,
@@ -179,6 +182,9 @@ pub struct AfXdp {
     name: String,
     hw: [u8; 6],
     socks: Vec<Socket>,
+    /// The UMEM of every socket of this handle, when they share one (the
+    /// worker then receives and sends by descriptor).
+    umem: Option<Arc<Umem>>,
     /// The interface's program; the last port handle dropped detaches it.
     program: Arc<XdpProgram>,
 }
@@ -187,19 +193,18 @@ pub struct AfXdp {
 struct Socket {
     name: String,
     fd: i32,
-    umem: *mut u8,
-    umem_len: usize,
-    rx: Ring<Desc>,
-    tx: Ring<Desc>,
+    umem: Arc<Umem>,
+    /// This socket's id in its UMEM's chunk table.
+    id: u32,
+    rx: Ring<XdpDesc>,
+    tx: Ring<XdpDesc>,
     fill: Ring<u64>,
     comp: Ring<u64>,
-    free_tx: Vec<u64>,
-    /// Per TX frame: whether the kernel has it (on the TX ring, not yet
-    /// back through the completion ring). A completion for a frame the
-    /// kernel does not have is ignored, so a bad address can never make
-    /// two descriptors share a frame or point outside the UMEM.
-    tx_out: Vec<bool>,
-    /// Descriptors skipped since `take_rx_errors` last ran.
+    /// Chunks in the fill ring (given to the kernel, not yet received).
+    in_fill: u32,
+    /// Scratch for the chunks going to the fill ring.
+    stock: Vec<u64>,
+    /// Descriptors refused since `take_rx_errors` last ran.
     rx_errors: u64,
     zero_copy: bool,
 }
@@ -220,8 +225,9 @@ enum Kick {
     Down,
 }
 
-// SAFETY: the UMEM and ring mappings belong to this value alone and are
-// used by the one thread that owns it (the kernel being the other party).
+// SAFETY: the ring mappings belong to this value alone and are used by the
+// one thread that owns it (the kernel being the other party); the UMEM is
+// Sync.
 unsafe impl Send for Socket {}
 
 fn err(name: &str, what: &str, e: io::Error) -> io::Error {
@@ -261,10 +267,17 @@ pub fn rx_queues(name: &str) -> u32 {
 impl AfXdp {
     /// Opens a socket on every receive queue of interface `name`, deals
     /// them out to `n` workers (queue q to worker q mod n) and attaches the
-    /// redirect program (native if possible, unless `generic_only`). Fails,
+    /// redirect program (native if possible, unless `generic_only`). With
+    /// `shared` (one UMEM per worker), worker w's sockets bind to
+    /// `shared[w]`; without, each socket has a UMEM of its own. Fails,
     /// with the reason, where AF_XDP cannot run: the caller falls back to
     /// AF_PACKET.
-    pub fn open_queues(name: &str, n: usize, generic_only: bool) -> io::Result<Vec<AfXdp>> {
+    pub fn open_queues(
+        name: &str,
+        n: usize,
+        generic_only: bool,
+        shared: Option<&[Arc<Umem>]>,
+    ) -> io::Result<Vec<AfXdp>> {
         let n = n.max(1);
         let queues = rx_queues(name);
         if (n as u32) > queues {
@@ -294,15 +307,30 @@ impl AfXdp {
                 name: name.to_string(),
                 hw,
                 socks: Vec::new(),
+                umem: None,
                 program: program.clone(),
             })
             .collect();
         for q in 0..queues {
-            let s = Socket::open(name, ifindex, q)?;
+            let w = q as usize % n;
+            let s = match shared.and_then(|u| u.get(w)) {
+                // A socket the kernel will not bind to the shared UMEM
+                // gets one of its own.
+                Some(u) => Socket::open(name, ifindex, q, u).or_else(|_| {
+                    Socket::open(name, ifindex, q, &Umem::new(RX_FRAMES + TX_FRAMES)?)
+                })?,
+                None => Socket::open(name, ifindex, q, &Umem::new(RX_FRAMES + TX_FRAMES)?)?,
+            };
             program
                 .set_socket(q, s.fd)
                 .map_err(|e| err(name, "map", e))?;
-            ports[q as usize % n].socks.push(s);
+            ports[w].socks.push(s);
+        }
+        for p in &mut ports {
+            let first = p.socks[0].umem.clone();
+            if p.socks.iter().all(|s| Arc::ptr_eq(&s.umem, &first)) {
+                p.umem = Some(first);
+            }
         }
         Ok(ports)
     }
@@ -323,9 +351,15 @@ impl AfXdp {
     }
 }
 
+/// `sockaddr_xdp` flag: bind to the UMEM of the socket `shared_umem_fd`.
+const XDP_SHARED_UMEM: u16 = 1 << 0;
+
 impl Socket {
-    fn open(name: &str, ifindex: i32, queue: u32) -> io::Result<Socket> {
-        // SAFETY: socket(2); checked; owned by the AfXdp built below, or
+    /// A socket on queue `queue` of interface `ifindex`, in `umem`: it
+    /// registers the UMEM if no bound socket has it, else shares it
+    /// through the first one's descriptor.
+    fn open(name: &str, ifindex: i32, queue: u32, umem: &Arc<Umem>) -> io::Result<Socket> {
+        // SAFETY: socket(2); checked; owned by the Socket built below, or
         // closed on the error paths through `guard`.
         let fd = unsafe { libc::socket(libc::AF_XDP, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) };
         if fd < 0 {
@@ -341,41 +375,25 @@ impl Socket {
             }
         }
         let mut guard = Guard(fd);
-        let frames = (RX_FRAMES + TX_FRAMES) as u64;
-        let umem_len = (frames * FRAME) as usize;
-        // SAFETY: an anonymous private mapping; checked.
-        let umem = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                umem_len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_POPULATE,
-                -1,
-                0,
-            )
-        };
-        if umem == libc::MAP_FAILED {
-            return Err(err(name, "UMEM", io::Error::last_os_error()));
+        // Held until this socket is bound and listed: the socket shared
+        // through stays open meanwhile.
+        let mut sockets = umem
+            .sockets
+            .lock()
+            .map_err(|_| err(name, "UMEM", io::Error::other("poisoned")))?;
+        let owner = sockets.first().map(|&(_, fd)| fd);
+        if owner.is_none() {
+            let (addr, len) = umem.area();
+            let reg = UmemReg {
+                addr,
+                len,
+                chunk_size: FRAME as u32,
+                headroom: 0,
+                flags: 0,
+                tx_metadata_len: 0,
+            };
+            sockopt(fd, XDP_UMEM_REG, &reg).map_err(|e| err(name, "UMEM registration", e))?;
         }
-        struct Umem(*mut libc::c_void, usize);
-        impl Drop for Umem {
-            fn drop(&mut self) {
-                if !self.0.is_null() {
-                    // SAFETY: unmapping the UMEM mapped above.
-                    unsafe { libc::munmap(self.0, self.1) };
-                }
-            }
-        }
-        let mut umem_guard = Umem(umem, umem_len);
-        let reg = UmemReg {
-            addr: umem as u64,
-            len: umem_len as u64,
-            chunk_size: FRAME as u32,
-            headroom: 0,
-            flags: 0,
-            tx_metadata_len: 0,
-        };
-        sockopt(fd, XDP_UMEM_REG, &reg).map_err(|e| err(name, "UMEM registration", e))?;
         sockopt(fd, XDP_UMEM_FILL_RING, &RX_FRAMES).map_err(|e| err(name, "fill ring", e))?;
         sockopt(fd, XDP_UMEM_COMPLETION_RING, &TX_FRAMES)
             .map_err(|e| err(name, "completion ring", e))?;
@@ -396,31 +414,21 @@ impl Socket {
         if r < 0 {
             return Err(err(name, "ring offsets", io::Error::last_os_error()));
         }
-        let rx = Ring::<Desc>::map(fd, &off.rx, RX_FRAMES, XDP_PGOFF_RX_RING)
+        let rx = Ring::<XdpDesc>::map(fd, &off.rx, RX_FRAMES, XDP_PGOFF_RX_RING)
             .map_err(|e| err(name, "mmap RX", e))?;
-        let tx = Ring::<Desc>::map(fd, &off.tx, TX_FRAMES, XDP_PGOFF_TX_RING)
+        let tx = Ring::<XdpDesc>::map(fd, &off.tx, TX_FRAMES, XDP_PGOFF_TX_RING)
             .map_err(|e| err(name, "mmap TX", e))?;
-        let mut fill = Ring::<u64>::map(fd, &off.fr, RX_FRAMES, XDP_UMEM_PGOFF_FILL_RING)
+        let fill = Ring::<u64>::map(fd, &off.fr, RX_FRAMES, XDP_UMEM_PGOFF_FILL_RING)
             .map_err(|e| err(name, "mmap fill", e))?;
         let comp = Ring::<u64>::map(fd, &off.cr, TX_FRAMES, XDP_UMEM_PGOFF_COMPLETION_RING)
             .map_err(|e| err(name, "mmap completion", e))?;
-        // Every receive frame starts in the fill ring.
-        for i in 0..RX_FRAMES {
-            // SAFETY: slot i of the fill ring, which we produce.
-            unsafe { *fill.slot(i) = i as u64 * FRAME };
-        }
-        fill.cached = RX_FRAMES;
-        fill.producer().store(RX_FRAMES, Ordering::Release);
-        let free_tx = (RX_FRAMES..RX_FRAMES + TX_FRAMES)
-            .map(|i| i as u64 * FRAME)
-            .collect();
-        let bind = |flags: u16| {
+        let bind = |flags: u16, shared_fd: i32| {
             let sa = SockaddrXdp {
                 family: libc::AF_XDP as u16,
-                flags: flags | XDP_USE_NEED_WAKEUP,
+                flags,
                 ifindex: ifindex as u32,
                 queue_id: queue,
-                shared_umem_fd: 0,
+                shared_umem_fd: shared_fd as u32,
             };
             // SAFETY: binding our socket to a live sockaddr_xdp.
             let r = unsafe {
@@ -436,42 +444,75 @@ impl Socket {
                 Ok(())
             }
         };
-        let zero_copy = match bind(XDP_ZEROCOPY) {
-            Ok(()) => true,
-            Err(_) => {
-                bind(XDP_COPY).map_err(|e| err(name, "bind", e))?;
-                false
-            }
-        };
-        guard.0 = -1;
-        umem_guard.0 = std::ptr::null_mut();
-        Ok(Socket {
+        let mut s = Socket {
             name: name.to_string(),
             fd,
-            umem: umem as *mut u8,
-            umem_len,
+            umem: umem.clone(),
+            id: umem.new_id(),
             rx,
             tx,
             fill,
             comp,
-            free_tx,
-            tx_out: vec![false; TX_FRAMES as usize],
+            in_fill: 0,
+            stock: Vec::with_capacity(RX_FRAMES as usize),
             rx_errors: 0,
-            zero_copy,
-        })
+            zero_copy: false,
+        };
+        // The fill ring is stocked before the bind, so that the first
+        // frames find room; a failed bind gives the chunks back.
+        s.refill(umem.fill_target_for(sockets.len() + 1));
+        let bound = match owner {
+            // The mode and wake-up flags are the owner's.
+            Some(owner) => bind(XDP_SHARED_UMEM, owner).map(|()| umem.is_zero_copy()),
+            None => bind(XDP_ZEROCOPY | XDP_USE_NEED_WAKEUP, 0)
+                .map(|()| true)
+                .or_else(|_| bind(XDP_COPY | XDP_USE_NEED_WAKEUP, 0).map(|()| false))
+                .inspect(|zc| umem.set_zero_copy(*zc)),
+        };
+        match bound {
+            Ok(zc) => s.zero_copy = zc,
+            Err(e) => {
+                // The socket's Drop closes the descriptor and takes its
+                // chunks back (it was never listed).
+                drop(sockets);
+                guard.0 = -1;
+                drop(s);
+                return Err(err(name, "bind", e));
+            }
+        }
+        sockets.push((s.id, fd));
+        umem.set_sockets(sockets.len());
+        guard.0 = -1;
+        Ok(s)
     }
 
-    /// The bytes of a received descriptor: inside one receive frame of the
-    /// UMEM, or None (the descriptor is skipped, not followed).
-    fn rx_frame(&self, addr: u64, len: u32) -> Option<&[u8]> {
-        let (start, len) = rx_bounds(addr, len)?;
-        // SAFETY: rx_bounds keeps start..start + len inside one receive
-        // frame, and receive frames lie inside the UMEM.
-        Some(unsafe { std::slice::from_raw_parts(self.umem.add(start), len) })
+    /// Tops the fill ring up to `target` chunks from the UMEM's free list.
+    fn refill(&mut self, target: u32) {
+        if self.in_fill >= target {
+            return;
+        }
+        let cons = self.fill.consumer().load(Ordering::Acquire);
+        let room = RX_FRAMES - self.fill.cached.wrapping_sub(cons).min(RX_FRAMES);
+        let want = (target - self.in_fill).min(room);
+        if want == 0 {
+            return;
+        }
+        self.stock.clear();
+        self.umem.to_fill(self.id, want, &mut self.stock);
+        for &a in &self.stock {
+            // SAFETY: a free slot of the fill ring (room counted above),
+            // which we produce.
+            unsafe { *self.fill.slot(self.fill.cached) = a };
+            self.fill.cached = self.fill.cached.wrapping_add(1);
+        }
+        self.in_fill += self.stock.len() as u32;
+        self.fill
+            .producer()
+            .store(self.fill.cached, Ordering::Release);
     }
 
-    /// Takes back the frames the kernel has finished sending; an address
-    /// that is not a TX frame the kernel has is ignored.
+    /// Takes back the chunks the kernel has finished sending; an address
+    /// that is not a chunk on this socket's TX ring is ignored.
     fn reap(&mut self) {
         let prod = self.comp.producer().load(Ordering::Acquire);
         let mut cons = self.comp.cached;
@@ -479,11 +520,7 @@ impl Socket {
             // SAFETY: entries between our consumer index and the producer
             // index are the kernel's finished addresses.
             let addr = unsafe { *self.comp.slot(cons) };
-            if let Some(i) = tx_index(addr) {
-                if std::mem::replace(&mut self.tx_out[i], false) {
-                    self.free_tx.push(tx_addr(i));
-                }
-            }
+            self.umem.completed(self.id, addr);
             cons = cons.wrapping_add(1);
         }
         self.comp.cached = cons;
@@ -517,80 +554,37 @@ impl Socket {
             )),
         }
     }
-}
 
-/// Where a received descriptor's bytes lie in the UMEM: wholly inside one
-/// receive frame, or None.
-fn rx_bounds(addr: u64, len: u32) -> Option<(usize, usize)> {
-    let base = addr & !(FRAME - 1);
-    let end = (addr - base).checked_add(len as u64)?;
-    (base / FRAME < RX_FRAMES as u64 && end <= FRAME).then_some((addr as usize, len as usize))
-}
-
-/// The index of the TX frame at `addr` (any address inside it), if it is
-/// one.
-fn tx_index(addr: u64) -> Option<usize> {
-    let i = (addr / FRAME).checked_sub(RX_FRAMES as u64)?;
-    (i < TX_FRAMES as u64).then_some(i as usize)
-}
-
-/// The address of TX frame `i`.
-fn tx_addr(i: usize) -> u64 {
-    (RX_FRAMES as u64 + i as u64) * FRAME
-}
-
-impl Drop for Socket {
-    fn drop(&mut self) {
-        // SAFETY: closing our socket, then unmapping the UMEM (rings unmap
-        // themselves); the kernel holds its own reference until the socket
-        // is gone.
-        unsafe {
-            libc::close(self.fd);
-            libc::munmap(self.umem as *mut libc::c_void, self.umem_len);
-        }
-    }
-}
-
-impl Socket {
-    /// Copies waiting frames into `bufs` (lengths into `lens`); returns how
-    /// many. A descriptor outside the receive frames is skipped (counted in
-    /// `rx_errors`) and nothing of it goes back to the fill ring.
-    fn rx(&mut self, bufs: &mut [Vec<u8>], lens: &mut [usize]) -> usize {
+    /// Receives up to `max` frames: their descriptors, each checked
+    /// against the UMEM's table (a chunk in this socket's fill ring, bytes
+    /// within it), go to `out`, held by the caller; a refused one is
+    /// counted in `rx_errors`. The fill ring is topped up after.
+    fn rx(&mut self, out: &mut Vec<Desc>, max: usize) -> usize {
         let prod = self.rx.producer().load(Ordering::Acquire);
-        let fill_cons = self.fill.consumer().load(Ordering::Acquire);
         let mut cons = self.rx.cached;
         let mut n = 0;
-        let mut taken = 0;
-        while cons != prod && n < bufs.len() {
+        while cons != prod && n < max {
             // SAFETY: entries between our consumer index and the producer
             // index are frames the kernel has written.
             let d = unsafe { *self.rx.slot(cons) };
             cons = cons.wrapping_add(1);
-            taken += 1;
-            let Some(f) = self.rx_frame(d.addr, d.len) else {
-                self.rx_errors += 1;
-                continue;
+            let d = Desc {
+                addr: d.addr,
+                len: d.len,
             };
-            let len = f.len().min(bufs[n].len());
-            bufs[n][..len].copy_from_slice(&f[..len]);
-            lens[n] = len;
-            n += 1;
-            // The frame goes straight back to the fill ring, if there is
-            // room (there always is unless the kernel handed a frame out
-            // twice).
-            if self.fill.cached.wrapping_sub(fill_cons) < RX_FRAMES {
-                // SAFETY: a free slot of the fill ring, which we produce.
-                unsafe { *self.fill.slot(self.fill.cached) = d.addr & !(FRAME - 1) };
-                self.fill.cached = self.fill.cached.wrapping_add(1);
+            if self.umem.received(self.id, d) {
+                self.in_fill = self.in_fill.saturating_sub(1);
+                out.push(d);
+                n += 1;
+            } else {
+                self.rx_errors += 1;
             }
         }
-        if taken > 0 {
+        if cons != self.rx.cached {
             self.rx.cached = cons;
             self.rx.consumer().store(cons, Ordering::Release);
-            self.fill
-                .producer()
-                .store(self.fill.cached, Ordering::Release);
         }
+        self.refill(self.umem.fill_target());
         if self.fill.needs_wakeup() {
             // SAFETY: a zero-length, non-blocking recvfrom wakes the driver.
             unsafe {
@@ -608,7 +602,10 @@ impl Socket {
     }
 
     /// Puts frames on the TX ring and kicks the kernel; returns how many
-    /// were taken (the caller counts the rest as dropped).
+    /// were sent (the caller counts the rest as dropped). Bytes are copied
+    /// into chunks of the UMEM; a chunk of it is handed over as it is.
+    /// Every chunk passed is this socket's from then on, sent or not (one
+    /// not sent goes back to the free list).
     ///
     /// Frames the kernel cannot send are dropped, never left on the ring to
     /// leave later: a kick that finds the device not running drops one
@@ -619,37 +616,50 @@ impl Socket {
     /// published are taken back. In zero-copy mode the driver reads the
     /// ring on its own and they stay (sluice's test links, veth, are
     /// copy-only).
-    fn tx(&mut self, frames: &[&[u8]]) -> io::Result<usize> {
+    fn tx(&mut self, frames: &[TxFrame]) -> io::Result<usize> {
         self.reap();
         let entry = self.tx.cached;
         let mut prod = entry;
         let cons = self.tx.consumer().load(Ordering::Acquire);
         let mut n = 0usize;
+        let mut left = Vec::new();
         for f in frames {
-            if prod.wrapping_sub(cons) >= TX_FRAMES {
-                break;
-            }
-            let Some(addr) = self.free_tx.pop() else {
-                break;
+            let full = prod.wrapping_sub(cons) >= TX_FRAMES;
+            let d = match f {
+                TxFrame::Chunk(d) if !full && umem::held(&self.umem, *d) => *d,
+                TxFrame::Chunk(d) => {
+                    left.push(d.addr);
+                    continue;
+                }
+                TxFrame::Bytes(_) if full => continue,
+                TxFrame::Bytes(b) => {
+                    let Some(addr) = self.umem.alloc() else {
+                        continue;
+                    };
+                    let len = b.len().min(FRAME as usize);
+                    let d = Desc {
+                        addr,
+                        len: len as u32,
+                    };
+                    // SAFETY: a chunk just allocated, held by us alone.
+                    let chunk = unsafe { self.umem.chunk_mut(d) };
+                    chunk[..len].copy_from_slice(&b[..len]);
+                    d
+                }
             };
-            let len = f.len().min(FRAME as usize);
-            if let Some(i) = tx_index(addr) {
-                self.tx_out[i] = true;
-            }
-            // SAFETY: `addr` is a free TX frame of FRAME bytes in the UMEM
-            // (free_tx only ever holds tx_addr values); the TX slot at
-            // `prod` is ours (ring not full).
+            self.umem.to_tx(self.id, d);
+            // SAFETY: the TX slot at `prod` is ours (ring not full).
             unsafe {
-                std::ptr::copy_nonoverlapping(f.as_ptr(), self.umem.add(addr as usize), len);
-                *self.tx.slot(prod) = Desc {
-                    addr,
-                    len: len as u32,
+                *self.tx.slot(prod) = XdpDesc {
+                    addr: d.addr,
+                    len: d.len,
                     options: 0,
-                };
-            }
+                }
+            };
             prod = prod.wrapping_add(1);
             n += 1;
         }
+        self.umem.free_held(left);
         if n == 0 {
             return Ok(0);
         }
@@ -678,21 +688,32 @@ impl Socket {
     }
 
     /// Takes the descriptors `from..to` back off the TX ring (the kernel
-    /// has not looked at them) and their frames back into the free list.
+    /// has not looked at them) and their chunks back into the free list.
     fn take_back(&mut self, from: u32, to: u32) {
         let mut i = from;
         while i != to {
             // SAFETY: a slot of the TX ring we wrote in this call.
             let d = unsafe { *self.tx.slot(i) };
-            if let Some(k) = tx_index(d.addr) {
-                if std::mem::replace(&mut self.tx_out[k], false) {
-                    self.free_tx.push(tx_addr(k));
-                }
-            }
+            self.umem.completed(self.id, d.addr);
             i = i.wrapping_add(1);
         }
         self.tx.cached = from;
         self.tx.producer().store(from, Ordering::Release);
+    }
+}
+
+impl Drop for Socket {
+    fn drop(&mut self) {
+        // Unlisted first, so that no new socket shares through a closed
+        // descriptor; then closed, and the chunks the kernel had come
+        // back (it lets go of them with the socket).
+        if let Ok(mut l) = self.umem.sockets.lock() {
+            l.retain(|&(id, _)| id != self.id);
+            self.umem.set_sockets(l.len());
+        }
+        // SAFETY: closing our socket, once (the rings unmap themselves).
+        unsafe { libc::close(self.fd) };
+        self.umem.reclaim(self.id);
     }
 }
 
@@ -701,17 +722,56 @@ impl Port for AfXdp {
         &self.name
     }
 
+    /// Copies the frames into the batch's buffers and gives their chunks
+    /// straight back.
     fn recv(&mut self, batch: &mut Batch) -> io::Result<usize> {
         let (bufs, lens) = batch.slots();
         let mut n = 0;
+        let mut descs = Vec::new();
         for s in &mut self.socks {
-            n += s.rx(&mut bufs[n..], &mut lens[n..]);
+            descs.clear();
+            s.rx(&mut descs, bufs.len() - n);
+            for d in &descs {
+                // SAFETY: just received, held by us alone until freed below.
+                let chunk = unsafe { s.umem.chunk_mut(*d) };
+                let at = (d.addr % FRAME) as usize;
+                let len = (d.len as usize).min(bufs[n].len());
+                bufs[n][..len].copy_from_slice(&chunk[at..at + len]);
+                lens[n] = len;
+                n += 1;
+            }
+            s.umem.free_held(descs.iter().map(|d| d.addr));
         }
         batch.set_len(n);
         Ok(n)
     }
 
     fn send(&mut self, frames: &[&[u8]]) -> io::Result<usize> {
+        let items: Vec<TxFrame> = frames.iter().map(|f| TxFrame::Bytes(f)).collect();
+        self.socks[0].tx(&items)
+    }
+
+    fn umem(&self) -> Option<&Arc<Umem>> {
+        self.umem.as_ref()
+    }
+
+    fn recv_zc(&mut self, batch: &mut ZcBatch, max: usize) -> io::Result<usize> {
+        let Some(umem) = &self.umem else {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!("{}: sockets in several UMEMs", self.name),
+            ));
+        };
+        let descs = batch.begin(umem);
+        let mut n = 0;
+        for s in &mut self.socks {
+            n += s.rx(descs, max - n);
+        }
+        batch.received();
+        Ok(n)
+    }
+
+    fn send_zc(&mut self, frames: &[TxFrame]) -> io::Result<usize> {
         self.socks[0].tx(frames)
     }
 
@@ -736,37 +796,5 @@ impl Port for AfXdp {
 
     fn hw_addr(&self) -> [u8; 6] {
         self.hw
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn receive_descriptors_outside_the_receive_frames_are_refused() {
-        assert_eq!(rx_bounds(256, 60), Some((256, 60)));
-        assert_eq!(
-            rx_bounds(5 * FRAME + 256, 1792),
-            Some((5 * FRAME as usize + 256, 1792))
-        );
-        // Past the frame's end, into the TX half, past the UMEM, wrapping.
-        assert_eq!(rx_bounds(256, 1793), None);
-        assert_eq!(rx_bounds(RX_FRAMES as u64 * FRAME, 60), None);
-        assert_eq!(rx_bounds(u64::MAX - 10, 60), None);
-        assert_eq!(rx_bounds(FRAME - 1, u32::MAX), None);
-    }
-
-    #[test]
-    fn only_tx_frames_come_back_from_the_completion_ring() {
-        assert_eq!(tx_index(tx_addr(0)), Some(0));
-        assert_eq!(tx_index(tx_addr(7) + 256), Some(7));
-        assert_eq!(
-            tx_index(tx_addr(TX_FRAMES as usize - 1)),
-            Some(TX_FRAMES as usize - 1)
-        );
-        assert_eq!(tx_index(0), None);
-        assert_eq!(tx_index(tx_addr(TX_FRAMES as usize)), None);
-        assert_eq!(tx_index(u64::MAX), None);
     }
 }

@@ -11,7 +11,10 @@
 //! frames into the kernel before it returns, so the caller may reuse them at
 //! once. Neither blocks: an empty receive returns 0 and a full transmit queue
 //! returns how many frames were taken (the rest are the caller's to count as
-//! dropped). A frame the port did not take is never kept to go out later
+//! dropped). A port with a UMEM also lends its frames instead
+//! ([`Port::recv_zc`]): they stay in the UMEM, held by a
+//! [`umem::ZcBatch`], until sent on by descriptor ([`Port::send_zc`]) or
+//! given back. A frame the port did not take is never kept to go out later
 //! (after a link comes back, say): what `send` does not take is gone.
 //! Offsets and lengths the kernel writes into shared rings are checked
 //! before they are followed; a bad one is skipped and reported through
@@ -24,7 +27,7 @@
 //! and benchmarks), [`tap::Tap`] (a TAP device, the bridge's LOCAL port) and
 //! [`pcap::PcapPort`] (frames replayed from and recorded to capture files),
 //! [`afxdp::AfXdp`] (AF_XDP sockets fed by sluice's own XDP program,
-//! [`xdp`]), and [`tunnel::Tunnel`] (VXLAN and Geneve over a UDP socket of
+//! [`xdp`], in UMEMs that one worker's sockets share, [`umem`]), and [`tunnel::Tunnel`] (VXLAN and Geneve over a UDP socket of
 //! the host's IP stack). A tunnel port's frames carry tunnel metadata both
 //! ways: [`Batch::tunnel`] on receive, [`Port::send_tunneled`] on send.
 
@@ -37,9 +40,11 @@ pub mod pcap;
 mod ring;
 pub mod tap;
 pub mod tunnel;
+pub mod umem;
 pub mod xdp;
 
 use std::io;
+use std::sync::Arc;
 
 pub use packet::{TunnelDst, TunnelMeta};
 
@@ -202,6 +207,36 @@ pub trait Port: Send {
 
     /// Sends frames without blocking; returns how many were taken.
     fn send(&mut self, frames: &[&[u8]]) -> io::Result<usize>;
+
+    /// The UMEM this port receives into and sends from, when all its
+    /// queues share one (AF_XDP): the caller may then receive with
+    /// [`Port::recv_zc`] and send with [`Port::send_zc`], moving frames
+    /// between ports of the same UMEM without copying them.
+    fn umem(&self) -> Option<&Arc<umem::Umem>> {
+        None
+    }
+
+    /// Receives up to `max` frames without blocking, left where they
+    /// arrived in the port's UMEM and held by `batch` (which first gives
+    /// back what it held); returns how many. Only for a port with a UMEM.
+    fn recv_zc(&mut self, batch: &mut umem::ZcBatch, max: usize) -> io::Result<usize> {
+        let _ = (batch, max);
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            format!("{}: no UMEM", self.name()),
+        ))
+    }
+
+    /// Sends frames given as bytes (copied) or as chunks of this port's
+    /// UMEM (handed over: the port owns them from then on, sent or not);
+    /// returns how many were sent. Only for a port with a UMEM.
+    fn send_zc(&mut self, frames: &[umem::TxFrame]) -> io::Result<usize> {
+        let _ = frames;
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            format!("{}: no UMEM", self.name()),
+        ))
+    }
 
     /// Whether frames sent here need their tunnel metadata (a tunnel
     /// port: the caller sends with [`Port::send_tunneled`]).

@@ -6,6 +6,8 @@
 //!   its headers for actions that edit them in place.
 //! * [`checksum`] computes and incrementally updates the Internet checksum
 //!   (RFC 1071/1624, with UDP's zero rule) and CRC32c for SCTP.
+//! * [`frame`] is the trait through which the pipeline grows and shrinks a
+//!   frame, wherever its bytes live.
 //! * [`tunnel`] holds a packet's tunnel metadata and the VXLAN and Geneve
 //!   headers.
 //!
@@ -15,10 +17,12 @@
 
 pub mod build;
 pub mod checksum;
+pub mod frame;
 pub mod key;
 pub mod parse;
 pub mod tunnel;
 
+pub use frame::FrameBuf;
 pub use key::{flags, slots, FlowKey, Slot, KEY_WORDS};
 pub use parse::{extract, l2_addresses, Offsets};
 pub use tunnel::{TunnelDst, TunnelMeta};

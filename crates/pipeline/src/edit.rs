@@ -30,7 +30,7 @@
 use ofp::oxm::{Oxm, OxmField as F};
 use packet::checksum as ck;
 use packet::parse::{ethertype, ipproto};
-use packet::Offsets;
+use packet::{FrameBuf, Offsets};
 
 /// What an edit did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -539,7 +539,7 @@ const AFTER_MACS: usize = 12;
 
 /// push_vlan: a new outer tag with the given TPID; VID and PCP are copied
 /// from the existing outer tag, or 0 (spec 5.12.1).
-pub fn push_vlan(f: &mut Vec<u8>, off: &Offsets, tpid: u16) -> Edit {
+pub fn push_vlan<B: FrameBuf + ?Sized>(f: &mut B, off: &Offsets, tpid: u16) -> Edit {
     if off.eth_type.is_none() || f.len() < AFTER_MACS + 2 {
         return Edit::Skipped;
     }
@@ -547,16 +547,16 @@ pub fn push_vlan(f: &mut Vec<u8>, off: &Offsets, tpid: u16) -> Edit {
     let mut tag = [0u8; 4];
     tag[..2].copy_from_slice(&tpid.to_be_bytes());
     tag[2..].copy_from_slice(&tci.to_be_bytes());
-    f.splice(AFTER_MACS..AFTER_MACS, tag);
+    f.insert(AFTER_MACS, &tag);
     Edit::Layout
 }
 
 /// pop_vlan: removes the outer tag.
-pub fn pop_vlan(f: &mut Vec<u8>, off: &Offsets) -> Edit {
+pub fn pop_vlan<B: FrameBuf + ?Sized>(f: &mut B, off: &Offsets) -> Edit {
     let at = off.vlan.map(usize::from);
     match (at, Hdr::<4>::at(f, at).is_some()) {
         (Some(at), true) => {
-            f.drain(at..at + 4);
+            f.remove(at, 4);
             pad_to_minimum(f);
             Edit::Layout
         }
@@ -578,7 +578,7 @@ fn ip_ttl(f: &mut [u8], off: &Offsets) -> Option<u8> {
 /// push_mpls: a new outermost label stack entry after the Ethernet/VLAN
 /// header; label and TC from an existing outer entry (else 0), TTL from it
 /// or from the IP header (else 0), BoS set when it is the only entry.
-pub fn push_mpls(f: &mut Vec<u8>, off: &Offsets, eth: u16) -> Edit {
+pub fn push_mpls<B: FrameBuf + ?Sized>(f: &mut B, off: &Offsets, eth: u16) -> Edit {
     let et = off.eth_type.map(usize::from);
     let lse = match mpls(f, off) {
         Some(h) => h.u32::<0>() & !0x100,
@@ -590,7 +590,7 @@ pub fn push_mpls(f: &mut Vec<u8>, off: &Offsets, eth: u16) -> Edit {
         return Edit::Skipped;
     };
     h.set_u16::<0>(eth);
-    f.splice(et + 2..et + 2, lse.to_be_bytes());
+    f.insert(et + 2, &lse.to_be_bytes());
     Edit::Layout
 }
 
@@ -602,14 +602,12 @@ pub const MIN_FRAME: usize = 60;
 /// would, and a receiver (the OpenFlow switch test tool among them) sees a
 /// frame of the minimum size whatever headers were taken off. Bytes past
 /// the IP length are padding to every parser.
-fn pad_to_minimum(f: &mut Vec<u8>) {
-    if f.len() < MIN_FRAME {
-        f.resize(MIN_FRAME, 0);
-    }
+fn pad_to_minimum<B: FrameBuf + ?Sized>(f: &mut B) {
+    f.pad_to(MIN_FRAME);
 }
 
 /// pop_mpls: removes the outermost label stack entry; the EtherType becomes `eth`.
-pub fn pop_mpls(f: &mut Vec<u8>, off: &Offsets, eth: u16) -> Edit {
+pub fn pop_mpls<B: FrameBuf + ?Sized>(f: &mut B, off: &Offsets, eth: u16) -> Edit {
     let (Some(at), Some(et)) = (off.l2_5.map(usize::from), off.eth_type.map(usize::from)) else {
         return Edit::Skipped;
     };
@@ -620,31 +618,31 @@ pub fn pop_mpls(f: &mut Vec<u8>, off: &Offsets, eth: u16) -> Edit {
         return Edit::Skipped;
     };
     h.set_u16::<0>(eth);
-    f.drain(at..at + 4);
+    f.remove(at, 4);
     pad_to_minimum(f);
     Edit::Layout
 }
 
 /// push_pbb: encapsulates the frame behind a backbone header whose MACs copy
 /// the customer's and whose I-TAG carries I-SID 0 (set it with set_field).
-pub fn push_pbb(f: &mut Vec<u8>, off: &Offsets, eth: u16) -> Edit {
+pub fn push_pbb<B: FrameBuf + ?Sized>(f: &mut B, off: &Offsets, eth: u16) -> Edit {
     let Some(h) = Hdr::<12>::at(f, off.eth_type.map(|_| 0)) else {
         return Edit::Skipped;
     };
     let mut hdr = [0u8; 18];
     hdr[..12].copy_from_slice(&h.0[..]);
     hdr[12..14].copy_from_slice(&eth.to_be_bytes());
-    f.splice(0..0, hdr);
+    f.insert(0, &hdr);
     Edit::Layout
 }
 
 /// pop_pbb: removes the backbone header; the customer frame (its MACs at
 /// least) is what is left.
-pub fn pop_pbb(f: &mut Vec<u8>, off: &Offsets) -> Edit {
+pub fn pop_pbb<B: FrameBuf + ?Sized>(f: &mut B, off: &Offsets) -> Edit {
     let at = off.l2_5.map(usize::from);
     match at {
         Some(at) if off.l3_type == ethertype::PBB && Hdr::<16>::at(f, Some(at)).is_some() => {
-            f.drain(..at + 4);
+            f.remove(0, at + 4);
             pad_to_minimum(f);
             Edit::Layout
         }

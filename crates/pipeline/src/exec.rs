@@ -24,7 +24,7 @@ use ofp::msg::group::GroupType;
 use ofp::oxm::{MatchEntry, Oxm, OxmField};
 use ofp::port::port_no;
 use ofp::{Action, Instruction};
-use packet::{extract, slots as s, FlowKey, Offsets, TunnelDst, TunnelMeta};
+use packet::{extract, slots as s, FlowKey, FrameBuf, Offsets, TunnelDst, TunnelMeta};
 
 use crate::classifier::Classifier;
 use crate::edit::{self, Edit, Ttl};
@@ -339,13 +339,14 @@ impl Worker {
     }
 
     /// Runs one packet received on `in_port` through `snap`. The frame may
-    /// be edited in place; outputs without their own `data` carry the
+    /// be edited in place (a `Vec`, or any [`FrameBuf`]: a frame left in
+    /// its receive memory); outputs without their own `data` carry the
     /// frame as it is when this returns.
-    pub fn process(
+    pub fn process<B: FrameBuf + ?Sized>(
         &mut self,
         snap: &Snapshot,
         in_port: u32,
-        frame: &mut Vec<u8>,
+        frame: &mut B,
         now_ns: u64,
     ) -> &[Output] {
         self.process_tunneled(snap, in_port, &TunnelMeta::default(), frame, now_ns)
@@ -354,15 +355,15 @@ impl Worker {
     /// [`Worker::process`] for a packet that came out of a tunnel port
     /// with metadata `tun` (its VNI and outer addresses, which flows match
     /// as `tun_id`, `tun_src`, `tun_dst`).
-    pub fn process_tunneled(
+    pub fn process_tunneled<B: FrameBuf + ?Sized>(
         &mut self,
         snap: &Snapshot,
         in_port: u32,
         tun: &TunnelMeta,
-        frame: &mut Vec<u8>,
+        frame: &mut B,
         now_ns: u64,
     ) -> &[Output] {
-        self.exec.process::<false>(
+        self.exec.process::<false, _>(
             self.id,
             self.emc.as_mut(),
             snap,
@@ -409,7 +410,7 @@ impl Worker {
             dropped: false,
             buckets_run: 0,
         };
-        e.run_actions::<false>(actions, frame, &mut cx, 0);
+        e.run_actions::<false, _>(actions, frame, &mut cx, 0);
         let mut buckets = cx.buckets_run;
         let outs: Vec<Output> = e
             .outputs
@@ -436,7 +437,7 @@ impl Worker {
             let id = self.id;
             self.exec.buckets_carried = buckets;
             let room = MAX_OUTPUTS_PER_PACKET - result.len();
-            let r = self.exec.process::<false>(
+            let r = self.exec.process::<false, _>(
                 id,
                 None,
                 snap,
@@ -469,7 +470,7 @@ pub(crate) fn trace_run(
     let mut e = Exec::new();
     let mut f = frame.to_vec();
     let outputs = e
-        .process::<true>(0, None, snap, in_port, tun, &mut f, 0)
+        .process::<true, _>(0, None, snap, in_port, tun, &mut f, 0)
         .to_vec();
     let outputs = outputs
         .into_iter()
@@ -565,14 +566,14 @@ impl Exec {
     /// `log`; without it this is the fast path, and the trace code is
     /// compiled out.
     #[allow(clippy::too_many_arguments)] // the packet, where it came from, and the context
-    fn process<const T: bool>(
+    fn process<const T: bool, B: FrameBuf + ?Sized>(
         &mut self,
         worker: usize,
         mut emc: Option<&mut Emc>,
         snap: &Snapshot,
         in_port: u32,
         tun: &TunnelMeta,
-        frame: &mut Vec<u8>,
+        frame: &mut B,
         now_ns: u64,
     ) -> &[Output] {
         self.outputs.clear();
@@ -670,7 +671,7 @@ impl Exec {
                         }
                     }
                     Instruction::ApplyActions(list) => {
-                        self.run_actions::<T>(list, frame, &mut cx, 0);
+                        self.run_actions::<T, _>(list, frame, &mut cx, 0);
                         if cx.dropped {
                             self.buckets_used = cx.buckets_run;
                             return &self.outputs;
@@ -719,7 +720,7 @@ impl Exec {
                 self.note(format!("Action set: {}", ofp::text::format_actions(&list)));
                 self.indent += 1;
             }
-            self.run_actions::<T>(&list, frame, &mut cx, 0);
+            self.run_actions::<T, _>(&list, frame, &mut cx, 0);
             if T {
                 self.indent -= 1;
             }
@@ -771,10 +772,10 @@ impl Exec {
         edit::set_field(frame, &self.off, &Oxm::exact(OxmField::IpDscp, new as u128));
     }
 
-    fn run_actions<const T: bool>(
+    fn run_actions<const T: bool, B: FrameBuf + ?Sized>(
         &mut self,
         list: &[Action],
-        frame: &mut Vec<u8>,
+        frame: &mut B,
         cx: &mut Ctx<'_>,
         depth: u32,
     ) {
@@ -1172,7 +1173,7 @@ impl Exec {
             let mut copy = frame.to_vec();
             let first_out = self.outputs.len();
             let outer_from = std::mem::replace(&mut cx.pending_from, first_out);
-            self.run_actions::<T>(&b.actions, &mut copy, cx, depth + 1);
+            self.run_actions::<T, _>(&b.actions, &mut copy, cx, depth + 1);
             if T {
                 self.indent -= 1;
             }
