@@ -27,7 +27,7 @@ for pin in "" "--cpu 1"; do
         ip netns exec "$P-sw" target/release/sluice --port p1 --port p2 $pin >"$out" 2>&1 &
         SW_PID=$!
         sleep 0.5
-        ip netns exec "$P-h2" iperf3 -s -1 -p 5501 >/dev/null 2>&1 &
+        ip netns exec "$P-h2" timeout 300 iperf3 -s -1 -p 5501 >/dev/null 2>&1 &
         srv=$!
         sleep 0.3
         ip netns exec "$P-h1" iperf3 -c "$TESTBED_NET.2" -p 5501 -t "${DELAY_SECONDS:-4}" -u -b "$RATE" -l 1000 >/dev/null 2>&1 || true

@@ -26,7 +26,7 @@ echo "== ping"
 ip netns exec "$P-h1" ping -c 5 -i 0.2 -W 2 "$TESTBED_NET.2" | tail -n 2
 
 echo "== TCP throughput (iperf3, 5 s)"
-ip netns exec "$P-h2" iperf3 -s -1 -p 5201 >/dev/null 2>&1 &
+ip netns exec "$P-h2" timeout 300 iperf3 -s -1 -p 5201 >/dev/null 2>&1 &
 IPERF_PID=$!
 sleep 0.5
 ip netns exec "$P-h1" iperf3 -c "$TESTBED_NET.2" -p 5201 -t 5 -f m | grep -E "sender|receiver" || true

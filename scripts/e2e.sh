@@ -76,7 +76,7 @@ two_port_config() {
     cfg=$(mktemp)
     {
         echo "[bridge]"
-        [ -z "$E2E_BACKEND" ] || echo "backend = \"$E2E_BACKEND\""
+        [ -z "${E2E_BACKEND:-}" ] || echo "backend = \"$E2E_BACKEND\""
         echo "flows = ["
         for f in "$@"; do echo "  \"$f\","; done
         echo "]"
@@ -104,7 +104,7 @@ tx_of() { awk -v p="$1" '$1 == p { print $5 }' "$OUT"; }
 
 # TCP throughput in Mbit/s from h1 to h2 for 2 s (0 if it failed).
 tcp_mbps() { # iperf3-port
-    ip netns exec "$P-h2" iperf3 -s -1 -p "$1" >/dev/null 2>&1 &
+    ip netns exec "$P-h2" timeout 60 iperf3 -s -1 -p "$1" >/dev/null 2>&1 &
     local srv=$!
     sleep 0.3
     ip netns exec "$P-h1" iperf3 -c "$TESTBED_NET.2" -p "$1" -t 2 -J 2>/dev/null |
@@ -169,7 +169,7 @@ test_static_flow_table() {
     local r=0
     # The static table drops ICMP: ping must fail while TCP passes.
     ping_ok h1 "$TESTBED_NET.2" && r=1
-    ip netns exec "$P-h2" iperf3 -s -1 -p 5302 >/dev/null 2>&1 &
+    ip netns exec "$P-h2" timeout 60 iperf3 -s -1 -p 5302 >/dev/null 2>&1 &
     local srv=$!
     sleep 0.3
     ip netns exec "$P-h1" iperf3 -c "$TESTBED_NET.2" -p 5302 -t 1 >/dev/null 2>&1 || r=1
@@ -314,7 +314,7 @@ TOML
     rd=$(mktemp -d)
     start_sluice --config "$cfg" --run-dir "$rd"
     local r=0 mbps
-    ip netns exec "$P-h2" iperf3 -s -1 -p 5303 >/dev/null 2>&1 &
+    ip netns exec "$P-h2" timeout 60 iperf3 -s -1 -p 5303 >/dev/null 2>&1 &
     local srv=$!
     sleep 0.3
     mbps=$(ip netns exec "$P-h1" iperf3 -c "$TESTBED_NET.2" -p 5303 -t 3 -J 2>/dev/null |

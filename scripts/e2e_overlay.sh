@@ -109,7 +109,7 @@ TOML
 ov_traffic() { # label to-ip iperf-port server-ns
     local r=0 mbps
     ip netns exec "$P-va" ping -c 3 -i 0.2 -W 2 -q "$2" >/dev/null 2>&1 || { echo "     $1: no ping"; r=1; }
-    ip netns exec "$P-$4" iperf3 -s -1 -p "$3" >/dev/null 2>&1 &
+    ip netns exec "$P-$4" timeout 60 iperf3 -s -1 -p "$3" >/dev/null 2>&1 &
     local srv=$!
     sleep 0.5
     mbps=$(ip netns exec "$P-va" timeout 10 iperf3 -c "$2" -p "$3" -t 2 -J 2>/dev/null |

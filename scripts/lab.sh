@@ -108,7 +108,7 @@ lab_up() { # ports
 iperf() { # port args...
     local port=$1
     shift
-    ip netns exec "$P-h2" iperf3 -s -1 -p "$port" >/dev/null 2>&1 &
+    ip netns exec "$P-h2" timeout $((SECS + 60)) iperf3 -s -1 -p "$port" >/dev/null 2>&1 &
     local srv=$!
     sleep 0.2
     ip netns exec "$P-h1" timeout $((SECS + 20)) iperf3 -c "$TESTBED_NET.2" -p "$port" -t "$SECS" -J "$@" 2>/dev/null || true
@@ -132,7 +132,7 @@ measure() { # pid
         sed -n 's/.*time=\([0-9.]*\) ms.*/\1/p' | paste -sd, -)
     M_RTT=$(python3 -c "import statistics; s = [$M_RTTS]; print(round(statistics.median(s), 3) if s else 'null')")
     # The switch's CPU over the TCP client's run only (server up first).
-    ip netns exec "$P-h2" iperf3 -s -1 -p 5401 >/dev/null 2>&1 &
+    ip netns exec "$P-h2" timeout $((SECS + 60)) iperf3 -s -1 -p 5401 >/dev/null 2>&1 &
     local srv=$! s0 s1 out
     sleep 0.2
     t0=$([ -n "$pid" ] && cpu_ticks "$pid" || echo 0)

@@ -18,7 +18,9 @@ cargo build -q --locked -p ofp --example ofp-interop
 echo "== benchmark report arithmetic and rendering"
 .venv/bin/python -m unittest discover -s scripts/bench -p 'test_*.py'
 echo "== end-to-end (network namespaces)"
-scripts/e2e.sh
+# A backstop: a test that hangs fails the run with its output instead of
+# holding CI until its own limit (the whole e2e run takes about 8 minutes).
+timeout -k 30 1500 scripts/e2e.sh || { rc=$?; [ "$rc" -ne 124 ] || echo "e2e: stopped after 1500 s (a test hung)" >&2; exit "$rc"; }
 echo "== OpenFlow conformance, quick subset (os-ken switch test tool; root)"
 if [ "$(id -u)" -eq 0 ]; then
     scripts/conformance.sh --quick --fixed-tool

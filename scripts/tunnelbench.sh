@@ -140,13 +140,13 @@ echo "|---|---|---|---|"
 measure() { # label
     local rtt mbps pps
     rtt=$(ip netns exec "$P-va" ping -c 20 -i 0.05 -q "$OV_OVER.2" | awk -F/ '/rtt/ {print $5}')
-    ip netns exec "$P-vb" iperf3 -s -1 -p 5401 >/dev/null 2>&1 &
+    ip netns exec "$P-vb" timeout $((SECS + 60)) iperf3 -s -1 -p 5401 >/dev/null 2>&1 &
     local srv=$!
     sleep 0.5
     mbps=$(ip netns exec "$P-va" iperf3 -c "$OV_OVER.2" -p 5401 -t "$SECS" -J |
         python3 -c 'import json,sys; print(round(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e6))')
     wait "$srv"
-    ip netns exec "$P-vb" iperf3 -s -1 -p 5402 >/dev/null 2>&1 &
+    ip netns exec "$P-vb" timeout $((SECS + 60)) iperf3 -s -1 -p 5402 >/dev/null 2>&1 &
     srv=$!
     sleep 0.5
     # 18-byte UDP payloads: 60-byte inner frames (64 with the FCS).

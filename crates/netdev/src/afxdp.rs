@@ -611,15 +611,15 @@ impl Socket {
     /// leave later: a kick that finds the device not running drops one
     /// frame (`EBUSY`), so the kicks go on until the ring is empty; a first
     /// kick that finds the interface down has not looked at the ring (the
-    /// kernel checks `IFF_UP` first), and in copy mode nothing else reads
-    /// the TX ring but this thread's own calls, so the frames just
-    /// published are taken back. In zero-copy mode the driver reads the
+    /// kernel checks `IFF_UP` first). In copy mode nothing else reads the
+    /// TX ring but this thread's own calls, so whatever is still on it when
+    /// the kicks end (link down, or "again" past the budget) is taken back
+    /// and counted as not sent. In zero-copy mode the driver reads the
     /// ring on its own and they stay (sluice's test links, veth, are
     /// copy-only).
     fn tx(&mut self, frames: &[TxFrame]) -> io::Result<usize> {
         self.reap();
-        let entry = self.tx.cached;
-        let mut prod = entry;
+        let mut prod = self.tx.cached;
         let cons = self.tx.consumer().load(Ordering::Acquire);
         let mut n = 0usize;
         let mut left = Vec::new();
@@ -668,13 +668,8 @@ impl Socket {
         // In copy mode the kernel sends at most 32 frames per kick.
         let mut budget = n.div_ceil(32) + 1;
         let mut dropped = 0usize;
-        let mut first = true;
         while budget > 0 && self.tx.consumer().load(Ordering::Acquire) != prod {
             match self.kick()? {
-                Kick::Down if first && !self.zero_copy => {
-                    self.take_back(entry, prod);
-                    return Ok(0);
-                }
                 Kick::Down => break,
                 // One frame dropped by the kernel; kick on for the others
                 // (at most one drop per frame on the ring).
@@ -682,9 +677,22 @@ impl Socket {
                 Kick::Dropped => break,
                 Kick::Sent | Kick::Again => budget -= 1,
             }
-            first = false;
         }
-        Ok(n.saturating_sub(dropped))
+        // Copy mode: what the kicks left on the ring (the kernel said
+        // "again" until the budget ran out, or the link went down after
+        // the first kick) is taken back and dropped here, so no frame
+        // waits on the ring for a later kick; the ring is empty between
+        // calls. The kernel's consumer index is stable: only our own
+        // calls move it.
+        let mut unsent = 0usize;
+        if !self.zero_copy {
+            let cons = self.tx.consumer().load(Ordering::Acquire);
+            if cons != prod {
+                unsent = prod.wrapping_sub(cons) as usize;
+                self.take_back(cons, prod);
+            }
+        }
+        Ok(n.saturating_sub(dropped).saturating_sub(unsent))
     }
 
     /// Takes the descriptors `from..to` back off the TX ring (the kernel
