@@ -557,7 +557,9 @@ impl BridgeWorker {
             if self.nullx {
                 if let Some(q) = at.tx.get_mut(i ^ 1) {
                     let same = same_umem(rx.umem(), self.ports[i ^ 1].dev.umem());
-                    match rx.take(j).filter(|_| same) {
+                    // Taken only when it can move: a taken chunk that
+                    // is copied instead would never go back.
+                    match if same { rx.take(j) } else { None } {
                         Some(d) if q.push_chunk(d) => {}
                         Some(_) => rx.untake(j),
                         None => q.push(rx.bytes(j)),

@@ -169,10 +169,20 @@ impl<T> Ring<T> {
     }
 }
 
+impl<T> Ring<T> {
+    /// Unmaps the ring (once; the ring must not be used after).
+    fn unmap(&mut self) {
+        if !self.map.is_null() {
+            // SAFETY: unmapping exactly what map() mapped, once.
+            unsafe { libc::munmap(self.map as *mut libc::c_void, self.map_len) };
+            self.map = std::ptr::null_mut();
+        }
+    }
+}
+
 impl<T> Drop for Ring<T> {
     fn drop(&mut self) {
-        // SAFETY: unmapping exactly what map() mapped.
-        unsafe { libc::munmap(self.map as *mut libc::c_void, self.map_len) };
+        self.unmap();
     }
 }
 
@@ -611,15 +621,19 @@ impl Socket {
     /// leave later: a kick that finds the device not running drops one
     /// frame (`EBUSY`), so the kicks go on until the ring is empty; a first
     /// kick that finds the interface down has not looked at the ring (the
-    /// kernel checks `IFF_UP` first). In copy mode nothing else reads the
-    /// TX ring but this thread's own calls, so whatever is still on it when
-    /// the kicks end (link down, or "again" past the budget) is taken back
-    /// and counted as not sent. In zero-copy mode the driver reads the
-    /// ring on its own and they stay (sluice's test links, veth, are
-    /// copy-only).
+    /// kernel checks `IFF_UP` first), and in copy mode nothing else reads
+    /// the TX ring but this thread's own calls, so the frames just
+    /// published are taken back. Frames still on the ring after kicks the
+    /// kernel did read (it said "again" until the budget ran out) cannot be
+    /// taken back: the kernel has cached the producer index past them and
+    /// will send them at a later kick (the one case where a frame can
+    /// leave late, if the link goes down just then). In zero-copy mode the
+    /// driver reads the ring on its own and frames stay (sluice's test
+    /// links, veth, are copy-only).
     fn tx(&mut self, frames: &[TxFrame]) -> io::Result<usize> {
         self.reap();
-        let mut prod = self.tx.cached;
+        let entry = self.tx.cached;
+        let mut prod = entry;
         let cons = self.tx.consumer().load(Ordering::Acquire);
         let mut n = 0usize;
         let mut left = Vec::new();
@@ -668,8 +682,18 @@ impl Socket {
         // In copy mode the kernel sends at most 32 frames per kick.
         let mut budget = n.div_ceil(32) + 1;
         let mut dropped = 0usize;
+        let mut first = true;
         while budget > 0 && self.tx.consumer().load(Ordering::Acquire) != prod {
             match self.kick()? {
+                // Only a first kick: the kernel checks IFF_UP before it
+                // reads the ring, so it has not seen (nor cached the
+                // producer index past) what this call published. Frames an
+                // earlier call left on the ring are past taking back: the
+                // kernel has read the producer index beyond them.
+                Kick::Down if first && !self.zero_copy => {
+                    self.take_back(entry, prod);
+                    return Ok(0);
+                }
                 Kick::Down => break,
                 // One frame dropped by the kernel; kick on for the others
                 // (at most one drop per frame on the ring).
@@ -677,22 +701,9 @@ impl Socket {
                 Kick::Dropped => break,
                 Kick::Sent | Kick::Again => budget -= 1,
             }
+            first = false;
         }
-        // Copy mode: what the kicks left on the ring (the kernel said
-        // "again" until the budget ran out, or the link went down after
-        // the first kick) is taken back and dropped here, so no frame
-        // waits on the ring for a later kick; the ring is empty between
-        // calls. The kernel's consumer index is stable: only our own
-        // calls move it.
-        let mut unsent = 0usize;
-        if !self.zero_copy {
-            let cons = self.tx.consumer().load(Ordering::Acquire);
-            if cons != prod {
-                unsent = prod.wrapping_sub(cons) as usize;
-                self.take_back(cons, prod);
-            }
-        }
-        Ok(n.saturating_sub(dropped).saturating_sub(unsent))
+        Ok(n.saturating_sub(dropped))
     }
 
     /// Takes the descriptors `from..to` back off the TX ring (the kernel
@@ -719,7 +730,15 @@ impl Drop for Socket {
             l.retain(|&(id, _)| id != self.id);
             self.umem.set_sockets(l.len());
         }
-        // SAFETY: closing our socket, once (the rings unmap themselves).
+        // The rings hold the socket's file too: unmapped before the close,
+        // so that the close releases the socket (unbinds it, takes it out
+        // of the XSKMAP, and the kernel lets go of its chunks) before they
+        // go back to the free list for other sockets to use.
+        self.rx.unmap();
+        self.tx.unmap();
+        self.fill.unmap();
+        self.comp.unmap();
+        // SAFETY: closing our socket, once.
         unsafe { libc::close(self.fd) };
         self.umem.reclaim(self.id);
     }
