@@ -40,7 +40,7 @@ pub const FRAME: u64 = 2048;
 /// Chunks in a worker's shared UMEM (16 MiB).
 pub const SHARED_CHUNKS: u32 = 8192;
 /// The most chunks one socket keeps in its fill ring.
-pub const FILL_MAX: u32 = 256;
+pub const FILL_MAX: u32 = 512;
 
 const FREE: u32 = 0;
 const HELD: u32 = 1;

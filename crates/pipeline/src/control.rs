@@ -20,6 +20,7 @@ use ofp::msg::multipart::{AggregateStats, FlowStats, FlowStatsRequest};
 use ofp::port::{group_no, meter_no, port_no, TABLE_ALL};
 use ofp::{Action, OfpError};
 
+use crate::changes::ChangeLog;
 use crate::classifier::RuleId;
 use crate::exec::{GroupRt, PortState, Snapshot};
 use crate::matchkey::{compile, compile_valid, MaskedKey, PackedKey};
@@ -43,6 +44,11 @@ pub struct Config {
     pub max_groups: usize,
     pub max_meters: usize,
     pub max_bands: usize,
+    /// Rule changes each snapshot lists for the workers' exact-match
+    /// caches ([`crate::changes`]): a cached answer no listed change
+    /// touches survives a publication. 0: every publication empties every
+    /// cache.
+    pub change_log: usize,
 }
 
 impl Default for Config {
@@ -55,6 +61,7 @@ impl Default for Config {
             max_groups: 65_536,
             max_meters: 65_536,
             max_bands: 8,
+            change_log: 16,
         }
     }
 }
@@ -126,6 +133,8 @@ pub struct Pipeline {
     /// OFPC_INVALID_TTL_TO_CONTROLLER (set by SET_CONFIG).
     pub invalid_ttl_to_controller: bool,
     version: u64,
+    /// The recent rule changes, as the snapshots carry them.
+    changes: Arc<ChangeLog>,
     /// Rules in all tables.
     flows: usize,
     /// Bucket liveness as of the last snapshot; None once a group or a
@@ -154,6 +163,7 @@ impl Pipeline {
             ports: Vec::new(),
             invalid_ttl_to_controller: false,
             version: 0,
+            changes: Arc::new(ChangeLog::default()),
         }
     }
 
@@ -190,8 +200,25 @@ impl Pipeline {
     /// copied.
     pub fn snapshot(&mut self) -> Arc<Snapshot> {
         self.version += 1;
+        let mut fresh = Vec::new();
+        let mut overflow = false;
+        for t in self.tables.iter_mut() {
+            overflow |= std::mem::take(&mut t.changes_overflow);
+            fresh.extend(t.changes.drain(..).map(|k| (t.id, k)));
+        }
+        // Untouched unless rules changed (or the log is off): snapshots
+        // between share it.
+        if overflow || !fresh.is_empty() || self.config.change_log == 0 {
+            Arc::make_mut(&mut self.changes).record(
+                self.version,
+                fresh.into_iter(),
+                overflow,
+                self.config.change_log,
+            );
+        }
         Arc::new(Snapshot {
             version: self.version,
+            changes: self.changes.clone(),
             tables: self.tables.iter().map(|t| t.cls.clone()).collect(),
             table_counters: self.table_counters.clone(),
             groups: self

@@ -2,10 +2,16 @@
 //!
 //! A direct-mapped table from a packet's whole flow key (and table number)
 //! to the rule the classifier chose for it, or to "no rule". Entries carry
-//! the snapshot version they were computed in; a new version makes every
-//! entry stale at once without touching it. A hit costs one hash of the key
-//! and one comparison; a miss costs that plus the classifier lookup it
-//! saves next time. Each worker owns its cache: no sharing, no locks.
+//! the snapshot version they were computed in. An entry of an earlier
+//! version is checked, when next hit, against the rule changes the
+//! snapshot lists ([`crate::changes`]): kept (and moved to the new
+//! version) if none matches its key, a miss otherwise or when the changes
+//! since it are no longer listed. So a flow-mod empties only the entries
+//! it could change, and a bulk push every entry, without touching them.
+//! A hit costs one hash of the key and one comparison (plus, once per
+//! publication, one masked compare per listed change); a miss costs that
+//! plus the classifier lookup it saves next time. Each worker owns its
+//! cache: no sharing, no locks.
 
 use std::sync::Arc;
 
@@ -15,6 +21,7 @@ use packet::{FlowKey, KEY_WORDS};
 /// and the four IPv6 words after it).
 const TUNNEL_WORDS_AT: usize = packet::slots::TUN_IPV4_SRC.word as usize;
 
+use crate::changes::ChangeLog;
 use crate::rule::Rule;
 
 struct Slot {
@@ -30,6 +37,8 @@ pub struct Emc {
     mask: usize,
     pub hits: u64,
     pub misses: u64,
+    /// Hits on entries of an earlier version, kept by the change log.
+    pub kept: u64,
 }
 
 /// Odd multipliers, one per key word.
@@ -83,21 +92,37 @@ impl Emc {
             mask: n - 1,
             hits: 0,
             misses: 0,
+            kept: 0,
         }
     }
 
-    /// The slot holding `key` for `table` at `version`, if cached.
+    /// The slot holding `key` for `table` at `version`, if cached (an
+    /// entry of an earlier version that `changes` shows untouched is moved
+    /// to `version`).
     #[inline]
-    pub fn find(&mut self, version: u64, table: u8, key: &FlowKey) -> Result<usize, usize> {
+    pub fn find(
+        &mut self,
+        version: u64,
+        changes: &ChangeLog,
+        table: u8,
+        key: &FlowKey,
+    ) -> Result<usize, usize> {
         let i = hash(key, table) as usize & self.mask;
-        let s = &self.slots[i];
-        if s.version == version && s.table == table && s.key == *key {
-            self.hits += 1;
-            Ok(i)
-        } else {
-            self.misses += 1;
-            Err(i)
+        let s = &mut self.slots[i];
+        if s.table == table && s.key == *key {
+            if s.version == version {
+                self.hits += 1;
+                return Ok(i);
+            }
+            if changes.unchanged(s.version, version, table, key) {
+                s.version = version;
+                self.hits += 1;
+                self.kept += 1;
+                return Ok(i);
+            }
         }
+        self.misses += 1;
+        Err(i)
     }
 
     /// The rule cached in slot `i` (None: the cached answer is "no rule").

@@ -26,6 +26,7 @@ use ofp::port::port_no;
 use ofp::{Action, Instruction};
 use packet::{extract, slots as s, FlowKey, FrameBuf, Offsets, TunnelDst, TunnelMeta};
 
+use crate::changes::ChangeLog;
 use crate::classifier::Classifier;
 use crate::edit::{self, Edit, Ttl};
 use crate::emc::Emc;
@@ -78,6 +79,9 @@ pub type TableCounters = Counters;
 #[derive(Debug)]
 pub struct Snapshot {
     pub version: u64,
+    /// The rule changes of the last versions: what a cache entry of an
+    /// earlier version is checked against.
+    pub changes: Arc<ChangeLog>,
     pub tables: Vec<Classifier<Arc<Rule>>>,
     pub table_counters: Arc<Vec<TableCounters>>,
     pub groups: HashMap<u32, Arc<GroupRt>>,
@@ -336,6 +340,12 @@ impl Worker {
     /// Cache hits and misses so far.
     pub fn cache_stats(&self) -> (u64, u64) {
         self.emc.as_ref().map_or((0, 0), |e| (e.hits, e.misses))
+    }
+
+    /// Cache hits so far on entries of an earlier version that no rule
+    /// change since touched (counted in the hits too).
+    pub fn cache_kept(&self) -> u64 {
+        self.emc.as_ref().map_or(0, |e| e.kept)
     }
 
     /// Runs one packet received on `in_port` through `snap`. The frame may
@@ -613,7 +623,7 @@ impl Exec {
             self.key.set(s::METADATA, self.metadata);
             let tc = snap.table_counters.get(table).filter(|_| !T);
             let found = match emc.as_deref_mut().filter(|_| !T) {
-                Some(e) => match e.find(snap.version, table as u8, &self.key) {
+                Some(e) => match e.find(snap.version, &snap.changes, table as u8, &self.key) {
                     Ok(i) => e.rule(i),
                     Err(i) => {
                         let r = cls.lookup_data(&self.key);

@@ -9,13 +9,16 @@
 //!
 //! * [`control`] is the control plane's copy: tables, groups and meters with
 //!   the OpenFlow semantics of FLOW_MOD, GROUP_MOD and METER_MOD; it
-//!   publishes immutable [`Snapshot`]s.
+//!   publishes immutable [`Snapshot`]s, each with the recent rule changes
+//!   ([`changes`]) so the workers' exact-match caches ([`emc`]) keep what
+//!   a publication did not touch.
 //! * [`exec`] runs packets through a snapshot ([`Worker::process`]):
 //!   instructions, the action set, groups, meters; [`edit`] changes headers
 //!   in place with incremental checksums; [`meter`] holds the token buckets.
 //! * [`trace`] tells what the pipeline does with one packet, step by step,
 //!   changing nothing.
 
+pub mod changes;
 pub mod classifier;
 pub mod control;
 pub mod edit;

@@ -31,7 +31,16 @@ pub struct FlowTable {
     /// Rules with an idle or hard timeout: expiry looks at these only, so
     /// a large table of permanent flows costs nothing to age.
     pub(crate) timed: BTreeMap<RuleId, Arc<Rule>>,
+    /// The matches of the rules added or removed since the last snapshot
+    /// (for the workers' caches, [`crate::changes`]), at most
+    /// [`CHANGES_KEPT`]; past that only `changes_overflow` is set.
+    pub(crate) changes: Vec<MaskedKey>,
+    pub(crate) changes_overflow: bool,
 }
+
+/// Rule changes a table keeps between two snapshots (more than any
+/// change log holds: past it the next snapshot starts the log afresh).
+pub(crate) const CHANGES_KEPT: usize = 64;
 
 impl FlowTable {
     pub fn new(id: u8, max_entries: usize) -> FlowTable {
@@ -41,6 +50,21 @@ impl FlowTable {
             cls: Classifier::new(),
             exact: hashbrown::HashTable::new(),
             timed: BTreeMap::new(),
+            changes: Vec::new(),
+            changes_overflow: false,
+        }
+    }
+
+    /// Notes a rule change for the workers' caches.
+    fn changed(&mut self, key: &MaskedKey) {
+        if self.changes_overflow {
+            return;
+        }
+        if self.changes.len() >= CHANGES_KEPT {
+            self.changes_overflow = true;
+            self.changes = Vec::new();
+        } else {
+            self.changes.push(*key);
         }
     }
 
@@ -94,6 +118,7 @@ impl FlowTable {
         }
         let h = exact_hash(key, rule.priority);
         self.exact.insert_unique(h, (h, rule), |(eh, _)| *eh);
+        self.changed(key);
     }
 
     /// Removes `rule` (found by its match, priority and id).
@@ -106,6 +131,7 @@ impl FlowTable {
         let ((_, removed), _) = e.remove();
         self.cls.remove(removed.id, &key, removed.priority);
         self.timed.remove(&removed.id);
+        self.changed(&key);
         Some(removed)
     }
 

@@ -18,6 +18,8 @@ sections (none given: --configs --ingest):
               (uniform and Zipf traffic through the exact-match cache)
   --stages    ns added by each stage: parse, cache hit, classifier miss,
               and each action kind over a plain output
+  --churn     one flow-mod and publication per pass over the traffic:
+              the exact-match cache with its change log on and off
   --all       every section
 
 options:
@@ -36,6 +38,7 @@ pub struct Opts {
     pub ingest: bool,
     pub scaling: bool,
     pub stages: bool,
+    pub churn: bool,
     /// Hidden: run the ingest memory probe for this many rules and print
     /// the RSS growth in bytes (see `ingest.rs`).
     pub rss_child: Option<u32>,
@@ -66,8 +69,10 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Option<Opts>, Str
             "--ingest" => (o.ingest, any) = (true, true),
             "--scaling" => (o.scaling, any) = (true, true),
             "--stages" => (o.stages, any) = (true, true),
+            "--churn" => (o.churn, any) = (true, true),
             "--all" => {
-                (o.configs, o.ingest, o.scaling, o.stages) = (true, true, true, true);
+                (o.configs, o.ingest, o.scaling, o.stages, o.churn) =
+                    (true, true, true, true, true);
                 any = true;
             }
             "--help" | "-h" => return Ok(None),

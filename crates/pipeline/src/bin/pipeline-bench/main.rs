@@ -17,11 +17,14 @@
 //!   (the cache's friendly case);
 //! * `ingest.rs`: 1 000 000 FLOW_MOD adds, and the memory they hold;
 //! * `scaling.rs`: many rules, many active flows, uniform and Zipf;
-//! * `stages.rs`: what each step and action adds per packet.
+//! * `stages.rs`: what each step and action adds per packet;
+//! * `churn.rs`: the cost per packet while flow-mods keep coming, with
+//!   the exact-match cache's change log on and off.
 //!
 //! `cli.rs` reads the flags, `measure.rs` times rounds, `rules.rs` and
 //! `flows.rs` build the rule sets, `traffic.rs` the many-flow traffic.
 
+mod churn;
 mod cli;
 mod configs;
 mod flows;
@@ -60,5 +63,8 @@ fn main() {
     }
     if opts.stages {
         stages::run(plan, opts.json);
+    }
+    if opts.churn {
+        churn::run(plan, opts.json);
     }
 }
