@@ -19,6 +19,7 @@ import statistics
 KEY_NUMERIC = {
     "rules", "ports", "workers", "active_flows", "flows", "frames",
     "offered_fps", "installed", "samples", "packets", "step_flows",
+    "change_log", "packets_per_publication",
 }
 # Fields that are neither key nor metric.
 IGNORED = {"round"}

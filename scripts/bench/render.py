@@ -354,6 +354,10 @@ def write(out_dir, name, rows, meta):
             w("\n### Scaling: rules and active flows (one core, no I/O)\n")
             plot("pipeline_scaling", "pipeline-bench ns/packet vs rules and active flows")
             w(table(sc, lead=("axis", "rules", "active_flows", "dist")))
+        ch = by("churn")
+        if ch:
+            w("\n### The exact-match cache while flow-mods keep coming (a publication per pass)\n")
+            w(table(ch, lead=("config", "churn", "change_log")))
         pl = [r for r in rows if r.get("source") == "pipeline" and r.get("scenario") == "pipeline"]
         cf = ag.group([r for r in pl if "ns_per_pkt" in r])
         if cf:

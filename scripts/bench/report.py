@@ -109,7 +109,7 @@ SCENARIOS = [
     Scenario(
         "pipeline",
         "the pipeline alone on one core (pipeline-bench): rule sets, scaling with rules and "
-        "active flows, the cost of each stage, ingest",
+        "active flows, the cost of each stage, ingest, the cache under flow-mod churn",
         ["target/release/pipeline-bench", "--json", "--all"],
         {},
         {},

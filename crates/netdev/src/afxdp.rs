@@ -212,6 +212,9 @@ struct Socket {
     comp: Ring<u64>,
     /// Chunks in the fill ring (given to the kernel, not yet received).
     in_fill: u32,
+    /// This socket's own fill target once it has been busy (0 before):
+    /// above the UMEM's even share, up to [`umem::FILL_MAX`].
+    boost: u32,
     /// Scratch for the chunks going to the fill ring.
     stock: Vec<u64>,
     /// Descriptors refused since `take_rx_errors` last ran.
@@ -464,6 +467,7 @@ impl Socket {
             fill,
             comp,
             in_fill: 0,
+            boost: 0,
             stock: Vec::with_capacity(RX_FRAMES as usize),
             rx_errors: 0,
             zero_copy: false,
@@ -496,11 +500,18 @@ impl Socket {
         Ok(s)
     }
 
-    /// Tops the fill ring up to `target` chunks from the UMEM's free list.
+    /// Tops the fill ring up to `target` chunks from the UMEM's free list
+    /// (beyond the even share, only from what exceeds the busy reserve).
     fn refill(&mut self, target: u32) {
         if self.in_fill >= target {
             return;
         }
+        let share = self.umem.fill_target();
+        let keep = if target > share {
+            self.umem.busy_reserve()
+        } else {
+            0
+        };
         let cons = self.fill.consumer().load(Ordering::Acquire);
         let room = RX_FRAMES - self.fill.cached.wrapping_sub(cons).min(RX_FRAMES);
         let want = (target - self.in_fill).min(room);
@@ -508,7 +519,7 @@ impl Socket {
             return;
         }
         self.stock.clear();
-        self.umem.to_fill(self.id, want, &mut self.stock);
+        self.umem.to_fill(self.id, want, keep, &mut self.stock);
         for &a in &self.stock {
             // SAFETY: a free slot of the fill ring (room counted above),
             // which we produce.
@@ -594,7 +605,14 @@ impl Socket {
             self.rx.cached = cons;
             self.rx.consumer().store(cons, Ordering::Release);
         }
-        self.refill(self.umem.fill_target());
+        // Busy: the kernel had used three quarters of the fill ring since
+        // the last refill; this socket's target doubles.
+        let share = self.umem.fill_target();
+        let target = self.boost.max(share);
+        if n > 0 && self.in_fill <= target / 4 && target < umem::FILL_MAX {
+            self.boost = (target * 2).min(umem::FILL_MAX);
+        }
+        self.refill(self.boost.max(share));
         if self.fill.needs_wakeup() {
             // SAFETY: a zero-length, non-blocking recvfrom wakes the driver.
             unsafe {
