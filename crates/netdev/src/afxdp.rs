@@ -501,17 +501,11 @@ impl Socket {
     }
 
     /// Tops the fill ring up to `target` chunks from the UMEM's free list
-    /// (beyond the even share, only from what exceeds the busy reserve).
+    /// (past [`umem::FILL_FLOOR`], only from what exceeds the reserve).
     fn refill(&mut self, target: u32) {
         if self.in_fill >= target {
             return;
         }
-        let share = self.umem.fill_target();
-        let keep = if target > share {
-            self.umem.busy_reserve()
-        } else {
-            0
-        };
         let cons = self.fill.consumer().load(Ordering::Acquire);
         let room = RX_FRAMES - self.fill.cached.wrapping_sub(cons).min(RX_FRAMES);
         let want = (target - self.in_fill).min(room);
@@ -519,7 +513,16 @@ impl Socket {
             return;
         }
         self.stock.clear();
-        self.umem.to_fill(self.id, want, keep, &mut self.stock);
+        // Up to the floor from anything free; the rest leaves the reserve.
+        let floor = want.min(umem::FILL_FLOOR.saturating_sub(self.in_fill));
+        if floor > 0 {
+            self.umem.to_fill(self.id, floor, 0, &mut self.stock);
+        }
+        if want > floor {
+            let keep = self.umem.busy_reserve();
+            self.umem
+                .to_fill(self.id, want - floor, keep, &mut self.stock);
+        }
         for &a in &self.stock {
             // SAFETY: a free slot of the fill ring (room counted above),
             // which we produce.

@@ -40,14 +40,21 @@ pub const FRAME: u64 = 2048;
 /// Chunks in a worker's shared UMEM (16 MiB).
 pub const SHARED_CHUNKS: u32 = 8192;
 /// The most chunks one socket keeps in its fill ring. A socket starts at
-/// its even share of the area ([`Umem::fill_target`]: all of this with few
-/// sockets, 64 each with 64 sockets) and, when it is busy (the kernel had
-/// used three quarters of its fill ring by the next receive), doubles its
-/// own target up to this, from what the free list holds beyond
-/// [`Umem::busy_reserve`]: 32 ports with
-/// two queues each and traffic on two of them left the busy ones 64 chunks
-/// each, and TCP lost a quarter of its throughput.
+/// its even share of half the area, at most [`FILL_START`], and when it is
+/// busy (the kernel had used three quarters of its fill ring by the next
+/// receive) doubles its own target up to this, from what the free list
+/// holds beyond [`Umem::busy_reserve`]; below [`FILL_FLOOR`] it refills
+/// from the reserve too, so no socket is starved while chunks are free.
+/// Measured (docs/PERFORMANCE.md): a fixed share of half the area split
+/// evenly left the two busy ports of 32 (64 sockets) 64 chunks each, and
+/// TCP lost a quarter of its throughput; stocking each new socket with
+/// its share of the sockets open so far overcommitted the area (the first
+/// sockets kept 512 each) and a 32-port bridge stalled.
 pub const FILL_MAX: u32 = 512;
+/// A socket's fill target before it is busy (at most).
+pub const FILL_START: u32 = 64;
+/// A socket refills up to this even from the reserve.
+pub const FILL_FLOOR: u32 = 32;
 
 const FREE: u32 = 0;
 const HELD: u32 = 1;
@@ -126,7 +133,7 @@ impl Umem {
             sockets: Mutex::new(Vec::new()),
             next_id: AtomicU32::new(0),
             zero_copy: AtomicBool::new(false),
-            target: AtomicU32::new((chunks / 2).clamp(1, FILL_MAX)),
+            target: AtomicU32::new((chunks / 2).clamp(1, FILL_START)),
         }))
     }
 
@@ -148,9 +155,9 @@ impl Umem {
         self.next_id.fetch_add(1, Relaxed)
     }
 
-    /// How many chunks each socket keeps in its fill ring: [`FILL_MAX`],
-    /// less when many sockets share the area (half of it is left for
-    /// frames held and in flight).
+    /// How many chunks a socket keeps in its fill ring until it is busy:
+    /// [`FILL_START`], less when many sockets share the area (half of it
+    /// is left for frames held and in flight).
     pub(crate) fn fill_target(&self) -> u32 {
         self.target.load(Relaxed)
     }
@@ -162,7 +169,7 @@ impl Umem {
 
     /// [`Umem::fill_target`] with `n` sockets bound.
     pub(crate) fn fill_target_for(&self, n: usize) -> u32 {
-        (self.chunks / 2 / n.max(1) as u32).clamp(1, FILL_MAX)
+        (self.chunks / 2 / n.max(1) as u32).clamp(1, FILL_START)
     }
 
     /// Chunks a busy socket's fill ring may not take from the free list:
