@@ -608,11 +608,18 @@ impl Socket {
             self.rx.cached = cons;
             self.rx.consumer().store(cons, Ordering::Release);
         }
-        // Busy: the kernel had used three quarters of the fill ring since
+        // Busy: the kernel had taken three quarters of the fill ring since
         // the last refill; this socket's target doubles.
         let share = self.umem.fill_target();
         let target = self.boost.max(share);
-        if n > 0 && self.in_fill <= target / 4 && target < umem::FILL_MAX {
+        // (What the kernel has not taken yet from the fill ring: the
+        // chunks it filled wait in the RX ring, which a receive call may
+        // read only in part.)
+        let left = self
+            .fill
+            .cached
+            .wrapping_sub(self.fill.consumer().load(Ordering::Acquire));
+        if n > 0 && left <= target / 4 && target < umem::FILL_MAX {
             self.boost = (target * 2).min(umem::FILL_MAX);
         }
         self.refill(self.boost.max(share));
