@@ -151,6 +151,9 @@ impl Batch {
     pub fn frame_mut(&mut self, i: usize) -> &mut Vec<u8> {
         let b = &mut self.bufs[i];
         b.truncate(self.lens[i]);
+        // From now on the Vec's length is the frame's (a push grows it):
+        // [`Batch::frame`] follows it.
+        self.lens[i] = usize::MAX;
         b
     }
 
@@ -306,6 +309,20 @@ pub trait Port: Send {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_frame_grown_or_shrunk_in_place_reads_back_whole() {
+        let mut b = Batch::with_frame_size(1, 64);
+        let (bufs, lens) = b.slots();
+        bufs[0][..4].copy_from_slice(&[1, 2, 3, 4]);
+        lens[0] = 4;
+        b.set_len(1);
+        assert_eq!(b.frame(0), [1, 2, 3, 4]);
+        b.frame_mut(0).splice(2..2, [9, 9]);
+        assert_eq!(b.frame(0), [1, 2, 9, 9, 3, 4]);
+        b.frame_mut(0).drain(0..3);
+        assert_eq!(b.frame(0), [9, 3, 4]);
+    }
 
     #[test]
     fn a_receive_buffer_grown_by_the_pipeline_is_given_back() {
