@@ -70,6 +70,17 @@ ping_ok() { # from-host to-ip
     ip netns exec "$P-$1" ping -c 3 -i 0.2 -W 2 -q "$2" >/dev/null 2>&1
 }
 
+# seqtraffic between the two hosts: h2 receives for SECS (frames over
+# LATE_MS counted late), h1 sends at RATE frames/s for SECS.
+seq_recv() { # secs late_ms
+    ip netns exec "$P-h2" python3 scripts/seqtraffic.py recv eth0 --me 02:00:00:00:00:02 \
+        --secs "$1" --late-ms "$2"
+}
+seq_send() { # rate secs
+    ip netns exec "$P-h1" python3 scripts/seqtraffic.py send eth0 --src 02:00:00:00:00:01 \
+        --dst 02:00:00:00:00:02 --rate "$1" --secs "$2"
+}
+
 # A config file with two ports (ofport 1 and 2) and the given flows.
 two_port_config() {
     local cfg f
@@ -379,12 +390,10 @@ test_nullx() {
     sed -i '/^ofport = 1$/a backend = "afxdp"' "$cfg"
     start_sluice --nullx --config "$cfg" --no-local
     recv=$(mktemp)
-    ip netns exec "$P-h2" python3 scripts/seqtraffic.py recv eth0 --me 02:00:00:00:00:02 \
-        --secs 5 --late-ms 1000 >"$recv" &
+    seq_recv 5 1000 >"$recv" &
     local rpid=$!
     sleep 0.3
-    ip netns exec "$P-h1" python3 scripts/seqtraffic.py send eth0 --src 02:00:00:00:00:01 \
-        --dst 02:00:00:00:00:02 --rate 5000 --secs 4 >/dev/null
+    seq_send 5000 4 >/dev/null
     wait "$rpid"
     echo "     received: $(cut -c1-200 "$recv")"
     python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["received"] > 19000 else 1)' "$recv" || r=1
@@ -827,16 +836,14 @@ link_flap_case() { # backend
     start_sluice --config "$cfg" --no-local
     recv=$(mktemp)
     sent=$(mktemp)
-    ip netns exec "$P-h2" python3 scripts/seqtraffic.py recv eth0 --me 02:00:00:00:00:02 \
-        --secs 7.5 --late-ms 100 >"$recv" &
+    seq_recv 7.5 100 >"$recv" &
     local rpid=$!
     sleep 0.3
     # 5 000 frames/s from h1 to h2 for 6 s while p2 goes down and up three
     # times (twice set down on the switch, once by its peer losing the
     # carrier): frames the switch could not send while p2 was down must be
     # dropped and counted, never sent when it comes back.
-    ip netns exec "$P-h1" python3 scripts/seqtraffic.py send eth0 --src 02:00:00:00:00:01 \
-        --dst 02:00:00:00:00:02 --rate 5000 --secs 6 >"$sent" &
+    seq_send 5000 6 >"$sent" &
     local spid=$! i
     for i in sw h2 sw; do
         sleep 1
