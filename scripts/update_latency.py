@@ -215,8 +215,9 @@ def measure(a):
             barrier = header(BARRIER_REQUEST, 8, bxid)
             sent = time.time_ns()
             of.sock.sendall(msg)
-            of.sock.sendall(barrier)
-            reply = of.barrier_reply(bxid, time.monotonic() + a.timeout)
+            if not a.no_barrier:
+                of.sock.sendall(barrier)
+                reply = of.barrier_reply(bxid, time.monotonic() + a.timeout)
             deadline = time.monotonic() + a.timeout
             while len(rx.starts) == seen:
                 if time.monotonic() > deadline:
@@ -229,16 +230,20 @@ def measure(a):
             if not 0 < lat < 1000:
                 raise SystemExit(f"update_latency: implausible latency {lat:.3f} ms")
             latencies.append(lat)
-            barriers.append((reply - sent) / 1e6)
-            print(f"update_latency: {a.switch}: sample {len(latencies)}: first frame {lat:.3f} ms, BARRIER_REPLY {barriers[-1]:.3f} ms", file=sys.stderr)
+            if not a.no_barrier:
+                barriers.append((reply - sent) / 1e6)
+            told = f", BARRIER_REPLY {barriers[-1]:.3f} ms" if barriers else ""
+            print(f"update_latency: {a.switch}: sample {len(latencies)}: first frame {lat:.3f} ms{told}", file=sys.stderr)
         row = {
             "scenario": "control",
             "test": "update_latency",
             "switch": a.switch,
             "samples": a.samples,
+            "flows_installed": a.prefill,
+            "barrier": not a.no_barrier,
             "latency_ms_p50": round(statistics.median(latencies), 3),
             "latency_ms_max": round(max(latencies), 3),
-            "barrier_ms_p50": round(statistics.median(barriers), 3),
+            "barrier_ms_p50": round(statistics.median(barriers), 3) if barriers else None,
         }
         print(json.dumps(row, separators=(",", ":")), flush=True)
     finally:
@@ -326,6 +331,8 @@ def main():
     m.add_argument("--gap-ms", type=int, default=50)
     m.add_argument("--timeout", type=float, default=5.0)
     m.add_argument("--max-seconds", type=float, default=120.0, help="the sender's and receiver's lifetime")
+    m.add_argument("--no-barrier", action="store_true", help="send the FLOW_MOD alone (the switch publishes it when it will)")
+    m.add_argument("--prefill", type=int, default=0, help="flows the caller installed before (recorded in the row)")
     s = sub.add_parser("send")
     s.add_argument("--dst", required=True)
     s.add_argument("--port", type=int, required=True)

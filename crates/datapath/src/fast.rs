@@ -96,7 +96,9 @@ struct Shared {
 /// The programs running now, and what is needed to fold their counters.
 struct Live {
     compiled: Compiled,
-    snap: Arc<Snapshot>,
+    /// The tables' counters (not the whole snapshot: holding that would
+    /// keep its classifiers from being reused, `pipeline::published`).
+    table_counters: Arc<Vec<pipeline::rule::Counters>>,
     ports: Vec<FastPort>,
     counters: Map,
     _tables: Vec<Map>,
@@ -387,7 +389,7 @@ fn build(s: &Shared, snap: &Arc<Snapshot>, ports: &[FastPort]) -> Result<Live, S
     compiled.tables = Vec::new();
     Ok(Live {
         compiled,
-        snap: snap.clone(),
+        table_counters: snap.table_counters.clone(),
         ports: ports.to_vec(),
         counters,
         _tables: tables,
@@ -415,7 +417,7 @@ fn fold(s: &Shared, l: &mut Live) {
             r.counters.add(s.slot, c.packets, c.bytes, now);
         }
     }
-    if let Some(t) = l.snap.table_counters.first() {
+    if let Some(t) = l.table_counters.first() {
         t.add(s.slot, f.lookups, f.matched, now);
     }
     let add = |c: &AtomicU64, v: u64| c.store(c.load(Relaxed) + v, Relaxed);

@@ -498,6 +498,10 @@ impl BridgeWorker {
                     panic!("injected fault (SLUICE_FAULT=worker-panic:{busy_batches})");
                 }
             }
+            // Not held while waiting: an idle worker must not keep the
+            // control plane from reusing the classifiers of an old version
+            // (`pipeline::published`).
+            drop(snap);
             if got == 0 && !pollfds.is_empty() {
                 // Frames waiting in a shaped queue need the worker back soon.
                 let timeout = if waiting { 1 } else { 10 };

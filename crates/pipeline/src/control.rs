@@ -25,6 +25,7 @@ use crate::classifier::RuleId;
 use crate::exec::{GroupRt, PortState, Snapshot};
 use crate::matchkey::{compile, compile_valid, MaskedKey, PackedKey};
 use crate::meter::MeterState;
+use crate::published::Published;
 use crate::rule::{Counters, Rule, StoredMatch};
 use crate::table::FlowTable;
 use crate::validate::{self, Context};
@@ -135,6 +136,9 @@ pub struct Pipeline {
     version: u64,
     /// The recent rule changes, as the snapshots carry them.
     changes: Arc<ChangeLog>,
+    /// The classifiers snapshots carry, kept up to date from the tables'
+    /// logs of rule changes.
+    published: Published,
     /// Rules in all tables.
     flows: usize,
     /// Bucket liveness as of the last snapshot; None once a group or a
@@ -164,6 +168,7 @@ impl Pipeline {
             invalid_ttl_to_controller: false,
             version: 0,
             changes: Arc::new(ChangeLog::default()),
+            published: Published::new(n as usize),
         }
     }
 
@@ -195,9 +200,11 @@ impl Pipeline {
         &self.table_counters
     }
 
-    /// Publishes the current state as a new immutable version. Cost: one
-    /// `Arc` clone per subtable, group and meter (copy-on-write), no rule is
-    /// copied.
+    /// Publishes the current state as a new immutable version. Cost: the
+    /// rule changes since the last one, applied to a classifier no snapshot
+    /// holds any more ([`crate::published`]; if every copy is held, the
+    /// subtables the changes touch are copied), and one `Arc` clone per
+    /// group and meter.
     pub fn snapshot(&mut self) -> Arc<Snapshot> {
         self.version += 1;
         let mut fresh = Vec::new();
@@ -205,6 +212,9 @@ impl Pipeline {
         for t in self.tables.iter_mut() {
             overflow |= std::mem::take(&mut t.changes_overflow);
             fresh.extend(t.changes.drain(..).map(|k| (t.id, k)));
+            if !t.ops.is_empty() {
+                self.published.log(t.id, t.ops.drain(..));
+            }
         }
         // Untouched unless rules changed (or the log is off): snapshots
         // between share it.
@@ -219,7 +229,7 @@ impl Pipeline {
         Arc::new(Snapshot {
             version: self.version,
             changes: self.changes.clone(),
-            tables: self.tables.iter().map(|t| t.cls.clone()).collect(),
+            tables: self.published.tables(),
             table_counters: self.table_counters.clone(),
             groups: self
                 .groups
@@ -241,6 +251,22 @@ impl Pipeline {
     }
 
     /// Rules in all tables together.
+    /// Whether the next [`Pipeline::snapshot`] applies the rule changes to
+    /// a classifier no snapshot holds (cheap, whatever the tables' size),
+    /// rather than copying the subtables they touch: false while every
+    /// copy is still held (a worker still runs the version before the
+    /// last).
+    pub fn snapshot_is_cheap(&self) -> bool {
+        self.published
+            .reusable(self.tables.iter().any(|t| !t.ops.is_empty()))
+    }
+
+    /// Heap bytes of one copy of the published classifiers (there are two
+    /// once rules changed after a publication; see [`crate::published`]).
+    pub fn classifier_bytes(&self) -> usize {
+        self.published.heap_bytes()
+    }
+
     pub fn flow_count(&self) -> usize {
         self.flows
     }

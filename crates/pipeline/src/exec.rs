@@ -27,11 +27,10 @@ use ofp::{Action, Instruction};
 use packet::{extract, slots as s, FlowKey, FrameBuf, Offsets, TunnelDst, TunnelMeta};
 
 use crate::changes::ChangeLog;
-use crate::classifier::Classifier;
 use crate::edit::{self, Edit, Ttl};
 use crate::emc::Emc;
 use crate::meter::{MeterState, Verdict};
-use crate::rule::{Counters, Rule};
+use crate::rule::Counters;
 use crate::trace::{describe_key, describe_rule};
 
 /// A port as the pipeline sees it.
@@ -82,7 +81,10 @@ pub struct Snapshot {
     /// The rule changes of the last versions: what a cache entry of an
     /// earlier version is checked against.
     pub changes: Arc<ChangeLog>,
-    pub tables: Vec<Classifier<Arc<Rule>>>,
+    /// One classifier per table (shared with the control plane, which
+    /// brings a copy no snapshot holds up to date for the next version:
+    /// [`crate::published`]).
+    pub tables: Arc<crate::published::Tables>,
     pub table_counters: Arc<Vec<TableCounters>>,
     pub groups: HashMap<u32, Arc<GroupRt>>,
     /// Which buckets of each group are live (watch port up, watched group

@@ -5,7 +5,9 @@
 //!
 //! * [`matchkey`] compiles an OpenFlow match into a masked flow key.
 //! * [`classifier`] finds the highest-priority rule for a flow key
-//!   (tuple-space search over the installed masks, copy-on-write publishing).
+//!   (tuple-space search over the installed masks); [`published`] keeps
+//!   the copies snapshots carry, brought up to date from a log of rule
+//!   changes, so publishing costs the changes, not the tables' size.
 //!
 //! * [`control`] is the control plane's copy: tables, groups and meters with
 //!   the OpenFlow semantics of FLOW_MOD, GROUP_MOD and METER_MOD; it
@@ -26,6 +28,7 @@ pub mod emc;
 pub mod exec;
 pub mod matchkey;
 pub mod meter;
+pub mod published;
 pub mod rule;
 pub mod table;
 pub mod trace;

@@ -1,6 +1,8 @@
-//! One OpenFlow flow table: its rules, the classifier over them, and the
-//! indexes flow-mods need (exact match+priority for ADD and strict
-//! commands).
+//! One OpenFlow flow table: its rules and the indexes flow-mods need
+//! (exact match+priority for ADD and strict commands). The classifier the
+//! workers search is not here: the table logs each rule it adds and
+//! removes, and the pipeline applies the log to the published classifiers
+//! ([`crate::published`]).
 //!
 //! The indexes use the Fx hash: keys are rule ids and 352-byte masked keys
 //! chosen by the controller, hashed once per flow-mod, where SipHash's
@@ -11,17 +13,20 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::classifier::{Classifier, RuleId};
+use crate::classifier::RuleId;
 use crate::matchkey::MaskedKey;
+use crate::published::Op;
 use crate::rule::Rule;
 
-/// A flow table (control-plane copy; its classifier is what workers see).
+/// A flow table (the control plane's copy).
 #[derive(Clone, Debug)]
 pub struct FlowTable {
     pub id: u8,
     /// Rules beyond this are refused with OFPFMFC_TABLE_FULL.
     pub max_entries: usize,
-    pub(crate) cls: Classifier<Arc<Rule>>,
+    /// Rules added and removed since the last snapshot, for the
+    /// published classifiers.
+    pub(crate) ops: Vec<Op>,
     /// Every rule, by exact match and priority (the one index flow-mods
     /// need: ADD replaces an identical entry, strict commands name one),
     /// with the hash stored so growing the table never rehashes the
@@ -47,7 +52,7 @@ impl FlowTable {
         FlowTable {
             id,
             max_entries,
-            cls: Classifier::new(),
+            ops: Vec::new(),
             exact: hashbrown::HashTable::new(),
             timed: BTreeMap::new(),
             changes: Vec::new(),
@@ -97,11 +102,6 @@ impl FlowTable {
         self.timed.values()
     }
 
-    /// The classifier workers use.
-    pub fn classifier(&self) -> &Classifier<Arc<Rule>> {
-        &self.cls
-    }
-
     /// Adds a rule; the caller has checked no rule has its match and
     /// priority (else [`FlowTable::replace`]).
     pub(crate) fn insert(&mut self, rule: Arc<Rule>) {
@@ -111,8 +111,7 @@ impl FlowTable {
 
     /// [`FlowTable::insert`] with the rule's key at hand (`rule.key()`).
     pub(crate) fn insert_keyed(&mut self, rule: Arc<Rule>, key: &MaskedKey) {
-        self.cls
-            .insert_with(rule.id, key, rule.priority, rule.clone());
+        self.ops.push(Op::Add(rule.clone()));
         if rule.idle_timeout != 0 || rule.hard_timeout != 0 {
             self.timed.insert(rule.id, rule.clone());
         }
@@ -129,7 +128,7 @@ impl FlowTable {
             .find_entry(exact_hash(&key, rule.priority), |(_, r)| r.id == rule.id)
             .ok()?;
         let ((_, removed), _) = e.remove();
-        self.cls.remove(removed.id, &key, removed.priority);
+        self.ops.push(Op::Remove(removed.clone()));
         self.timed.remove(&removed.id);
         self.changed(&key);
         Some(removed)

@@ -262,7 +262,11 @@ fn run() -> Result<Option<String>, Box<dyn std::error::Error>> {
     while !stop.load(Relaxed) {
         // One poll over link events and every bridge's OpenFlow sockets
         // and packet-in queue; the 100 ms timeout keeps the loop serving
-        // signals, statistics, keepalives and --duration.
+        // signals, statistics, keepalives and --duration, 1 ms while a
+        // publication waits for the workers to leave an old version.
+        if timeout_ms > 0 && running.iter().any(|r| r.control.agent.is_dirty()) {
+            timeout_ms = 1;
+        }
         let mut fds = Vec::new();
         if let Some(w) = &links {
             fds.push(libc::pollfd {

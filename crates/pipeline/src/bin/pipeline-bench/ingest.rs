@@ -107,7 +107,7 @@ pub fn run(json: bool) {
     let snap = p.snapshot();
     let del_ms = t.elapsed().as_secs_f64() * 1e3;
     std::hint::black_box(&snap);
-    let cls_per_rule = p.tables()[0].classifier().heap_bytes() as f64 / p.tables()[0].len() as f64;
+    let cls_per_rule = p.classifier_bytes() as f64 / p.tables()[0].len() as f64;
     drop((snap, p));
 
     // The classifier alone, for comparison.
