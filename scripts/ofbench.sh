@@ -63,13 +63,18 @@
 #    same veths, so its datapath's cached drop flow must be revalidated).
 #    Then, with OFBENCH_LAT_PREFILL flows (default 100 000; 0: skip)
 #    installed first (the 5-tuple TCP flows of 1, which the UDP stream
-#    does not match), the same with the FLOW_MOD sent alone, no barrier:
-#    how long the switch takes to apply a change nobody forces
-#    (`flows_installed`, `barrier`: false in the row).
+#    does not match), the same with both FLOW_MODs sent alone, no
+#    barrier, and 50 ms of silence: how long the switch takes to apply
+#    changes in a row that nobody forces (`flows_installed`, `barrier`:
+#    false in the row; `delete_ms_*`: DELETE_STRICT sent -> last frame).
 #
 # Knobs: OFBENCH_FLOWS, OFBENCH_OVS_FLOWS, OFBENCH_PLAIN_FLOWS,
-# OFBENCH_FRAMES, OFBENCH_RATES, OFBENCH_SAMPLES, OFBENCH_RUNS (Markdown
-# only), OFBENCH_PORT (the responder's TCP port, default 16699), and
+# OFBENCH_FRAMES, OFBENCH_RATES, OFBENCH_SAMPLES, OFBENCH_LAT_PREFILL,
+# OFBENCH_RUNS (Markdown only), OFBENCH_PORT (the responder's TCP port,
+# default 16699), OFBENCH_PARTS (default "flows packet_in latency": the
+# parts 1-3, 4 and 5 to run), OFBENCH_OVS=0 (sluice only), OFBENCH_BIN
+# (a directory of built sluice, sluice-ctl and sluice-bench to use instead
+# of building this checkout: a before/after runs this script on both), and
 # OFBENCH_QUICK=1: 100 000 flows, 10 000 plain ovs-ofctl flows, 200 000
 # frames, rates "100000 0", 3 samples (under a minute).
 set -euo pipefail
@@ -103,6 +108,7 @@ FRAMES=${OFBENCH_FRAMES:-$d_frames}
 RATES=${OFBENCH_RATES:-$d_rates}
 SAMPLES=${OFBENCH_SAMPLES:-$d_samples}
 LAT_PREFILL=${OFBENCH_LAT_PREFILL:-100000}
+PARTS=${OFBENCH_PARTS:-flows packet_in latency}
 RUNS=${OFBENCH_RUNS:-3}
 CTL_PORT=${OFBENCH_PORT:-16699}
 
@@ -114,8 +120,12 @@ die() {
 
 # Rows go to fd 3 (stdout), everything else to stderr.
 exec 3>&1 1>&2
-cargo build -q --release -p sluice -p ctl -p bench
-BIN=${CARGO_TARGET_DIR:-target}/release
+if [ -n "${OFBENCH_BIN:-}" ]; then
+    BIN=$OFBENCH_BIN # prebuilt (another checkout's, for a before/after)
+else
+    cargo build -q --release -p sluice -p ctl -p bench
+    BIN=${CARGO_TARGET_DIR:-target}/release
+fi
 CTL=$BIN/sluice-ctl
 D=$(mktemp -d)
 SW=
@@ -135,7 +145,9 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 OVS=0
-if command -v ovs-vswitchd >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ]; then
+if [ "${OFBENCH_OVS:-1}" = 0 ]; then
+    log "Open vSwitch not measured: OFBENCH_OVS=0"
+elif command -v ovs-vswitchd >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ]; then
     OVS=1
 else
     log "Open vSwitch not measured: needs root and openvswitch-switch installed"
@@ -414,7 +426,7 @@ CFG
     "${lat[@]}" --switch sluice --socket "$D/lat.mgmt" >&3
     if [ "$LAT_PREFILL" -gt 0 ]; then
         ctl_timed "unix:$D/lat.mgmt" "$D/lat-flows.txt" >/dev/null
-        "${lat[@]}" --switch sluice --socket "$D/lat.mgmt" --no-barrier --prefill "$LAT_PREFILL" >&3
+        "${lat[@]}" --switch sluice --socket "$D/lat.mgmt" --no-barrier --quiet-ms 50 --prefill "$LAT_PREFILL" >&3
     fi
     stop_sluice
 
@@ -427,7 +439,7 @@ CFG
         "${lat[@]}" --switch "Open vSwitch" --socket "$OVSD/br0.mgmt" >&3
         if [ "$LAT_PREFILL" -gt 0 ]; then
             ctl_timed "unix:$OVSD/br0.mgmt" "$D/lat-flows.txt" >/dev/null
-            "${lat[@]}" --switch "Open vSwitch" --socket "$OVSD/br0.mgmt" --no-barrier --prefill "$LAT_PREFILL" >&3
+            "${lat[@]}" --switch "Open vSwitch" --socket "$OVSD/br0.mgmt" --no-barrier --quiet-ms 50 --prefill "$LAT_PREFILL" >&3
         fi
         ovs_stop
     fi
@@ -436,9 +448,15 @@ CFG
 }
 
 one_round() {
-    flow_benchmarks
-    packet_in_benchmarks
-    update_latency
+    local part
+    for part in $PARTS; do
+        case $part in
+        flows) flow_benchmarks ;;
+        packet_in) packet_in_benchmarks ;;
+        latency) update_latency ;;
+        *) die "OFBENCH_PARTS: unknown part $part (flows packet_in latency)" ;;
+        esac
+    done
 }
 
 if [ "$JSON" = 1 ]; then
@@ -477,7 +495,7 @@ def table(test, title, keys, cols, main):
     for g in groups.values():
         cells = []
         for _, f in cols:
-            v = [r[f] for r in g]
+            v = [r.get(f) for r in g]
             if v[0] is None:
                 cells.append("-")
             elif isinstance(v[0], (str, bool)):
@@ -500,5 +518,5 @@ table("packet_in_out", "PACKET_IN -> PACKET_OUT round trips (sluice, ARP respond
 table("update_latency", "FLOW_MOD sent -> first frame forwarded by the rule (20 000 frames/s offered)", ["switch", "flows_installed", "barrier"],
       [("switch", "switch"), ("flows installed", "flows_installed"), ("barrier", "barrier"), ("samples", "samples"),
        ("latency p50 (ms)", "latency_ms_p50"), ("latency max (ms)", "latency_ms_max"),
-       ("BARRIER_REPLY p50 (ms)", "barrier_ms_p50")], "latency_ms_p50")
+       ("BARRIER_REPLY p50 (ms)", "barrier_ms_p50"), ("delete p50 (ms)", "delete_ms_p50"), ("delete max (ms)", "delete_ms_max")], "latency_ms_p50")
 PY

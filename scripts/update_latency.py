@@ -21,6 +21,9 @@ no flow, so nothing h1 sends reaches h2. Three roles, stdlib only:
            is when the BARRIER_REPLY was read, minus the same. A frame
            arriving before the add is an error, so is a latency outside
            (0, 1 s) or a wait past its timeout. Prints one JSON line.
+           With --no-barrier neither FLOW_MOD is followed by a barrier (a
+           controller's changes in a row, applied when the switch will),
+           and the delete is timed too: to the last frame it let through.
 """
 
 import argparse
@@ -185,6 +188,10 @@ def measure(a):
     # A SIGTERM (timeout(1)) ends the sender and receiver too.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("update_latency: terminated"))
     here = os.path.abspath(__file__)
+    # No rule of ours from an earlier run may forward the stream.
+    of = OpenFlow(a.socket, a.timeout)
+    of.sock.sendall(flow_mod(of.next_xid(), OFPFC_DELETE_STRICT, 1))
+    of.barrier_reply(of.send_barrier(), time.monotonic() + a.timeout)
     recv = subprocess.Popen(
         ["ip", "netns", "exec", a.h2, sys.executable, here, "recv", "--port", str(a.port), "--gap-ms", str(a.gap_ms), "--seconds", str(a.max_seconds)],
         stdout=subprocess.PIPE,
@@ -198,15 +205,20 @@ def measure(a):
             stdout=subprocess.DEVNULL,
         )
         rx = Receiver(recv)
-        of = OpenFlow(a.socket, a.timeout)
         latencies, barriers = [], []
         # Let the stream start: nothing may arrive with no rule in place.
         time.sleep(0.3)
+        deletes = []
         for _ in range(a.samples):
             xid = of.next_xid()
+            dsent = time.time_ns()
             of.sock.sendall(flow_mod(xid, OFPFC_DELETE_STRICT, 1))
-            of.barrier_reply(of.send_barrier(), time.monotonic() + a.timeout)
+            if not a.no_barrier:
+                of.barrier_reply(of.send_barrier(), time.monotonic() + a.timeout)
             rx.wait_quiet(a.quiet_ms * 1_000_000, a.timeout)
+            if a.no_barrier and rx.last_end > dsent:
+                # The last frame the deleted rule forwarded.
+                deletes.append((rx.last_end - dsent) / 1e6)
             seen = len(rx.starts)
             if send.poll() is not None:
                 raise SystemExit("update_latency: the sender stopped")
@@ -245,6 +257,9 @@ def measure(a):
             "latency_ms_max": round(max(latencies), 3),
             "barrier_ms_p50": round(statistics.median(barriers), 3) if barriers else None,
         }
+        if deletes:
+            row["delete_ms_p50"] = round(statistics.median(deletes), 3)
+            row["delete_ms_max"] = round(max(deletes), 3)
         print(json.dumps(row, separators=(",", ":")), flush=True)
     finally:
         for p in (send, recv):
@@ -331,7 +346,7 @@ def main():
     m.add_argument("--gap-ms", type=int, default=50)
     m.add_argument("--timeout", type=float, default=5.0)
     m.add_argument("--max-seconds", type=float, default=120.0, help="the sender's and receiver's lifetime")
-    m.add_argument("--no-barrier", action="store_true", help="send the FLOW_MOD alone (the switch publishes it when it will)")
+    m.add_argument("--no-barrier", action="store_true", help="send the FLOW_MODs alone (the switch applies them when it will); also times each delete to the last frame it let through")
     m.add_argument("--prefill", type=int, default=0, help="flows the caller installed before (recorded in the row)")
     s = sub.add_parser("send")
     s.add_argument("--dst", required=True)
