@@ -14,11 +14,12 @@
 //! lets the differential tests compare with a linear scan exactly).
 //!
 //! Publishing: a `Classifier` is cheap to clone (its subtables are behind
-//! `Arc`), and an update copies only the subtables it touches
-//! (copy-on-write). The control plane applies a batch of changes to its own
-//! clone and publishes it as a whole; readers keep the snapshot they hold
-//! until their next batch, so a packet sees the old rules or the new ones,
-//! never a mix. Nothing here locks.
+//! `Arc`), and an update of a clone copies only the subtables it touches
+//! (copy-on-write); an update of a classifier no one else holds changes it
+//! in place. The control plane keeps two copies and brings the one readers
+//! have left up to date ([`crate::published`]); readers keep the snapshot
+//! they hold until their next batch, so a packet sees the old rules or the
+//! new ones, never a mix. Nothing here locks.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;

@@ -25,7 +25,7 @@ use crate::classifier::RuleId;
 use crate::exec::{GroupRt, PortState, Snapshot};
 use crate::matchkey::{compile, compile_valid, MaskedKey, PackedKey};
 use crate::meter::MeterState;
-use crate::published::Published;
+use crate::published::{Op, Published};
 use crate::rule::{Counters, Rule, StoredMatch};
 use crate::table::FlowTable;
 use crate::validate::{self, Context};
@@ -212,7 +212,11 @@ impl Pipeline {
         for t in self.tables.iter_mut() {
             overflow |= std::mem::take(&mut t.changes_overflow);
             fresh.extend(t.changes.drain(..).map(|k| (t.id, k)));
-            if !t.ops.is_empty() {
+            if t.is_empty() && !t.ops.is_empty() {
+                // Whatever came before, the table ends empty.
+                t.ops.clear();
+                self.published.log(t.id, [Op::Clear]);
+            } else if !t.ops.is_empty() {
                 self.published.log(t.id, t.ops.drain(..));
             }
         }

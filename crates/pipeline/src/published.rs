@@ -46,6 +46,9 @@ pub type Tables = Vec<Classifier<Arc<Rule>>>;
 pub(crate) enum Op {
     Add(Arc<Rule>),
     Remove(Arc<Rule>),
+    /// The table is empty: what a copy had is dropped at once, rather
+    /// than removed rule by rule (a DELETE of every flow).
+    Clear,
 }
 
 /// The published copies and the log they are brought up to date from.
@@ -126,6 +129,7 @@ impl Published {
                 Op::Remove(r) => {
                     cls.remove(r.id, &r.key(), r.priority);
                 }
+                Op::Clear => *cls = Classifier::new(),
             }
         }
         self.copies.push_back((end, tables.clone()));
@@ -183,6 +187,7 @@ mod tests {
     enum Step {
         Add(u8, u8, u8, u16),
         Remove(usize),
+        Clear(u8),
         Publish,
         /// Keep the snapshot of the last publication until told.
         Hold,
@@ -193,6 +198,7 @@ mod tests {
         prop_oneof![
             4 => (0u8..2, 0u8..4, any::<u8>(), 0u16..4).prop_map(|(t, m, v, p)| Step::Add(t, m, v, p)),
             2 => any::<usize>().prop_map(Step::Remove),
+            1 => (0u8..2).prop_map(Step::Clear),
             2 => Just(Step::Publish),
             1 => Just(Step::Hold),
             1 => Just(Step::Release),
@@ -233,6 +239,10 @@ mod tests {
                         p.log(t, [Op::Remove(r)]);
                     }
                     Step::Remove(_) => {}
+                    Step::Clear(t) => {
+                        live.retain(|(lt, _)| *lt != t);
+                        p.log(t, [Op::Clear]);
+                    }
                     Step::Publish => {
                         let tables = p.tables();
                         for (t, cls) in tables.iter().enumerate() {
