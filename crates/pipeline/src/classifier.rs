@@ -199,6 +199,23 @@ impl<T: Clone> Subtable<T> {
         *self.prios.entry(priority).or_default() += 1;
     }
 
+    /// Gives rule `id` new data; false if it is not here.
+    fn replace_data(&mut self, key: &MaskedKey, priority: u16, id: RuleId, data: T) -> bool {
+        let h = self.hash_key(&key.value);
+        let Some(&first) = self.index.get(&h) else {
+            return false;
+        };
+        let mut at = first;
+        while at != NIL {
+            if self.rule[at as usize] == id && self.prio[at as usize] == priority {
+                self.data[at as usize] = Some(data);
+                return true;
+            }
+            at = self.next[at as usize];
+        }
+        false
+    }
+
     fn remove(&mut self, key: &MaskedKey, priority: u16, id: RuleId) -> bool {
         let h = self.hash_key(&key.value);
         let Some(first) = self.index.get(&h).copied() else {
@@ -353,6 +370,15 @@ impl<T: Clone> Classifier<T> {
             self.reorder();
         }
         true
+    }
+
+    /// Gives rule `id` (inserted with this key and priority) new data, in
+    /// place; false if absent.
+    pub fn replace_data(&mut self, id: RuleId, key: &MaskedKey, priority: u16, data: T) -> bool {
+        let Some(i) = self.find(&key.mask) else {
+            return false;
+        };
+        Arc::make_mut(&mut self.subtables[i]).replace_data(key, priority, id, data)
     }
 
     /// The highest-priority rule matching `key` (ties: lowest id).

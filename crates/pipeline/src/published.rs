@@ -46,6 +46,8 @@ pub type Tables = Vec<Classifier<Arc<Rule>>>;
 pub(crate) enum Op {
     Add(Arc<Rule>),
     Remove(Arc<Rule>),
+    /// A new version of a rule with the same id, match and priority.
+    Replace(Arc<Rule>),
     /// The table is empty: what a copy had is dropped at once, rather
     /// than removed rule by rule (a DELETE of every flow).
     Clear,
@@ -129,6 +131,13 @@ impl Published {
                 Op::Remove(r) => {
                     cls.remove(r.id, &r.key(), r.priority);
                 }
+                Op::Replace(r) => {
+                    let key = r.key();
+                    if !cls.replace_data(r.id, &key, r.priority, r.clone()) {
+                        debug_assert!(false, "replaced rule {} not in the classifier", r.id);
+                        cls.insert_with(r.id, &key, r.priority, r.clone());
+                    }
+                }
                 Op::Clear => *cls = Classifier::new(),
             }
         }
@@ -187,6 +196,7 @@ mod tests {
     enum Step {
         Add(u8, u8, u8, u16),
         Remove(usize),
+        Replace(usize),
         Clear(u8),
         Publish,
         /// Keep the snapshot of the last publication until told.
@@ -199,6 +209,7 @@ mod tests {
             4 => (0u8..2, 0u8..4, any::<u8>(), 0u16..4).prop_map(|(t, m, v, p)| Step::Add(t, m, v, p)),
             2 => any::<usize>().prop_map(Step::Remove),
             1 => (0u8..2).prop_map(Step::Clear),
+            2 => any::<usize>().prop_map(Step::Replace),
             2 => Just(Step::Publish),
             1 => Just(Step::Hold),
             1 => Just(Step::Release),
@@ -239,6 +250,14 @@ mod tests {
                         p.log(t, [Op::Remove(r)]);
                     }
                     Step::Remove(_) => {}
+                    Step::Replace(i) if !live.is_empty() => {
+                        let i = i % live.len();
+                        let (t, old) = &live[i];
+                        let new = rule(old.id, &old.key(), old.priority);
+                        p.log(*t, [Op::Replace(new.clone())]);
+                        live[i].1 = new;
+                    }
+                    Step::Replace(_) => {}
                     Step::Clear(t) => {
                         live.retain(|(lt, _)| *lt != t);
                         p.log(t, [Op::Clear]);
@@ -255,6 +274,10 @@ mod tests {
                                 let mut k = FlowKey::default();
                                 k.w[0] = v;
                                 prop_assert_eq!(cls.lookup(&k), fresh.lookup(&k));
+                                prop_assert_eq!(
+                                    cls.lookup_data(&k).map(Arc::as_ptr),
+                                    fresh.lookup_data(&k).map(Arc::as_ptr)
+                                );
                             }
                         }
                         last = Some(tables);

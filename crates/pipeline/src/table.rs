@@ -134,10 +134,24 @@ impl FlowTable {
         Some(removed)
     }
 
-    /// Replaces a rule by a new version with the same id, match and priority.
+    /// Replaces a rule by a new version with the same id, match and
+    /// priority: its entry points to the new version (in the classifiers
+    /// too: [`Op::Replace`], not a removal and an insertion).
     pub(crate) fn replace(&mut self, rule: Arc<Rule>) {
-        self.remove(&rule);
-        self.insert(rule);
+        let key = rule.key();
+        let h = exact_hash(&key, rule.priority);
+        let Some((_, old)) = self.exact.find_mut(h, |(_, r)| r.id == rule.id) else {
+            self.insert_keyed(rule, &key);
+            return;
+        };
+        *old = rule.clone();
+        if rule.idle_timeout != 0 || rule.hard_timeout != 0 {
+            self.timed.insert(rule.id, rule.clone());
+        } else {
+            self.timed.remove(&rule.id);
+        }
+        self.ops.push(Op::Replace(rule));
+        self.changed(&key);
     }
 }
 
