@@ -31,7 +31,8 @@ use packet::FlowKey;
 use pipeline::{Rule, Snapshot};
 
 use crate::asm::{
-    Alu, Asm, AsmError, Assembled, Cond, Helper, Label, Size, FP, R0, R1, R2, R3, R6, R7, R8, R9,
+    Alu, Asm, AsmError, Assembled, Cond, Helper, Label, Size, FP, R0, R1, R2, R3, R4, R5, R6, R7,
+    R8, R9,
 };
 use crate::parse::{self, key_off};
 use crate::plan::{plan, specialise, Edit, Final, Plan, Ports, Up};
@@ -617,35 +618,166 @@ fn action(a: &mut Asm, e: &Emit<'_>, f: &Final, up: Label) {
     }
 }
 
-/// Writes the Ethernet address edits (the parser proved 14 bytes).
+/// Makes `edits` in order, as `pipeline::edit::set_field` does, with the
+/// same incremental checksum updates (RFC 1624 eqn. 3). First, before any
+/// write, each edit's header is checked from the flow key the parser wrote
+/// ([`Edit::needs`]); a packet that lacks one goes up unchanged. The
+/// bounds checks at each write cannot fail after that (the parser set the
+/// flag only with the header whole in the frame): they are there for the
+/// verifier.
+///
+/// The arithmetic is on the 16-bit words as loaded (little-endian on the
+/// host): a one's complement sum of byte-swapped words is the byte-swapped
+/// sum, so the checksum comes out in wire order without a swap.
 fn edit(a: &mut Asm, edits: &[Edit], up: Label) {
     if edits.is_empty() {
         return;
     }
-    a.ldx(Size::W, R2, R6, 0);
-    a.ldx(Size::W, R3, R6, 4);
-    a.mov(R1, R2);
-    a.alu_imm(Alu::Add, R1, 14);
-    a.jmp_reg(Cond::Gt, R1, R3, up);
     for e in edits {
-        let (at, mac) = match *e {
-            Edit::EthDst(m) => (0, m),
-            Edit::EthSrc(m) => (6, m),
+        let Some((flags, proto)) = e.needs() else {
+            continue;
         };
-        let b = mac.to_be_bytes();
-        a.st_imm(
-            Size::W,
-            R2,
-            at,
-            i32::from_le_bytes([b[2], b[3], b[4], b[5]]),
-        );
-        a.st_imm(
-            Size::H,
-            R2,
-            at + 4,
-            u16::from_le_bytes([b[6], b[7]]) as i16 as i32,
-        );
+        a.ldx(Size::DW, R1, FP, key_off(6));
+        a.alu_imm(Alu::And, R1, flags as i32);
+        a.jmp_imm(Cond::Ne, R1, flags as i32, up);
+        if let Some(p) = proto {
+            proto_is(a, R1, p, up, false);
+        }
     }
+    for e in edits {
+        match *e {
+            Edit::EthDst(m) | Edit::EthSrc(m) => {
+                let at = if matches!(e, Edit::EthDst(_)) { 0 } else { 6 };
+                a.ldx(Size::W, R2, R6, 0);
+                a.ldx(Size::W, R3, R6, 4);
+                a.mov(R1, R2);
+                a.alu_imm(Alu::Add, R1, 14);
+                a.jmp_reg(Cond::Gt, R1, R3, up);
+                let b = m.to_be_bytes();
+                a.st_imm(
+                    Size::W,
+                    R2,
+                    at,
+                    i32::from_le_bytes([b[2], b[3], b[4], b[5]]),
+                );
+                a.st_imm(
+                    Size::H,
+                    R2,
+                    at + 4,
+                    u16::from_le_bytes([b[6], b[7]]) as i16 as i32,
+                );
+            }
+            Edit::Ipv4Src(v) | Edit::Ipv4Dst(v) => {
+                let at = if matches!(e, Edit::Ipv4Src(_)) {
+                    12
+                } else {
+                    16
+                };
+                let b = v.to_be_bytes();
+                let (hi, lo) = (raw16(b[0], b[1]), raw16(b[2], b[3]));
+                header_at(a, parse::L3_SLOT, 20, up);
+                // r4 = ~old_hi + ~old_lo + new_hi + new_lo.
+                a.ldx(Size::H, R4, R1, at);
+                a.alu_imm(Alu::Xor, R4, 0xffff);
+                a.ldx(Size::H, R5, R1, at + 2);
+                a.alu_imm(Alu::Xor, R5, 0xffff);
+                a.alu_reg(Alu::Add, R4, R5);
+                a.alu_imm(Alu::Add, R4, hi as i32 + lo as i32);
+                a.st_imm(Size::H, R1, at, hi as i16 as i32);
+                a.st_imm(Size::H, R1, at + 2, lo as i16 as i32);
+                fix_sum(a, 10, false);
+                // The transport checksum covers the addresses (TCP, UDP;
+                // not ICMP), when the header is whole.
+                let (tcp, udp, done) = (a.label(), a.label(), a.label());
+                a.ldx(Size::DW, R1, FP, key_off(6));
+                a.alu_imm(Alu::And, R1, packet::flags::L4 as i32);
+                a.jmp_imm(Cond::Eq, R1, 0, done);
+                proto_is(a, R1, packet::parse::ipproto::TCP, tcp, true);
+                proto_is(a, R1, packet::parse::ipproto::UDP, udp, true);
+                a.ja(done);
+                a.bind(tcp);
+                header_at(a, parse::L4_SLOT, 20, up);
+                fix_sum(a, 16, false);
+                a.ja(done);
+                a.bind(udp);
+                header_at(a, parse::L4_SLOT, 8, up);
+                fix_sum(a, 6, true);
+                a.bind(done);
+            }
+            Edit::TcpSrc(p) | Edit::TcpDst(p) | Edit::UdpSrc(p) | Edit::UdpDst(p) => {
+                let udp = matches!(e, Edit::UdpSrc(_) | Edit::UdpDst(_));
+                let at = if matches!(e, Edit::TcpSrc(_) | Edit::UdpSrc(_)) {
+                    0
+                } else {
+                    2
+                };
+                let b = p.to_be_bytes();
+                let new = raw16(b[0], b[1]);
+                header_at(a, parse::L4_SLOT, if udp { 8 } else { 20 }, up);
+                a.ldx(Size::H, R4, R1, at);
+                a.alu_imm(Alu::Xor, R4, 0xffff);
+                a.alu_imm(Alu::Add, R4, new as i32);
+                a.st_imm(Size::H, R1, at, new as i16 as i32);
+                fix_sum(a, if udp { 6 } else { 16 }, udp);
+            }
+        }
+    }
+}
+
+/// A 16-bit word in wire order as `ldx H` loads it.
+fn raw16(b0: u8, b1: u8) -> u16 {
+    u16::from_le_bytes([b0, b1])
+}
+
+/// `if (key.ip_proto == proto) == equal goto l`, clobbering `r`.
+fn proto_is(a: &mut Asm, r: crate::asm::Reg, proto: u8, l: Label, equal: bool) {
+    let s = packet::slots::IP_PROTO;
+    a.ldx(Size::DW, r, FP, key_off(s.word as usize));
+    a.alu_imm(Alu::Rsh, r, s.shift as i32);
+    a.alu_imm(Alu::And, r, 0xff);
+    a.jmp_imm(if equal { Cond::Eq } else { Cond::Ne }, r, proto as i32, l);
+}
+
+/// r1 = the header whose offset the parser left in stack slot `slot`,
+/// checked to hold `n` bytes (r0, r2, r3 clobbered).
+fn header_at(a: &mut Asm, slot: i16, n: i32, up: Label) {
+    a.ldx(Size::W, R1, R6, 0);
+    a.ldx(Size::W, R3, R6, 4);
+    a.ldx(Size::DW, R0, FP, slot);
+    a.alu_imm(Alu::And, R0, 0xff);
+    a.alu_reg(Alu::Add, R1, R0);
+    a.mov(R2, R1);
+    a.alu_imm(Alu::Add, R2, n);
+    a.jmp_reg(Cond::Gt, R2, R3, up);
+}
+
+/// Folds r4 (the sum of the changed words' complements and their new
+/// values) into the checksum at r1 + `at`: c = ~(~c + r4). `udp`: a zero
+/// checksum (none) stays zero, and a computed zero is sent as 0xffff.
+/// Clobbers r0 and r5; r4 is kept for a second checksum.
+fn fix_sum(a: &mut Asm, at: i16, udp: bool) {
+    let skip = a.label();
+    a.ldx(Size::H, R5, R1, at);
+    if udp {
+        a.jmp_imm(Cond::Eq, R5, 0, skip);
+    }
+    a.alu_imm(Alu::Xor, R5, 0xffff);
+    a.alu_reg(Alu::Add, R5, R4);
+    for _ in 0..3 {
+        a.mov(R0, R5);
+        a.alu_imm(Alu::Rsh, R0, 16);
+        a.alu_imm(Alu::And, R5, 0xffff);
+        a.alu_reg(Alu::Add, R5, R0);
+    }
+    a.alu_imm(Alu::Xor, R5, 0xffff);
+    if udp {
+        let store = a.label();
+        a.jmp_imm(Cond::Ne, R5, 0, store);
+        a.mov_imm(R5, 0xffff);
+        a.bind(store);
+    }
+    a.stx(Size::H, R1, at, R5);
+    a.bind(skip);
 }
 
 impl Compiled {

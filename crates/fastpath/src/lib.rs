@@ -18,9 +18,11 @@
 //!
 //! What runs in the kernel: table 0 only; rules whose instructions are
 //! apply/write-actions with at most one output (to a port XDP serves, or
-//! IN_PORT) and set_field of the Ethernet addresses, or drop. Everything
-//! else (goto_table, groups, meters, queues, CONTROLLER, NORMAL, FLOOD,
-//! other edits, frames the parser does not mirror) goes up to the
+//! IN_PORT) and set_field of the Ethernet addresses, the IPv4 addresses
+//! and the TCP/UDP ports (checksums updated incrementally), or drop.
+//! Everything else (goto_table, groups, meters, queues, CONTROLLER,
+//! NORMAL, FLOOD, other edits, frames the parser does not mirror, a
+//! packet without the whole header a rule's edit writes) goes up to the
 //! user-space pipeline through the port's AF_XDP socket, unchanged.
 
 pub mod asm;

@@ -28,7 +28,14 @@ pub fn verdict(snap: &Snapshot, in_port: u32, xdp_ports: &[u32], frame: &[u8]) -
         snap,
         egress: xdp_ports,
     };
-    specialise(&plan(rule), in_port, &ports)
+    let f = specialise(&plan(rule), in_port, &ports);
+    // The program checks each edit's header before it writes anything.
+    if let Final::Redirect { edits, .. } | Final::Back { edits } = &f {
+        if let Some(e) = edits.iter().find(|e| !e.applies(&key)) {
+            return Final::Up(Up::NoField(e.header()));
+        }
+    }
+    f
 }
 
 /// [`verdict`] as one line of text.

@@ -24,6 +24,13 @@ pub const fn key_off(w: usize) -> i16 {
     -(8 * KEY_WORDS as i16) + 8 * w as i16
 }
 
+/// Stack slots where the parser leaves the offsets of the IPv4 header
+/// (set with `flags::IPV4`) and of the transport header (set with
+/// `flags::L4`) for the actions that edit them; zero otherwise. Below the
+/// key and the matcher's words (`compile`: hash key, scratch, opaque).
+pub const L3_SLOT: i16 = key_off(0) - 8 * KEY_WORDS as i16 - 24;
+pub const L4_SLOT: i16 = L3_SLOT - 8;
+
 /// `word w |= r`.
 fn or_word(a: &mut Asm, w: usize, r: Reg) {
     a.ldx(Size::DW, R0, FP, key_off(w));
@@ -67,6 +74,8 @@ pub fn emit(a: &mut Asm, in_port: u32, up: Label) {
     for w in 0..KEY_WORDS {
         a.st_imm(Size::DW, FP, key_off(w), 0);
     }
+    a.st_imm(Size::DW, FP, L3_SLOT, 0);
+    a.st_imm(Size::DW, FP, L4_SLOT, 0);
     a.ld_imm64(R0, ((in_port as u64) << 32) | in_port as u64);
     a.stx(Size::DW, FP, key_off(0), R0);
 
@@ -158,6 +167,7 @@ pub fn emit(a: &mut Asm, in_port: u32, up: Label) {
     a.alu_reg(Alu::Or, R2, R5);
     or_word(a, 4, R2);
     or_flag(a, flags::IPV4);
+    a.stx(Size::DW, FP, L3_SLOT, R9);
     a.ldx(Size::H, R2, R4, 6);
     a.be(R2, 16);
     let whole = a.label();
@@ -322,6 +332,7 @@ fn l4(a: &mut Asm, v6: bool, up: Label, done: Label) {
     a.bind(l4ok);
     or_word(a, 6, R1);
     or_flag(a, flags::L4);
+    a.stx(Size::DW, FP, L4_SLOT, R9);
     a.ja(done);
 }
 

@@ -1,6 +1,7 @@
 //! What the fast path can do with a rule: its instructions reduced to a
-//! [`Plan`] (drop, or some Ethernet address edits and one output), or the
-//! reason the packets it matches must go up to the user-space pipeline.
+//! [`Plan`] (drop, or some edits of Ethernet and IPv4 addresses and
+//! TCP/UDP ports, and one output), or the reason the packets it matches
+//! must go up to the user-space pipeline.
 //!
 //! The reduction follows the pipeline's semantics (`pipeline::exec`)
 //! exactly for what it accepts: apply-actions run in order, then the
@@ -15,11 +16,56 @@ use ofp::port::port_no;
 use ofp::{Action, Instruction};
 use pipeline::Rule;
 
-/// An edit the fast path makes in place.
+/// An edit the fast path makes in place (one per OXM field: a later
+/// write of the same field in an action set replaces it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Edit {
     EthDst(u64),
     EthSrc(u64),
+    /// The IPv4 source/destination, with the header checksum and the
+    /// TCP/UDP checksum's pseudo-header updated.
+    Ipv4Src(u32),
+    Ipv4Dst(u32),
+    /// A transport port, with the transport checksum updated.
+    TcpSrc(u16),
+    TcpDst(u16),
+    UdpSrc(u16),
+    UdpDst(u16),
+}
+
+impl Edit {
+    /// What the packet must have for the program to make this edit as the
+    /// pipeline does (`pipeline::edit::set_field` skips a field the packet
+    /// lacks); a packet without it goes up. From the flow key's flags and
+    /// IP protocol: (flags every one of which is needed, protocol).
+    pub fn needs(&self) -> Option<(u64, Option<u8>)> {
+        use packet::flags;
+        use packet::parse::ipproto;
+        match self {
+            Edit::EthDst(_) | Edit::EthSrc(_) => None,
+            Edit::Ipv4Src(_) | Edit::Ipv4Dst(_) => Some((flags::IPV4, None)),
+            Edit::TcpSrc(_) | Edit::TcpDst(_) => Some((flags::L4, Some(ipproto::TCP))),
+            Edit::UdpSrc(_) | Edit::UdpDst(_) => Some((flags::L4, Some(ipproto::UDP))),
+        }
+    }
+
+    /// The header the edit writes, as [`Up::NoField`] names it.
+    pub fn header(&self) -> &'static str {
+        match self {
+            Edit::EthDst(_) | Edit::EthSrc(_) => "Ethernet",
+            Edit::Ipv4Src(_) | Edit::Ipv4Dst(_) => "IPv4",
+            Edit::TcpSrc(_) | Edit::TcpDst(_) => "TCP",
+            Edit::UdpSrc(_) | Edit::UdpDst(_) => "UDP",
+        }
+    }
+
+    /// Whether a packet with flow key `key` has what the edit needs.
+    pub fn applies(&self, key: &packet::FlowKey) -> bool {
+        self.needs().is_none_or(|(f, proto)| {
+            key.flags() & f == f
+                && proto.is_none_or(|p| key.get(packet::slots::IP_PROTO) == p as u64)
+        })
+    }
 }
 
 /// Where a forwarded packet goes.
@@ -53,6 +99,9 @@ pub enum Up {
     NotXdp(u32),
     /// The ingress port has OFPPC_NO_RECV (the datapath drops).
     NoRecv,
+    /// The rule sets a field the packet does not have whole (a truncated
+    /// or later-fragment transport header, a cut IPv4 header).
+    NoField(&'static str),
 }
 
 impl fmt::Display for Up {
@@ -72,6 +121,10 @@ impl fmt::Display for Up {
             ),
             Up::NotXdp(p) => write!(f, "the rule outputs to port {p}, which is not an XDP port"),
             Up::NoRecv => write!(f, "the ingress port has no_recv"),
+            Up::NoField(h) => write!(
+                f,
+                "the rule sets a field of a header the packet does not have whole ({h})"
+            ),
         }
     }
 }
@@ -182,11 +235,21 @@ fn step(a: &Action) -> Result<Step, Up> {
             let full = o
                 .mask
                 .is_none_or(|m| m & o.field.width_mask() == o.field.width_mask());
-            match o.field {
-                OxmField::EthDst if full => Ok(Step::Edit(Edit::EthDst(o.value as u64))),
-                OxmField::EthSrc if full => Ok(Step::Edit(Edit::EthSrc(o.value as u64))),
-                _ => Err(Up::Action(ofp::text::format_action(a))),
-            }
+            let v = o.value;
+            let e = match o.field {
+                _ if !full => None,
+                OxmField::EthDst => Some(Edit::EthDst(v as u64)),
+                OxmField::EthSrc => Some(Edit::EthSrc(v as u64)),
+                OxmField::Ipv4Src => Some(Edit::Ipv4Src(v as u32)),
+                OxmField::Ipv4Dst => Some(Edit::Ipv4Dst(v as u32)),
+                OxmField::TcpSrc => Some(Edit::TcpSrc(v as u16)),
+                OxmField::TcpDst => Some(Edit::TcpDst(v as u16)),
+                OxmField::UdpSrc => Some(Edit::UdpSrc(v as u16)),
+                OxmField::UdpDst => Some(Edit::UdpDst(v as u16)),
+                _ => None,
+            };
+            e.map(Step::Edit)
+                .ok_or_else(|| Up::Action(ofp::text::format_action(a)))
         }
         // The pipeline ignores these.
         Action::SetField(MatchEntry::Other(_)) | Action::Experimenter { .. } => Ok(Step::None),

@@ -157,13 +157,54 @@ fn random_match(r: &mut Rng) -> String {
     m.join(",")
 }
 
+/// Matches and actions for rule sets that mostly edit IPv4 and ports.
+fn editing_rule(r: &mut Rng) -> (String, String) {
+    let m = r
+        .pick(&[
+            "tcp",
+            "udp",
+            "ip",
+            "tcp,tp_dst=80",
+            "udp,nw_src=10.0.0.1",
+            "ip,nw_proto=6",
+        ])
+        .to_string();
+    let mut a = random_actions(r);
+    for _ in 0..3 {
+        if a.contains("set_field") {
+            break;
+        }
+        a = random_actions(r);
+    }
+    (m, a)
+}
+
 fn random_actions(r: &mut Rng) -> String {
     let out = |r: &mut Rng| match r.below(8) {
         0 => "in_port".to_string(),
         1 => "output:5".to_string(),
         _ => format!("output:{}", 1 + r.below(4)),
     };
-    match r.below(12) {
+    match r.below(16) {
+        12 => format!("set_field:{}->ip_dst,{}", r.pick(&V4), out(r)),
+        13 => format!(
+            "set_field:{}->ip_src,set_field:{}->tcp_dst,{}",
+            r.pick(&V4),
+            r.pick(&TP),
+            out(r)
+        ),
+        14 => format!(
+            "set_field:{}->{},{}",
+            r.pick(&TP),
+            r.pick(&["udp_src", "udp_dst", "tcp_src"]),
+            out(r)
+        ),
+        15 => format!(
+            "write_actions(set_field:{}->ip_dst,set_field:{}->udp_dst,{})",
+            r.pick(&V4),
+            r.pick(&TP),
+            out(r)
+        ),
         0 | 1 => "drop".into(),
         2 => format!("mod_dl_dst:{},{}", r.pick(&MACS), out(r)),
         3 => format!(
@@ -182,7 +223,7 @@ fn random_actions(r: &mut Rng) -> String {
     }
 }
 
-fn rule_set(r: &mut Rng, n: usize) -> Pipeline {
+fn rule_set(r: &mut Rng, n: usize, editing: bool) -> Pipeline {
     let mut p = Pipeline::new(Config::default());
     for port in 1..=4 {
         let mut s = PortState::up(port);
@@ -198,11 +239,12 @@ fn rule_set(r: &mut Rng, n: usize) -> Pipeline {
     let mut added = 0;
     while added < n {
         let prio = *r.pick(&[0u16, 5, 10, 10, 100, 200, 300]);
-        let text = format!(
-            "priority={prio},{},actions={}",
-            random_match(r),
-            random_actions(r)
-        );
+        let (m, a) = if editing {
+            editing_rule(r)
+        } else {
+            (random_match(r), random_actions(r))
+        };
+        let text = format!("priority={prio},{m},actions={a}");
         let Ok(fm) = ofp::text::parse_flow_mod(&text) else {
             continue;
         };
@@ -247,7 +289,8 @@ fn random_frame(r: &mut Rng) -> Vec<u8> {
             f.extend_from_slice(&total.to_be_bytes());
             f.extend_from_slice(&[0, 1]);
             f.extend_from_slice(&frag.to_be_bytes());
-            f.extend_from_slice(&[64, proto, 0, 0]);
+            // Checksums as they come: any value (the edits update them).
+            f.extend_from_slice(&[64, proto, r.next() as u8, r.next() as u8]);
             f.extend_from_slice(&rand_v4(&mut *r));
             f.extend_from_slice(&rand_v4(&mut *r));
             f.extend(std::iter::repeat_n(1u8, opts));
@@ -315,6 +358,13 @@ fn l4(r: &mut Rng, f: &mut Vec<u8>, proto: u8, len: usize) {
     }
     if proto == 6 && len >= 20 {
         h[12] = if r.chance(5) { 0x40 } else { 0x50 };
+        h[16] = r.next() as u8;
+        h[17] = r.next() as u8;
+    }
+    // UDP: a checksum, or none (0), which must stay none.
+    if proto == 17 && len >= 8 && r.chance(75) {
+        h[6] = r.next() as u8;
+        h[7] = r.next() as u8;
     }
 }
 
@@ -367,9 +417,11 @@ fn explain(snap: &Snapshot, c: &Compiled, prog: usize, frame: &[u8]) -> String {
     format!("{found}; the rules for this port:{}", all.concat())
 }
 
-fn run_case(seed: u64, rules: usize, frames: usize) -> usize {
+/// Frames checked, and of them those whose IPv4 or transport header the
+/// program edited (bytes past the Ethernet addresses changed).
+fn run_case(seed: u64, rules: usize, frames: usize, editing: bool) -> (usize, usize) {
     let mut r = Rng(seed | 1);
-    let mut pl = rule_set(&mut r, rules);
+    let mut pl = rule_set(&mut r, rules, editing);
     let snap = pl.snapshot();
     let inputs = [1u32, 2, 3, 4];
     let egress = [1u32, 2, 3];
@@ -388,6 +440,7 @@ fn run_case(seed: u64, rules: usize, frames: usize) -> usize {
     let l = load(&c).unwrap();
     let mut worker = Worker::new(0);
     let mut checked = 0;
+    let mut deep = 0;
     for _ in 0..frames {
         let frame = random_frame(&mut r);
         if frame.len() < 14 {
@@ -470,8 +523,11 @@ fn run_case(seed: u64, rules: usize, frames: usize) -> usize {
             }
         }
         checked += 1;
+        if out.len() == frame.len() && out[12..] != frame[12..] {
+            deep += 1;
+        }
     }
-    checked
+    (checked, deep)
 }
 
 #[test]
@@ -484,15 +540,27 @@ fn xdp_programs_agree_with_the_pipeline() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(0x5eed_1234);
     let mut in_kernel = 0;
+    let mut edited = 0;
     let mut total = 0;
-    for i in 0..60u64 {
+    // Random rule sets, then sets that mostly edit IPv4 and ports.
+    for i in 0..120u64 {
         let rules = [1usize, 4, 12, 40][i as usize % 4];
-        in_kernel += run_case(seed0.wrapping_add(i * 0x9e37_79b9), rules, 150);
+        let editing = i >= 60;
+        let (k, d) = run_case(seed0.wrapping_add(i * 0x9e37_79b9), rules, 150, editing);
+        in_kernel += k;
+        edited += d;
         total += 150;
     }
-    eprintln!("{total} frames, {in_kernel} kept in the kernel and checked against the pipeline");
+    eprintln!(
+        "{total} frames, {in_kernel} kept in the kernel and checked against the pipeline, \
+         {edited} of them with IPv4 or TCP/UDP fields set"
+    );
     assert!(
         in_kernel > total / 5,
         "too few frames exercised the kernel path"
+    );
+    assert!(
+        edited > 100,
+        "too few frames exercised the IPv4 and port edits"
     );
 }

@@ -102,14 +102,8 @@ impl FlowTable {
         self.timed.values()
     }
 
-    /// Adds a rule; the caller has checked no rule has its match and
-    /// priority (else [`FlowTable::replace`]).
-    pub(crate) fn insert(&mut self, rule: Arc<Rule>) {
-        let key = rule.key();
-        self.insert_keyed(rule, &key);
-    }
-
-    /// [`FlowTable::insert`] with the rule's key at hand (`rule.key()`).
+    /// Adds a rule, its key at hand (`rule.key()`); the caller has checked
+    /// no rule has its match and priority (else [`FlowTable::replace`]).
     pub(crate) fn insert_keyed(&mut self, rule: Arc<Rule>, key: &MaskedKey) {
         self.ops.push(Op::Add(rule.clone()));
         if rule.idle_timeout != 0 || rule.hard_timeout != 0 {
