@@ -68,3 +68,57 @@ test_xdp_fast_path() {
     rm -rf "$rd"
     finish "xdp fast path: forwards in the kernel, counts, follows flow-mods at once, sends up what it cannot run" $r
 }
+
+# The fast path rewrites IPv4 addresses and TCP ports in the kernel, with
+# the checksums the receiving hosts verify (their checksum offloads are
+# off, so a wrong one would be dropped): a port translation for TCP and an
+# address translation for ICMP, both ways.
+test_xdp_fast_path_edits() {
+    P=sle2e$$y
+    testbed_up "$P" || return 1
+    local r=0 rd out mbps k0 u0 k1 u1 i m2 srv
+    for i in 1 2; do ip netns exec "$P-h$i" ethtool -K eth0 gro on >/dev/null 2>&1; done
+    m2=$(ip netns exec "$P-h2" cat /sys/class/net/eth0/address)
+    ip netns exec "$P-h1" ip neigh replace "$TESTBED_NET.77" lladdr "$m2" dev eth0 nud permanent
+    rd=$(mktemp -d)
+    start_sluice --port p1 --port p2 --backend xdp --fail-mode secure --run-dir "$rd" \
+        --metrics 127.0.0.1:16697
+    local C="$CTL --run-dir $rd"
+    sleep 0.5
+    $C add-flow br0 "priority=10,in_port=1,actions=output:2" || r=1
+    $C add-flow br0 "priority=10,in_port=2,actions=output:1" || r=1
+    $C add-flow br0 "priority=40,tcp,in_port=1,tp_dst=5398,actions=set_field:5342->tcp_dst,output:2" || r=1
+    $C add-flow br0 "priority=40,tcp,in_port=2,tp_src=5342,actions=set_field:5398->tcp_src,output:1" || r=1
+    $C add-flow br0 "priority=40,icmp,in_port=1,nw_dst=$TESTBED_NET.77,actions=set_field:$TESTBED_NET.2->ip_dst,output:2" || r=1
+    $C add-flow br0 "priority=40,icmp,in_port=2,nw_dst=$TESTBED_NET.1,actions=set_field:$TESTBED_NET.77->ip_src,output:1" || r=1
+    for i in $(seq 1 50); do [ "$(xdp_metric sluice_xdp_current -)" = 1 ] && break; sleep 0.1; done
+    [ "$(xdp_metric sluice_xdp_current -)" = 1 ] || { echo "     the fast path is not current"; r=1; }
+    [ "$(xdp_metric sluice_xdp_rules_up -)" = 0 ] || { echo "     rules up: $(xdp_metric sluice_xdp_rules_up -)"; r=1; }
+    out=$($C trace br0 1 "tcp,nw_src=$TESTBED_NET.1,nw_dst=$TESTBED_NET.2,tp_dst=5398")
+    echo "$out" | grep -q "XDP fast path: stays in the kernel: out of port 2" ||
+        { echo "     trace: $out"; r=1; }
+    ping_ok h1 "$TESTBED_NET.77" || { echo "     no ping to the translated address"; r=1; }
+    sleep 1.2
+    k0=$(xdp_metric sluice_xdp_packets_total kernel)
+    u0=$(xdp_metric sluice_xdp_packets_total up)
+    ip netns exec "$P-h2" timeout 60 iperf3 -s -1 -p 5342 >/dev/null 2>&1 &
+    srv=$!
+    sleep 0.3
+    mbps=$(ip netns exec "$P-h1" timeout 30 iperf3 -c "$TESTBED_NET.2" -p 5398 -t 2 -J 2>/dev/null |
+        python3 -c 'import json,sys; print(int(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e6))' 2>/dev/null || echo 0)
+    wait "$srv" 2>/dev/null
+    echo "     TCP to a translated port through the XDP fast path: ${mbps} Mbit/s"
+    [ "${mbps:-0}" -gt 0 ] || r=1
+    sleep 1.2
+    k1=$(xdp_metric sluice_xdp_packets_total kernel)
+    u1=$(xdp_metric sluice_xdp_packets_total up)
+    if [ $((k1 - k0)) -lt 1000 ] || [ $((u1 - u0)) -gt $(((k1 - k0) / 20)) ]; then
+        echo "     kernel $k0 -> $k1, up $u0 -> $u1"
+        r=1
+    fi
+    out=$($C dump-flows br0)
+    echo "$out" | grep -Eq 'n_packets=[0-9]{4,}.*tp_dst=5398 actions=set_field:5342->tcp_dst' ||
+        { echo "     dump-flows: $out"; r=1; }
+    rm -rf "$rd"
+    finish "xdp fast path: rewrites IPv4 addresses and TCP ports in the kernel, checksums the hosts accept" $r
+}
