@@ -209,10 +209,15 @@ test_flood_to_four_ports() {
 test_vlan_push_pop() {
     # On AF_XDP the frame is edited where it was received (its UMEM
     # chunk): the push takes the kernel's headroom, the pop gives it back.
-    local be
-    for be in afpacket afxdp; do
+    # With xdp the XDP program pushes and pops in the kernel (the hosts'
+    # GRO on: a veth takes XDP redirects only then).
+    local be i
+    for be in afpacket afxdp xdp; do
         P=sle2e$$d
         testbed_up "$P" || return 1
+        if [ "$be" = xdp ]; then
+            for i in 1 2; do ip netns exec "$P-h$i" ethtool -K eth0 gro on >/dev/null 2>&1; done
+        fi
         local cfg
         cfg=$(E2E_BACKEND=$be two_port_config "priority=10,in_port=1,actions=push_vlan:0x8100,set_field:10->vlan_vid,output:2" \
             "priority=10,in_port=2,dl_vlan=10,actions=pop_vlan,output:1")
@@ -225,6 +230,11 @@ test_vlan_push_pop() {
         if [ "$be" = afxdp ]; then
             stop_sluice
             grep -q 'AF_XDP port.*umem="shared' "$OUT" || r=1
+        fi
+        if [ "$be" = xdp ]; then
+            stop_sluice
+            grep -q 'XDP fast path running' "$OUT" || { echo "     the fast path did not run"; r=1; }
+            ! grep -q 'XDP fast path off' "$OUT" || { echo "     $(grep 'XDP fast path off' "$OUT")"; r=1; }
         fi
         rm -f "$cfg"
         finish "VLAN ($be): push on the way in, pop on the way out" $r

@@ -35,7 +35,7 @@ use crate::asm::{
     R8, R9,
 };
 use crate::parse::{self, key_off};
-use crate::plan::{plan, specialise, Edit, Final, Plan, Ports, Up};
+use crate::plan::{checks, plan, specialise, Check, Edit, Final, Plan, Ports, Up};
 
 /// Map numbers in [`Assembled::map_refs`].
 pub const MAP_CTL: u32 = 0;
@@ -70,6 +70,9 @@ const K_REDIRECT: u32 = 4;
 const HASH_KEY: i16 = key_off(0) - 8 * packet::KEY_WORDS as i16;
 const SCRATCH: i16 = HASH_KEY - 8;
 const OPAQUE: i16 = SCRATCH - 8;
+/// A word the edits keep across a helper call (below the parser's slots).
+const EDIT_SLOT: i16 = parse::L4_SLOT - 8;
+const _: () = assert!(parse::L3_SLOT < OPAQUE && EDIT_SLOT >= -512);
 
 /// Compiler limits.
 #[derive(Debug, Clone, Copy)]
@@ -633,19 +636,82 @@ fn edit(a: &mut Asm, edits: &[Edit], up: Label) {
     if edits.is_empty() {
         return;
     }
-    for e in edits {
-        let Some((flags, proto)) = e.needs() else {
-            continue;
-        };
-        a.ldx(Size::DW, R1, FP, key_off(6));
-        a.alu_imm(Alu::And, R1, flags as i32);
-        a.jmp_imm(Cond::Ne, R1, flags as i32, up);
-        if let Some(p) = proto {
-            proto_is(a, R1, p, up, false);
+    for c in checks(edits) {
+        match c {
+            Check::Key { flags, proto, .. } => {
+                a.ldx(Size::DW, R1, FP, key_off(6));
+                a.alu_imm(Alu::And, R1, flags as i32);
+                a.jmp_imm(Cond::Ne, R1, flags as i32, up);
+                if let Some(p) = proto {
+                    proto_is(a, R1, p, up, false);
+                }
+            }
+            Check::Len(n) => {
+                a.ldx(Size::W, R2, R6, 0);
+                a.ldx(Size::W, R3, R6, 4);
+                a.mov(R1, R2);
+                a.alu_imm(Alu::Add, R1, n as i32);
+                a.jmp_reg(Cond::Gt, R1, R3, up);
+            }
         }
     }
+    // How far a pop moved the headers the parser found (a push is never
+    // followed by an edit of them: `plan`).
+    let mut shift = 0i32;
     for e in edits {
         match *e {
+            Edit::PushVlan(tpid) => {
+                // The TCI of the outer tag, or 0, kept across the call.
+                let notag = a.label();
+                a.st_imm(Size::DW, FP, EDIT_SLOT, 0);
+                a.ldx(Size::DW, R1, FP, key_off(6));
+                a.alu_imm(Alu::And, R1, packet::flags::VLAN as i32);
+                a.jmp_imm(Cond::Eq, R1, 0, notag);
+                frame_at_least(a, 18, up);
+                a.ldx(Size::H, R4, R2, 14);
+                a.stx(Size::DW, FP, EDIT_SLOT, R4);
+                a.bind(notag);
+                a.mov(R1, R6);
+                a.mov_imm(R2, -4);
+                a.call(Helper::XdpAdjustHead);
+                a.jmp_imm(Cond::Ne, R0, 0, up);
+                frame_at_least(a, 18, up);
+                // The addresses 4 bytes forward, then the tag after them.
+                a.ldx(Size::DW, R1, R2, 4);
+                a.stx(Size::DW, R2, 0, R1);
+                a.ldx(Size::W, R1, R2, 12);
+                a.stx(Size::W, R2, 8, R1);
+                let t = tpid.to_be_bytes();
+                a.st_imm(Size::H, R2, 12, raw16(t[0], t[1]) as i16 as i32);
+                a.ldx(Size::DW, R4, FP, EDIT_SLOT);
+                a.stx(Size::H, R2, 14, R4);
+            }
+            Edit::PopVlan => {
+                frame_at_least(a, 16, up);
+                a.ldx(Size::DW, R4, R2, 0);
+                a.ldx(Size::W, R5, R2, 8);
+                a.stx(Size::DW, R2, 4, R4);
+                a.stx(Size::W, R2, 12, R5);
+                a.mov(R1, R6);
+                a.mov_imm(R2, 4);
+                a.call(Helper::XdpAdjustHead);
+                a.jmp_imm(Cond::Ne, R0, 0, up);
+                shift -= 4;
+            }
+            Edit::VlanVid(_) | Edit::VlanPcp(_) => {
+                // On the outer tag's TCI (wire order as loaded: the VID's
+                // 12 bits are 0xff0f of the loaded word, the PCP's 0x00e0).
+                let (keep, bits) = match *e {
+                    Edit::VlanVid(v) => (0x00f0, (v & 0x0fff).swap_bytes()),
+                    Edit::VlanPcp(p) => (0xff1f, ((p as u16 & 7) << 13).swap_bytes()),
+                    _ => unreachable!(),
+                };
+                frame_at_least(a, 16, up);
+                a.ldx(Size::H, R1, R2, 14);
+                a.alu_imm(Alu::And, R1, keep);
+                a.alu_imm(Alu::Or, R1, bits as i32);
+                a.stx(Size::H, R2, 14, R1);
+            }
             Edit::EthDst(m) | Edit::EthSrc(m) => {
                 let at = if matches!(e, Edit::EthDst(_)) { 0 } else { 6 };
                 a.ldx(Size::W, R2, R6, 0);
@@ -675,7 +741,7 @@ fn edit(a: &mut Asm, edits: &[Edit], up: Label) {
                 };
                 let b = v.to_be_bytes();
                 let (hi, lo) = (raw16(b[0], b[1]), raw16(b[2], b[3]));
-                header_at(a, parse::L3_SLOT, 20, up);
+                header_at(a, parse::L3_SLOT, shift, 20, up);
                 // r4 = ~old_hi + ~old_lo + new_hi + new_lo.
                 a.ldx(Size::H, R4, R1, at);
                 a.alu_imm(Alu::Xor, R4, 0xffff);
@@ -696,11 +762,11 @@ fn edit(a: &mut Asm, edits: &[Edit], up: Label) {
                 proto_is(a, R1, packet::parse::ipproto::UDP, udp, true);
                 a.ja(done);
                 a.bind(tcp);
-                header_at(a, parse::L4_SLOT, 20, up);
+                header_at(a, parse::L4_SLOT, shift, 20, up);
                 fix_sum(a, 16, false);
                 a.ja(done);
                 a.bind(udp);
-                header_at(a, parse::L4_SLOT, 8, up);
+                header_at(a, parse::L4_SLOT, shift, 8, up);
                 fix_sum(a, 6, true);
                 a.bind(done);
             }
@@ -713,7 +779,7 @@ fn edit(a: &mut Asm, edits: &[Edit], up: Label) {
                 };
                 let b = p.to_be_bytes();
                 let new = raw16(b[0], b[1]);
-                header_at(a, parse::L4_SLOT, if udp { 8 } else { 20 }, up);
+                header_at(a, parse::L4_SLOT, shift, if udp { 8 } else { 20 }, up);
                 a.ldx(Size::H, R4, R1, at);
                 a.alu_imm(Alu::Xor, R4, 0xffff);
                 a.alu_imm(Alu::Add, R4, new as i32);
@@ -738,12 +804,25 @@ fn proto_is(a: &mut Asm, r: crate::asm::Reg, proto: u8, l: Label, equal: bool) {
     a.jmp_imm(if equal { Cond::Eq } else { Cond::Ne }, r, proto as i32, l);
 }
 
+/// r2 = the frame, checked to hold `n` bytes (r1, r3 clobbered).
+fn frame_at_least(a: &mut Asm, n: i32, up: Label) {
+    a.ldx(Size::W, R2, R6, 0);
+    a.ldx(Size::W, R3, R6, 4);
+    a.mov(R1, R2);
+    a.alu_imm(Alu::Add, R1, n);
+    a.jmp_reg(Cond::Gt, R1, R3, up);
+}
+
 /// r1 = the header whose offset the parser left in stack slot `slot`,
-/// checked to hold `n` bytes (r0, r2, r3 clobbered).
-fn header_at(a: &mut Asm, slot: i16, n: i32, up: Label) {
+/// moved by `shift` (a pop), checked to hold `n` bytes (r0, r2, r3
+/// clobbered).
+fn header_at(a: &mut Asm, slot: i16, shift: i32, n: i32, up: Label) {
     a.ldx(Size::W, R1, R6, 0);
     a.ldx(Size::W, R3, R6, 4);
     a.ldx(Size::DW, R0, FP, slot);
+    if shift != 0 {
+        a.alu_imm(Alu::Add, R0, shift);
+    }
     a.alu_imm(Alu::And, R0, 0xff);
     a.alu_reg(Alu::Add, R1, R0);
     a.mov(R2, R1);

@@ -18,8 +18,9 @@
 //!
 //! What runs in the kernel: table 0 only; rules whose instructions are
 //! apply/write-actions with at most one output (to a port XDP serves, or
-//! IN_PORT) and set_field of the Ethernet addresses, the IPv4 addresses
-//! and the TCP/UDP ports (checksums updated incrementally), or drop.
+//! IN_PORT) and set_field of the Ethernet addresses, the IPv4 addresses,
+//! the TCP/UDP ports (checksums updated incrementally) and the VLAN VID
+//! and PCP, one push_vlan or pop_vlan, or drop.
 //! Everything else (goto_table, groups, meters, queues, CONTROLLER,
 //! NORMAL, FLOOD, other edits, frames the parser does not mirror, a
 //! packet without the whole header a rule's edit writes) goes up to the

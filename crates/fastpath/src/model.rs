@@ -8,7 +8,7 @@ use pipeline::Snapshot;
 
 use crate::compile::SnapPorts;
 use crate::parse;
-use crate::plan::{plan, specialise, Final, Up};
+use crate::plan::{checks, passes, plan, specialise, Final, Up};
 
 /// What the program of ingress port `in_port` does with `frame`, given
 /// the ports XDP serves (`xdp_ports`, the ingress port among them).
@@ -31,8 +31,8 @@ pub fn verdict(snap: &Snapshot, in_port: u32, xdp_ports: &[u32], frame: &[u8]) -
     let f = specialise(&plan(rule), in_port, &ports);
     // The program checks each edit's header before it writes anything.
     if let Final::Redirect { edits, .. } | Final::Back { edits } = &f {
-        if let Some(e) = edits.iter().find(|e| !e.applies(&key)) {
-            return Final::Up(Up::NoField(e.header()));
+        if let Err(h) = passes(&checks(edits), &key, frame.len()) {
+            return Final::Up(Up::NoField(h));
         }
     }
     f

@@ -31,6 +31,127 @@ pub enum Edit {
     TcpDst(u16),
     UdpSrc(u16),
     UdpDst(u16),
+    /// A new outer VLAN tag with this TPID (TCI copied from the outer
+    /// tag, or 0), and the outer tag taken off (see [`checks`]).
+    PushVlan(u16),
+    PopVlan,
+    /// The outer tag's VID (12 bits) and PCP (3 bits).
+    VlanVid(u16),
+    VlanPcp(u8),
+}
+
+/// What a packet must have for the program to make a plan's edits as the
+/// pipeline does (`pipeline::edit` skips a field the packet lacks); a
+/// packet without it goes up before anything is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Check {
+    /// Every flag of `flags` in the flow key, and the IP protocol `proto`.
+    Key {
+        flags: u64,
+        proto: Option<u8>,
+        header: &'static str,
+    },
+    /// At least this many bytes (a pop that would leave a frame shorter
+    /// than Ethernet's minimum, which the pipeline pads, goes up).
+    Len(u32),
+}
+
+/// The checks `edits` need, in order.
+pub fn checks(edits: &[Edit]) -> Vec<Check> {
+    let mut out = Vec::new();
+    let mut pushed = false;
+    for e in edits {
+        match e {
+            Edit::PushVlan(_) => pushed = true,
+            Edit::PopVlan => {
+                out.push(Check::Key {
+                    flags: packet::flags::VLAN,
+                    proto: None,
+                    header: "VLAN",
+                });
+                out.push(Check::Len(4 + pipeline::edit::MIN_FRAME as u32));
+            }
+            Edit::VlanVid(_) | Edit::VlanPcp(_) if !pushed => out.push(Check::Key {
+                flags: packet::flags::VLAN,
+                proto: None,
+                header: "VLAN",
+            }),
+            _ => {
+                if let Some((flags, proto)) = e.needs() {
+                    out.push(Check::Key {
+                        flags,
+                        proto,
+                        header: e.header(),
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Whether a packet with flow key `key`, `len` bytes long, passes
+/// `checks`; the header it lacks if not.
+pub fn passes(checks: &[Check], key: &packet::FlowKey, len: usize) -> Result<(), &'static str> {
+    for c in checks {
+        match *c {
+            Check::Key {
+                flags,
+                proto,
+                header,
+            } => {
+                let ok = key.flags() & flags == flags
+                    && proto.is_none_or(|p| key.get(packet::slots::IP_PROTO) == p as u64);
+                if !ok {
+                    return Err(header);
+                }
+            }
+            Check::Len(n) => {
+                if len < n as usize {
+                    return Err("a frame a pop would leave shorter than 60 bytes");
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Why the program cannot make `edits` in this order (it knows where the
+/// headers are only as the parser found them): at most one push or pop of
+/// a VLAN tag, no IPv4 or port edit after a push (the pipeline parses the
+/// pushed frame afresh, and a third tag ends its parse), no VID or PCP
+/// after a pop (which tag is outer then depends on the packet).
+fn order_ok(edits: &[Edit]) -> Result<(), &'static str> {
+    let stack = edits
+        .iter()
+        .filter(|e| matches!(e, Edit::PushVlan(_) | Edit::PopVlan))
+        .count();
+    if stack > 1 {
+        return Err("more than one push or pop of a VLAN tag");
+    }
+    let mut pushed = false;
+    let mut popped = false;
+    for e in edits {
+        match e {
+            Edit::PushVlan(_) => pushed = true,
+            Edit::PopVlan => popped = true,
+            Edit::VlanVid(_) | Edit::VlanPcp(_) if popped => {
+                return Err("a VLAN field set after pop_vlan")
+            }
+            Edit::Ipv4Src(_)
+            | Edit::Ipv4Dst(_)
+            | Edit::TcpSrc(_)
+            | Edit::TcpDst(_)
+            | Edit::UdpSrc(_)
+            | Edit::UdpDst(_)
+                if pushed =>
+            {
+                return Err("an IPv4 or port field set after push_vlan")
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 impl Edit {
@@ -42,7 +163,12 @@ impl Edit {
         use packet::flags;
         use packet::parse::ipproto;
         match self {
-            Edit::EthDst(_) | Edit::EthSrc(_) => None,
+            Edit::EthDst(_)
+            | Edit::EthSrc(_)
+            | Edit::PushVlan(_)
+            | Edit::PopVlan
+            | Edit::VlanVid(_)
+            | Edit::VlanPcp(_) => None,
             Edit::Ipv4Src(_) | Edit::Ipv4Dst(_) => Some((flags::IPV4, None)),
             Edit::TcpSrc(_) | Edit::TcpDst(_) => Some((flags::L4, Some(ipproto::TCP))),
             Edit::UdpSrc(_) | Edit::UdpDst(_) => Some((flags::L4, Some(ipproto::UDP))),
@@ -53,18 +179,11 @@ impl Edit {
     pub fn header(&self) -> &'static str {
         match self {
             Edit::EthDst(_) | Edit::EthSrc(_) => "Ethernet",
+            Edit::PushVlan(_) | Edit::PopVlan | Edit::VlanVid(_) | Edit::VlanPcp(_) => "VLAN",
             Edit::Ipv4Src(_) | Edit::Ipv4Dst(_) => "IPv4",
             Edit::TcpSrc(_) | Edit::TcpDst(_) => "TCP",
             Edit::UdpSrc(_) | Edit::UdpDst(_) => "UDP",
         }
-    }
-
-    /// Whether a packet with flow key `key` has what the edit needs.
-    pub fn applies(&self, key: &packet::FlowKey) -> bool {
-        self.needs().is_none_or(|(f, proto)| {
-            key.flags() & f == f
-                && proto.is_none_or(|p| key.get(packet::slots::IP_PROTO) == p as u64)
-        })
     }
 }
 
@@ -100,8 +219,11 @@ pub enum Up {
     /// The ingress port has OFPPC_NO_RECV (the datapath drops).
     NoRecv,
     /// The rule sets a field the packet does not have whole (a truncated
-    /// or later-fragment transport header, a cut IPv4 header).
+    /// or later-fragment transport header, a cut IPv4 header, no VLAN
+    /// tag to pop), or pops a tag off a frame shorter than 64 bytes.
     NoField(&'static str),
+    /// The rule's edits come in an order the program does not make.
+    Order(&'static str),
 }
 
 impl fmt::Display for Up {
@@ -121,6 +243,7 @@ impl fmt::Display for Up {
             ),
             Up::NotXdp(p) => write!(f, "the rule outputs to port {p}, which is not an XDP port"),
             Up::NoRecv => write!(f, "the ingress port has no_recv"),
+            Up::Order(why) => write!(f, "the rule's edits: {why}"),
             Up::NoField(h) => write!(
                 f,
                 "the rule sets a field of a header the packet does not have whole ({h})"
@@ -202,12 +325,22 @@ pub fn plan(rule: &Rule) -> Plan {
     if let Some(o) = set_out {
         outputs += 1;
         if out.is_none() {
+            // The action set's order (spec 5.10): pop, push, then the
+            // set_fields as written.
+            set_edits.sort_by_key(|e| match e {
+                Edit::PopVlan => 0,
+                Edit::PushVlan(_) => 1,
+                _ => 2,
+            });
             edits.extend(set_edits);
             out = Some(o);
         }
     }
     if outputs > 1 {
         return Plan::Up(Up::SeveralOutputs);
+    }
+    if let Err(why) = order_ok(&edits) {
+        return Plan::Up(Up::Order(why));
     }
     match out {
         Some(out) => Plan::Run { edits, out },
@@ -246,11 +379,15 @@ fn step(a: &Action) -> Result<Step, Up> {
                 OxmField::TcpDst => Some(Edit::TcpDst(v as u16)),
                 OxmField::UdpSrc => Some(Edit::UdpSrc(v as u16)),
                 OxmField::UdpDst => Some(Edit::UdpDst(v as u16)),
+                OxmField::VlanVid => Some(Edit::VlanVid(v as u16 & 0x0fff)),
+                OxmField::VlanPcp => Some(Edit::VlanPcp(v as u8 & 7)),
                 _ => None,
             };
             e.map(Step::Edit)
                 .ok_or_else(|| Up::Action(ofp::text::format_action(a)))
         }
+        Action::PushVlan(tpid) => Ok(Step::Edit(Edit::PushVlan(*tpid))),
+        Action::PopVlan => Ok(Step::Edit(Edit::PopVlan)),
         // The pipeline ignores these.
         Action::SetField(MatchEntry::Other(_)) | Action::Experimenter { .. } => Ok(Step::None),
         _ => Err(Up::Action(ofp::text::format_action(a))),

@@ -167,6 +167,10 @@ fn editing_rule(r: &mut Rng) -> (String, String) {
             "tcp,tp_dst=80",
             "udp,nw_src=10.0.0.1",
             "ip,nw_proto=6",
+            "dl_vlan=10",
+            "dl_vlan=10,tcp",
+            "vlan_tci=0/0x1000",
+            "dl_vlan=11,udp",
         ])
         .to_string();
     let mut a = random_actions(r);
@@ -185,7 +189,25 @@ fn random_actions(r: &mut Rng) -> String {
         1 => "output:5".to_string(),
         _ => format!("output:{}", 1 + r.below(4)),
     };
-    match r.below(16) {
+    match r.below(20) {
+        16 => format!(
+            "push_vlan:0x8100,set_field:{}->vlan_vid,{}",
+            4096 + 11,
+            out(r)
+        ),
+        17 => format!("pop_vlan,{}", out(r)),
+        18 => format!(
+            "write_actions({},set_field:{}->eth_dst,{})",
+            r.pick(&["pop_vlan", "push_vlan:0x88a8"]),
+            r.pick(&MACS),
+            out(r)
+        ),
+        19 => format!(
+            "set_field:{}->vlan_pcp,set_field:{}->vlan_vid,{}",
+            r.below(8),
+            4096 + r.pick(&[10u64, 12]),
+            out(r)
+        ),
         12 => format!("set_field:{}->ip_dst,{}", r.pick(&V4), out(r)),
         13 => format!(
             "set_field:{}->ip_src,set_field:{}->tcp_dst,{}",
@@ -417,9 +439,10 @@ fn explain(snap: &Snapshot, c: &Compiled, prog: usize, frame: &[u8]) -> String {
     format!("{found}; the rules for this port:{}", all.concat())
 }
 
-/// Frames checked, and of them those whose IPv4 or transport header the
-/// program edited (bytes past the Ethernet addresses changed).
-fn run_case(seed: u64, rules: usize, frames: usize, editing: bool) -> (usize, usize) {
+/// Frames checked; of them, those whose IPv4, transport or VLAN header
+/// the program edited in place (bytes past the Ethernet addresses
+/// changed), and those it pushed or popped a tag on (the length changed).
+fn run_case(seed: u64, rules: usize, frames: usize, editing: bool) -> (usize, usize, usize) {
     let mut r = Rng(seed | 1);
     let mut pl = rule_set(&mut r, rules, editing);
     let snap = pl.snapshot();
@@ -441,6 +464,7 @@ fn run_case(seed: u64, rules: usize, frames: usize, editing: bool) -> (usize, us
     let mut worker = Worker::new(0);
     let mut checked = 0;
     let mut deep = 0;
+    let mut tagged = 0;
     for _ in 0..frames {
         let frame = random_frame(&mut r);
         if frame.len() < 14 {
@@ -526,8 +550,11 @@ fn run_case(seed: u64, rules: usize, frames: usize, editing: bool) -> (usize, us
         if out.len() == frame.len() && out[12..] != frame[12..] {
             deep += 1;
         }
+        if out.len() != frame.len() {
+            tagged += 1;
+        }
     }
-    (checked, deep)
+    (checked, deep, tagged)
 }
 
 #[test]
@@ -541,19 +568,21 @@ fn xdp_programs_agree_with_the_pipeline() {
         .unwrap_or(0x5eed_1234);
     let mut in_kernel = 0;
     let mut edited = 0;
+    let mut tagged = 0;
     let mut total = 0;
     // Random rule sets, then sets that mostly edit IPv4 and ports.
     for i in 0..120u64 {
         let rules = [1usize, 4, 12, 40][i as usize % 4];
         let editing = i >= 60;
-        let (k, d) = run_case(seed0.wrapping_add(i * 0x9e37_79b9), rules, 150, editing);
+        let (k, d, t) = run_case(seed0.wrapping_add(i * 0x9e37_79b9), rules, 150, editing);
         in_kernel += k;
         edited += d;
+        tagged += t;
         total += 150;
     }
     eprintln!(
         "{total} frames, {in_kernel} kept in the kernel and checked against the pipeline, \
-         {edited} of them with IPv4 or TCP/UDP fields set"
+         {edited} of them with IPv4, TCP/UDP or VLAN fields set, {tagged} with a tag pushed or popped"
     );
     assert!(
         in_kernel > total / 5,
