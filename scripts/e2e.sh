@@ -114,8 +114,8 @@ PAD=$(printf '00%.0s' $(seq 1 46))
 tx_of() { awk -v p="$1" '$1 == p { print $5 }' "$OUT"; }
 
 # TCP throughput in Mbit/s from h1 to h2 for 2 s (0 if it failed).
-tcp_mbps() { # iperf3-port
-    ip netns exec "$P-h2" timeout 60 iperf3 -s -1 -p "$1" >/dev/null 2>&1 &
+tcp_mbps() { # iperf3-port [server-port: where h2 listens, if a rule translates]
+    ip netns exec "$P-h2" timeout 60 iperf3 -s -1 -p "${2:-$1}" >/dev/null 2>&1 &
     local srv=$!
     sleep 0.3
     ip netns exec "$P-h1" iperf3 -c "$TESTBED_NET.2" -p "$1" -t 2 -J 2>/dev/null |

@@ -3,10 +3,7 @@
 //! commits that succeed and fail, idle timeouts, and a differential test
 //! that the datapath never sees a bundle half applied.
 
-use std::cell::RefCell;
-use std::sync::Arc;
-
-use agent::{Agent, ConnId, Datapath, PortInfo};
+use agent::{Agent, ConnId, PortInfo};
 use bytes::Bytes;
 use ofp::error::{
     BadActionCode, BadMatchCode, BadRequestCode, BundleFailedCode as B, ErrorCode,
@@ -24,25 +21,7 @@ mod common;
 use common::replies;
 
 /// A datapath that keeps every snapshot it is given.
-#[derive(Default)]
-struct FakeDp {
-    published: RefCell<Vec<Arc<Snapshot>>>,
-}
-
-impl Datapath for FakeDp {
-    fn publish(&self, snap: Arc<Snapshot>) {
-        self.published.borrow_mut().push(snap);
-    }
-    fn packet_out(&self, _: u32, _: Vec<ofp::Action>, _: Bytes) -> bool {
-        true
-    }
-    fn port_stats(&self, _: u32) -> Option<ofp::msg::multipart::PortStats> {
-        None
-    }
-    fn queue_stats(&self, _: u32, _: u32) -> Option<(u64, u64, u64)> {
-        None
-    }
-}
+type FakeDp = common::Holding;
 
 const PORTS: u32 = 4;
 
@@ -153,7 +132,7 @@ fn flow_count(a: &Agent<FakeDp>) -> usize {
 }
 
 fn publications(a: &Agent<FakeDp>) -> usize {
-    a.datapath.published.borrow().len()
+    a.datapath.held.borrow().len()
 }
 
 #[test]
@@ -500,7 +479,7 @@ fn a_failed_commit_leaves_everything_as_it_was() {
     }
     send(&mut a, id, &Message::BarrierRequest, 3);
     let published = publications(&a);
-    let version = a.datapath.published.borrow().last().unwrap().version;
+    let version = a.datapath.held.borrow().back().unwrap().version;
     let bad = add_flow("priority=9,in_port=3,actions=group:42");
     add_all(
         &mut a,
@@ -541,10 +520,7 @@ fn a_failed_commit_leaves_everything_as_it_was() {
     assert!(rules.iter().all(|r| !r.contains("port: 3")), "{rules:?}");
     assert!(!a.is_dirty());
     assert_eq!(publications(&a), published);
-    assert_eq!(
-        a.datapath.published.borrow().last().unwrap().version,
-        version
-    );
+    assert_eq!(a.datapath.held.borrow().back().unwrap().version, version);
     // The bundle is gone.
     let r = send(&mut a, id, &ctrl(5, T::CommitRequest, ALL), 21);
     assert_eq!(error_of(&r), (21, bfc(B::BadId)));
@@ -761,10 +737,7 @@ fn the_datapath_sees_the_state_before_the_commit_or_after_it_never_between() {
         send(&mut a, id, m, 1000 + i as u32);
     }
     send(&mut a, id, &Message::BarrierRequest, 1999);
-    assert_eq!(
-        behaviour(a.datapath.published.borrow().last().unwrap()),
-        before
-    );
+    assert_eq!(behaviour(a.datapath.held.borrow().back().unwrap()), before);
     let seen_before = publications(&a);
 
     // The whole conversation as one byte stream: OPEN, the adds with
@@ -806,7 +779,7 @@ fn the_datapath_sees_the_state_before_the_commit_or_after_it_never_between() {
     }
     let committed_at = committed_at.expect("the commit was answered");
     assert!(committed_at > 10, "the commit came late in the stream");
-    let snaps = a.datapath.published.borrow().clone();
+    let snaps: Vec<_> = a.datapath.held.borrow().iter().cloned().collect();
     assert!(
         snaps.len() > seen_before + 3,
         "published while the bundle was open, and at the commit"

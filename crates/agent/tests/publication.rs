@@ -4,57 +4,13 @@
 //! while it holds every copy, the publication waits (for a tick) at most
 //! `publish_interval_ns`.
 
-use std::cell::RefCell;
-use std::collections::VecDeque;
-use std::sync::Arc;
-
-use agent::{Agent, ConnId, Datapath};
-use bytes::Bytes;
+use agent::{Agent, ConnId};
 use ofp::msg::simple::Hello;
 use ofp::Message;
-use pipeline::{Pipeline, Snapshot};
+use pipeline::Pipeline;
 
 mod common;
-use common::replies;
-
-/// Holds the last `hold` snapshots published, as workers that have not
-/// all moved on would.
-struct Holding {
-    hold: RefCell<usize>,
-    held: RefCell<VecDeque<Arc<Snapshot>>>,
-}
-
-impl Holding {
-    fn version(&self) -> u64 {
-        self.held.borrow().back().map_or(0, |s| s.version)
-    }
-    fn set_hold(&self, n: usize) {
-        *self.hold.borrow_mut() = n;
-        let mut h = self.held.borrow_mut();
-        while h.len() > n {
-            h.pop_front();
-        }
-    }
-}
-
-impl Datapath for Holding {
-    fn publish(&self, snap: Arc<Snapshot>) {
-        let mut h = self.held.borrow_mut();
-        h.push_back(snap);
-        while h.len() > *self.hold.borrow() {
-            h.pop_front();
-        }
-    }
-    fn packet_out(&self, _: u32, _: Vec<ofp::Action>, _: Bytes) -> bool {
-        true
-    }
-    fn port_stats(&self, _: u32) -> Option<ofp::msg::multipart::PortStats> {
-        None
-    }
-    fn queue_stats(&self, _: u32, _: u32) -> Option<(u64, u64, u64)> {
-        None
-    }
-}
+use common::{replies, Holding};
 
 fn flow(text: &str, xid: u32) -> Vec<u8> {
     Message::FlowMod(ofp::text::parse_flow_mod(text).unwrap()).to_bytes(xid)
@@ -63,10 +19,8 @@ fn flow(text: &str, xid: u32) -> Vec<u8> {
 /// An agent with `rules` flows installed and published, its datapath
 /// holding only the last version.
 fn loaded(rules: u32) -> (Agent<Holding>, ConnId) {
-    let dp = Holding {
-        hold: RefCell::new(1),
-        held: RefCell::default(),
-    };
+    let dp = Holding::default();
+    dp.set_hold(1);
     let mut a = Agent::new(1, Pipeline::new(pipeline::Config::default()), dp, "br0");
     let id = a.connect(0);
     replies(&mut a, id);

@@ -1,8 +1,13 @@
 //! What the agent's protocol tests share: reading back what it sent.
 
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::sync::Arc;
+
 use agent::{Agent, ConnId, Datapath};
 use bytes::Bytes;
 use ofp::Message;
+use pipeline::Snapshot;
 
 /// Every message in `out`, with its xid; each must be whole and decode.
 pub fn decode_all(out: &[u8]) -> Vec<(u32, Message)> {
@@ -22,4 +27,55 @@ pub fn decode_all(out: &[u8]) -> Vec<(u32, Message)> {
 /// Everything the agent sent on `id` since the last call, decoded.
 pub fn replies<D: Datapath>(a: &mut Agent<D>, id: ConnId) -> Vec<(u32, Message)> {
     decode_all(&std::mem::take(&mut a.conns.get_mut(&id).unwrap().outbox))
+}
+
+/// A datapath that only keeps the snapshots published: the last `hold`
+/// of them (as workers that have not all moved on would; all of them by
+/// default).
+#[allow(dead_code)]
+pub struct Holding {
+    pub hold: RefCell<usize>,
+    pub held: RefCell<VecDeque<Arc<Snapshot>>>,
+}
+
+impl Default for Holding {
+    fn default() -> Holding {
+        Holding {
+            hold: RefCell::new(usize::MAX),
+            held: RefCell::default(),
+        }
+    }
+}
+
+#[allow(dead_code)]
+impl Holding {
+    pub fn version(&self) -> u64 {
+        self.held.borrow().back().map_or(0, |s| s.version)
+    }
+    pub fn set_hold(&self, n: usize) {
+        *self.hold.borrow_mut() = n;
+        let mut h = self.held.borrow_mut();
+        while h.len() > n {
+            h.pop_front();
+        }
+    }
+}
+
+impl Datapath for Holding {
+    fn publish(&self, snap: Arc<Snapshot>) {
+        let mut h = self.held.borrow_mut();
+        h.push_back(snap);
+        while h.len() > *self.hold.borrow() {
+            h.pop_front();
+        }
+    }
+    fn packet_out(&self, _: u32, _: Vec<ofp::Action>, _: Bytes) -> bool {
+        true
+    }
+    fn port_stats(&self, _: u32) -> Option<ofp::msg::multipart::PortStats> {
+        None
+    }
+    fn queue_stats(&self, _: u32, _: u32) -> Option<(u64, u64, u64)> {
+        None
+    }
 }
