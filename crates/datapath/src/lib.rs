@@ -530,11 +530,13 @@ impl BridgeWorker {
     /// a port of the same UMEM (its final bytes, not a copy made on the
     /// way); every other output gets a copy.
     fn serve<R: Received>(&mut self, i: usize, rx: &mut R, n: usize, at: &mut Serve) -> bool {
+        if n == 0 {
+            return false;
+        }
         let in_port = self.ports[i].port_no;
         let c = self.ports[i].counters.clone();
         // OFPPC_NO_RECV: counted as received, then dropped.
-        if n > 0
-            && at
+        if at
                 .snap
                 .ports
                 .iter()
