@@ -112,3 +112,37 @@ test_xdp_fast_path_edits() {
     rm -rf "$rd"
     finish "xdp fast path: rewrites IPv4 addresses and TCP ports in the kernel, checksums the hosts accept" $r
 }
+
+# FLOOD in the kernel: a DEVMAP broadcast that leaves out the ingress port.
+test_xdp_fast_path_flood() {
+    P=sle2e$$z
+    TESTBED_HOSTS=3 testbed_up "$P" || return 1
+    local r=0 rd out i
+    for i in 1 2 3; do ip netns exec "$P-h$i" ethtool -K eth0 gro on >/dev/null 2>&1; done
+    rd=$(mktemp -d)
+    start_sluice --port p1 --port p2 --port p3 --backend xdp --fail-mode secure --no-local --run-dir "$rd" \
+        --metrics 127.0.0.1:16697
+    local C="$CTL --run-dir $rd"
+    sleep 0.5
+    $C add-flow br0 "priority=10,actions=FLOOD" || r=1
+    for i in $(seq 1 50); do [ "$(xdp_metric sluice_xdp_current -)" = 1 ] && break; sleep 0.1; done
+    [ "$(xdp_metric sluice_xdp_rules_up -)" = 0 ] || { echo "     rules up: $(xdp_metric sluice_xdp_rules_up -)"; r=1; }
+    out=$($C trace br0 1 "udp,nw_src=$TESTBED_NET.1,nw_dst=$TESTBED_NET.3")
+    echo "$out" | grep -q "XDP fast path: stays in the kernel: out of ports 2,3" ||
+        { echo "     trace: $out"; r=1; }
+    ping_ok h1 "$TESTBED_NET.2" || { echo "     no ping h1 -> h2"; r=1; }
+    ping_ok h3 "$TESTBED_NET.1" || { echo "     no ping h3 -> h1"; r=1; }
+    local tx0 rx0 tx1 rx1
+    read -r rx0 tx0 < <(ip netns exec "$P-h1" cat /sys/class/net/eth0/statistics/rx_packets /sys/class/net/eth0/statistics/tx_packets | xargs)
+    xdp_tcp_in_kernel "TCP flooded by the XDP fast path" 5343 || r=1
+    read -r rx1 tx1 < <(ip netns exec "$P-h1" cat /sys/class/net/eth0/statistics/rx_packets /sys/class/net/eth0/statistics/tx_packets | xargs)
+    # Not back out of the ingress port: h1 gets h2's ACKs, not its own data.
+    [ $((rx1 - rx0)) -lt $((tx1 - tx0)) ] || { echo "     h1 sent $((tx1 - tx0)), received $((rx1 - rx0))"; r=1; }
+    # Every flooded frame reaches the third host too.
+    ip netns exec "$P-h3" ip -s link show eth0 | awk '/RX:/ {getline; print $2}' | {
+        read -r n
+        [ "${n:-0}" -gt 1000 ] || { echo "     h3 received $n packets"; exit 1; }
+    } || r=1
+    rm -rf "$rd"
+    finish "xdp fast path: FLOOD in the kernel reaches every other port" $r
+}

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use fastpath::compile::{
     compile, Compiled, Options, COUNTER_SIZE, CTL_VALUE_SIZE, MAP_COUNTERS, MAP_CTL, MAP_DEV,
-    MAP_TABLE0, MAP_XSK, TABLE_VALUE_SIZE,
+    MAP_FLOOD, MAP_TABLE0, MAP_XSK, TABLE_VALUE_SIZE,
 };
 use netdev::bpf::{Map, MapKind, Prog};
 use netdev::xdp::XdpProgram;
@@ -102,6 +102,7 @@ struct Live {
     ports: Vec<FastPort>,
     counters: Map,
     _tables: Vec<Map>,
+    _flood: Map,
     _progs: Vec<Prog>,
     last: Vec<u64>,
 }
@@ -343,6 +344,26 @@ fn build(s: &Shared, snap: &Arc<Snapshot>, ports: &[FastPort]) -> Result<Live, S
             )
             .map_err(|e| format!("port {}: {e}", p.port_no))?;
     }
+    // The ports FLOOD and ALL send to (a map of this build's own: the
+    // programs it replaces keep theirs).
+    let flood = Map::create(
+        MapKind::DevMap,
+        4,
+        4,
+        compiled.flood.len().max(1) as u32,
+        "sluice_flood",
+    )
+    .map_err(|e| e.to_string())?;
+    for (slot, no) in compiled.flood.iter().enumerate() {
+        if let Some(p) = ports.iter().find(|p| p.port_no == *no) {
+            flood
+                .update(
+                    &(slot as u32).to_le_bytes(),
+                    &(p.program.ifindex as u32).to_le_bytes(),
+                )
+                .map_err(|e| format!("port {}: {e}", p.port_no))?;
+        }
+    }
     let counters = Map::create(
         MapKind::PercpuArray,
         4,
@@ -371,6 +392,7 @@ fn build(s: &Shared, snap: &Arc<Snapshot>, ports: &[FastPort]) -> Result<Live, S
             MAP_CTL => s.ctl.fd(),
             MAP_COUNTERS => counters.fd(),
             MAP_DEV => s.dev.fd(),
+            MAP_FLOOD => flood.fd(),
             MAP_XSK => p.program.xsk_map().fd(),
             t => tables.get((t - MAP_TABLE0) as usize).map_or(-1, |m| m.fd()),
         });
@@ -393,6 +415,7 @@ fn build(s: &Shared, snap: &Arc<Snapshot>, ports: &[FastPort]) -> Result<Live, S
         ports: ports.to_vec(),
         counters,
         _tables: tables,
+        _flood: flood,
         _progs: progs,
         last,
     })

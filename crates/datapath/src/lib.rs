@@ -537,10 +537,10 @@ impl BridgeWorker {
         let c = self.ports[i].counters.clone();
         // OFPPC_NO_RECV: counted as received, then dropped.
         if at
-                .snap
-                .ports
-                .iter()
-                .any(|p| p.port_no == in_port && p.no_recv)
+            .snap
+            .ports
+            .iter()
+            .any(|p| p.port_no == in_port && p.no_recv)
         {
             PortCounters::add(&c.rx_packets, n as u64);
             let bytes = (0..n).map(|j| rx.bytes(j).len() as u64).sum();

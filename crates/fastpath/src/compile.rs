@@ -27,6 +27,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use ofp::port::port_no;
 use packet::FlowKey;
 use pipeline::{Rule, Snapshot};
 
@@ -43,8 +44,10 @@ pub const MAP_COUNTERS: u32 = 1;
 pub const MAP_DEV: u32 = 2;
 /// The ingress port's own XSKMAP (its AF_XDP sockets).
 pub const MAP_XSK: u32 = 3;
+/// The flood DEVMAP: the ports of [`Compiled::flood`].
+pub const MAP_FLOOD: u32 = 4;
 /// Hash table `i` of [`Compiled::tables`] is map `MAP_TABLE0 + i`.
-pub const MAP_TABLE0: u32 = 4;
+pub const MAP_TABLE0: u32 = 5;
 
 /// The control map's value: the current generation, and a word that is
 /// always zero (the verifier cannot know it: see the module docs).
@@ -58,6 +61,9 @@ const XDP_DROP: i32 = 1;
 const XDP_PASS: i32 = 2;
 const XDP_TX: i32 = 3;
 const XDP_REDIRECT: i32 = 4;
+/// bpf_redirect_map flags: to every entry of the map, but the ingress.
+const BPF_F_BROADCAST: u32 = 1 << 3;
+const BPF_F_EXCLUDE_INGRESS: u32 = 1 << 4;
 
 /// Per-program counter kinds, after the rules' counters.
 const K_MISS: u32 = 0;
@@ -131,6 +137,9 @@ pub struct Compiled {
     pub tables: Vec<HashTable>,
     /// Devmap slot -> OpenFlow port.
     pub egress: Vec<u32>,
+    /// The ports of the flood devmap ([`MAP_FLOOD`], slots in order): the
+    /// ports FLOOD and ALL send to, when the programs flood at all.
+    pub flood: Vec<u32>,
     /// Counter index -> rule (table 0's rules, by id).
     pub rules: Vec<Arc<Rule>>,
     /// Action id of each rule.
@@ -203,6 +212,21 @@ impl Ports for SnapPorts<'_> {
     }
     fn xdp(&self, port: u32) -> bool {
         self.egress.contains(&port)
+    }
+    fn flood(&self, all: bool) -> Result<Vec<u32>, Up> {
+        let reserved = if all { port_no::ALL } else { port_no::FLOOD };
+        let mut set = Vec::new();
+        for p in self.snap.ports.iter().filter(|p| p.live && !p.no_fwd) {
+            if p.no_flood {
+                return Err(Up::Reserved(reserved));
+            }
+            if !self.xdp(p.port_no) {
+                return Err(Up::NotXdp(p.port_no));
+            }
+            set.push(p.port_no);
+        }
+        set.sort_unstable();
+        Ok(set)
     }
 }
 
@@ -288,7 +312,8 @@ pub fn compile(
     subs.sort_by_key(|s| std::cmp::Reverse(s.max_score));
 
     let ports = SnapPorts { snap, egress };
-    let n_kinds = K_REDIRECT + egress.len() as u32;
+    // Per program: the fixed kinds, one per egress slot, then flooded.
+    let n_kinds = K_REDIRECT + egress.len() as u32 + 1;
     let mut tables: Vec<HashTable> = Vec::new();
     let mut programs = Vec::with_capacity(inputs.len());
     for (k, &in_port) in inputs.iter().enumerate() {
@@ -335,6 +360,7 @@ pub fn compile(
         programs,
         tables,
         egress: egress.to_vec(),
+        flood: ports.flood(true).unwrap_or_default(),
         rules,
         rule_action,
         counters: counters.max(1),
@@ -617,6 +643,19 @@ fn action(a: &mut Asm, e: &Emit<'_>, f: &Final, up: Label) {
             count(a, Ctr::Const(base + K_REDIRECT + slot));
             a.ret(XDP_REDIRECT);
         }
+        Final::Flood { .. } => {
+            a.ld_map(R1, MAP_FLOOD);
+            a.mov_imm(R2, 0);
+            a.mov_imm(R3, (BPF_F_BROADCAST | BPF_F_EXCLUDE_INGRESS) as i32);
+            a.call(Helper::RedirectMap);
+            a.jmp_imm(Cond::Ne, R0, XDP_REDIRECT, up);
+            if let Final::Flood { edits, .. } = f {
+                edit(a, edits, up);
+            }
+            count(a, Ctr::Rule);
+            count(a, Ctr::Const(base + K_REDIRECT + e.egress.len() as u32));
+            a.ret(XDP_REDIRECT);
+        }
         Final::Up(_) => unreachable!("handled above"),
     }
 }
@@ -884,6 +923,13 @@ impl Compiled {
                 let c = at(b + K_REDIRECT + slot as u32);
                 rx.add(c);
                 f.matched += c.packets;
+                tx.entry(port).or_default().add(c);
+            }
+            // Flooded: one copy out of each flood port but the ingress.
+            let c = at(b + K_REDIRECT + self.egress.len() as u32);
+            rx.add(c);
+            f.matched += c.packets;
+            for &port in self.flood.iter().filter(|&&q| q != p.in_port) {
                 tx.entry(port).or_default().add(c);
             }
             f.lookups += rx.packets;

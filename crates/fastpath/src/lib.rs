@@ -17,12 +17,13 @@
 //!   `sluice-ctl trace`).
 //!
 //! What runs in the kernel: table 0 only; rules whose instructions are
-//! apply/write-actions with at most one output (to a port XDP serves, or
-//! IN_PORT) and set_field of the Ethernet addresses, the IPv4 addresses,
+//! apply/write-actions with at most one output (to a port XDP serves,
+//! IN_PORT, or FLOOD/ALL when every usable port is one XDP serves) and
+//! set_field of the Ethernet addresses, the IPv4 addresses,
 //! the TCP/UDP ports (checksums updated incrementally) and the VLAN VID
 //! and PCP, one push_vlan or pop_vlan, or drop.
 //! Everything else (goto_table, groups, meters, queues, CONTROLLER,
-//! NORMAL, FLOOD, other edits, frames the parser does not mirror, a
+//! NORMAL, other edits, frames the parser does not mirror, a
 //! packet without the whole header a rule's edit writes) goes up to the
 //! user-space pipeline through the port's AF_XDP socket, unchanged.
 

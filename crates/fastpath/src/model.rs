@@ -30,7 +30,7 @@ pub fn verdict(snap: &Snapshot, in_port: u32, xdp_ports: &[u32], frame: &[u8]) -
     };
     let f = specialise(&plan(rule), in_port, &ports);
     // The program checks each edit's header before it writes anything.
-    if let Final::Redirect { edits, .. } | Final::Back { edits } = &f {
+    if let Final::Redirect { edits, .. } | Final::Back { edits } | Final::Flood { edits, .. } = &f {
         if let Err(h) = passes(&checks(edits), &key, frame.len()) {
             return Final::Up(Up::NoField(h));
         }
@@ -44,6 +44,10 @@ pub fn describe(f: &Final) -> String {
         Final::Drop => "stays in the kernel: dropped".into(),
         Final::Redirect { port, .. } => format!("stays in the kernel: out of port {port}"),
         Final::Back { .. } => "stays in the kernel: back out of the ingress port".into(),
+        Final::Flood { to, .. } => {
+            let to: Vec<String> = to.iter().map(u32::to_string).collect();
+            format!("stays in the kernel: out of ports {}", to.join(","))
+        }
         Final::Up(u) => format!("goes up to the user-space pipeline: {u}"),
     }
 }

@@ -196,6 +196,9 @@ pub enum Out {
     Port(u32),
     /// Back out of the port it came in on (OFPP_IN_PORT).
     InPort,
+    /// Out of every port but the ingress one (OFPP_FLOOD, OFPP_ALL:
+    /// `all`), through a DEVMAP broadcast.
+    Flood { all: bool },
 }
 
 /// Why packets go up to user space.
@@ -268,6 +271,11 @@ pub trait Ports {
     fn usable(&self, port: u32) -> Option<bool>;
     /// Whether XDP can redirect to it.
     fn xdp(&self, port: u32) -> bool;
+    /// The ports FLOOD (`all`: ALL) sends to, the ingress port among them
+    /// if it is one: every usable port, each served by XDP; why not, if
+    /// the program cannot flood (a usable port XDP does not serve, or one
+    /// with no_flood, which would need a second set).
+    fn flood(&self, all: bool) -> Result<Vec<u32>, Up>;
 }
 
 /// The plan of `rule` (a table 0 rule).
@@ -361,6 +369,8 @@ fn step(a: &Action) -> Result<Step, Up> {
     match a {
         Action::Output { port, .. } => match *port {
             port_no::IN_PORT => Ok(Step::Out(Out::InPort)),
+            port_no::FLOOD => Ok(Step::Out(Out::Flood { all: false })),
+            port_no::ALL => Ok(Step::Out(Out::Flood { all: true })),
             p if p > port_no::MAX => Err(Up::Reserved(p)),
             p => Ok(Step::Out(Out::Port(p))),
         },
@@ -407,6 +417,12 @@ pub enum Final {
     Back {
         edits: Vec<Edit>,
     },
+    /// Edits, then out of each of `to` (a DEVMAP broadcast that leaves
+    /// out the ingress port).
+    Flood {
+        edits: Vec<Edit>,
+        to: Vec<u32>,
+    },
     Up(Up),
 }
 
@@ -423,6 +439,23 @@ pub fn specialise(plan: &Plan, in_port: u32, ports: &dyn Ports) -> Final {
             out: Out::InPort,
         } => Final::Back {
             edits: edits.clone(),
+        },
+        Plan::Run {
+            edits,
+            out: Out::Flood { all },
+        } => match ports.flood(*all) {
+            Err(u) => Final::Up(u),
+            Ok(set) => {
+                let to: Vec<u32> = set.into_iter().filter(|&p| p != in_port).collect();
+                if to.is_empty() {
+                    Final::Drop
+                } else {
+                    Final::Flood {
+                        edits: edits.clone(),
+                        to,
+                    }
+                }
+            }
         },
         Plan::Run {
             edits,

@@ -184,9 +184,11 @@ fn editing_rule(r: &mut Rng) -> (String, String) {
 }
 
 fn random_actions(r: &mut Rng) -> String {
-    let out = |r: &mut Rng| match r.below(8) {
+    let out = |r: &mut Rng| match r.below(10) {
         0 => "in_port".to_string(),
         1 => "output:5".to_string(),
+        8 => "FLOOD".to_string(),
+        9 => "ALL".to_string(),
         _ => format!("output:{}", 1 + r.below(4)),
     };
     match r.below(20) {
@@ -441,8 +443,9 @@ fn explain(snap: &Snapshot, c: &Compiled, prog: usize, frame: &[u8]) -> String {
 
 /// Frames checked; of them, those whose IPv4, transport or VLAN header
 /// the program edited in place (bytes past the Ethernet addresses
-/// changed), and those it pushed or popped a tag on (the length changed).
-fn run_case(seed: u64, rules: usize, frames: usize, editing: bool) -> (usize, usize, usize) {
+/// changed), those it pushed or popped a tag on (the length changed), and
+/// those it flooded.
+fn run_case(seed: u64, rules: usize, frames: usize, editing: bool) -> (usize, usize, usize, usize) {
     let mut r = Rng(seed | 1);
     let mut pl = rule_set(&mut r, rules, editing);
     let snap = pl.snapshot();
@@ -465,6 +468,7 @@ fn run_case(seed: u64, rules: usize, frames: usize, editing: bool) -> (usize, us
     let mut checked = 0;
     let mut deep = 0;
     let mut tagged = 0;
+    let mut flooded = 0;
     for _ in 0..frames {
         let frame = random_frame(&mut r);
         if frame.len() < 14 {
@@ -538,6 +542,19 @@ fn run_case(seed: u64, rules: usize, frames: usize, editing: bool) -> (usize, us
                 let bytes = outputs[0].data.clone().unwrap_or(f.clone());
                 assert_eq!(out, bytes, "{ctx}");
             }
+            k if k == 4 + egress.len() => {
+                // Flooded: one copy per flood port but the ingress, all
+                // the same bytes.
+                assert_eq!(code, XDP_REDIRECT, "{ctx}");
+                let mut to: Vec<u32> = outputs.iter().map(|o| o.port).collect();
+                to.sort_unstable();
+                let want: Vec<u32> = c.flood.iter().copied().filter(|&p| p != in_port).collect();
+                assert_eq!(to, want, "{ctx}");
+                for o in &outputs {
+                    assert_eq!(out, o.data.clone().unwrap_or(f.clone()), "{ctx}");
+                }
+                flooded += 1;
+            }
             k => {
                 assert_eq!(code, XDP_REDIRECT, "{ctx}");
                 assert_eq!(outputs.len(), 1, "{ctx}: {outputs:?}");
@@ -554,7 +571,7 @@ fn run_case(seed: u64, rules: usize, frames: usize, editing: bool) -> (usize, us
             tagged += 1;
         }
     }
-    (checked, deep, tagged)
+    (checked, deep, tagged, flooded)
 }
 
 #[test]
@@ -569,20 +586,23 @@ fn xdp_programs_agree_with_the_pipeline() {
     let mut in_kernel = 0;
     let mut edited = 0;
     let mut tagged = 0;
+    let mut flooded = 0;
     let mut total = 0;
     // Random rule sets, then sets that mostly edit IPv4 and ports.
     for i in 0..120u64 {
         let rules = [1usize, 4, 12, 40][i as usize % 4];
         let editing = i >= 60;
-        let (k, d, t) = run_case(seed0.wrapping_add(i * 0x9e37_79b9), rules, 150, editing);
+        let (k, d, t, fl) = run_case(seed0.wrapping_add(i * 0x9e37_79b9), rules, 150, editing);
         in_kernel += k;
         edited += d;
         tagged += t;
+        flooded += fl;
         total += 150;
     }
     eprintln!(
         "{total} frames, {in_kernel} kept in the kernel and checked against the pipeline, \
-         {edited} of them with IPv4, TCP/UDP or VLAN fields set, {tagged} with a tag pushed or popped"
+         {edited} of them with IPv4, TCP/UDP or VLAN fields set, {tagged} with a tag pushed or popped, \
+         {flooded} flooded"
     );
     assert!(
         in_kernel > total / 5,

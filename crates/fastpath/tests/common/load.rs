@@ -4,8 +4,8 @@
 //! (what goes up comes back as XDP_PASS), and one program per port.
 
 use fastpath::compile::{
-    Compiled, COUNTER_SIZE, CTL_VALUE_SIZE, MAP_COUNTERS, MAP_CTL, MAP_DEV, MAP_TABLE0, MAP_XSK,
-    TABLE_VALUE_SIZE,
+    Compiled, COUNTER_SIZE, CTL_VALUE_SIZE, MAP_COUNTERS, MAP_CTL, MAP_DEV, MAP_FLOOD, MAP_TABLE0,
+    MAP_XSK, TABLE_VALUE_SIZE,
 };
 use netdev::bpf::{Map, MapKind, Prog};
 
@@ -15,6 +15,7 @@ pub struct Loaded {
     pub ctl: Map,
     pub counters: Map,
     pub dev: Map,
+    pub flood: Map,
     pub xsk: Map,
     pub tables: Vec<Map>,
     pub progs: Vec<Prog>,
@@ -36,6 +37,16 @@ pub fn load(c: &Compiled) -> std::io::Result<Loaded> {
     for slot in 0..c.egress.len() as u32 {
         dev.update(&slot.to_le_bytes(), &1u32.to_le_bytes())?;
     }
+    let flood = Map::create(
+        MapKind::DevMap,
+        4,
+        4,
+        c.flood.len().max(1) as u32,
+        "sl_flood",
+    )?;
+    for slot in 0..c.flood.len() as u32 {
+        flood.update(&slot.to_le_bytes(), &1u32.to_le_bytes())?;
+    }
     let xsk = Map::create(MapKind::XskMap, 4, 4, 1, "sl_xsk")?;
     let mut tables = Vec::new();
     for t in &c.tables {
@@ -55,6 +66,7 @@ pub fn load(c: &Compiled) -> std::io::Result<Loaded> {
             MAP_CTL => ctl.fd(),
             MAP_COUNTERS => counters.fd(),
             MAP_DEV => dev.fd(),
+            MAP_FLOOD => flood.fd(),
             MAP_XSK => xsk.fd(),
             t => tables[(t - MAP_TABLE0) as usize].fd(),
         });
@@ -64,6 +76,7 @@ pub fn load(c: &Compiled) -> std::io::Result<Loaded> {
         ctl,
         counters,
         dev,
+        flood,
         xsk,
         tables,
         progs,
