@@ -15,9 +15,9 @@
 //! user-space classifier.
 //!
 //! Counters (one per-CPU array of {packets, bytes}): one per rule, then per
-//! program: missed, dropped by a rule, sent back (IN_PORT), sent up, and
-//! one per egress port redirected to. [`Compiled::fold`] turns them into
-//! rule, port and table counts.
+//! program: missed, dropped by a rule, sent back (IN_PORT), sent up, one
+//! per egress port redirected to, and flooded. [`Compiled::fold`] turns
+//! them into rule, port and table counts.
 //!
 //! The verifier: the best score, action and counter are constants along
 //! each inline path; they are made opaque (xor twice with a value the

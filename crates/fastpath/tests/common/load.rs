@@ -27,26 +27,8 @@ pub fn load(c: &Compiled) -> std::io::Result<Loaded> {
     v.extend_from_slice(&[0; 8]);
     ctl.update(&0u32.to_le_bytes(), &v)?;
     let counters = Map::create(MapKind::PercpuArray, 4, COUNTER_SIZE, c.counters, "sl_ctr")?;
-    let dev = Map::create(
-        MapKind::DevMap,
-        4,
-        4,
-        c.egress.len().max(1) as u32,
-        "sl_dev",
-    )?;
-    for slot in 0..c.egress.len() as u32 {
-        dev.update(&slot.to_le_bytes(), &1u32.to_le_bytes())?;
-    }
-    let flood = Map::create(
-        MapKind::DevMap,
-        4,
-        4,
-        c.flood.len().max(1) as u32,
-        "sl_flood",
-    )?;
-    for slot in 0..c.flood.len() as u32 {
-        flood.update(&slot.to_le_bytes(), &1u32.to_le_bytes())?;
-    }
+    let dev = loopback_devmap(c.egress.len(), "sl_dev")?;
+    let flood = loopback_devmap(c.flood.len(), "sl_flood")?;
     let xsk = Map::create(MapKind::XskMap, 4, 4, 1, "sl_xsk")?;
     let mut tables = Vec::new();
     for t in &c.tables {
@@ -81,4 +63,13 @@ pub fn load(c: &Compiled) -> std::io::Result<Loaded> {
         tables,
         progs,
     })
+}
+
+/// A DEVMAP of `n` slots, each loopback (interface 1).
+fn loopback_devmap(n: usize, name: &str) -> std::io::Result<Map> {
+    let m = Map::create(MapKind::DevMap, 4, 4, n.max(1) as u32, name)?;
+    for slot in 0..n as u32 {
+        m.update(&slot.to_le_bytes(), &1u32.to_le_bytes())?;
+    }
+    Ok(m)
 }
