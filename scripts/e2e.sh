@@ -211,12 +211,12 @@ test_vlan_push_pop() {
     # chunk): the push takes the kernel's headroom, the pop gives it back.
     # With xdp the XDP program pushes and pops in the kernel (the hosts'
     # GRO on: a veth takes XDP redirects only then).
-    local be i
+    local be
     for be in afpacket afxdp xdp; do
         P=sle2e$$d
         testbed_up "$P" || return 1
         if [ "$be" = xdp ]; then
-            for i in 1 2; do ip netns exec "$P-h$i" ethtool -K eth0 gro on >/dev/null 2>&1; done
+            xdp_hosts_gro 2
         fi
         local cfg
         cfg=$(E2E_BACKEND=$be two_port_config "priority=10,in_port=1,actions=push_vlan:0x8100,set_field:10->vlan_vid,output:2" \

@@ -31,11 +31,25 @@ xdp_tcp_in_kernel() { # what client-port [server-port]
     fi
 }
 
+# GRO on at hosts 1..N: a veth takes XDP redirects only then.
+xdp_hosts_gro() { # N
+    local i
+    for i in $(seq 1 "$1"); do ip netns exec "$P-h$i" ethtool -K eth0 gro on >/dev/null 2>&1; done
+}
+
+# Waits (up to 5 s) for the programs to run the current tables (they are
+# compiled in milliseconds); false if they do not.
+xdp_current() {
+    local i
+    for i in $(seq 1 50); do [ "$(xdp_metric sluice_xdp_current -)" = 1 ] && return 0; sleep 0.1; done
+    return 1
+}
+
 test_xdp_fast_path() {
     P=sle2e$$x
     testbed_up "$P" || return 1
-    local r=0 rd out i
-    for i in 1 2; do ip netns exec "$P-h$i" ethtool -K eth0 gro on >/dev/null 2>&1; done
+    local r=0 rd out
+    xdp_hosts_gro 2
     rd=$(mktemp -d)
     start_sluice --port p1 --port p2 --backend xdp --fail-mode secure --run-dir "$rd" \
         --metrics 127.0.0.1:16697
@@ -45,9 +59,7 @@ test_xdp_fast_path() {
     $C add-flow br0 "priority=10,in_port=1,actions=output:2" || r=1
     $C add-flow br0 "priority=10,in_port=2,actions=output:1" || r=1
     ping_ok h1 "$TESTBED_NET.2" || { echo "     no ping"; r=1; }
-    # The programs run the new table once it is compiled (milliseconds).
-    for i in $(seq 1 50); do [ "$(xdp_metric sluice_xdp_current -)" = 1 ] && break; sleep 0.1; done
-    [ "$(xdp_metric sluice_xdp_current -)" = 1 ] || { echo "     the fast path is not current"; r=1; }
+    xdp_current || { echo "     the fast path is not current"; r=1; }
     xdp_tcp_in_kernel "TCP through the XDP fast path" 5341 || r=1
     # The rules and ports count what the kernel forwarded.
     out=$($C dump-flows br0)
@@ -83,8 +95,8 @@ test_xdp_fast_path() {
 test_xdp_fast_path_edits() {
     P=sle2e$$y
     testbed_up "$P" || return 1
-    local r=0 rd out i m2
-    for i in 1 2; do ip netns exec "$P-h$i" ethtool -K eth0 gro on >/dev/null 2>&1; done
+    local r=0 rd out m2
+    xdp_hosts_gro 2
     m2=$(ip netns exec "$P-h2" cat /sys/class/net/eth0/address)
     ip netns exec "$P-h1" ip neigh replace "$TESTBED_NET.77" lladdr "$m2" dev eth0 nud permanent
     rd=$(mktemp -d)
@@ -98,8 +110,7 @@ test_xdp_fast_path_edits() {
     $C add-flow br0 "priority=40,tcp,in_port=2,tp_src=5342,actions=set_field:5398->tcp_src,output:1" || r=1
     $C add-flow br0 "priority=40,icmp,in_port=1,nw_dst=$TESTBED_NET.77,actions=set_field:$TESTBED_NET.2->ip_dst,output:2" || r=1
     $C add-flow br0 "priority=40,icmp,in_port=2,nw_dst=$TESTBED_NET.1,actions=set_field:$TESTBED_NET.77->ip_src,output:1" || r=1
-    for i in $(seq 1 50); do [ "$(xdp_metric sluice_xdp_current -)" = 1 ] && break; sleep 0.1; done
-    [ "$(xdp_metric sluice_xdp_current -)" = 1 ] || { echo "     the fast path is not current"; r=1; }
+    xdp_current || { echo "     the fast path is not current"; r=1; }
     [ "$(xdp_metric sluice_xdp_rules_up -)" = 0 ] || { echo "     rules up: $(xdp_metric sluice_xdp_rules_up -)"; r=1; }
     out=$($C trace br0 1 "tcp,nw_src=$TESTBED_NET.1,nw_dst=$TESTBED_NET.2,tp_dst=5398")
     echo "$out" | grep -q "XDP fast path: stays in the kernel: out of port 2" ||
@@ -117,15 +128,15 @@ test_xdp_fast_path_edits() {
 test_xdp_fast_path_flood() {
     P=sle2e$$z
     TESTBED_HOSTS=3 testbed_up "$P" || return 1
-    local r=0 rd out i
-    for i in 1 2 3; do ip netns exec "$P-h$i" ethtool -K eth0 gro on >/dev/null 2>&1; done
+    local r=0 rd out
+    xdp_hosts_gro 3
     rd=$(mktemp -d)
     start_sluice --port p1 --port p2 --port p3 --backend xdp --fail-mode secure --no-local --run-dir "$rd" \
         --metrics 127.0.0.1:16697
     local C="$CTL --run-dir $rd"
     sleep 0.5
     $C add-flow br0 "priority=10,actions=FLOOD" || r=1
-    for i in $(seq 1 50); do [ "$(xdp_metric sluice_xdp_current -)" = 1 ] && break; sleep 0.1; done
+    xdp_current || :
     [ "$(xdp_metric sluice_xdp_rules_up -)" = 0 ] || { echo "     rules up: $(xdp_metric sluice_xdp_rules_up -)"; r=1; }
     out=$($C trace br0 1 "udp,nw_src=$TESTBED_NET.1,nw_dst=$TESTBED_NET.3")
     echo "$out" | grep -q "XDP fast path: stays in the kernel: out of ports 2,3" ||

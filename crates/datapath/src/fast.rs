@@ -325,6 +325,18 @@ fn run(s: &Shared) {
     }
 }
 
+/// Slot i of DEVMAP `map` sends to the i-th of `ports`.
+fn fill_devmap<'a>(map: &Map, ports: impl Iterator<Item = &'a FastPort>) -> Result<(), String> {
+    for (slot, p) in ports.enumerate() {
+        map.update(
+            &(slot as u32).to_le_bytes(),
+            &(p.program.ifindex as u32).to_le_bytes(),
+        )
+        .map_err(|e| format!("port {}: {e}", p.port_no))?;
+    }
+    Ok(())
+}
+
 /// Compiles `snap` for `ports`, loads it and attaches it.
 fn build(s: &Shared, snap: &Arc<Snapshot>, ports: &[FastPort]) -> Result<Live, String> {
     let nos: Vec<u32> = ports.iter().map(|p| p.port_no).collect();
@@ -336,14 +348,7 @@ fn build(s: &Shared, snap: &Arc<Snapshot>, ports: &[FastPort]) -> Result<Live, S
     let gen = s.retire();
     let compiled =
         compile(snap, &nos, &nos, gen, &Options::default()).map_err(|e| e.to_string())?;
-    for (slot, p) in ports.iter().enumerate() {
-        s.dev
-            .update(
-                &(slot as u32).to_le_bytes(),
-                &(p.program.ifindex as u32).to_le_bytes(),
-            )
-            .map_err(|e| format!("port {}: {e}", p.port_no))?;
-    }
+    fill_devmap(&s.dev, ports.iter())?;
     // The ports FLOOD and ALL send to (a map of this build's own: the
     // programs it replaces keep theirs).
     let flood = Map::create(
@@ -354,16 +359,13 @@ fn build(s: &Shared, snap: &Arc<Snapshot>, ports: &[FastPort]) -> Result<Live, S
         "sluice_flood",
     )
     .map_err(|e| e.to_string())?;
-    for (slot, no) in compiled.flood.iter().enumerate() {
-        if let Some(p) = ports.iter().find(|p| p.port_no == *no) {
-            flood
-                .update(
-                    &(slot as u32).to_le_bytes(),
-                    &(p.program.ifindex as u32).to_le_bytes(),
-                )
-                .map_err(|e| format!("port {}: {e}", p.port_no))?;
-        }
-    }
+    fill_devmap(
+        &flood,
+        compiled
+            .flood
+            .iter()
+            .filter_map(|no| ports.iter().find(|p| p.port_no == *no)),
+    )?;
     let counters = Map::create(
         MapKind::PercpuArray,
         4,

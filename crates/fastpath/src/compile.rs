@@ -643,15 +643,13 @@ fn action(a: &mut Asm, e: &Emit<'_>, f: &Final, up: Label) {
             count(a, Ctr::Const(base + K_REDIRECT + slot));
             a.ret(XDP_REDIRECT);
         }
-        Final::Flood { .. } => {
+        Final::Flood { edits, .. } => {
             a.ld_map(R1, MAP_FLOOD);
             a.mov_imm(R2, 0);
             a.mov_imm(R3, (BPF_F_BROADCAST | BPF_F_EXCLUDE_INGRESS) as i32);
             a.call(Helper::RedirectMap);
             a.jmp_imm(Cond::Ne, R0, XDP_REDIRECT, up);
-            if let Final::Flood { edits, .. } = f {
-                edit(a, edits, up);
-            }
+            edit(a, edits, up);
             count(a, Ctr::Rule);
             count(a, Ctr::Const(base + K_REDIRECT + e.egress.len() as u32));
             a.ret(XDP_REDIRECT);

@@ -441,11 +441,20 @@ fn explain(snap: &Snapshot, c: &Compiled, prog: usize, frame: &[u8]) -> String {
     format!("{found}; the rules for this port:{}", all.concat())
 }
 
-/// Frames checked; of them, those whose IPv4, transport or VLAN header
-/// the program edited in place (bytes past the Ethernet addresses
-/// changed), those it pushed or popped a tag on (the length changed), and
-/// those it flooded.
-fn run_case(seed: u64, rules: usize, frames: usize, editing: bool) -> (usize, usize, usize, usize) {
+/// What the frames of some cases exercised in the kernel.
+#[derive(Default)]
+struct Seen {
+    /// Frames kept in the kernel and checked against the pipeline.
+    checked: usize,
+    /// Of them: IPv4, transport or VLAN header edited in place (bytes
+    /// past the Ethernet addresses changed).
+    edited: usize,
+    /// A tag pushed or popped (the length changed).
+    tagged: usize,
+    flooded: usize,
+}
+
+fn run_case(seed: u64, rules: usize, frames: usize, editing: bool, seen: &mut Seen) {
     let mut r = Rng(seed | 1);
     let mut pl = rule_set(&mut r, rules, editing);
     let snap = pl.snapshot();
@@ -465,10 +474,6 @@ fn run_case(seed: u64, rules: usize, frames: usize, editing: bool) -> (usize, us
     .unwrap();
     let l = load(&c).unwrap();
     let mut worker = Worker::new(0);
-    let mut checked = 0;
-    let mut deep = 0;
-    let mut tagged = 0;
-    let mut flooded = 0;
     for _ in 0..frames {
         let frame = random_frame(&mut r);
         if frame.len() < 14 {
@@ -553,7 +558,7 @@ fn run_case(seed: u64, rules: usize, frames: usize, editing: bool) -> (usize, us
                 for o in &outputs {
                     assert_eq!(out, o.data.clone().unwrap_or(f.clone()), "{ctx}");
                 }
-                flooded += 1;
+                seen.flooded += 1;
             }
             k => {
                 assert_eq!(code, XDP_REDIRECT, "{ctx}");
@@ -563,15 +568,14 @@ fn run_case(seed: u64, rules: usize, frames: usize, editing: bool) -> (usize, us
                 assert_eq!(out, bytes, "{ctx}");
             }
         }
-        checked += 1;
+        seen.checked += 1;
         if out.len() == frame.len() && out[12..] != frame[12..] {
-            deep += 1;
+            seen.edited += 1;
         }
         if out.len() != frame.len() {
-            tagged += 1;
+            seen.tagged += 1;
         }
     }
-    (checked, deep, tagged, flooded)
 }
 
 #[test]
@@ -583,22 +587,27 @@ fn xdp_programs_agree_with_the_pipeline() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(0x5eed_1234);
-    let mut in_kernel = 0;
-    let mut edited = 0;
-    let mut tagged = 0;
-    let mut flooded = 0;
+    let mut seen = Seen::default();
     let mut total = 0;
     // Random rule sets, then sets that mostly edit IPv4 and ports.
     for i in 0..120u64 {
         let rules = [1usize, 4, 12, 40][i as usize % 4];
         let editing = i >= 60;
-        let (k, d, t, fl) = run_case(seed0.wrapping_add(i * 0x9e37_79b9), rules, 150, editing);
-        in_kernel += k;
-        edited += d;
-        tagged += t;
-        flooded += fl;
+        run_case(
+            seed0.wrapping_add(i * 0x9e37_79b9),
+            rules,
+            150,
+            editing,
+            &mut seen,
+        );
         total += 150;
     }
+    let Seen {
+        checked: in_kernel,
+        edited,
+        tagged,
+        flooded,
+    } = seen;
     eprintln!(
         "{total} frames, {in_kernel} kept in the kernel and checked against the pipeline, \
          {edited} of them with IPv4, TCP/UDP or VLAN fields set, {tagged} with a tag pushed or popped, \
@@ -612,4 +621,9 @@ fn xdp_programs_agree_with_the_pipeline() {
         edited > 100,
         "too few frames exercised the IPv4 and port edits"
     );
+    assert!(
+        tagged > 50,
+        "too few frames exercised push_vlan and pop_vlan"
+    );
+    assert!(flooded > 20, "too few frames exercised FLOOD and ALL");
 }

@@ -25,8 +25,9 @@
 //! XDP fast path is compiling it, a scrape reads it), a publication clones
 //! the newest copy: its subtables are shared, and those the changes touch
 //! are copied, as before. That is also how the second copy is made, the
-//! first time rules change after a publication. [`Published::reusable`] tells the caller whether
-//! the next publication is cheap, so that it can wait a moment instead.
+//! first time rules change after a publication. [`Published::reusable`]
+//! tells the caller whether the next publication is cheap, so that it can
+//! wait a moment instead.
 //!
 //! Contract: the tables a publication returns answer every lookup as
 //! classifiers built from scratch from the rules added and not removed
