@@ -17,9 +17,11 @@
 //! controller go to the agent through [`channel`] (a full queue drops and
 //! counts).
 //!
-//! When no port had a frame, the worker sleeps in `poll(2)` on the ports'
-//! descriptors (up to 10 ms) instead of spinning: this machine class has two
-//! cores.
+//! A round looks at each port once (an AF_XDP port: one load of its RX
+//! ring's index, so idle ports cost little) and receives only from those
+//! with frames. When no port had a frame, the worker sleeps on the ports'
+//! descriptors (an epoll set made once per port set, [`sleep`]; up to
+//! 10 ms) instead of spinning: this machine class has two cores.
 //!
 //! Bounded work and memory per round: receive buffers are as long as the
 //! longest frame a port takes (from its MTU); a frame shorter than an
@@ -44,6 +46,7 @@ pub mod normal;
 pub mod open;
 pub mod queue;
 mod rx;
+mod sleep;
 mod tx;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -156,7 +159,7 @@ pub struct BridgeCounters {
     pub over_limit: AtomicU64,
     /// When the worker's current loop round started ([`clock`] ns; 0
     /// before the first). A round takes at most the 10 ms of an idle
-    /// `poll(2)` plus one batch, so an old heartbeat means a stalled
+    /// wait plus one batch, so an old heartbeat means a stalled
     /// worker (not summed: one worker's health).
     pub heartbeat_ns: AtomicU64,
     /// True while the worker's loop runs; false once it has returned or
@@ -219,8 +222,9 @@ struct Plumbing {
     tx: Vec<TxQueue>,
     /// Port number -> position.
     index: std::collections::HashMap<u32, usize>,
-    /// The ports' descriptors (and, for worker 0, the packet-out wake-up).
-    pollfds: Vec<libc::pollfd>,
+    /// Waits on the ports' descriptors (and, for worker 0, the
+    /// packet-out wake-up).
+    sleeper: sleep::Sleeper,
     /// The receive buffer size: the largest frame any port takes.
     frame: usize,
 }
@@ -246,22 +250,18 @@ impl Plumbing {
                 .enumerate()
                 .map(|(i, p)| (p.port_no, i))
                 .collect(),
-            pollfds: w
-                .ports
-                .iter()
-                .flat_map(|p| p.dev.fds())
-                .chain(
-                    w.channels
-                        .iter()
-                        .filter(|_| w.worker == 0)
-                        .map(|c| c.packet_out_wake.fd()),
-                )
-                .map(|fd| libc::pollfd {
-                    fd,
-                    events: libc::POLLIN,
-                    revents: 0,
-                })
-                .collect(),
+            sleeper: sleep::Sleeper::new(
+                &w.ports
+                    .iter()
+                    .flat_map(|p| p.dev.fds())
+                    .chain(
+                        w.channels
+                            .iter()
+                            .filter(|_| w.worker == 0)
+                            .map(|c| c.packet_out_wake.fd()),
+                    )
+                    .collect::<Vec<_>>(),
+            ),
             frame,
         }
     }
@@ -312,7 +312,7 @@ impl BridgeWorker {
                 batch = Batch::with_frame_size(32, plumbing.frame);
             }
             let Plumbing {
-                tx, index, pollfds, ..
+                tx, index, sleeper, ..
             } = &mut plumbing;
             let snap = self.pipeline.load_full();
             let now = clock::now_ns();
@@ -321,6 +321,11 @@ impl BridgeWorker {
             let mut woke = false;
             let mut rx_batches: [(u64, u64); 64] = [(0, 0); 64];
             for i in 0..self.ports.len() {
+                // Most ports of a large bridge are idle in a given round:
+                // one look at each one's ring.
+                if !self.ports[i].dev.rx_ready() {
+                    continue;
+                }
                 // A port with a UMEM lends its frames where they lie.
                 let lends = self.ports[i].dev.umem().is_some();
                 let r = if lends {
@@ -429,7 +434,11 @@ impl BridgeWorker {
                     PortCounters::add(&self.ports[i].counters.tx_dropped, q.overflow);
                 }
                 if q.n == 0 {
-                    q.reset();
+                    // Untouched this round (still empty from the last
+                    // reset) unless frames were refused.
+                    if q.overflow > 0 {
+                        q.reset();
+                    }
                     continue;
                 }
                 let port = &mut self.ports[i];
@@ -502,13 +511,12 @@ impl BridgeWorker {
             // control plane from reusing the classifiers of an old version
             // (`pipeline::published`).
             drop(snap);
-            if got == 0 && !pollfds.is_empty() {
+            if got == 0 {
+                for p in &mut self.ports {
+                    p.dev.before_wait();
+                }
                 // Frames waiting in a shaped queue need the worker back soon.
-                let timeout = if waiting { 1 } else { 10 };
-                // SAFETY: pollfds is a valid array of pollfd for the call.
-                unsafe { libc::poll(pollfds.as_mut_ptr(), pollfds.len() as libc::nfds_t, timeout) };
-            } else if got == 0 {
-                std::thread::sleep(std::time::Duration::from_millis(1));
+                sleeper.wait(if waiting { 1 } else { 10 });
             }
         }
     }

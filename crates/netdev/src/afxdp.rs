@@ -215,6 +215,9 @@ struct Socket {
     /// This socket's own fill target once it has been busy (0 before):
     /// above the UMEM's even share, up to [`umem::FILL_MAX`].
     boost: u32,
+    /// What the last refill aimed the fill ring at (a receive call has
+    /// work to do while `in_fill` is below it: the UMEM was short).
+    aim: u32,
     /// Scratch for the chunks going to the fill ring.
     stock: Vec<u64>,
     /// Descriptors refused since `take_rx_errors` last ran.
@@ -468,6 +471,7 @@ impl Socket {
             comp,
             in_fill: 0,
             boost: 0,
+            aim: 0,
             stock: Vec::with_capacity(RX_FRAMES as usize),
             rx_errors: 0,
             zero_copy: false,
@@ -622,21 +626,52 @@ impl Socket {
         if n > 0 && left <= target / 4 && target < umem::FILL_MAX {
             self.boost = (target * 2).min(umem::FILL_MAX);
         }
-        self.refill(self.boost.max(share));
+        self.aim = self.boost.max(share);
+        self.refill(self.aim);
         if self.fill.needs_wakeup() {
-            // SAFETY: a zero-length, non-blocking recvfrom wakes the driver.
-            unsafe {
-                libc::recvfrom(
-                    self.fd,
-                    std::ptr::null_mut(),
-                    0,
-                    libc::MSG_DONTWAIT,
-                    std::ptr::null_mut(),
-                    std::ptr::null_mut(),
-                )
-            };
+            self.wake_fill();
         }
         n
+    }
+
+    /// Whether [`Socket::rx`] has anything to do: frames wait on the RX
+    /// ring, the last refill fell short (the UMEM had too few free
+    /// chunks), or a zero-copy driver asks to be woken for the fill ring.
+    /// Reads one shared index (two in zero-copy mode) and this struct:
+    /// the worker asks every port every round, and most ports of a large
+    /// bridge are idle.
+    fn rx_ready(&self) -> bool {
+        self.rx.producer().load(Ordering::Acquire) != self.rx.cached
+            || self.in_fill < self.aim
+            || (self.zero_copy && self.fill.needs_wakeup())
+    }
+
+    /// What a `poll(2)` on the socket would have done before sleeping
+    /// (the worker sleeps in epoll, which looks at a socket only when it
+    /// signals): frames a kick left on the TX ring are kicked again, and a
+    /// zero-copy driver that asks for it is woken for the fill ring.
+    fn before_wait(&self) {
+        if self.tx.consumer().load(Ordering::Acquire) != self.tx.cached {
+            let _ = self.kick();
+        }
+        if self.zero_copy && self.fill.needs_wakeup() {
+            self.wake_fill();
+        }
+    }
+
+    /// Wakes the driver to take chunks from the fill ring.
+    fn wake_fill(&self) {
+        // SAFETY: a zero-length, non-blocking recvfrom wakes the driver.
+        unsafe {
+            libc::recvfrom(
+                self.fd,
+                std::ptr::null_mut(),
+                0,
+                libc::MSG_DONTWAIT,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            )
+        };
     }
 
     /// Puts frames on the TX ring and kicks the kernel; returns how many
@@ -828,6 +863,14 @@ impl Port for AfXdp {
 
     fn send_zc(&mut self, frames: &[TxFrame]) -> io::Result<usize> {
         self.socks[0].tx(frames)
+    }
+
+    fn rx_ready(&self) -> bool {
+        self.socks.iter().any(Socket::rx_ready)
+    }
+
+    fn before_wait(&mut self) {
+        self.socks.iter().for_each(Socket::before_wait);
     }
 
     fn take_rx_errors(&mut self) -> u64 {

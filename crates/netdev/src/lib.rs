@@ -255,6 +255,18 @@ pub trait Port: Send {
         self.send(frames)
     }
 
+    /// Whether a receive call may find frames or has other work to do
+    /// (true unless the port can tell cheaply that it has none): the
+    /// worker asks every port every round and skips the idle ones.
+    fn rx_ready(&self) -> bool {
+        true
+    }
+
+    /// The caller is about to sleep until a descriptor of [`Port::fds`]
+    /// signals: the port does what a `poll(2)` on them would have done
+    /// besides waiting (an AF_XDP socket's poll kicks its TX ring).
+    fn before_wait(&mut self) {}
+
     /// Frames lost on receive since the last call that `recv` did not
     /// return (a ring slot whose offsets the kernel wrote outside the
     /// slot, a descriptor outside the UMEM): the caller counts them as
