@@ -221,12 +221,52 @@ struct Plumbing {
     /// One transmit queue per port, in port order.
     tx: Vec<TxQueue>,
     /// Port number -> position.
-    index: std::collections::HashMap<u32, usize>,
+    index: PortIndex,
     /// Waits on the ports' descriptors (and, for worker 0, the
     /// packet-out wake-up).
     sleeper: sleep::Sleeper,
     /// The receive buffer size: the largest frame any port takes.
     frame: usize,
+}
+
+/// Port number -> position in a worker's port list, asked once per
+/// output: a table for the small numbers ports usually have (one load), a
+/// map for the rest.
+struct PortIndex {
+    small: Vec<Option<u32>>,
+    rest: std::collections::HashMap<u32, usize>,
+}
+
+impl PortIndex {
+    /// Numbers below this are in the table.
+    const SMALL: u32 = 1024;
+
+    fn of(ports: impl Iterator<Item = u32>) -> PortIndex {
+        let mut x = PortIndex {
+            small: Vec::new(),
+            rest: Default::default(),
+        };
+        for (i, p) in ports.enumerate() {
+            if p < Self::SMALL {
+                let p = p as usize;
+                if x.small.len() <= p {
+                    x.small.resize(p + 1, None);
+                }
+                x.small[p] = Some(i as u32);
+            } else {
+                x.rest.insert(p, i);
+            }
+        }
+        x
+    }
+
+    fn get(&self, p: u32) -> Option<usize> {
+        if p < Self::SMALL {
+            self.small.get(p as usize).copied().flatten().map(|i| i as usize)
+        } else {
+            self.rest.get(&p).copied()
+        }
+    }
 }
 
 impl Plumbing {
@@ -244,12 +284,7 @@ impl Plumbing {
                 .iter()
                 .map(|p| TxQueue::new(frame, p.dev.is_tunnel()))
                 .collect(),
-            index: w
-                .ports
-                .iter()
-                .enumerate()
-                .map(|(i, p)| (p.port_no, i))
-                .collect(),
+            index: PortIndex::of(w.ports.iter().map(|p| p.port_no)),
             sleeper: sleep::Sleeper::new(
                 &w.ports
                     .iter()
@@ -527,7 +562,7 @@ struct Serve<'a> {
     worker: &'a mut Worker,
     snap: &'a Snapshot,
     tx: &'a mut [TxQueue],
-    index: &'a std::collections::HashMap<u32, usize>,
+    index: &'a PortIndex,
     now: u64,
 }
 
@@ -617,7 +652,7 @@ fn same_umem(a: Option<&Arc<Umem>>, b: Option<&Arc<Umem>>) -> bool {
 struct Emit<'a> {
     ports: &'a mut [BridgePort],
     tx: &'a mut [TxQueue],
-    index: &'a std::collections::HashMap<u32, usize>,
+    index: &'a PortIndex,
     macs: &'a MacTable,
     counters: &'a BridgeCounters,
     channels: Option<&'a channel::Channels>,
@@ -659,14 +694,14 @@ impl Emit<'_> {
                 };
                 match self.macs.forward(vlan, src, dst, in_port, self.now) {
                     Decision::Port(p) => {
-                        if let Some(&x) = self.index.get(&p) {
+                        if let Some(x) = self.index.get(p) {
                             self.queue(x, data, whole, own, &o.tunnel);
                         }
                     }
                     Decision::Flood => {
                         for p in &self.snap.ports {
                             if p.port_no != in_port && p.live && !p.no_flood && !p.no_fwd {
-                                if let Some(&y) = self.index.get(&p.port_no) {
+                                if let Some(y) = self.index.get(p.port_no) {
                                     self.tx[y].push_meta(data, &o.tunnel);
                                 }
                             }
@@ -676,7 +711,7 @@ impl Emit<'_> {
                 }
             }
             p => {
-                if let Some(&x) = self.index.get(&p) {
+                if let Some(x) = self.index.get(p) {
                     let q = o
                         .queue
                         .and_then(|id| self.ports[x].queues.iter_mut().find(|q| q.queue_id == id));
@@ -740,6 +775,19 @@ pub fn pin_to_cpu(cpu: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn port_index_finds_small_and_large_numbers() {
+        let x = PortIndex::of([3, 1, 0xffff_fff0, 1023, 1024].into_iter());
+        assert_eq!(x.get(3), Some(0));
+        assert_eq!(x.get(1), Some(1));
+        assert_eq!(x.get(0xffff_fff0), Some(2));
+        assert_eq!(x.get(1023), Some(3));
+        assert_eq!(x.get(1024), Some(4));
+        for absent in [0, 2, 4, 1022, 1025, port_no::LOCAL, port_no::CONTROLLER] {
+            assert_eq!(x.get(absent), None, "{absent}");
+        }
+    }
 
     /// Worker 0 of a bridge of `ports` running `p`, without a controller.
     fn test_bridge(ports: Vec<BridgePort>, p: &mut Pipeline) -> BridgeWorker {

@@ -443,6 +443,11 @@ impl Port for AfPacket {
         Ok(kept)
     }
 
+    /// With rings: whether the next RX slot holds a frame.
+    fn rx_ready(&self) -> bool {
+        self.rings.as_ref().is_none_or(Rings::rx_ready)
+    }
+
     fn send(&mut self, frames: &[&[u8]]) -> io::Result<usize> {
         if let Some(rings) = self.rings.as_mut().filter(|r| r.has_tx()) {
             let mark = rings.tx_mark();

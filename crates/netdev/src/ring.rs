@@ -209,6 +209,11 @@ impl Rings {
         unsafe { AtomicU32::from_ptr(h as *mut u32) }
     }
 
+    /// Whether the next RX slot holds a frame (one load of its status).
+    pub(crate) fn rx_ready(&self) -> bool {
+        self.status(self.slot(self.rx_next)).load(Ordering::Acquire) & TP_STATUS_USER != 0
+    }
+
     /// Takes the next received slot, if any: `Some(Some(r))` with what `f`
     /// made of its frame (seen before the slot goes back to the kernel),
     /// `Some(None)` for a slot whose header places the frame outside the
