@@ -31,7 +31,8 @@
 #
 # --json prints one JSON object per row on stdout (progress on stderr);
 # otherwise a Markdown table. Knobs: LAB_SECONDS (each iperf3 test,
-# default 3), LAB_SETS, LAB_BACKENDS (default "afpacket afxdp xdp"),
+# default 3), LAB_SETS, LAB_BACKENDS (default "afpacket afxdp xdp
+# xdp-generic"),
 # LAB_WORKERS (default 2; 1 for none), LAB_OVS=0 to leave out Open vSwitch,
 # LAB_FLOWS (default "1 1000 100000 1000000"), LAB_FRAMES (default
 # 1000000), LAB_PINGS (default 100).
@@ -53,10 +54,11 @@ scripts/setup.sh >&2
 cargo build -q --release -p ctl -p bench >&2
 SECS=${LAB_SECONDS:-3}
 SETS=${LAB_SETS:-"4p20r 32p200r 100k1k 1m"}
-BACKENDS=${LAB_BACKENDS:-"afpacket afxdp xdp"}
+BACKENDS=${LAB_BACKENDS:-"afpacket afxdp xdp xdp-generic"}
 # The XDP fast path redirects into veths, which deliver only to a peer that
 # takes XDP frames (GRO on at the hosts' ends): with xdp in the run, every
-# switch of the run gets hosts with GRO on, so the rows stay comparable.
+# switch of the run gets hosts with GRO on, so the rows stay comparable
+# (xdp-generic needs no GRO: its redirects go through the transmit path).
 HOST_GRO=0
 case " $BACKENDS " in *" xdp "*) HOST_GRO=1 ;; esac
 WORKERS=${LAB_WORKERS:-2}
@@ -227,7 +229,7 @@ start_sluice() { # set backend workers
     local extra=()
     [ "$set" = none ] && extra=(--nullx)
     SW_METRICS=
-    if [ "$be" = xdp ] && [ "$set" != none ]; then
+    if [ "${be%-generic}" = xdp ] && [ "$set" != none ]; then
         SW_METRICS=9479
         extra+=(--metrics "127.0.0.1:$SW_METRICS")
     fi
@@ -300,7 +302,7 @@ stop_ovs() {
 
 # A row's name for sluice on back end BE.
 sluice_label() { # be
-    case $1 in xdp) echo "sluice xdp fast path" ;; *) echo "sluice $1" ;; esac
+    case $1 in xdp) echo "sluice xdp fast path" ;; xdp-generic) echo "sluice xdp-generic fast path" ;; *) echo "sluice $1" ;; esac
 }
 
 forwarding_sluice() { # label set backend workers
@@ -351,7 +353,7 @@ scenario_forwarding() {
     fi
     for be in $BACKENDS; do
         # nullx on xdp ports is nullx on AF_XDP: the afxdp row.
-        [ "$be" = xdp ] || forwarding_sluice "nullx $be" none "$be" 1
+        [ "${be%-generic}" = xdp ] || forwarding_sluice "nullx $be" none "$be" 1
     done
     forwarding_bridge
     # Within a rule set, the switches' order turns by one each round
@@ -451,7 +453,7 @@ scenario_flows() {
         echo "|---|---|---|---|---|"
     fi
     local be
-    for be in $BACKENDS; do [ "$be" = xdp ] || flows_switch "nullx $be" nullx "$be"; done
+    for be in $BACKENDS; do [ "${be%-generic}" = xdp ] || flows_switch "nullx $be" nullx "$be"; done
     for be in $BACKENDS; do flows_switch "$(sluice_label "$be") $(set_rules "$FSET") rules" sluice "$be"; done
     if have_ovs; then flows_switch "Open vSwitch netdev $(set_rules "$FSET") rules" ovs netdev; else progress "Open vSwitch: skipped"; fi
 }

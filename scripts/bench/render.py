@@ -28,7 +28,7 @@ LABELS = {
 def floor_of(be):
     """The nullx row that is a back end's floor: the XDP fast path's I/O
     is AF_XDP's (nullx runs no pipeline to compile)."""
-    return "nullx afxdp" if be == "xdp" else f"nullx {be}"
+    return "nullx afxdp" if be in ("xdp", "xdp-generic") else f"nullx {be}"
 HIDDEN_KEYS = {"scenario", "source"}
 
 

@@ -241,7 +241,7 @@ impl Bridge {
     /// The workers' shared UMEMs, for a port that may open AF_XDP sockets
     /// (mapped on first use; None if that fails, logged).
     fn umems_for(&mut self, spec: &PortSpec) -> Option<Vec<Arc<netdev::umem::Umem>>> {
-        if !matches!(spec.backend, Backend::AfXdp { .. } | Backend::Xdp) {
+        if !matches!(spec.backend, Backend::AfXdp { .. } | Backend::Xdp { .. }) {
             return None;
         }
         if self.umems.is_none() {
@@ -264,7 +264,7 @@ impl Bridge {
         let Some(e) = self.ports.iter().find(|e| e.spec.port_no == port_no) else {
             return;
         };
-        if e.spec.backend != Backend::Xdp {
+        if !matches!(e.spec.backend, Backend::Xdp { .. }) {
             return;
         }
         match (&self.fast, program) {

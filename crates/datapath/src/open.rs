@@ -21,8 +21,12 @@ pub enum Backend {
     /// `generic`.
     AfXdp { generic: bool },
     /// AF_XDP with the XDP fast path: table 0 compiled to the port's XDP
-    /// program ([`crate::fast`]); native XDP where the driver can.
-    Xdp,
+    /// program ([`crate::fast`]); native XDP where the driver can, unless
+    /// `generic` (on a veth, generic XDP forwards frames that a host's
+    /// stack sent faster than native XDP, which copies each such frame
+    /// into a page of its own, and it needs no GRO at the peer to deliver
+    /// a redirect: docs/PERFORMANCE.md).
+    Xdp { generic: bool },
     /// Capture files.
     Pcap,
     /// The LOCAL port: a TAP device named after the bridge, created by
@@ -35,7 +39,7 @@ pub enum Backend {
 
 /// The back ends a user can name.
 pub const BACKENDS: &str =
-    "\"afpacket\", \"afpacket-mmsg\", \"afxdp\", \"afxdp-generic\", \"xdp\" or \"pcap\"";
+    "\"afpacket\", \"afpacket-mmsg\", \"afxdp\", \"afxdp-generic\", \"xdp\", \"xdp-generic\" or \"pcap\"";
 
 impl Backend {
     /// A back end by the name a user gives it (not `Local`, which only
@@ -46,7 +50,8 @@ impl Backend {
             "afpacket-mmsg" => Backend::AfPacket { rings: false },
             "afxdp" => Backend::AfXdp { generic: false },
             "afxdp-generic" => Backend::AfXdp { generic: true },
-            "xdp" => Backend::Xdp,
+            "xdp" => Backend::Xdp { generic: false },
+            "xdp-generic" => Backend::Xdp { generic: true },
             "pcap" => Backend::Pcap,
             _ => return None,
         })
@@ -59,7 +64,8 @@ impl Backend {
             Backend::AfPacket { rings: false } => "afpacket-mmsg",
             Backend::AfXdp { generic: false } => "afxdp",
             Backend::AfXdp { generic: true } => "afxdp-generic",
-            Backend::Xdp => "xdp",
+            Backend::Xdp { generic: false } => "xdp",
+            Backend::Xdp { generic: true } => "xdp-generic",
             Backend::Pcap => "pcap",
             Backend::Local => "local",
             Backend::Tunnel(t) => t.proto.name(),
@@ -128,7 +134,7 @@ pub fn open_xdp(
     let (devs, program) = open_devices(spec, workers, umems)?;
     if matches!(
         spec.backend,
-        Backend::AfPacket { .. } | Backend::AfXdp { .. } | Backend::Xdp
+        Backend::AfPacket { .. } | Backend::AfXdp { .. } | Backend::Xdp { .. }
     ) {
         let on = netdev::link::merging_offloads(&spec.name);
         if !on.is_empty() {
@@ -169,8 +175,7 @@ fn open_devices(
             };
             plain(Ok(boxed(AfPacket::open_fanout(name, opts, workers)?)))
         }
-        Backend::AfXdp { .. } | Backend::Xdp => {
-            let generic = spec.backend == (Backend::AfXdp { generic: true });
+        Backend::AfXdp { generic } | Backend::Xdp { generic } => {
             match netdev::afxdp::AfXdp::open_queues(name, workers, generic, umems) {
                 Ok(socks) => {
                     tracing::info!(
@@ -364,6 +369,29 @@ fn number<T: std::str::FromStr + PartialOrd + From<u8>>(
 mod tests {
     use super::*;
     use packet::tunnel::Proto;
+
+    #[test]
+    fn every_backend_name_reads_back_as_itself() {
+        let names = [
+            "afpacket",
+            "afpacket-mmsg",
+            "afxdp",
+            "afxdp-generic",
+            "xdp",
+            "xdp-generic",
+            "pcap",
+        ];
+        for n in names {
+            let b = Backend::parse(n).unwrap_or_else(|| panic!("{n}"));
+            assert_eq!(b.name(), n);
+            assert!(BACKENDS.contains(&format!("\"{n}\"")), "{n} listed");
+        }
+        assert_eq!(
+            Backend::parse("xdp-generic"),
+            Some(Backend::Xdp { generic: true })
+        );
+        assert_eq!(Backend::parse("xdp-native"), None);
+    }
 
     #[test]
     fn tunnel_options_read_as_open_vswitch_names_them() {

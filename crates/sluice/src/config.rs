@@ -130,7 +130,7 @@ pub struct PortSection {
     #[serde(default)]
     pub ofport: Option<u32>,
     /// "afpacket" (TPACKET_V2 rings), "afpacket-mmsg" (recvmmsg/sendmmsg),
-    /// "afxdp", "afxdp-generic" (generic XDP only), "xdp" (AF_XDP with the XDP fast path) or "pcap"; default: the bridge's `backend`, else "afpacket".
+    /// "afxdp", "afxdp-generic" (generic XDP only), "xdp" (AF_XDP with the XDP fast path), "xdp-generic" (the fast path at the generic XDP hook) or "pcap"; default: the bridge's `backend`, else "afpacket".
     #[serde(default)]
     pub backend: Option<String>,
     /// Egress queues for `set_queue`.
@@ -277,8 +277,8 @@ impl Config {
     /// Whether a port uses the XDP fast path (backend "xdp"), now or when
     /// added without a back end of its own.
     pub fn uses_xdp(&self) -> bool {
-        self.default_backend == Backend::Xdp
-            || self.backends.iter().any(|(_, b)| *b == Backend::Xdp)
+        matches!(self.default_backend, Backend::Xdp { .. })
+            || self.backends.iter().any(|(_, b)| matches!(b, Backend::Xdp { .. }))
     }
 
     /// Each port as the datapath opens it, in order (not LOCAL).

@@ -63,7 +63,8 @@ struct Args {
     workers: Option<usize>,
     /// Back end of the bridge's ports: afpacket (TPACKET_V2 rings),
     /// afpacket-mmsg (recvmmsg/sendmmsg), afxdp, afxdp-generic, xdp (AF_XDP
-    /// with the flow table compiled to the XDP hook).
+    /// with the flow table compiled to the XDP hook), xdp-generic (the same
+    /// at the generic XDP hook).
     #[arg(long, value_name = "NAME")]
     backend: Option<String>,
     /// Do not create the LOCAL port (the TAP device named after the bridge).
