@@ -262,7 +262,11 @@ impl PortIndex {
 
     fn get(&self, p: u32) -> Option<usize> {
         if p < Self::SMALL {
-            self.small.get(p as usize).copied().flatten().map(|i| i as usize)
+            self.small
+                .get(p as usize)
+                .copied()
+                .flatten()
+                .map(|i| i as usize)
         } else {
             self.rest.get(&p).copied()
         }

@@ -69,7 +69,13 @@ impl Sleeper {
             }
             Sleeper::Poll(pollfds) => {
                 // SAFETY: pollfds is a valid array of pollfd for the call.
-                unsafe { libc::poll(pollfds.as_mut_ptr(), pollfds.len() as libc::nfds_t, timeout_ms) };
+                unsafe {
+                    libc::poll(
+                        pollfds.as_mut_ptr(),
+                        pollfds.len() as libc::nfds_t,
+                        timeout_ms,
+                    )
+                };
             }
             Sleeper::Nothing => std::thread::sleep(std::time::Duration::from_millis(1)),
         }
@@ -121,12 +127,21 @@ mod tests {
         assert!(matches!(s, Sleeper::Epoll { .. }));
         let t = Instant::now();
         s.wait(30);
-        assert!(t.elapsed() >= Duration::from_millis(25), "nothing readable: waits the timeout");
+        assert!(
+            t.elapsed() >= Duration::from_millis(25),
+            "nothing readable: waits the timeout"
+        );
         // SAFETY: writing one byte from a valid buffer to our pipe.
-        assert_eq!(unsafe { libc::write(w2.as_raw_fd(), b"x".as_ptr().cast(), 1) }, 1);
+        assert_eq!(
+            unsafe { libc::write(w2.as_raw_fd(), b"x".as_ptr().cast(), 1) },
+            1
+        );
         let t = Instant::now();
         s.wait(5_000);
-        assert!(t.elapsed() < Duration::from_secs(4), "a readable descriptor wakes the wait");
+        assert!(
+            t.elapsed() < Duration::from_secs(4),
+            "a readable descriptor wakes the wait"
+        );
     }
 
     #[test]

@@ -278,7 +278,10 @@ impl Config {
     /// added without a back end of its own.
     pub fn uses_xdp(&self) -> bool {
         matches!(self.default_backend, Backend::Xdp { .. })
-            || self.backends.iter().any(|(_, b)| matches!(b, Backend::Xdp { .. }))
+            || self
+                .backends
+                .iter()
+                .any(|(_, b)| matches!(b, Backend::Xdp { .. }))
     }
 
     /// Each port as the datapath opens it, in order (not LOCAL).
