@@ -45,21 +45,32 @@ xdp_current() {
     return 1
 }
 
+# Starts sluice on p1 and p2 with back end BE (metrics on 16697) and
+# rules forwarding between them, then waits for a ping and for the fast
+# path to run the rules; sets RD (its run directory) and C (sluice-ctl
+# for it). False, saying why, if a step fails.
+xdp_pair() { # backend
+    local ok=0
+    RD=$(mktemp -d)
+    start_sluice --port p1 --port p2 --backend "$1" --fail-mode secure --run-dir "$RD" \
+        --metrics 127.0.0.1:16697
+    C="$CTL --run-dir $RD"
+    sleep 0.5
+    grep -q "XDP fast path running" "$OUT" || { echo "     the fast path did not start"; ok=1; }
+    $C add-flow br0 "priority=10,in_port=1,actions=output:2" || ok=1
+    $C add-flow br0 "priority=10,in_port=2,actions=output:1" || ok=1
+    ping_ok h1 "$TESTBED_NET.2" || { echo "     no ping"; ok=1; }
+    xdp_current || { echo "     the fast path is not current"; ok=1; }
+    return $ok
+}
+
 test_xdp_fast_path() {
     P=sle2e$$x
     testbed_up "$P" || return 1
-    local r=0 rd out
+    local r=0 out
     xdp_hosts_gro 2
-    rd=$(mktemp -d)
-    start_sluice --port p1 --port p2 --backend xdp --fail-mode secure --run-dir "$rd" \
-        --metrics 127.0.0.1:16697
-    local C="$CTL --run-dir $rd"
-    sleep 0.5
-    grep -q "XDP fast path running" "$OUT" || { echo "     the fast path did not start"; r=1; }
-    $C add-flow br0 "priority=10,in_port=1,actions=output:2" || r=1
-    $C add-flow br0 "priority=10,in_port=2,actions=output:1" || r=1
-    ping_ok h1 "$TESTBED_NET.2" || { echo "     no ping"; r=1; }
-    xdp_current || { echo "     the fast path is not current"; r=1; }
+    xdp_pair xdp || r=1
+    local rd=$RD
     xdp_tcp_in_kernel "TCP through the XDP fast path" 5341 || r=1
     # The rules and ports count what the kernel forwarded.
     out=$($C dump-flows br0)
@@ -94,20 +105,12 @@ test_xdp_fast_path() {
 test_xdp_generic_fast_path() {
     P=sle2e$$g
     testbed_up "$P" || return 1
-    local r=0 rd i
+    local r=0 i
     for i in 1 2; do ip netns exec "$P-h$i" ethtool -K eth0 gro off >/dev/null 2>&1; done
-    rd=$(mktemp -d)
-    start_sluice --port p1 --port p2 --backend xdp-generic --fail-mode secure --run-dir "$rd" \
-        --metrics 127.0.0.1:16697
-    local C="$CTL --run-dir $rd"
-    sleep 0.5
-    grep -q "XDP fast path running" "$OUT" || { echo "     the fast path did not start"; r=1; }
+    xdp_pair xdp-generic || r=1
+    local rd=$RD
     [ "$(grep -c 'AF_XDP port.*xdp="\?generic' "$OUT")" = 2 ] ||
         { echo "     ports not at the generic hook: $(grep 'AF_XDP port' "$OUT")"; r=1; }
-    $C add-flow br0 "priority=10,in_port=1,actions=output:2" || r=1
-    $C add-flow br0 "priority=10,in_port=2,actions=output:1" || r=1
-    ping_ok h1 "$TESTBED_NET.2" || { echo "     no ping"; r=1; }
-    xdp_current || { echo "     the fast path is not current"; r=1; }
     xdp_tcp_in_kernel "TCP through the generic XDP fast path, hosts' GRO off" 5344 || r=1
     [ "$(xdp_metric sluice_xdp_programs_attached -)" = 2 ] || r=1
     rm -rf "$rd"
