@@ -1,27 +1,41 @@
 #!/usr/bin/env bash
 # Every test sluice has: formatting, lints, unit/property/integration tests,
 # and the cross-implementation checks against os-ken. Installs what it needs.
+# Each phase's wall time is printed when it ends ("== time: PHASE N s"), and
+# the whole run's at the end, pass or fail (docs/RELIABILITY.md records them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+run_start=$SECONDS
+phase_name=
+phase_start=$SECONDS
+phase() {
+    [ -z "$phase_name" ] || echo "== time: $phase_name $((SECONDS - phase_start)) s"
+    phase_name=$1
+    phase_start=$SECONDS
+    [ -z "$1" ] || echo "== $1"
+}
+trap 'rc=$?; phase ""; echo "== time: whole run $((SECONDS - run_start)) s (exit $rc)"' EXIT
+
+phase "setup (Debian packages, Python venv)"
 scripts/setup.sh
 
-echo "== cargo fmt --check"
+phase "cargo fmt --check"
 cargo fmt --all -- --check
-echo "== cargo clippy -D warnings"
+phase "cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
-echo "== cargo test"
+phase "cargo test"
 cargo test --workspace --locked
-echo "== os-ken interop"
+phase "os-ken interop"
 cargo build -q --locked -p ofp --example ofp-interop
 .venv/bin/python tests/interop/osken_interop.py target/debug/examples/ofp-interop
-echo "== benchmark report arithmetic and rendering"
+phase "benchmark report arithmetic and rendering"
 .venv/bin/python -m unittest discover -s scripts/bench -p 'test_*.py'
-echo "== end-to-end (network namespaces)"
+phase "end-to-end (network namespaces)"
 # A backstop: a test that hangs fails the run with its output instead of
 # holding CI until its own limit (the whole e2e run takes about 8 minutes).
 timeout -k 30 1500 scripts/e2e.sh || { rc=$?; [ "$rc" -ne 124 ] || echo "e2e: stopped after 1500 s (a test hung)" >&2; exit "$rc"; }
-echo "== OpenFlow conformance, quick subset (os-ken switch test tool; root)"
+phase "OpenFlow conformance, quick subset (os-ken switch test tool; root)"
 if [ "$(id -u)" -eq 0 ]; then
     scripts/conformance.sh --quick --fixed-tool
 elif [ -n "${CI:-}" ]; then
