@@ -186,6 +186,51 @@ pub struct BridgePort {
     pub queues: Vec<queue::Queue>,
 }
 
+impl BridgePort {
+    /// Counts a send call's result: `taken` of `total` frames, the first
+    /// `taken` of them `bytes` long in all. A frame not taken is dropped;
+    /// one taken is sent, unless the port settles later (AF_XDP: then
+    /// [`BridgePort::settle_tx`] counts it, sent or dropped).
+    fn count_sent(&self, r: std::io::Result<usize>, total: usize, bytes: impl Fn(usize) -> u64) {
+        let c = &self.counters;
+        let taken = match r {
+            Ok(n) => n.min(total),
+            Err(_) => 0,
+        };
+        if taken > 0 && !self.dev.tx_settles_later() {
+            PortCounters::add(&c.tx_packets, taken as u64);
+            PortCounters::add(&c.tx_bytes, bytes(taken));
+        }
+        if total > taken {
+            PortCounters::add(&c.tx_dropped, (total - taken) as u64);
+        }
+    }
+
+    /// Counts what the port settled since the last call: frames sent (and
+    /// their bytes) or dropped after the send call that took them.
+    fn settle_tx(&mut self) {
+        if !self.dev.tx_settles_later() {
+            return;
+        }
+        let s = self.dev.take_tx_settled();
+        let c = &self.counters;
+        if s.sent > 0 {
+            PortCounters::add(&c.tx_packets, s.sent);
+            PortCounters::add(&c.tx_bytes, s.bytes);
+        }
+        if s.dropped > 0 {
+            PortCounters::add(&c.tx_dropped, s.dropped);
+        }
+    }
+
+    /// Before the port is closed: what is still on its way is kicked once
+    /// more and what that settles is counted.
+    fn finish_tx(&mut self) {
+        self.dev.before_wait();
+        self.settle_tx();
+    }
+}
+
 /// One worker of a logical switch: its handles on the bridge's ports, the
 /// published pipeline, its counters, the bridge's MAC table.
 pub struct BridgeWorker {
@@ -317,11 +362,19 @@ impl BridgeWorker {
             match c {
                 bridge::WorkerCmd::Add(p) => {
                     match self.ports.iter().position(|x| x.port_no == p.port_no) {
-                        Some(i) => self.ports[i] = p,
+                        Some(i) => {
+                            self.ports[i].finish_tx();
+                            self.ports[i] = p
+                        }
                         None => self.ports.push(p),
                     }
                 }
-                bridge::WorkerCmd::Remove(no) => self.ports.retain(|x| x.port_no != no),
+                bridge::WorkerCmd::Remove(no) => {
+                    for p in self.ports.iter_mut().filter(|x| x.port_no == no) {
+                        p.finish_tx();
+                    }
+                    self.ports.retain(|x| x.port_no != no)
+                }
             }
         }
         self.inbox.done(n);
@@ -481,23 +534,14 @@ impl BridgeWorker {
                     continue;
                 }
                 let port = &mut self.ports[i];
-                let c = &port.counters;
                 if q.has_chunks() {
                     // Chunks of the port's UMEM go by descriptor (the list
                     // reuses one allocation, as the slices below).
                     let mut items: Vec<TxFrame> = std::mem::take(&mut item_buf);
                     items.extend(q.items());
-                    match port.dev.send_zc(&items) {
-                        Ok(sent) => {
-                            PortCounters::add(&c.tx_packets, sent as u64);
-                            PortCounters::add(
-                                &c.tx_bytes,
-                                (0..sent).map(|k| q.len_of(k) as u64).sum(),
-                            );
-                            PortCounters::add(&c.tx_dropped, (items.len() - sent) as u64);
-                        }
-                        Err(_) => PortCounters::add(&c.tx_dropped, items.len() as u64),
-                    }
+                    let r = port.dev.send_zc(&items);
+                    port.count_sent(r, items.len(), |n| (0..n).map(|k| q.len_of(k) as u64).sum());
+                    port.settle_tx();
                     items.clear();
                     item_buf = items
                         .into_iter()
@@ -517,17 +561,10 @@ impl BridgeWorker {
                 } else {
                     port.dev.send(&frames)
                 };
-                match r {
-                    Ok(sent) => {
-                        PortCounters::add(&c.tx_packets, sent as u64);
-                        PortCounters::add(
-                            &c.tx_bytes,
-                            frames[..sent].iter().map(|f| f.len() as u64).sum(),
-                        );
-                        PortCounters::add(&c.tx_dropped, (frames.len() - sent) as u64);
-                    }
-                    Err(_) => PortCounters::add(&c.tx_dropped, frames.len() as u64),
-                }
+                port.count_sent(r, frames.len(), |n| {
+                    frames[..n].iter().map(|f| f.len() as u64).sum()
+                });
+                port.settle_tx();
                 frames.clear();
                 slice_buf = frames
                     .into_iter()
@@ -553,10 +590,14 @@ impl BridgeWorker {
             if got == 0 {
                 for p in &mut self.ports {
                     p.dev.before_wait();
+                    p.settle_tx();
                 }
                 // Frames waiting in a shaped queue need the worker back soon.
                 sleeper.wait(if waiting { 1 } else { 10 });
             }
+        }
+        for p in &mut self.ports {
+            p.finish_tx();
         }
     }
 }

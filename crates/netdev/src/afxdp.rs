@@ -41,6 +41,7 @@ const XDP_TX_RING: libc::c_int = 3;
 const XDP_UMEM_REG: libc::c_int = 4;
 const XDP_UMEM_FILL_RING: libc::c_int = 5;
 const XDP_UMEM_COMPLETION_RING: libc::c_int = 6;
+const XDP_STATISTICS: libc::c_int = 7;
 const XDP_PGOFF_RX_RING: i64 = 0;
 const XDP_PGOFF_TX_RING: i64 = 0x8000_0000;
 const XDP_UMEM_PGOFF_FILL_RING: i64 = 0x1_0000_0000;
@@ -81,6 +82,16 @@ struct UmemReg {
     headroom: u32,
     flags: u32,
     tx_metadata_len: u32,
+}
+
+/// The first fields of `struct xdp_statistics` (all the kernel needs to
+/// be asked for: `struct xdp_statistics_v1`).
+#[repr(C)]
+#[derive(Default)]
+struct XdpStatistics {
+    rx_dropped: u64,
+    rx_invalid_descs: u64,
+    tx_invalid_descs: u64,
 }
 
 /// `struct xdp_desc`.
@@ -223,7 +234,48 @@ struct Socket {
     /// Descriptors refused since `take_rx_errors` last ran.
     rx_errors: u64,
     zero_copy: bool,
+    /// TX ring index up to which every descriptor's fate (sent or dropped)
+    /// is counted in `settled_tx`: the kernel's published consumer index
+    /// passed it (or a purge was resolved past it).
+    settled: u32,
+    /// Frames the kernel took and dropped (`EBUSY`) that `settle` has not
+    /// counted yet (they are among the descriptors it consumed).
+    busy_drops: u32,
+    /// Descriptors purged from the TX ring when the link went down, until
+    /// the kernel has gone past them.
+    purge: Option<Purge>,
+    /// What `settle` counted since [`Port::take_tx_settled`] last ran.
+    settled_tx: crate::TxSettled,
 }
+
+/// Frames that were on the TX ring when the link went down (copy mode),
+/// their descriptors overwritten with invalid ones so that the kernel skips
+/// them instead of sending them when the link comes back.
+///
+/// The kernel may already have taken the first of them (it reads the ring
+/// ahead of the consumer index it publishes): those were sent, and come
+/// back on the completion ring as usual. It skips the others, counting
+/// each in the socket's `tx_invalid_descs` statistic and never completing
+/// it. It reads the ring in order, so once its published consumer index
+/// has passed the range, the growth of that statistic (sluice never writes
+/// an invalid descriptor otherwise) says how many of the range were
+/// skipped: the last ones. Their chunks are sluice's again.
+struct Purge {
+    /// The ring index of the first purged descriptor.
+    from: u32,
+    /// The original descriptors, in ring order from `from`.
+    descs: Vec<XdpDesc>,
+    /// `tx_invalid_descs` when the range was purged.
+    invalid_before: u64,
+}
+
+/// The descriptor that takes a purged one's place: no chunk (an address
+/// past any UMEM) and no length, which the kernel refuses and skips.
+const PURGED: XdpDesc = XdpDesc {
+    addr: u64::MAX - (FRAME - 1),
+    len: 0,
+    options: 0,
+};
 
 /// What one kick of the TX ring did.
 #[derive(Debug, PartialEq)]
@@ -475,6 +527,10 @@ impl Socket {
             stock: Vec::with_capacity(RX_FRAMES as usize),
             rx_errors: 0,
             zero_copy: false,
+            settled: 0,
+            busy_drops: 0,
+            purge: None,
+            settled_tx: crate::TxSettled::default(),
         };
         // The fill ring is stocked before the bind, so that the first
         // frames find room; a failed bind gives the chunks back.
@@ -648,12 +704,16 @@ impl Socket {
 
     /// What a `poll(2)` on the socket would have done before sleeping
     /// (the worker sleeps in epoll, which looks at a socket only when it
-    /// signals): frames a kick left on the TX ring are kicked again, and a
-    /// zero-copy driver that asks for it is woken for the fill ring.
-    fn before_wait(&self) {
-        if self.tx.consumer().load(Ordering::Acquire) != self.tx.cached {
+    /// signals): frames a kick left on the TX ring are kicked again (a
+    /// purge is driven to its end), and a zero-copy driver that asks for it
+    /// is woken for the fill ring. What the kicks settle is counted.
+    fn before_wait(&mut self) {
+        if self.purge.is_some() {
+            self.resolve_purge();
+        } else if self.tx.consumer().load(Ordering::Acquire) != self.tx.cached {
             let _ = self.kick();
         }
+        self.settle();
         if self.zero_copy && self.fill.needs_wakeup() {
             self.wake_fill();
         }
@@ -675,26 +735,42 @@ impl Socket {
     }
 
     /// Puts frames on the TX ring and kicks the kernel; returns how many
-    /// were sent (the caller counts the rest as dropped). Bytes are copied
-    /// into chunks of the UMEM; a chunk of it is handed over as it is.
-    /// Every chunk passed is this socket's from then on, sent or not (one
-    /// not sent goes back to the free list).
+    /// were put on the ring (the caller counts the rest as dropped). Bytes
+    /// are copied into chunks of the UMEM; a chunk of it is handed over as
+    /// it is. Every chunk passed is this socket's from then on, sent or not
+    /// (one not sent goes back to the free list).
+    ///
+    /// Whether a frame on the ring was sent is known only once the kernel
+    /// has published a consumer index past it: [`Socket::settle`] counts
+    /// it then (in `settled_tx`), sent or dropped, once.
     ///
     /// Frames the kernel cannot send are dropped, never left on the ring to
     /// leave later: a kick that finds the device not running drops one
-    /// frame (`EBUSY`), so the kicks go on until the ring is empty; a first
-    /// kick that finds the interface down has not looked at the ring (the
-    /// kernel checks `IFF_UP` first), and in copy mode nothing else reads
-    /// the TX ring but this thread's own calls, so the frames just
-    /// published are taken back. Frames still on the ring after kicks the
-    /// kernel did read (it said "again" until the budget ran out) cannot be
-    /// taken back: the kernel has cached the producer index past them and
-    /// will send them at a later kick (the one case where a frame can
-    /// leave late, if the link goes down just then). In zero-copy mode the
+    /// frame (`EBUSY`), so the kicks go on until the ring is empty. A kick
+    /// that finds the interface down (`ENETDOWN`: the kernel checks
+    /// `IFF_UP` before it reads the ring) leaves the ring as it is, and in
+    /// copy mode nothing but this thread's own calls reads the TX ring: the
+    /// frames this call published, which the kernel has not seen, are taken
+    /// back, and those earlier kicks left behind are purged ([`Purge`]).
+    /// Until a purge is resolved nothing more is put on the ring (the
+    /// frames are dropped): resolving it needs the kernel to go past it,
+    /// which it does once the link is up again. In zero-copy mode the
     /// driver reads the ring on its own and frames stay (sluice's test
     /// links, veth, are copy-only).
     fn tx(&mut self, frames: &[TxFrame]) -> io::Result<usize> {
         self.reap();
+        if self.purge.is_some() {
+            self.resolve_purge();
+        }
+        self.settle();
+        if self.purge.is_some() {
+            // The link is still down: nothing goes on the ring.
+            self.umem.free_held(frames.iter().filter_map(|f| match f {
+                TxFrame::Chunk(d) => Some(d.addr),
+                TxFrame::Bytes(_) => None,
+            }));
+            return Ok(0);
+        }
         let entry = self.tx.cached;
         let mut prod = entry;
         let cons = self.tx.consumer().load(Ordering::Acquire);
@@ -744,29 +820,186 @@ impl Socket {
         self.tx.producer().store(prod, Ordering::Release);
         // In copy mode the kernel sends at most 32 frames per kick.
         let mut budget = n.div_ceil(32) + 1;
-        let mut dropped = 0usize;
+        let mut dropped = 0u32;
         let mut first = true;
         while budget > 0 && self.tx.consumer().load(Ordering::Acquire) != prod {
             match self.kick()? {
                 // Only a first kick: the kernel checks IFF_UP before it
                 // reads the ring, so it has not seen (nor cached the
-                // producer index past) what this call published. Frames an
-                // earlier call left on the ring are past taking back: the
-                // kernel has read the producer index beyond them.
+                // producer index past) what this call published; what
+                // earlier calls left there is purged.
                 Kick::Down if first && !self.zero_copy => {
                     self.take_back(entry, prod);
+                    self.purge_ring();
                     return Ok(0);
+                }
+                // Down after the kernel read the ring in this call: all
+                // that is left is purged, this call's frames included.
+                Kick::Down if !self.zero_copy => {
+                    self.purge_ring();
+                    break;
                 }
                 Kick::Down => break,
                 // One frame dropped by the kernel; kick on for the others
                 // (at most one drop per frame on the ring).
-                Kick::Dropped if dropped < TX_FRAMES as usize => dropped += 1,
+                Kick::Dropped if dropped < TX_FRAMES => dropped += 1,
                 Kick::Dropped => break,
                 Kick::Sent | Kick::Again => budget -= 1,
             }
             first = false;
         }
-        Ok(n.saturating_sub(dropped))
+        self.busy_drops += dropped;
+        self.settle();
+        Ok(n)
+    }
+
+    /// Counts the descriptors the kernel has gone past since the last
+    /// call, in ring order (a purge is counted by `resolve_purge`). Frames the kernel dropped (`EBUSY`)
+    /// are counted dropped, as the last ones it took.
+    fn settle(&mut self) {
+        // A purge starts where counting stopped, and nothing goes on the
+        // ring after it: until it is resolved there is nothing to count.
+        if self.purge.is_none() {
+            self.count_consumed(self.tx.consumer().load(Ordering::Acquire));
+        }
+    }
+
+    /// Counts the ring's descriptors from `settled` to `upto` as taken by
+    /// the kernel: sent, but for the `EBUSY` drops not yet counted.
+    fn count_consumed(&mut self, upto: u32) {
+        let n = upto.wrapping_sub(self.settled);
+        if n == 0 || n > TX_FRAMES {
+            return;
+        }
+        let drops = self.busy_drops.min(n);
+        let mut i = self.settled;
+        for k in 0..n {
+            // SAFETY: a slot we wrote, not yet reused: the producer comes
+            // back to it only after `settle` has run past it.
+            let len = unsafe { (*self.tx.slot(i)).len } as u64;
+            if k < n - drops {
+                self.settled_tx.sent += 1;
+                self.settled_tx.bytes += len;
+            } else {
+                self.settled_tx.dropped += 1;
+            }
+            i = i.wrapping_add(1);
+        }
+        self.busy_drops -= drops;
+        self.settled = upto;
+    }
+
+    /// Overwrites every descriptor the kernel has not been seen to go past
+    /// (from its published consumer index to ours) with [`PURGED`], and
+    /// remembers the originals. Nothing to do if none is left.
+    fn purge_ring(&mut self) {
+        self.settle();
+        if self.purge.is_some() {
+            return;
+        }
+        let from = self.settled;
+        let to = self.tx.cached;
+        let n = to.wrapping_sub(from);
+        if n == 0 || n > TX_FRAMES {
+            return;
+        }
+        let Some(invalid_before) = self.tx_invalid_descs() else {
+            // Without the statistic a purge could not be resolved: the
+            // frames stay (and may leave late), as before purges existed.
+            return;
+        };
+        let mut descs = Vec::with_capacity(n as usize);
+        let mut i = from;
+        while i != to {
+            // SAFETY: a slot we wrote, between the kernel's published
+            // consumer index and ours; in copy mode the kernel reads it only
+            // in this thread's own calls, and reads it whole then.
+            unsafe {
+                descs.push(*self.tx.slot(i));
+                *self.tx.slot(i) = PURGED;
+            }
+            i = i.wrapping_add(1);
+        }
+        self.purge = Some(Purge {
+            from,
+            descs,
+            invalid_before,
+        });
+    }
+
+    /// Kicks the kernel through a purged range (it skips one invalid
+    /// descriptor per kick, and publishes its consumer index once it has
+    /// run out) and, once it has gone past it, counts the range: the first
+    /// ones the kernel had taken before the purge were sent (their chunks
+    /// come back on the completion ring), the ones it skipped were dropped
+    /// and their chunks are freed here. While the interface is down the
+    /// kernel does not look at the ring, and the purge stays.
+    fn resolve_purge(&mut self) {
+        let Some(p) = &self.purge else {
+            return;
+        };
+        let from = p.from;
+        let len = p.descs.len() as u32;
+        let passed = |s: &Self| {
+            s.tx.consumer()
+                .load(Ordering::Acquire)
+                .wrapping_sub(from)
+                .wrapping_sub(len)
+                <= TX_FRAMES
+        };
+        // One kick per skipped descriptor, one to publish, a spare.
+        let mut kicks = len + 2;
+        while !passed(self) && kicks > 0 {
+            match self.kick() {
+                Ok(Kick::Down) | Err(_) => return,
+                Ok(_) => kicks -= 1,
+            }
+        }
+        if !passed(self) {
+            return;
+        }
+        self.settle();
+        let Some(invalid_now) = self.tx_invalid_descs() else {
+            return;
+        };
+        let Some(p) = self.purge.take() else {
+            return;
+        };
+        let skipped = (invalid_now.saturating_sub(p.invalid_before) as usize).min(p.descs.len());
+        let taken = p.descs.len() - skipped;
+        let drops = self.busy_drops.min(taken as u32) as usize;
+        for (k, d) in p.descs.iter().enumerate() {
+            if k < taken - drops {
+                self.settled_tx.sent += 1;
+                self.settled_tx.bytes += d.len as u64;
+            } else {
+                self.settled_tx.dropped += 1;
+                if k >= taken {
+                    self.umem.completed(self.id, d.addr);
+                }
+            }
+        }
+        self.busy_drops -= drops as u32;
+        self.settled = from.wrapping_add(len);
+        self.settle();
+    }
+
+    /// The socket's count of invalid TX descriptors the kernel skipped
+    /// (`XDP_STATISTICS`), or None if it cannot be read.
+    fn tx_invalid_descs(&self) -> Option<u64> {
+        let mut st = XdpStatistics::default();
+        let mut len = size_of::<XdpStatistics>() as libc::socklen_t;
+        // SAFETY: reading the statistics into a live struct of that size.
+        let r = unsafe {
+            libc::getsockopt(
+                self.fd,
+                SOL_XDP,
+                XDP_STATISTICS,
+                &mut st as *mut XdpStatistics as *mut libc::c_void,
+                &mut len,
+            )
+        };
+        (r == 0).then_some(st.tx_invalid_descs)
     }
 
     /// Takes the descriptors `from..to` back off the TX ring (the kernel
@@ -870,7 +1103,22 @@ impl Port for AfXdp {
     }
 
     fn before_wait(&mut self) {
-        self.socks.iter().for_each(Socket::before_wait);
+        self.socks.iter_mut().for_each(Socket::before_wait);
+    }
+
+    fn tx_settles_later(&self) -> bool {
+        true
+    }
+
+    fn take_tx_settled(&mut self) -> crate::TxSettled {
+        let mut t = crate::TxSettled::default();
+        for s in &mut self.socks {
+            let d = std::mem::take(&mut s.settled_tx);
+            t.sent += d.sent;
+            t.bytes += d.bytes;
+            t.dropped += d.dropped;
+        }
+        t
     }
 
     fn take_rx_errors(&mut self) -> u64 {
@@ -894,5 +1142,228 @@ impl Port for AfXdp {
 
     fn hw_addr(&self) -> [u8; 6] {
         self.hw
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The purge against the kernel: a veth pair in a network namespace of
+    //! the test's own (needs root; in CI, `CI` set, it fails rather than
+    //! skip).
+
+    use super::*;
+    use std::process::Command;
+    use std::time::{Duration, Instant};
+
+    const ETHERTYPE: u16 = 0x88b5;
+
+    fn root() -> bool {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            return true;
+        }
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "the AF_XDP purge test needs root in CI"
+        );
+        eprintln!("skipped: the AF_XDP purge test needs root");
+        false
+    }
+
+    fn run(args: &[&str]) {
+        let st = Command::new(args[0]).args(&args[1..]).status().unwrap();
+        assert!(st.success(), "{args:?}: {st}");
+    }
+
+    /// Waits (at most 5 s) until `name`'s operational state is `want`
+    /// (sysfs shows the namespace it was mounted in, so `ip` is asked).
+    fn wait_oper(name: &str, want: &str) {
+        let t = Instant::now();
+        loop {
+            let out = Command::new("ip")
+                .args(["-o", "link", "show", name])
+                .output()
+                .unwrap();
+            if String::from_utf8_lossy(&out.stdout).contains(&format!("state {want}")) {
+                return;
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(5),
+                "{name} not {want} after 5 s"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    fn frame(seq: u32) -> Vec<u8> {
+        let mut f = vec![0xff; 6];
+        f.extend_from_slice(&[2, 0, 0, 0, 0x77, 1]);
+        f.extend_from_slice(&ETHERTYPE.to_be_bytes());
+        f.extend_from_slice(&seq.to_be_bytes());
+        f.resize(60, 0);
+        f
+    }
+
+    /// An AF_PACKET socket receiving `ETHERTYPE` frames on `name`.
+    fn listener(name: &str) -> i32 {
+        let proto = ETHERTYPE.to_be();
+        // SAFETY: socket(2), checked; closed by the test.
+        let fd = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW, proto as i32) };
+        assert!(fd >= 0);
+        let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+        sll.sll_family = libc::AF_PACKET as u16;
+        sll.sll_protocol = proto;
+        sll.sll_ifindex = crate::afpacket::ifindex(name).unwrap();
+        // SAFETY: binding our socket to a live sockaddr_ll.
+        let r = unsafe {
+            libc::bind(
+                fd,
+                &sll as *const libc::sockaddr_ll as *const libc::sockaddr,
+                size_of::<libc::sockaddr_ll>() as u32,
+            )
+        };
+        assert_eq!(r, 0);
+        fd
+    }
+
+    /// The sequence numbers `fd` receives until `last` arrives (at most
+    /// 5 s).
+    fn received_until(fd: i32, last: u32) -> Vec<u32> {
+        let t = Instant::now();
+        let mut got = Vec::new();
+        let mut buf = [0u8; 128];
+        while got.last() != Some(&last) {
+            assert!(
+                t.elapsed() < Duration::from_secs(5),
+                "frame {last} not received after 5 s (got {got:?})"
+            );
+            // SAFETY: receiving into a live buffer of that size.
+            let n = unsafe {
+                libc::recv(
+                    fd,
+                    buf.as_mut_ptr() as *mut libc::c_void,
+                    buf.len(),
+                    libc::MSG_DONTWAIT,
+                )
+            };
+            if n >= 18 {
+                got.push(u32::from_be_bytes(buf[14..18].try_into().unwrap()));
+            } else {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+        got
+    }
+
+    /// Frames left on the TX ring by a kick that stopped at the kernel's
+    /// batch limit, then the interface set down: the kernel has taken the
+    /// first 32 (whether or not it published its consumer index past
+    /// them), the rest would leave when the link comes back. The purge makes the kernel skip
+    /// them; it resolves to exactly what was sent and what was dropped,
+    /// every chunk comes back, and nothing arrives late.
+    #[test]
+    fn frames_left_on_the_ring_when_the_link_goes_down_are_purged_not_sent_late() {
+        if !root() {
+            return;
+        }
+        let (a, b) = ("slxpa", "slxpb");
+        // A network namespace of this thread's own (the test harness's
+        // other threads keep theirs); `ip` inherits it.
+        // SAFETY: unshare(2) of the calling thread's network namespace.
+        assert_eq!(unsafe { libc::unshare(libc::CLONE_NEWNET) }, 0);
+        run(&["sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1"]);
+        run(&[
+            "ip",
+            "link",
+            "add",
+            a,
+            "numtxqueues",
+            "1",
+            "numrxqueues",
+            "1",
+            "type",
+            "veth",
+            "peer",
+            "name",
+            b,
+            "numtxqueues",
+            "1",
+            "numrxqueues",
+            "1",
+        ]);
+        run(&["ip", "link", "set", a, "up"]);
+        run(&["ip", "link", "set", b, "up"]);
+        wait_oper(a, "UP");
+        let rx = listener(b);
+        let mut ports = AfXdp::open_queues(a, 1, true, None).unwrap();
+        let s = &mut ports[0].socks[0];
+        assert!(!s.zero_copy, "veth is copy-only");
+        let free = s.umem.free_chunks();
+
+        // 100 frames on the ring, then one kick: the kernel sends 32.
+        let n = 100u32;
+        for seq in 0..n {
+            let f = frame(seq);
+            let addr = s.umem.alloc().unwrap();
+            let d = Desc {
+                addr,
+                len: f.len() as u32,
+            };
+            // SAFETY: a chunk just allocated, held by us alone.
+            unsafe { s.umem.chunk_mut(d)[..f.len()].copy_from_slice(&f) };
+            s.umem.to_tx(s.id, d);
+            // SAFETY: a free slot of the TX ring (it is empty).
+            unsafe {
+                *s.tx.slot(s.tx.cached) = XdpDesc {
+                    addr,
+                    len: d.len,
+                    options: 0,
+                }
+            };
+            s.tx.cached = s.tx.cached.wrapping_add(1);
+        }
+        s.tx.producer().store(s.tx.cached, Ordering::Release);
+        assert_eq!(s.kick().unwrap(), Kick::Again);
+        let first = received_until(rx, 31);
+        assert_eq!(first, (0..32).collect::<Vec<_>>());
+
+        // Down: the next send is refused and what is left is purged.
+        run(&["ip", "link", "set", a, "down"]);
+        assert_eq!(s.tx(&[TxFrame::Bytes(&frame(1000))]).unwrap(), 0);
+        // The purge starts at the consumer index the kernel published:
+        // past the 32 it sent, or (a kernel that publishes it only once it
+        // runs out) before them.
+        let purged = s.purge.as_ref().map_or(0, |p| p.descs.len()) as u32;
+        assert!(purged == n - 32 || purged == n, "{purged} purged");
+
+        // Up again: the purge resolves before the next frame goes out.
+        run(&["ip", "link", "set", a, "up"]);
+        wait_oper(a, "UP");
+        assert_eq!(s.tx(&[TxFrame::Bytes(&frame(2000))]).unwrap(), 1);
+        assert!(s.purge.is_none());
+        let after = received_until(rx, 2000);
+        assert_eq!(after, [2000], "purged frames were sent late");
+        s.settle();
+        assert_eq!(
+            std::mem::take(&mut s.settled_tx),
+            crate::TxSettled {
+                sent: 33,
+                bytes: 33 * 60,
+                dropped: (n - 32) as u64,
+            }
+        );
+        // Every chunk is back once the kernel has completed what it sent.
+        let t = Instant::now();
+        while s.umem.free_chunks() != free {
+            assert!(
+                t.elapsed() < Duration::from_secs(5),
+                "{} chunks free, {free} before",
+                s.umem.free_chunks()
+            );
+            s.reap();
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        // SAFETY: closing the listener opened above.
+        unsafe { libc::close(rx) };
     }
 }

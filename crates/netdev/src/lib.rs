@@ -199,6 +199,15 @@ impl Batch {
     }
 }
 
+/// Frames a port sent or dropped after the call that took them
+/// ([`Port::take_tx_settled`]).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct TxSettled {
+    pub sent: u64,
+    pub bytes: u64,
+    pub dropped: u64,
+}
+
 /// A switch port.
 pub trait Port: Send {
     /// The interface or port name.
@@ -208,8 +217,27 @@ pub trait Port: Send {
     /// how many.
     fn recv(&mut self, batch: &mut Batch) -> io::Result<usize>;
 
-    /// Sends frames without blocking; returns how many were taken.
+    /// Sends frames without blocking; returns how many were taken (sent,
+    /// or for a port whose [`Port::tx_settles_later`], queued: the caller
+    /// counts the rest as dropped).
     fn send(&mut self, frames: &[&[u8]]) -> io::Result<usize>;
+
+    /// Whether frames a send call takes may leave after it returns (a ring
+    /// the kernel reads later: AF_XDP): their fate, sent or dropped, then
+    /// comes from [`Port::take_tx_settled`], once each, and the caller
+    /// counts only what a send call did not take. False: a frame taken is
+    /// a frame sent.
+    fn tx_settles_later(&self) -> bool {
+        false
+    }
+
+    /// For a port whose [`Port::tx_settles_later`]: the frames whose fate
+    /// became known since the last call (sent, with their bytes, or
+    /// dropped: the kernel refused them, or they were purged from the ring
+    /// when the link went down).
+    fn take_tx_settled(&mut self) -> TxSettled {
+        TxSettled::default()
+    }
 
     /// The UMEM this port receives into and sends from, when all its
     /// queues share one (AF_XDP): the caller may then receive with
@@ -232,7 +260,8 @@ pub trait Port: Send {
 
     /// Sends frames given as bytes (copied) or as chunks of this port's
     /// UMEM (handed over: the port owns them from then on, sent or not);
-    /// returns how many were sent. Only for a port with a UMEM.
+    /// returns how many were taken, as [`Port::send`]. Only for a port
+    /// with a UMEM.
     fn send_zc(&mut self, frames: &[umem::TxFrame]) -> io::Result<usize> {
         let _ = frames;
         Err(io::Error::new(
