@@ -15,6 +15,9 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 . scripts/testbed.sh
+# Waits that time out (wait_until, scripts/testbed.sh) are recorded here,
+# also from subshells: finish fails the test then.
+WAIT_TIMEOUT_LOG=$(mktemp)
 # Binaries from cargo's target directory (CARGO_TARGET_DIR if set).
 T=${CARGO_TARGET_DIR:-target}
 SLUICE=$T/release/sluice
@@ -26,6 +29,9 @@ P=
 SLUICE_PID=
 OUT=
 AUTO_RD=
+SLUICE_RD=
+NOTIFY_SOCK=
+NOTIFY_LOG=
 
 start_sluice() { # args for sluice
     OUT=$(mktemp)
@@ -35,9 +41,37 @@ start_sluice() { # args for sluice
         [ -n "$AUTO_RD" ] || AUTO_RD=$(mktemp -d)
         set -- "$@" --run-dir "$AUTO_RD"
     fi
-    ip netns exec "$P-sw" "$SLUICE" "$@" >"$OUT" 2>&1 &
+    # Its run directory, for sluice-ctl.
+    local a prev=
+    for a in "$@"; do
+        [ "$prev" = --run-dir ] && SLUICE_RD=$a
+        prev=$a
+    done
+    # Ready when it says so, as it tells systemd (READY=1: every bridge
+    # runs, its ports are open, its listeners and management socket bound);
+    # NOTIFY_LOG has what it said, one state a line.
+    notify_end
+    NOTIFY_SOCK=$OUT.notify
+    NOTIFY_LOG=$OUT.states
+    notify_listen "$NOTIFY_SOCK" "$NOTIFY_LOG" || return 1
+    ip netns exec "$P-sw" env NOTIFY_SOCKET="$NOTIFY_SOCK" "$SLUICE" "$@" >"$OUT" 2>&1 &
     SLUICE_PID=$!
-    sleep 0.5
+    wait_until 15 "sluice to be ready (READY=1)" sluice_ready_or_gone || return 1
+    if ! kill -0 "$SLUICE_PID" 2>/dev/null; then
+        wait_failed "sluice exited before it was ready"
+        return 1
+    fi
+}
+
+sluice_ready_or_gone() { notify_says "$NOTIFY_LOG" READY=1 || ! kill -0 "$SLUICE_PID" 2>/dev/null; }
+
+# Ends start_sluice's notify listener (sluice's STOPPING=1 ends it, a
+# SIGKILL does not) and removes its files.
+notify_end() {
+    notify_stop
+    [ -z "$NOTIFY_SOCK" ] || rm -f "$NOTIFY_SOCK" "$NOTIFY_LOG"
+    NOTIFY_SOCK=
+    NOTIFY_LOG=
 }
 
 stop_sluice() {
@@ -46,12 +80,54 @@ stop_sluice() {
         wait "$SLUICE_PID" 2>/dev/null
         SLUICE_PID=
     fi
+    notify_end
+}
+
+# kill -HUP, then wait for sluice to have read the configuration again
+# (READY=1 once more, after RELOADING=1), whether it took it or not.
+hup_and_wait() {
+    local n
+    n=$(grep -cx READY=1 "$NOTIFY_LOG")
+    kill -HUP "$SLUICE_PID"
+    wait_until 5 "sluice to reload after SIGHUP (READY=1 again)" notify_says "$NOTIFY_LOG" READY=1 $((n + 1))
+}
+
+# sluice-ctl on the running sluice (its run directory).
+ctl_rd() { "$CTL" --run-dir "$SLUICE_RD" "$@"; }
+
+# port_desc NO NAME WORD: true if dump-ports-desc shows WORD (LIVE,
+# LINK_DOWN) for port NO named NAME.
+port_desc() { ctl_rd dump-ports-desc br0 2>/dev/null | grep -A2 " $1($2)" | grep -q "$3"; }
+
+# flows_show PATTERN: true if a flow of br0 matches PATTERN (grep -E).
+flows_show() { ctl_rd --no-stats dump-flows br0 2>/dev/null | grep -Eq "$1"; }
+
+# listening PID WHAT: waits for the raw listener PID (started in the
+# background: rawframe.py, seqtraffic.py, malformed.py) to hold its packet
+# socket, from which on it receives.
+listening() { wait_until 5 "$2 to listen (its packet socket)" has_packet_socket "$1"; }
+
+# True once sluice has accepted a connection from process PID (a
+# sluice-ctl in this namespace, on the management socket): sluice holds the
+# other end of one of PID's sockets.
+sluice_accepted() { # pid
+    local ino peer
+    for ino in $(find "/proc/$1/fd" -lname 'socket:*' -printf '%l\n' 2>/dev/null | tr -dc '0-9\n'); do
+        peer=$(ss -Hx | awk -v i="$ino" '{ for (k = 5; k + 2 <= NF; k++) if ($k == i) { print $(k + 2); exit } }')
+        [ -n "$peer" ] && [ -n "$(find "/proc/$SLUICE_PID/fd" -lname "socket:\\[$peer\\]" 2>/dev/null)" ] && return 0
+    done
+    return 1
 }
 
 finish() { # name result
     stop_sluice
     testbed_down "$P"
-    if [ "$2" = 0 ]; then
+    local res=$2
+    if [ -s "$WAIT_TIMEOUT_LOG" ]; then
+        res=1
+        : >"$WAIT_TIMEOUT_LOG"
+    fi
+    if [ "$res" = 0 ]; then
         echo "ok   $1"
         passed=$((passed + 1))
     else
@@ -64,7 +140,7 @@ finish() { # name result
     [ -n "$AUTO_RD" ] && rm -rf "$AUTO_RD"
     AUTO_RD=
 }
-trap 'stop_sluice; [ -n "$P" ] && testbed_down "$P"' EXIT
+trap 'stop_sluice; [ -n "$P" ] && testbed_down "$P"; rm -f "$WAIT_TIMEOUT_LOG"' EXIT
 
 ping_ok() { # from-host to-ip
     ip netns exec "$P-$1" ping -c 3 -i 0.2 -W 2 -q "$2" >/dev/null 2>&1
@@ -96,13 +172,13 @@ two_port_config() {
     echo "$cfg"
 }
 
-# frame_arrives FROM TO MATCH FRAME: FROM sends FRAME (hex); true if TO sees
-# a frame whose bytes from the source MAC on start with MATCH within 3 s.
-# The frame is sent a few times so a slow-starting listener cannot miss it.
+# frame_arrives FROM TO MATCH FRAME: FROM sends FRAME (hex) once TO
+# listens; true if TO sees a frame whose bytes from the source MAC on start
+# with MATCH within 3 s. The frame is sent a few times, 0.2 s apart.
 frame_arrives() {
     ip netns exec "$P-$2" python3 scripts/rawframe.py expect eth0 "$3" 3 >/dev/null &
     local w=$!
-    sleep 0.3
+    listening "$w" "$2's frame listener" || { kill "$w" 2>/dev/null; wait "$w"; return 1; }
     ip netns exec "$P-$1" python3 scripts/rawframe.py send eth0 "$4" 5
     wait $w
 }
@@ -113,11 +189,21 @@ PAD=$(printf '00%.0s' $(seq 1 46))
 # Counter of a port from the stats sluice prints at exit: tx packets.
 tx_of() { awk -v p="$1" '$1 == p { print $5 }' "$OUT"; }
 
+# iperf3_server PORT: a one-shot iperf3 server in h2 on PORT, listening when
+# this returns; SRV is its PID. False (and SRV ended) if it does not listen.
+iperf3_server() {
+    ip netns exec "$P-h2" timeout 60 iperf3 -s -1 -p "$1" >/dev/null 2>&1 &
+    SRV=$!
+    wait_until 10 "iperf3 to listen on port $1 in h2" tcp_listening "$P-h2" "$1" && return 0
+    kill "$SRV" 2>/dev/null
+    wait "$SRV" 2>/dev/null
+    return 1
+}
+
 # TCP throughput in Mbit/s from h1 to h2 for 2 s (0 if it failed).
 tcp_mbps() { # iperf3-port [server-port: where h2 listens, if a rule translates]
-    ip netns exec "$P-h2" timeout 60 iperf3 -s -1 -p "${2:-$1}" >/dev/null 2>&1 &
-    local srv=$!
-    sleep 0.3
+    iperf3_server "${2:-$1}" || { echo 0; return; }
+    local srv=$SRV
     ip netns exec "$P-h1" iperf3 -c "$TESTBED_NET.2" -p "$1" -t 2 -J 2>/dev/null |
         python3 -c 'import json,sys; print(int(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e6))' 2>/dev/null || echo 0
     wait "$srv" 2>/dev/null
@@ -180,11 +266,9 @@ test_static_flow_table() {
     local r=0
     # The static table drops ICMP: ping must fail while TCP passes.
     ping_ok h1 "$TESTBED_NET.2" && r=1
-    ip netns exec "$P-h2" timeout 60 iperf3 -s -1 -p 5302 >/dev/null 2>&1 &
-    local srv=$!
-    sleep 0.3
+    iperf3_server 5302 || r=1
     ip netns exec "$P-h1" iperf3 -c "$TESTBED_NET.2" -p 5302 -t 1 >/dev/null 2>&1 || r=1
-    wait "$srv" 2>/dev/null
+    wait "$SRV" 2>/dev/null
     rm -f "$cfg"
     finish "static flow table: drops ICMP, forwards TCP by in_port" $r
 }
@@ -264,7 +348,7 @@ TOML
     frame_arrives h1 h2 "$src" "$frame" || r=1
     # Link down on p2: sluice sees it and fails over to p3.
     ip netns exec "$P-sw" ip link set p2 down
-    sleep 0.5
+    wait_until 5 "sluice to see p2 down (LINK_DOWN)" port_desc 2 p2 LINK_DOWN || r=1
     frame_arrives h1 h3 "$src" "$frame" || r=1
     rm -f "$cfg"
     finish "fast-failover: link down on the watched port moves traffic to the next bucket" $r
@@ -306,13 +390,23 @@ TOML
     local r=0 version
     version=$("$SLUICE" --version | awk '{print $2}')
     ping_ok h1 "$TESTBED_NET.2" || r=1
-    # One OpenFlow connection that sends nothing (held on fd 4 while the
-    # control thread's view catches up), then the scrape, parsed by
-    # prometheus_client and checked (scripts/metrics_check.py).
-    ip netns exec "$P-sw" bash -c "exec 4<>/dev/tcp/127.0.0.1/16698; sleep 0.3;
-        .venv/bin/python scripts/metrics_check.py 127.0.0.1:9477 '$version'" | sed 's/^/     /' || r=1
+    # One OpenFlow connection that sends nothing (held on fd 4 of a process
+    # of its own until the check is done); once the control thread's view
+    # shows it, the scrape, parsed by prometheus_client and checked
+    # (scripts/metrics_check.py).
+    ip netns exec "$P-sw" bash -c 'exec 4<>/dev/tcp/127.0.0.1/16698 && exec sleep 60' &
+    local idle=$!
+    wait_until 5 "the idle OpenFlow connection in the metrics" idle_connection_shown || r=1
+    ip netns exec "$P-sw" .venv/bin/python scripts/metrics_check.py 127.0.0.1:9477 "$version" |
+        sed 's/^/     /' || r=1
+    kill "$idle" 2>/dev/null
+    wait "$idle" 2>/dev/null
     rm -rf "$cfg" "$rd"
     finish "metrics: Prometheus format (prometheus_client parser), histogram, flows per table, ports, queues, controllers; HEAD, 404, 405; idle clients delay no scrape" $r
+}
+
+idle_connection_shown() {
+    scrape 9477 | grep -Eq '^sluice_connection_info\{[^}]*kind="controller",state="hello"'
 }
 
 test_queue_shapes_to_its_rate() {
@@ -334,10 +428,9 @@ TOML
     local rd
     rd=$(mktemp -d)
     start_sluice --config "$cfg" --run-dir "$rd"
-    local r=0 mbps
-    ip netns exec "$P-h2" timeout 60 iperf3 -s -1 -p 5303 >/dev/null 2>&1 &
-    local srv=$!
-    sleep 0.3
+    local r=0 mbps srv
+    iperf3_server 5303 || r=1
+    srv=$SRV
     mbps=$(ip netns exec "$P-h1" iperf3 -c "$TESTBED_NET.2" -p 5303 -t 3 -J 2>/dev/null |
         python3 -c 'import json,sys; print(round(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e6, 1))' 2>/dev/null || echo 0)
     wait "$srv" 2>/dev/null
@@ -402,7 +495,7 @@ test_nullx() {
     recv=$(mktemp)
     seq_recv 5 1000 >"$recv" &
     local rpid=$!
-    sleep 0.3
+    listening "$rpid" "h2's receiver" || r=1
     seq_send 5000 4 >/dev/null
     wait "$rpid"
     echo "     received: $(cut -c1-200 "$recv")"
@@ -413,14 +506,16 @@ test_nullx() {
 }
 
 # Starts os-ken (from the venv scripts/setup.sh made) with APP listening
-# on port 6653 of the switch namespace's loopback, in the background ($!
-# is its PID); PEER_IP, PEER_PORT and OUR_IP pass through to the app.
+# on port 6653 of the switch namespace's loopback, in the background
+# (OSKEN_PID is its PID), and waits for it to listen; PEER_IP, PEER_PORT
+# and OUR_IP pass through to the app.
 start_osken() { # app log
     ip netns exec "$P-sw" ip link set lo up
     ip netns exec "$P-sw" env PYTHONPATH=tests/controller PEER_IP="${PEER_IP:-}" \
         PEER_PORT="${PEER_PORT:-}" OUR_IP="${OUR_IP:-}" OSKEN_TLS_DIR="${OSKEN_TLS_DIR:-}" .venv/bin/python \
         tests/controller/run_osken.py 6653 "$1" >"$2" 2>&1 &
-    sleep 2
+    OSKEN_PID=$!
+    wait_until 60 "os-ken to listen on port 6653" tcp_listening "$P-sw" 6653
 }
 
 # Stops sluice and the os-ken started with start_osken (PID).
@@ -437,10 +532,10 @@ test_osken_learning_switch() {
     log=$(mktemp)
     # The controller (os-ken, from the venv scripts/setup.sh made) listens
     # on the switch namespace's loopback.
-    start_osken learning_switch "$log"
-    ctl=$!
+    start_osken learning_switch "$log" || r=1
+    ctl=$OSKEN_PID
     start_sluice --port p1 --port p2 --controller tcp:127.0.0.1:6653 --fail-mode secure --run-dir "$(mktemp -d)"
-    sleep 1
+    wait_until 10 "os-ken's table-miss flow to the controller" flows_show "actions=CONTROLLER" || r=1
     ping_ok h1 "$TESTBED_NET.2" || r=1
     local mbps
     mbps=$(tcp_mbps 5309)
@@ -465,15 +560,11 @@ test_osken_conformance() {
     testbed_up "$P" || return 1
     local r=0 ctl log
     log=$(mktemp)
-    PEER_IP="$TESTBED_NET.2" PEER_PORT=2 OUR_IP="$TESTBED_NET.9" start_osken conformance_app "$log"
-    ctl=$!
+    PEER_IP="$TESTBED_NET.2" PEER_PORT=2 OUR_IP="$TESTBED_NET.9" start_osken conformance_app "$log" || r=1
+    ctl=$OSKEN_PID
     start_sluice --port p1 --port p2 --controller tcp:127.0.0.1:6653 --fail-mode secure --run-dir "$(mktemp -d)"
     # Every check passes within a few seconds (the hard timeout is 1 s).
-    local tries=0
-    while ! grep -q "ALL CHECKS PASSED" "$log" && [ $tries -lt 100 ]; do
-        sleep 0.1
-        tries=$((tries + 1))
-    done
+    wait_until 10 "os-ken's ALL CHECKS PASSED" grep -q "ALL CHECKS PASSED" "$log" || r=1
     stop_osken "$ctl"
     grep "CHECK " "$log" | sed 's/^.*CHECK/     CHECK/'
     grep -q "ALL CHECKS PASSED" "$log" || r=1
@@ -492,12 +583,12 @@ test_osken_over_tls() {
     "$T/release/sluice-bench" test-pki --dir "$pki" || r=1
     # os-ken listens with TLS only and requires the switch's certificate;
     # sluice dials it with its own identity and checks os-ken's.
-    OSKEN_TLS_DIR=$pki start_osken learning_switch "$log"
-    ctl=$!
+    OSKEN_TLS_DIR=$pki start_osken learning_switch "$log" || r=1
+    ctl=$OSKEN_PID
     start_sluice --port p1 --port p2 --controller tls:127.0.0.1:6653 \
         --private-key "$pki/switch-key.pem" --certificate "$pki/switch-cert.pem" \
         --ca-cert "$pki/switch-ca.pem" --fail-mode secure --run-dir "$pki"
-    sleep 1
+    wait_until 10 "os-ken's table-miss flow to the controller (over TLS)" flows_show "actions=CONTROLLER" || r=1
     ping_ok h1 "$TESTBED_NET.2" || r=1
     stop_sluice
     grep -q "peer=tls:127.0.0.1:6653" "$OUT" || r=1
@@ -506,7 +597,9 @@ test_osken_over_tls() {
     start_sluice --port p1 --port p2 --controller tls:127.0.0.1:6653 \
         --private-key "$pki/rogue/switch-key.pem" --certificate "$pki/rogue/switch-cert.pem" \
         --ca-cert "$pki/rogue/switch-ca.pem" --fail-mode secure --run-dir "$pki"
-    sleep 2
+    # os-ken refuses the handshake: sluice sees its connection closed.
+    wait_until 10 "sluice's TLS connection with the rogue identity to be closed" \
+        grep -q "controller connection closed" "$OUT" || r=1
     stop_osken "$ctl"
     [ "$(grep -c "switch 0000000000000001 connected" "$log")" = 1 ] ||
         { echo "     a switch with an identity from another CA got a connection"; r=1; }
@@ -548,7 +641,7 @@ test_sluice_ctl() {
     # monitor sees the PORT_STATUS of mod-port; a port down stops the ping.
     $C monitor br0 --count 1 --duration 5 >"$mon" &
     local m=$!
-    sleep 0.5
+    wait_until 5 "sluice to accept sluice-ctl monitor's connection" sluice_accepted "$m" || r=1
     $C mod-port br0 p2 down || r=1
     ping_ok h1 "$TESTBED_NET.2" && { echo "     ping through a down port"; r=1; }
     $C mod-port br0 p2 up || r=1
@@ -565,7 +658,7 @@ test_sluice_ctl() {
     # packet-out: a frame sent by the controller out of p2 reaches h2.
     ip netns exec "$P-h2" python3 scripts/rawframe.py expect eth0 020000000077 3 >/dev/null &
     local w=$!
-    sleep 0.3
+    listening "$w" "h2's frame listener" || r=1
     $C packet-out br0 none output:2 "eth_src=02:00:00:00:00:77,eth_dst=ff:ff:ff:ff:ff:ff,arp,arp_tpa=$TESTBED_NET.9" || r=1
     wait $w || { echo "     packet-out frame did not arrive"; r=1; }
     # Groups and meters round-trip through their dumps.
@@ -791,16 +884,11 @@ test_worker_panic_exits_loudly() {
     P=sle2e$$p
     testbed_up "$P" || return 1
     local r=0 body rc
-    OUT=$(mktemp)
     # Fault injection (tests only): worker 0 panics in its 20th batch with
     # frames.
-    ip netns exec "$P-sw" env SLUICE_FAULT=worker-panic:20 "$SLUICE" --port p1 --port p2 \
-        --metrics 127.0.0.1:9478 --run-dir "$(mktemp -d)" >"$OUT" 2>&1 &
-    SLUICE_PID=$!
-    sleep 0.5
+    SLUICE_FAULT=worker-panic:20 start_sluice --port p1 --port p2 --metrics 127.0.0.1:9478 || r=1
     # Healthy: the worker is up and looped within the last second.
-    body=$(scrape 9478)
-    echo "$body" | grep -q '^sluice_worker_up{bridge="br0",worker="0"} 1$' || { echo "     no worker_up 1"; r=1; }
+    wait_until 5 "sluice_worker_up 1 for worker 0" worker0_up || r=1
     # Under a second: a fraction, or exactly 0 when the scrape lands in the
     # clock tick of the heartbeat (the coarse clock; seen in CI as 0e0).
     echo "$body" | grep -Eq '^sluice_worker_heartbeat_age_seconds\{bridge="br0",worker="0"\} ([0-9.]+e-[1-9]|0e0$)' ||
@@ -823,6 +911,12 @@ test_worker_panic_exits_loudly() {
     grep -q 'ERROR worker died.* bridge=br0 worker=0 panic=injected fault (SLUICE_FAULT=worker-panic:20)' "$OUT" ||
         { echo "     no error line naming the worker"; r=1; }
     finish "a worker that panics: error line naming bridge and worker, exit status 70 (restart by the service manager)" $r
+}
+
+# Scrapes port 9478 into body; true if worker 0 is up.
+worker0_up() {
+    body=$(scrape 9478)
+    echo "$body" | grep -q '^sluice_worker_up{bridge="br0",worker="0"} 1$'
 }
 
 # Column COL (3 rx_pkts, 5 tx_pkts, 7 tx_drop, 8 rx_err) of port NO in the
@@ -908,7 +1002,7 @@ test_malformed_frames_through_a_bridge() {
     # reach h2 as they were sent; the switch goes on switching.
     ip netns exec "$P-h2" python3 scripts/malformed.py expect eth0 3 >"$got" &
     local w=$!
-    sleep 0.3
+    listening "$w" "h2's frame listener" || r=1
     ip netns exec "$P-h1" python3 scripts/malformed.py send eth0
     wait $w
     echo "     arrived: $(cat "$got")"
@@ -929,13 +1023,14 @@ rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
 
 # Waits up to 10 s for the Nth "controller connection" line in sluice's log.
 wait_controller() { # n
-    local t=0
-    while [ "$(grep -c 'INFO controller connection bridge=' "$OUT")" -lt "$1" ] && [ $t -lt 100 ]; do
-        sleep 0.1
-        t=$((t + 1))
-    done
-    [ "$(grep -c 'INFO controller connection bridge=' "$OUT")" -ge "$1" ]
+    wait_until 10 "controller connection $1 in sluice's log" log_count_at_least 'INFO controller connection bridge=' "$1"
 }
+
+# log_count_at_least PATTERN N: true if sluice's log has N lines matching.
+log_count_at_least() { [ "$(grep -c "$1" "$OUT")" -ge "$2" ]; }
+
+# The controller's table-miss flow is in, standalone mode's NORMAL out.
+misses_to_controller() { flows_show "actions=CONTROLLER" && ! flows_show "actions=NORMAL"; }
 
 test_controller_dies_mid_stream() {
     P=sle2e$$x
@@ -953,8 +1048,8 @@ test_controller_dies_mid_stream() {
         ip netns exec "$P-sw" "$T/release/sluice-bench" arp-responder --listen 127.0.0.1:6653 \
             --idle 60 --wait 20 >/dev/null 2>&1 &
         ctl=$!
-        wait_controller "$i" || { echo "     controller $i never connected"; r=1; }
-        sleep 0.3
+        wait_controller "$i" || r=1
+        wait_until 5 "controller $i's table-miss flow" misses_to_controller || r=1
         ip netns exec "$P-h1" python3 scripts/seqtraffic.py send eth0 --src 02:00:00:00:00:01 \
             --dst 02:00:00:00:00:02 --rate 5000 --secs 1.5 >/dev/null &
         local spid=$!
@@ -962,7 +1057,8 @@ test_controller_dies_mid_stream() {
         kill -9 "$ctl"
         wait "$ctl" 2>/dev/null
         wait "$spid"
-        sleep 0.5
+        wait_until 5 "sluice to close controller $i's connection" \
+            log_count_at_least 'controller connection closed' "$i" || r=1
         rss=$(rss_kb "$SLUICE_PID")
         [ -z "$rss1" ] && rss1=$rss
     done
@@ -974,7 +1070,7 @@ test_controller_dies_mid_stream() {
     ip netns exec "$P-h2" python3 scripts/seqtraffic.py recv eth0 --me 02:00:00:00:00:02 \
         --secs 5 >"$recv" &
     local rpid=$!
-    sleep 0.3
+    listening "$rpid" "h2's receiver" || r=1
     ip netns exec "$P-h1" python3 scripts/seqtraffic.py send eth0 --src 02:00:00:00:00:01 \
         --dst 02:00:00:00:00:02 --rate 2000 --secs 1.5 >/dev/null
     wait "$rpid"
@@ -1008,10 +1104,7 @@ test_sigkill_and_restart() {
         rm -f "$OUT"
         # The kernel releases a dead process's XDP program and sockets
         # asynchronously; a restart before that falls back to AF_PACKET.
-        for _ in $(seq 30); do
-            ip netns exec "$P-sw" ip link show | grep -q " xdp" || break
-            sleep 0.1
-        done
+        wait_until 3 "the kernel to release the killed sluice's XDP programs" no_xdp_program || r=1
         start_sluice --port p1 --port p2 --backend "$be" --run-dir "$rd"
         ping_ok h1 "$TESTBED_NET.2" || { echo "     $be: no ping after the restart"; r=1; }
         "$CTL" --run-dir "$rd" show br0 | grep -q "p2" || { echo "     $be: no management socket"; r=1; }
@@ -1037,6 +1130,8 @@ test_sigkill_and_restart() {
     finish "SIGKILL and restart (afpacket, afxdp): ports, LOCAL and management socket come back; standalone forwards, secure does not" $r
 }
 
+no_xdp_program() { ! ip netns exec "$P-sw" ip link show | grep -q " xdp"; }
+
 test_local_port_down_drops_never_delays() {
     P=sle2e$$t2
     testbed_up "$P" || return 1
@@ -1048,7 +1143,7 @@ test_local_port_down_drops_never_delays() {
     ip netns exec "$P-sw" python3 scripts/seqtraffic.py recv br0 --me 02:00:00:00:00:02 \
         --secs 4.5 --late-ms 100 >"$recv" &
     local rpid=$!
-    sleep 0.3
+    listening "$rpid" "the receiver on LOCAL" || r=1
     ip netns exec "$P-h1" python3 scripts/seqtraffic.py send eth0 --src 02:00:00:00:00:01 \
         --dst 02:00:00:00:00:02 --rate 2000 --secs 3.5 >/dev/null &
     local spid=$!
@@ -1084,7 +1179,7 @@ test_refused_frame_does_not_stall_the_port() {
     ip netns exec "$P-h2" python3 scripts/seqtraffic.py recv eth0 --me 02:00:00:00:00:02 \
         --secs 5 --late-ms 50 >"$recv" &
     local rpid=$!
-    sleep 0.3
+    listening "$rpid" "h2's receiver" || r=1
     big="ffffffffffff02000000007788b5$(printf '00%.0s' $(seq 1 1500))"
     ip netns exec "$P-h1" python3 scripts/rawframe.py send eth0 "$big" 3
     ip netns exec "$P-h1" python3 scripts/seqtraffic.py send eth0 --src 02:00:00:00:00:01 \
@@ -1107,6 +1202,7 @@ test_soak_short() {
 # Every test, or the ones named on the command line.
 # Frames the host's eth0 has received (what the switch sent to its port).
 rx_frames() { ip netns exec "$P-$1" cat /sys/class/net/eth0/statistics/rx_packets; }
+rx_frames_above() { [ "$(rx_frames "$1")" -ge "$2" ]; } # host n
 
 # CPU time (ticks) the process has used.
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
@@ -1122,12 +1218,13 @@ test_add_and_del_port_at_run_time() {
     ping_ok h1 "$TESTBED_NET.2" || { echo "     no ping h1 -> h2"; r=1; }
     $C monitor br0 --count 2 --duration 10 >"$mon" &
     local m=$!
-    sleep 0.5
+    wait_until 5 "sluice to accept sluice-ctl monitor's connection" sluice_accepted "$m" || r=1
     # Added while h1 broadcasts a frame every 20 ms: they reach h3 within
     # a second of add-port returning.
+    before=$(rx_frames h2)
     ip netns exec "$P-h1" ping -b -i 0.02 -w 8 -q "$TESTBED_NET.255" >/dev/null 2>&1 &
     local pinger=$!
-    sleep 0.5
+    wait_until 5 "h1's broadcasts to reach h2" rx_frames_above h2 $((before + 2)) || r=1
     before=$(rx_frames h3)
     out=$($C add-port br0 p3 2>&1) || { echo "     add-port: $out"; r=1; }
     t0=$(date +%s%N)
@@ -1150,6 +1247,8 @@ test_add_and_del_port_at_run_time() {
     echo "$out" | grep -q "ofport=2: the number is taken" || { echo "     ofport=2 said: $out"; r=1; }
     # Deleted under traffic: nothing reaches h3 from then on.
     $C del-port br0 p3 | grep -q "deleted port 3" || { echo "     del-port"; r=1; }
+    # Frames already in flight land first (grace), then 1.5 s in which
+    # none may come.
     sleep 0.3
     before=$(rx_frames h3)
     sleep 1.5
@@ -1203,19 +1302,14 @@ test_recreated_interface_is_attached_again() {
     ip netns exec "$P-sw" ip link set late9p up
     ip netns exec "$P-sw" ip link set late9 up
     local i
-    for i in $(seq 1 30); do
-        $C dump-ports-desc br0 | grep -A2 " 3(late9)" | grep -q LIVE && break
-        sleep 0.1
-    done
-    $C dump-ports-desc br0 | grep -A2 " 3(late9)" | grep -q LIVE || { echo "     late9 not attached"; r=1; }
+    wait_until 3 "late9 to be attached (LIVE)" port_desc 3 late9 LIVE || r=1
     ip netns exec "$P-h1" ping -i 0.1 -w 12 -q "$TESTBED_NET.2" >/dev/null 2>&1 &
     local pinger=$!
     # The VM goes away: its interface is deleted under traffic.
     local mac
     mac=$(ip netns exec "$P-h2" cat /sys/class/net/eth0/address)
     ip netns exec "$P-sw" ip link del p2
-    sleep 0.5
-    grep -q "port detached" "$OUT" || { echo "     no detach logged"; r=1; }
+    wait_until 5 "sluice to log p2 detached" grep -q "port detached" "$OUT" || r=1
     $C dump-ports-desc br0 | grep -A2 " 2(p2)" | grep -q LINK_DOWN || { echo "     p2 not down"; r=1; }
     # ... and the worker does not spin on the dead socket.
     c0=$(cpu_ticks "$SLUICE_PID")
@@ -1274,8 +1368,7 @@ test_sighup_reloads_the_config() {
     # Valid: p3 added, the flow replaced by one that stops pings to h2,
     # the listener moved.
     reload_cfg "$cfg" "p1 p2 p3" "priority=60,icmp,nw_dst=$TESTBED_NET.2,actions=drop" "ptcp:16654:127.0.0.1"
-    kill -HUP "$SLUICE_PID"
-    sleep 0.5
+    hup_and_wait || r=1
     kill -0 "$SLUICE_PID" 2>/dev/null || { echo "     SIGHUP killed the daemon"; r=1; }
     grep -q "configuration reloaded" "$OUT" || { echo "     no reload logged"; r=1; }
     $C dump-ports-desc br0 | grep -q " 3(p3)" || { echo "     p3 not added"; r=1; }
@@ -1289,20 +1382,17 @@ test_sighup_reloads_the_config() {
         { echo "     listeners after reload: $out"; r=1; }
     # Invalid: refused whole, the running state kept.
     reload_cfg "$cfg" "p1 p2" "priority=70,actions=group:9" "ptcp:16655:127.0.0.1"
-    kill -HUP "$SLUICE_PID"
-    sleep 0.5
+    hup_and_wait || r=1
     kill -0 "$SLUICE_PID" 2>/dev/null || { echo "     an invalid file killed the daemon"; r=1; }
     grep -q "configuration NOT reloaded.*group" "$OUT" || { echo "     refusal not logged"; r=1; }
     $C dump-ports-desc br0 | grep -q " 3(p3)" || { echo "     p3 removed by a refused file"; r=1; }
     $C dump-flows br0 | grep -q "priority=60" || { echo "     flow lost by a refused file"; r=1; }
     printf 'not = [toml\n' >"$cfg"
-    kill -HUP "$SLUICE_PID"
-    sleep 0.5
+    hup_and_wait || r=1
     grep -q "configuration NOT reloaded.*line 1" "$OUT" || { echo "     TOML error not logged"; r=1; }
     # A port removed from the file is deleted.
     reload_cfg "$cfg" "p1 p2" "priority=60,icmp,nw_dst=$TESTBED_NET.2,actions=drop" "ptcp:16654:127.0.0.1"
-    kill -HUP "$SLUICE_PID"
-    sleep 0.5
+    hup_and_wait || r=1
     $C dump-ports-desc br0 | grep -q "(p3)" && { echo "     p3 still there"; r=1; }
     rm -rf "$rd"
     finish "SIGHUP applies a valid config's changes and refuses an invalid one whole" $r
@@ -1348,14 +1438,14 @@ except socket.timeout:
     pass
 ' "$note" >"$rd/states" &
     lis=$!
-    sleep 0.3
+    wait_until 5 "the notify listener's socket" test -S "$note" || r=1
     printf '[bridge]\n[[port]]\nname = "p1"\n[[port]]\nname = "p2"\n' >"$rd/c.toml"
     OUT=$(mktemp)
     ip netns exec "$P-sw" env NOTIFY_SOCKET="$note" "$SLUICE" --config "$rd/c.toml" --run-dir "$rd" >"$OUT" 2>&1 &
     SLUICE_PID=$!
-    sleep 1
+    wait_until 10 "READY=1 from sluice" notify_says "$rd/states" READY=1 || r=1
     kill -HUP "$SLUICE_PID"
-    sleep 0.5
+    wait_until 5 "READY=1 again after SIGHUP" notify_says "$rd/states" READY=1 2 || r=1
     stop_sluice
     wait "$lis"
     out=$(tr '\n' '|' <"$rd/states")
@@ -1391,7 +1481,8 @@ test_jumbo_frames_and_offload_warnings() {
     set_mtu 1500
     start_sluice --port p1 --port p2
     set_mtu 9000
-    sleep 0.5
+    wait_until 5 "sluice to open p1 and p2 again for the new MTU" \
+        log_count_at_least "MTU changed: port opened again" 2 || r=1
     big_ping || { echo "     no 8000-byte ping after the MTU went up"; r=1; }
     grep -q "MTU changed: port opened again" "$OUT" || { echo "     MTU change not followed"; r=1; }
     stop_sluice
@@ -1403,8 +1494,8 @@ test_jumbo_frames_and_offload_warnings() {
     grep -q "merges received frames.*ethtool -K p1 gro off" "$OUT" || { echo "     no GRO warning at open"; r=1; }
     ip netns exec "$P-h1" ping -c 1 -W 1 "$TESTBED_NET.2" >/dev/null 2>&1
     ip netns exec "$P-h1" bash -c "exec 3<>/dev/tcp/$TESTBED_NET.2/5399" 2>/dev/null
-    sleep 1.2
-    grep -q "frames arrive with unfinished checksums" "$OUT" || { echo "     no checksum warning"; r=1; }
+    wait_until 5 "sluice's warning about unfinished checksums" \
+        grep -q "frames arrive with unfinished checksums" "$OUT" || r=1
     finish "jumbo frames pass whole, also after an MTU change; GRO and checksum offloads are named" $r
 }
 

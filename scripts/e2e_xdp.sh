@@ -10,22 +10,38 @@ xdp_metric() { # name path|-
     scrape 16697 | awk -v m="$1{$sel}" '$1 == m { print $2 }'
 }
 
+# The fast path's kernel and up counters from one scrape, as "KERNEL UP".
+xdp_packets() {
+    scrape 16697 | awk '$1 == "sluice_xdp_packets_total{bridge=\"br0\",path=\"kernel\"}" { k = $2 }
+        $1 == "sluice_xdp_packets_total{bridge=\"br0\",path=\"up\"}" { u = $2 }
+        END { print k + 0, u + 0 }'
+}
+
+# True once the kernel counter has passed N (sets k1 and u1).
+xdp_kernel_above() { # n
+    read -r k1 u1 < <(xdp_packets)
+    [ "$k1" -gt "$1" ]
+}
+
 # TCP from h1 to h2 through the fast path (to client-port; h2 listens on
 # server-port): prints the rate; false unless over 1000 frames went
 # through the kernel and at most one in 20 up (a few may while a program
 # is replaced).
 xdp_tcp_in_kernel() { # what client-port [server-port]
     local k0 u0 k1 u1 mbps
+    # The fast path adds what its programs counted to these counters once
+    # a second (FOLD_EVERY in crates/datapath/src/fast.rs), which shows in
+    # nothing else: wait out one fold so that earlier traffic (pings) is
+    # not counted as this stream's.
     sleep 1.2
-    k0=$(xdp_metric sluice_xdp_packets_total kernel)
-    u0=$(xdp_metric sluice_xdp_packets_total up)
+    read -r k0 u0 < <(xdp_packets)
     mbps=$(tcp_mbps "$2" "${3:-$2}")
     echo "     $1: ${mbps} Mbit/s"
-    sleep 1.2
-    k1=$(xdp_metric sluice_xdp_packets_total kernel)
-    u1=$(xdp_metric sluice_xdp_packets_total up)
     [ "${mbps:-0}" -gt 0 ] || return 1
-    if [ $((k1 - k0)) -lt 1000 ] || [ $((u1 - u0)) -gt $(((k1 - k0) / 20)) ]; then
+    # The stream's frames, once a fold has counted them.
+    wait_until 5 "over 1000 frames through the kernel in the metrics" xdp_kernel_above $((k0 + 1000)) ||
+        { echo "     kernel $k0 -> $k1, up $u0 -> $u1"; return 1; }
+    if [ $((u1 - u0)) -gt $(((k1 - k0) / 20)) ]; then
         echo "     kernel $k0 -> $k1, up $u0 -> $u1"
         return 1
     fi
@@ -38,11 +54,17 @@ xdp_hosts_gro() { # N
 }
 
 # Waits (up to 5 s) for the programs to run the current tables (they are
-# compiled in milliseconds); false if they do not.
+# compiled in milliseconds); false, saying so, if they do not.
 xdp_current() {
-    local i
-    for i in $(seq 1 50); do [ "$(xdp_metric sluice_xdp_current -)" = 1 ] && return 0; sleep 0.1; done
-    return 1
+    wait_until 5 "the XDP programs to run the current flow tables (sluice_xdp_current 1)" xdp_is_current
+}
+xdp_is_current() { [ "$(xdp_metric sluice_xdp_current -)" = 1 ]; }
+
+# Waits (up to 5 s) for the fast path to start or give up (it is compiled
+# and attached after sluice is ready); false, saying so, unless it runs.
+xdp_started() {
+    wait_until 5 "the XDP fast path to start (or say why not)" grep -Eq "XDP fast path (running|off)" "$OUT" || return 1
+    grep -q "XDP fast path running" "$OUT" || { echo "     the fast path did not start: $(grep 'XDP fast path off' "$OUT")"; return 1; }
 }
 
 # Starts sluice on p1 and p2 with back end BE (metrics on 16697) and
@@ -55,8 +77,7 @@ xdp_pair() { # backend
     start_sluice --port p1 --port p2 --backend "$1" --fail-mode secure --run-dir "$RD" \
         --metrics 127.0.0.1:16697
     C="$CTL --run-dir $RD"
-    sleep 0.5
-    grep -q "XDP fast path running" "$OUT" || { echo "     the fast path did not start"; ok=1; }
+    xdp_started || ok=1
     $C add-flow br0 "priority=10,in_port=1,actions=output:2" || ok=1
     $C add-flow br0 "priority=10,in_port=2,actions=output:1" || ok=1
     ping_ok h1 "$TESTBED_NET.2" || { echo "     no ping"; ok=1; }
@@ -132,7 +153,7 @@ test_xdp_fast_path_edits() {
     start_sluice --port p1 --port p2 --backend xdp --fail-mode secure --run-dir "$rd" \
         --metrics 127.0.0.1:16697
     local C="$CTL --run-dir $rd"
-    sleep 0.5
+    xdp_started || r=1
     $C add-flow br0 "priority=10,in_port=1,actions=output:2" || r=1
     $C add-flow br0 "priority=10,in_port=2,actions=output:1" || r=1
     $C add-flow br0 "priority=40,tcp,in_port=1,tp_dst=5398,actions=set_field:5342->tcp_dst,output:2" || r=1
@@ -163,9 +184,9 @@ test_xdp_fast_path_flood() {
     start_sluice --port p1 --port p2 --port p3 --backend xdp --fail-mode secure --no-local --run-dir "$rd" \
         --metrics 127.0.0.1:16697
     local C="$CTL --run-dir $rd"
-    sleep 0.5
+    xdp_started || r=1
     $C add-flow br0 "priority=10,actions=FLOOD" || r=1
-    xdp_current || :
+    xdp_current || r=1
     [ "$(xdp_metric sluice_xdp_rules_up -)" = 0 ] || { echo "     rules up: $(xdp_metric sluice_xdp_rules_up -)"; r=1; }
     out=$($C trace br0 1 "udp,nw_src=$TESTBED_NET.1,nw_dst=$TESTBED_NET.3")
     echo "$out" | grep -q "XDP fast path: stays in the kernel: out of ports 2,3" ||

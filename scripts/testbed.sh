@@ -13,6 +13,94 @@
 TESTBED_NET=${TESTBED_NET:-10.213.77}
 TESTBED_HOSTS=${TESTBED_HOSTS:-2}
 
+# Waiting for a condition, never for a fixed time.
+#
+# wait_until SECONDS WHAT CMD...: runs CMD every 50 ms until it succeeds.
+# If it has not after SECONDS (fractions allowed), says so on stderr
+# ("timed out after SECONDS s waiting for: WHAT"), appends WHAT to the file
+# WAIT_TIMEOUT_LOG if that is set (e2e.sh fails the test then, even if the
+# caller ignored the status) and returns 1.
+wait_until() { # seconds what cmd...
+    local secs=$1 what=$2 t0 now whole frac=
+    shift 2
+    whole=${secs%%.*}
+    [[ $secs == *.* ]] && frac=${secs#*.}
+    frac=${frac}000000
+    local limit_us=$((${whole:-0} * 1000000 + 10#${frac:0:6}))
+    t0=${EPOCHREALTIME/[.,]/}
+    until "$@"; do
+        now=${EPOCHREALTIME/[.,]/}
+        if [ $((now - t0)) -ge "$limit_us" ]; then
+            wait_failed "timed out after $secs s waiting for: $what"
+            return 1
+        fi
+        sleep 0.05
+    done
+}
+
+# wait_failed MESSAGE: a wait that failed (said on stderr, and recorded in
+# WAIT_TIMEOUT_LOG if set).
+wait_failed() {
+    echo "     $1" >&2
+    if [ -n "${WAIT_TIMEOUT_LOG:-}" ]; then echo "$1" >>"$WAIT_TIMEOUT_LOG"; fi
+}
+
+# tcp_listening NS PORT: true if a socket listens on TCP PORT in namespace NS.
+tcp_listening() {
+    [ -n "$(ip netns exec "$1" ss -Hltn "sport = :$2")" ]
+}
+
+# has_packet_socket PID: true if process PID, or one it started, holds a
+# packet socket (a raw listener such as scripts/rawframe.py: from then on
+# it receives).
+has_packet_socket() {
+    local ino child
+    while read -r ino; do
+        [ -n "$(find "/proc/$1/fd" -lname "socket:\\[$ino\\]" 2>/dev/null)" ] && return 0
+    done < <(awk 'NR > 1 { print $NF }' "/proc/$1/net/packet" 2>/dev/null)
+    for child in $(pgrep -P "$1"); do
+        has_packet_socket "$child" && return 0
+    done
+    return 1
+}
+
+# The readiness of a daemon that speaks the service manager's protocol
+# (sd_notify: sluice sends READY=1 once every bridge runs, its ports open
+# and its listeners bound). notify_listen SOCK LOG binds the datagram
+# socket SOCK (a path: not tied to a network namespace) and writes each
+# message to LOG, one a line (newlines inside one become spaces), until
+# STOPPING=1; NOTIFY_PID is the listener. Start the daemon with
+# NOTIFY_SOCKET=SOCK, then wait_until ... notify_says LOG READY=1;
+# notify_stop ends the listener.
+notify_listen() { # sock log
+    rm -f "$1"
+    python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+while True:
+    m = s.recv(4096).decode(errors="replace")
+    print(m.replace("\n", " "), flush=True)
+    if m.startswith("STOPPING"):
+        break
+' "$1" >"$2" 2>&1 &
+    NOTIFY_PID=$!
+    wait_until 5 "the sd_notify listener's socket $1" test -S "$1"
+}
+
+# notify_says LOG STATE [N]: true once LOG holds the line STATE N times (1).
+notify_says() {
+    [ "$(grep -cx "$2" "$1" 2>/dev/null)" -ge "${3:-1}" ]
+}
+
+notify_stop() { # safe without a listener, and under set -e
+    if [ -n "${NOTIFY_PID:-}" ]; then
+        kill "$NOTIFY_PID" 2>/dev/null || true
+        wait "$NOTIFY_PID" 2>/dev/null || true
+        NOTIFY_PID=
+    fi
+}
+
 testbed_check_subnet() {
     python3 - "$TESTBED_NET.0/24" <<'PY'
 import ipaddress, subprocess, sys
@@ -96,13 +184,18 @@ ovs_start() { # NS DIR
     ovsdb-tool create "$d/conf.db" /usr/share/openvswitch/vswitch.ovsschema
     ip netns exec "$ns" ovsdb-server "$d/conf.db" --remote="punix:$d/db.sock" --log-file="$d/ovsdb.log" >/dev/null 2>&1 &
     OVS_DB_PID=$!
-    local tries=0
-    while [ ! -S "$d/db.sock" ] && [ $tries -lt 50 ]; do sleep 0.1; tries=$((tries + 1)); done
+    wait_until 10 "ovsdb-server's socket $d/db.sock" test -S "$d/db.sock" || return 1
     ip netns exec "$ns" ovs-vsctl --db="unix:$d/db.sock" --no-wait init
     ip netns exec "$ns" ovs-vswitchd "unix:$d/db.sock" --log-file="$d/vswitchd.log" >/dev/null 2>&1 &
     OVS_VS_PID=$!
-    sleep 0.5
+    # Its control socket (OVS_RUNDIR/ovs-vswitchd.PID.ctl; ip netns exec
+    # runs it as this PID) answers once it runs.
+    wait_until 10 "ovs-vswitchd to answer on $d/ovs-vswitchd.$OVS_VS_PID.ctl" \
+        ovs_answers "$d/ovs-vswitchd.$OVS_VS_PID.ctl"
 }
+
+# True if ovs-vswitchd answers on its control socket CTL.
+ovs_answers() { ovs-appctl -t "$1" version >/dev/null 2>&1; }
 
 ovs_stop() { # safe before ovs_start (nothing to stop)
     local p
