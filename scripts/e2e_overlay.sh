@@ -99,19 +99,49 @@ TOML
     fi
     log=${OUT:-/dev/null}
     mkdir -p "$AUTO_RD/$h"
-    ip netns exec "$P-$h" "$SLUICE" --config "$cfg" --run-dir "$AUTO_RD/$h" >>"$log" 2>&1 &
-    OV_PIDS="$OV_PIDS $!"
-    sleep 0.5
+    # Ready when it says so (READY=1: its bridge runs, ports open,
+    # listener bound), as start_sluice waits in e2e.sh.
+    local sock=$AUTO_RD/$h.notify pid r=0
+    notify_listen "$sock" "$sock.log" || return 1
+    ip netns exec "$P-$h" env NOTIFY_SOCKET="$sock" "$SLUICE" --config "$cfg" --run-dir "$AUTO_RD/$h" >>"$log" 2>&1 &
+    pid=$!
+    OV_PIDS="$OV_PIDS $pid"
+    wait_until 15 "sluice on host $h to be ready (READY=1)" ov_ready "$sock.log" "$pid" || r=1
+    kill -0 "$pid" 2>/dev/null || { wait_failed "sluice on host $h exited before it was ready"; r=1; }
+    notify_stop
     rm -f "$cfg"
+    return $r
 }
 
-# ov_traffic TO-IP: ping and 2 s of TCP from VM a; prints the throughput.
-ov_traffic() { # label to-ip iperf-port server-ns
+ov_ready() { notify_says "$1" READY=1 || ! kill -0 "$2" 2>/dev/null; } # log pid
+
+# ov_path TO-IP: waits (at most 10 s) until an echo from VM a to TO-IP is
+# answered, and says how long that took: for a peer that needs time
+# before its tunnel forwards (Open vSwitch's userspace tunnel), so that
+# what follows is asserted on a path that is up.
+ov_path() {
+    local t0=${EPOCHREALTIME/[.,]/} ms
+    wait_until 10 "an echo answered across the tunnel to $1" \
+        ip netns exec "$P-va" ping -c 1 -W 0.5 -q "$1" >/dev/null 2>&1 || return 1
+    ms=$(((${EPOCHREALTIME/[.,]/} - t0) / 1000))
+    echo "     path to $1 up after $ms ms"
+}
+
+# ov_traffic LABEL TO-IP IPERF-PORT SERVER-NS [first]: 3 echos from VM a,
+# every one answered, then 2 s of TCP; prints the throughput. With
+# "first", the first echo of the tunnel path must be answered too (no
+# wait for the path: sluice must not lose the first frames of a new path).
+ov_traffic() {
     local r=0 mbps
-    ip netns exec "$P-va" ping -c 3 -i 0.2 -W 2 -q "$2" >/dev/null 2>&1 || { echo "     $1: no ping"; r=1; }
+    if [ "${5:-}" = first ]; then
+        ip netns exec "$P-va" ping -c 1 -W 2 -q "$2" >/dev/null 2>&1 ||
+            { echo "     $1: the first echo was not answered"; r=1; }
+    fi
+    ip netns exec "$P-va" ping -c 3 -i 0.2 -W 2 -q "$2" 2>&1 | grep -q " 3 received" ||
+        { echo "     $1: not every echo answered"; r=1; }
     ip netns exec "$P-$4" timeout 60 iperf3 -s -1 -p "$3" >/dev/null 2>&1 &
     local srv=$!
-    sleep 0.5
+    wait_until 5 "iperf3 to listen on port $3 in $P-$4" tcp_listening "$P-$4" "$3" || r=1
     mbps=$(ip netns exec "$P-va" timeout 10 iperf3 -c "$2" -p "$3" -t 2 -J 2>/dev/null |
         python3 -c 'import json,sys; print(int(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e6))' 2>/dev/null)
     mbps=${mbps:-0}
@@ -126,20 +156,20 @@ test_overlay_between_two_sluice_hosts() {
     local ty r=0
     for ty in vxlan geneve; do
         ov_begin sle2e$$ov1 || { finish "overlay: two sluice hosts (testbed)" 1; return; }
-        ov_sluice a 1 2 "$ty"
+        ov_sluice a 1 2 "$ty" || r=1
         # Host b's tunnel port comes at run time, as ovs-vsctl would add it.
-        ov_sluice b 2 1 "$ty" none
+        ov_sluice b 2 1 "$ty" none || r=1
         local out
         out=$("$CTL" --run-dir "$AUTO_RD/b" add-port brb tun0 "type=$ty" ofport=100 \
             options:remote_ip=flow options:key=flow "options:local_ip=$OV_UNDER.2" 2>&1) ||
             { echo "     add-port: $out"; r=1; }
-        ov_traffic "sluice <-> sluice over $ty" "$OV_OVER.2" 5311 vb || r=1
+        ov_traffic "sluice <-> sluice over $ty" "$OV_OVER.2" 5311 vb first || r=1
         # The frames on the underlay are the protocol's, with VNI 21.
         local port=4789
         [ "$ty" = geneve ] && port=6081
         ip netns exec "$P-b" timeout 3 tcpdump -c 1 -nn -i ub "udp dst port $port" 2>/dev/null >"$OUT.cap" &
         local td=$!
-        sleep 0.5
+        wait_until 5 "tcpdump to listen on ub" has_packet_socket "$td" || r=1
         ip netns exec "$P-va" ping -c 2 -i 0.2 -W 1 -q "$OV_OVER.2" >/dev/null 2>&1
         wait $td
         grep -q -i -E "vni (21|0x15)" "$OUT.cap" || { echo "     $ty: no VNI 21 on the wire: $(cat "$OUT.cap")"; r=1; }
@@ -158,7 +188,7 @@ test_overlay_between_two_sluice_hosts() {
 test_overlay_with_the_linux_vxlan_device() {
     ov_begin sle2e$$ov2 || { finish "overlay: Linux vxlan device (testbed)" 1; return; }
     local r=0
-    ov_sluice a 1 2 vxlan
+    ov_sluice a 1 2 vxlan || r=1
     # Host b: the kernel's own VXLAN endpoint, holding VM b's address.
     ip netns exec "$P-b" ip link add vxl0 type vxlan id 21 remote "$OV_UNDER.1" local "$OV_UNDER.2" dstport 4789
     ip netns exec "$P-b" ip link set vxl0 address $OV_MAC_B mtu 1500 up
@@ -166,7 +196,7 @@ test_overlay_with_the_linux_vxlan_device() {
     ip netns exec "$P-b" ip addr add "$OV_OVER.12/24" dev vxl0
     ip netns exec "$P-b" ip neigh add "$OV_OVER.1" lladdr $OV_MAC_A dev vxl0
     ip netns exec "$P-va" ip neigh add "$OV_OVER.12" lladdr $OV_MAC_B dev eth0
-    ov_traffic "sluice <-> Linux vxlan" "$OV_OVER.12" 5312 b || r=1
+    ov_traffic "sluice <-> Linux vxlan" "$OV_OVER.12" 5312 b first || r=1
     ov_down
     # Geneve: this kernel has no geneve device (CONFIG_GENEVE is off);
     # Open vSwitch's userspace Geneve is the peer instead (next test).
@@ -182,14 +212,22 @@ test_overlay_with_open_vswitch() {
     local ty r=0
     for ty in vxlan geneve; do
         ov_begin sle2e$$ov3 || { finish "overlay: Open vSwitch (testbed)" 1; return; }
-        ov_sluice a 1 2 "$ty"
+        ov_sluice a 1 2 "$ty" || r=1
         # Host b: Open vSwitch's netdev datapath with a userspace tunnel port
         # (the underlay address on br-phy, which owns ub, as OVS's
         # userspace tunnelling needs) and VM b on br-int.
         local d
         d=$(mktemp -d)
-        ovs_start "$P-b" "$d"
+        ovs_start "$P-b" "$d" || r=1
         local vs="ip netns exec $P-b ovs-vsctl --timeout=30 --db=unix:$d/db.sock"
+        # ub keeps answering ARP for the address moved to br-phy (Linux
+        # answers for any local address on any interface) with its own
+        # MAC, racing br-phy's answer through Open vSwitch: host a then
+        # sends the first tunnel frames to ub's MAC, which Open vSwitch
+        # does not decapsulate (the kernel answers "port unreachable"),
+        # until an ARP through br-phy corrects it. arp_ignore=1 leaves the
+        # answer to br-phy (docs/RELIABILITY.md, "The overlay flake").
+        ip netns exec "$P-b" sysctl -qw net.ipv4.conf.ub.arp_ignore=1
         $vs add-br br-phy -- set bridge br-phy datapath_type=netdev &&
             $vs add-port br-phy ub &&
             ip netns exec "$P-b" ip addr flush dev ub &&
@@ -199,8 +237,7 @@ test_overlay_with_open_vswitch() {
             $vs add-port br-int vm &&
             $vs add-port br-int tun0 -- set interface tun0 "type=$ty" \
                 "options:remote_ip=$OV_UNDER.1" options:key=21 || r=1
-        sleep 1
-        ov_traffic "sluice <-> Open vSwitch over $ty" "$OV_OVER.2" 5313 vb || {
+        { ov_path "$OV_OVER.2" && ov_traffic "sluice <-> Open vSwitch over $ty" "$OV_OVER.2" 5313 vb; } || {
             r=1
             sed 's/^/     ovs: /' "$d/vswitchd.log" | grep -i -E "warn|err" | tail -5
         }
