@@ -83,9 +83,8 @@ ofport = 3
 TOML
 ip netns exec "$P-sw" "$SLUICE" --config "$W/sluice.toml" --run-dir "$W" >"$W/sluice.log" 2>&1 &
 SPID=$!
-t=0
-while [ ! -S "$W/br0.mgmt" ] && [ $t -lt 100 ]; do sleep 0.1; t=$((t + 1)); done
-[ -S "$W/br0.mgmt" ] || { echo "soak: sluice did not start"; cat "$W/sluice.log"; exit 1; }
+wait_until 10 "sluice's management socket $W/br0.mgmt" test -S "$W/br0.mgmt" ||
+    { echo "soak: sluice did not start"; cat "$W/sluice.log"; exit 1; }
 
 # The churn: the same 5 000 matches with two different actions.
 python3 - "$W" <<'PY'
@@ -109,8 +108,9 @@ start=$(date +%s)
 for i in 1 2 3; do
     ip netns exec "$P-h$i" python3 scripts/seqtraffic.py recv eth0 --me "$(mac "$i")" \
         --secs $((secs + 4)) --late-ms 1000 >"$W/recv$i.json" &
+    rpid=$!
+    wait_until 5 "the receiver on h$i to listen" has_packet_socket "$rpid" || exit 1
 done
-sleep 1
 for i in 1 2 3; do
     others=$(for j in 1 2 3; do [ "$j" != "$i" ] && printf '%s,' "$(mac "$j")"; done)
     ip netns exec "$P-h$i" python3 scripts/seqtraffic.py send eth0 --src "$(mac "$i")" \
