@@ -223,10 +223,10 @@ impl BridgePort {
         }
     }
 
-    /// Before the port is closed: what is still on its way is kicked once
-    /// more and what that settles is counted.
+    /// Before the port is closed: every frame it took is settled and
+    /// counted (`Port::close_tx`).
     fn finish_tx(&mut self) {
-        self.dev.before_wait();
+        self.dev.close_tx();
         self.settle_tx();
     }
 }

@@ -246,7 +246,13 @@ struct Socket {
     purge: Option<Purge>,
     /// What `settle` counted since [`Port::take_tx_settled`] last ran.
     settled_tx: crate::TxSettled,
+    /// When a purge last failed to resolve with the link up.
+    purge_stalled: Option<std::time::Instant>,
 }
+
+/// How long a purge the kernel made no progress on waits before it is
+/// kicked again.
+const PURGE_RETRY: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// Frames that were on the TX ring when the link went down (copy mode),
 /// their descriptors overwritten with invalid ones so that the kernel skips
@@ -531,6 +537,7 @@ impl Socket {
             busy_drops: 0,
             purge: None,
             settled_tx: crate::TxSettled::default(),
+            purge_stalled: None,
         };
         // The fill ring is stocked before the bind, so that the first
         // frames find room; a failed bind gives the chunks back.
@@ -711,7 +718,12 @@ impl Socket {
         if self.purge.is_some() {
             self.resolve_purge();
         } else if self.tx.consumer().load(Ordering::Acquire) != self.tx.cached {
-            let _ = self.kick();
+            // Frames left on the ring while the link went down are purged
+            // here too: the worker stops sending to a port it sees down,
+            // so no `tx` call may come to find it.
+            if matches!(self.kick(), Ok(Kick::Down)) && !self.zero_copy {
+                self.purge_ring();
+            }
         }
         self.settle();
         if self.zero_copy && self.fill.needs_wakeup() {
@@ -773,7 +785,10 @@ impl Socket {
         }
         let entry = self.tx.cached;
         let mut prod = entry;
-        let cons = self.tx.consumer().load(Ordering::Acquire);
+        // Room up to what `settle` has counted (a zero-copy driver may have
+        // moved the consumer index on since): a slot is written again only
+        // once its frame is counted.
+        let cons = self.settled;
         let mut n = 0usize;
         let mut left = Vec::new();
         for f in frames {
@@ -784,7 +799,9 @@ impl Socket {
                     left.push(d.addr);
                     continue;
                 }
-                TxFrame::Bytes(_) if full => continue,
+                // An empty descriptor is one the kernel refuses (and never
+                // completes): an empty frame is not sent.
+                TxFrame::Bytes(b) if full || b.is_empty() => continue,
                 TxFrame::Bytes(b) => {
                     let Some(addr) = self.umem.alloc() else {
                         continue;
@@ -823,7 +840,12 @@ impl Socket {
         let mut dropped = 0u32;
         let mut first = true;
         while budget > 0 && self.tx.consumer().load(Ordering::Acquire) != prod {
-            match self.kick()? {
+            // A kick that fails otherwise leaves the frames on the ring:
+            // they are counted when the kernel has gone past them.
+            let Ok(kick) = self.kick() else {
+                break;
+            };
+            match kick {
                 // Only a first kick: the kernel checks IFF_UP before it
                 // reads the ring, so it has not seen (nor cached the
                 // producer index past) what this call published; what
@@ -842,13 +864,15 @@ impl Socket {
                 Kick::Down => break,
                 // One frame dropped by the kernel; kick on for the others
                 // (at most one drop per frame on the ring).
-                Kick::Dropped if dropped < TX_FRAMES => dropped += 1,
+                Kick::Dropped if dropped < TX_FRAMES => {
+                    dropped += 1;
+                    self.busy_drops += 1;
+                }
                 Kick::Dropped => break,
                 Kick::Sent | Kick::Again => budget -= 1,
             }
             first = false;
         }
-        self.busy_drops += dropped;
         self.settle();
         Ok(n)
     }
@@ -947,7 +971,17 @@ impl Socket {
                 .wrapping_sub(len)
                 <= TX_FRAMES
         };
-        // One kick per skipped descriptor, one to publish, a spare.
+        // A kernel that made no progress at the last try (it cannot send
+        // on this queue at all) is not kicked again for a while: the
+        // worker's rounds must not turn into kick loops.
+        if self
+            .purge_stalled
+            .is_some_and(|t| t.elapsed() < PURGE_RETRY)
+        {
+            return;
+        }
+        // One kick per skipped descriptor (recent kernels skip one per
+        // call, older ones a run of them), one to publish, a spare.
         let mut kicks = len + 2;
         while !passed(self) && kicks > 0 {
             match self.kick() {
@@ -956,9 +990,10 @@ impl Socket {
             }
         }
         if !passed(self) {
+            self.purge_stalled = Some(std::time::Instant::now());
             return;
         }
-        self.settle();
+        self.purge_stalled = None;
         let Some(invalid_now) = self.tx_invalid_descs() else {
             return;
         };
@@ -982,6 +1017,41 @@ impl Socket {
         self.busy_drops -= drops as u32;
         self.settled = from.wrapping_add(len);
         self.settle();
+    }
+
+    /// Before the socket is closed: what is left on the ring is kicked
+    /// out (as many kicks as a full ring needs, unless the interface is
+    /// down), then every frame not yet counted is: those the kernel has
+    /// gone past as [`Socket::settle`] counts them, the rest (and a purge
+    /// not resolved) as dropped, since they go with the socket. (A frame
+    /// the kernel took without publishing so is counted dropped then:
+    /// at most one kick's worth, and only at a close.)
+    fn close_tx(&mut self) {
+        if self.purge.is_some() {
+            self.purge_stalled = None;
+            self.resolve_purge();
+        }
+        let mut kicks = TX_FRAMES / 32 + 2;
+        while self.purge.is_none()
+            && kicks > 0
+            && self.tx.consumer().load(Ordering::Acquire) != self.tx.cached
+        {
+            match self.kick() {
+                Ok(Kick::Down) | Err(_) => break,
+                Ok(_) => kicks -= 1,
+            }
+        }
+        self.settle();
+        if let Some(p) = self.purge.take() {
+            self.settled_tx.dropped += p.descs.len() as u64;
+            self.settled = p.from.wrapping_add(p.descs.len() as u32);
+        }
+        let left = self.tx.cached.wrapping_sub(self.settled);
+        if left <= TX_FRAMES {
+            self.settled_tx.dropped += left as u64;
+        }
+        self.settled = self.tx.cached;
+        self.busy_drops = 0;
     }
 
     /// The socket's count of invalid TX descriptors the kernel skipped
@@ -1108,6 +1178,10 @@ impl Port for AfXdp {
 
     fn tx_settles_later(&self) -> bool {
         true
+    }
+
+    fn close_tx(&mut self) {
+        self.socks.iter_mut().for_each(Socket::close_tx);
     }
 
     fn take_tx_settled(&mut self) -> crate::TxSettled {
@@ -1255,115 +1329,163 @@ mod tests {
         got
     }
 
-    /// Frames left on the TX ring by a kick that stopped at the kernel's
-    /// batch limit, then the interface set down: the kernel has taken the
-    /// first 32 (whether or not it published its consumer index past
-    /// them), the rest would leave when the link comes back. The purge makes the kernel skip
-    /// them; it resolves to exactly what was sent and what was dropped,
-    /// every chunk comes back, and nothing arrives late.
+    /// A veth pair `A`-`B` in a network namespace of this thread's own (the
+    /// test harness's other threads keep theirs; `ip` inherits it), an
+    /// AF_XDP port on A, a listener on B, and 100 frames on A's TX ring
+    /// of which one kick (stopped at the kernel's batch limit) sent 32:
+    /// the rest would leave whenever the kernel is kicked again.
+    struct Left {
+        ports: Vec<AfXdp>,
+        rx: i32,
+        /// Free chunks before the 100 frames.
+        free: usize,
+    }
+
+    const A: &str = "slxpa";
+    const N: u32 = 100;
+
+    impl Left {
+        fn new() -> Left {
+            // SAFETY: unshare(2) of the calling thread's network namespace.
+            assert_eq!(unsafe { libc::unshare(libc::CLONE_NEWNET) }, 0);
+            run(&["sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1"]);
+            let q = ["numtxqueues", "1", "numrxqueues", "1"];
+            let mut add = vec!["ip", "link", "add", A];
+            add.extend(q);
+            add.extend(["type", "veth", "peer", "name", "slxpb"]);
+            add.extend(q);
+            run(&add);
+            run(&["ip", "link", "set", A, "up"]);
+            run(&["ip", "link", "set", "slxpb", "up"]);
+            wait_oper(A, "UP");
+            let rx = listener("slxpb");
+            let mut ports = AfXdp::open_queues(A, 1, true, None).unwrap();
+            let s = &mut ports[0].socks[0];
+            assert!(!s.zero_copy, "veth is copy-only");
+            let free = s.umem.free_chunks();
+            for seq in 0..N {
+                let f = frame(seq);
+                let addr = s.umem.alloc().unwrap();
+                let d = Desc {
+                    addr,
+                    len: f.len() as u32,
+                };
+                // SAFETY: a chunk just allocated, held by us alone.
+                unsafe { s.umem.chunk_mut(d)[..f.len()].copy_from_slice(&f) };
+                s.umem.to_tx(s.id, d);
+                // SAFETY: a free slot of the TX ring (it is empty).
+                unsafe {
+                    *s.tx.slot(s.tx.cached) = XdpDesc {
+                        addr,
+                        len: d.len,
+                        options: 0,
+                    }
+                };
+                s.tx.cached = s.tx.cached.wrapping_add(1);
+            }
+            s.tx.producer().store(s.tx.cached, Ordering::Release);
+            assert_eq!(s.kick().unwrap(), Kick::Again);
+            assert_eq!(received_until(rx, 31), (0..32).collect::<Vec<_>>());
+            Left { ports, rx, free }
+        }
+
+        fn sock(&mut self) -> &mut Socket {
+            &mut self.ports[0].socks[0]
+        }
+
+        /// The purge starts at the consumer index the kernel published:
+        /// past the 32 it sent, or (a kernel that publishes it only once
+        /// it runs out) before them.
+        fn assert_purged(&mut self) {
+            let purged = self.sock().purge.as_ref().map_or(0, |p| p.descs.len()) as u32;
+            assert!(purged == N - 32 || purged == N, "{purged} purged");
+        }
+
+        /// The link comes back; `settle` resolves the purge: nothing of it
+        /// reaches B before the frame `tx` then sends, exactly 32 were
+        /// counted sent (with the new one, 33) and 68 dropped, and every
+        /// chunk comes back.
+        fn up_and_check(&mut self, settle: fn(&mut Socket)) {
+            run(&["ip", "link", "set", A, "up"]);
+            wait_oper(A, "UP");
+            settle(self.sock());
+            assert_eq!(self.sock().tx(&[TxFrame::Bytes(&frame(2000))]).unwrap(), 1);
+            assert!(self.sock().purge.is_none());
+            assert_eq!(
+                received_until(self.rx, 2000),
+                [2000],
+                "purged frames were sent late"
+            );
+            self.sock().settle();
+            assert_eq!(
+                std::mem::take(&mut self.sock().settled_tx),
+                crate::TxSettled {
+                    sent: 33,
+                    bytes: 33 * 60,
+                    dropped: (N - 32) as u64,
+                }
+            );
+            let (free, t) = (self.free, Instant::now());
+            while self.sock().umem.free_chunks() != free {
+                assert!(
+                    t.elapsed() < Duration::from_secs(5),
+                    "{} chunks free, {free} before",
+                    self.sock().umem.free_chunks()
+                );
+                self.sock().reap();
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+    }
+
+    impl Drop for Left {
+        fn drop(&mut self) {
+            // SAFETY: closing the listener opened in `new`.
+            unsafe { libc::close(self.rx) };
+        }
+    }
+
+    /// Link down: the next send is refused (its frame taken back) and
+    /// what is left is purged, not sent when the link comes back.
     #[test]
     fn frames_left_on_the_ring_when_the_link_goes_down_are_purged_not_sent_late() {
         if !root() {
             return;
         }
-        let (a, b) = ("slxpa", "slxpb");
-        // A network namespace of this thread's own (the test harness's
-        // other threads keep theirs); `ip` inherits it.
-        // SAFETY: unshare(2) of the calling thread's network namespace.
-        assert_eq!(unsafe { libc::unshare(libc::CLONE_NEWNET) }, 0);
-        run(&["sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1"]);
-        run(&[
-            "ip",
-            "link",
-            "add",
-            a,
-            "numtxqueues",
-            "1",
-            "numrxqueues",
-            "1",
-            "type",
-            "veth",
-            "peer",
-            "name",
-            b,
-            "numtxqueues",
-            "1",
-            "numrxqueues",
-            "1",
-        ]);
-        run(&["ip", "link", "set", a, "up"]);
-        run(&["ip", "link", "set", b, "up"]);
-        wait_oper(a, "UP");
-        let rx = listener(b);
-        let mut ports = AfXdp::open_queues(a, 1, true, None).unwrap();
-        let s = &mut ports[0].socks[0];
-        assert!(!s.zero_copy, "veth is copy-only");
-        let free = s.umem.free_chunks();
+        let mut t = Left::new();
+        run(&["ip", "link", "set", A, "down"]);
+        assert_eq!(t.sock().tx(&[TxFrame::Bytes(&frame(1000))]).unwrap(), 0);
+        t.assert_purged();
+        t.up_and_check(|_| {});
+    }
 
-        // 100 frames on the ring, then one kick: the kernel sends 32.
-        let n = 100u32;
-        for seq in 0..n {
-            let f = frame(seq);
-            let addr = s.umem.alloc().unwrap();
-            let d = Desc {
-                addr,
-                len: f.len() as u32,
-            };
-            // SAFETY: a chunk just allocated, held by us alone.
-            unsafe { s.umem.chunk_mut(d)[..f.len()].copy_from_slice(&f) };
-            s.umem.to_tx(s.id, d);
-            // SAFETY: a free slot of the TX ring (it is empty).
-            unsafe {
-                *s.tx.slot(s.tx.cached) = XdpDesc {
-                    addr,
-                    len: d.len,
-                    options: 0,
-                }
-            };
-            s.tx.cached = s.tx.cached.wrapping_add(1);
+    /// The same when no send comes while the link is down (the worker
+    /// stops sending to a port it sees down): the kick before the worker
+    /// sleeps purges, and the one after the link is back resolves it.
+    #[test]
+    fn the_idle_kick_purges_too() {
+        if !root() {
+            return;
         }
-        s.tx.producer().store(s.tx.cached, Ordering::Release);
-        assert_eq!(s.kick().unwrap(), Kick::Again);
-        let first = received_until(rx, 31);
-        assert_eq!(first, (0..32).collect::<Vec<_>>());
+        let mut t = Left::new();
+        run(&["ip", "link", "set", A, "down"]);
+        t.sock().before_wait();
+        t.assert_purged();
+        t.up_and_check(Socket::before_wait);
+    }
 
-        // Down: the next send is refused and what is left is purged.
-        run(&["ip", "link", "set", a, "down"]);
-        assert_eq!(s.tx(&[TxFrame::Bytes(&frame(1000))]).unwrap(), 0);
-        // The purge starts at the consumer index the kernel published:
-        // past the 32 it sent, or (a kernel that publishes it only once it
-        // runs out) before them.
-        let purged = s.purge.as_ref().map_or(0, |p| p.descs.len()) as u32;
-        assert!(purged == n - 32 || purged == n, "{purged} purged");
-
-        // Up again: the purge resolves before the next frame goes out.
-        run(&["ip", "link", "set", a, "up"]);
-        wait_oper(a, "UP");
-        assert_eq!(s.tx(&[TxFrame::Bytes(&frame(2000))]).unwrap(), 1);
-        assert!(s.purge.is_none());
-        let after = received_until(rx, 2000);
-        assert_eq!(after, [2000], "purged frames were sent late");
-        s.settle();
-        assert_eq!(
-            std::mem::take(&mut s.settled_tx),
-            crate::TxSettled {
-                sent: 33,
-                bytes: 33 * 60,
-                dropped: (n - 32) as u64,
-            }
-        );
-        // Every chunk is back once the kernel has completed what it sent.
-        let t = Instant::now();
-        while s.umem.free_chunks() != free {
-            assert!(
-                t.elapsed() < Duration::from_secs(5),
-                "{} chunks free, {free} before",
-                s.umem.free_chunks()
-            );
-            s.reap();
-            std::thread::sleep(Duration::from_millis(1));
+    /// A port closed while frames are left on its ring and the link is
+    /// down counts each of them once: sent or dropped.
+    #[test]
+    fn a_port_closed_with_frames_left_counts_each_once() {
+        if !root() {
+            return;
         }
-        // SAFETY: closing the listener opened above.
-        unsafe { libc::close(rx) };
+        let mut t = Left::new();
+        run(&["ip", "link", "set", A, "down"]);
+        t.ports[0].close_tx();
+        let c = t.ports[0].take_tx_settled();
+        assert_eq!(c.sent + c.dropped, N as u64, "{c:?}");
+        assert!(c.dropped >= (N - 32) as u64, "{c:?}");
     }
 }

@@ -239,6 +239,11 @@ pub trait Port: Send {
         TxSettled::default()
     }
 
+    /// The port is about to be closed (removed, replaced, or its worker
+    /// ends): a port whose [`Port::tx_settles_later`] settles every frame
+    /// it took, so that the next [`Port::take_tx_settled`] has them all.
+    fn close_tx(&mut self) {}
+
     /// The UMEM this port receives into and sends from, when all its
     /// queues share one (AF_XDP): the caller may then receive with
     /// [`Port::recv_zc`] and send with [`Port::send_zc`], moving frames
