@@ -51,13 +51,16 @@ tcp_listening() {
 }
 
 # has_packet_socket PID: true if process PID, or one it started, holds a
-# packet socket (a raw listener such as scripts/rawframe.py: from then on
-# it receives).
+# packet socket bound to an interface and receiving (a raw listener such as
+# scripts/rawframe.py: from then on it sees every frame of that interface).
+# Bound, not just made: a socket made for every protocol receives at once,
+# but its bind to the interface takes it off the receive path for a moment
+# (a frame sent then is missed: it happened, issue 28).
 has_packet_socket() {
     local ino child
     while read -r ino; do
         [ -n "$(find "/proc/$1/fd" -lname "socket:\\[$ino\\]" 2>/dev/null)" ] && return 0
-    done < <(awk 'NR > 1 { print $NF }' "/proc/$1/net/packet" 2>/dev/null)
+    done < <(awk 'NR > 1 && $5 != 0 && $6 == 1 { print $NF }' "/proc/$1/net/packet" 2>/dev/null)
     for child in $(pgrep -P "$1"); do
         has_packet_socket "$child" && return 0
     done
