@@ -185,15 +185,11 @@ impl Client {
             revents: 0,
         };
         let ms = wait.map_or(-1, |d| d.as_millis().min(i32::MAX as u128) as i32);
-        // SAFETY: one valid pollfd, count 1.
-        let n = unsafe { libc::poll(&mut pfd, 1, ms) };
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            if e.kind() == io::ErrorKind::Interrupted {
-                return Ok(false);
-            }
-            return Err(e.into());
-        }
+        let n = match netdev::os::poll(std::slice::from_mut(&mut pfd), ms) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(false),
+            Err(e) => return Err(e.into()),
+        };
         if n == 0 {
             return Ok(false);
         }

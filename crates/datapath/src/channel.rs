@@ -33,46 +33,7 @@ pub struct PacketOutJob {
     pub frame: Vec<u8>,
 }
 
-/// An eventfd: a counter one side bumps and the other polls.
-#[derive(Debug)]
-pub struct EventFd(i32);
-
-impl EventFd {
-    pub fn new() -> std::io::Result<EventFd> {
-        // SAFETY: eventfd(2); checked.
-        let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
-        if fd < 0 {
-            Err(std::io::Error::last_os_error())
-        } else {
-            Ok(EventFd(fd))
-        }
-    }
-
-    pub fn fd(&self) -> i32 {
-        self.0
-    }
-
-    /// Wakes the poller.
-    pub fn wake(&self) {
-        let one: u64 = 1;
-        // SAFETY: writing 8 bytes from a live u64 to our eventfd.
-        unsafe { libc::write(self.0, &one as *const u64 as *const libc::c_void, 8) };
-    }
-
-    /// Clears pending wake-ups.
-    pub fn clear(&self) {
-        let mut v: u64 = 0;
-        // SAFETY: reading 8 bytes into a live u64 from our eventfd.
-        unsafe { libc::read(self.0, &mut v as *mut u64 as *mut libc::c_void, 8) };
-    }
-}
-
-impl Drop for EventFd {
-    fn drop(&mut self) {
-        // SAFETY: closing the descriptor this value owns, once.
-        unsafe { libc::close(self.0) };
-    }
-}
+pub use netdev::os::EventFd;
 
 /// The queues of one bridge.
 #[derive(Debug)]

@@ -798,22 +798,14 @@ impl Emit<'_> {
 /// Pins the calling thread to `cpu` (best effort: a refusal is reported and
 /// the thread runs unpinned).
 pub fn pin_to_cpu(cpu: usize) -> bool {
-    // SAFETY: cpu_set_t is plain data; CPU_SET stays within the set (checked
-    // against its size); sched_setaffinity(0, ...) applies to this thread.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if cpu >= 8 * std::mem::size_of::<libc::cpu_set_t>() {
-            return false;
+    match netdev::os::pin_to_cpu(cpu) {
+        Ok(()) => true,
+        // A CPU past the set: refused without a word, as before.
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => false,
+        Err(e) => {
+            eprintln!("sluice: could not pin the worker to CPU {cpu}: {e}");
+            false
         }
-        libc::CPU_SET(cpu, &mut set);
-        let ok = libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0;
-        if !ok {
-            eprintln!(
-                "sluice: could not pin the worker to CPU {cpu}: {}",
-                std::io::Error::last_os_error()
-            );
-        }
-        ok
     }
 }
 

@@ -30,8 +30,7 @@ const XDP_TX: u32 = 3;
 const XDP_REDIRECT: u32 = 4;
 
 fn root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } == 0 {
+    if netdev::os::is_root() {
         return true;
     }
     if std::env::var_os("CI").is_some() {

@@ -204,21 +204,8 @@ impl AfPacket {
     }
 
     fn setsockopt<T>(&self, opt: libc::c_int, v: &T) -> io::Result<()> {
-        // SAFETY: `v` points to a live T of the size passed.
-        let r = unsafe {
-            libc::setsockopt(
-                self.fd,
-                libc::SOL_PACKET,
-                opt,
-                v as *const T as *const libc::c_void,
-                size_of::<T>() as u32,
-            )
-        };
-        if r < 0 {
-            Err(last_err("setsockopt", &self.name))
-        } else {
-            Ok(())
-        }
+        crate::os::setsockopt(self.fd, libc::SOL_PACKET, opt, v)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: setsockopt: {e}", self.name)))
     }
 
     /// The interface index.

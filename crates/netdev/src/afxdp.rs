@@ -309,21 +309,7 @@ fn err(name: &str, what: &str, e: io::Error) -> io::Error {
 }
 
 fn sockopt<T>(fd: i32, opt: libc::c_int, v: &T) -> io::Result<()> {
-    // SAFETY: `v` is a live T of the size passed.
-    let r = unsafe {
-        libc::setsockopt(
-            fd,
-            SOL_XDP,
-            opt,
-            v as *const T as *const libc::c_void,
-            size_of::<T>() as u32,
-        )
-    };
-    if r < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(())
-    }
+    crate::os::setsockopt(fd, SOL_XDP, opt, v)
 }
 
 /// Receive queues of interface `name` (from sysfs; 1 if unknown).

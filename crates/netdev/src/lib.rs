@@ -30,12 +30,18 @@
 //! [`xdp`], in UMEMs that one worker's sockets share, [`umem`]), and [`tunnel::Tunnel`] (VXLAN and Geneve over a UDP socket of
 //! the host's IP stack). A tunnel port's frames carry tunnel metadata both
 //! ways: [`Batch::tunnel`] on receive, [`Port::send_tunneled`] on send.
+//!
+//! This crate is sluice's one OS layer: the ports' system calls, and in
+//! [`os`] the others sluice makes (eventfd, epoll, poll, socket options, a
+//! non-blocking connect, the umask, CPU affinity). It alone has `unsafe`
+//! code; every other crate forbids it (the workspace's lints).
 
 pub mod afpacket;
 pub mod afxdp;
 pub mod bpf;
 pub mod link;
 pub mod memory;
+pub mod os;
 pub mod pcap;
 mod ring;
 pub mod tap;

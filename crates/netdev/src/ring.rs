@@ -113,21 +113,7 @@ pub(crate) struct Rings {
 unsafe impl Send for Rings {}
 
 fn setsockopt<T>(fd: i32, opt: libc::c_int, v: &T) -> io::Result<()> {
-    // SAFETY: `v` points to a live T of the size passed.
-    let r = unsafe {
-        libc::setsockopt(
-            fd,
-            libc::SOL_PACKET,
-            opt,
-            v as *const T as *const libc::c_void,
-            std::mem::size_of::<T>() as u32,
-        )
-    };
-    if r < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(())
-    }
+    crate::os::setsockopt(fd, libc::SOL_PACKET, opt, v)
 }
 
 impl Rings {

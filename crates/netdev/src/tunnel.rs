@@ -154,16 +154,7 @@ fn os_err(what: &str, name: &str) -> io::Error {
 }
 
 fn setopt<T>(fd: i32, level: i32, opt: i32, v: T) -> bool {
-    // SAFETY: v is a plain value of the size given.
-    unsafe {
-        libc::setsockopt(
-            fd,
-            level,
-            opt,
-            &v as *const T as *const libc::c_void,
-            size_of::<T>() as libc::socklen_t,
-        ) == 0
-    }
+    crate::os::setsockopt(fd, level, opt, &v).is_ok()
 }
 
 /// The socket address of `ip:port` for a socket of family v6 (IPv4 as

@@ -5,7 +5,6 @@
 
 use std::io;
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
-use std::os::fd::{AsRawFd, FromRawFd};
 use std::sync::mpsc;
 
 /// A thread that resolves `HOST:PORT` names, one at a time.
@@ -54,71 +53,7 @@ pub fn literal(target: &str) -> Option<SocketAddr> {
 
 /// Starts a non-blocking connection to `addr`.
 pub fn start(addr: &SocketAddr) -> io::Result<TcpStream> {
-    let domain = if addr.is_ipv4() {
-        libc::AF_INET
-    } else {
-        libc::AF_INET6
-    };
-    // SAFETY: socket(2) takes no pointers; the result is checked.
-    let fd = unsafe {
-        libc::socket(
-            domain,
-            libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
-            0,
-        )
-    };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: fd is a new socket nothing else owns; the stream closes it.
-    let s = unsafe { TcpStream::from_raw_fd(fd) };
-    // SAFETY: an all-zero sockaddr_storage is valid; it is large enough for
-    // either family.
-    let mut ss: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
-    let len = match addr {
-        SocketAddr::V4(a) => {
-            let sin = libc::sockaddr_in {
-                sin_family: libc::AF_INET as libc::sa_family_t,
-                sin_port: a.port().to_be(),
-                sin_addr: libc::in_addr {
-                    s_addr: u32::from_ne_bytes(a.ip().octets()),
-                },
-                sin_zero: [0; 8],
-            };
-            // SAFETY: sockaddr_in fits in sockaddr_storage.
-            unsafe { std::ptr::write(&mut ss as *mut _ as *mut libc::sockaddr_in, sin) };
-            std::mem::size_of::<libc::sockaddr_in>()
-        }
-        SocketAddr::V6(a) => {
-            let sin6 = libc::sockaddr_in6 {
-                sin6_family: libc::AF_INET6 as libc::sa_family_t,
-                sin6_port: a.port().to_be(),
-                sin6_flowinfo: a.flowinfo(),
-                sin6_addr: libc::in6_addr {
-                    s6_addr: a.ip().octets(),
-                },
-                sin6_scope_id: a.scope_id(),
-            };
-            // SAFETY: sockaddr_in6 fits in sockaddr_storage.
-            unsafe { std::ptr::write(&mut ss as *mut _ as *mut libc::sockaddr_in6, sin6) };
-            std::mem::size_of::<libc::sockaddr_in6>()
-        }
-    };
-    // SAFETY: ss holds a valid address of `len` bytes for the socket's family.
-    let r = unsafe {
-        libc::connect(
-            s.as_raw_fd(),
-            &ss as *const _ as *const libc::sockaddr,
-            len as libc::socklen_t,
-        )
-    };
-    if r < 0 {
-        let e = io::Error::last_os_error();
-        if e.raw_os_error() != Some(libc::EINPROGRESS) {
-            return Err(e);
-        }
-    }
-    Ok(s)
+    netdev::os::connect_nonblocking(addr)
 }
 
 /// Where a connection started with [`start`] stands.

@@ -279,8 +279,8 @@ fn run() -> Result<Option<String>, Box<dyn std::error::Error>> {
         for r in &running {
             r.control.poll_fds(&mut fds);
         }
-        // SAFETY: fds is a valid array of pollfd for the call.
-        unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
+        // An error (EINTR: a signal) is a wake-up like any other.
+        let _ = netdev::os::poll(&mut fds, timeout_ms);
         timeout_ms = 100;
         match &mut links {
             Some(w) => {

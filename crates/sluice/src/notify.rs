@@ -55,13 +55,7 @@ impl Notify {
 
     /// `RELOADING=1` with the monotonic time systemd asks for.
     pub fn reloading(&self) {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: clock_gettime writes one timespec we own.
-        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-        let us = ts.tv_sec as u64 * 1_000_000 + ts.tv_nsec as u64 / 1000;
+        let us = netdev::os::monotonic_usec();
         self.send(&format!("RELOADING=1\nMONOTONIC_USEC={us}"));
     }
 

@@ -383,24 +383,8 @@ fn out_of_descriptors_the_daemon_rests_its_listeners_instead_of_spinning() {
     let used = std::fs::read_dir(format!("/proc/{pid}/fd"))
         .unwrap()
         .count() as u64;
-    let mut old = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: prlimit on our own child with valid structs.
-    assert_eq!(
-        unsafe { libc::prlimit(pid as i32, libc::RLIMIT_NOFILE, std::ptr::null(), &mut old) },
-        0
-    );
-    let low = libc::rlimit {
-        rlim_cur: used,
-        rlim_max: old.rlim_max,
-    };
-    // SAFETY: as above.
-    assert_eq!(
-        unsafe { libc::prlimit(pid as i32, libc::RLIMIT_NOFILE, &low, std::ptr::null_mut()) },
-        0
-    );
+    let (soft, hard) = netdev::os::nofile_limit(pid).unwrap();
+    netdev::os::set_nofile_limit(pid, used, hard).unwrap();
     // Peers wait in the backlog while accept(2) fails with EMFILE.
     let peers: Vec<std::net::TcpStream> = (0..10)
         .map(|_| std::net::TcpStream::connect(("127.0.0.1", port)).unwrap())
@@ -415,8 +399,7 @@ fn out_of_descriptors_the_daemon_rests_its_listeners_instead_of_spinning() {
     m.raw(&Message::BarrierRequest.to_bytes(5));
     assert!(matches!(m.recv(), (5, Message::BarrierReply)));
     // Descriptors back: the waiting peers are taken.
-    // SAFETY: as above.
-    unsafe { libc::prlimit(pid as i32, libc::RLIMIT_NOFILE, &old, std::ptr::null_mut()) };
+    netdev::os::set_nofile_limit(pid, soft, hard).unwrap();
     let mut last = peers.into_iter().last().unwrap();
     last.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     let mut hello = [0u8; 8];

@@ -71,11 +71,7 @@ pub(super) fn bind_unix(path: &std::path::Path) -> Result<UnixListener, String> 
     // Born 0600: no moment at which the umask's mode lets others in (and
     // no reader sees the socket before its mode is final). Only the control
     // thread creates files, so the process-wide umask is not raced.
-    // SAFETY: umask(2) cannot fail; the old mask is put back at once.
-    let old = unsafe { libc::umask(0o177) };
-    let bound = UnixListener::bind(path);
-    // SAFETY: as above.
-    unsafe { libc::umask(old) };
+    let bound = netdev::os::with_umask(0o177, || UnixListener::bind(path));
     let l = bound.map_err(|er| format!("punix:{shown}: {er}"))?;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
         .map_err(|e| format!("punix:{shown}: {e}"))?;
