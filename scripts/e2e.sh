@@ -982,14 +982,21 @@ link_flap_case() { # backend
     stop_sluice
     echo "     sent: $(cat "$sent")"
     echo "     received: $(cut -c1-300 "$recv")"
-    python3 - "$recv" <<'PY' || r=1
+    # The XDP fast path may reorder at a program swap (every link change
+    # publishes a new snapshot: until the new program runs, packets go up
+    # to user space, and one there can be overtaken by the next that the
+    # new program forwards in the kernel): reported, at most one a flap.
+    python3 - "$recv" "$1" <<'PY' || r=1
 import json, sys
 r = json.load(open(sys.argv[1]))
 s = r["streams"].get("0/0", {})
+reorder_ok = 20 if sys.argv[2].startswith("xdp") else 0
 ok = r["late_count"] == 0 and r["misdelivered"] == 0 and s.get("count", 0) > 20000 \
-    and r["duplicates"] == 0 and r["reordered"] == 0
+    and r["duplicates"] == 0 and r["reordered"] <= reorder_ok
 if r["late_count"]:
     print(f"     {r['late_count']} frames arrived late, up to {r['max_delay_ms']} ms after they were sent")
+if r["reordered"]:
+    print(f"     {r['reordered']} frames reordered (at most {reorder_ok} allowed)")
 sys.exit(0 if ok else 1)
 PY
     case $1 in
