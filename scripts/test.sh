@@ -31,6 +31,8 @@ cargo build -q --locked -p ofp --example ofp-interop
 .venv/bin/python tests/interop/osken_interop.py target/debug/examples/ofp-interop
 phase "benchmark report arithmetic and rendering"
 .venv/bin/python -m unittest discover -s scripts/bench -p 'test_*.py'
+phase "release build (what the end-to-end tests run)"
+cargo build -q --release --locked -p sluice -p ctl -p bench
 phase "end-to-end (network namespaces)"
 # A backstop: a test that hangs fails the run with its output instead of
 # holding CI until its own limit (the whole e2e run takes about 8 minutes).
