@@ -35,7 +35,7 @@ phase "release build (what the end-to-end tests run)"
 cargo build -q --release --locked -p sluice -p ctl -p bench
 phase "end-to-end (network namespaces)"
 # A backstop: a test that hangs fails the run with its output instead of
-# holding CI until its own limit (the whole e2e run takes about 8 minutes).
+# holding CI until its own limit (the whole e2e run takes about 10 minutes).
 timeout -k 30 1500 scripts/e2e.sh || { rc=$?; [ "$rc" -ne 124 ] || echo "e2e: stopped after 1500 s (a test hung)" >&2; exit "$rc"; }
 phase "OpenFlow conformance, quick subset (os-ken switch test tool; root)"
 if [ "$(id -u)" -eq 0 ]; then
