@@ -1375,6 +1375,17 @@ mod tests {
             Left { ports, rx, free }
         }
 
+        /// The fixture with A then set down (None: not root, the test is
+        /// skipped).
+        fn down() -> Option<Left> {
+            if !root() {
+                return None;
+            }
+            let t = Left::new();
+            run(&["ip", "link", "set", A, "down"]);
+            Some(t)
+        }
+
         fn sock(&mut self) -> &mut Socket {
             &mut self.ports[0].socks[0]
         }
@@ -1435,11 +1446,9 @@ mod tests {
     /// what is left is purged, not sent when the link comes back.
     #[test]
     fn frames_left_on_the_ring_when_the_link_goes_down_are_purged_not_sent_late() {
-        if !root() {
+        let Some(mut t) = Left::down() else {
             return;
-        }
-        let mut t = Left::new();
-        run(&["ip", "link", "set", A, "down"]);
+        };
         assert_eq!(t.sock().tx(&[TxFrame::Bytes(&frame(1000))]).unwrap(), 0);
         t.assert_purged();
         t.up_and_check(|_| {});
@@ -1450,11 +1459,9 @@ mod tests {
     /// sleeps purges, and the one after the link is back resolves it.
     #[test]
     fn the_idle_kick_purges_too() {
-        if !root() {
+        let Some(mut t) = Left::down() else {
             return;
-        }
-        let mut t = Left::new();
-        run(&["ip", "link", "set", A, "down"]);
+        };
         t.sock().before_wait();
         t.assert_purged();
         t.up_and_check(Socket::before_wait);
@@ -1464,11 +1471,9 @@ mod tests {
     /// down counts each of them once: sent or dropped.
     #[test]
     fn a_port_closed_with_frames_left_counts_each_once() {
-        if !root() {
+        let Some(mut t) = Left::down() else {
             return;
-        }
-        let mut t = Left::new();
-        run(&["ip", "link", "set", A, "down"]);
+        };
         t.ports[0].close_tx();
         let c = t.ports[0].take_tx_settled();
         assert_eq!(c.sent + c.dropped, N as u64, "{c:?}");
