@@ -50,7 +50,7 @@ pub struct Inbox {
 }
 
 impl Inbox {
-    fn post(&self, c: WorkerCmd) {
+    pub(crate) fn post(&self, c: WorkerCmd) {
         let mut q = self.cmds.lock().unwrap_or_else(|e| e.into_inner());
         q.push(c);
         self.pending.store(true, Relaxed);
@@ -157,16 +157,17 @@ impl Bridge {
         let counters: Vec<Arc<BridgeCounters>> = (0..workers).map(|_| Arc::default()).collect();
         let inboxes: Vec<Arc<Inbox>> = (0..workers).map(|_| Arc::default()).collect();
         let ws = (0..workers)
-            .map(|w| BridgeWorker {
-                worker: w,
-                ports: Vec::new(),
-                pipeline: pipeline.clone(),
-                counters: counters[w].clone(),
-                macs: macs.clone(),
-                channels: Some(channels.clone()),
-                nullx,
-                panic_after_batches: None,
-                inbox: inboxes[w].clone(),
+            .map(|w| {
+                let mut x = BridgeWorker::new(
+                    w,
+                    pipeline.clone(),
+                    counters[w].clone(),
+                    macs.clone(),
+                    Some(channels.clone()),
+                    inboxes[w].clone(),
+                );
+                x.set_nullx(nullx);
+                x
             })
             .collect();
         let bridge = Bridge {

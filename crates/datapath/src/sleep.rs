@@ -15,10 +15,12 @@
 use netdev::os::Epoll;
 
 /// One worker's wait on its descriptors.
+#[derive(Default)]
 pub(crate) enum Sleeper {
     Epoll(Epoll),
     Poll(Vec<libc::pollfd>),
     /// No descriptor to wait on.
+    #[default]
     Nothing,
 }
 

@@ -1,0 +1,107 @@
+//! The datapath's counters: per port ([`PortCounters`]) and per bridge
+//! ([`BridgeCounters`]), one set per worker.
+//!
+//! Contract: a set is written by one thread alone (its worker, or the XDP
+//! fast path's fold) with plain relaxed stores, never a read-modify-write
+//! on the packet path; anyone may read it at any time, and a reader sums
+//! the sets of every writer ([`PortCounters::sum`], [`BridgeCounters::sum`]).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+
+use crate::histogram;
+
+/// Counters of one port (written by the worker, read by anyone).
+#[derive(Debug, Default)]
+pub struct PortCounters {
+    pub rx_packets: AtomicU64,
+    pub rx_bytes: AtomicU64,
+    pub tx_packets: AtomicU64,
+    pub tx_bytes: AtomicU64,
+    pub tx_dropped: AtomicU64,
+    pub rx_errors: AtomicU64,
+    /// Frames that arrived longer than the port's buffers (GRO/TSO
+    /// super-frames, frames above the MTU): dropped.
+    pub rx_truncated: AtomicU64,
+    /// Frames received with an unfinished checksum (the sender offloads
+    /// checksums): forwarded as they are.
+    pub rx_csum_partial: AtomicU64,
+}
+
+impl PortCounters {
+    /// Adds to a counter this thread alone writes (no atomic read-modify-write).
+    pub(crate) fn add(c: &AtomicU64, v: u64) {
+        c.store(c.load(Relaxed) + v, Relaxed);
+    }
+
+    /// The sum of several workers' counters of one port.
+    pub fn sum(list: &[Arc<PortCounters>]) -> PortCounters {
+        let t = PortCounters::default();
+        for c in list {
+            for (a, b) in [
+                (&t.rx_packets, &c.rx_packets),
+                (&t.rx_bytes, &c.rx_bytes),
+                (&t.tx_packets, &c.tx_packets),
+                (&t.tx_bytes, &c.tx_bytes),
+                (&t.tx_dropped, &c.tx_dropped),
+                (&t.rx_errors, &c.rx_errors),
+                (&t.rx_truncated, &c.rx_truncated),
+                (&t.rx_csum_partial, &c.rx_csum_partial),
+            ] {
+                a.fetch_add(b.load(Relaxed), Relaxed);
+            }
+        }
+        t
+    }
+}
+
+impl BridgeCounters {
+    /// The sum of several workers' counters.
+    pub fn sum(list: &[Arc<BridgeCounters>]) -> BridgeCounters {
+        let t = BridgeCounters::default();
+        for c in list {
+            t.delay.absorb(&c.delay);
+            for (a, b) in [
+                (&t.to_controller, &c.to_controller),
+                (&t.dropped, &c.dropped),
+                (&t.batches, &c.batches),
+                (&t.skipped_edits, &c.skipped_edits),
+                (&t.over_limit, &c.over_limit),
+            ] {
+                a.fetch_add(b.load(Relaxed), Relaxed);
+            }
+        }
+        t
+    }
+}
+
+/// Bridge-wide counters of one worker, and its health.
+#[derive(Default)]
+pub struct BridgeCounters {
+    /// Delay from a frame's batch being received (recvmmsg returned) to the
+    /// moment its batch is handed to the kernel for transmission (sendmmsg
+    /// called), per frame, in ns: the time the frame spends in the switch.
+    pub delay: histogram::Histogram,
+    /// Packets for the controller.
+    pub to_controller: AtomicU64,
+    /// Packets that left the pipeline with no output.
+    pub dropped: AtomicU64,
+    /// Rounds of the worker loop (one receive from every port, idle or
+    /// not).
+    pub batches: AtomicU64,
+    /// Header edits skipped because the packet had no such header (a
+    /// group bucket's set_field on a packet it does not fit; see
+    /// `pipeline::edit`).
+    pub skipped_edits: AtomicU64,
+    /// Outputs and group buckets dropped because one packet asked for more
+    /// than the pipeline's per-packet limits (chained groups).
+    pub over_limit: AtomicU64,
+    /// When the worker's current loop round started ([`crate::clock`] ns; 0
+    /// before the first). A round takes at most the 10 ms of an idle
+    /// wait plus one batch, so an old heartbeat means a stalled
+    /// worker (not summed: one worker's health).
+    pub heartbeat_ns: AtomicU64,
+    /// True while the worker's loop runs; false once it has returned or
+    /// unwound (not summed).
+    pub running: AtomicBool,
+}
