@@ -119,9 +119,25 @@ impl Entry {
 /// Frames the packet-in and packet-out queues hold.
 pub const CHANNEL_DEPTH: usize = 4096;
 
+/// Changes the daemon's log filter (`vlog`): the new filter's text, or why
+/// the given one was refused.
+pub type SetLog = Arc<dyn Fn(&str) -> Result<String, String> + Send + Sync>;
+
+/// Runs a worker thread's body (`worker`, body): the daemon's wrapper
+/// pins nothing and catches a panic to record the death.
+pub type WorkerGuard = Arc<dyn Fn(usize, Box<dyn FnOnce()>) + Send + Sync>;
+
 /// One bridge: its ports and what its workers share.
 pub struct Bridge {
     pub name: String,
+    /// The back end of a port added without `backend=`.
+    pub default_backend: Backend,
+    /// Stable port numbers.
+    pub numbers: crate::numbers::PortNumbers,
+    /// `vlog`; None where the log level is fixed.
+    pub set_log: Option<SetLog>,
+    /// Workers made with the bridge and not yet started or taken.
+    unstarted: Vec<BridgeWorker>,
     pub pipeline: Arc<ArcSwap<Snapshot>>,
     pub channels: Arc<Channels>,
     pub macs: Arc<MacTable>,
@@ -142,14 +158,15 @@ pub struct Bridge {
 
 impl Bridge {
     /// A bridge of `workers` workers with no ports yet, running `snap`.
-    /// The workers are returned to be run (each on its thread); ports
-    /// added before they run are served from their first round.
+    /// The workers wait to be started ([`Bridge::spawn_workers`]) or taken
+    /// ([`Bridge::take_workers`]); ports added before they run are served
+    /// from their first round.
     pub fn new(
         name: &str,
         workers: usize,
         snap: Arc<Snapshot>,
         nullx: bool,
-    ) -> std::io::Result<(Bridge, Vec<BridgeWorker>)> {
+    ) -> std::io::Result<Bridge> {
         let workers = workers.max(1);
         let pipeline = Arc::new(ArcSwap::new(snap));
         let channels = Arc::new(Channels::new(CHANNEL_DEPTH)?);
@@ -172,6 +189,10 @@ impl Bridge {
             .collect();
         let bridge = Bridge {
             name: name.to_string(),
+            default_backend: Backend::AfPacket { rings: true },
+            numbers: Default::default(),
+            set_log: None,
+            unstarted: ws,
             pipeline,
             channels,
             macs,
@@ -183,7 +204,55 @@ impl Bridge {
             fast: None,
             umems: None,
         };
-        Ok((bridge, ws))
+        Ok(bridge)
+    }
+
+    /// The workers not yet started, to be run by the caller (tests drive
+    /// them round by round with [`BridgeWorker::poll_once`]).
+    pub fn take_workers(&mut self) -> Vec<BridgeWorker> {
+        std::mem::take(&mut self.unstarted)
+    }
+
+    /// Makes worker 0 panic in its `after`-th round with frames (fault
+    /// injection for the daemon's tests; before the workers start).
+    pub fn inject_worker_panic(&mut self, after: Option<u64>) {
+        if let Some(w) = self.unstarted.first_mut() {
+            w.panic_after_batches = after;
+        }
+    }
+
+    /// Starts each worker not yet started on a thread of its own, named
+    /// `BRIDGE-wN`, pinned to `cpus[N]` if given, running until `stop` is
+    /// set; `guard` runs each thread's body (the daemon's catches a
+    /// panic). The threads, by name.
+    pub fn spawn_workers(
+        &mut self,
+        cpus: &[Option<usize>],
+        stop: &Arc<AtomicBool>,
+        guard: &WorkerGuard,
+    ) -> std::io::Result<Vec<(String, std::thread::JoinHandle<()>)>> {
+        let mut threads = Vec::new();
+        for w in self.take_workers() {
+            let n = w.worker;
+            let cpu = cpus.get(n).copied().flatten();
+            let (stop, guard) = (stop.clone(), guard.clone());
+            let name = format!("{}-w{n}", self.name);
+            let handle = std::thread::Builder::new()
+                .name(name.clone())
+                .spawn(move || {
+                    guard(
+                        n,
+                        Box::new(move || {
+                            if let Some(c) = cpu {
+                                crate::pin_to_cpu(c);
+                            }
+                            w.run(&stop)
+                        }),
+                    )
+                })?;
+            threads.push((name, handle));
+        }
+        Ok(threads)
     }
 
     /// How many workers the bridge has.
@@ -550,7 +619,8 @@ mod tests {
             0,
         )
         .unwrap();
-        let (mut bridge, mut workers) = Bridge::new("br", 1, p.snapshot(), false).unwrap();
+        let mut bridge = Bridge::new("br", 1, p.snapshot(), false).unwrap();
+        let mut workers = bridge.take_workers();
         let w1 = memory(&mut bridge, &mut p, 1);
         let w2 = memory(&mut bridge, &mut p, 2);
         let stop = Arc::new(AtomicBool::new(false));
@@ -605,7 +675,7 @@ mod tests {
     #[test]
     fn a_taken_number_or_name_is_refused() {
         let mut p = Pipeline::new(Config::default());
-        let (mut bridge, _w) = Bridge::new("br", 1, p.snapshot(), false).unwrap();
+        let mut bridge = Bridge::new("br", 1, p.snapshot(), false).unwrap();
         let (dev, _wire) = MemoryPort::new("a");
         bridge.add_port_devices(
             PortSpec::new(1, "a", Backend::AfPacket { rings: true }),

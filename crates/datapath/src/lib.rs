@@ -44,23 +44,28 @@ pub mod clock;
 pub mod counters;
 mod emit;
 pub mod fast;
+mod for_agent;
 pub mod histogram;
 pub mod normal;
+pub mod numbers;
 pub mod open;
 pub mod queue;
+pub mod request;
 mod rx;
 mod sleep;
 mod tx;
 pub mod worker;
 
-pub use bridge::{Attached, Bridge, Inbox, PortView};
+pub use bridge::{Attached, Bridge, Inbox, PortView, SetLog, WorkerGuard};
 pub use counters::{BridgeCounters, PortCounters};
+pub use for_agent::APPLY_TIMEOUT;
 pub use normal::{Decision, MacTable};
 pub use open::{
     tunnel_proto, tunnel_spec, Backend, PcapSpec, PortSpec, QueueSpec, BACKENDS, TUNNEL_OPTIONS,
     TUNNEL_TYPES,
 };
 pub use packet::tunnel::Proto as TunnelProto;
+pub use request::{PortRequest, RequestError};
 pub use tx::{TX_KEEP, TX_QUEUE_MAX};
 pub use worker::{BridgePort, BridgeWorker, Round, PACKET_OUTS_PER_ROUND};
 

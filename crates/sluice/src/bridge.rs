@@ -14,11 +14,11 @@ use std::collections::HashMap;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
-use datapath::{Backend, BridgeCounters, BridgeWorker, PortCounters, PortSpec};
+use datapath::{Backend, BridgeCounters, PortCounters, PortSpec};
 use pipeline::Pipeline;
 
-use crate::control::{self, DpHandle};
-use crate::{config, health, metrics, portnums};
+use crate::control;
+use crate::{config, health, metrics};
 
 /// What the daemon's flags add to a bridge's configuration.
 pub struct Options<'a> {
@@ -26,7 +26,7 @@ pub struct Options<'a> {
     pub no_local: bool,
     pub run_dir: &'a std::path::Path,
     pub tls: Option<tls::Tls>,
-    pub set_log: Option<control::SetLog>,
+    pub set_log: Option<datapath::SetLog>,
 }
 
 /// A bridge as the control thread keeps it.
@@ -56,10 +56,7 @@ const RETRY: Duration = Duration::from_secs(1);
 
 /// Opens a bridge's ports (one handle per worker) and builds its pipeline;
 /// nothing runs yet. A port that cannot be opened stops the build.
-pub fn build(
-    cfg: config::Config,
-    opts: Options,
-) -> Result<(Running, Vec<BridgeWorker>), Box<dyn std::error::Error>> {
+pub fn build(cfg: config::Config, opts: Options) -> Result<Running, Box<dyn std::error::Error>> {
     let cpus = cfg.workers.clone();
     let n = cpus.len();
     // The XDP fast path folds its counts into a counter slot of its own,
@@ -80,18 +77,18 @@ pub fn build(
     if let Some(f) = &standalone_flow {
         p.flow_mod(f, 0)?;
     }
-    let (mut bridge, workers) = datapath::Bridge::new(&cfg.name, n, p.snapshot(), opts.nullx)?;
+    let mut bridge = datapath::Bridge::new(&cfg.name, n, p.snapshot(), opts.nullx)?;
     if fast {
         bridge.enable_fast_path(n);
     }
 
-    let mut numbers = if opts.nullx {
-        portnums::PortNumbers::default()
+    bridge.numbers = if opts.nullx {
+        datapath::numbers::PortNumbers::default()
     } else {
-        portnums::PortNumbers::load(&opts.run_dir.join(format!("{}.ports", cfg.name)))
+        datapath::numbers::PortNumbers::load(&opts.run_dir.join(format!("{}.ports", cfg.name)))
     };
     let mut specs = cfg.port_specs();
-    numbers.assign(&mut specs, &cfg.pinned);
+    bridge.numbers.assign(&mut specs, &cfg.pinned);
     // The LOCAL port, as in Open vSwitch: a TAP device named after the
     // bridge (one queue per worker).
     if cfg.local_port && !opts.no_local && !opts.nullx {
@@ -116,13 +113,9 @@ pub fn build(
             .map_err(|e| format!("config: bridge {}: flows[{i}]: {e}", cfg.name))?;
     }
     let channels = bridge.channels.clone();
-    let dp = DpHandle {
-        bridge,
-        default_backend: cfg.default_backend,
-        numbers,
-        set_log: opts.set_log,
-    };
-    let mut agent = agent::Agent::new(cfg.datapath_id, p, dp, &cfg.name);
+    bridge.default_backend = cfg.default_backend;
+    bridge.set_log = opts.set_log;
+    let mut agent = agent::Agent::new(cfg.datapath_id, p, bridge, &cfg.name);
     if let Some(r) = cfg.packet_in_rate {
         agent.conn_config.packet_in_rate = r;
     }
@@ -156,7 +149,7 @@ pub fn build(
     for spec in specs {
         running.add_port(spec)?;
     }
-    Ok((running, workers))
+    Ok(running)
 }
 
 /// Whether a port is a network interface whose coming and going the
@@ -170,7 +163,11 @@ fn is_interface(spec: &PortSpec) -> bool {
 
 impl Running {
     pub fn bridge(&self) -> &datapath::Bridge {
-        &self.control.agent.datapath.bridge
+        &self.control.agent.datapath
+    }
+
+    pub fn bridge_mut(&mut self) -> &mut datapath::Bridge {
+        &mut self.control.agent.datapath
     }
 
     /// Adds a port from its spec (at start, or a reload): opened, handed
@@ -192,7 +189,7 @@ impl Running {
         };
         let dp = &mut self.control.agent.datapath;
         let a = if watched && netdev::link::ifindex(&name).is_none() {
-            dp.bridge.add_port_detached(spec).map_err(named)?;
+            dp.add_port_detached(spec).map_err(named)?;
             tracing::warn!(bridge = %self.name, port = no, name = %name,
                 "no such interface (yet): the port is down and waits for it");
             datapath::Attached {
@@ -200,7 +197,7 @@ impl Running {
                 link_up: false,
             }
         } else {
-            dp.bridge.add_port(spec).map_err(named)?
+            dp.add_port(spec).map_err(named)?
         };
         if !local {
             dp.numbers.remember(&name, no);
@@ -286,10 +283,10 @@ impl Running {
     /// The port's interface is gone: close its devices, link down.
     fn detach(&mut self, no: u32) {
         let dp = &mut self.control.agent.datapath;
-        if !dp.bridge.detach(no) {
+        if !dp.detach(no) {
             return;
         }
-        if !dp.bridge.wait_applied(control::APPLY_TIMEOUT) {
+        if !dp.wait_applied(datapath::APPLY_TIMEOUT) {
             tracing::warn!(bridge = %self.name, port = no, "a worker has not let go of the detached port within 1 s");
         }
         self.ifindex.remove(&no);
@@ -300,10 +297,10 @@ impl Running {
     /// Opens the port's interface again; false if it cannot be opened yet.
     fn reattach(&mut self, no: u32) -> bool {
         let dp = &mut self.control.agent.datapath;
-        let Some(name) = dp.bridge.port(no).map(|s| s.name.clone()) else {
+        let Some(name) = dp.port(no).map(|s| s.name.clone()) else {
             return false;
         };
-        match dp.bridge.reattach(no) {
+        match dp.reattach(no) {
             Ok(a) => {
                 if let Some(i) = netdev::link::ifindex(&name) {
                     self.ifindex.insert(no, i);

@@ -168,9 +168,6 @@ pub struct PcapPortConfig {
     pub rate: Option<u64>,
 }
 
-/// The largest queue rate accepted, kbit/s (1 Pbit/s).
-pub const MAX_QUEUE_RATE_KBPS: u64 = 1_000_000_000_000;
-
 /// A port's egress queue: `max_rate`/`min_rate` in kbit/s (0: none).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -182,6 +179,7 @@ pub struct QueueSection {
     pub min_rate: u64,
 }
 
+use datapath::PortRequest;
 pub use datapath::{Backend, BACKENDS};
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -224,21 +222,6 @@ pub fn load_tls(section: &Option<TlsSection>) -> Result<Option<tls::Tls>, Config
     .map_err(|e| err(format!("tls.{}", e.what), e.problem))
 }
 
-/// Checks that `name` can be a Linux interface name (1-15 bytes, no '/',
-/// no white space, no NUL); the problem otherwise.
-pub fn check_ifname(name: &str) -> Result<(), String> {
-    if name.is_empty()
-        || name.len() > 15
-        || name.contains(['/', '\0'])
-        || name.contains(char::is_whitespace)
-    {
-        return Err(format!(
-            "{name:?} is not a Linux interface name (1-15 characters, no '/' or spaces)"
-        ));
-    }
-    Ok(())
-}
-
 /// A checked configuration of one bridge.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -269,7 +252,7 @@ pub struct Config {
     /// pcap ports.
     pub pcap: Vec<PcapPortConfig>,
     /// Port numbers the configuration gives (`ofport`); the others are
-    /// the daemon's to choose (see `portnums`).
+    /// the daemon's to choose (see `datapath::numbers`).
     pub pinned: Vec<u32>,
 }
 
@@ -411,50 +394,37 @@ pub fn check_all(mut file: File, cli_ports: &[String]) -> Result<Vec<Config>, Co
     Ok(out)
 }
 
-/// A `[[port]]` with a `type` or `options`: a tunnel port (`key` names the
-/// entry in errors).
-fn tunnel_port(ps: &PortSection, key: &str) -> Result<Backend, ConfigError> {
-    let Some(ty) = &ps.r#type else {
-        return Err(err(
-            format!("{key}.options"),
-            format!(
-                "options go with a tunnel port: give type = {}",
-                datapath::TUNNEL_TYPES
-            ),
-        ));
-    };
-    let proto = datapath::tunnel_proto(ty).ok_or_else(|| {
-        err(
-            format!("{key}.type"),
-            format!("{ty:?} is not a port type ({})", datapath::TUNNEL_TYPES),
-        )
-    })?;
-    for (field, set) in [
-        ("backend", ps.backend.is_some()),
-        ("queues", !ps.queues.is_empty()),
-        ("pcap_in", ps.pcap_in.is_some()),
-        ("pcap_out", ps.pcap_out.is_some()),
-        ("pcap_rate", ps.pcap_rate.is_some()),
-    ] {
-        if set {
-            return Err(err(
-                format!("{key}.{field}"),
-                format!("a {ty} port takes no {field}"),
-            ));
-        }
-    }
-    let mut text = Vec::new();
+/// A `[[port]]` entry as the datapath's one port check takes it (`key`
+/// names the entry in errors).
+fn request_of(ps: &PortSection, key: &str) -> Result<PortRequest, ConfigError> {
+    let mut options = Vec::new();
     for (k, v) in &ps.options {
         let v = match v {
             toml::Value::String(s) => s.clone(),
             toml::Value::Integer(n) => n.to_string(),
             _ => return Err(err(format!("{key}.options.{k}"), "a string or an integer")),
         };
-        text.push((k.as_str(), v));
+        options.push((k.clone(), v));
     }
-    datapath::tunnel_spec(proto, text.iter().map(|(k, v)| (*k, v.as_str())))
-        .map(Backend::Tunnel)
-        .map_err(|(k, p)| err(format!("{key}.options.{k}"), p))
+    Ok(PortRequest {
+        name: ps.name.clone(),
+        ofport: ps.ofport,
+        backend: ps.backend.clone(),
+        pcap_in: ps.pcap_in.clone(),
+        pcap_out: ps.pcap_out.clone(),
+        pcap_rate: ps.pcap_rate,
+        queues: ps
+            .queues
+            .iter()
+            .map(|q| datapath::QueueSpec {
+                id: q.id,
+                min_rate: q.min_rate,
+                max_rate: q.max_rate,
+            })
+            .collect(),
+        tunnel: ps.r#type.clone(),
+        options,
+    })
 }
 
 /// Checks one bridge: its section, its ports and command-line ports.
@@ -474,133 +444,84 @@ pub fn check(
             format!("{default_backend:?} is not a back end ({BACKENDS})"),
         ));
     }
-    let mut specs: Vec<(String, Option<u32>, String)> = file
-        .ports
-        .iter()
-        .map(|p| {
-            let b = p.backend.clone().unwrap_or_else(|| default_backend.clone());
-            (p.name.clone(), p.ofport, b)
-        })
-        .collect();
-    let mut backends = Vec::new();
-    let mut queues = Vec::new();
-    let mut pcap = Vec::new();
-    let mut pinned = Vec::new();
-    for (i, s) in cli_ports.iter().enumerate() {
+    let default = Backend::parse(&default_backend).unwrap_or(Backend::AfPacket { rings: true });
+    let mut requests = Vec::new();
+    for (i, ps) in file.ports.iter().enumerate() {
+        requests.push(request_of(ps, &format!("port[{i}]"))?);
+    }
+    for s in cli_ports {
         let (name, no) = match s.split_once('=') {
             Some((n, v)) => (
-                n.to_string(),
+                n,
                 Some(
                     v.parse::<u32>()
                         .map_err(|_| err(format!("--port {s}"), "OFPORT must be a number"))?,
                 ),
             ),
-            None => (s.clone(), None),
+            None => (s.as_str(), None),
         };
-        let _ = i;
-        specs.push((name, no, default_backend.clone()));
+        requests.push(PortRequest {
+            ofport: no,
+            ..PortRequest::named(name)
+        });
     }
-    for (i, (name, no, backend)) in specs.iter().enumerate() {
+    let mut backends = Vec::new();
+    let mut queues = Vec::new();
+    let mut pcap = Vec::new();
+    let mut pinned = Vec::new();
+    for (i, r) in requests.iter().enumerate() {
         let key = format!("port[{i}]");
-        check_ifname(name).map_err(|p| err(format!("{key}.name"), p))?;
-        let kind = match file.ports.get(i) {
-            Some(ps) if ps.r#type.is_some() || !ps.options.is_empty() => tunnel_port(ps, &key)?,
-            _ => Backend::parse(backend).ok_or_else(|| {
-                err(
-                    format!("{key}.backend"),
-                    format!("{backend:?} is not a back end ({BACKENDS})"),
-                )
-            })?,
-        };
-        if !names.insert(name.clone()) {
+        if i >= file.ports.len() && default == Backend::Pcap {
+            // A pcap port is made of capture files, which only a [[port]]
+            // entry names.
+            return Err(err(
+                format!("--port {}", r.name),
+                "a pcap port needs pcap_in or pcap_out, which only a [[port]] entry of the config file can give (--backend pcap does not apply to --port)",
+            ));
+        }
+        let spec = r
+            .check(0, default)
+            .map_err(|e| err(format!("{key}.{}", e.field), e.problem))?;
+        if !names.insert(r.name.clone()) {
             return Err(err(
                 format!("{key}.name"),
-                format!("{name} is listed twice"),
+                format!("{} is listed twice", r.name),
             ));
         }
-        if let Some(n) = no {
-            pinned.push(*n);
+        if let Some(n) = r.ofport {
+            pinned.push(n);
         }
-        let no = match no {
-            Some(n) => *n,
+        let no = match r.ofport {
+            Some(n) => n,
             None => (1..)
-                .find(|n| !used.contains(n) && !specs.iter().any(|(_, o, _)| *o == Some(*n)))
+                .find(|n| !used.contains(n) && !requests.iter().any(|o| o.ofport == Some(*n)))
                 .unwrap_or(1),
         };
-        if no == 0 || no > ofp::port::port_no::MAX {
-            return Err(err(
-                format!("{key}.ofport"),
-                format!(
-                    "{no} is not a usable OpenFlow port number (1-{})",
-                    ofp::port::port_no::MAX
-                ),
-            ));
-        }
         if !used.insert(no) {
             return Err(err(
                 format!("{key}.ofport"),
                 format!("{no} is used by another port"),
             ));
         }
-        if kind == Backend::Pcap && i >= file.ports.len() {
-            // A pcap port is made of capture files, which only a [[port]]
-            // entry names.
-            return Err(err(
-                format!("--port {name}"),
-                "a pcap port needs pcap_in or pcap_out, which only a [[port]] entry of the config file can give (--backend pcap does not apply to --port)",
-            ));
-        }
-        ports.push((no, name.clone()));
-        backends.push((no, kind));
-        // Queues and captures come from the file's [[port]] entries
-        // (command-line ports have none).
-        if let Some(ps) = file.ports.get(i).filter(|_| kind == Backend::Pcap) {
-            if ps.pcap_in.is_none() && ps.pcap_out.is_none() {
-                return Err(err(
-                    format!("{key}.pcap_in"),
-                    "a pcap port needs pcap_in, pcap_out or both",
-                ));
-            }
-            if ps.pcap_rate == Some(0) || (ps.pcap_rate.is_some() && ps.pcap_in.is_none()) {
-                return Err(err(
-                    format!("{key}.pcap_rate"),
-                    "a rate above 0 frames/s, for a port with pcap_in",
-                ));
-            }
+        ports.push((no, r.name.clone()));
+        backends.push((no, spec.backend));
+        if let Some(p) = spec.pcap {
             pcap.push(PcapPortConfig {
                 port_no: no,
-                input: ps.pcap_in.clone(),
-                output: ps.pcap_out.clone(),
-                rate: ps.pcap_rate,
+                input: p.input,
+                output: p.output,
+                rate: p.rate,
             });
         }
-        if let Some(ps) = file.ports.get(i) {
-            let mut ids = HashSet::new();
-            for (j, q) in ps.queues.iter().enumerate() {
-                if q.id == ofp::port::QUEUE_ALL || !ids.insert(q.id) {
-                    return Err(err(
-                        format!("{key}.queues[{j}].id"),
-                        format!("{} is reserved or used twice", q.id),
-                    ));
-                }
-                // Rates become bit/s (x1000) and shaping intervals: keep
-                // them where that arithmetic cannot overflow.
-                for (field, v) in [("max_rate", q.max_rate), ("min_rate", q.min_rate)] {
-                    if v > MAX_QUEUE_RATE_KBPS {
-                        return Err(err(
-                            format!("{key}.queues[{j}].{field}"),
-                            format!("{v} kbit/s is above the largest rate, {MAX_QUEUE_RATE_KBPS} kbit/s (1 Pbit/s)"),
-                        ));
-                    }
-                }
-                if q.max_rate != 0 && q.min_rate > q.max_rate {
-                    return Err(err(
-                        format!("{key}.queues[{j}].min_rate"),
-                        "min_rate is above max_rate",
-                    ));
-                }
-                queues.push((no, *q));
-            }
+        for q in spec.queues {
+            queues.push((
+                no,
+                QueueSection {
+                    id: q.id,
+                    max_rate: q.max_rate,
+                    min_rate: q.min_rate,
+                },
+            ));
         }
     }
     if ports.is_empty() {

@@ -23,7 +23,6 @@ mod dial;
 mod health;
 mod metrics;
 mod notify;
-mod portnums;
 mod reload;
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -167,9 +166,8 @@ fn run() -> Result<Option<String>, Box<dyn std::error::Error>> {
     // Open every port of every bridge before anything runs: a port that
     // cannot open stops the start.
     let mut running = Vec::new();
-    let mut bridges = Vec::new();
     for cfg in cfgs {
-        let (r, b) = bridge::build(
+        let r = bridge::build(
             cfg,
             bridge::Options {
                 nullx: args.nullx,
@@ -180,7 +178,6 @@ fn run() -> Result<Option<String>, Box<dyn std::error::Error>> {
             },
         )?;
         running.push(r);
-        bridges.push(b);
     }
 
     // A thread of the daemon that dies (a panic) is never silent: it is
@@ -211,29 +208,23 @@ fn run() -> Result<Option<String>, Box<dyn std::error::Error>> {
     }
 
     let mut workers = Vec::new();
-    for (i, (r, bridge)) in running.iter().zip(bridges).enumerate() {
-        for (mut w, cpu) in bridge.into_iter().zip(r.cpus.clone()) {
-            if i == 0 && w.worker == 0 {
-                w.panic_after_batches = fault.worker_panic_after;
-            }
-            let (stop, deaths) = (stop.clone(), deaths.clone());
-            let name = format!("{}-w{}", r.name, w.worker);
-            let (bridge, worker) = (r.name.clone(), w.worker);
-            workers.push(health::Thread {
-                name: name.clone(),
-                handle: std::thread::Builder::new().name(name).spawn(move || {
-                    let who = health::Who::Worker {
-                        bridge: &bridge,
-                        worker,
-                    };
-                    health::guarded(&deaths, &stop, who, || {
-                        if let Some(c) = cpu {
-                            datapath::pin_to_cpu(c);
-                        }
-                        w.run(&stop)
-                    })
-                })?,
-            });
+    for (i, r) in running.iter_mut().enumerate() {
+        if i == 0 {
+            r.bridge_mut().inject_worker_panic(fault.worker_panic_after);
+        }
+        // Each worker's body runs guarded: a panic is logged, recorded and
+        // stops the daemon.
+        let (s, d, bridge) = (stop.clone(), deaths.clone(), r.name.clone());
+        let guard: datapath::WorkerGuard = Arc::new(move |worker, body| {
+            let who = health::Who::Worker {
+                bridge: &bridge,
+                worker,
+            };
+            health::guarded(&d, &s, who, body)
+        });
+        let cpus = r.cpus.clone();
+        for (name, handle) in r.bridge_mut().spawn_workers(&cpus, &stop, &guard)? {
+            workers.push(health::Thread { name, handle });
         }
         let port_list = r
             .bridge()
@@ -350,7 +341,7 @@ fn run() -> Result<Option<String>, Box<dyn std::error::Error>> {
 
 /// Structured logs on stderr; RUST_LOG sets the first filter (default
 /// info), `sluice-ctl vlog` changes it while the daemon runs.
-fn init_logging() -> control::SetLog {
+fn init_logging() -> datapath::SetLog {
     use tracing_subscriber::{fmt, prelude::*, reload, EnvFilter};
     let initial = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let (filter, handle) = reload::Layer::new(initial);

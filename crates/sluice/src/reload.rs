@@ -171,7 +171,7 @@ fn port_plan(r: &Running, new: &Config) -> (Vec<u32>, Vec<PortSpec>) {
     let mut adds = Vec::new();
     let mut taken: Vec<u32> = Vec::new();
     let wanted = new.port_specs();
-    for cur in dp.bridge.ports() {
+    for cur in dp.ports() {
         if cur.port_no == ofp::port::port_no::LOCAL {
             continue;
         }
@@ -190,7 +190,7 @@ fn port_plan(r: &Running, new: &Config) -> (Vec<u32>, Vec<PortSpec>) {
     }
     taken.extend(new.pinned.iter().copied());
     for mut w in wanted {
-        if let Some(cur) = dp.bridge.port_named(&w.name) {
+        if let Some(cur) = dp.port_named(&w.name) {
             if !dels.contains(&cur.port_no) {
                 continue; // kept as it is
             }

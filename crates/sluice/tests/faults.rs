@@ -113,7 +113,7 @@ fn a_worker_panic_stops_the_daemon_with_status_70_and_an_error_line() {
         line.contains("injected fault (SLUICE_FAULT=worker-panic:5)"),
         "{line}"
     );
-    assert!(line.contains("datapath/src/lib.rs"), "{line}");
+    assert!(line.contains("datapath/src/worker.rs"), "{line}");
     // What the worker had sent before it died was flushed, and the
     // counters were printed on the way out.
     assert_eq!(read_pcap(&dir.join("out.pcap")).len(), 5 * 32, "{out}");

@@ -12,7 +12,6 @@
 //! Everything here runs on the daemon's control thread; sockets are
 //! non-blocking and waited on with one `poll(2)`.
 
-mod dp;
 mod endpoint;
 mod listen;
 mod loglimit;
@@ -29,7 +28,6 @@ use arc_swap::ArcSwap;
 use bytes::Bytes;
 use datapath::channel::Channels;
 
-pub use dp::{DpHandle, SetLog, APPLY_TIMEOUT};
 pub use endpoint::Endpoint;
 use listen::{bind_unix, Listener, ListenerState, ACCEPT_BACKOFF_NS};
 use loglimit::LogLimit;
@@ -69,7 +67,7 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
 
 /// One bridge's OpenFlow side.
 pub struct Control {
-    pub agent: Agent<DpHandle>,
+    pub agent: Agent<datapath::Bridge>,
     listeners: Vec<Listener>,
     /// The endpoint each listener serves (same order as `listeners`).
     endpoints: Vec<Endpoint>,
@@ -113,7 +111,7 @@ impl Control {
     /// loop.
     pub fn new(
         bridge: &str,
-        agent: Agent<DpHandle>,
+        agent: Agent<datapath::Bridge>,
         channels: Arc<Channels>,
         endpoints: &[Endpoint],
         tls: Option<tls::Tls>,

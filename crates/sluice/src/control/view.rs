@@ -106,22 +106,16 @@ impl Control {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::control::{DpHandle, Endpoint};
+    use crate::control::Endpoint;
     use std::os::unix::net::UnixStream;
 
     /// A bridge's OpenFlow side with port 1 (link up), one controller to
     /// dial (nothing listens there) and no listener.
     fn control() -> Control {
         let mut p = pipeline::Pipeline::new(pipeline::Config::default());
-        let (bridge, _workers) = datapath::Bridge::new("br0", 1, p.snapshot(), true).unwrap();
+        let bridge = datapath::Bridge::new("br0", 1, p.snapshot(), true).unwrap();
         let channels = bridge.channels.clone();
-        let dp = DpHandle {
-            bridge,
-            default_backend: datapath::Backend::AfPacket { rings: true },
-            numbers: Default::default(),
-            set_log: None,
-        };
-        let mut agent = agent::Agent::new(1, p, dp, "br0");
+        let mut agent = agent::Agent::new(1, p, bridge, "br0");
         agent.add_port(agent::PortInfo {
             link_up: true,
             ..agent::PortInfo::new(1, "p1", [2, 0, 0, 0, 0, 1])

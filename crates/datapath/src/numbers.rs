@@ -101,7 +101,7 @@ impl PortNumbers {
     /// Gives the ports of `specs` whose number the configuration did not
     /// pin (`pinned`) their remembered numbers where free, then remembers
     /// every port's number.
-    pub fn assign(&mut self, specs: &mut [datapath::PortSpec], pinned: &[u32]) {
+    pub fn assign(&mut self, specs: &mut [crate::PortSpec], pinned: &[u32]) {
         let mut taken: Vec<u32> = pinned.to_vec();
         let free: Vec<usize> = (0..specs.len())
             .filter(|&i| !pinned.contains(&specs[i].port_no))
@@ -138,7 +138,7 @@ fn valid(no: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use datapath::{Backend, PortSpec};
+    use crate::{Backend, PortSpec};
 
     fn spec(no: u32, name: &str) -> PortSpec {
         PortSpec::new(no, name, Backend::AfPacket { rings: true })

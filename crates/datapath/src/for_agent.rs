@@ -1,0 +1,148 @@
+//! The bridge as its OpenFlow agent's [`agent::Datapath`]: publishing
+//! snapshots, handing over PACKET_OUTs, reading port and queue counters,
+//! and the management commands that change the datapath itself
+//! (`add-port`, `del-port`, `fdb-show`, `fdb-flush`, `vlog`).
+//!
+//! `add-port`'s words go through the same [`PortRequest`] check as the
+//! configuration file's ports; a port that names no number gets the one
+//! its interface had last ([`crate::numbers`]).
+
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent::{Datapath, PortInfo};
+use bytes::Bytes;
+use ofp::msg::multipart::PortStats;
+use pipeline::Snapshot;
+
+use crate::bridge::Bridge;
+use crate::channel::PacketOutJob;
+use crate::request::PortRequest;
+use crate::PortSpec;
+
+/// How long a port change may take to reach every worker (a worker takes
+/// it within one round: at most a 10 ms idle poll plus one batch).
+pub const APPLY_TIMEOUT: Duration = Duration::from_secs(1);
+
+impl Bridge {
+    /// `add-port`'s words as a port of this bridge: checked, numbered.
+    fn requested_port(&self, words: &[String], taken: &[u32]) -> Result<PortSpec, String> {
+        let r = PortRequest::from_words(words).map_err(|e| e.in_words())?;
+        let no = match r.ofport {
+            Some(n) if taken.contains(&n) => {
+                return Err(format!("ofport={n}: the number is taken"));
+            }
+            Some(n) => n,
+            None => self
+                .numbers
+                .choose(&r.name, taken)
+                .ok_or("no OpenFlow port number is free")?,
+        };
+        r.check(no, self.default_backend).map_err(|e| e.in_words())
+    }
+
+    fn fdb_show(&self) -> String {
+        let now = crate::clock::now_ns();
+        let mut out = String::from(" port  VLAN  MAC                Age\n");
+        for (vlan, mac, port, age) in self.macs.entries(now) {
+            let port = match port {
+                ofp::port::port_no::LOCAL => "LOCAL".to_string(),
+                p => p.to_string(),
+            };
+            out.push_str(&format!(
+                "{port:>5}  {vlan:>4}  {}  {age:>3}\n",
+                ofp::text::format_mac(mac)
+            ));
+        }
+        out
+    }
+}
+
+impl Datapath for Bridge {
+    fn publish(&self, snap: Arc<Snapshot>) {
+        Bridge::publish(self, snap);
+    }
+
+    fn packet_out(&self, in_port: u32, actions: Vec<ofp::Action>, frame: Bytes) -> bool {
+        self.channels.to_datapath(PacketOutJob {
+            in_port,
+            actions,
+            frame: frame.to_vec(),
+        })
+    }
+
+    fn fast_path_ports(&self) -> Option<Vec<u32>> {
+        Bridge::fast_path_ports(self)
+    }
+
+    fn port_stats(&self, port_no: u32) -> Option<PortStats> {
+        let t = self.port_counters(port_no)?;
+        Some(PortStats {
+            port_no,
+            rx_packets: t.rx_packets.load(Relaxed),
+            tx_packets: t.tx_packets.load(Relaxed),
+            rx_bytes: t.rx_bytes.load(Relaxed),
+            tx_bytes: t.tx_bytes.load(Relaxed),
+            tx_dropped: t.tx_dropped.load(Relaxed),
+            rx_errors: t.rx_errors.load(Relaxed),
+            ..PortStats::default()
+        })
+    }
+
+    fn queue_stats(&self, port_no: u32, queue_id: u32) -> Option<(u64, u64, u64)> {
+        let c = self.queue_counters(port_no, queue_id)?;
+        Some((
+            c.tx_bytes.load(Relaxed),
+            c.tx_packets.load(Relaxed),
+            c.tx_errors.load(Relaxed),
+        ))
+    }
+
+    fn add_port(&mut self, words: &[String], taken: &[u32]) -> Result<PortInfo, String> {
+        let spec = self.requested_port(words, taken)?;
+        let (no, name) = (spec.port_no, spec.name.clone());
+        let a = Bridge::add_port(self, spec).map_err(|e| e.to_string())?;
+        self.numbers.remember(&name, no);
+        tracing::info!(bridge = %self.name, port = no, name = %name, "port added");
+        Ok(PortInfo {
+            link_up: a.link_up,
+            ..PortInfo::new(no, &name, a.hw_addr)
+        })
+    }
+
+    fn del_port(&mut self, port_no: u32) -> Result<(), String> {
+        let spec = self
+            .remove_port(port_no)
+            .ok_or_else(|| format!("no port {port_no} in the datapath"))?;
+        if !self.wait_applied(APPLY_TIMEOUT) {
+            tracing::warn!(bridge = %self.name, port = port_no, "a worker has not let go of the deleted port within 1 s");
+        }
+        tracing::info!(bridge = %self.name, port = port_no, name = %spec.name, "port deleted");
+        Ok(())
+    }
+
+    fn mac_lookup(&self, vlan: u16, mac: u64) -> Option<u32> {
+        self.macs.lookup(vlan, mac, crate::clock::now_ns())
+    }
+
+    fn command(&mut self, words: &[String]) -> Option<Result<String, String>> {
+        let args = &words[1..];
+        Some(match (words[0].as_str(), args.len()) {
+            ("fdb-show", 0) => Ok(self.fdb_show()),
+            ("fdb-flush", 0) => {
+                self.macs.flush();
+                Ok("MAC table flushed\n".into())
+            }
+            ("vlog", 1) => match &self.set_log {
+                Some(f) => f(&args[0]).map(|now| format!("log filter: {now}\n")),
+                None => Err("vlog: this daemon's log level is fixed".into()),
+            },
+            ("fdb-show" | "fdb-flush", _) => Err(format!("{}: takes no argument", words[0])),
+            ("vlog", _) => {
+                Err("vlog: one LEVEL or FILTER (as RUST_LOG: info, debug, sluice=trace,...)".into())
+            }
+            _ => return None,
+        })
+    }
+}

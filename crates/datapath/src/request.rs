@@ -1,0 +1,397 @@
+//! A port as a user asks for it, checked once: the configuration file's
+//! `[[port]]` entries, `--port NAME[=OFPORT]` and `add-port`'s words all
+//! become a [`PortRequest`], and [`PortRequest::check`] alone turns one
+//! into a [`PortSpec`] (back end, tunnel options, captures, queues), so
+//! the two doors cannot drift apart.
+//!
+//! Contract: every refusal is a [`RequestError`] naming the field (as the
+//! configuration file spells it: `backend`, `ofport`, `options.remote_ip`,
+//! `queues[0].max_rate`) and the problem; each door says where the field
+//! was (`port[2].backend` in the file, `backend=netmap` for `add-port`).
+//! Choosing a number for a port that names none is not this module's job:
+//! the bridge's remembered numbers do it ([`crate::numbers`]).
+
+use std::path::PathBuf;
+
+use crate::open::{tunnel_proto, tunnel_spec, Backend, PcapSpec, PortSpec, QueueSpec};
+use crate::open::{BACKENDS, TUNNEL_OPTIONS, TUNNEL_TYPES};
+
+/// The largest queue rate accepted, kbit/s (1 Pbit/s): rates become
+/// bit/s (x1000) and shaping intervals, and stay where that arithmetic
+/// cannot overflow.
+pub const MAX_QUEUE_RATE_KBPS: u64 = 1_000_000_000_000;
+
+/// A port as its user wrote it, before it is checked or numbered.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PortRequest {
+    /// The interface (or the tunnel or capture port's own) name.
+    pub name: String,
+    pub ofport: Option<u32>,
+    /// A back end's name; None: the bridge's default.
+    pub backend: Option<String>,
+    pub pcap_in: Option<PathBuf>,
+    pub pcap_out: Option<PathBuf>,
+    /// Frames per second to receive `pcap_in` at.
+    pub pcap_rate: Option<u64>,
+    pub queues: Vec<QueueSpec>,
+    /// A tunnel port's type ("vxlan", "geneve"); None: an interface.
+    pub tunnel: Option<String>,
+    /// A tunnel port's options, as text.
+    pub options: Vec<(String, String)>,
+}
+
+/// A field of a port request and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestError {
+    /// The field as the configuration file names it (`backend`,
+    /// `options.key`, `queues[1].id`); empty for the request as a whole.
+    pub field: String,
+    /// The value given, where one was (for `add-port`'s `KEY=VALUE`).
+    pub value: Option<String>,
+    pub problem: String,
+}
+
+impl RequestError {
+    fn new(field: &str, value: Option<&str>, problem: impl Into<String>) -> RequestError {
+        RequestError {
+            field: field.to_string(),
+            value: value.map(str::to_string),
+            problem: problem.into(),
+        }
+    }
+
+    /// As `add-port`'s words say it: `KEY=VALUE: problem` (options
+    /// without their `options.` prefix).
+    pub fn in_words(&self) -> String {
+        let key = self.field.strip_prefix("options.").unwrap_or(&self.field);
+        match (&self.value, key.is_empty()) {
+            (_, true) => self.problem.clone(),
+            (Some(v), false) => format!("{key}={v}: {}", self.problem),
+            (None, false) => format!("{key}: {}", self.problem),
+        }
+    }
+}
+
+/// Whether `name` can be a Linux interface's name.
+pub fn check_ifname(name: &str) -> Result<(), String> {
+    if name.is_empty()
+        || name.len() > 15
+        || name.contains(['/', '\0'])
+        || name.contains(char::is_whitespace)
+    {
+        return Err(format!(
+            "{name:?} is not a Linux interface name (1-15 characters, no '/' or spaces)"
+        ));
+    }
+    Ok(())
+}
+
+/// Whether `n` is a number a port can be given (1 to OFPP_MAX).
+pub fn check_ofport(n: u32) -> Result<(), String> {
+    if n == 0 || n > ofp::port::port_no::MAX {
+        return Err(format!(
+            "{n} is not a usable OpenFlow port number (1-{})",
+            ofp::port::port_no::MAX
+        ));
+    }
+    Ok(())
+}
+
+impl PortRequest {
+    /// A request for interface `name`.
+    pub fn named(name: &str) -> PortRequest {
+        PortRequest {
+            name: name.to_string(),
+            ..PortRequest::default()
+        }
+    }
+
+    /// Reads `add-port`'s words: `IFACE [ofport=N] [backend=NAME]
+    /// [pcap_in=FILE] [pcap_out=FILE]`, or for a tunnel port `NAME
+    /// type=vxlan|geneve [ofport=N] OPTION=VALUE...` with the tunnel
+    /// options (also written `options:remote_ip=...` as ovs-vsctl does).
+    pub fn from_words(words: &[String]) -> Result<PortRequest, RequestError> {
+        let name = words
+            .first()
+            .ok_or_else(|| RequestError::new("", None, "which interface?"))?;
+        let mut r = PortRequest::named(name);
+        for w in &words[1..] {
+            let (k, v) = w.split_once('=').ok_or_else(|| {
+                RequestError::new(
+                    "",
+                    None,
+                    format!("{w:?}: expected KEY=VALUE (ofport, backend, pcap_in, pcap_out, type, or a tunnel option)"),
+                )
+            })?;
+            let k = k.strip_prefix("options:").unwrap_or(k);
+            match k {
+                "type" => r.tunnel = Some(v.to_string()),
+                "remote_ip" | "local_ip" | "key" | "in_key" | "out_key" | "dst_port" | "ttl"
+                | "tos" => r.options.push((k.to_string(), v.to_string())),
+                "ofport" => {
+                    let n = v.parse().map_err(|_| {
+                        RequestError::new(
+                            "ofport",
+                            Some(v),
+                            format!(
+                                "not a usable OpenFlow port number (1-{})",
+                                ofp::port::port_no::MAX
+                            ),
+                        )
+                    })?;
+                    r.ofport = Some(n);
+                }
+                "backend" => r.backend = Some(v.to_string()),
+                "pcap_in" => r.pcap_in = Some(v.into()),
+                "pcap_out" => r.pcap_out = Some(v.into()),
+                _ => {
+                    return Err(RequestError::new(
+                        k,
+                        None,
+                        format!(
+                            "no such option (ofport, backend, pcap_in, pcap_out, type, {TUNNEL_OPTIONS})"
+                        ),
+                    ))
+                }
+            }
+        }
+        Ok(r)
+    }
+
+    /// Checks the request and says how the port is opened, numbered
+    /// `port_no`; `default` is the bridge's back end for a port that
+    /// names none.
+    pub fn check(&self, port_no: u32, default: Backend) -> Result<PortSpec, RequestError> {
+        check_ifname(&self.name).map_err(|p| RequestError::new("name", None, p))?;
+        if let Some(n) = self.ofport {
+            check_ofport(n).map_err(|p| RequestError::new("ofport", Some(&n.to_string()), p))?;
+        }
+        let backend = match &self.tunnel {
+            Some(ty) => self.tunnel_backend(ty)?,
+            None if !self.options.is_empty() => {
+                return Err(RequestError::new(
+                    "options",
+                    None,
+                    format!("options go with a tunnel port: give type = {TUNNEL_TYPES}"),
+                ))
+            }
+            None => match &self.backend {
+                None => default,
+                Some(b) => Backend::parse(b).ok_or_else(|| {
+                    RequestError::new(
+                        "backend",
+                        Some(b),
+                        format!("{b:?} is not a back end ({BACKENDS})"),
+                    )
+                })?,
+            },
+        };
+        let pcap = self.pcap(backend)?;
+        let queues = self.checked_queues()?;
+        Ok(PortSpec {
+            port_no,
+            name: self.name.clone(),
+            backend,
+            pcap,
+            queues,
+        })
+    }
+
+    /// A tunnel port's back end: its type and options; it takes nothing
+    /// an interface takes.
+    fn tunnel_backend(&self, ty: &str) -> Result<Backend, RequestError> {
+        let proto = tunnel_proto(ty).ok_or_else(|| {
+            RequestError::new(
+                "type",
+                Some(ty),
+                format!("{ty:?} is not a port type ({TUNNEL_TYPES})"),
+            )
+        })?;
+        for (field, set) in [
+            ("backend", self.backend.is_some()),
+            ("queues", !self.queues.is_empty()),
+            ("pcap_in", self.pcap_in.is_some()),
+            ("pcap_out", self.pcap_out.is_some()),
+            ("pcap_rate", self.pcap_rate.is_some()),
+        ] {
+            if set {
+                return Err(RequestError::new(
+                    field,
+                    None,
+                    format!("a {ty} port takes no {field}"),
+                ));
+            }
+        }
+        tunnel_spec(
+            proto,
+            self.options.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        )
+        .map(Backend::Tunnel)
+        .map_err(|(k, p)| RequestError::new(&format!("options.{k}"), None, p))
+    }
+
+    /// A pcap port's captures (which only a pcap port takes).
+    fn pcap(&self, backend: Backend) -> Result<Option<PcapSpec>, RequestError> {
+        let has = self.pcap_in.is_some() || self.pcap_out.is_some();
+        if backend != Backend::Pcap {
+            if let Some(f) = [
+                ("pcap_in", self.pcap_in.is_some()),
+                ("pcap_out", self.pcap_out.is_some()),
+                ("pcap_rate", self.pcap_rate.is_some()),
+            ]
+            .iter()
+            .find(|f| f.1)
+            {
+                return Err(RequestError::new(
+                    f.0,
+                    None,
+                    "pcap_in, pcap_out and pcap_rate go with backend = \"pcap\"",
+                ));
+            }
+            return Ok(None);
+        }
+        if !has {
+            return Err(RequestError::new(
+                "pcap_in",
+                None,
+                "a pcap port needs pcap_in, pcap_out or both",
+            ));
+        }
+        if self.pcap_rate == Some(0) || (self.pcap_rate.is_some() && self.pcap_in.is_none()) {
+            return Err(RequestError::new(
+                "pcap_rate",
+                None,
+                "a rate above 0 frames/s, for a port with pcap_in",
+            ));
+        }
+        Ok(Some(PcapSpec {
+            input: self.pcap_in.clone(),
+            output: self.pcap_out.clone(),
+            rate: self.pcap_rate,
+        }))
+    }
+
+    /// Egress queues: ids unique and not OFPQ_ALL, rates in range,
+    /// `min_rate` not above `max_rate`.
+    fn checked_queues(&self) -> Result<Vec<QueueSpec>, RequestError> {
+        let mut ids = std::collections::HashSet::new();
+        for (j, q) in self.queues.iter().enumerate() {
+            if q.id == ofp::port::QUEUE_ALL || !ids.insert(q.id) {
+                return Err(RequestError::new(
+                    &format!("queues[{j}].id"),
+                    None,
+                    format!("{} is reserved or used twice", q.id),
+                ));
+            }
+            for (field, v) in [("max_rate", q.max_rate), ("min_rate", q.min_rate)] {
+                if v > MAX_QUEUE_RATE_KBPS {
+                    return Err(RequestError::new(
+                        &format!("queues[{j}].{field}"),
+                        None,
+                        format!("{v} kbit/s is above the largest rate, {MAX_QUEUE_RATE_KBPS} kbit/s (1 Pbit/s)"),
+                    ));
+                }
+            }
+            if q.max_rate != 0 && q.min_rate > q.max_rate {
+                return Err(RequestError::new(
+                    &format!("queues[{j}].min_rate"),
+                    None,
+                    "min_rate is above max_rate",
+                ));
+            }
+        }
+        Ok(self.queues.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(w: &[&str]) -> Vec<String> {
+        w.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn add_port(w: &[&str]) -> Result<PortSpec, String> {
+        let r = PortRequest::from_words(&words(w)).map_err(|e| e.in_words())?;
+        r.check(5, Backend::AfPacket { rings: true })
+            .map_err(|e| e.in_words())
+    }
+
+    #[test]
+    fn add_port_words_become_the_same_spec_as_a_file_entry() {
+        let s = add_port(&["vx0", "type=vxlan", "options:remote_ip=flow", "key=7"]).unwrap();
+        let mut file = PortRequest::named("vx0");
+        file.tunnel = Some("vxlan".into());
+        file.options = vec![
+            ("remote_ip".into(), "flow".into()),
+            ("key".into(), "7".into()),
+        ];
+        assert_eq!(file.check(5, Backend::Local).unwrap(), s);
+        let s = add_port(&["eth1", "backend=afxdp"]).unwrap();
+        assert!(matches!(s.backend, Backend::AfXdp { .. }));
+        let s = add_port(&["eth1"]).unwrap();
+        assert_eq!(s.backend, Backend::AfPacket { rings: true });
+        assert_eq!(s.port_no, 5);
+    }
+
+    #[test]
+    fn refusals_name_the_field() {
+        for (w, said) in [
+            (
+                &["eth1", "backend=netmap"][..],
+                "backend=netmap: \"netmap\" is not a back end",
+            ),
+            (&["vx0", "type=gre"], "type=gre: \"gre\" is not a port type"),
+            (&["vx0", "type=vxlan"], "remote_ip: "),
+            (
+                &["vx0", "type=vxlan", "remote_ip=flow", "backend=afxdp"],
+                "backend: a vxlan port takes no backend",
+            ),
+            (
+                &["eth1", "remote_ip=flow"],
+                "options: options go with a tunnel port",
+            ),
+            (
+                &["eth1", "ofport=0"],
+                "ofport=0: 0 is not a usable OpenFlow port number",
+            ),
+            (&["eth1", "ofport=x"], "ofport=x: not a usable"),
+            (&["eth1", "color=red"], "color: no such option"),
+            (&["eth1", "plain"], "\"plain\": expected KEY=VALUE"),
+            (
+                &["eth1", "pcap_in=/x"],
+                "pcap_in: pcap_in, pcap_out and pcap_rate go with",
+            ),
+            (&["eth1", "backend=pcap"], "pcap_in: a pcap port needs"),
+            (&["a/b"], "name: \"a/b\" is not a Linux interface name"),
+            (&[], "which interface?"),
+        ] {
+            let e = add_port(w).unwrap_err();
+            assert!(e.starts_with(said), "{w:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn queues_are_checked() {
+        let mut r = PortRequest::named("eth1");
+        let q = |id, min_rate, max_rate| QueueSpec {
+            id,
+            min_rate,
+            max_rate,
+        };
+        r.queues = vec![q(1, 0, 100), q(1, 0, 0)];
+        let e = r.check(1, Backend::Local).unwrap_err();
+        assert_eq!(e.field, "queues[1].id");
+        r.queues = vec![q(1, 200, 100)];
+        assert_eq!(
+            r.check(1, Backend::Local).unwrap_err().field,
+            "queues[0].min_rate"
+        );
+        r.queues = vec![q(1, 0, MAX_QUEUE_RATE_KBPS + 1)];
+        assert_eq!(
+            r.check(1, Backend::Local).unwrap_err().field,
+            "queues[0].max_rate"
+        );
+    }
+}
