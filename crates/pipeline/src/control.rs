@@ -539,27 +539,19 @@ impl Pipeline {
         Ok(())
     }
 
-    /// Removes rules whose idle or hard timeout passed by `now_ns`.
+    /// The earliest time a rule may expire (when [`Pipeline::expire`] has
+    /// work, at the soonest); None with no timed rule.
+    pub fn next_expiry(&self) -> Option<u64> {
+        self.tables.iter().filter_map(|t| t.next_deadline()).min()
+    }
+
+    /// Removes rules whose idle or hard timeout passed by `now_ns`. Looks
+    /// only at the rules whose deadline passed ([`crate::expiry`]), not
+    /// at every timed rule.
     pub fn expire(&mut self, now_ns: u64) -> Vec<Removed> {
         let mut out = Vec::new();
         for table in &mut self.tables {
-            let due: Vec<(Arc<Rule>, FlowRemovedReason)> = table
-                .timed_rules()
-                .filter_map(|r| {
-                    let secs = |s: u16| s as u64 * 1_000_000_000;
-                    if r.hard_timeout != 0 && now_ns >= r.created_ns + secs(r.hard_timeout) {
-                        return Some((r.clone(), FlowRemovedReason::HardTimeout));
-                    }
-                    if r.idle_timeout != 0 {
-                        let last = r.counters.totals().last_hit_ns.max(r.created_ns);
-                        if now_ns >= last + secs(r.idle_timeout) {
-                            return Some((r.clone(), FlowRemovedReason::IdleTimeout));
-                        }
-                    }
-                    None
-                })
-                .collect();
-            for (r, reason) in due {
+            for (r, reason) in table.due(now_ns) {
                 if let Some(rule) = table.remove(&r) {
                     self.flows -= 1;
                     out.push(Removed { rule, reason });

@@ -26,6 +26,7 @@ pub mod control;
 pub mod edit;
 pub mod emc;
 pub mod exec;
+mod expiry;
 pub mod matchkey;
 pub mod meter;
 pub mod published;

@@ -13,7 +13,10 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use ofp::msg::flow::FlowRemovedReason;
+
 use crate::classifier::RuleId;
+use crate::expiry::{due_at, Deadlines};
 use crate::matchkey::MaskedKey;
 use crate::published::Op;
 use crate::rule::Rule;
@@ -33,9 +36,11 @@ pub struct FlowTable {
     /// 352-byte keys. One map, not a second one by id: each map was a
     /// cache miss per flow-mod in the million-flow profile.
     pub(crate) exact: hashbrown::HashTable<(u64, Arc<Rule>)>,
-    /// Rules with an idle or hard timeout: expiry looks at these only, so
-    /// a large table of permanent flows costs nothing to age.
+    /// Rules with an idle or hard timeout, and when each may expire
+    /// ([`crate::expiry`]): expiry looks only at the rules due, so a large
+    /// table of permanent or long-lived flows costs nothing to age.
     pub(crate) timed: BTreeMap<RuleId, Arc<Rule>>,
+    deadlines: Deadlines,
     /// The matches of the rules added or removed since the last snapshot
     /// (for the workers' caches, [`crate::changes`]), at most
     /// [`CHANGES_KEPT`]; past that only `changes_overflow` is set.
@@ -55,6 +60,7 @@ impl FlowTable {
             ops: Vec::new(),
             exact: hashbrown::HashTable::new(),
             timed: BTreeMap::new(),
+            deadlines: Deadlines::default(),
             changes: Vec::new(),
             changes_overflow: false,
         }
@@ -102,12 +108,49 @@ impl FlowTable {
         self.timed.values()
     }
 
+    /// The rules whose timeout has passed at `now_ns`, and which one
+    /// (still installed: the caller removes them). Looks only at the
+    /// deadlines that have passed.
+    pub(crate) fn due(&mut self, now_ns: u64) -> Vec<(Arc<Rule>, FlowRemovedReason)> {
+        let mut out: Vec<(Arc<Rule>, FlowRemovedReason)> = Vec::new();
+        while let Some(id) = self.deadlines.pop_due(now_ns) {
+            let Some(r) = self.timed.get(&id) else {
+                continue; // removed since
+            };
+            match due_at(r) {
+                Some((at, reason)) if at <= now_ns => {
+                    if !out.iter().any(|(o, _)| o.id == id) {
+                        out.push((r.clone(), reason));
+                    }
+                }
+                // Hit since: its deadline moved on.
+                Some(_) => self.deadlines.track(r),
+                None => {}
+            }
+        }
+        self.deadlines
+            .compact(self.timed.len(), self.timed.values().map(|r| &**r));
+        out
+    }
+
+    /// The earliest time a timed rule of this table may expire.
+    pub(crate) fn next_deadline(&self) -> Option<u64> {
+        self.deadlines.next()
+    }
+
+    /// Entries in the deadline heap (for tests of its bound).
+    #[cfg(test)]
+    pub(crate) fn deadline_entries(&self) -> usize {
+        self.deadlines.len()
+    }
+
     /// Adds a rule, its key at hand (`rule.key()`); the caller has checked
     /// no rule has its match and priority (else [`FlowTable::replace`]).
     pub(crate) fn insert_keyed(&mut self, rule: Arc<Rule>, key: &MaskedKey) {
         self.ops.push(Op::Add(rule.clone()));
         if rule.idle_timeout != 0 || rule.hard_timeout != 0 {
             self.timed.insert(rule.id, rule.clone());
+            self.deadlines.track(&rule);
         }
         let h = exact_hash(key, rule.priority);
         self.exact.insert_unique(h, (h, rule), |(eh, _)| *eh);
@@ -141,6 +184,7 @@ impl FlowTable {
         *old = rule.clone();
         if rule.idle_timeout != 0 || rule.hard_timeout != 0 {
             self.timed.insert(rule.id, rule.clone());
+            self.deadlines.track(&rule);
         } else {
             self.timed.remove(&rule.id);
         }
