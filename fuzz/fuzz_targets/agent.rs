@@ -162,8 +162,8 @@ fn canned() -> &'static [Vec<u8>] {
 
 /// Checks and empties what the agent queued on `id`.
 fn drain(a: &mut Agent<Dp>, id: ConnId) {
-    let Some(c) = a.conns.get_mut(&id) else { return };
-    let out = std::mem::take(&mut c.outbox);
+    let out = a.poll_transmit(id).unwrap_or_default().to_vec();
+    a.transmitted(id, out.len());
     let mut at = 0;
     while at < out.len() {
         assert!(out.len() - at >= 8, "a message cut short at the end of the outbox");
@@ -181,7 +181,7 @@ fuzz_target!(|data: &[u8]| {
     let dp = Dp { snap: RefCell::new(None), worker: RefCell::new(Worker::new(0)) };
     let mut a = Agent::new(1, Pipeline::new(pipeline::Config { n_tables: 4, ..Default::default() }), dp, "fuzz");
     for n in 1..=3u32 {
-        a.add_port(PortInfo {
+        a.handle_port_added(PortInfo {
             queues: vec![(0, 0, 0), (1, 100, 1000)],
             ..PortInfo::new(n, &format!("p{n}"), [2, 0, 0, 0, 0, n as u8])
         });
@@ -212,7 +212,7 @@ fuzz_target!(|data: &[u8]| {
                 let Some(id) = pick(&conns) else { continue };
                 let c = canned();
                 let m = &c[b.first().copied().unwrap_or(0) as usize % c.len()];
-                if !a.receive(id, m, now) {
+                if !a.handle_input(id, m, now) {
                     a.disconnect(id);
                     conns.retain(|x| *x != id);
                 }
@@ -227,7 +227,7 @@ fuzz_target!(|data: &[u8]| {
                 m.extend_from_slice(&body);
                 let l = m.len() as u16;
                 m[2..4].copy_from_slice(&l.to_be_bytes());
-                if !a.receive(id, &m, now) {
+                if !a.handle_input(id, &m, now) {
                     a.disconnect(id);
                     conns.retain(|x| *x != id);
                 }
@@ -237,7 +237,7 @@ fuzz_target!(|data: &[u8]| {
                 let n = take(1, &mut d).first().copied().unwrap_or(0) as usize % 48;
                 let raw = take(n, &mut d);
                 let Some(id) = pick(&conns) else { continue };
-                if !a.receive(id, &raw, now) {
+                if !a.handle_input(id, &raw, now) {
                     a.disconnect(id);
                     conns.retain(|x| *x != id);
                 }
@@ -245,7 +245,8 @@ fuzz_target!(|data: &[u8]| {
             4 => {
                 // Time passes: up to ~25 s in 100 ms steps.
                 now += (op as u64 / 10 + 1) * 100_000_000;
-                for (id, _) in a.tick(now) {
+                a.handle_timeout(now);
+                while let Some(agent::Event::Close { conn: id, .. }) = a.poll_event() {
                     a.disconnect(id);
                     conns.retain(|x| *x != id);
                 }
@@ -265,9 +266,9 @@ fuzz_target!(|data: &[u8]| {
                     cookie: u64::MAX,
                     max_len: if op & 0x80 != 0 { 0xffff } else { 64 },
                 };
-                a.packet_in(1 + (op as u32 >> 5) % 3, ctl, Bytes::from(frame), now);
+                a.handle_packet_in(1 + (op as u32 >> 5) % 3, ctl, Bytes::from(frame), now);
             }
-            7 => a.link_changed(1 + (op as u32 >> 4) % 4, op & 0x80 != 0),
+            7 => a.handle_link_change(1 + (op as u32 >> 4) % 4, op & 0x80 != 0),
             8 => {
                 let n = take(1, &mut d).first().copied().unwrap_or(0) as usize;
                 let frame = take(n, &mut d);

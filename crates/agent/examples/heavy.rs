@@ -43,10 +43,10 @@ fn main() {
     let groups = args.get(1).copied().unwrap_or(65_536) as u32;
     let mut a = Agent::new(1, Pipeline::new(pipeline::Config::default()), Null, "heavy");
     for n in 1..=4u32 {
-        a.add_port(PortInfo::new(n, &format!("p{n}"), [2, 0, 0, 0, 0, n as u8]));
+        a.handle_port_added(PortInfo::new(n, &format!("p{n}"), [2, 0, 0, 0, 0, n as u8]));
     }
     let id = a.connect(0);
-    a.receive(id, &Message::Hello(Hello::ours()).to_bytes(1), 0);
+    a.handle_input(id, &Message::Hello(Hello::ours()).to_bytes(1), 0);
     let mut xid = 10;
     // One request: the time of the call that takes it in (the longest the
     // control thread is held by it), then, for a reply produced as the
@@ -56,15 +56,14 @@ fn main() {
         xid += 1;
         let wire = m.to_bytes(xid);
         let t = Instant::now();
-        a.receive(id, &wire, 1);
+        a.handle_input(id, &wire, 1);
         let first = t.elapsed();
         let (mut longest, mut total, mut bytes, mut steps) = (first, first, 0usize, 1);
         loop {
-            let c = a.conns.get_mut(&id).unwrap();
-            bytes += c.outbox.len();
-            let n = c.outbox.len();
-            c.outbox.consume(n);
-            if !c.has_work() {
+            let n = a.poll_transmit(id).map_or(0, <[u8]>::len);
+            bytes += n;
+            a.transmitted(id, n);
+            if !a.conn(id).unwrap().has_work() {
                 break;
             }
             let t = Instant::now();

@@ -62,7 +62,7 @@
 //!   per chunk), and decoded again at commit.
 //! * A bundle not touched (OPEN, ADD, CLOSE) for
 //!   [`BundleLimits::idle_timeout_ns`] (10 s, Open vSwitch's default) is
-//!   discarded by [`crate::Agent::tick`] with `OFPBFC_TIMEOUT`, carrying
+//!   discarded by [`crate::Agent::handle_timeout`] with `OFPBFC_TIMEOUT`, carrying
 //!   the xid and first bytes of the message that opened it (as Open
 //!   vSwitch).
 //! * Properties of bundle messages are accepted and ignored (as Open
@@ -334,6 +334,14 @@ impl Bundles {
         self.messages += 1;
         self.bytes += msg.len();
         Ok(())
+    }
+
+    /// When the first of these bundles will have been idle `idle_ns`.
+    pub(crate) fn next_idle_deadline(&self, idle_ns: u64) -> Option<u64> {
+        self.open
+            .values()
+            .map(|b| b.used_ns.saturating_add(idle_ns))
+            .min()
     }
 
     /// Takes out the bundles idle for `idle_ns` or more at `now_ns`: the

@@ -28,9 +28,9 @@ const PORTS: u32 = 4;
 fn agent_with(config: pipeline::Config) -> Agent<FakeDp> {
     let mut a = Agent::new(0x2a, Pipeline::new(config), FakeDp::default(), "br0");
     // Keepalives would close a connection idle for the timeout tests.
-    a.conn_config.probe_ns = u64::MAX / 4;
+    a.conn_config_mut().probe_ns = u64::MAX / 4;
     for n in 1..=PORTS {
-        a.add_port(PortInfo::new(n, &format!("p{n}"), [2, 0, 0, 0, 0, n as u8]));
+        a.handle_port_added(PortInfo::new(n, &format!("p{n}"), [2, 0, 0, 0, 0, n as u8]));
     }
     a
 }
@@ -42,7 +42,7 @@ fn agent() -> Agent<FakeDp> {
 fn open(a: &mut Agent<FakeDp>) -> ConnId {
     let id = a.connect(0);
     replies(a, id);
-    assert!(a.receive(id, &Message::Hello(Hello::ours()).to_bytes(1), 0));
+    assert!(a.handle_input(id, &Message::Hello(Hello::ours()).to_bytes(1), 0));
     id
 }
 
@@ -53,7 +53,10 @@ fn send_at(
     xid: u32,
     now: u64,
 ) -> Vec<(u32, Message)> {
-    assert!(a.receive(id, &m.to_bytes(xid), now), "connection stays up");
+    assert!(
+        a.handle_input(id, &m.to_bytes(xid), now),
+        "connection stays up"
+    );
     replies(a, id)
 }
 
@@ -128,11 +131,11 @@ fn add_all(a: &mut Agent<FakeDp>, id: ConnId, bundle: u32, msgs: &[Message], xid
 }
 
 fn flow_count(a: &Agent<FakeDp>) -> usize {
-    a.pipeline.flow_count()
+    a.pipeline().flow_count()
 }
 
 fn publications(a: &Agent<FakeDp>) -> usize {
-    a.datapath.held.borrow().len()
+    a.datapath().held.borrow().len()
 }
 
 #[test]
@@ -174,8 +177,8 @@ fn a_committed_bundle_takes_effect_whole_and_at_once() {
         vec![(20, Message::BarrierReply)]
     );
     assert_eq!(flow_count(&a), 0);
-    assert!(a.pipeline.groups().is_empty());
-    let in_bundle = a.conns[&id].bundles.get(7).unwrap();
+    assert!(a.pipeline().groups().is_empty());
+    let in_bundle = a.conn(id).unwrap().bundles.get(7).unwrap();
     assert_eq!(in_bundle.len(), 5);
     let (xid, c) = ctrl_reply(&send(&mut a, id, &ctrl(7, T::CloseRequest, ALL), 21));
     assert_eq!((xid, c.ctrl_type), (21, T::CloseReply));
@@ -185,16 +188,16 @@ fn a_committed_bundle_takes_effect_whole_and_at_once() {
         (22, 7, T::CommitReply, ALL)
     );
     assert_eq!(flow_count(&a), 3);
-    assert_eq!(a.pipeline.groups().len(), 1);
-    assert_eq!(a.pipeline.meters().len(), 1);
+    assert_eq!(a.pipeline().groups().len(), 1);
+    assert_eq!(a.pipeline().meters().len(), 1);
     assert!(publications(&a) > before, "published before the reply");
     assert!(!a.is_dirty());
     // The bundle is gone, and what it held is given back.
-    assert!(a.conns[&id].bundles.is_empty());
+    assert!(a.conn(id).unwrap().bundles.is_empty());
     assert_eq!(
         (
-            a.conns[&id].bundles.messages(),
-            a.conns[&id].bundles.bytes()
+            a.conn(id).unwrap().bundles.messages(),
+            a.conn(id).unwrap().bundles.bytes()
         ),
         (0, 0)
     );
@@ -295,8 +298,8 @@ fn too_many_bundles_messages_or_bytes() {
         max_flows: 3,
         ..Default::default()
     });
-    a.conn_config.bundles.max_open = 2;
-    a.conn_config.bundles.max_bytes = 1000;
+    a.conn_config_mut().bundles.max_open = 2;
+    a.conn_config_mut().bundles.max_bytes = 1000;
     let id = open(&mut a);
     send(&mut a, id, &ctrl(1, T::OpenRequest, 0), 1);
     send(&mut a, id, &ctrl(2, T::OpenRequest, 0), 2);
@@ -322,7 +325,7 @@ fn too_many_bundles_messages_or_bytes() {
     let big = add_flow(&format!("priority=2,ip,actions={}", actions.join(",")));
     let r = send(&mut a, id, &badd(2, 0, &big, 11), 11);
     assert_eq!(error_of(&r), (11, bfc(B::MsgTooMany)));
-    assert_eq!(a.conns[&id].bundles.messages(), 2);
+    assert_eq!(a.conn(id).unwrap().bundles.messages(), 2);
 }
 
 #[test]
@@ -333,7 +336,7 @@ fn bundle_bounds_hold_across_connections() {
         max_flows: 3,
         ..Default::default()
     });
-    a.conn_config.bundles.max_total_bytes = 500;
+    a.conn_config_mut().bundles.max_total_bytes = 500;
     let (x, y) = (open(&mut a), open(&mut a));
     let f = add_flow("priority=1,actions=drop");
     for (c, xid) in [(x, 1), (x, 2), (y, 3)] {
@@ -365,7 +368,7 @@ fn add_errors_are_named_and_a_refused_message_leaves_the_bundle_open() {
     let good = add_flow("priority=5,in_port=1,actions=output:2");
     // An unknown id is opened by the add (with the add's flags).
     assert!(send(&mut a, id, &badd(1, ALL, &good, 1), 1).is_empty());
-    assert_eq!(a.conns[&id].bundles.get(1).unwrap().flags(), ALL);
+    assert_eq!(a.conn(id).unwrap().bundles.get(1).unwrap().flags(), ALL);
     // The inner xid must be the outer one.
     let r = send(&mut a, id, &badd(1, ALL, &good, 99), 2);
     assert_eq!(error_of(&r), (2, bfc(B::MsgBadXid)));
@@ -412,24 +415,24 @@ fn add_errors_are_named_and_a_refused_message_leaves_the_bundle_open() {
     let mut wire = badd(1, ALL, &good, 9).to_bytes(9);
     let inner_len = u16::from_be_bytes([wire[26], wire[27]]);
     wire[26..28].copy_from_slice(&(inner_len + 8).to_be_bytes());
-    assert!(a.receive(id, &wire, 1));
+    assert!(a.handle_input(id, &wire, 1));
     assert_eq!(error_of(&replies(&mut a, id)), (9, bfc(B::MsgBadLen)));
     wire[26..28].copy_from_slice(&4u16.to_be_bytes());
-    assert!(a.receive(id, &wire, 1));
+    assert!(a.handle_input(id, &wire, 1));
     assert_eq!(error_of(&replies(&mut a, id)), (9, bfc(B::MsgBadLen)));
     // Other flags than the bundle's: refused, and the bundle discarded.
     assert!(send(&mut a, id, &badd(2, 0, &good, 10), 10).is_empty());
     let r = send(&mut a, id, &badd(2, ALL, &good, 11), 11);
     assert_eq!(error_of(&r), (11, bfc(B::BadFlags)));
-    assert!(a.conns[&id].bundles.get(2).is_none());
+    assert!(a.conn(id).unwrap().bundles.get(2).is_none());
     // A closed bundle takes no more: refused, and discarded.
     send(&mut a, id, &ctrl(3, T::OpenRequest, 0), 12);
     send(&mut a, id, &ctrl(3, T::CloseRequest, 0), 13);
     let r = send(&mut a, id, &badd(3, 0, &good, 14), 14);
     assert_eq!(error_of(&r), (14, bfc(B::BundleClosed)));
-    assert!(a.conns[&id].bundles.get(3).is_none());
+    assert!(a.conn(id).unwrap().bundles.get(3).is_none());
     // Bundle 1 kept its one good message through all of that.
-    assert_eq!(a.conns[&id].bundles.get(1).unwrap().len(), 1);
+    assert_eq!(a.conn(id).unwrap().bundles.get(1).unwrap().len(), 1);
     ctrl_reply(&send(&mut a, id, &ctrl(1, T::CommitRequest, ALL), 15));
     assert_eq!(flow_count(&a), 1);
 }
@@ -464,7 +467,7 @@ fn slaves_get_is_slave_and_bundles_belong_to_their_connection() {
     );
     // A connection that goes takes its bundles with it.
     a.disconnect(c1);
-    assert!(a.conns.values().all(|c| c.bundles.is_empty()));
+    assert!(a.conns().map(|(_, c)| c).all(|c| c.bundles.is_empty()));
 }
 
 #[test]
@@ -479,7 +482,7 @@ fn a_failed_commit_leaves_everything_as_it_was() {
     }
     send(&mut a, id, &Message::BarrierRequest, 3);
     let published = publications(&a);
-    let version = a.datapath.held.borrow().back().unwrap().version;
+    let version = a.datapath().held.borrow().back().unwrap().version;
     let bad = add_flow("priority=9,in_port=3,actions=group:42");
     add_all(
         &mut a,
@@ -513,14 +516,14 @@ fn a_failed_commit_leaves_everything_as_it_was() {
     );
     // Nothing changed, nothing was published, no FLOW_REMOVED went out.
     assert_eq!(flow_count(&a), 2);
-    let rules: Vec<String> = a.pipeline.tables()[0]
+    let rules: Vec<String> = a.pipeline().tables()[0]
         .rules()
         .map(|r| format!("{} {:?}", r.priority, r.instructions))
         .collect();
     assert!(rules.iter().all(|r| !r.contains("port: 3")), "{rules:?}");
     assert!(!a.is_dirty());
     assert_eq!(publications(&a), published);
-    assert_eq!(a.datapath.held.borrow().back().unwrap().version, version);
+    assert_eq!(a.datapath().held.borrow().back().unwrap().version, version);
     // The bundle is gone.
     let r = send(&mut a, id, &ctrl(5, T::CommitRequest, ALL), 21);
     assert_eq!(error_of(&r), (21, bfc(B::BadId)));
@@ -553,7 +556,7 @@ fn a_failed_commit_leaves_everything_as_it_was() {
         (3, ErrorCode::FlowModFailed(FlowModFailedCode::TableFull))
     );
     assert_eq!((errs[1].0, errs[1].1), (9, bfc(B::MsgFailed)));
-    assert_eq!(small.pipeline.flow_count(), 1);
+    assert_eq!(small.pipeline().flow_count(), 1);
 }
 
 #[test]
@@ -600,20 +603,20 @@ fn idle_bundles_time_out_with_the_message_that_opened_them() {
     assert!(send_at(&mut a, id, &badd(2, 0, &f, 41), 41, 2 * s).is_empty());
     // An add at 5 s keeps bundle 1 alive for 10 s more.
     assert!(send_at(&mut a, id, &badd(1, 0, &f, 42), 42, 5 * s).is_empty());
-    assert!(a.tick(10 * s).is_empty());
+    assert!(common::tick(&mut a, 10 * s).is_empty());
     assert!(replies(&mut a, id).is_empty());
-    a.tick(12 * s);
+    common::tick(&mut a, 12 * s);
     let errs = errors(&replies(&mut a, id));
     assert_eq!(errs.len(), 1);
     assert_eq!((errs[0].0, errs[0].1), (41, bfc(B::Timeout)));
     assert_eq!(&errs[0].2[..], &badd(2, 0, &f, 41).to_bytes(41)[..64]);
-    a.tick(15 * s - 1);
+    common::tick(&mut a, 15 * s - 1);
     assert!(replies(&mut a, id).is_empty());
-    a.tick(15 * s);
+    common::tick(&mut a, 15 * s);
     let errs = errors(&replies(&mut a, id));
     assert_eq!((errs[0].0, errs[0].1), (40, bfc(B::Timeout)));
     assert_eq!(&errs[0].2[..], &open_msg.to_bytes(40)[..]);
-    assert!(a.conns[&id].bundles.is_empty());
+    assert!(a.conn(id).unwrap().bundles.is_empty());
     let r = send_at(&mut a, id, &ctrl(1, T::CommitRequest, 0), 43, 15 * s);
     assert_eq!(error_of(&r), (43, bfc(B::BadId)));
     assert_eq!(flow_count(&a), 0);
@@ -737,7 +740,10 @@ fn the_datapath_sees_the_state_before_the_commit_or_after_it_never_between() {
         send(&mut a, id, m, 1000 + i as u32);
     }
     send(&mut a, id, &Message::BarrierRequest, 1999);
-    assert_eq!(behaviour(a.datapath.held.borrow().back().unwrap()), before);
+    assert_eq!(
+        behaviour(a.datapath().held.borrow().back().unwrap()),
+        before
+    );
     let seen_before = publications(&a);
 
     // The whole conversation as one byte stream: OPEN, the adds with
@@ -766,8 +772,8 @@ fn the_datapath_sees_the_state_before_the_commit_or_after_it_never_between() {
     let mut committed_at = None;
     for (k, piece) in wire.chunks(37).enumerate() {
         now += 3_000_000;
-        assert!(a.receive(id, piece, now));
-        a.tick(now);
+        assert!(a.handle_input(id, piece, now));
+        common::tick(&mut a, now);
         for (xid, m) in replies(&mut a, id) {
             if xid == 5000 {
                 assert!(matches!(m, Message::Experimenter(_)), "{m:?}");
@@ -779,7 +785,7 @@ fn the_datapath_sees_the_state_before_the_commit_or_after_it_never_between() {
     }
     let committed_at = committed_at.expect("the commit was answered");
     assert!(committed_at > 10, "the commit came late in the stream");
-    let snaps: Vec<_> = a.datapath.held.borrow().iter().cloned().collect();
+    let snaps: Vec<_> = a.datapath().held.borrow().iter().cloned().collect();
     assert!(
         snaps.len() > seen_before + 3,
         "published while the bundle was open, and at the commit"

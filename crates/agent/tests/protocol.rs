@@ -68,7 +68,7 @@ fn agent() -> Agent<FakeDp> {
         "br0",
     );
     for n in 1..=2 {
-        a.add_port(PortInfo::new(n, &format!("p{n}"), [2, 0, 0, 0, 0, n as u8]));
+        a.handle_port_added(PortInfo::new(n, &format!("p{n}"), [2, 0, 0, 0, 0, n as u8]));
     }
     a
 }
@@ -76,12 +76,15 @@ fn agent() -> Agent<FakeDp> {
 fn open(a: &mut Agent<FakeDp>) -> ConnId {
     let id = a.connect(0);
     assert!(matches!(replies(a, id)[..], [(_, Message::Hello(_))]));
-    assert!(a.receive(id, &Message::Hello(Hello::ours()).to_bytes(1), 0));
+    assert!(a.handle_input(id, &Message::Hello(Hello::ours()).to_bytes(1), 0));
     id
 }
 
 fn send(a: &mut Agent<FakeDp>, id: ConnId, m: &Message, xid: u32) -> Vec<(u32, Message)> {
-    assert!(a.receive(id, &m.to_bytes(xid), 1), "connection stays up");
+    assert!(
+        a.handle_input(id, &m.to_bytes(xid), 1),
+        "connection stays up"
+    );
     replies(a, id)
 }
 
@@ -100,7 +103,7 @@ fn table_miss(a: &mut Agent<FakeDp>, id: ConnId, frame: &Bytes) -> ofp::PacketIn
         cookie: 0,
         max_len: 0,
     };
-    a.packet_in(1, ctl, frame.clone(), 5);
+    a.handle_packet_in(1, ctl, frame.clone(), 5);
     match &replies(a, id)[..] {
         [(_, Message::PacketIn(p))] => p.clone(),
         other => panic!("{other:?}"),
@@ -140,7 +143,7 @@ fn a_peer_without_1_3_gets_hello_failed() {
         elements: vec![ofp::msg::simple::HelloElem::VersionBitmap(vec![1 << 1])],
     });
     assert!(
-        !a.receive(id, &hello.to_bytes(9), 0),
+        !a.handle_input(id, &hello.to_bytes(9), 0),
         "the connection closes"
     );
     let (xid, code, _) = error_of(&replies(&mut a, id));
@@ -159,7 +162,7 @@ fn malformed_messages_get_the_named_error_and_the_connection_survives() {
     short.truncate(good.len() - 8);
     let l = short.len() as u16;
     short[2..4].copy_from_slice(&l.to_be_bytes());
-    assert!(a.receive(id, &short, 1));
+    assert!(a.handle_input(id, &short, 1));
     let (xid, code, data) = error_of(&replies(&mut a, id));
     assert_eq!(xid, 20);
     assert!(
@@ -177,7 +180,7 @@ fn malformed_messages_get_the_named_error_and_the_connection_survives() {
     // An unknown message type.
     let mut unknown = Message::BarrierRequest.to_bytes(21);
     unknown[1] = 99;
-    assert!(a.receive(id, &unknown, 1));
+    assert!(a.handle_input(id, &unknown, 1));
     assert_eq!(
         error_of(&replies(&mut a, id)).1,
         ErrorCode::BadRequest(BadRequestCode::BadType)
@@ -213,7 +216,7 @@ fn malformed_messages_get_the_named_error_and_the_connection_survives() {
         ErrorCode::BadRequest(BadRequestCode::BadType)
     );
     // Nothing was half-applied, and the connection still works.
-    assert_eq!(a.pipeline.tables()[0].len(), 0);
+    assert_eq!(a.pipeline().tables()[0].len(), 0);
     let r = send(&mut a, id, &Message::BarrierRequest, 26);
     assert_eq!(r, vec![(26, Message::BarrierReply)]);
 }
@@ -222,13 +225,13 @@ fn malformed_messages_get_the_named_error_and_the_connection_survives() {
 fn barrier_reply_follows_publication() {
     let mut a = agent();
     let id = open(&mut a);
-    let before = *a.datapath.published.borrow();
+    let before = *a.datapath().published.borrow();
     let mut bytes = flow("priority=5,in_port=1,actions=output:2").to_bytes(1);
     bytes.extend(Message::BarrierRequest.to_bytes(2));
-    assert!(a.receive(id, &bytes, 1));
+    assert!(a.handle_input(id, &bytes, 1));
     assert_eq!(replies(&mut a, id), vec![(2, Message::BarrierReply)]);
     assert!(
-        *a.datapath.published.borrow() > before,
+        *a.datapath().published.borrow() > before,
         "published before the reply"
     );
 }
@@ -261,14 +264,14 @@ fn roles_generation_ids_and_slaves() {
     );
     // A newer master demotes the old one, which may no longer modify.
     send(&mut a, c2, &role(ControllerRole::Master, 6), 3);
-    assert_eq!(a.conns[&c1].role, ControllerRole::Slave);
+    assert_eq!(a.conn(c1).unwrap().role, ControllerRole::Slave);
     let r = send(&mut a, c1, &flow("actions=drop"), 4);
     assert_eq!(
         error_of(&r).1,
         ErrorCode::BadRequest(BadRequestCode::IsSlave)
     );
     // Slaves get no PACKET_IN by default; the master does.
-    a.packet_in(
+    a.handle_packet_in(
         1,
         ToController {
             reason: ofp::msg::flow::PacketInReason::NoMatch,
@@ -307,7 +310,7 @@ fn buffered_packet_in_and_packet_out() {
     };
     assert!(send(&mut a, id, &po(pin.buffer_id), 7).is_empty());
     assert_eq!(
-        a.datapath.outs.borrow()[0].2,
+        a.datapath().outs.borrow()[0].2,
         frame,
         "the whole frame goes out"
     );
@@ -332,7 +335,7 @@ fn large_replies_are_split_with_reply_more() {
         bytes
             .extend(flow(&format!("priority=5,tcp,tp_dst={},actions=output:2", i + 1)).to_bytes(i));
     }
-    assert!(a.receive(id, &bytes, 1));
+    assert!(a.handle_input(id, &bytes, 1));
     assert!(replies(&mut a, id).is_empty(), "no errors");
     let req = Message::MultipartRequest(MultipartRequest::new(MultipartRequestBody::Flow(
         Default::default(),
@@ -364,7 +367,7 @@ fn queue_stats_report_each_queue_and_name_unknown_ones() {
         MultipartReplyBody as R, MultipartRequest, MultipartRequestBody as Q,
     };
     let mut a = agent();
-    a.add_port(PortInfo {
+    a.handle_port_added(PortInfo {
         port_no: 3,
         name: "p3".into(),
         hw_addr: [2, 0, 0, 0, 0, 3],
@@ -456,7 +459,7 @@ fn packet_out_actions_are_checked_against_the_packet_and_a_refusal_keeps_the_buf
         matches!(error_of(&r).1, ErrorCode::BadInstruction(_)),
         "{r:?}"
     );
-    assert!(a.datapath.outs.borrow().is_empty(), "nothing was sent");
+    assert!(a.datapath().outs.borrow().is_empty(), "nothing was sent");
     // The corrected request gets the packet.
     let r = send(
         &mut a,
@@ -465,7 +468,7 @@ fn packet_out_actions_are_checked_against_the_packet_and_a_refusal_keeps_the_buf
         10,
     );
     assert!(r.is_empty(), "{r:?}");
-    assert_eq!(a.datapath.outs.borrow()[0].2, frame);
+    assert_eq!(a.datapath().outs.borrow()[0].2, frame);
     let r = send(&mut a, id, &po("output:2", buffer_id, Bytes::new()), 11);
     assert_eq!(
         error_of(&r).1,
@@ -498,7 +501,7 @@ fn no_reply_is_ever_longer_than_an_openflow_message() {
     let req = Message::MultipartRequest(MultipartRequest::new(MultipartRequestBody::Flow(
         Default::default(),
     )));
-    a.receive(id, &req.to_bytes(7), 1);
+    a.handle_input(id, &req.to_bytes(7), 1);
     let r = replies(&mut a, id);
     assert!(
         matches!(&r[..], [(7, Message::MultipartReply(_))]),
@@ -523,7 +526,7 @@ fn no_reply_is_ever_longer_than_an_openflow_message() {
         frame: Bytes::from_static(&[0xff; 64]),
     }
     .message();
-    a.receive(id, &tr.to_bytes(10), 1);
+    a.handle_input(id, &tr.to_bytes(10), 1);
     match &replies(&mut a, id)[..] {
         [(10, Message::Experimenter(e))] => {
             let t = std::str::from_utf8(&e.data).unwrap();
@@ -544,7 +547,7 @@ fn no_reply_is_ever_longer_than_an_openflow_message() {
         cookie: 0,
         max_len: 0xffff,
     };
-    a.packet_in(1, ctl, Bytes::from(vec![0xab; 65_535]), 5);
+    a.handle_packet_in(1, ctl, Bytes::from(vec![0xab; 65_535]), 5);
     match &replies(&mut a, id)[..] {
         [(_, Message::PacketIn(p))] => {
             assert_ne!(p.buffer_id, u32::MAX, "the whole frame waits in a buffer");
@@ -588,9 +591,8 @@ fn groups_whose_stats_could_not_be_sent_are_refused() {
 
 /// Takes everything queued on `id` as a peer reading it would.
 fn drain(a: &mut Agent<FakeDp>, id: ConnId) -> Vec<(u32, Message)> {
-    let c = a.conns.get_mut(&id).unwrap();
-    let out = c.outbox.to_vec();
-    c.outbox.consume(out.len());
+    let out = a.poll_transmit(id).unwrap_or_default().to_vec();
+    a.transmitted(id, out.len());
     decode_all(&out)
 }
 
@@ -598,7 +600,7 @@ fn drain(a: &mut Agent<FakeDp>, id: ConnId) -> Vec<(u32, Message)> {
 fn a_peer_that_does_not_read_is_held_to_its_budget() {
     let mut a = agent();
     let id = open(&mut a);
-    let budget = a.conns[&id].config.max_outbox;
+    let budget = a.conn(id).unwrap().config.max_outbox;
     // 100 TABLE_FEATURES requests (16 bytes each, ~390 KB of reply each)
     // and 20 000 ECHO_REQUESTs in one read: 39 MB of replies if all were
     // answered at once, ten times the budget.
@@ -612,8 +614,8 @@ fn a_peer_that_does_not_read_is_held_to_its_budget() {
     for i in 0..20_000 {
         input.extend(Message::EchoRequest(Bytes::from_static(b"0123456789abcdef")).to_bytes(i));
     }
-    assert!(a.receive(id, &input, 1));
-    let c = &a.conns[&id];
+    assert!(a.handle_input(id, &input, 1));
+    let c = &a.conn(id).unwrap();
     assert!(!c.wants_input(), "over budget: the daemon stops reading");
     assert!(
         c.outbox.len() <= budget + 400_000,
@@ -639,18 +641,18 @@ fn a_peer_that_does_not_read_is_held_to_its_budget() {
             }
         }
         assert!(a.pump(id, 2));
-        max_unsent = max_unsent.max(a.conns[&id].outbox.len());
+        max_unsent = max_unsent.max(a.conn(id).unwrap().outbox.len());
     }
     assert_eq!((last_parts, echoes), (100, 20_000));
     assert!(max_unsent <= budget + 400_000);
-    assert!(a.conns[&id].wants_input());
-    assert!(a.conns[&id].outbox.capacity() <= agent::outbox::KEEP_CAPACITY);
+    assert!(a.conn(id).unwrap().wants_input());
+    assert!(a.conn(id).unwrap().outbox.capacity() <= agent::outbox::KEEP_CAPACITY);
 }
 
 #[test]
 fn flow_stats_are_sent_a_message_at_a_time_within_the_budget() {
     let mut a = agent();
-    a.conn_config.max_outbox = 100_000;
+    a.conn_config_mut().max_outbox = 100_000;
     let id = open(&mut a);
     let mut bytes = Vec::new();
     for i in 0..20_000u32 {
@@ -663,7 +665,7 @@ fn flow_stats_are_sent_a_message_at_a_time_within_the_budget() {
             .to_bytes(i),
         );
     }
-    assert!(a.receive(id, &bytes, 1));
+    assert!(a.handle_input(id, &bytes, 1));
     while !drain(&mut a, id).is_empty() {
         a.pump(id, 1);
     }
@@ -672,11 +674,14 @@ fn flow_stats_are_sent_a_message_at_a_time_within_the_budget() {
     )));
     let mut input = req.to_bytes(77);
     input.extend(Message::BarrierRequest.to_bytes(78));
-    assert!(a.receive(id, &input, 1));
-    assert!(!a.conns[&id].wants_input(), "the reply is in progress");
+    assert!(a.handle_input(id, &input, 1));
+    assert!(
+        !a.conn(id).unwrap().wants_input(),
+        "the reply is in progress"
+    );
     let (mut n, mut parts, mut barrier_seen) = (0, 0, false);
     loop {
-        assert!(a.conns[&id].outbox.len() <= 100_000 + 65_535);
+        assert!(a.conn(id).unwrap().outbox.len() <= 100_000 + 65_535);
         let r = drain(&mut a, id);
         if r.is_empty() {
             break;
@@ -713,13 +718,13 @@ fn flow_stats_are_sent_a_message_at_a_time_within_the_budget() {
 #[test]
 fn asynchronous_messages_past_the_hard_cap_are_seen() {
     let mut a = agent();
-    a.conn_config.outbox_hard_cap = 50_000;
+    a.conn_config_mut().outbox_hard_cap = 50_000;
     let id = open(&mut a);
     for i in 0..2000 {
-        a.link_changed(1, i % 2 == 0);
+        a.handle_link_change(1, i % 2 == 0);
     }
     assert!(
-        a.conns[&id].over_hard_cap(),
+        a.conn(id).unwrap().over_hard_cap(),
         "PORT_STATUS to a peer that never reads"
     );
 }
@@ -729,7 +734,7 @@ fn a_controller_counts_only_after_hello_and_features_request() {
     let mut a = agent();
     let id = a.connect(0);
     assert!(!a.has_controller());
-    assert!(a.receive(id, &Message::Hello(Hello::ours()).to_bytes(1), 0));
+    assert!(a.handle_input(id, &Message::Hello(Hello::ours()).to_bytes(1), 0));
     assert!(
         !a.has_controller(),
         "a HELLO alone does not end standalone mode"
@@ -746,20 +751,20 @@ fn connections_that_stall_the_handshake_or_a_message_are_closed() {
     let silent = a.connect(0);
     // HELLO, then the first bytes of a message, a byte every 3 s.
     let slow = a.connect(0);
-    assert!(a.receive(slow, &Message::Hello(Hello::ours()).to_bytes(1), 0));
+    assert!(a.handle_input(slow, &Message::Hello(Hello::ours()).to_bytes(1), 0));
     let echo = Message::EchoRequest(Bytes::from_static(b"x")).to_bytes(2);
     for (i, b) in echo[..4].iter().enumerate() {
         let now = i as u64 * 3 * sec;
-        assert!(a.receive(slow, &[*b], now));
-        let dead = a.tick(now);
+        assert!(a.handle_input(slow, &[*b], now));
+        let dead = common::tick(&mut a, now);
         assert!(dead.iter().all(|(id, _)| *id != slow), "{dead:?} at {i}");
     }
-    assert!(a.tick(11 * sec).contains(&(silent, "no HELLO in time")));
+    assert!(common::tick(&mut a, 11 * sec).contains(&(silent, "no HELLO in time")));
     a.disconnect(silent);
     // The message was started at 0 s: past 10 s it is closed, although
     // bytes keep coming.
-    assert!(a.receive(slow, &echo[4..5], 11 * sec));
-    let dead = a.tick(11 * sec);
+    assert!(a.handle_input(slow, &echo[4..5], 11 * sec));
+    let dead = common::tick(&mut a, 11 * sec);
     assert!(
         dead.contains(&(slow, "a message left unfinished")),
         "{dead:?}"
@@ -791,7 +796,7 @@ fn management_commands_only_on_the_management_socket() {
     // A controller cannot change the switch's ports.
     let r = command(&mut a, ctl, &["del-port", "p1"]);
     assert_eq!(error_of(&r).1, ErrorCode::BadRequest(BadRequestCode::Eperm));
-    assert!(a.ports.contains_key(&1));
+    assert!(a.ports().contains_key(&1));
     let mgmt = open(&mut a);
     a.set_service(mgmt);
     // A controller hears the deletion; flows to the port stay.
@@ -800,8 +805,8 @@ fn management_commands_only_on_the_management_socket() {
     let (ok, text) = command_reply(&r[r.len() - 1..]);
     assert!(ok, "{text}");
     assert_eq!(text, "deleted port 1 (p1)\n");
-    assert!(!a.ports.contains_key(&1));
-    assert!(!a.pipeline.ports().iter().any(|p| p.port_no == 1));
+    assert!(!a.ports().contains_key(&1));
+    assert!(!a.pipeline().ports().iter().any(|p| p.port_no == 1));
     match &replies(&mut a, ctl)[..] {
         [(_, Message::PortStatus(s))] => {
             assert_eq!(s.reason, ofp::msg::simple::PortReason::Delete);
@@ -809,7 +814,7 @@ fn management_commands_only_on_the_management_socket() {
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!(a.pipeline.tables()[0].len(), 1);
+    assert_eq!(a.pipeline().tables()[0].len(), 1);
     // add-port: the controller hears PORT_STATUS ADD; the number is the
     // datapath's choice.
     let r = command(&mut a, mgmt, &["add-port", "tap7"]);
@@ -823,9 +828,13 @@ fn management_commands_only_on_the_management_socket() {
         }
         other => panic!("{other:?}"),
     }
-    assert!(a.pipeline.ports().iter().any(|p| p.port_no == 1 && p.live));
+    assert!(a
+        .pipeline()
+        .ports()
+        .iter()
+        .any(|p| p.port_no == 1 && p.live));
     // Refusals say why, change nothing, and the connection stays up.
-    let before: Vec<u32> = a.ports.keys().copied().collect();
+    let before: Vec<u32> = a.ports().keys().copied().collect();
     for (words, why) in [
         (
             &["del-port", "p1"][..],
@@ -848,7 +857,7 @@ fn management_commands_only_on_the_management_socket() {
         assert!(!ok);
         assert_eq!(text, why, "{words:?}");
     }
-    assert_eq!(a.ports.keys().copied().collect::<Vec<_>>(), before);
+    assert_eq!(a.ports().keys().copied().collect::<Vec<_>>(), before);
     assert!(
         replies(&mut a, ctl).is_empty(),
         "no PORT_STATUS for a refusal"
@@ -868,7 +877,7 @@ fn management_commands_only_on_the_management_socket() {
 #[test]
 fn trace_follows_normal_through_the_mac_table() {
     let mut a = agent();
-    a.add_port(PortInfo::new(3, "p3", [2, 0, 0, 0, 0, 3]));
+    a.handle_port_added(PortInfo::new(3, "p3", [2, 0, 0, 0, 0, 3]));
     let id = open(&mut a);
     send(&mut a, id, &flow("priority=0,actions=normal"), 2);
     let frame = |dst: u8| {

@@ -214,25 +214,26 @@ mod tests {
                 "br0",
             );
             for n in 1..=2 {
-                a.add_port(agent::PortInfo::new(n, "p", [2, 0, 0, 0, 0, n as u8]));
+                a.handle_port_added(agent::PortInfo::new(n, "p", [2, 0, 0, 0, 0, n as u8]));
             }
             for _ in 0..conns {
                 let (mut s, _) = listener.accept().unwrap();
                 let id = a.connect(0);
                 let mut buf = vec![0u8; 1 << 16];
                 loop {
-                    let out = std::mem::take(&mut a.conns.get_mut(&id).unwrap().outbox);
+                    let out = a.poll_transmit(id).unwrap_or_default().to_vec();
+                    a.transmitted(id, out.len());
                     s.write_all(&out).unwrap();
                     match s.read(&mut buf) {
                         Ok(0) | Err(_) => break,
                         Ok(n) => {
-                            a.receive(id, &buf[..n], 1);
+                            a.handle_input(id, &buf[..n], 1);
                         }
                     }
                 }
                 a.disconnect(id);
             }
-            a.pipeline.flow_count()
+            a.pipeline().flow_count()
         })
     }
 

@@ -113,16 +113,17 @@ impl FlowTable {
     /// deadlines that have passed.
     pub(crate) fn due(&mut self, now_ns: u64) -> Vec<(Arc<Rule>, FlowRemovedReason)> {
         let mut out: Vec<(Arc<Rule>, FlowRemovedReason)> = Vec::new();
+        // A rule replaced since it was tracked has two entries.
+        let mut taken = std::collections::HashSet::new();
         while let Some(id) = self.deadlines.pop_due(now_ns) {
             let Some(r) = self.timed.get(&id) else {
                 continue; // removed since
             };
             match due_at(r) {
-                Some((at, reason)) if at <= now_ns => {
-                    if !out.iter().any(|(o, _)| o.id == id) {
-                        out.push((r.clone(), reason));
-                    }
+                Some((at, reason)) if at <= now_ns && taken.insert(id) => {
+                    out.push((r.clone(), reason));
                 }
+                Some((at, _)) if at <= now_ns => {} // its second entry
                 // Hit since: its deadline moved on.
                 Some(_) => self.deadlines.track(r),
                 None => {}

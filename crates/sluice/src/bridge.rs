@@ -68,15 +68,6 @@ pub fn build(cfg: config::Config, opts: Options) -> Result<Running, Box<dyn std:
         max_flows: cfg.max_flows,
         ..pipeline::Config::default()
     });
-    // Standalone: NORMAL learning while no controller is connected (the
-    // flow's cookie marks it as the switch's own).
-    let standalone_flow = (cfg.fail_mode == config::FailMode::Standalone).then(|| {
-        ofp::text::parse_flow_mod("cookie=0x736c75696365,priority=0,actions=normal")
-            .expect("built-in flow")
-    });
-    if let Some(f) = &standalone_flow {
-        p.flow_mod(f, 0)?;
-    }
     let mut bridge = datapath::Bridge::new(&cfg.name, n, p.snapshot(), opts.nullx)?;
     if fast {
         bridge.enable_fast_path(n);
@@ -98,32 +89,48 @@ pub fn build(cfg: config::Config, opts: Options) -> Result<Running, Box<dyn std:
             Backend::Local,
         ));
     }
-    // Meters, groups and flows go in before the ports: the pipeline checks
-    // no output port against the ports there are.
-    for (i, m) in cfg.meters.iter().enumerate() {
-        p.meter_mod(m, 0)
-            .map_err(|e| format!("config: bridge {}: meters[{i}]: {e}", cfg.name))?;
-    }
-    for (i, g) in cfg.groups.iter().enumerate() {
-        p.group_mod(g, 0)
-            .map_err(|e| format!("config: bridge {}: groups[{i}]: {e}", cfg.name))?;
-    }
-    for (i, fm) in cfg.flows.iter().enumerate() {
-        p.flow_mod(fm, 0)
-            .map_err(|e| format!("config: bridge {}: flows[{i}]: {e}", cfg.name))?;
-    }
     let channels = bridge.channels.clone();
     bridge.default_backend = cfg.default_backend;
     bridge.set_log = opts.set_log;
     let mut agent = agent::Agent::new(cfg.datapath_id, p, bridge, &cfg.name);
     if let Some(r) = cfg.packet_in_rate {
-        agent.conn_config.packet_in_rate = r;
+        agent.conn_config_mut().packet_in_rate = r;
     }
+    // Standalone: NORMAL learning while no controller is connected (the
+    // flow's cookie marks it as the switch's own).
+    let standalone_flow = (cfg.fail_mode == config::FailMode::Standalone).then(|| {
+        ofp::text::parse_flow_mod("cookie=0x736c75696365,priority=0,actions=normal")
+            .expect("built-in flow")
+    });
+    agent.handle_fail_mode(standalone_flow, 0);
+    // Meters, groups and flows go in before the ports: the pipeline checks
+    // no output port against the ports there are.
+    let (labels, changes): (Vec<String>, Vec<agent::LocalChange>) = cfg
+        .meters
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (format!("meters[{i}]"), agent::LocalChange::Meter(m.clone())))
+        .chain(
+            cfg.groups
+                .iter()
+                .enumerate()
+                .map(|(i, g)| (format!("groups[{i}]"), agent::LocalChange::Group(g.clone()))),
+        )
+        .chain(
+            cfg.flows
+                .iter()
+                .enumerate()
+                .map(|(i, f)| (format!("flows[{i}]"), agent::LocalChange::Flow(f.clone()))),
+        )
+        .unzip();
+    agent
+        .handle_local_changes(&changes, 0)
+        .map_err(|e| format!("config: bridge {}: {}: {}", cfg.name, labels[e.at], e.why))?;
     let mgmt = (!opts.nullx)
         .then(|| control::Endpoint::Mgmt(opts.run_dir.join(format!("{}.mgmt", cfg.name))));
     let mut endpoints = cfg.endpoints.clone();
     endpoints.extend(mgmt.iter().cloned());
-    let mut control = control::Control::new(
+    let control = control::Control::new(
         &cfg.name,
         agent,
         channels,
@@ -132,7 +139,6 @@ pub fn build(cfg: config::Config, opts: Options) -> Result<Running, Box<dyn std:
         cfg.max_connections,
     )
     .map_err(|e| format!("bridge {}: {e}", cfg.name))?;
-    control.standalone_flow = standalone_flow;
     let mut running = Running {
         name: cfg.name.clone(),
         datapath_id: cfg.datapath_id,
@@ -163,11 +169,11 @@ fn is_interface(spec: &PortSpec) -> bool {
 
 impl Running {
     pub fn bridge(&self) -> &datapath::Bridge {
-        &self.control.agent.datapath
+        self.control.agent.datapath()
     }
 
     pub fn bridge_mut(&mut self) -> &mut datapath::Bridge {
-        &mut self.control.agent.datapath
+        self.control.agent.datapath_mut()
     }
 
     /// Adds a port from its spec (at start, or a reload): opened, handed
@@ -187,7 +193,7 @@ impl Running {
             true => format!("LOCAL port of bridge {}: {e}", self.name),
             false => format!("port {name} (ofport {no}): {e}"),
         };
-        let dp = &mut self.control.agent.datapath;
+        let dp = self.control.agent.datapath_mut();
         let a = if watched && netdev::link::ifindex(&name).is_none() {
             dp.add_port_detached(spec).map_err(named)?;
             tracing::warn!(bridge = %self.name, port = no, name = %name,
@@ -210,7 +216,7 @@ impl Running {
                 self.mtus.insert(no, m as u32);
             }
         }
-        self.control.agent.add_port(agent::PortInfo {
+        self.control.agent.handle_port_added(agent::PortInfo {
             link_up: a.link_up,
             queues,
             since_ns: datapath::clock::now_ns(),
@@ -267,7 +273,7 @@ impl Running {
         if self
             .control
             .agent
-            .ports
+            .ports()
             .get(&no)
             .is_some_and(|p| p.link_up != up)
         {
@@ -276,13 +282,13 @@ impl Running {
                 self.bridge().macs.forget_port(no);
             }
             // The agent republishes the pipeline and tells controllers.
-            self.control.agent.link_changed(no, up);
+            self.control.agent.handle_link_change(no, up);
         }
     }
 
     /// The port's interface is gone: close its devices, link down.
     fn detach(&mut self, no: u32) {
-        let dp = &mut self.control.agent.datapath;
+        let dp = self.control.agent.datapath_mut();
         if !dp.detach(no) {
             return;
         }
@@ -291,12 +297,12 @@ impl Running {
         }
         self.ifindex.remove(&no);
         tracing::warn!(bridge = %self.name, port = no, "interface deleted: port detached until an interface of its name comes back");
-        self.control.agent.link_changed(no, false);
+        self.control.agent.handle_link_change(no, false);
     }
 
     /// Opens the port's interface again; false if it cannot be opened yet.
     fn reattach(&mut self, no: u32) -> bool {
-        let dp = &mut self.control.agent.datapath;
+        let dp = self.control.agent.datapath_mut();
         let Some(name) = dp.port(no).map(|s| s.name.clone()) else {
             return false;
         };
@@ -310,7 +316,9 @@ impl Running {
                 }
                 self.bridge().macs.forget_port(no);
                 tracing::info!(bridge = %self.name, port = no, name = %name, up = a.link_up, "interface back: port attached again");
-                self.control.agent.port_reattached(no, a.hw_addr, a.link_up);
+                self.control
+                    .agent
+                    .handle_port_reattached(no, a.hw_addr, a.link_up);
                 true
             }
             Err(e) => {
@@ -454,9 +462,8 @@ impl Running {
         let limited: u64 = self
             .control
             .agent
-            .conns
-            .values()
-            .map(|c| c.packet_in_dropped)
+            .conns()
+            .map(|(_, c)| c.packet_in_dropped)
             .sum();
         println!(
             "controller channel: packet-in queue full {}  packet-out queue full {}  packet-in rate-limited {}",

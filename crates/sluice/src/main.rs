@@ -253,11 +253,20 @@ fn run() -> Result<Option<String>, Box<dyn std::error::Error>> {
     let mut timeout_ms = 0;
     while !stop.load(Relaxed) {
         // One poll over link events and every bridge's OpenFlow sockets
-        // and packet-in queue; the 100 ms timeout keeps the loop serving
-        // signals, statistics, keepalives and --duration, 1 ms while a
-        // publication waits for the workers to leave an old version.
-        if timeout_ms > 0 && running.iter().any(|r| r.control.agent.is_dirty()) {
-            timeout_ms = 1;
+        // and packet-in queue, until the soonest time an agent asked for
+        // (flow expiry, keepalives, a publication that waits for the
+        // workers to leave an old version); at most 100 ms, which keeps
+        // the loop serving signals, statistics and --duration.
+        if timeout_ms > 0 {
+            let now = datapath::clock::now_ns();
+            if let Some(next) = running
+                .iter()
+                .filter_map(|r| r.control.agent.poll_timeout())
+                .min()
+            {
+                let ms = next.saturating_sub(now).div_ceil(1_000_000);
+                timeout_ms = timeout_ms.min(ms.min(100) as i32);
+            }
         }
         let mut fds = Vec::new();
         if let Some(w) = &links {

@@ -24,11 +24,11 @@
 
 use std::collections::HashSet;
 
+use agent::LocalChange;
 use datapath::PortSpec;
 use ofp::msg::flow::FlowModCommand;
 use ofp::msg::group::GroupModCommand;
 use ofp::msg::meter::MeterModCommand;
-use pipeline::Pipeline;
 
 use crate::bridge::Running;
 use crate::config::Config;
@@ -132,41 +132,51 @@ impl StaticPlan {
             && self.flows.is_empty()
     }
 
-    /// Applies the plan to `p`; the first refusal, named.
-    fn apply(&self, p: &mut Pipeline) -> Result<(), String> {
-        let now = datapath::clock::now_ns();
+    /// The plan as the agent's local changes, in the order they are
+    /// applied, each with how a refusal names it.
+    fn changes(&self) -> (Vec<String>, Vec<LocalChange>) {
+        let mut v: Vec<(String, LocalChange)> = Vec::new();
         for f in &self.flow_dels {
-            p.flow_mod(f, now)
-                .map_err(|e| format!("deleting a flow: {e}"))?;
+            v.push(("deleting a flow".into(), LocalChange::Flow(f.clone())));
         }
         for g in &self.group_dels {
-            p.group_mod(g, now)
-                .map_err(|e| format!("deleting group {}: {e}", g.group_id))?;
+            v.push((
+                format!("deleting group {}", g.group_id),
+                LocalChange::Group(g.clone()),
+            ));
         }
         for m in &self.meter_dels {
-            p.meter_mod(m, now)
-                .map_err(|e| format!("deleting meter {}: {e}", m.meter_id))?;
+            v.push((
+                format!("deleting meter {}", m.meter_id),
+                LocalChange::Meter(m.clone()),
+            ));
         }
         for m in &self.meters {
-            p.meter_mod(m, now)
-                .map_err(|e| format!("meter {}: {e}", m.meter_id))?;
+            v.push((
+                format!("meter {}", m.meter_id),
+                LocalChange::Meter(m.clone()),
+            ));
         }
         for g in &self.groups {
-            p.group_mod(g, now)
-                .map_err(|e| format!("group {}: {e}", g.group_id))?;
+            v.push((
+                format!("group {}", g.group_id),
+                LocalChange::Group(g.clone()),
+            ));
         }
         for f in &self.flows {
-            p.flow_mod(f, now)
-                .map_err(|e| format!("flow {}: {e}", ofp::text::format_flow_mod(f)))?;
+            v.push((
+                format!("flow {}", ofp::text::format_flow_mod(f)),
+                LocalChange::Flow(f.clone()),
+            ));
         }
-        Ok(())
+        v.into_iter().unzip()
     }
 }
 
 /// The ports to delete (numbers) and to add (specs) to make a bridge's
 /// ports those of `new`.
 fn port_plan(r: &Running, new: &Config) -> (Vec<u32>, Vec<PortSpec>) {
-    let dp = &r.control.agent.datapath;
+    let dp = r.control.agent.datapath();
     let mut dels = Vec::new();
     let mut adds = Vec::new();
     let mut taken: Vec<u32> = Vec::new();
@@ -258,15 +268,12 @@ pub fn apply(running: &mut [Running], new: Vec<Config>) -> Result<Vec<String>, S
             .expect("same names");
         let (dels, adds) = port_plan(r, &cfg);
         let stat = StaticPlan::new(&r.config, &cfg);
-        let mut trial = r.control.agent.pipeline.clone();
-        for no in &dels {
-            trial.remove_port(*no);
-        }
-        for a in &adds {
-            trial.set_port(pipeline::PortState::up(a.port_no));
-        }
-        stat.apply(&mut trial)
-            .map_err(|e| format!("bridge {}: {e}", cfg.name))?;
+        let (labels, changes) = stat.changes();
+        let new_ports: Vec<u32> = adds.iter().map(|a| a.port_no).collect();
+        r.control
+            .agent
+            .try_local_changes(&dels, &new_ports, &changes)
+            .map_err(|e| format!("bridge {}: {}: {}", cfg.name, labels[e.at], e.why))?;
         plans.push((cfg, dels, adds, stat));
     }
     let mut problems = Vec::new();
@@ -282,7 +289,7 @@ pub fn apply(running: &mut [Running], new: Vec<Config>) -> Result<Vec<String>, S
             if let Err(e) = r
                 .control
                 .agent
-                .command(&["del-port".into(), no.to_string()])
+                .handle_command(&["del-port".into(), no.to_string()])
             {
                 problems.push(format!("bridge {}: {e}", r.name));
             }
@@ -309,16 +316,16 @@ pub fn apply(running: &mut [Running], new: Vec<Config>) -> Result<Vec<String>, S
             }
         }
         if !stat.is_empty() {
-            if let Err(e) = stat.apply(&mut r.control.agent.pipeline) {
+            let (labels, changes) = stat.changes();
+            let now = datapath::clock::now_ns();
+            if let Err(e) = r.control.agent.handle_local_changes(&changes, now) {
                 // Tried on a copy first: only a port that failed to open
                 // can make this differ.
-                problems.push(format!("bridge {}: {e}", r.name));
+                problems.push(format!("bridge {}: {}: {}", r.name, labels[e.at], e.why));
             }
-            r.control.agent.mark_changed();
-            r.control.agent.publish();
         }
         if let Some(rate) = cfg.packet_in_rate {
-            r.control.agent.conn_config.packet_in_rate = rate;
+            r.control.agent.conn_config_mut().packet_in_rate = rate;
         }
         let mut endpoints = cfg.endpoints.clone();
         endpoints.extend(r.mgmt.iter().cloned());

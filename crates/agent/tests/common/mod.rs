@@ -26,7 +26,21 @@ pub fn decode_all(out: &[u8]) -> Vec<(u32, Message)> {
 
 /// Everything the agent sent on `id` since the last call, decoded.
 pub fn replies<D: Datapath>(a: &mut Agent<D>, id: ConnId) -> Vec<(u32, Message)> {
-    decode_all(&std::mem::take(&mut a.conns.get_mut(&id).unwrap().outbox))
+    let out = a.poll_transmit(id).unwrap_or_default().to_vec();
+    a.transmitted(id, out.len());
+    decode_all(&out)
+}
+
+/// Runs the agent's timers at `now` and returns the connections it says
+/// to close, with why.
+#[allow(dead_code)]
+pub fn tick<D: Datapath>(a: &mut Agent<D>, now: u64) -> Vec<(ConnId, &'static str)> {
+    a.handle_timeout(now);
+    std::iter::from_fn(|| a.poll_event())
+        .map(|e| match e {
+            agent::Event::Close { conn, why } => (conn, why),
+        })
+        .collect()
 }
 
 /// A datapath that only keeps the snapshots published: the last `hold`

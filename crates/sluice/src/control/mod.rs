@@ -76,10 +76,6 @@ pub struct Control {
     /// Where each connection came from (for logs).
     peers: HashMap<ConnId, String>,
     pub channels: Arc<Channels>,
-    /// Standalone fail mode: the NORMAL flow used while no controller is
-    /// connected.
-    pub standalone_flow: Option<ofp::FlowMod>,
-    had_controller: bool,
     bridge: String,
     /// The daemon's TLS identity, when it has one.
     tls: Option<tls::Tls>,
@@ -125,8 +121,6 @@ impl Control {
             streams: HashMap::new(),
             peers: HashMap::new(),
             channels,
-            standalone_flow: None,
-            had_controller: false,
             bridge: bridge.to_string(),
             tls,
             read_buf: vec![0u8; READ_BUF],
@@ -282,7 +276,7 @@ impl Control {
             }
         }
         for (id, s) in &self.streams {
-            let c = self.agent.conns.get(id);
+            let c = self.agent.conn(*id);
             // Writable also wakes a connection with work left over from a
             // round's share (see MAX_PUMPS_PER_ROUND).
             let want_out =
@@ -310,7 +304,7 @@ impl Control {
     }
 
     fn close(&mut self, id: ConnId, why: &str) {
-        let service = self.agent.conns.get(&id).is_some_and(|c| c.service);
+        let service = self.agent.conn(id).is_some_and(|c| c.service);
         if let Some(peer) = self.peers.remove(&id) {
             // Management clients (sluice-ctl) come and go all day: debug
             // level, as their arrival.
@@ -326,7 +320,7 @@ impl Control {
             }
         }
         self.streams.remove(&id);
-        if let Some(c) = self.agent.conns.get(&id) {
+        if let Some(c) = self.agent.conn(id) {
             self.packet_in_limited_closed += c.packet_in_dropped;
         }
         self.agent.disconnect(id);
@@ -480,7 +474,7 @@ impl Control {
         let ids: Vec<ConnId> = self.streams.keys().copied().collect();
         for id in ids {
             while let Some(s) = self.streams.get_mut(&id) {
-                if !self.agent.conns.get(&id).is_none_or(|c| c.wants_input()) {
+                if !self.agent.conn(id).is_none_or(|c| c.wants_input()) {
                     break;
                 }
                 match s.read(&mut buf) {
@@ -489,7 +483,7 @@ impl Control {
                         break;
                     }
                     Ok(n) => {
-                        if !self.agent.receive(id, &buf[..n], now_ns) {
+                        if !self.agent.handle_input(id, &buf[..n], now_ns) {
                             self.flush(id);
                             self.close(id, "protocol error");
                             break;
@@ -512,7 +506,7 @@ impl Control {
         self.channels.packet_in_wake.clear();
         let mut n = 0;
         while let Some(m) = self.channels.packet_in.pop() {
-            self.agent.packet_in_tunneled(
+            self.agent.handle_packet_in_tunneled(
                 m.in_port,
                 &m.tunnel,
                 m.ctl,
@@ -525,43 +519,19 @@ impl Control {
                 break;
             }
         }
-        // Standalone fail mode: NORMAL while no controller is connected.
-        let has = self.agent.has_controller();
-        if has != self.had_controller {
-            self.had_controller = has;
-            if let Some(fm) = self.standalone_flow.clone() {
-                let fm = if has {
-                    ofp::FlowMod {
-                        command: ofp::FlowModCommand::DeleteStrict,
-                        cookie_mask: u64::MAX,
-                        ..fm
-                    }
-                } else {
-                    fm
-                };
-                let _ = self.agent.pipeline.flow_mod(&fm, now_ns);
-                self.agent.mark_changed();
-                self.agent.publish();
-            }
-        }
         // Write, and let each connection go on as far as what was written
         // makes room; close a peer that lets its backlog pass the hard cap.
         let ids: Vec<ConnId> = self.streams.keys().copied().collect();
         for id in ids {
-            let before = self.agent.conns.get(&id).map_or(0, |c| c.outbox.len());
+            let before = self.agent.conn(id).map_or(0, |c| c.outbox.len());
             self.flush(id);
-            if self
-                .agent
-                .conns
-                .get(&id)
-                .is_some_and(|c| c.outbox.len() < before)
-            {
+            if self.agent.conn(id).is_some_and(|c| c.outbox.len() < before) {
                 // The peer takes what we send: it is alive even while its
                 // own requests wait behind a long reply.
                 self.agent.peer_alive(id, now_ns);
             }
             for _ in 0..MAX_PUMPS_PER_ROUND {
-                let Some(c) = self.agent.conns.get(&id) else {
+                let Some(c) = self.agent.conn(id) else {
                     break;
                 };
                 if !c.has_work() {
@@ -573,23 +543,18 @@ impl Control {
                     self.close(id, "protocol error");
                     break;
                 }
-                let Some(c) = self.agent.conns.get(&id) else {
+                let Some(c) = self.agent.conn(id) else {
                     break;
                 };
                 if c.outbox.len() == before {
                     break; // only part of a message waiting
                 }
                 self.flush(id);
-                if self
-                    .agent
-                    .conns
-                    .get(&id)
-                    .is_some_and(|c| !c.outbox.is_empty())
-                {
+                if self.agent.conn(id).is_some_and(|c| !c.outbox.is_empty()) {
                     break; // the socket is full: POLLOUT will bring us back
                 }
             }
-            if let Some(c) = self.agent.conns.get(&id) {
+            if let Some(c) = self.agent.conn(id) {
                 if c.over_hard_cap() {
                     let n = c.outbox.len();
                     let why =
@@ -599,8 +564,14 @@ impl Control {
                 }
             }
         }
-        for (id, why) in self.agent.tick(now_ns) {
-            self.close(id, why);
+        self.agent.handle_timeout(now_ns);
+        while let Some(e) = self.agent.poll_event() {
+            match e {
+                agent::Event::Close { conn, why } => {
+                    self.flush(conn);
+                    self.close(conn, why)
+                }
+            }
         }
         self.refresh_view(now_ns);
     }
@@ -640,18 +611,18 @@ impl Control {
     }
 
     fn flush(&mut self, id: ConnId) {
-        let (Some(s), Some(c)) = (self.streams.get_mut(&id), self.agent.conns.get_mut(&id)) else {
+        let Some(s) = self.streams.get_mut(&id) else {
             return;
         };
         s.flush_transport();
-        while !c.outbox.is_empty() {
-            match s.write(&c.outbox) {
+        while let Some(out) = self.agent.poll_transmit(id) {
+            match s.write(out) {
                 Ok(0) => break,
-                Ok(n) => c.outbox.consume(n),
+                Ok(n) => self.agent.transmitted(id, n),
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(_) => {
-                    c.outbox.clear();
+                    self.agent.transmit_failed(id);
                     break;
                 }
             }

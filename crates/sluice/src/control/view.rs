@@ -66,9 +66,8 @@ impl Control {
     fn snapshot_view(&self) -> View {
         let a = &self.agent;
         let conns = a
-            .conns
-            .iter()
-            .map(|(&id, c)| ConnView {
+            .conns()
+            .map(|(id, c)| ConnView {
                 id,
                 peer: self.peers.get(&id).cloned().unwrap_or_default(),
                 management: c.service,
@@ -87,13 +86,13 @@ impl Control {
                 let scheme = if c.tls { "tls" } else { "tcp" };
                 let open = c
                     .conn
-                    .and_then(|id| a.conns.get(&id))
+                    .and_then(|id| a.conn(id))
                     .is_some_and(|c| c.phase == Phase::Open);
                 (format!("{scheme}:{}", c.target), open)
             })
             .collect();
-        let ports = a.ports.values().map(|p| (p.port_no, p.link_up)).collect();
-        let live: u64 = a.conns.values().map(|c| c.packet_in_dropped).sum();
+        let ports = a.ports().values().map(|p| (p.port_no, p.link_up)).collect();
+        let live: u64 = a.conns().map(|(_, c)| c.packet_in_dropped).sum();
         View {
             conns,
             controllers,
@@ -116,7 +115,7 @@ mod tests {
         let bridge = datapath::Bridge::new("br0", 1, p.snapshot(), true).unwrap();
         let channels = bridge.channels.clone();
         let mut agent = agent::Agent::new(1, p, bridge, "br0");
-        agent.add_port(agent::PortInfo {
+        agent.handle_port_added(agent::PortInfo {
             link_up: true,
             ..agent::PortInfo::new(1, "p1", [2, 0, 0, 0, 0, 1])
         });
@@ -165,25 +164,42 @@ mod tests {
         let view = c.view();
         let mut t = T0;
         let (mut ids, mut peers) = (Vec::new(), Vec::new());
-        for n in [3, 4] {
+        // One PACKET_IN a second, no burst: of n sent at once, n - 1 are
+        // limited. The first connection is offered 4 + 5, the second 5.
+        let cfg = c.agent.conn_config_mut();
+        (cfg.packet_in_rate, cfg.packet_in_burst) = (1, 0);
+        let hello = ofp::Message::Hello(ofp::msg::simple::Hello::ours()).to_bytes(1);
+        let miss = pipeline::ToController {
+            reason: ofp::msg::flow::PacketInReason::NoMatch,
+            table_id: 0,
+            cookie: 0,
+            max_len: 0xffff,
+        };
+        for n in [4, 5] {
             let (a, b) = UnixStream::pair().unwrap();
             peers.push(b);
             let id = c.adopt(super::super::Stream::Unix(a), "unix:/x".into(), true, t);
-            c.agent.conns.get_mut(&id).unwrap().packet_in_dropped = n;
+            assert!(c.agent.handle_input(id, &hello, t));
+            for _ in 0..n {
+                c.agent
+                    .handle_packet_in(1, miss, bytes::Bytes::from(vec![0u8; 60]), t);
+            }
             ids.push(id);
         }
+        let limited = |c: &Control, id| c.agent.conn(id).unwrap().packet_in_dropped;
+        assert_eq!((limited(&c, ids[0]), limited(&c, ids[1])), (3 + 5, 4));
         c.refresh_view(t);
-        assert_eq!(view.load().packet_in_limited, 7);
+        assert_eq!(view.load().packet_in_limited, 12);
         assert!(view.load().conns.iter().all(|c| c.management));
         c.close(ids[0], "test");
         t += EVERY_NS;
         c.refresh_view(t);
-        assert_eq!(view.load().packet_in_limited, 7);
+        assert_eq!(view.load().packet_in_limited, 12);
         assert_eq!(view.load().conns.len(), 1);
         c.close(ids[1], "test");
         t += EVERY_NS;
         c.refresh_view(t);
-        assert_eq!(view.load().packet_in_limited, 7);
+        assert_eq!(view.load().packet_in_limited, 12);
         assert!(view.load().conns.is_empty());
     }
 }

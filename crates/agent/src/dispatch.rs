@@ -1,0 +1,394 @@
+//! What each controller message does: one arm per message type, the
+//! changes through the pipeline (the one judge of a message's match,
+//! instructions and actions), PACKET_OUT and roles.
+//!
+//! Contract: a refusal is the `(type, code)` the spec names and changes
+//! nothing; a slave is refused every modification.
+
+use super::*;
+
+impl<D: Datapath> Agent<D> {
+    pub(crate) fn is_slave(&self, id: ConnId) -> bool {
+        self.conns[&id].role == ControllerRole::Slave
+    }
+
+    pub(crate) fn dispatch(
+        &mut self,
+        id: ConnId,
+        xid: u32,
+        msg: Message,
+        frame: &Bytes,
+        now_ns: u64,
+    ) -> Result<(), ErrorCode> {
+        use Message as M;
+        let modifies = matches!(
+            msg,
+            M::FlowMod(_)
+                | M::GroupMod(_)
+                | M::MeterMod(_)
+                | M::PortMod(_)
+                | M::TableMod(_)
+                | M::PacketOut(_)
+        ) || matches!(&msg, M::MultipartRequest(r) if matches!(&r.body, Q::TableFeatures(t) if !t.is_empty()));
+        if modifies && self.is_slave(id) {
+            return Err(brc(BadRequestCode::IsSlave));
+        }
+        match msg {
+            M::Hello(_) => {}
+            M::EchoRequest(data) => self.send(id, &M::EchoReply(data), xid),
+            M::EchoReply(_) => {}
+            M::FeaturesRequest => {
+                use ofp::msg::simple::capabilities as cap;
+                if let Some(c) = self.conns.get_mut(&id) {
+                    c.features_seen = true;
+                }
+                let reply = FeaturesReply {
+                    datapath_id: self.datapath_id,
+                    n_buffers: buffers::N_BUFFERS,
+                    n_tables: self.pipeline.config.n_tables,
+                    auxiliary_id: 0,
+                    capabilities: cap::FLOW_STATS
+                        | cap::TABLE_STATS
+                        | cap::PORT_STATS
+                        | cap::GROUP_STATS
+                        | cap::QUEUE_STATS,
+                    reserved: 0,
+                };
+                self.send(id, &M::FeaturesReply(reply), xid);
+            }
+            M::GetConfigRequest => {
+                let c = self.switch_config;
+                self.send(id, &M::GetConfigReply(c), xid);
+            }
+            M::SetConfig(c) => {
+                // Fragments are switched as they are (OFPC_FRAG_NORMAL); we
+                // neither drop nor reassemble them.
+                if c.flags & 0x3 != 0 {
+                    return Err(ErrorCode::SwitchConfigFailed(
+                        SwitchConfigFailedCode::BadFlags,
+                    ));
+                }
+                self.switch_config = c;
+                let ttl = c.flags & 0x4 != 0;
+                if self.pipeline.invalid_ttl_to_controller != ttl {
+                    self.pipeline.invalid_ttl_to_controller = ttl;
+                    self.dirty = true;
+                }
+            }
+            M::FlowMod(fm) => {
+                // A buffered packet named by the flow-mod is looked up first
+                // (an unusable id refuses the whole flow-mod) and taken only
+                // once the flow-mod has succeeded.
+                let buffered = if fm.buffer_id != NO_BUFFER
+                    && matches!(
+                        fm.command,
+                        ofp::FlowModCommand::Add
+                            | ofp::FlowModCommand::Modify
+                            | ofp::FlowModCommand::ModifyStrict
+                    ) {
+                    Some(self.buffer(fm.buffer_id)?)
+                } else {
+                    None
+                };
+                // Validated above (Message::validate), and `frame` is its wire form.
+                let removed = self
+                    .pipeline
+                    .flow_mod_wire(&fm, frame, now_ns)
+                    .map_err(|e| e.code)?;
+                if buffered.is_some() {
+                    let _ = self.buffers.take(fm.buffer_id);
+                }
+                self.dirty = true;
+                self.flow_removed(&removed, now_ns);
+                if let Some((in_port, data)) = buffered {
+                    self.publish();
+                    let _ = self.datapath.packet_out(
+                        in_port,
+                        vec![Action::Output {
+                            port: port_no::TABLE,
+                            max_len: 0,
+                        }],
+                        data,
+                    );
+                }
+            }
+            M::GroupMod(gm) => {
+                let removed = self.pipeline.group_mod(&gm, now_ns).map_err(|e| e.code)?;
+                self.dirty = true;
+                self.flow_removed(&removed, now_ns);
+            }
+            M::MeterMod(mm) => {
+                let removed = self.pipeline.meter_mod(&mm, now_ns).map_err(|e| e.code)?;
+                self.dirty = true;
+                self.flow_removed(&removed, now_ns);
+            }
+            M::PortMod(pm) => {
+                let Some(p) = self.ports.get_mut(&pm.port_no) else {
+                    return Err(ErrorCode::PortModFailed(PortModFailedCode::BadPort));
+                };
+                if p.hw_addr != pm.hw_addr {
+                    return Err(ErrorCode::PortModFailed(PortModFailedCode::BadHwAddr));
+                }
+                let known = port_config::PORT_DOWN
+                    | port_config::NO_RECV
+                    | port_config::NO_FWD
+                    | port_config::NO_PACKET_IN
+                    | NO_FLOOD;
+                if pm.mask & !known != 0 {
+                    return Err(ErrorCode::PortModFailed(PortModFailedCode::BadConfig));
+                }
+                let config = (p.config & !pm.mask) | (pm.config & pm.mask);
+                if config != p.config {
+                    p.config = config;
+                    let (state, desc) = (p.state(), p.desc());
+                    self.pipeline.set_port(state);
+                    self.dirty = true;
+                    self.port_status(PortReason::Modify, desc);
+                }
+            }
+            M::TableMod(tm) => {
+                if tm.table_id != ofp::port::TABLE_ALL
+                    && tm.table_id >= self.pipeline.config.n_tables
+                {
+                    return Err(ErrorCode::TableModFailed(TableModFailedCode::BadTable));
+                }
+                // OpenFlow 1.3 defines no table config bits (3 is deprecated).
+                if tm.config & !3 != 0 {
+                    return Err(ErrorCode::TableModFailed(TableModFailedCode::BadConfig));
+                }
+            }
+            M::PacketOut(po) => self.packet_out(po)?,
+            M::MultipartRequest(req) => {
+                if req.flags & 1 != 0 {
+                    // OFPMPF_REQ_MORE: no request here needs several parts.
+                    return Err(brc(BadRequestCode::MultipartBufferOverflow));
+                }
+                if let Q::Flow(freq) = &req.body {
+                    let rules = self.pipeline.flow_stats_rules(freq).map_err(|e| e.code)?;
+                    if let Some(c) = self.conns.get_mut(&id) {
+                        c.job = Some(FlowStatsJob { xid, rules, at: 0 });
+                    }
+                    return Ok(());
+                }
+                let bodies = self.multipart(req.body, now_ns)?;
+                let n = bodies.len();
+                for (i, body) in bodies.into_iter().enumerate() {
+                    let flags = if i + 1 < n { 1 } else { 0 };
+                    self.send(id, &M::MultipartReply(MultipartReply { flags, body }), xid);
+                }
+            }
+            M::BarrierRequest => {
+                self.publish();
+                self.send(id, &M::BarrierReply, xid);
+            }
+            M::QueueGetConfigRequest { port } => {
+                let queues: Vec<PacketQueue> = if port == port_no::ANY {
+                    self.ports.values().flat_map(queue_desc).collect()
+                } else {
+                    match self.ports.get(&port) {
+                        Some(p) => queue_desc(p),
+                        None => return Err(ErrorCode::QueueOpFailed(QueueOpFailedCode::BadPort)),
+                    }
+                };
+                self.send(
+                    id,
+                    &M::QueueGetConfigReply(QueueGetConfigReply { port, queues }),
+                    xid,
+                );
+            }
+            M::RoleRequest(r) => {
+                let role = self.role(id, r)?;
+                self.send(id, &M::RoleReply(role), xid);
+            }
+            M::GetAsyncRequest => {
+                let a = self.conns[&id].async_config;
+                self.send(id, &M::GetAsyncReply(a), xid);
+            }
+            M::SetAsync(a) => {
+                if let Some(c) = self.conns.get_mut(&id) {
+                    c.async_config = a;
+                }
+            }
+            M::Experimenter(e) if e.experimenter == ofp::msg::bundle::ONF_EXPERIMENTER => {
+                return self.onf_message(id, xid, &e, frame, now_ns);
+            }
+            M::Experimenter(e) => {
+                use ofp::msg::sluice;
+                if e.experimenter == sluice::SLUICE_EXPERIMENTER
+                    && e.exp_type == sluice::COMMAND_REQUEST
+                {
+                    // Commands change the switch itself: the management
+                    // socket's connections only.
+                    if !self.conns.get(&id).is_some_and(|c| c.service) {
+                        return Err(brc(BadRequestCode::Eperm));
+                    }
+                    let req = sluice::CommandRequest::decode(&e.data).map_err(|e| e.code)?;
+                    let (ok, text) = match self.handle_command(&req.words) {
+                        Ok(t) => (true, t),
+                        Err(t) => (false, t),
+                    };
+                    let reply = sluice::CommandReply {
+                        ok,
+                        text: fit_text(&text, 20).into_owned(),
+                    };
+                    self.send(id, &reply.message(), xid);
+                    return Ok(());
+                }
+                if e.experimenter != sluice::SLUICE_EXPERIMENTER
+                    || e.exp_type != sluice::TRACE_REQUEST
+                {
+                    return Err(sluice::unknown(&e));
+                }
+                let req = sluice::TraceRequest::decode(&e.data).map_err(|e| e.code)?;
+                let text = self.trace(req.in_port, &req.frame);
+                self.send(id, &sluice::trace_reply(&fit_text(&text, 16)), xid);
+            }
+            // Messages only a switch sends.
+            M::Error(_) => {}
+            M::FeaturesReply(_)
+            | M::GetConfigReply(_)
+            | M::PacketIn(_)
+            | M::FlowRemoved(_)
+            | M::PortStatus(_)
+            | M::MultipartReply(_)
+            | M::BarrierReply
+            | M::QueueGetConfigReply(_)
+            | M::RoleReply(_)
+            | M::GetAsyncReply(_) => return Err(brc(BadRequestCode::BadType)),
+        }
+        let _ = frame;
+        Ok(())
+    }
+
+    /// The buffered packet `id` names (left in the pool), or the error the
+    /// spec gives for an unusable id.
+    pub(crate) fn buffer(&self, id: u32) -> Result<(u32, Bytes), ErrorCode> {
+        self.buffers.get(id).map_err(|m| match m {
+            buffers::Missing::Unknown => brc(BadRequestCode::BufferUnknown),
+            buffers::Missing::Empty => brc(BadRequestCode::BufferEmpty),
+        })
+    }
+
+    pub(crate) fn packet_out(&mut self, po: PacketOut) -> Result<(), ErrorCode> {
+        let valid_in = po.in_port == port_no::CONTROLLER
+            || po.in_port == port_no::LOCAL
+            || po.in_port == port_no::ANY
+            || self.ports.contains_key(&po.in_port);
+        if !valid_in {
+            return Err(brc(BadRequestCode::BadPort));
+        }
+        for a in &po.actions {
+            if let Action::Output { port, .. } = a {
+                let ok = *port <= port_no::MAX && self.ports.contains_key(port)
+                    || (*port > port_no::MAX && *port != port_no::ANY);
+                if !ok {
+                    return Err(ErrorCode::BadAction(ofp::error::BadActionCode::BadOutPort));
+                }
+            }
+            if let Action::Group(g) = a {
+                if !self.pipeline.groups().contains_key(g) {
+                    return Err(ErrorCode::BadAction(ofp::error::BadActionCode::BadOutGroup));
+                }
+            }
+        }
+        let (in_port, data) = if po.buffer_id != NO_BUFFER {
+            let (p, d) = self.buffer(po.buffer_id)?;
+            (
+                if po.in_port == port_no::ANY {
+                    p
+                } else {
+                    po.in_port
+                },
+                d,
+            )
+        } else {
+            if po.data.is_empty() {
+                return Err(brc(BadRequestCode::BadPacket));
+            }
+            (po.in_port, po.data)
+        };
+        let in_port = if in_port == port_no::ANY {
+            port_no::CONTROLLER
+        } else {
+            in_port
+        };
+        // The actions must suit this packet, as a flow's suit its match.
+        self.pipeline
+            .check_packet_out(&po.actions, &data, in_port)
+            .map_err(|e| e.code)?;
+        if po.buffer_id != NO_BUFFER {
+            let _ = self.buffers.take(po.buffer_id);
+        }
+        self.publish();
+        // A full datapath queue drops the packet, as a full port would.
+        let _ = self.datapath.packet_out(in_port, po.actions, data);
+        Ok(())
+    }
+
+    pub(crate) fn role(&mut self, id: ConnId, r: Role) -> Result<Role, ErrorCode> {
+        match r.role {
+            ControllerRole::NoChange => {}
+            ControllerRole::Equal => self.conns.get_mut(&id).expect("live").role = r.role,
+            ControllerRole::Master | ControllerRole::Slave => {
+                if let Some(g) = self.generation {
+                    if (r.generation_id.wrapping_sub(g) as i64) < 0 {
+                        return Err(ErrorCode::RoleRequestFailed(RoleRequestFailedCode::Stale));
+                    }
+                }
+                self.generation = Some(r.generation_id);
+                if r.role == ControllerRole::Master {
+                    for (cid, c) in self.conns.iter_mut() {
+                        if *cid != id && c.role == ControllerRole::Master {
+                            c.role = ControllerRole::Slave;
+                        }
+                    }
+                }
+                self.conns.get_mut(&id).expect("live").role = r.role;
+            }
+            _ => return Err(ErrorCode::RoleRequestFailed(RoleRequestFailedCode::BadRole)),
+        }
+        Ok(Role {
+            role: self.conns[&id].role,
+            generation_id: self.generation.unwrap_or(0),
+        })
+    }
+}
+
+pub(crate) fn queue_desc(p: &PortInfo) -> Vec<PacketQueue> {
+    p.queues
+        .iter()
+        .map(|&(id, min, max)| {
+            // Rates in tenths of a percent of the port's 10 Gb/s.
+            let pct = |kbps: u64| ((kbps * 1000) / 10_000_000).min(1000) as u16;
+            let mut props = Vec::new();
+            if min > 0 {
+                props.push(QueueProp::MinRate(pct(min)));
+            }
+            if max > 0 {
+                props.push(QueueProp::MaxRate(pct(max)));
+            }
+            PacketQueue {
+                queue_id: id,
+                port: p.port_no,
+                properties: props,
+            }
+        })
+        .collect()
+}
+
+/// Text cut to fit one message whose headers take `overhead` bytes of the
+/// 65 535 (a trace reply 16, a command reply 20), at a line end when there
+/// is one, with a note that it was cut.
+pub(crate) fn fit_text(text: &str, overhead: usize) -> std::borrow::Cow<'_, str> {
+    const NOTE: &str = "\n... (truncated: longer than one OpenFlow message)\n";
+    let max = ofp::header::MAX_MSG_LEN - overhead;
+    if text.len() <= max {
+        return text.into();
+    }
+    let mut cut = max - NOTE.len();
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let cut = text[..cut].rfind('\n').unwrap_or(cut);
+    format!("{}{NOTE}", &text[..cut]).into()
+}

@@ -1,0 +1,136 @@
+//! The switch's own changes to its tables, applied as a controller's are
+//! (FLOW_REMOVED where a removed flow asks for it, publication): the fail
+//! mode's flow and a configuration reload's static flows, groups and
+//! meters.
+//!
+//! Fail mode (Open vSwitch's `fail_mode`): in standalone mode the switch
+//! installs its own NORMAL flow while no controller is connected and
+//! removes it when one completes the handshake ([`Agent::has_controller`]);
+//! in secure mode it leaves the tables alone.
+
+use ofp::msg::group::GroupMod;
+use ofp::msg::meter::MeterMod;
+use ofp::FlowMod;
+
+use super::*;
+
+/// One change the switch's configuration makes to its tables.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LocalChange {
+    Flow(FlowMod),
+    Group(GroupMod),
+    Meter(MeterMod),
+}
+
+/// Which change of a list was refused, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocalRefusal {
+    /// Its position in the list.
+    pub at: usize,
+    pub why: String,
+}
+
+fn apply(p: &mut Pipeline, c: &LocalChange, now_ns: u64) -> Result<Vec<Removed>, String> {
+    match c {
+        LocalChange::Flow(f) => p.flow_mod(f, now_ns),
+        LocalChange::Group(g) => p.group_mod(g, now_ns),
+        LocalChange::Meter(m) => p.meter_mod(m, now_ns),
+    }
+    .map_err(|e| e.to_string())
+}
+
+impl<D: Datapath> Agent<D> {
+    /// Sets the fail mode: `standalone` is the flow installed while no
+    /// controller is connected (None: secure mode). Applied at once.
+    pub fn handle_fail_mode(&mut self, standalone: Option<FlowMod>, now_ns: u64) {
+        self.now_ns = self.now_ns.max(now_ns);
+        if let Some(old) = self.standalone_flow.take() {
+            if self.fail_flow_installed {
+                self.fail_flow(&old, false, now_ns);
+            }
+        }
+        self.fail_flow_installed = false;
+        self.standalone_flow = standalone;
+        self.follow_fail_mode(now_ns);
+        self.publish();
+    }
+
+    /// Installs or removes the standalone flow as a controller comes or
+    /// goes; true if it did.
+    pub(crate) fn follow_fail_mode(&mut self, now_ns: u64) -> bool {
+        let Some(fm) = self.standalone_flow.clone() else {
+            return false;
+        };
+        let want = !self.has_controller();
+        if want == self.fail_flow_installed {
+            return false;
+        }
+        self.fail_flow(&fm, want, now_ns);
+        self.fail_flow_installed = want;
+        true
+    }
+
+    fn fail_flow(&mut self, fm: &FlowMod, install: bool, now_ns: u64) {
+        let fm = if install {
+            fm.clone()
+        } else {
+            FlowMod {
+                command: ofp::FlowModCommand::DeleteStrict,
+                cookie_mask: u64::MAX,
+                ..fm.clone()
+            }
+        };
+        if let Ok(removed) = self.pipeline.flow_mod(&fm, now_ns) {
+            self.dirty = true;
+            self.flow_removed(&removed, now_ns);
+        }
+    }
+
+    /// Whether `changes` would all be taken, in order, with ports
+    /// `ports_gone` removed and `ports_new` added (up): tried on a copy of
+    /// the pipeline, nothing changes.
+    pub fn try_local_changes(
+        &self,
+        ports_gone: &[u32],
+        ports_new: &[u32],
+        changes: &[LocalChange],
+    ) -> Result<(), LocalRefusal> {
+        let mut trial = self.pipeline.clone();
+        for &no in ports_gone {
+            trial.remove_port(no);
+        }
+        for &no in ports_new {
+            trial.set_port(PortState::up(no));
+        }
+        for (at, c) in changes.iter().enumerate() {
+            apply(&mut trial, c, self.now_ns).map_err(|why| LocalRefusal { at, why })?;
+        }
+        Ok(())
+    }
+
+    /// Applies `changes` in order, then publishes; the first refusal
+    /// stops there (the changes before it stay applied: try them first
+    /// with [`Agent::try_local_changes`]).
+    pub fn handle_local_changes(
+        &mut self,
+        changes: &[LocalChange],
+        now_ns: u64,
+    ) -> Result<(), LocalRefusal> {
+        self.now_ns = self.now_ns.max(now_ns);
+        let mut result = Ok(());
+        for (at, c) in changes.iter().enumerate() {
+            match apply(&mut self.pipeline, c, now_ns) {
+                Ok(removed) => {
+                    self.dirty = true;
+                    self.flow_removed(&removed, now_ns);
+                }
+                Err(why) => {
+                    result = Err(LocalRefusal { at, why });
+                    break;
+                }
+            }
+        }
+        self.publish();
+        result
+    }
+}

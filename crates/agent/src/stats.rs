@@ -1,0 +1,428 @@
+//! Multipart replies: statistics and descriptions, split into messages
+//! that each fit 65 535 bytes; FLOW_STATS produced a message at a time as
+//! the connection's outbox drains.
+
+use super::*;
+
+impl<D: Datapath> Agent<D> {
+    /// Sends the next message of connection `id`'s FLOW_STATS reply: as
+    /// many entries as fit one message, REPLY_MORE unless they are the
+    /// last. The rules were taken when the request came; their counters
+    /// are read now.
+    pub(crate) fn continue_job(&mut self, id: ConnId, now_ns: u64) {
+        let Some(c) = self.conns.get_mut(&id) else {
+            return;
+        };
+        let Some(job) = c.job.as_mut() else {
+            return;
+        };
+        let mut entries = Vec::new();
+        let mut len = 0;
+        let mut scratch = Vec::new();
+        while let Some(r) = job.rules.get(job.at) {
+            scratch.clear();
+            ofp::instruction::encode_instructions(&r.instructions, &mut scratch);
+            let l = 48 + r.match_.wire_len() + scratch.len();
+            if !entries.is_empty() && len + l > MAX_BODY {
+                break;
+            }
+            entries.push(pipeline::control::flow_stats_entry(r, now_ns));
+            len += l;
+            job.at += 1;
+        }
+        let done = job.at >= job.rules.len();
+        let xid = job.xid;
+        let msg = Message::MultipartReply(MultipartReply {
+            flags: if done { 0 } else { 1 },
+            body: R::Flow(entries),
+        });
+        c.send(&msg, xid);
+        if done {
+            c.job = None;
+        }
+    }
+
+    /// Answers a multipart request: one or more reply bodies (several when
+    /// a reply would not fit one message).
+    pub(crate) fn multipart(&mut self, body: Q, now_ns: u64) -> Result<Vec<R>, ErrorCode> {
+        let p = &self.pipeline;
+        Ok(match body {
+            Q::Desc => vec![R::Desc(Box::new(self.desc))],
+            // `dispatch` answers FLOW_STATS a message at a time (see
+            // `Agent::pump`); this is the whole reply at once.
+            Q::Flow(req) => {
+                let all = p.flow_stats(&req, now_ns).map_err(|e| e.code)?;
+                split(all, R::Flow)
+            }
+            Q::Aggregate(req) => vec![R::Aggregate(p.aggregate(&req).map_err(|e| e.code)?)],
+            Q::Table => {
+                let counters = p.table_counters();
+                let stats = p
+                    .tables()
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| {
+                        let c = counters.get(i).map(|c| c.totals()).unwrap_or_default();
+                        TableStats {
+                            table_id: i as u8,
+                            active_count: t.len() as u32,
+                            lookup_count: c.packets,
+                            matched_count: c.bytes,
+                        }
+                    })
+                    .collect();
+                split(stats, R::Table)
+            }
+            Q::PortStats { port_no: want } => {
+                if want != port_no::ANY && !self.ports.contains_key(&want) {
+                    return Err(brc(BadRequestCode::BadPort));
+                }
+                let stats = self
+                    .ports
+                    .values()
+                    .filter(|p| want == port_no::ANY || p.port_no == want)
+                    .filter_map(|p| {
+                        let mut s = self.datapath.port_stats(p.port_no)?;
+                        let d = now_ns.saturating_sub(p.since_ns);
+                        s.port_no = p.port_no;
+                        s.duration_sec = (d / 1_000_000_000) as u32;
+                        s.duration_nsec = (d % 1_000_000_000) as u32;
+                        Some(s)
+                    })
+                    .collect();
+                split(stats, R::PortStats)
+            }
+            Q::PortDesc => split(
+                self.ports.values().map(PortInfo::desc).collect(),
+                R::PortDesc,
+            ),
+            Q::GroupDesc => {
+                let mut v: Vec<_> = p
+                    .groups()
+                    .values()
+                    .map(|g| ofp::msg::multipart::GroupDesc {
+                        group_type: g.rt.group_type,
+                        group_id: g.group_id,
+                        buckets: g.rt.buckets.clone(),
+                    })
+                    .collect();
+                v.sort_by_key(|g| g.group_id);
+                split(v, R::GroupDesc)
+            }
+            Q::Group { group_id } => {
+                let refs = p.group_ref_counts();
+                let mut v: Vec<_> = p
+                    .groups()
+                    .values()
+                    .filter(|g| group_id == ofp::port::group_no::ALL || g.group_id == group_id)
+                    .map(|g| {
+                        let t = g.rt.counters.totals();
+                        let d = now_ns.saturating_sub(g.created_ns);
+                        ofp::msg::multipart::GroupStats {
+                            group_id: g.group_id,
+                            ref_count: refs.get(&g.group_id).copied().unwrap_or(0),
+                            packet_count: t.packets,
+                            byte_count: t.bytes,
+                            duration_sec: (d / 1_000_000_000) as u32,
+                            duration_nsec: (d % 1_000_000_000) as u32,
+                            bucket_stats: g
+                                .rt
+                                .bucket_counters
+                                .iter()
+                                .map(|c| {
+                                    let t = c.totals();
+                                    ofp::msg::multipart::BucketCounter {
+                                        packet_count: t.packets,
+                                        byte_count: t.bytes,
+                                    }
+                                })
+                                .collect(),
+                        }
+                    })
+                    .collect();
+                v.sort_by_key(|g| g.group_id);
+                split(v, R::Group)
+            }
+            Q::MeterConfig { meter_id } => {
+                let mut v: Vec<_> = p
+                    .meters()
+                    .values()
+                    .filter(|m| meter_id == ofp::port::meter_no::ALL || m.meter_id == meter_id)
+                    .map(|m| ofp::msg::multipart::MeterConfig {
+                        flags: m.state.flags,
+                        meter_id: m.meter_id,
+                        bands: m.state.bands.iter().map(|b| b.band.clone()).collect(),
+                    })
+                    .collect();
+                v.sort_by_key(|m| m.meter_id);
+                split(v, R::MeterConfig)
+            }
+            Q::Meter { meter_id } => {
+                use std::sync::atomic::Ordering::Relaxed;
+                let flows = p.meter_flow_counts();
+                let mut v: Vec<_> = p
+                    .meters()
+                    .values()
+                    .filter(|m| meter_id == ofp::port::meter_no::ALL || m.meter_id == meter_id)
+                    .map(|m| {
+                        let d = now_ns.saturating_sub(m.created_ns);
+                        ofp::msg::multipart::MeterStats {
+                            meter_id: m.meter_id,
+                            flow_count: flows.get(&m.meter_id).copied().unwrap_or(0),
+                            packet_in_count: m.state.packets.load(Relaxed),
+                            byte_in_count: m.state.bytes.load(Relaxed),
+                            duration_sec: (d / 1_000_000_000) as u32,
+                            duration_nsec: (d % 1_000_000_000) as u32,
+                            band_stats: m
+                                .state
+                                .bands
+                                .iter()
+                                .map(|b| ofp::msg::multipart::MeterBandStats {
+                                    packet_band_count: b.packets.load(Relaxed),
+                                    byte_band_count: b.bytes.load(Relaxed),
+                                })
+                                .collect(),
+                        }
+                    })
+                    .collect();
+                v.sort_by_key(|m| m.meter_id);
+                split(v, R::Meter)
+            }
+            Q::GroupFeatures => vec![R::GroupFeatures(ofp::msg::multipart::GroupFeatures {
+                // all, select, indirect, fast failover
+                types: 0b1111,
+                // select weight, select liveness, chaining
+                capabilities: 0b0111,
+                max_groups: [p.config.max_groups as u32; 4],
+                actions: [ACTIONS_SUPPORTED; 4],
+            })],
+            Q::MeterFeatures => vec![R::MeterFeatures(ofp::msg::multipart::MeterFeatures {
+                max_meter: p.config.max_meters as u32,
+                // drop, dscp_remark
+                band_types: (1 << 1) | (1 << 2),
+                // kbps, pktps, burst, stats
+                capabilities: 0b1111,
+                max_bands: p.config.max_bands as u8,
+                max_color: 0,
+            })],
+            Q::Queue {
+                port_no: port,
+                queue_id,
+            } => {
+                if port != port_no::ANY && !self.ports.contains_key(&port) {
+                    return Err(ErrorCode::QueueOpFailed(QueueOpFailedCode::BadPort));
+                }
+                let mut stats = Vec::new();
+                let mut ports: Vec<&PortInfo> = self
+                    .ports
+                    .values()
+                    .filter(|p| port == port_no::ANY || p.port_no == port)
+                    .collect();
+                ports.sort_by_key(|p| p.port_no);
+                for p in ports {
+                    for &(q, _, _) in &p.queues {
+                        if queue_id != ofp::port::QUEUE_ALL && q != queue_id {
+                            continue;
+                        }
+                        let Some((tx_bytes, tx_packets, tx_errors)) =
+                            self.datapath.queue_stats(p.port_no, q)
+                        else {
+                            continue;
+                        };
+                        let d = now_ns.saturating_sub(p.since_ns);
+                        stats.push(QueueStats {
+                            port_no: p.port_no,
+                            queue_id: q,
+                            tx_bytes,
+                            tx_packets,
+                            tx_errors,
+                            duration_sec: (d / 1_000_000_000) as u32,
+                            duration_nsec: (d % 1_000_000_000) as u32,
+                        });
+                    }
+                }
+                if stats.is_empty() && queue_id != ofp::port::QUEUE_ALL {
+                    return Err(ErrorCode::QueueOpFailed(QueueOpFailedCode::BadQueue));
+                }
+                split(stats, R::Queue)
+            }
+            Q::TableFeatures(set) if set.is_empty() => split(
+                table_features(p.config.n_tables, p.config.max_entries),
+                R::TableFeatures,
+            ),
+            // Changing the tables' features is not supported (the spec's
+            // answer for a switch that cannot).
+            Q::TableFeatures(_) => {
+                return Err(ErrorCode::TableFeaturesFailed(
+                    ofp::error::TableFeaturesFailedCode::Eperm,
+                ))
+            }
+            Q::Experimenter(_) => return Err(brc(BadRequestCode::BadExperimenter)),
+        })
+    }
+}
+
+/// Actions the datapath runs (`ofp_action_type` bits 0-27, every 1.3 one
+/// but the experimenter's).
+pub(crate) const ACTIONS_SUPPORTED: u32 = (1 << 0)
+    | (1 << 11)
+    | (1 << 12)
+    | (1 << 15)
+    | (1 << 16)
+    | (1 << 17)
+    | (1 << 18)
+    | (1 << 19)
+    | (1 << 20)
+    | (1 << 21)
+    | (1 << 22)
+    | (1 << 23)
+    | (1 << 24)
+    | (1 << 25)
+    | (1 << 26)
+    | (1 << 27);
+
+/// What every table supports: all instructions (goto only forward), every
+/// action, every basic OXM field to match, wildcard and set.
+pub(crate) fn table_features(
+    n_tables: u8,
+    max_entries: usize,
+) -> Vec<ofp::msg::table_features::TableFeatures> {
+    use ofp::msg::table_features::{
+        prop_type as t, OxmId, TableFeatureProp as P, TableFeatures, TypeId,
+    };
+    let ids = |tys: Vec<u16>| {
+        tys.into_iter()
+            .map(|ty| TypeId {
+                ty,
+                data: Bytes::new(),
+            })
+            .collect::<Vec<_>>()
+    };
+    let instructions = ids(ofp::instruction::InstructionType::KNOWN
+        .iter()
+        .map(|i| i.value())
+        .collect());
+    let actions = ids(ofp::action::ActionType::KNOWN
+        .iter()
+        .map(|a| a.value())
+        .filter(|&v| v != 0xffff)
+        .collect());
+    let oxm = |pred: fn(&ofp::oxm::FieldInfo) -> bool| {
+        // The 40 basic fields, then the NXM_1 tunnel fields (their
+        // headers are Open vSwitch's, class 0x0001).
+        OxmField::KNOWN
+            .iter()
+            .chain(OxmField::NICIRA)
+            .filter_map(|f| Some((f, f.info()?)))
+            .filter(|(_, i)| pred(i))
+            .map(|(f, _)| OxmId {
+                header: f.header(false),
+                experimenter: None,
+            })
+            .collect::<Vec<_>>()
+    };
+    let all = oxm(|_| true);
+    let wild = oxm(|i| i.maskable);
+    let set = oxm(|i| i.settable);
+    (0..n_tables)
+        .map(|id| {
+            let next: Vec<u8> = (id.saturating_add(1)..n_tables).collect();
+            let mut props = Vec::new();
+            for ty in [t::INSTRUCTIONS, t::INSTRUCTIONS_MISS] {
+                props.push(P::Instructions {
+                    ty,
+                    ids: instructions.clone(),
+                });
+            }
+            props.push(P::NextTables {
+                ty: t::NEXT_TABLES,
+                tables: next.clone(),
+            });
+            props.push(P::NextTables {
+                ty: t::NEXT_TABLES_MISS,
+                tables: next,
+            });
+            for ty in [
+                t::WRITE_ACTIONS,
+                t::WRITE_ACTIONS_MISS,
+                t::APPLY_ACTIONS,
+                t::APPLY_ACTIONS_MISS,
+            ] {
+                props.push(P::Actions {
+                    ty,
+                    ids: actions.clone(),
+                });
+            }
+            props.push(P::Oxms {
+                ty: t::MATCH,
+                ids: all.clone(),
+            });
+            props.push(P::Oxms {
+                ty: t::WILDCARDS,
+                ids: wild.clone(),
+            });
+            for ty in [
+                t::WRITE_SETFIELD,
+                t::WRITE_SETFIELD_MISS,
+                t::APPLY_SETFIELD,
+                t::APPLY_SETFIELD_MISS,
+            ] {
+                props.push(P::Oxms {
+                    ty,
+                    ids: set.clone(),
+                });
+            }
+            TableFeatures {
+                table_id: id,
+                name: FixedStr::new(&format!("table{id}")),
+                metadata_match: u64::MAX,
+                metadata_write: u64::MAX,
+                config: 0,
+                max_entries: max_entries.min(u32::MAX as usize) as u32,
+                properties: props,
+            }
+        })
+        .collect()
+}
+
+/// Largest body of one multipart reply message (the header and multipart
+/// header take 16 bytes of the 65 535).
+pub(crate) const MAX_BODY: usize = 65_535 - 16;
+
+/// Splits a list into reply bodies that each fit one message, by encoding
+/// and measuring.
+pub(crate) fn split<T: Clone>(items: Vec<T>, make: fn(Vec<T>) -> R) -> Vec<R> {
+    let size = |v: Vec<T>| -> usize {
+        Message::MultipartReply(MultipartReply {
+            flags: 0,
+            body: make(v),
+        })
+        .to_bytes(0)
+        .len()
+            - 16
+    };
+    let mut out = Vec::new();
+    let mut cur: Vec<T> = Vec::new();
+    let mut cur_len = 0;
+    for it in items {
+        let l = size(vec![it.clone()]);
+        if !cur.is_empty() && cur_len + l > MAX_BODY {
+            out.push(make(std::mem::take(&mut cur)));
+            cur_len = 0;
+        }
+        cur_len += l;
+        cur.push(it);
+    }
+    out.push(make(cur));
+    out
+}
+
+/// A FLOW_STATS reply in progress on one connection.
+#[derive(Debug)]
+pub struct FlowStatsJob {
+    pub(crate) xid: u32,
+    /// The rules selected when the request came, in reply order.
+    pub(crate) rules: Vec<Arc<pipeline::Rule>>,
+    /// How many have been sent.
+    pub(crate) at: usize,
+}
