@@ -1,0 +1,226 @@
+//! The group and meter commands: dump-groups, dump-group-stats,
+//! dump-group-features, add-group, mod-group, del-groups, add-meter,
+//! mod-meter, del-meters, dump-meters, meter-stats and meter-features, and
+//! the group and meter text they read.
+//!
+//! Contract: the group or meter text, or the id (`group_id=N`, `meter=N`,
+//! `N` or `all`; none is all), is checked before connecting. Group changes
+//! are sent as changes (`changes::change`: alone, or as a bundle of one
+//! with `--bundle`); meter changes always alone (`--bundle` is refused
+//! before they get here).
+
+use ofp::msg::group::{GroupMod, GroupModCommand, GroupType};
+use ofp::msg::meter::{MeterMod, MeterModCommand};
+use ofp::msg::multipart::{MultipartReplyBody as R, MultipartRequestBody as Q};
+use ofp::port::{group_no, meter_no};
+use ofp::text::{parse_group_mod, parse_meter_mod};
+use ofp::Message;
+
+use super::changes::{change, modify};
+use super::{usage, Connect, Result};
+use crate::client::{Client, ClientError};
+use crate::{print, Opts};
+
+/// dump-groups: the groups (all, or one), in add-group syntax.
+pub(super) fn dump_groups(
+    connect: &Connect<'_>,
+    switch: &str,
+    group: Option<&str>,
+) -> Result<String> {
+    let id = group_id(group)?;
+    let mut c = connect(switch)?;
+    let mut v = Vec::new();
+    for part in c.multipart(Q::GroupDesc)? {
+        if let R::GroupDesc(g) = part.body {
+            v.extend(
+                g.into_iter()
+                    .filter(|g| id == group_no::ALL || g.group_id == id),
+            );
+        }
+    }
+    Ok(print::group_desc(&v, c.last_xid()))
+}
+
+/// dump-group-stats: the groups' counters (all, or one).
+pub(super) fn dump_group_stats(
+    connect: &Connect<'_>,
+    switch: &str,
+    group: Option<&str>,
+) -> Result<String> {
+    let group_id = group_id(group)?;
+    let mut c = connect(switch)?;
+    let mut v = Vec::new();
+    for part in c.multipart(Q::Group { group_id })? {
+        if let R::Group(g) = part.body {
+            v.extend(g);
+        }
+    }
+    Ok(print::group_stats(&v, c.last_xid()))
+}
+
+/// dump-group-features: what the switch's groups support.
+pub(super) fn dump_group_features(c: &mut Client) -> Result<String> {
+    let parts = c.multipart(Q::GroupFeatures)?;
+    let xid = c.last_xid();
+    match parts.into_iter().find_map(|p| match p.body {
+        R::GroupFeatures(g) => Some(g),
+        _ => None,
+    }) {
+        Some(g) => Ok(print::group_features(&g, xid)),
+        None => Err(ClientError::Unexpected("no GROUP_FEATURES reply".into()).into()),
+    }
+}
+
+/// add-group: adds a group.
+pub(super) fn add_group(
+    connect: &Connect<'_>,
+    switch: &str,
+    group: &str,
+    opts: &Opts,
+) -> Result<String> {
+    let gm = group_mod(group, GroupModCommand::Add)?;
+    change(&mut connect(switch)?, &Message::GroupMod(gm), opts)
+}
+
+/// mod-group: replaces a group's type and buckets.
+pub(super) fn mod_group(
+    connect: &Connect<'_>,
+    switch: &str,
+    group: &str,
+    opts: &Opts,
+) -> Result<String> {
+    let gm = group_mod(group, GroupModCommand::Modify)?;
+    change(&mut connect(switch)?, &Message::GroupMod(gm), opts)
+}
+
+/// del-groups: deletes one group, or all.
+pub(super) fn del_groups(
+    connect: &Connect<'_>,
+    switch: &str,
+    group: Option<&str>,
+    opts: &Opts,
+) -> Result<String> {
+    let gm = GroupMod {
+        command: GroupModCommand::Delete,
+        group_type: GroupType::All,
+        group_id: group_id(group)?,
+        buckets: Vec::new(),
+    };
+    change(&mut connect(switch)?, &Message::GroupMod(gm), opts)
+}
+
+/// add-meter: adds a meter.
+pub(super) fn add_meter(connect: &Connect<'_>, switch: &str, meter: &str) -> Result<String> {
+    let mm = meter_mod(meter, MeterModCommand::Add)?;
+    modify(&mut connect(switch)?, &Message::MeterMod(mm))
+}
+
+/// mod-meter: replaces a meter's bands.
+pub(super) fn mod_meter(connect: &Connect<'_>, switch: &str, meter: &str) -> Result<String> {
+    let mm = meter_mod(meter, MeterModCommand::Modify)?;
+    modify(&mut connect(switch)?, &Message::MeterMod(mm))
+}
+
+/// del-meters: deletes one meter, or all.
+pub(super) fn del_meters(
+    connect: &Connect<'_>,
+    switch: &str,
+    meter: Option<&str>,
+) -> Result<String> {
+    let mm = MeterMod {
+        command: MeterModCommand::Delete,
+        flags: 0,
+        meter_id: meter_id(meter)?,
+        bands: Vec::new(),
+    };
+    modify(&mut connect(switch)?, &Message::MeterMod(mm))
+}
+
+/// dump-meters: the meters (all, or one), in add-meter syntax.
+pub(super) fn dump_meters(
+    connect: &Connect<'_>,
+    switch: &str,
+    meter: Option<&str>,
+) -> Result<String> {
+    let meter_id = meter_id(meter)?;
+    let mut c = connect(switch)?;
+    let mut v = Vec::new();
+    for part in c.multipart(Q::MeterConfig { meter_id })? {
+        if let R::MeterConfig(m) = part.body {
+            v.extend(m);
+        }
+    }
+    Ok(print::meter_config(&v, c.last_xid()))
+}
+
+/// meter-stats: the meters' counters (all, or one).
+pub(super) fn meter_stats(
+    connect: &Connect<'_>,
+    switch: &str,
+    meter: Option<&str>,
+) -> Result<String> {
+    let meter_id = meter_id(meter)?;
+    let mut c = connect(switch)?;
+    let mut v = Vec::new();
+    for part in c.multipart(Q::Meter { meter_id })? {
+        if let R::Meter(m) = part.body {
+            v.extend(m);
+        }
+    }
+    Ok(print::meter_stats(&v, c.last_xid()))
+}
+
+/// meter-features: what the switch's meters support.
+pub(super) fn meter_features(c: &mut Client) -> Result<String> {
+    let parts = c.multipart(Q::MeterFeatures)?;
+    let xid = c.last_xid();
+    match parts.into_iter().find_map(|p| match p.body {
+        R::MeterFeatures(m) => Some(m),
+        _ => None,
+    }) {
+        Some(m) => Ok(print::meter_features(&m, xid)),
+        None => Err(ClientError::Unexpected("no METER_FEATURES reply".into()).into()),
+    }
+}
+
+/// A GROUP_MOD from group text, with `command`.
+pub(super) fn group_mod(text: &str, command: GroupModCommand) -> Result<GroupMod> {
+    let mut g = parse_group_mod(text).or_else(|e| usage("group", e))?;
+    g.command = command;
+    Ok(g)
+}
+
+/// A METER_MOD from meter text, with `command`.
+fn meter_mod(text: &str, command: MeterModCommand) -> Result<MeterMod> {
+    let mut m = parse_meter_mod(text).or_else(|e| usage("meter", e))?;
+    m.command = command;
+    Ok(m)
+}
+
+/// `group_id=N`, `N` or nothing (all).
+fn group_id(s: Option<&str>) -> Result<u32> {
+    let Some(s) = s else {
+        return Ok(group_no::ALL);
+    };
+    let v = s.strip_prefix("group_id=").unwrap_or(s);
+    match v {
+        "all" => Ok(group_no::ALL),
+        _ => v
+            .parse()
+            .or_else(|_| usage("group", format!("`{s}`: expected group_id=N or all"))),
+    }
+}
+
+/// `meter=N`, `N` or nothing (all).
+fn meter_id(s: Option<&str>) -> Result<u32> {
+    let Some(s) = s else {
+        return Ok(meter_no::ALL);
+    };
+    let v = s.strip_prefix("meter=").unwrap_or(s);
+    match v {
+        "all" => Ok(meter_no::ALL),
+        _ => v
+            .parse()
+            .or_else(|_| usage("meter", format!("`{s}`: expected meter=N or all"))),
+    }
+}
