@@ -1,0 +1,298 @@
+//! The whole switch in one thread, at times the test chooses: the OpenFlow
+//! agent driving a bridge of memory ports, its worker run round by round
+//! (`BridgeWorker::poll_once`) with a hand-set clock. Controller bytes go
+//! in, frames and OpenFlow messages come out; no thread, no sleep, no
+//! socket.
+//!
+//! What it shows: a FLOW_MOD's bytes become forwarding at the next round
+//! after the barrier; PORT_STATUS for ports added and links changed;
+//! FLOW_REMOVED when the clock passes an idle timeout, at the time
+//! `poll_timeout` announced; standalone fail mode (NORMAL while no
+//! controller, the tables left to the controller once one completes the
+//! handshake, NORMAL back when it leaves); a reload's static flow; a
+//! PACKET_IN and a PACKET_OUT through the bridge's channels.
+
+use agent::{Agent, ConnId, Event, LocalChange, PortInfo};
+use bytes::Bytes;
+use datapath::clock::Clock;
+use datapath::{Backend, Bridge, BridgeWorker, PortSpec};
+use netdev::memory::{MemoryPort, Wire};
+use ofp::msg::simple::{Hello, PortReason};
+use ofp::Message;
+use pipeline::{Config, Pipeline};
+
+const S: u64 = 1_000_000_000;
+
+/// The switch: the agent (owning the bridge) and the bridge's worker.
+struct Switch {
+    agent: Agent<Bridge>,
+    worker: BridgeWorker,
+    wires: Vec<Wire>,
+    now: u64,
+}
+
+impl Switch {
+    /// A one-worker bridge with memory ports 1..=n, at time 1 s.
+    fn new(n: u32) -> Switch {
+        let mut p = Pipeline::new(Config::default());
+        let mut bridge = Bridge::new("br0", 1, p.snapshot(), false).unwrap();
+        let mut worker = bridge.take_workers().remove(0);
+        let (clock, _) = Clock::manual(0);
+        worker.set_clock(clock);
+        let mut sw = Switch {
+            agent: Agent::new(1, p, bridge, "br0"),
+            worker,
+            wires: Vec::new(),
+            now: S,
+        };
+        for no in 1..=n {
+            sw.add_port(no);
+        }
+        sw
+    }
+
+    /// Opens memory port `no` in the bridge and tells the agent.
+    fn add_port(&mut self, no: u32) {
+        let (dev, wire) = MemoryPort::new(&format!("m{no}"));
+        let spec = PortSpec::new(no, &format!("m{no}"), Backend::AfPacket { rings: true });
+        let a = self
+            .agent
+            .datapath_mut()
+            .add_port_devices(spec, vec![Box::new(dev)]);
+        self.agent.handle_port_added(PortInfo {
+            link_up: a.link_up,
+            since_ns: self.now,
+            ..PortInfo::new(no, &format!("m{no}"), a.hw_addr)
+        });
+        self.wires.push(wire);
+    }
+
+    /// One worker round at the current time; then what the bridge sent
+    /// the agent (PACKET_INs) is handed over, as the daemon does.
+    fn round(&mut self) {
+        self.worker.poll_once(self.now);
+        let ch = self.agent.datapath().channels.clone();
+        while let Some(m) = ch.packet_in.pop() {
+            self.agent.handle_packet_in_tunneled(
+                m.in_port,
+                &m.tunnel,
+                m.ctl,
+                Bytes::from(m.frame),
+                self.now,
+            );
+        }
+    }
+
+    /// Frame `f` arrives on port `no`; one round; the frames each port
+    /// sent, by port number 1..
+    fn send(&mut self, no: u32, f: &[u8]) -> Vec<usize> {
+        self.wires[no as usize - 1].inject(f);
+        self.round();
+        self.wires.iter().map(|w| w.take_sent().len()).collect()
+    }
+
+    fn at(&mut self, t: u64) {
+        self.now = t;
+        self.agent.handle_timeout(t);
+    }
+
+    /// A controller: HELLO and FEATURES_REQUEST (the handshake that ends
+    /// standalone mode).
+    fn controller(&mut self) -> ConnId {
+        let id = self.agent.connect(self.now);
+        self.input(id, &Message::Hello(Hello::ours()));
+        self.input(id, &Message::FeaturesRequest);
+        self.output(id);
+        id
+    }
+
+    fn input(&mut self, id: ConnId, m: &Message) {
+        assert!(self.agent.handle_input(id, &m.to_bytes(7), self.now));
+    }
+
+    /// Everything the agent sent on `id`, decoded, but its inactivity
+    /// probes (ECHO_REQUEST: the test's controller is silent for seconds).
+    fn output(&mut self, id: ConnId) -> Vec<Message> {
+        let out = self.agent.poll_transmit(id).unwrap_or_default().to_vec();
+        self.agent.transmitted(id, out.len());
+        let mut v = Vec::new();
+        let mut at = 0;
+        while at < out.len() {
+            let len = u16::from_be_bytes([out[at + 2], out[at + 3]]) as usize;
+            let (_, m) = Message::decode(&Bytes::copy_from_slice(&out[at..at + len])).unwrap();
+            if !matches!(m, Message::EchoRequest(_)) {
+                v.push(m);
+            }
+            at += len;
+        }
+        v
+    }
+
+    fn flow(&mut self, id: ConnId, text: &str) {
+        let fm = ofp::text::parse_flow_mod(text).unwrap();
+        self.input(id, &Message::FlowMod(fm));
+        self.input(id, &Message::BarrierRequest);
+        let out = self.output(id);
+        assert!(matches!(out.last(), Some(Message::BarrierReply)), "{out:?}");
+    }
+}
+
+/// An Ethernet frame from `src` to `dst` (the last byte of each MAC).
+fn frame(dst: u8, src: u8) -> Vec<u8> {
+    let mut f = vec![2, 0, 0, 0, 0, dst, 2, 0, 0, 0, 0, src, 0x88, 0xb5];
+    f.resize(60, 0);
+    f
+}
+
+fn normal_flow() -> ofp::FlowMod {
+    ofp::text::parse_flow_mod("cookie=0x736c75696365,priority=0,actions=normal").unwrap()
+}
+
+#[test]
+fn flow_mod_bytes_in_frames_out_then_expiry_by_the_clock() {
+    let mut sw = Switch::new(3);
+    let c = sw.controller();
+    // No flow: the table-miss drops.
+    assert_eq!(sw.send(1, &frame(9, 1)), vec![0, 0, 0]);
+    sw.flow(
+        c,
+        "priority=10,in_port=1,idle_timeout=5,send_flow_rem,actions=output:2",
+    );
+    assert_eq!(sw.send(1, &frame(9, 1)), vec![0, 1, 0]);
+    // The agent asks to be woken by the idle deadline (5 s after the hit,
+    // the last one at this time) and not later.
+    let hit = sw.now;
+    let wake = sw.agent.poll_timeout().unwrap();
+    assert!(wake <= hit + 5 * S, "{wake} > {}", hit + 5 * S);
+    // Hits keep it: 4 s later, a frame; 4 s after that it is still there.
+    sw.at(hit + 4 * S);
+    assert_eq!(sw.send(1, &frame(9, 1)), vec![0, 1, 0]);
+    sw.at(hit + 8 * S);
+    assert!(sw.output(c).is_empty(), "not yet expired");
+    // 5 s idle: FLOW_REMOVED (idle timeout), and the frames stop.
+    sw.at(hit + 9 * S);
+    let out = sw.output(c);
+    assert!(
+        matches!(&out[..], [Message::FlowRemoved(r)] if r.reason == ofp::msg::flow::FlowRemovedReason::IdleTimeout && r.priority == 10),
+        "{out:?}"
+    );
+    sw.round();
+    assert_eq!(sw.send(1, &frame(9, 1)), vec![0, 0, 0]);
+    assert_eq!(sw.agent.poll_timeout().map(|t| t > sw.now), Some(true));
+}
+
+#[test]
+fn port_status_for_a_new_port_and_a_link_change() {
+    let mut sw = Switch::new(2);
+    let c = sw.controller();
+    sw.flow(c, "priority=1,actions=flood");
+    sw.add_port(3);
+    let out = sw.output(c);
+    assert!(
+        matches!(&out[..], [Message::PortStatus(p)] if p.reason == PortReason::Add && p.desc.port_no == 3),
+        "{out:?}"
+    );
+    // The new port is flooded to from the next round.
+    assert_eq!(sw.send(1, &frame(9, 1)), vec![0, 1, 1]);
+    // Its link goes down: PORT_STATUS MODIFY, and FLOOD leaves it out.
+    sw.agent.handle_link_change(3, false);
+    let out = sw.output(c);
+    assert!(
+        matches!(&out[..], [Message::PortStatus(p)] if p.reason == PortReason::Modify && p.desc.state & ofp::port::port_state::LINK_DOWN != 0),
+        "{out:?}"
+    );
+    assert_eq!(sw.send(1, &frame(9, 1)), vec![0, 1, 0]);
+}
+
+#[test]
+fn standalone_fail_mode_follows_the_controller() {
+    let mut sw = Switch::new(3);
+    sw.agent.handle_fail_mode(Some(normal_flow()), sw.now);
+    // No controller: the learning switch floods, then forwards.
+    assert_eq!(sw.send(1, &frame(2, 1)), vec![0, 1, 1]);
+    assert_eq!(sw.send(2, &frame(1, 2)), vec![1, 0, 0]);
+    // A controller completes the handshake: its tables, empty.
+    let c = sw.controller();
+    assert_eq!(sw.send(1, &frame(2, 1)), vec![0, 0, 0]);
+    assert_eq!(sw.agent.pipeline().flow_count(), 0);
+    // It goes: NORMAL again, at once.
+    sw.agent.disconnect(c);
+    assert_eq!(sw.send(1, &frame(2, 1)), vec![0, 1, 0]);
+    // Secure mode: the switch's flow goes, and stays gone.
+    sw.agent.handle_fail_mode(None, sw.now);
+    assert_eq!(sw.send(1, &frame(2, 1)), vec![0, 0, 0]);
+    let c = sw.controller();
+    sw.agent.disconnect(c);
+    assert_eq!(sw.send(1, &frame(2, 1)), vec![0, 0, 0]);
+}
+
+#[test]
+fn a_reload_changes_static_flows_through_the_agent() {
+    let mut sw = Switch::new(3);
+    let c = sw.controller();
+    let add = |t: &str| LocalChange::Flow(ofp::text::parse_flow_mod(t).unwrap());
+    // A change the pipeline refuses is found on a copy: nothing changes.
+    let bad = [
+        add("priority=5,in_port=1,actions=output:3"),
+        add("priority=5,in_port=2,actions=group:9"),
+    ];
+    let e = sw.agent.try_local_changes(&[], &[], &bad).unwrap_err();
+    assert_eq!(e.at, 1, "{e:?}");
+    assert_eq!(sw.agent.pipeline().flow_count(), 0);
+    // The trial sees the ports the reload removes: a flow on one of
+    // them is still taken (as Open vSwitch, the pipeline does not check
+    // outputs against the ports there are).
+    let good = [add("priority=5,in_port=1,actions=output:4")];
+    assert!(sw.agent.try_local_changes(&[3], &[4], &good).is_ok());
+    assert_eq!(sw.agent.pipeline().flow_count(), 0);
+    // Applied: published, forwarding at the next round.
+    let ok = [add("priority=5,in_port=1,actions=output:3")];
+    sw.agent.handle_local_changes(&ok, sw.now).unwrap();
+    assert_eq!(sw.send(1, &frame(9, 1)), vec![0, 0, 1]);
+    // Deleting it with send_flow_rem set tells the controller, as a
+    // controller's delete would.
+    let mut with_rem =
+        ofp::text::parse_flow_mod("priority=6,in_port=2,send_flow_rem,actions=output:1").unwrap();
+    sw.agent
+        .handle_local_changes(&[LocalChange::Flow(with_rem.clone())], sw.now)
+        .unwrap();
+    with_rem.command = ofp::FlowModCommand::DeleteStrict;
+    with_rem.out_port = ofp::port::port_no::ANY;
+    with_rem.out_group = ofp::port::group_no::ANY;
+    sw.agent
+        .handle_local_changes(&[LocalChange::Flow(with_rem)], sw.now)
+        .unwrap();
+    let out = sw.output(c);
+    assert!(
+        matches!(&out[..], [Message::FlowRemoved(r)] if r.reason == ofp::msg::flow::FlowRemovedReason::Delete && r.priority == 6),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn packet_in_and_packet_out_cross_the_bridge() {
+    let mut sw = Switch::new(2);
+    let c = sw.controller();
+    sw.flow(c, "priority=1,actions=controller");
+    assert_eq!(sw.send(1, &frame(9, 1)), vec![0, 0]);
+    let out = sw.output(c);
+    let Some(Message::PacketIn(pi)) = out.first() else {
+        panic!("{out:?}");
+    };
+    assert_eq!(pi.data.len(), 60);
+    // The controller sends it out of port 2.
+    let po = ofp::PacketOut {
+        buffer_id: ofp::port::NO_BUFFER,
+        in_port: ofp::port::port_no::CONTROLLER,
+        actions: vec![ofp::Action::Output {
+            port: 2,
+            max_len: 0,
+        }],
+        data: pi.data.clone(),
+    };
+    sw.input(c, &Message::PacketOut(po));
+    sw.round();
+    assert_eq!(sw.wires[1].take_sent(), vec![frame(9, 1)]);
+    // Nothing asked the daemon to close anything.
+    assert_eq!(sw.agent.poll_event(), None::<Event>);
+}
