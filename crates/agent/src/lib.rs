@@ -144,10 +144,18 @@ pub trait Datapath {
         let _ = port_no;
         Err("this switch's ports are fixed".into())
     }
-    /// The port the NORMAL action's MAC table has learned `mac` on in
-    /// `vlan` (for `trace`); None if not learned or there is no table.
-    fn mac_lookup(&self, vlan: u16, mac: u64) -> Option<u32> {
-        let _ = (vlan, mac);
+    /// Where NORMAL sends `frame` (after the pipeline's edits) that came
+    /// in on `in_port`, and why, as the datapath would decide it at
+    /// `now_ns` without learning anything (for `trace`); None if the
+    /// datapath has no NORMAL.
+    fn normal_hop(
+        &self,
+        snap: &Snapshot,
+        in_port: u32,
+        frame: &[u8],
+        now_ns: u64,
+    ) -> Option<pipeline::trace::NormalHop> {
+        let _ = (snap, in_port, frame, now_ns);
         None
     }
     /// Any other management command (`fdb-show`, `vlog`, ...): None if the
@@ -156,9 +164,11 @@ pub trait Datapath {
         let _ = words;
         None
     }
-    /// The ports the XDP fast path serves; None if the bridge runs none
-    /// (for `trace`).
-    fn fast_path_ports(&self) -> Option<Vec<u32>> {
+    /// What the XDP fast path does with `frame` arriving on `in_port`
+    /// under `snap`, in words (for `trace`); None if the bridge runs no
+    /// fast path.
+    fn fast_path_verdict(&self, snap: &Snapshot, in_port: u32, frame: &[u8]) -> Option<String> {
+        let _ = (snap, in_port, frame);
         None
     }
 }

@@ -17,53 +17,18 @@ impl<D: Datapath> Agent<D> {
             None => format!("{in_port} (no such port)"),
         };
         let t = pipeline::trace::trace(&snap, in_port, frame);
-        // NORMAL followed to the port the MAC table picks, as the
-        // datapath would (the trace learns nothing).
+        // NORMAL followed to the port the datapath's MAC table picks (the
+        // trace learns nothing).
         let normal = |o: &pipeline::Output| -> Option<pipeline::trace::NormalHop> {
             let data = o.data.as_deref().unwrap_or(&t.final_frame);
-            let (vlan, _, dst) = packet::l2_addresses(data)?;
-            let flood = || -> Vec<u32> {
-                snap.ports
-                    .iter()
-                    .filter(|p| p.port_no != in_port && p.live && !p.no_flood && !p.no_fwd)
-                    .map(|p| p.port_no)
-                    .collect()
-            };
-            let dst_s = ofp::text::format_mac(dst);
-            let vl = if vlan == 0 {
-                String::new()
-            } else {
-                format!(" in VLAN {vlan}")
-            };
-            let (why, ports) = if dst & (1 << 40) != 0 {
-                (
-                    format!("dst {dst_s} is broadcast/multicast: flooded"),
-                    flood(),
-                )
-            } else {
-                match self.datapath.mac_lookup(vlan, dst) {
-                    Some(p) if p == in_port => (
-                        format!("dst {dst_s} learned on the ingress port{vl}: dropped"),
-                        Vec::new(),
-                    ),
-                    Some(p) => (format!("dst {dst_s} learned on port {p}{vl}"), vec![p]),
-                    None => (format!("dst {dst_s} not learned{vl}: flooded"), flood()),
-                }
-            };
-            Some(pipeline::trace::NormalHop { why, ports })
+            self.datapath.normal_hop(&snap, in_port, data, self.now_ns)
         };
         let mut text = format!(
-            "Bridge: dpid {:016x}, in_port {port}
-{}",
+            "Bridge: dpid {:016x}, in_port {port}\n{}",
             self.datapath_id,
             t.text_with(in_port, &normal)
         );
-        if let Some(xdp) = self.datapath.fast_path_ports() {
-            let what = if xdp.contains(&in_port) {
-                fastpath::model::describe(&fastpath::model::verdict(&snap, in_port, &xdp, frame))
-            } else {
-                "the ingress port is not an xdp port: user space".into()
-            };
+        if let Some(what) = self.datapath.fast_path_verdict(&snap, in_port, frame) {
             if !text.ends_with('\n') {
                 text.push('\n');
             }

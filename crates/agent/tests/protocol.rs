@@ -48,10 +48,6 @@ impl Datapath for FakeDp {
         let no = (1..).find(|n| !taken.contains(n)).unwrap();
         Ok(PortInfo::new(no, &words[0], [2, 0, 0, 0, 1, no as u8]))
     }
-    /// 02:00:00:00:00:0b is learned on port 2.
-    fn mac_lookup(&self, vlan: u16, mac: u64) -> Option<u32> {
-        (vlan == 0 && mac == 0x0200_0000_000b).then_some(2)
-    }
     fn del_port(&mut self, port_no: u32) -> Result<(), String> {
         if port_no == 2 {
             return Err("busy".into());
@@ -871,36 +867,5 @@ fn management_commands_only_on_the_management_socket() {
     assert_eq!(
         error_of(&send(&mut a, mgmt, &bad, 4)).1,
         ErrorCode::BadRequest(BadRequestCode::BadLen)
-    );
-}
-
-#[test]
-fn trace_follows_normal_through_the_mac_table() {
-    let mut a = agent();
-    a.handle_port_added(PortInfo::new(3, "p3", [2, 0, 0, 0, 0, 3]));
-    let id = open(&mut a);
-    send(&mut a, id, &flow("priority=0,actions=normal"), 2);
-    let frame = |dst: u8| {
-        let mut f = vec![2, 0, 0, 0, 0, dst, 2, 0, 0, 0, 0, 0x0a, 0x88, 0xb5];
-        f.resize(60, 0);
-        f
-    };
-    let learned = a.trace(1, &frame(0x0b));
-    assert!(
-        learned.contains("NORMAL: dst 02:00:00:00:00:0b learned on port 2\n")
-            && learned.ends_with("Datapath actions: 2\n"),
-        "{learned}"
-    );
-    let unknown = a.trace(1, &frame(0x0c));
-    assert!(
-        unknown.contains("NORMAL: dst 02:00:00:00:00:0c not learned: flooded\n")
-            && unknown.ends_with("Datapath actions: 2,3\n"),
-        "{unknown}"
-    );
-    let back = a.trace(2, &frame(0x0b));
-    assert!(
-        back.contains("learned on the ingress port: dropped")
-            && back.ends_with("Datapath actions: drop\n"),
-        "{back}"
     );
 }

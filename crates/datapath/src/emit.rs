@@ -120,11 +120,9 @@ impl Emit<'_> {
                         }
                     }
                     Decision::Flood => {
-                        for p in &self.snap.ports {
-                            if p.port_no != in_port && p.live && !p.no_flood && !p.no_fwd {
-                                if let Some(y) = self.index.get(p.port_no) {
-                                    self.tx[y].push_meta(data, &o.tunnel);
-                                }
+                        for p in self.snap.ports.flood_from(in_port) {
+                            if let Some(y) = self.index.get(p) {
+                                self.tx[y].push_meta(data, &o.tunnel);
                             }
                         }
                     }

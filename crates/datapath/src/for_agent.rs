@@ -72,8 +72,13 @@ impl Datapath for Bridge {
         })
     }
 
-    fn fast_path_ports(&self) -> Option<Vec<u32>> {
-        Bridge::fast_path_ports(self)
+    fn fast_path_verdict(&self, snap: &Snapshot, in_port: u32, frame: &[u8]) -> Option<String> {
+        let xdp = self.fast_path_ports()?;
+        Some(if xdp.contains(&in_port) {
+            fastpath::model::describe(&fastpath::model::verdict(snap, in_port, &xdp, frame))
+        } else {
+            "the ingress port is not an xdp port: user space".into()
+        })
     }
 
     fn port_stats(&self, port_no: u32) -> Option<PortStats> {
@@ -122,8 +127,14 @@ impl Datapath for Bridge {
         Ok(())
     }
 
-    fn mac_lookup(&self, vlan: u16, mac: u64) -> Option<u32> {
-        self.macs.lookup(vlan, mac, crate::clock::now_ns())
+    fn normal_hop(
+        &self,
+        snap: &Snapshot,
+        in_port: u32,
+        frame: &[u8],
+        now_ns: u64,
+    ) -> Option<pipeline::trace::NormalHop> {
+        self.macs.explain(&snap.ports, frame, in_port, now_ns)
     }
 
     fn command(&mut self, words: &[String]) -> Option<Result<String, String>> {

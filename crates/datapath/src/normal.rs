@@ -8,6 +8,14 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use pipeline::trace::NormalHop;
+use pipeline::PortTable;
+
+/// Whether a MAC is a group (broadcast or multicast) address.
+fn multicast(mac: u64) -> bool {
+    mac & (1 << 40) != 0
+}
+
 /// Default aging time.
 pub const DEFAULT_AGING_NS: u64 = 300 * 1_000_000_000;
 
@@ -131,10 +139,15 @@ impl MacTable {
 
     /// Learns `src` on `port` and decides where a frame to `dst` goes.
     pub fn forward(&self, vlan: u16, src: u64, dst: u64, port: u32, now_ns: u64) -> Decision {
-        let multicast = |m: u64| m & (1 << 40) != 0;
         if !multicast(src) && src != 0 {
             self.learn(vlan, src, port, now_ns);
         }
+        self.decide(vlan, dst, port, now_ns)
+    }
+
+    /// Where a frame to `dst` in `vlan` that came in on `port` goes, as
+    /// the table stands (nothing learned).
+    pub fn decide(&self, vlan: u16, dst: u64, port: u32, now_ns: u64) -> Decision {
         if multicast(dst) {
             return Decision::Flood;
         }
@@ -143,6 +156,38 @@ impl MacTable {
             Some(p) => Decision::Port(p),
             None => Decision::Flood,
         }
+    }
+
+    /// [`MacTable::decide`] for `trace`: the ports (FLOOD's from `ports`)
+    /// and why, in words.
+    pub fn explain(
+        &self,
+        ports: &PortTable,
+        frame: &[u8],
+        in_port: u32,
+        now_ns: u64,
+    ) -> Option<NormalHop> {
+        let (vlan, _, dst) = packet::l2_addresses(frame)?;
+        let flood = || ports.flood_from(in_port).collect::<Vec<u32>>();
+        let dst_s = ofp::text::format_mac(dst);
+        let vl = if vlan == 0 {
+            String::new()
+        } else {
+            format!(" in VLAN {vlan}")
+        };
+        let (why, ports) = match self.decide(vlan, dst, in_port, now_ns) {
+            Decision::Flood if multicast(dst) => (
+                format!("dst {dst_s} is broadcast/multicast: flooded"),
+                flood(),
+            ),
+            Decision::Flood => (format!("dst {dst_s} not learned{vl}: flooded"), flood()),
+            Decision::Drop => (
+                format!("dst {dst_s} learned on the ingress port{vl}: dropped"),
+                Vec::new(),
+            ),
+            Decision::Port(p) => (format!("dst {dst_s} learned on port {p}{vl}"), vec![p]),
+        };
+        Some(NormalHop { why, ports })
     }
 
     /// Forgets every address learned on `port` (its link went away).

@@ -585,12 +585,7 @@ impl BridgeWorker {
         let in_port = self.ports[i].port_no;
         let c = self.ports[i].counters.clone();
         // OFPPC_NO_RECV: counted as received, then dropped.
-        if at
-            .snap
-            .ports
-            .iter()
-            .any(|p| p.port_no == in_port && p.no_recv)
-        {
+        if at.snap.ports.no_recv(in_port) {
             PortCounters::add(&c.rx_packets, n as u64);
             let bytes = (0..n).map(|j| rx.bytes(j).len() as u64).sum();
             PortCounters::add(&c.rx_bytes, bytes);

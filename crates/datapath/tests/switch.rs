@@ -296,3 +296,36 @@ fn packet_in_and_packet_out_cross_the_bridge() {
     // Nothing asked the daemon to close anything.
     assert_eq!(sw.agent.poll_event(), None::<Event>);
 }
+
+#[test]
+fn trace_follows_normal_through_the_mac_table() {
+    let mut sw = Switch::new(3);
+    let c = sw.controller();
+    sw.flow(c, "priority=0,actions=normal");
+    // 02:00:00:00:00:0b is learned on port 2 (a frame from it, flooded).
+    assert_eq!(sw.send(2, &frame(0x0a, 0x0b)), vec![1, 0, 1]);
+    let frame = |dst: u8| frame(dst, 0x0a);
+    let learned = sw.agent.trace(1, &frame(0x0b));
+    assert!(
+        learned.contains("NORMAL: dst 02:00:00:00:00:0b learned on port 2\n")
+            && learned.ends_with("Datapath actions: 2\n"),
+        "{learned}"
+    );
+    let unknown = sw.agent.trace(1, &frame(0x0c));
+    assert!(
+        unknown.contains("NORMAL: dst 02:00:00:00:00:0c not learned: flooded\n")
+            && unknown.ends_with("Datapath actions: 2,3\n"),
+        "{unknown}"
+    );
+    let back = sw.agent.trace(2, &frame(0x0b));
+    assert!(
+        back.contains("learned on the ingress port: dropped")
+            && back.ends_with("Datapath actions: drop\n"),
+        "{back}"
+    );
+    // The trace learned nothing: 0a is still unknown.
+    assert!(sw
+        .agent
+        .trace(2, &frame(0x0a))
+        .contains("not learned: flooded"));
+}

@@ -204,11 +204,7 @@ pub(crate) struct SnapPorts<'a> {
 
 impl Ports for SnapPorts<'_> {
     fn usable(&self, port: u32) -> Option<bool> {
-        self.snap
-            .ports
-            .iter()
-            .find(|p| p.port_no == port)
-            .map(|p| p.live && !p.no_fwd)
+        self.snap.ports.usable(port)
     }
     fn xdp(&self, port: u32) -> bool {
         self.egress.contains(&port)
@@ -216,14 +212,14 @@ impl Ports for SnapPorts<'_> {
     fn flood(&self, all: bool) -> Result<Vec<u32>, Up> {
         let reserved = if all { port_no::ALL } else { port_no::FLOOD };
         let mut set = Vec::new();
-        for p in self.snap.ports.iter().filter(|p| p.live && !p.no_fwd) {
-            if p.no_flood {
+        for &p in self.snap.ports.usable_ports() {
+            if self.snap.ports.get(p).is_some_and(|p| p.no_flood) {
                 return Err(Up::Reserved(reserved));
             }
-            if !self.xdp(p.port_no) {
-                return Err(Up::NotXdp(p.port_no));
+            if !self.xdp(p) {
+                return Err(Up::NotXdp(p));
             }
-            set.push(p.port_no);
+            set.push(p);
         }
         set.sort_unstable();
         Ok(set)
@@ -322,7 +318,7 @@ pub fn compile(
             .iter()
             .map(|p| specialise(p, in_port, &ports))
             .collect();
-        let no_recv = snap.ports.iter().any(|p| p.port_no == in_port && p.no_recv);
+        let no_recv = snap.ports.no_recv(in_port);
         let mut inline_max = opts.inline_max;
         let code = loop {
             let code = emit_program(

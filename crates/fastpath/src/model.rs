@@ -13,7 +13,7 @@ use crate::plan::{checks, passes, plan, specialise, Final, Up};
 /// What the program of ingress port `in_port` does with `frame`, given
 /// the ports XDP serves (`xdp_ports`, the ingress port among them).
 pub fn verdict(snap: &Snapshot, in_port: u32, xdp_ports: &[u32], frame: &[u8]) -> Final {
-    if snap.ports.iter().any(|p| p.port_no == in_port && p.no_recv) {
+    if snap.ports.no_recv(in_port) {
         return Final::Up(Up::NoRecv);
     }
     if let Some(why) = parse::goes_up(frame) {

@@ -25,6 +25,7 @@ use crate::classifier::RuleId;
 use crate::exec::{GroupRt, PortState, Snapshot};
 use crate::matchkey::{compile, compile_valid, MaskedKey, PackedKey};
 use crate::meter::MeterState;
+use crate::ports::PortTable;
 use crate::published::{Op, Published};
 use crate::rule::{Counters, Rule, StoredMatch};
 use crate::table::FlowTable;
@@ -130,7 +131,7 @@ pub struct Pipeline {
     pub(crate) meters: HashMap<u32, Meter>,
     next_id: RuleId,
     table_counters: Arc<Vec<Counters>>,
-    ports: Vec<PortState>,
+    ports: Arc<PortTable>,
     /// OFPC_INVALID_TTL_TO_CONTROLLER (set by SET_CONFIG).
     pub invalid_ttl_to_controller: bool,
     version: u64,
@@ -164,7 +165,7 @@ impl Pipeline {
             flows: 0,
             liveness: None,
             table_counters: Arc::new((0..n).map(|_| Counters::new(config.workers)).collect()),
-            ports: Vec::new(),
+            ports: Arc::default(),
             invalid_ttl_to_controller: false,
             version: 0,
             changes: Arc::new(ChangeLog::default()),
@@ -175,24 +176,26 @@ impl Pipeline {
     /// Adds or updates a port (liveness and flood/forward settings).
     pub fn set_port(&mut self, p: PortState) {
         self.liveness = None;
-        match self.ports.iter_mut().find(|x| x.port_no == p.port_no) {
-            Some(x) => *x = p,
-            None => {
-                self.ports.push(p);
-                self.ports.sort_by_key(|x| x.port_no);
-            }
-        }
+        let mut v = self.ports.as_slice().to_vec();
+        v.push(p);
+        self.ports = Arc::new(PortTable::new(v));
     }
 
     /// Removes a port.
     pub fn remove_port(&mut self, port_no: u32) {
         self.liveness = None;
-        self.ports.retain(|p| p.port_no != port_no);
+        let v = self
+            .ports
+            .iter()
+            .filter(|p| p.port_no != port_no)
+            .copied()
+            .collect();
+        self.ports = Arc::new(PortTable::new(v));
     }
 
-    /// The ports.
+    /// The ports, by number.
     pub fn ports(&self) -> &[PortState] {
-        &self.ports
+        self.ports.as_slice()
     }
 
     /// Per-table lookup (`packets`) and matched (`bytes`) counters.
@@ -242,7 +245,9 @@ impl Pipeline {
                 .collect(),
             bucket_live: self
                 .liveness
-                .get_or_insert_with(|| Arc::new(bucket_liveness(&self.groups, &self.ports)))
+                .get_or_insert_with(|| {
+                    Arc::new(bucket_liveness(&self.groups, self.ports.as_slice()))
+                })
                 .clone(),
             meters: self
                 .meters

@@ -93,7 +93,8 @@ pub struct Snapshot {
     /// walks a chain of watched groups.
     pub bucket_live: Arc<HashMap<u32, Box<[bool]>>>,
     pub meters: HashMap<u32, Arc<MeterState>>,
-    pub ports: Vec<PortState>,
+    /// The ports, with the FLOOD and ALL sets ([`crate::ports`]).
+    pub ports: Arc<crate::ports::PortTable>,
     /// OFPC_INVALID_TTL_TO_CONTROLLER.
     pub invalid_ttl_to_controller: bool,
 }
@@ -1006,17 +1007,16 @@ impl Exec {
     }
 
     fn output_to(&mut self, port: u32, max_len: u16, cx: &mut Ctx<'_>) {
-        let usable = |p: &PortState| p.live && !p.no_fwd;
         match port {
             port_no::IN_PORT => self.push(cx.in_port, cx, None),
-            port_no::ALL | port_no::FLOOD => {
-                for p in &cx.snap.ports {
-                    if p.port_no != cx.in_port
-                        && usable(p)
-                        && !(port == port_no::FLOOD && p.no_flood)
-                    {
-                        self.push(p.port_no, cx, None);
-                    }
+            port_no::ALL => {
+                for p in cx.snap.ports.all_from(cx.in_port) {
+                    self.push(p, cx, None);
+                }
+            }
+            port_no::FLOOD => {
+                for p in cx.snap.ports.flood_from(cx.in_port) {
+                    self.push(p, cx, None);
                 }
             }
             port_no::CONTROLLER => {
@@ -1039,13 +1039,7 @@ impl Exec {
             p => {
                 // Unknown ports are accepted by flow-mods (ports may come later);
                 // down or no_fwd ports drop here.
-                if cx
-                    .snap
-                    .ports
-                    .iter()
-                    .find(|x| x.port_no == p)
-                    .is_none_or(usable)
-                {
+                if cx.snap.ports.usable(p) != Some(false) {
                     self.push(p, cx, None);
                 }
             }
