@@ -5,32 +5,32 @@
 //! sluice --config /etc/sluice/sluice.toml         # the default file
 //! ```
 //!
-//! Checks the whole configuration, builds each bridge ([`bridge`]: its
+//! Checks the whole configuration, builds each bridge ([`running`]: its
 //! ports opened, its pipeline built; in standalone mode a table-miss rule
 //! sends everything to NORMAL, the learning switch), runs each bridge on its
 //! worker threads, and on the main thread serves the OpenFlow side
-//! ([`control`]), follows interfaces coming, going and changing
-//! ([`bridge::Running::apply_links`]) and watches the workers. SIGHUP
+//! ([`openflow`]), follows interfaces coming, going and changing
+//! ([`running::Running::apply_links`]) and watches the workers. SIGHUP
 //! reloads the configuration ([`reload`]); the service manager hears READY,
 //! RELOADING and STOPPING ([`notify`]). On SIGINT or SIGTERM it stops
 //! cleanly, prints its counters and exits 0; when a worker dies it stops the
 //! same way and exits 70 ([`health`] says why).
 
-mod bridge;
 mod config;
-mod control;
 mod dial;
 mod health;
 mod metrics;
 mod notify;
+mod openflow;
 mod reload;
+mod running;
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bridge::Running;
 use clap::Parser;
+use running::Running;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -167,9 +167,9 @@ fn run() -> Result<Option<String>, Box<dyn std::error::Error>> {
     // cannot open stops the start.
     let mut running = Vec::new();
     for cfg in cfgs {
-        let r = bridge::build(
+        let r = running::build(
             cfg,
-            bridge::Options {
+            running::Options {
                 nullx: args.nullx,
                 no_local: args.no_local,
                 run_dir: &args.run_dir,
@@ -229,7 +229,7 @@ fn run() -> Result<Option<String>, Box<dyn std::error::Error>> {
         let port_list = r
             .bridge()
             .ports()
-            .map(|s| format!("{}={}", s.name, bridge::port_label(s.port_no)))
+            .map(|s| format!("{}={}", s.name, running::port_label(s.port_no)))
             .collect::<Vec<_>>()
             .join(" ");
         tracing::info!(

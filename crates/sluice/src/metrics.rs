@@ -5,7 +5,7 @@
 //!
 //! A scrape reads what the workers write (relaxed atomics), the published
 //! pipeline and port set, and the small view the control thread publishes
-//! of its OpenFlow side (`control::View`, at most 100 ms old): scraping
+//! of its OpenFlow side (`openflow::View`, at most 100 ms old): scraping
 //! never takes a lock the packet path or the control thread waits on.
 //! Every counter is cumulative since the daemon started (a Prometheus
 //! counter; rates over a window are the scraper's job), and so is the delay
@@ -24,8 +24,8 @@ use datapath::queue::QueueCounters;
 use datapath::{BridgeCounters, MacTable, PortCounters, PortView};
 use pipeline::Snapshot;
 
-use crate::bridge::Running;
-use crate::control;
+use crate::openflow;
+use crate::running::Running;
 use expo::{Expo, Kind, Label};
 
 pub use http::serve;
@@ -43,7 +43,7 @@ pub struct Sources {
     pub channels: Arc<Channels>,
     pub macs: Arc<MacTable>,
     /// The control thread's view of connections and link states.
-    pub control: Arc<ArcSwap<control::View>>,
+    pub control: Arc<ArcSwap<openflow::View>>,
     /// The XDP fast path's figures, if the bridge runs one.
     pub fast: Option<Arc<datapath::fast::FastStats>>,
 }
@@ -179,7 +179,7 @@ struct Loaded<'a> {
     /// Each port's counters summed over the workers (same order).
     port_totals: Vec<PortCounters>,
     snap: Arc<Snapshot>,
-    control: Arc<control::View>,
+    control: Arc<openflow::View>,
     totals: BridgeCounters,
 }
 
@@ -462,7 +462,7 @@ fn render_at(all: &[Sources], now: u64) -> String {
 }
 
 /// What a connection is, as its `kind` label says.
-fn conn_kind(c: &control::ConnView) -> &'static str {
+fn conn_kind(c: &openflow::ConnView) -> &'static str {
     if c.management {
         "management"
     } else {

@@ -30,8 +30,8 @@ use ofp::msg::flow::FlowModCommand;
 use ofp::msg::group::GroupModCommand;
 use ofp::msg::meter::MeterModCommand;
 
-use crate::bridge::Running;
 use crate::config::Config;
+use crate::running::Running;
 
 /// The changes to one bridge's static flows, groups and meters, in the
 /// order they are applied.

@@ -16,7 +16,7 @@ use datapath::{PortRequest, BACKENDS};
 
 use super::schema::{BridgeSection, PortSection, QueueSection};
 use super::{err, Backend, Config, ConfigError, PcapPortConfig};
-use crate::control::Endpoint;
+use crate::openflow::Endpoint;
 
 /// Checks one bridge: its section, its ports and command-line ports;
 /// `has_tls`: whether the daemon has a TLS identity.
@@ -43,7 +43,7 @@ pub(super) fn bridge(
     let max_connections = at_least_one(
         file.max_connections,
         "bridge.max_connections",
-        crate::control::DEFAULT_MAX_CONNECTIONS,
+        crate::openflow::DEFAULT_MAX_CONNECTIONS,
     )?;
     Ok(Config {
         endpoints,

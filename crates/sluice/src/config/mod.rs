@@ -59,7 +59,7 @@ pub struct Config {
     /// Queues per OpenFlow port number.
     pub queues: Vec<(u32, QueueSection)>,
     /// OpenFlow endpoints: controllers to connect to and sockets to listen on.
-    pub endpoints: Vec<crate::control::Endpoint>,
+    pub endpoints: Vec<crate::openflow::Endpoint>,
     pub packet_in_rate: Option<u32>,
     /// Rules in all tables together (see [`schema::BridgeSection::max_flows`]).
     pub max_flows: usize,

@@ -210,9 +210,9 @@ fn ports_queues_and_link_state() {
     p2.attached = false;
     s.ports.store(Arc::new(vec![p1, p2, local]));
     // The control view knows ports 1 and 2 (LOCAL was added since).
-    s.control.store(Arc::new(control::View {
+    s.control.store(Arc::new(openflow::View {
         ports: vec![(1, true), (2, true)],
-        ..control::View::default()
+        ..openflow::View::default()
     }));
     let text = render_at(&[s], 1);
     check_format(&text);
@@ -281,9 +281,9 @@ fn flows_in_every_table_mac_table_and_channel_drops() {
             tunnel: Default::default(),
         });
     }
-    s.control.store(Arc::new(control::View {
+    s.control.store(Arc::new(openflow::View {
         packet_in_limited: 11,
-        ..control::View::default()
+        ..openflow::View::default()
     }));
     let text = render_at(&[s], 2_000_000_000);
     check_format(&text);
@@ -326,16 +326,16 @@ fn flows_in_every_table_mac_table_and_channel_drops() {
 #[test]
 fn controllers_and_connections() {
     let s = sources("br0", 1);
-    s.control.store(Arc::new(control::View {
+    s.control.store(Arc::new(openflow::View {
         conns: vec![
-            control::ConnView {
+            openflow::ConnView {
                 id: 3,
                 peer: "tcp:127.0.0.1:6653".into(),
                 management: false,
                 state: "open",
                 role: "master",
             },
-            control::ConnView {
+            openflow::ConnView {
                 id: 4,
                 peer: "unix:/run/sluice/br0.mgmt".into(),
                 management: true,
@@ -347,7 +347,7 @@ fn controllers_and_connections() {
             ("tcp:127.0.0.1:6653".into(), true),
             ("tls:ctl.example:6653".into(), false),
         ],
-        ..control::View::default()
+        ..openflow::View::default()
     }));
     let text = render_at(&[s], 1);
     check_format(&text);

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use datapath::{Backend, BridgeCounters, PortCounters, PortSpec};
 use pipeline::Pipeline;
 
-use crate::control;
+use crate::openflow;
 use crate::{config, health, metrics};
 
 /// What the daemon's flags add to a bridge's configuration.
@@ -35,7 +35,7 @@ pub struct Running {
     pub datapath_id: u64,
     /// Each worker's CPU, if pinned.
     pub cpus: Vec<Option<usize>>,
-    pub control: control::Control,
+    pub control: openflow::Control,
     /// Per worker: whether it was last seen stalled (logged once).
     stalled: Vec<bool>,
     /// Each attached port's interface index when it was opened.
@@ -48,7 +48,7 @@ pub struct Running {
     /// The configuration the bridge runs (what a reload compares with).
     pub config: config::Config,
     /// The management socket's endpoint (None in nullx mode).
-    pub mgmt: Option<control::Endpoint>,
+    pub mgmt: Option<openflow::Endpoint>,
 }
 
 /// How often detached ports look for their interface.
@@ -127,10 +127,10 @@ pub fn build(cfg: config::Config, opts: Options) -> Result<Running, Box<dyn std:
         .handle_local_changes(&changes, 0)
         .map_err(|e| format!("config: bridge {}: {}: {}", cfg.name, labels[e.at], e.why))?;
     let mgmt = (!opts.nullx)
-        .then(|| control::Endpoint::Mgmt(opts.run_dir.join(format!("{}.mgmt", cfg.name))));
+        .then(|| openflow::Endpoint::Mgmt(opts.run_dir.join(format!("{}.mgmt", cfg.name))));
     let mut endpoints = cfg.endpoints.clone();
     endpoints.extend(mgmt.iter().cloned());
-    let control = control::Control::new(
+    let control = openflow::Control::new(
         &cfg.name,
         agent,
         channels,

@@ -105,7 +105,7 @@ impl Control {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::control::Endpoint;
+    use crate::openflow::Endpoint;
     use std::os::unix::net::UnixStream;
 
     /// A bridge's OpenFlow side with port 1 (link up), one controller to
