@@ -366,7 +366,7 @@ fn apply(p: &mut Pipeline, msg: &Bytes, now_ns: u64) -> Result<Vec<Removed>, Err
     // Validated when added (Message::validate); decoding the same bytes
     // gives the same message.
     match m {
-        Message::FlowMod(fm) => p.flow_mod_wire(&fm, msg, now_ns),
+        Message::FlowMod(fm) => p.flow_mod_with_match(&fm, ofp::FlowMod::match_bytes(msg), now_ns),
         Message::GroupMod(gm) => p.group_mod(&gm, now_ns),
         Message::MeterMod(mm) => p.meter_mod(&mm, now_ns),
         _ => return Err(ErrorCode::bundle(B::MsgUnsup)),

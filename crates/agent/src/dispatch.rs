@@ -93,7 +93,7 @@ impl<D: Datapath> Agent<D> {
                 // Validated above (Message::validate), and `frame` is its wire form.
                 let removed = self
                     .pipeline
-                    .flow_mod_wire(&fm, frame, now_ns)
+                    .flow_mod_with_match(&fm, ofp::FlowMod::match_bytes(frame), now_ns)
                     .map_err(|e| e.code)?;
                 if buffered.is_some() {
                     let _ = self.buffers.take(fm.buffer_id);
@@ -270,27 +270,11 @@ impl<D: Datapath> Agent<D> {
     }
 
     pub(crate) fn packet_out(&mut self, po: PacketOut) -> Result<(), ErrorCode> {
-        let valid_in = po.in_port == port_no::CONTROLLER
-            || po.in_port == port_no::LOCAL
-            || po.in_port == port_no::ANY
-            || self.ports.contains_key(&po.in_port);
-        if !valid_in {
-            return Err(brc(BadRequestCode::BadPort));
-        }
-        for a in &po.actions {
-            if let Action::Output { port, .. } = a {
-                let ok = *port <= port_no::MAX && self.ports.contains_key(port)
-                    || (*port > port_no::MAX && *port != port_no::ANY);
-                if !ok {
-                    return Err(ErrorCode::BadAction(ofp::error::BadActionCode::BadOutPort));
-                }
-            }
-            if let Action::Group(g) = a {
-                if !self.pipeline.groups().contains_key(g) {
-                    return Err(ErrorCode::BadAction(ofp::error::BadActionCode::BadOutGroup));
-                }
-            }
-        }
+        // The pipeline judges where the packet may come from and go; the
+        // packet itself is checked once it is known (buffered or sent).
+        self.pipeline
+            .check_packet_out_ports(po.in_port, &po.actions)
+            .map_err(|e| e.code)?;
         let (in_port, data) = if po.buffer_id != NO_BUFFER {
             let (p, d) = self.buffer(po.buffer_id)?;
             (

@@ -313,6 +313,45 @@ impl Pipeline {
         validate::actions(actions, validate::Packets::Packet(&key), &self.context())
     }
 
+    /// Where a PACKET_OUT may come from and go, before its packet is
+    /// looked at: `in_port` a port of the switch, CONTROLLER, LOCAL or ANY
+    /// (else OFPBRC_BAD_PORT); every output a port of the switch or a
+    /// reserved port but ANY (else OFPBAC_BAD_OUT_PORT: unlike a flow's,
+    /// a packet cannot wait for its port to come); every group one that
+    /// exists (else OFPBAC_BAD_OUT_GROUP). In action order.
+    pub fn check_packet_out_ports(&self, in_port: u32, actions: &[Action]) -> Result<(), OfpError> {
+        let known = |p: u32| self.ports.get(p).is_some();
+        if !(matches!(in_port, port_no::CONTROLLER | port_no::LOCAL | port_no::ANY)
+            || known(in_port))
+        {
+            return Err(OfpError::new(
+                ErrorCode::BadRequest(ofp::error::BadRequestCode::BadPort),
+                "packet-out in_port: no such port",
+            ));
+        }
+        for a in actions {
+            match a {
+                Action::Output { port, .. }
+                    if !(*port <= port_no::MAX && known(*port)
+                        || (*port > port_no::MAX && *port != port_no::ANY)) =>
+                {
+                    return Err(OfpError::new(
+                        ErrorCode::BadAction(ofp::error::BadActionCode::BadOutPort),
+                        "packet-out output: no such port",
+                    ));
+                }
+                Action::Group(g) if !self.groups.contains_key(g) => {
+                    return Err(OfpError::new(
+                        ErrorCode::BadAction(ofp::error::BadActionCode::BadOutGroup),
+                        "packet-out group: no such group",
+                    ));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
     fn context(&self) -> Context<'_, Group, Meter> {
         Context {
             n_tables: self.config.n_tables,
@@ -335,24 +374,20 @@ impl Pipeline {
         self.apply_flow_mod(fm, None, now_ns)
     }
 
-    /// [`Pipeline::flow_mod`] for a FLOW_MOD decoded from `wire` (the whole
-    /// message) and validated by the caller with `Message::validate`: the
-    /// match is not validated again, and a rule keeps it as the bytes it
-    /// came in rather than encoding it anew. (In the million-flow push the
-    /// second validation and the encoding were ~10% of the time.)
-    pub fn flow_mod_wire(
+    /// [`Pipeline::flow_mod`] for a FLOW_MOD decoded from the wire and
+    /// validated by the caller with `Message::validate`, given its match
+    /// as the codec found it in the message (`ofp::FlowMod::match_bytes`;
+    /// None: encode it here): the match is not validated again, and a
+    /// rule keeps it as the bytes it came in rather than encoding it anew.
+    /// (In the million-flow push the second validation and the encoding
+    /// were ~10% of the time.)
+    pub fn flow_mod_with_match(
         &mut self,
         fm: &FlowMod,
-        wire: &[u8],
+        wire_match: Option<&[u8]>,
         now_ns: u64,
     ) -> Result<Vec<Removed>, OfpError> {
-        // ofp_flow_mod: the match starts after 48 bytes; its length field
-        // excludes the padding to 8.
-        let m = wire.get(48..52).and_then(|h| {
-            let len = u16::from_be_bytes([h[2], h[3]]) as usize;
-            wire.get(48..48 + len.div_ceil(8) * 8)
-        });
-        self.apply_flow_mod(fm, m, now_ns)
+        self.apply_flow_mod(fm, wire_match, now_ns)
     }
 
     /// Applies `fm`; `wire_match`, when given, is its match as received

@@ -534,7 +534,7 @@ fn meters_semantics() {
 
 #[test]
 fn flow_mods_from_the_wire_keep_their_match_and_behave_the_same() {
-    // The same flows through flow_mod and through flow_mod_wire (the
+    // The same flows through flow_mod and through flow_mod_with_match (the
     // agent's path: decoded and validated from these bytes) give the same
     // table, and stats give back each match as sent.
     let texts = [
@@ -552,7 +552,8 @@ fn flow_mods_from_the_wire_keep_their_match_and_behave_the_same() {
         let ofp::Message::FlowMod(d) = decoded else {
             panic!()
         };
-        b.flow_mod_wire(&d, &wire, 0).unwrap();
+        b.flow_mod_with_match(&d, ofp::FlowMod::match_bytes(&wire), 0)
+            .unwrap();
     }
     let sa = all_stats(&a);
     let sb = all_stats(&b);
@@ -568,7 +569,8 @@ fn flow_mods_from_the_wire_keep_their_match_and_behave_the_same() {
     // A truncated message falls back to encoding the match itself.
     let m = add(texts[0]);
     let mut c = p();
-    c.flow_mod_wire(&m, &[0u8; 20], 0).unwrap();
+    c.flow_mod_with_match(&m, ofp::FlowMod::match_bytes(&[0u8; 20]), 0)
+        .unwrap();
     assert_eq!(all_stats(&c)[0].match_, m.match_);
 }
 

@@ -76,6 +76,18 @@ impl Default for FlowMod {
 }
 
 impl FlowMod {
+    /// The match of an encoded FLOW_MOD message (header included) as it
+    /// lies there, padded to 8 bytes (its length field excludes the
+    /// padding); None if the message is too short to hold it. For a
+    /// receiver that keeps a validated match as the bytes it came in.
+    pub fn match_bytes(message: &[u8]) -> Option<&[u8]> {
+        // The header (8) and the fixed fields before the match (40).
+        const AT: usize = 48;
+        let h = message.get(AT..AT + 4)?;
+        let len = u16::from_be_bytes([h[2], h[3]]) as usize;
+        message.get(AT..AT + len.div_ceil(8) * 8)
+    }
+
     pub(crate) fn encode(&self, out: &mut Vec<u8>) {
         out.put_u64(self.cookie);
         out.put_u64(self.cookie_mask);
