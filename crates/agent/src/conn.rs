@@ -1,11 +1,12 @@
 //! One controller connection as the agent sees it: bytes in, bytes out,
 //! and the per-connection state OpenFlow 1.3 gives it (negotiated version,
-//! role, asynchronous message filter, keepalive, PACKET_IN rate limit,
-//! bundles).
+//! role, asynchronous message filter, keepalive, PACKET_IN rate limit (a
+//! [`pipeline::bucket::Gcra`] token bucket), bundles).
 //! No sockets here: the daemon moves the bytes.
 
 use ofp::msg::simple::{AsyncConfig, ControllerRole};
 use ofp::{Framer, Message};
+use pipeline::bucket::Gcra;
 
 use crate::bundle::{BundleLimits, Bundles};
 use crate::outbox::Outbox;
@@ -29,7 +30,8 @@ pub struct ConnConfig {
     pub probe_ns: u64,
     /// PACKET_INs per second allowed to this connection (0: no limit).
     pub packet_in_rate: u32,
-    /// Burst of PACKET_INs allowed above the rate.
+    /// Burst of PACKET_INs allowed above the rate: a full bucket lets
+    /// `packet_in_burst + 1` through back to back.
     pub packet_in_burst: u32,
     /// The connection's budget of unsent bytes. While its outbox holds
     /// more, the daemon stops reading from it (requests wait in the
@@ -87,8 +89,8 @@ pub struct Conn {
     /// handshake, after which it counts for the fail mode.
     pub(crate) features_seen: bool,
     pub(crate) probe_sent: bool,
-    /// GCRA state of the PACKET_IN limit: theoretical arrival time.
-    pub(crate) pin_tat: u64,
+    /// The PACKET_IN limit's token bucket.
+    pub(crate) pin_bucket: Gcra,
     /// PACKET_INs not sent because of the rate limit or a full outbox.
     pub packet_in_dropped: u64,
     pub(crate) next_xid: u32,
@@ -125,7 +127,7 @@ impl Conn {
             partial_since_ns: None,
             features_seen: false,
             probe_sent: false,
-            pin_tat: 0,
+            pin_bucket: Gcra::new(),
             packet_in_dropped: 0,
             next_xid: 1,
             config,
@@ -204,14 +206,55 @@ impl Conn {
         if rate == 0 {
             return true;
         }
+        // ns a PACKET_IN costs, and what the bucket may owe before one:
+        // at most 10^9 ns times a u32 burst, which fits a u64.
         let interval = 1_000_000_000 / rate;
         let tolerance = interval * self.config.packet_in_burst as u64;
-        let tat = self.pin_tat.max(now_ns);
-        if tat - now_ns > tolerance {
+        if !self.pin_bucket.take(now_ns, interval, tolerance) {
             self.packet_in_dropped += 1;
             return false;
         }
-        self.pin_tat = tat + interval;
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: u64 = 1_000_000_000;
+
+    fn conn(packet_in_rate: u32, packet_in_burst: u32) -> Conn {
+        Conn::new(
+            0,
+            ConnConfig {
+                packet_in_rate,
+                packet_in_burst,
+                ..ConnConfig::default()
+            },
+        )
+    }
+
+    /// A full bucket passes the burst and one more back to back, then one
+    /// PACKET_IN per interval; each refusal is counted.
+    #[test]
+    fn packet_ins_keep_to_the_rate_and_burst() {
+        let mut c = conn(1_000, 5);
+        let passed = (0..20).filter(|_| c.packet_in_allowed(S)).count();
+        assert_eq!((passed, c.packet_in_dropped), (6, 14));
+        assert!(c.packet_in_allowed(S + S / 1_000));
+        assert!(!c.packet_in_allowed(S + S / 1_000));
+        assert_eq!(c.packet_in_dropped, 15);
+        // A second of silence fills the bucket again, and no more.
+        let passed = (0..20).filter(|_| c.packet_in_allowed(3 * S)).count();
+        assert_eq!(passed, 6);
+    }
+
+    /// A rate of 0 is no limit.
+    #[test]
+    fn a_zero_rate_is_no_limit() {
+        let mut c = conn(0, 0);
+        assert!((0..100_000).all(|_| c.packet_in_allowed(S)));
+        assert_eq!(c.packet_in_dropped, 0);
     }
 }

@@ -58,7 +58,8 @@
 //!   modulo 2^64 (OFPRRFC_STALE), slaves refused every modification
 //!   (OFPBRC_IS_SLAVE); per-connection asynchronous configuration decides
 //!   which PACKET_IN, PORT_STATUS and FLOW_REMOVED each gets.
-//! * PACKET_INs are limited per connection (token bucket) and dropped —
+//! * PACKET_INs are limited per connection (a [`pipeline::bucket::Gcra`]
+//!   token bucket) and dropped —
 //!   counted — when a connection's outbox is full, so a flood of misses
 //!   cannot starve the channel or grow memory.
 //! * Memory per connection is bounded: past [`ConnConfig::max_outbox`]

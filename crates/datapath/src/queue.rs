@@ -2,15 +2,20 @@
 //! whose maximum rate is enforced by shaping in the worker.
 //!
 //! Shaping, not policing: frames wait in a bounded FIFO and leave when the
-//! queue's token bucket (GCRA: one "theoretical departure time" in ns) allows;
-//! only a full FIFO drops (counted as tx_errors, as OpenFlow's QUEUE stats
-//! report). The minimum rate is recorded for QUEUE_GET_CONFIG but not
-//! guaranteed: with one worker serving each port in turn there is nothing to
-//! take bandwidth from.
+//! queue's token bucket allows (a [`pipeline::bucket::AtomicGcra`]: one
+//! "theoretical departure time" in ns, shared by the queue's siblings on
+//! every worker; a frame costs its bits at the maximum rate, and up to
+//! ~2 ms of the rate may leave back to back); only a full FIFO drops
+//! (counted as tx_errors, as OpenFlow's QUEUE stats report). The minimum
+//! rate is recorded for QUEUE_GET_CONFIG but not guaranteed: with one
+//! worker serving each port in turn there is nothing to take bandwidth
+//! from.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
+
+use pipeline::bucket::AtomicGcra;
 
 /// Spare frame buffers a queue keeps once it has drained.
 const SPARE_KEEP: usize = 64;
@@ -34,10 +39,10 @@ pub struct Queue {
     fifo: VecDeque<Vec<u8>>,
     spare: Vec<Vec<u8>>,
     capacity: usize,
-    /// When the queue may send next (GCRA), ns on the datapath clock;
-    /// shared by the queue's instances on every worker of the bridge, so
-    /// the rate holds for the port as a whole.
-    tat: Arc<AtomicU64>,
+    /// When the queue may send next (its token bucket), ns on the
+    /// datapath clock; shared by the queue's instances on every worker of
+    /// the bridge, so the rate holds for the port as a whole.
+    bucket: Arc<AtomicGcra>,
     /// Burst tolerance, ns.
     tolerance_ns: u64,
 }
@@ -53,7 +58,7 @@ impl Queue {
             fifo: VecDeque::with_capacity(capacity),
             spare: Vec::new(),
             capacity,
-            tat: Arc::default(),
+            bucket: Arc::default(),
             // Up to ~2 ms of line rate may leave back to back.
             tolerance_ns: 2_000_000,
         }
@@ -70,7 +75,7 @@ impl Queue {
             fifo: VecDeque::with_capacity(self.capacity),
             spare: Vec::new(),
             capacity: self.capacity,
-            tat: self.tat.clone(),
+            bucket: self.bucket.clone(),
             tolerance_ns: self.tolerance_ns,
         }
     }
@@ -95,22 +100,21 @@ impl Queue {
 
     /// Hands every frame the rate allows at `now_ns` to `out`.
     pub fn release(&mut self, now_ns: u64, mut out: impl FnMut(&[u8])) {
+        // Unlimited: every frame conforms and costs nothing.
+        let tolerance = if self.max_rate_bps > 0 {
+            self.tolerance_ns
+        } else {
+            u64::MAX
+        };
         while let Some(f) = self.fifo.front() {
-            let tat = self.tat.load(Relaxed);
-            let start = tat.max(now_ns);
-            if self.max_rate_bps > 0 && start - now_ns > self.tolerance_ns {
-                break;
-            }
+            // The frame's bits at the rate, in ns (a frame's bits times
+            // 10^9 stays far below u64::MAX).
             let bits = f.len() as u64 * 8;
             let cost = (bits * 1_000_000_000)
                 .checked_div(self.max_rate_bps)
                 .unwrap_or(0);
-            if self
-                .tat
-                .compare_exchange(tat, start + cost, Relaxed, Relaxed)
-                .is_err()
-            {
-                continue; // another worker spent budget: look again
+            if !self.bucket.take(now_ns, cost, tolerance) {
+                break;
             }
             out(f);
             self.counters.tx_packets.fetch_add(1, Relaxed);

@@ -16,10 +16,14 @@
 //!   a publication did not touch.
 //! * [`exec`] runs packets through a snapshot ([`Worker::process`]):
 //!   instructions, the action set, groups, meters; [`edit`] changes headers
-//!   in place with incremental checksums; [`meter`] holds the token buckets.
+//!   in place with incremental checksums; [`meter`] holds the meters'
+//!   bands and counters.
+//! * [`bucket`] is the one token bucket (GCRA) of the switch: meter bands,
+//!   the datapath's egress queues and the agent's PACKET_IN limit use it.
 //! * [`trace`] tells what the pipeline does with one packet, step by step,
 //!   changing nothing.
 
+pub mod bucket;
 pub mod changes;
 pub mod classifier;
 pub mod control;

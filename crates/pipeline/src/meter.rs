@@ -7,9 +7,11 @@
 //! the bucket, less what it owes, still holds `c`: `TAT - now <= depth - c`;
 //! then `TAT = max(TAT, now) + c`. This is a token bucket of `depth`
 //! exactly (a packet passes if the bucket holds its tokens, and takes
-//! them), kept in one `AtomicU64` updated by compare-and-swap, so workers
-//! share a band without locks and the rate holds over time whatever the
-//! number of workers. Time is passed in; tests drive it with a fake clock.
+//! them), kept in an [`AtomicGcra`] (the switch's one token bucket,
+//! [`crate::bucket`]: one `AtomicU64` updated by compare-and-swap), so
+//! workers share a band without locks and the rate holds over time
+//! whatever the number of workers. Time is passed in; tests drive it with
+//! a fake clock.
 //!
 //! What a band lets through, and why:
 //! * Units (OpenFlow 1.3.5, 7.3.4.4 `ofp_meter_flags`): kb/s are 1000 bits
@@ -45,6 +47,8 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use ofp::msg::meter::{meter_flags, MeterBand};
 
+use crate::bucket::AtomicGcra;
+
 /// Without OFPMF_BURST, a band's bucket holds this long of its rate
 /// (50 ms: 6.25 kB at 1 Mb/s, 50 packets at 1000 packets/s), or two
 /// frames if that is more.
@@ -69,7 +73,7 @@ pub struct BandState {
     depth_ns: u64,
     /// The depth is the default one: it holds at least two frames.
     two_frames: bool,
-    tat: AtomicU64,
+    bucket: AtomicGcra,
     pub packets: AtomicU64,
     pub bytes: AtomicU64,
 }
@@ -112,7 +116,7 @@ impl MeterState {
                     interval_fp,
                     depth_ns,
                     two_frames: !given,
-                    tat: AtomicU64::new(0),
+                    bucket: AtomicGcra::new(),
                     packets: AtomicU64::new(0),
                     bytes: AtomicU64::new(0),
                 }
@@ -167,22 +171,7 @@ impl BandState {
         if self.two_frames {
             slack = slack.max(cost_ns);
         }
-        let mut tat = self.tat.load(Relaxed);
-        loop {
-            let start = tat.max(now_ns);
-            if start - now_ns > slack {
-                return false;
-            }
-            match self.tat.compare_exchange_weak(
-                tat,
-                start.saturating_add(cost_ns),
-                Relaxed,
-                Relaxed,
-            ) {
-                Ok(_) => return true,
-                Err(t) => tat = t,
-            }
-        }
+        self.bucket.take(now_ns, cost_ns, slack)
     }
 }
 
