@@ -1,6 +1,15 @@
 //! # datapath: ports -> pipeline -> ports
 //!
-//! A bridge ([`bridge::Bridge`]) runs on one or more workers. A
+//! A bridge ([`bridge::Bridge`]) is its OpenFlow agent's
+//! [`agent::Datapath`] (`for_agent.rs`: publication, PACKET_OUT,
+//! counters, `add-port` and `del-port`, the NORMAL hop and the fast
+//! path's verdict for `trace`) and starts its own worker threads
+//! ([`Bridge::spawn_workers`]; a test takes them instead and drives them
+//! round by round). A port as a user asks for it is checked once, for the
+//! configuration file and `add-port` alike ([`request`]), and keeps the
+//! number its interface had last ([`numbers`]).
+//!
+//! A bridge runs on one or more workers. A
 //! [`BridgeWorker`] ([`worker`]: a state machine, one bounded round per
 //! [`BridgeWorker::poll_once`]) owns its own handle on every port of the bridge (with
 //! several workers, one member of each port's `PACKET_FANOUT` group, or one
@@ -12,7 +21,7 @@
 //! what must be shared, all without locks: the published pipeline, the MAC
 //! table (atomics, [`normal`]) and the shaping budget of each egress queue
 //! (an atomic timestamp). Counters are per worker and summed when read.
-//! The snapshot is picked up once per batch from an [`ArcSwap`] that the
+//! The snapshot is picked up once per batch from an `ArcSwap` that the
 //! control plane replaces (never a lock on the packet path). Packets for
 //! NORMAL go through the MAC learning switch ([`normal`]); packets for the
 //! controller go to the agent through [`channel`] (a full queue drops and
@@ -21,7 +30,7 @@
 //! A round looks at each port once (an AF_XDP port: one load of its RX
 //! ring's index, so idle ports cost little) and receives only from those
 //! with frames. When no port had a frame, the worker sleeps on the ports'
-//! descriptors (an epoll set made once per port set, [`sleep`]; up to
+//! descriptors (an epoll set made once per port set, `sleep.rs`; up to
 //! 10 ms) instead of spinning: this machine class has two cores.
 //!
 //! Bounded work and memory per round: receive buffers are as long as the
@@ -36,7 +45,8 @@
 //! holds `running` true while its loop runs ([`BridgeCounters`]); the
 //! daemon reads both for its metrics and to notice a stalled worker. The
 //! loop does not catch panics: whoever runs it decides what a dead worker
-//! means (the daemon stops and exits, see its `health` module).
+//! means (the daemon's guard, handed to [`Bridge::spawn_workers`], stops
+//! and exits, see its `health` module).
 
 pub mod bridge;
 pub mod channel;

@@ -7,7 +7,7 @@
 //! A round: apply the port changes posted to the worker's inbox (at this
 //! batch boundary, never in the middle of one); pick up the current
 //! pipeline snapshot; receive a batch from each port that has frames and
-//! run every frame through the pipeline, queuing its outputs ([`emit`]);
+//! run every frame through the pipeline, queuing its outputs (`emit.rs`);
 //! worker 0 runs up to [`PACKET_OUTS_PER_ROUND`] PACKET_OUTs; shaped
 //! queues release what their rate allows; every port's queue is sent in
 //! one call. A round that found no work readies the ports for a wait
@@ -20,8 +20,6 @@
 //! drives a worker round by round, with no thread and no sleep. It
 //! allocates nothing once its buffers have grown to the port set (the
 //! packet-in queue's copies aside).
-//!
-//! [`emit`]: crate::emit
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;

@@ -1,0 +1,436 @@
+//! Groups and meters: GROUP_MOD and METER_MOD (a delete takes the flows
+//! that use them along, as the spec says), the reference counts their
+//! statistics report, and which fast-failover buckets are live.
+//!
+//! Contract: a refused modification changes nothing.
+
+use super::*;
+
+impl Pipeline {
+    /// Applies a GROUP_MOD. Deleting a group removes the rules that use it.
+    pub fn group_mod(&mut self, gm: &GroupMod, now_ns: u64) -> Result<Vec<Removed>, OfpError> {
+        self.liveness = None;
+        let e =
+            |c: GroupModFailedCode, d: &'static str| OfpError::new(ErrorCode::GroupModFailed(c), d);
+        match gm.command {
+            GroupModCommand::Add | GroupModCommand::Modify => {
+                let add = gm.command == GroupModCommand::Add;
+                if gm.group_id > group_no::MAX {
+                    return Err(e(GroupModFailedCode::InvalidGroup, "reserved group id"));
+                }
+                presence(
+                    add,
+                    self.groups.contains_key(&gm.group_id),
+                    e(GroupModFailedCode::GroupExists, "group exists"),
+                    e(GroupModFailedCode::UnknownGroup, "no such group"),
+                )?;
+                if add && self.groups.len() >= self.config.max_groups {
+                    return Err(e(GroupModFailedCode::OutOfGroups, "group table full"));
+                }
+                self.check_buckets(gm)?;
+                let workers = self.config.workers;
+                // MODIFY keeps the group's counters and age; buckets start afresh.
+                let (counters, created_ns) = match self.groups.get(&gm.group_id) {
+                    Some(old) => (old.rt.counters.clone(), old.created_ns),
+                    None => (Arc::new(Counters::new(workers)), now_ns),
+                };
+                let rt = GroupRt {
+                    group_type: gm.group_type,
+                    buckets: gm.buckets.clone(),
+                    counters,
+                    bucket_counters: gm
+                        .buckets
+                        .iter()
+                        .map(|_| Arc::new(Counters::new(workers)))
+                        .collect(),
+                    total_weight: gm.buckets.iter().map(|b| b.weight as u32).sum(),
+                };
+                self.groups.insert(
+                    gm.group_id,
+                    Group {
+                        group_id: gm.group_id,
+                        created_ns,
+                        rt: Arc::new(rt),
+                    },
+                );
+                Ok(Vec::new())
+            }
+            GroupModCommand::Delete => {
+                let ids: HashSet<u32> = selected_ids(&self.groups, gm.group_id, group_no::ALL)
+                    .into_iter()
+                    .collect();
+                // Deleting a group other groups still forward to would break
+                // them (one pass over the groups that stay).
+                let chained = self
+                    .groups
+                    .values()
+                    .filter(|g| !ids.contains(&g.group_id))
+                    .flat_map(|g| g.rt.buckets.iter().flat_map(|b| b.actions.iter()))
+                    .any(|a| matches!(a, Action::Group(x) if ids.contains(x)));
+                if chained {
+                    return Err(e(
+                        GroupModFailedCode::ChainedGroup,
+                        "another group forwards to this group",
+                    ));
+                }
+                for id in &ids {
+                    self.groups.remove(id);
+                }
+                // One pass over the rules, however many groups go.
+                Ok(self.remove_rules_where(
+                    |r| {
+                        r.actions()
+                            .any(|a| matches!(a, Action::Group(g) if ids.contains(g)))
+                    },
+                    FlowRemovedReason::GroupDelete,
+                ))
+            }
+            GroupModCommand::Unknown(_) => Err(e(
+                GroupModFailedCode::BadCommand,
+                "unknown group-mod command",
+            )),
+        }
+    }
+
+    pub(super) fn check_buckets(&self, gm: &GroupMod) -> Result<(), OfpError> {
+        let e =
+            |c: GroupModFailedCode, d: &'static str| OfpError::new(ErrorCode::GroupModFailed(c), d);
+        match gm.group_type {
+            GroupType::Unknown(_) => {
+                return Err(e(GroupModFailedCode::BadType, "unknown group type"))
+            }
+            GroupType::Indirect if gm.buckets.len() != 1 => {
+                return Err(e(
+                    GroupModFailedCode::BadBucket,
+                    "an indirect group has exactly one bucket",
+                ))
+            }
+            _ => {}
+        }
+        // Its GROUP_STATS and GROUP_DESC entries must each fit one reply.
+        let buckets_len: usize = gm.buckets.iter().map(|b| b.wire_len()).sum();
+        if gm.buckets.len() > GROUP_BUCKETS_MAX {
+            return Err(e(
+                GroupModFailedCode::OutOfBuckets,
+                "more buckets than a GROUP_STATS reply can report",
+            ));
+        }
+        // GROUP_DESC: reply header 16, entry header 8, the buckets.
+        if 16 + 8 + buckets_len > ofp::header::MAX_MSG_LEN {
+            return Err(e(
+                GroupModFailedCode::BadBucket,
+                "the buckets would not fit a GROUP_DESC reply (65 535 bytes)",
+            ));
+        }
+        for b in &gm.buckets {
+            if gm.group_type != GroupType::Select && b.weight != 0 {
+                return Err(e(
+                    GroupModFailedCode::WeightUnsupported,
+                    "weights are for select groups",
+                ));
+            }
+            if gm.group_type == GroupType::FastFailover
+                && b.watch_port == port_no::ANY
+                && b.watch_group == group_no::ANY
+            {
+                return Err(e(
+                    GroupModFailedCode::BadWatch,
+                    "a fast-failover bucket needs a watch port or group",
+                ));
+            }
+            if gm.group_type == GroupType::FastFailover
+                && b.watch_group != group_no::ANY
+                && !self.groups.contains_key(&b.watch_group)
+            {
+                return Err(e(
+                    GroupModFailedCode::BadWatch,
+                    "watched group does not exist",
+                ));
+            }
+            validate::actions(
+                &b.actions,
+                validate::Packets::Unknown,
+                &Context {
+                    n_tables: self.config.n_tables,
+                    groups: &self.groups,
+                    meters: &self.meters,
+                },
+            )
+            .or_else(|err| match err.code {
+                // A bucket may name the group being added (that is a loop, reported below).
+                ErrorCode::BadAction(ofp::error::BadActionCode::BadOutGroup)
+                    if b.actions.contains(&Action::Group(gm.group_id)) =>
+                {
+                    Ok(())
+                }
+                _ => Err(err),
+            })?;
+        }
+        // Loop detection: following group actions from this group must
+        // never come back (OFPGMFC_LOOP: a packet would go round), nor
+        // following watched groups (OFPGMFC_BAD_WATCH: liveness would be
+        // defined by itself). The two are separate: a packet follows only
+        // actions, liveness only watches.
+        let next = |g: u32, watch: bool| -> Vec<u32> {
+            let buckets = if g == gm.group_id {
+                &gm.buckets
+            } else {
+                match self.groups.get(&g) {
+                    Some(x) => &x.rt.buckets,
+                    None => return Vec::new(),
+                }
+            };
+            let mut v = Vec::new();
+            for b in buckets {
+                if watch {
+                    if b.watch_group != group_no::ANY {
+                        v.push(b.watch_group);
+                    }
+                } else {
+                    v.extend(b.actions.iter().filter_map(|a| match a {
+                        Action::Group(x) => Some(*x),
+                        _ => None,
+                    }));
+                }
+            }
+            v
+        };
+        let loops = |watch: bool| {
+            let mut stack = next(gm.group_id, watch);
+            let mut seen = HashSet::new();
+            while let Some(g) = stack.pop() {
+                if g == gm.group_id {
+                    return true;
+                }
+                if seen.insert(g) {
+                    stack.extend(next(g, watch));
+                }
+            }
+            false
+        };
+        if loops(false) {
+            return Err(e(GroupModFailedCode::Loop, "group chain loops back"));
+        }
+        if loops(true) {
+            return Err(e(
+                GroupModFailedCode::BadWatch,
+                "the group watches itself, directly or through other groups",
+            ));
+        }
+        Ok(())
+    }
+
+    /// How many flows and groups forward to each group directly
+    /// (GROUP_STATS ref_count, OpenFlow 1.3 7.3.5.9), in one pass over the
+    /// rules and one over the groups; each counts once however many of
+    /// its actions name the group.
+    pub fn group_ref_counts(&self) -> HashMap<u32, u32> {
+        let mut n = HashMap::new();
+        let mut seen: Vec<u32> = Vec::new();
+        let mut count = |actions: &mut dyn Iterator<Item = &Action>| {
+            seen.clear();
+            seen.extend(actions.filter_map(|a| match a {
+                Action::Group(g) => Some(*g),
+                _ => None,
+            }));
+            seen.sort_unstable();
+            seen.dedup();
+            for g in &seen {
+                *n.entry(*g).or_insert(0) += 1;
+            }
+        };
+        for r in self.tables.iter().flat_map(|t| t.rules()) {
+            count(&mut r.actions());
+        }
+        for g in self.groups.values() {
+            count(&mut g.rt.buckets.iter().flat_map(|b| b.actions.iter()));
+        }
+        n
+    }
+
+    /// How many rules use each meter (METER_STATS flow_count), in one pass.
+    pub fn meter_flow_counts(&self) -> HashMap<u32, u32> {
+        let mut n = HashMap::new();
+        for m in self
+            .tables
+            .iter()
+            .flat_map(|t| t.rules())
+            .filter_map(|r| r.meter())
+        {
+            *n.entry(m).or_insert(0) += 1;
+        }
+        n
+    }
+
+    /// Applies a METER_MOD. Deleting a meter removes the rules that use it.
+    pub fn meter_mod(&mut self, mm: &MeterMod, now_ns: u64) -> Result<Vec<Removed>, OfpError> {
+        let e =
+            |c: MeterModFailedCode, d: &'static str| OfpError::new(ErrorCode::MeterModFailed(c), d);
+        match mm.command {
+            MeterModCommand::Add | MeterModCommand::Modify => {
+                let add = mm.command == MeterModCommand::Add;
+                if mm.meter_id == 0 || mm.meter_id > meter_no::MAX {
+                    return Err(e(MeterModFailedCode::InvalidMeter, "meter id out of range"));
+                }
+                presence(
+                    add,
+                    self.meters.contains_key(&mm.meter_id),
+                    e(MeterModFailedCode::MeterExists, "meter exists"),
+                    e(MeterModFailedCode::UnknownMeter, "no such meter"),
+                )?;
+                let unit = mm.flags & (meter_flags::KBPS | meter_flags::PKTPS);
+                let known = meter_flags::KBPS
+                    | meter_flags::PKTPS
+                    | meter_flags::BURST
+                    | meter_flags::STATS;
+                if unit == (meter_flags::KBPS | meter_flags::PKTPS) || mm.flags & !known != 0 {
+                    return Err(e(MeterModFailedCode::BadFlags, "meter flags"));
+                }
+                if add && self.meters.len() >= self.config.max_meters {
+                    return Err(e(MeterModFailedCode::OutOfMeters, "meter table full"));
+                }
+                if mm.bands.len() > self.config.max_bands {
+                    return Err(e(MeterModFailedCode::OutOfBands, "too many bands"));
+                }
+                for b in &mm.bands {
+                    match b {
+                        MeterBand::Experimenter { .. } => {
+                            return Err(e(
+                                MeterModFailedCode::BadBand,
+                                "no experimenter bands known",
+                            ))
+                        }
+                        _ if b.rate() == 0 => {
+                            return Err(e(MeterModFailedCode::BadRate, "band rate is zero"))
+                        }
+                        MeterBand::DscpRemark { prec_level, .. }
+                            if *prec_level == 0 || *prec_level > 63 =>
+                        {
+                            return Err(e(
+                                MeterModFailedCode::BadBandValue,
+                                "prec_level out of range",
+                            ))
+                        }
+                        _ => {}
+                    }
+                }
+                let state = Arc::new(MeterState::new(mm.meter_id, mm.flags, &mm.bands));
+                self.meters.insert(
+                    mm.meter_id,
+                    Meter {
+                        meter_id: mm.meter_id,
+                        created_ns: now_ns,
+                        state,
+                    },
+                );
+                Ok(Vec::new())
+            }
+            MeterModCommand::Delete => {
+                let ids: HashSet<u32> = selected_ids(&self.meters, mm.meter_id, meter_no::ALL)
+                    .into_iter()
+                    .collect();
+                for id in &ids {
+                    self.meters.remove(id);
+                }
+                Ok(self.remove_rules_where(
+                    |r| r.meter().is_some_and(|m| ids.contains(&m)),
+                    FlowRemovedReason::Delete,
+                ))
+            }
+            MeterModCommand::Unknown(_) => Err(e(
+                MeterModFailedCode::BadCommand,
+                "unknown meter-mod command",
+            )),
+        }
+    }
+}
+
+/// The most buckets a group may have: its GROUP_STATS entry (40 bytes and
+/// 16 per bucket) must fit one reply message (16-byte header).
+pub const GROUP_BUCKETS_MAX: usize = (ofp::header::MAX_MSG_LEN - 16 - 40) / 16;
+
+/// ADD needs the id free, MODIFY needs it taken.
+pub(super) fn presence(
+    add: bool,
+    exists: bool,
+    if_exists: OfpError,
+    if_missing: OfpError,
+) -> Result<(), OfpError> {
+    match (add, exists) {
+        (true, true) => Err(if_exists),
+        (false, false) => Err(if_missing),
+        _ => Ok(()),
+    }
+}
+
+/// The ids a DELETE names: every id for `all`, else `id` if it exists.
+pub(super) fn selected_ids<V>(map: &HashMap<u32, V>, id: u32, all: u32) -> Vec<u32> {
+    if id == all {
+        map.keys().copied().collect()
+    } else {
+        map.contains_key(&id).then_some(id).into_iter().collect()
+    }
+}
+
+/// Which buckets of each group are live: the watched port is live (or
+/// none is watched) and the watched group has a live bucket (or none is
+/// watched). Worked out for every group at once, each group once (an
+/// explicit stack, so a long chain of watched groups cannot exhaust the
+/// thread's stack); a group met again while its own liveness is being
+/// worked out (a loop GROUP_MOD refuses, kept safe here anyway) is not live.
+pub(super) fn bucket_liveness(
+    groups: &HashMap<u32, Group>,
+    ports: &[PortState],
+) -> HashMap<u32, Box<[bool]>> {
+    // `ports` is sorted by number (`Pipeline::set_port`).
+    let port_live = |p: u32| {
+        p == port_no::ANY
+            || ports
+                .binary_search_by_key(&p, |x| x.port_no)
+                .is_ok_and(|i| ports[i].live)
+    };
+    let mut live: HashMap<u32, bool> = HashMap::with_capacity(groups.len());
+    let mut visiting: HashSet<u32> = HashSet::new();
+    let mut stack: Vec<(u32, bool)> = Vec::new();
+    for &root in groups.keys() {
+        stack.push((root, false));
+        while let Some((g, expanded)) = stack.pop() {
+            let Some(grp) = groups.get(&g) else { continue };
+            if expanded {
+                let any = grp.rt.buckets.iter().any(|b| {
+                    port_live(b.watch_port)
+                        && (b.watch_group == group_no::ANY
+                            || live.get(&b.watch_group).copied().unwrap_or(false))
+                });
+                live.insert(g, any);
+                continue;
+            }
+            if live.contains_key(&g) || !visiting.insert(g) {
+                continue;
+            }
+            stack.push((g, true));
+            for b in &grp.rt.buckets {
+                let w = b.watch_group;
+                if w != group_no::ANY && !live.contains_key(&w) && !visiting.contains(&w) {
+                    stack.push((w, false));
+                }
+            }
+        }
+    }
+    groups
+        .iter()
+        .map(|(id, grp)| {
+            let v: Box<[bool]> = grp
+                .rt
+                .buckets
+                .iter()
+                .map(|b| {
+                    port_live(b.watch_port)
+                        && (b.watch_group == group_no::ANY
+                            || live.get(&b.watch_group).copied().unwrap_or(false))
+                })
+                .collect();
+            (*id, v)
+        })
+        .collect()
+}

@@ -1,0 +1,111 @@
+//! What the workers run: the published [`Snapshot`] of the pipeline (its
+//! tables, groups, meters and port table, one version, immutable) and
+//! the types of what a packet becomes ([`Output`], [`ToController`]).
+//!
+//! Contract: a snapshot never changes once published; a new version is a
+//! new snapshot (sharing what did not change).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use ofp::msg::flow::PacketInReason;
+use ofp::msg::group::GroupType;
+use packet::TunnelDst;
+
+use crate::changes::ChangeLog;
+use crate::meter::MeterState;
+use crate::rule::Counters;
+
+/// A port as the pipeline sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PortState {
+    pub port_no: u32,
+    /// Link up and not administratively down.
+    pub live: bool,
+    /// OFPPC_NO_FLOOD: left out of FLOOD.
+    pub no_flood: bool,
+    /// OFPPC_NO_FWD: nothing is sent out of it.
+    pub no_fwd: bool,
+    /// OFPPC_NO_RECV: whatever it receives is dropped (the datapath checks
+    /// this once per received batch).
+    pub no_recv: bool,
+}
+
+impl PortState {
+    /// A live port with no OFPPC_* bit set.
+    pub fn up(port_no: u32) -> PortState {
+        PortState {
+            port_no,
+            live: true,
+            no_flood: false,
+            no_fwd: false,
+            no_recv: false,
+        }
+    }
+}
+
+/// A group as workers run it.
+#[derive(Debug)]
+pub struct GroupRt {
+    pub group_type: GroupType,
+    pub buckets: Vec<ofp::msg::group::Bucket>,
+    pub counters: Arc<Counters>,
+    pub bucket_counters: Vec<Arc<Counters>>,
+    pub total_weight: u32,
+}
+
+/// Per-table lookup (`packets`) and matched (`bytes`) counters, per worker.
+pub type TableCounters = Counters;
+
+/// An immutable version of the pipeline, shared by all workers.
+#[derive(Debug)]
+pub struct Snapshot {
+    pub version: u64,
+    /// The rule changes of the last versions: what a cache entry of an
+    /// earlier version is checked against.
+    pub changes: Arc<ChangeLog>,
+    /// One classifier per table (shared with the control plane, which
+    /// brings a copy no snapshot holds up to date for the next version:
+    /// [`crate::published`]).
+    pub tables: Arc<crate::published::Tables>,
+    pub table_counters: Arc<Vec<TableCounters>>,
+    pub groups: HashMap<u32, Arc<GroupRt>>,
+    /// Which buckets of each group are live (watch port up, watched group
+    /// live), worked out from the port table when a group or a port
+    /// changed (shared by the versions in between), so a packet never
+    /// walks a chain of watched groups.
+    pub bucket_live: Arc<HashMap<u32, Box<[bool]>>>,
+    pub meters: HashMap<u32, Arc<MeterState>>,
+    /// The ports, with the FLOOD and ALL sets ([`crate::ports`]).
+    pub ports: Arc<crate::ports::PortTable>,
+    /// OFPC_INVALID_TTL_TO_CONTROLLER.
+    pub invalid_ttl_to_controller: bool,
+}
+
+/// Why a packet goes to the controller, and what the PACKET_IN says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToController {
+    pub reason: PacketInReason,
+    pub table_id: u8,
+    pub cookie: u64,
+    pub max_len: u16,
+}
+
+/// One copy of the packet leaving the pipeline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Output {
+    /// A port number, or CONTROLLER / LOCAL / NORMAL.
+    pub port: u32,
+    pub queue: Option<u32>,
+    /// The bytes, when they differ from the final packet.
+    pub data: Option<Vec<u8>>,
+    /// Set for port CONTROLLER.
+    pub controller: Option<ToController>,
+    /// The packet's tunnel metadata at the output: where a tunnel port
+    /// sends it (`tun_dst`) and with which VNI (`tun_id`). A packet that
+    /// came from a tunnel and still has the destination it arrived with
+    /// (this host's own address) has none here: a flow-based tunnel port
+    /// does not send it back to this host (Open vSwitch refuses that too),
+    /// which would loop between two tunnel ports for ever.
+    pub tunnel: TunnelDst,
+}
