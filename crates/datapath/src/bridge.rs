@@ -30,12 +30,12 @@ use pipeline::Snapshot;
 use crate::channel::Channels;
 use crate::open::{Backend, PortSpec};
 use crate::queue::{Queue, QueueCounters};
-use crate::{BridgeCounters, BridgePort, BridgeWorker, MacTable, PortCounters};
+use crate::{BridgeCounters, BridgeWorker, MacTable, PortCounters, WorkerPort};
 
 /// A change to one worker's port set.
 pub enum WorkerCmd {
     /// Serve this port (replacing a port of the same number).
-    Add(BridgePort),
+    Add(WorkerPort),
     /// Stop serving this port number (its handle is dropped).
     Remove(u32),
 }
@@ -414,7 +414,7 @@ impl Bridge {
             link_up: devs.first().is_some_and(|d| d.link_up()),
         };
         for (w, dev) in devs.into_iter().enumerate().take(self.inboxes.len()) {
-            self.inboxes[w].post(WorkerCmd::Add(BridgePort {
+            self.inboxes[w].post(WorkerCmd::Add(WorkerPort {
                 port_no: e.spec.port_no,
                 dev,
                 counters: e.counters[w].clone(),

@@ -17,7 +17,7 @@ use crate::channel;
 use crate::counters::{BridgeCounters, PortCounters};
 use crate::normal::{Decision, MacTable};
 use crate::tx::TxQueue;
-use crate::worker::BridgePort;
+use crate::worker::WorkerPort;
 
 /// Port number -> position in a worker's port list, asked once per
 /// output: a table for the small numbers ports usually have (one load), a
@@ -71,7 +71,7 @@ pub(crate) fn same_umem(a: Option<&Arc<Umem>>, b: Option<&Arc<Umem>>) -> bool {
 
 /// Where one worker's outputs go: the pieces of the worker it needs.
 pub(crate) struct Emit<'a> {
-    pub(crate) ports: &'a mut [BridgePort],
+    pub(crate) ports: &'a mut [WorkerPort],
     pub(crate) tx: &'a mut [TxQueue],
     pub(crate) index: &'a PortIndex,
     pub(crate) macs: &'a MacTable,

@@ -77,7 +77,7 @@ pub use open::{
 pub use packet::tunnel::Proto as TunnelProto;
 pub use request::{PortRequest, RequestError};
 pub use tx::{TX_KEEP, TX_QUEUE_MAX};
-pub use worker::{BridgePort, BridgeWorker, Round, PACKET_OUTS_PER_ROUND};
+pub use worker::{BridgeWorker, Round, WorkerPort, PACKET_OUTS_PER_ROUND};
 
 /// Shortest frame the worker takes: an Ethernet header.
 pub const ETH_HLEN: usize = 14;

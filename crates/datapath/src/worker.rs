@@ -49,7 +49,7 @@ impl Drop for RunningGuard<'_> {
 }
 
 /// One port of a bridge.
-pub struct BridgePort {
+pub struct WorkerPort {
     pub port_no: u32,
     pub dev: Box<dyn Port>,
     pub counters: Arc<PortCounters>,
@@ -57,11 +57,11 @@ pub struct BridgePort {
     pub queues: Vec<queue::Queue>,
 }
 
-impl BridgePort {
+impl WorkerPort {
     /// Counts a send call's result: `taken` of `total` frames, the first
     /// `taken` of them `bytes` long in all. A frame not taken is dropped;
     /// one taken is sent, unless the port settles later (AF_XDP: then
-    /// [`BridgePort::settle_tx`] counts it, sent or dropped).
+    /// [`WorkerPort::settle_tx`] counts it, sent or dropped).
     fn count_sent(&self, r: std::io::Result<usize>, total: usize, bytes: impl Fn(usize) -> u64) {
         let c = &self.counters;
         let taken = match r {
@@ -183,7 +183,7 @@ impl BridgePort {
 pub struct BridgeWorker {
     /// Which worker of the bridge this is (0-based).
     pub worker: usize,
-    pub(crate) ports: Vec<BridgePort>,
+    pub(crate) ports: Vec<WorkerPort>,
     pipeline: Arc<ArcSwap<Snapshot>>,
     pub(crate) counters: Arc<BridgeCounters>,
     macs: Arc<MacTable>,
@@ -658,7 +658,7 @@ mod tests {
             let (dev, wire) = MemoryPort::new(&format!("m{no}"));
             p.set_port(PortState::up(no));
             let c: Arc<PortCounters> = Arc::default();
-            inbox.post(WorkerCmd::Add(BridgePort {
+            inbox.post(WorkerCmd::Add(WorkerPort {
                 port_no: no,
                 dev: Box::new(dev),
                 counters: c.clone(),

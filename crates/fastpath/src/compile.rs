@@ -23,6 +23,9 @@
 //! each inline path; they are made opaque (xor twice with a value the
 //! verifier cannot know) where paths join, so its states merge and the
 //! work stays linear in the program's size.
+//!
+//! One job in one file: the code generator, from a snapshot to a
+//! program (the parser, plan and assembler it uses live apart).
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -14,6 +14,9 @@
 //! meaning: masks on unmaskable fields, values out of range, value bits
 //! outside the mask, duplicates and prerequisites, each with the code the
 //! spec names.
+//!
+//! One job, kept in one file on purpose: the field table and the codes,
+//! masks and prerequisites read from it; the table reads best whole.
 
 use bytes::{BufMut, Bytes};
 

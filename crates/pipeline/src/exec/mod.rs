@@ -17,6 +17,9 @@
 //! common case). Reserved ports are resolved here (IN_PORT, ALL, FLOOD
 //! against the port table); CONTROLLER, LOCAL and NORMAL are returned as
 //! such for the datapath and the agent.
+//!
+//! One job in one file: the interpreter (its steps share the packet's
+//! context and are read best in order).
 
 use ofp::msg::flow::PacketInReason;
 use ofp::msg::group::GroupType;

@@ -1,258 +1,54 @@
-//! An `AF_XDP` port: the interface's XDP program ([`crate::xdp`]) hands
-//! every received frame to a socket whose rings live in memory shared with
-//! the kernel (the UMEM, [`crate::umem`]), bypassing the kernel stack.
+//! One AF_XDP socket: its rings and UMEM binding, receiving, sending,
+//! kicking the kernel, and settling what it took (the purge of a ring
+//! the kernel stopped draining, counting at completion).
 //!
-//! One socket per receive queue of the interface (a queue without a socket
-//! would pass its frames to the kernel stack, away from the switch);
-//! [`AfXdp::open_queues`] deals the queues out to the workers, each of which
-//! owns its queues end to end (as with a fanout group) and sends through the
-//! socket of its first queue. veth devices get one receive queue per CPU by
-//! default. Zero-copy where the driver
-//! supports it, copy mode otherwise (veth has no zero-copy); the program
-//! runs natively where the driver can, generic otherwise.
-//!
-//! UMEMs: given one UMEM per worker ([`AfXdp::open_queues`] with
-//! `shared`), every socket of that worker, on any interface, binds to it
-//! (`XDP_SHARED_UMEM`, with a fill and a completion ring of its own), so a
-//! frame received on one port is sent on another by moving its descriptor
-//! ([`Port::recv_zc`], [`Port::send_zc`]); a socket the kernel will not
-//! bind to the shared UMEM (a zero-copy interface sharing with a copy-mode
-//! one) gets a UMEM of its own, and frames crossing to it are copied.
-//! [`Port::recv`] and [`Port::send`] copy, for callers that want their own
-//! buffers. The chunks' whereabouts are [`crate::umem::Umem`]'s to keep.
-//!
-//! Rings are single-producer/single-consumer with the kernel: the producer
-//! index is published with Release after the descriptors are written, and
-//! read with Acquire before they are read.
+//! One job in one file: everything that touches one socket's rings.
 
-use std::io;
-use std::mem::size_of;
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Arc;
-
-use crate::umem::{self, Desc, TxFrame, Umem, ZcBatch, FRAME};
-use crate::xdp::{XdpMode, XdpProgram};
-use crate::{Batch, Port};
-
-const SOL_XDP: libc::c_int = 283;
-const XDP_MMAP_OFFSETS: libc::c_int = 1;
-const XDP_RX_RING: libc::c_int = 2;
-const XDP_TX_RING: libc::c_int = 3;
-const XDP_UMEM_REG: libc::c_int = 4;
-const XDP_UMEM_FILL_RING: libc::c_int = 5;
-const XDP_UMEM_COMPLETION_RING: libc::c_int = 6;
-const XDP_STATISTICS: libc::c_int = 7;
-const XDP_PGOFF_RX_RING: i64 = 0;
-const XDP_PGOFF_TX_RING: i64 = 0x8000_0000;
-const XDP_UMEM_PGOFF_FILL_RING: i64 = 0x1_0000_0000;
-const XDP_UMEM_PGOFF_COMPLETION_RING: i64 = 0x1_8000_0000;
-const XDP_COPY: u16 = 1 << 1;
-const XDP_ZEROCOPY: u16 = 1 << 2;
-const XDP_USE_NEED_WAKEUP: u16 = 1 << 3;
-const XDP_RING_NEED_WAKEUP: u32 = 1;
-
-/// Ring entries for receiving and for sending (and the chunks of a UMEM a
-/// socket has to itself: as many again).
-const RX_FRAMES: u32 = 512;
-const TX_FRAMES: u32 = 512;
-
-#[repr(C)]
-#[derive(Default, Clone, Copy)]
-struct RingOffset {
-    producer: u64,
-    consumer: u64,
-    desc: u64,
-    flags: u64,
-}
-
-#[repr(C)]
-#[derive(Default, Clone, Copy)]
-struct MmapOffsets {
-    rx: RingOffset,
-    tx: RingOffset,
-    fr: RingOffset,
-    cr: RingOffset,
-}
-
-#[repr(C)]
-struct UmemReg {
-    addr: u64,
-    len: u64,
-    chunk_size: u32,
-    headroom: u32,
-    flags: u32,
-    tx_metadata_len: u32,
-}
-
-/// The first fields of `struct xdp_statistics` (all the kernel needs to
-/// be asked for: `struct xdp_statistics_v1`).
-#[repr(C)]
-#[derive(Default)]
-struct XdpStatistics {
-    rx_dropped: u64,
-    rx_invalid_descs: u64,
-    tx_invalid_descs: u64,
-}
-
-/// `struct xdp_desc`.
-#[repr(C)]
-#[derive(Clone, Copy)]
-struct XdpDesc {
-    addr: u64,
-    len: u32,
-    options: u32,
-}
-
-#[repr(C)]
-struct SockaddrXdp {
-    family: u16,
-    flags: u16,
-    ifindex: u32,
-    queue_id: u32,
-    shared_umem_fd: u32,
-}
-
-/// One mapped ring of `T` descriptors.
-struct Ring<T> {
-    map: *mut u8,
-    map_len: usize,
-    producer: *const AtomicU32,
-    consumer: *const AtomicU32,
-    flags: *const AtomicU32,
-    desc: *mut T,
-    mask: u32,
-    /// Our copy of the index we own (the producer's or the consumer's).
-    cached: u32,
-}
-
-impl<T> Ring<T> {
-    fn map(fd: i32, off: &RingOffset, entries: u32, pgoff: i64) -> io::Result<Ring<T>> {
-        let len = off.desc as usize + entries as usize * size_of::<T>();
-        // SAFETY: mapping a ring of the socket at the offset the kernel
-        // documents; checked; unmapped in Drop.
-        let map = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_POPULATE,
-                fd,
-                pgoff,
-            )
-        };
-        if map == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        let map = map as *mut u8;
-        // SAFETY: the offsets come from the kernel and lie inside the mapping.
-        unsafe {
-            Ok(Ring {
-                map,
-                map_len: len,
-                producer: map.add(off.producer as usize) as *const AtomicU32,
-                consumer: map.add(off.consumer as usize) as *const AtomicU32,
-                flags: map.add(off.flags as usize) as *const AtomicU32,
-                desc: map.add(off.desc as usize) as *mut T,
-                mask: entries - 1,
-                cached: 0,
-            })
-        }
-    }
-
-    fn producer(&self) -> &AtomicU32 {
-        // SAFETY: points into the mapping, which lives as long as self.
-        unsafe { &*self.producer }
-    }
-
-    fn consumer(&self) -> &AtomicU32 {
-        // SAFETY: as above.
-        unsafe { &*self.consumer }
-    }
-
-    fn needs_wakeup(&self) -> bool {
-        // SAFETY: as above.
-        unsafe { &*self.flags }.load(Ordering::Relaxed) & XDP_RING_NEED_WAKEUP != 0
-    }
-
-    fn slot(&self, i: u32) -> *mut T {
-        // SAFETY: masked index within the ring's entries.
-        unsafe { self.desc.add((i & self.mask) as usize) }
-    }
-}
-
-impl<T> Ring<T> {
-    /// Unmaps the ring (once; the ring must not be used after).
-    fn unmap(&mut self) {
-        if !self.map.is_null() {
-            // SAFETY: unmapping exactly what map() mapped, once.
-            unsafe { libc::munmap(self.map as *mut libc::c_void, self.map_len) };
-            self.map = std::ptr::null_mut();
-        }
-    }
-}
-
-impl<T> Drop for Ring<T> {
-    fn drop(&mut self) {
-        self.unmap();
-    }
-}
-
-/// An `AF_XDP` port as one worker sees it: the sockets of its receive
-/// queues.
-pub struct AfXdp {
-    name: String,
-    hw: [u8; 6],
-    socks: Vec<Socket>,
-    /// The UMEM of every socket of this handle, when they share one (the
-    /// worker then receives and sends by descriptor).
-    umem: Option<Arc<Umem>>,
-    /// The interface's program; the last port handle dropped detaches it.
-    program: Arc<XdpProgram>,
-}
+use super::*;
 
 /// An `AF_XDP` socket on one receive queue of an interface.
-struct Socket {
-    name: String,
-    fd: i32,
-    umem: Arc<Umem>,
+pub(super) struct Socket {
+    pub(super) name: String,
+    pub(super) fd: i32,
+    pub(super) umem: Arc<Umem>,
     /// This socket's id in its UMEM's chunk table.
-    id: u32,
-    rx: Ring<XdpDesc>,
-    tx: Ring<XdpDesc>,
-    fill: Ring<u64>,
-    comp: Ring<u64>,
+    pub(super) id: u32,
+    pub(super) rx: Ring<XdpDesc>,
+    pub(super) tx: Ring<XdpDesc>,
+    pub(super) fill: Ring<u64>,
+    pub(super) comp: Ring<u64>,
     /// Chunks in the fill ring (given to the kernel, not yet received).
-    in_fill: u32,
+    pub(super) in_fill: u32,
     /// This socket's own fill target once it has been busy (0 before):
     /// above the UMEM's even share, up to [`umem::FILL_MAX`].
-    boost: u32,
+    pub(super) boost: u32,
     /// What the last refill aimed the fill ring at (a receive call has
     /// work to do while `in_fill` is below it: the UMEM was short).
-    aim: u32,
+    pub(super) aim: u32,
     /// Scratch for the chunks going to the fill ring.
-    stock: Vec<u64>,
+    pub(super) stock: Vec<u64>,
     /// Descriptors refused since `take_rx_errors` last ran.
-    rx_errors: u64,
-    zero_copy: bool,
+    pub(super) rx_errors: u64,
+    pub(super) zero_copy: bool,
     /// TX ring index up to which every descriptor's fate (sent or dropped)
     /// is counted in `settled_tx`: the kernel's published consumer index
     /// passed it (or a purge was resolved past it).
-    settled: u32,
+    pub(super) settled: u32,
     /// Frames the kernel took and dropped (`EBUSY`) that `settle` has not
     /// counted yet (they are among the descriptors it consumed).
-    busy_drops: u32,
+    pub(super) busy_drops: u32,
     /// Descriptors purged from the TX ring when the link went down, until
     /// the kernel has gone past them.
-    purge: Option<Purge>,
+    pub(super) purge: Option<Purge>,
     /// What `settle` counted since [`Port::take_tx_settled`] last ran.
-    settled_tx: crate::TxSettled,
+    pub(super) settled_tx: crate::TxSettled,
     /// When a purge last failed to resolve with the link up.
-    purge_stalled: Option<std::time::Instant>,
+    pub(super) purge_stalled: Option<std::time::Instant>,
 }
 
 /// How long a purge the kernel made no progress on waits before it is
 /// kicked again.
-const PURGE_RETRY: std::time::Duration = std::time::Duration::from_millis(50);
+pub(super) const PURGE_RETRY: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// Frames that were on the TX ring when the link went down (copy mode),
 /// their descriptors overwritten with invalid ones so that the kernel skips
@@ -266,18 +62,18 @@ const PURGE_RETRY: std::time::Duration = std::time::Duration::from_millis(50);
 /// has passed the range, the growth of that statistic (sluice never writes
 /// an invalid descriptor otherwise) says how many of the range were
 /// skipped: the last ones. Their chunks are sluice's again.
-struct Purge {
+pub(super) struct Purge {
     /// The ring index of the first purged descriptor.
-    from: u32,
+    pub(super) from: u32,
     /// The original descriptors, in ring order from `from`.
-    descs: Vec<XdpDesc>,
+    pub(super) descs: Vec<XdpDesc>,
     /// `tx_invalid_descs` when the range was purged.
-    invalid_before: u64,
+    pub(super) invalid_before: u64,
 }
 
 /// The descriptor that takes a purged one's place: no chunk (an address
 /// past any UMEM) and no length, which the kernel refuses and skips.
-const PURGED: XdpDesc = XdpDesc {
+pub(super) const PURGED: XdpDesc = XdpDesc {
     addr: u64::MAX - (FRAME - 1),
     len: 0,
     options: 0,
@@ -285,7 +81,7 @@ const PURGED: XdpDesc = XdpDesc {
 
 /// What one kick of the TX ring did.
 #[derive(Debug, PartialEq)]
-enum Kick {
+pub(super) enum Kick {
     /// The kernel sent what it could (or had nothing to do).
     Sent,
     /// The kernel could not take a frame now (device queue busy, no
@@ -304,121 +100,27 @@ enum Kick {
 // Sync.
 unsafe impl Send for Socket {}
 
-fn err(name: &str, what: &str, e: io::Error) -> io::Error {
+pub(super) fn err(name: &str, what: &str, e: io::Error) -> io::Error {
     io::Error::new(e.kind(), format!("{name}: AF_XDP: {what}: {e}"))
 }
 
-fn sockopt<T>(fd: i32, opt: libc::c_int, v: &T) -> io::Result<()> {
+pub(super) fn sockopt<T>(fd: i32, opt: libc::c_int, v: &T) -> io::Result<()> {
     crate::os::setsockopt(fd, SOL_XDP, opt, v)
 }
 
-/// Receive queues of interface `name` (from sysfs; 1 if unknown).
-pub fn rx_queues(name: &str) -> u32 {
-    std::fs::read_dir(format!("/sys/class/net/{name}/queues"))
-        .map(|d| {
-            d.filter_map(Result::ok)
-                .filter(|e| e.file_name().to_string_lossy().starts_with("rx-"))
-                .count() as u32
-        })
-        .unwrap_or(1)
-        .max(1)
-}
-
-impl AfXdp {
-    /// Opens a socket on every receive queue of interface `name`, deals
-    /// them out to `n` workers (queue q to worker q mod n) and attaches the
-    /// redirect program (native if possible, unless `generic_only`). With
-    /// `shared` (one UMEM per worker), worker w's sockets bind to
-    /// `shared[w]`; without, each socket has a UMEM of its own. Fails,
-    /// with the reason, where AF_XDP cannot run: the caller falls back to
-    /// AF_PACKET.
-    pub fn open_queues(
-        name: &str,
-        n: usize,
-        generic_only: bool,
-        shared: Option<&[Arc<Umem>]>,
-    ) -> io::Result<Vec<AfXdp>> {
-        let n = n.max(1);
-        let queues = rx_queues(name);
-        if (n as u32) > queues {
-            return Err(io::Error::new(
-                io::ErrorKind::Unsupported,
-                format!(
-                    "{name}: AF_XDP: {n} workers need {n} receive queues, the interface has {queues}"
-                ),
-            ));
-        }
-        // Frames live in 2 KB UMEM chunks (no multi-buffer): a jumbo MTU
-        // is AF_PACKET's to serve.
-        let mtu = crate::mtu(name).unwrap_or(1500);
-        if crate::frame_size_for_mtu(mtu) > FRAME as usize {
-            return Err(io::Error::new(
-                io::ErrorKind::Unsupported,
-                format!("{name}: AF_XDP: MTU {mtu} does not fit sluice's 2 KB AF_XDP frames"),
-            ));
-        }
-        let ifindex = crate::afpacket::ifindex(name)?;
-        let program = Arc::new(
-            XdpProgram::attach(ifindex, queues, generic_only).map_err(|e| err(name, "XDP", e))?,
-        );
-        let hw = crate::afpacket::hw_addr(-1, name);
-        let mut ports: Vec<AfXdp> = (0..n)
-            .map(|_| AfXdp {
-                name: name.to_string(),
-                hw,
-                socks: Vec::new(),
-                umem: None,
-                program: program.clone(),
-            })
-            .collect();
-        for q in 0..queues {
-            let w = q as usize % n;
-            let s = match shared.and_then(|u| u.get(w)) {
-                // A socket the kernel will not bind to the shared UMEM
-                // gets one of its own.
-                Some(u) => Socket::open(name, ifindex, q, u).or_else(|_| {
-                    Socket::open(name, ifindex, q, &Umem::new(RX_FRAMES + TX_FRAMES)?)
-                })?,
-                None => Socket::open(name, ifindex, q, &Umem::new(RX_FRAMES + TX_FRAMES)?)?,
-            };
-            program
-                .set_socket(q, s.fd)
-                .map_err(|e| err(name, "map", e))?;
-            ports[w].socks.push(s);
-        }
-        for p in &mut ports {
-            let first = p.socks[0].umem.clone();
-            if p.socks.iter().all(|s| Arc::ptr_eq(&s.umem, &first)) {
-                p.umem = Some(first);
-            }
-        }
-        Ok(ports)
-    }
-
-    /// The interface's XDP program (shared by its handles).
-    pub fn program(&self) -> &Arc<XdpProgram> {
-        &self.program
-    }
-
-    /// Whether the XDP program runs in the driver.
-    pub fn native(&self) -> bool {
-        self.program.mode == XdpMode::Native
-    }
-
-    /// Whether the sockets run zero-copy (else the kernel copies frames).
-    pub fn zero_copy(&self) -> bool {
-        self.socks.iter().all(|s| s.zero_copy)
-    }
-}
-
 /// `sockaddr_xdp` flag: bind to the UMEM of the socket `shared_umem_fd`.
-const XDP_SHARED_UMEM: u16 = 1 << 0;
+pub(super) const XDP_SHARED_UMEM: u16 = 1 << 0;
 
 impl Socket {
     /// A socket on queue `queue` of interface `ifindex`, in `umem`: it
     /// registers the UMEM if no bound socket has it, else shares it
     /// through the first one's descriptor.
-    fn open(name: &str, ifindex: i32, queue: u32, umem: &Arc<Umem>) -> io::Result<Socket> {
+    pub(super) fn open(
+        name: &str,
+        ifindex: i32,
+        queue: u32,
+        umem: &Arc<Umem>,
+    ) -> io::Result<Socket> {
         // SAFETY: socket(2); checked; owned by the Socket built below, or
         // closed on the error paths through `guard`.
         let fd = unsafe { libc::socket(libc::AF_XDP, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) };
@@ -555,7 +257,7 @@ impl Socket {
 
     /// Tops the fill ring up to `target` chunks from the UMEM's free list
     /// (past [`umem::FILL_FLOOR`], only from what exceeds the reserve).
-    fn refill(&mut self, target: u32) {
+    pub(super) fn refill(&mut self, target: u32) {
         if self.in_fill >= target {
             return;
         }
@@ -590,7 +292,7 @@ impl Socket {
 
     /// Takes back the chunks the kernel has finished sending; an address
     /// that is not a chunk on this socket's TX ring is ignored.
-    fn reap(&mut self) {
+    pub(super) fn reap(&mut self) {
         let prod = self.comp.producer().load(Ordering::Acquire);
         let mut cons = self.comp.cached;
         while cons != prod {
@@ -604,7 +306,7 @@ impl Socket {
         self.comp.consumer().store(cons, Ordering::Release);
     }
 
-    fn kick(&self) -> io::Result<Kick> {
+    pub(super) fn kick(&self) -> io::Result<Kick> {
         // SAFETY: a zero-length sendto on our socket tells the kernel to
         // process the TX ring.
         let r = unsafe {
@@ -636,7 +338,7 @@ impl Socket {
     /// against the UMEM's table (a chunk in this socket's fill ring, bytes
     /// within it), go to `out`, held by the caller; a refused one is
     /// counted in `rx_errors`. The fill ring is topped up after.
-    fn rx(&mut self, out: &mut Vec<Desc>, max: usize) -> usize {
+    pub(super) fn rx(&mut self, out: &mut Vec<Desc>, max: usize) -> usize {
         let prod = self.rx.producer().load(Ordering::Acquire);
         let mut cons = self.rx.cached;
         let mut n = 0;
@@ -689,7 +391,7 @@ impl Socket {
     /// Reads one shared index (two in zero-copy mode) and this struct:
     /// the worker asks every port every round, and most ports of a large
     /// bridge are idle.
-    fn rx_ready(&self) -> bool {
+    pub(super) fn rx_ready(&self) -> bool {
         self.rx.producer().load(Ordering::Acquire) != self.rx.cached
             || self.in_fill < self.aim
             || (self.zero_copy && self.fill.needs_wakeup())
@@ -700,7 +402,7 @@ impl Socket {
     /// signals): frames a kick left on the TX ring are kicked again (a
     /// purge is driven to its end), and a zero-copy driver that asks for it
     /// is woken for the fill ring. What the kicks settle is counted.
-    fn before_wait(&mut self) {
+    pub(super) fn before_wait(&mut self) {
         if self.purge.is_some() {
             self.resolve_purge();
         } else if self.tx.consumer().load(Ordering::Acquire) != self.tx.cached {
@@ -718,7 +420,7 @@ impl Socket {
     }
 
     /// Wakes the driver to take chunks from the fill ring.
-    fn wake_fill(&self) {
+    pub(super) fn wake_fill(&self) {
         // SAFETY: a zero-length, non-blocking recvfrom wakes the driver.
         unsafe {
             libc::recvfrom(
@@ -755,7 +457,7 @@ impl Socket {
     /// which it does once the link is up again. In zero-copy mode the
     /// driver reads the ring on its own and frames stay (sluice's test
     /// links, veth, are copy-only).
-    fn tx(&mut self, frames: &[TxFrame]) -> io::Result<usize> {
+    pub(super) fn tx(&mut self, frames: &[TxFrame]) -> io::Result<usize> {
         self.reap();
         if self.purge.is_some() {
             self.resolve_purge();
@@ -866,7 +568,7 @@ impl Socket {
     /// Counts the descriptors the kernel has gone past since the last
     /// call, in ring order (a purge is counted by `resolve_purge`). Frames the kernel dropped (`EBUSY`)
     /// are counted dropped, as the last ones it took.
-    fn settle(&mut self) {
+    pub(super) fn settle(&mut self) {
         // A purge starts where counting stopped, and nothing goes on the
         // ring after it: until it is resolved there is nothing to count.
         if self.purge.is_none() {
@@ -876,7 +578,7 @@ impl Socket {
 
     /// Counts the ring's descriptors from `settled` to `upto` as taken by
     /// the kernel: sent, but for the `EBUSY` drops not yet counted.
-    fn count_consumed(&mut self, upto: u32) {
+    pub(super) fn count_consumed(&mut self, upto: u32) {
         let n = upto.wrapping_sub(self.settled);
         if n == 0 || n > TX_FRAMES {
             return;
@@ -902,7 +604,7 @@ impl Socket {
     /// Overwrites every descriptor the kernel has not been seen to go past
     /// (from its published consumer index to ours) with [`PURGED`], and
     /// remembers the originals. Nothing to do if none is left.
-    fn purge_ring(&mut self) {
+    pub(super) fn purge_ring(&mut self) {
         self.settle();
         if self.purge.is_some() {
             return;
@@ -944,7 +646,7 @@ impl Socket {
     /// come back on the completion ring), the ones it skipped were dropped
     /// and their chunks are freed here. While the interface is down the
     /// kernel does not look at the ring, and the purge stays.
-    fn resolve_purge(&mut self) {
+    pub(super) fn resolve_purge(&mut self) {
         let Some(p) = &self.purge else {
             return;
         };
@@ -1012,7 +714,7 @@ impl Socket {
     /// not resolved) as dropped, since they go with the socket. (A frame
     /// the kernel took without publishing so is counted dropped then:
     /// at most one kick's worth, and only at a close.)
-    fn close_tx(&mut self) {
+    pub(super) fn close_tx(&mut self) {
         if self.purge.is_some() {
             self.purge_stalled = None;
             self.resolve_purge();
@@ -1042,7 +744,7 @@ impl Socket {
 
     /// The socket's count of invalid TX descriptors the kernel skipped
     /// (`XDP_STATISTICS`), or None if it cannot be read.
-    fn tx_invalid_descs(&self) -> Option<u64> {
+    pub(super) fn tx_invalid_descs(&self) -> Option<u64> {
         let mut st = XdpStatistics::default();
         let mut len = size_of::<XdpStatistics>() as libc::socklen_t;
         // SAFETY: reading the statistics into a live struct of that size.
@@ -1060,7 +762,7 @@ impl Socket {
 
     /// Takes the descriptors `from..to` back off the TX ring (the kernel
     /// has not looked at them) and their chunks back into the free list.
-    fn take_back(&mut self, from: u32, to: u32) {
+    pub(super) fn take_back(&mut self, from: u32, to: u32) {
         let mut i = from;
         while i != to {
             // SAFETY: a slot of the TX ring we wrote in this call.
@@ -1093,390 +795,5 @@ impl Drop for Socket {
         // SAFETY: closing our socket, once.
         unsafe { libc::close(self.fd) };
         self.umem.reclaim(self.id);
-    }
-}
-
-impl Port for AfXdp {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// Copies the frames into the batch's buffers and gives their chunks
-    /// straight back.
-    fn recv(&mut self, batch: &mut Batch) -> io::Result<usize> {
-        let (bufs, lens) = batch.slots();
-        let mut n = 0;
-        let mut descs = Vec::new();
-        for s in &mut self.socks {
-            descs.clear();
-            s.rx(&mut descs, bufs.len() - n);
-            for d in &descs {
-                // SAFETY: just received, held by us alone until freed below.
-                let chunk = unsafe { s.umem.chunk_mut(*d) };
-                let at = (d.addr % FRAME) as usize;
-                let len = (d.len as usize).min(bufs[n].len());
-                bufs[n][..len].copy_from_slice(&chunk[at..at + len]);
-                lens[n] = len;
-                n += 1;
-            }
-            s.umem.free_held(descs.iter().map(|d| d.addr));
-        }
-        batch.set_len(n);
-        Ok(n)
-    }
-
-    fn send(&mut self, frames: &[&[u8]]) -> io::Result<usize> {
-        let items: Vec<TxFrame> = frames.iter().map(|f| TxFrame::Bytes(f)).collect();
-        self.socks[0].tx(&items)
-    }
-
-    fn umem(&self) -> Option<&Arc<Umem>> {
-        self.umem.as_ref()
-    }
-
-    fn recv_zc(&mut self, batch: &mut ZcBatch, max: usize) -> io::Result<usize> {
-        let Some(umem) = &self.umem else {
-            return Err(io::Error::new(
-                io::ErrorKind::Unsupported,
-                format!("{}: sockets in several UMEMs", self.name),
-            ));
-        };
-        let descs = batch.begin(umem);
-        let mut n = 0;
-        for s in &mut self.socks {
-            n += s.rx(descs, max - n);
-        }
-        batch.received();
-        Ok(n)
-    }
-
-    fn send_zc(&mut self, frames: &[TxFrame]) -> io::Result<usize> {
-        self.socks[0].tx(frames)
-    }
-
-    fn rx_ready(&self) -> bool {
-        self.socks.iter().any(Socket::rx_ready)
-    }
-
-    fn before_wait(&mut self) {
-        self.socks.iter_mut().for_each(Socket::before_wait);
-    }
-
-    fn tx_settles_later(&self) -> bool {
-        true
-    }
-
-    fn close_tx(&mut self) {
-        self.socks.iter_mut().for_each(Socket::close_tx);
-    }
-
-    fn take_tx_settled(&mut self) -> crate::TxSettled {
-        let mut t = crate::TxSettled::default();
-        for s in &mut self.socks {
-            let d = std::mem::take(&mut s.settled_tx);
-            t.sent += d.sent;
-            t.bytes += d.bytes;
-            t.dropped += d.dropped;
-        }
-        t
-    }
-
-    fn take_rx_errors(&mut self) -> u64 {
-        self.socks
-            .iter_mut()
-            .map(|s| std::mem::take(&mut s.rx_errors))
-            .sum()
-    }
-
-    fn fd(&self) -> Option<i32> {
-        Some(self.socks[0].fd)
-    }
-
-    fn fds(&self) -> Vec<i32> {
-        self.socks.iter().map(|s| s.fd).collect()
-    }
-
-    fn link_up(&self) -> bool {
-        crate::afpacket::operstate_up(&self.name)
-    }
-
-    fn hw_addr(&self) -> [u8; 6] {
-        self.hw
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    //! The purge against the kernel: a veth pair in a network namespace of
-    //! the test's own (needs root; in CI, `CI` set, it fails rather than
-    //! skip).
-
-    use super::*;
-    use std::process::Command;
-    use std::time::{Duration, Instant};
-
-    const ETHERTYPE: u16 = 0x88b5;
-
-    fn root() -> bool {
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } == 0 {
-            return true;
-        }
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "the AF_XDP purge test needs root in CI"
-        );
-        eprintln!("skipped: the AF_XDP purge test needs root");
-        false
-    }
-
-    fn run(args: &[&str]) {
-        let st = Command::new(args[0]).args(&args[1..]).status().unwrap();
-        assert!(st.success(), "{args:?}: {st}");
-    }
-
-    /// Waits (at most 5 s) until `name`'s operational state is `want`
-    /// (sysfs shows the namespace it was mounted in, so `ip` is asked).
-    fn wait_oper(name: &str, want: &str) {
-        let t = Instant::now();
-        loop {
-            let out = Command::new("ip")
-                .args(["-o", "link", "show", name])
-                .output()
-                .unwrap();
-            if String::from_utf8_lossy(&out.stdout).contains(&format!("state {want}")) {
-                return;
-            }
-            assert!(
-                t.elapsed() < Duration::from_secs(5),
-                "{name} not {want} after 5 s"
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-
-    fn frame(seq: u32) -> Vec<u8> {
-        let mut f = vec![0xff; 6];
-        f.extend_from_slice(&[2, 0, 0, 0, 0x77, 1]);
-        f.extend_from_slice(&ETHERTYPE.to_be_bytes());
-        f.extend_from_slice(&seq.to_be_bytes());
-        f.resize(60, 0);
-        f
-    }
-
-    /// An AF_PACKET socket receiving `ETHERTYPE` frames on `name`.
-    fn listener(name: &str) -> i32 {
-        let proto = ETHERTYPE.to_be();
-        // SAFETY: socket(2), checked; closed by the test.
-        let fd = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW, proto as i32) };
-        assert!(fd >= 0);
-        let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
-        sll.sll_family = libc::AF_PACKET as u16;
-        sll.sll_protocol = proto;
-        sll.sll_ifindex = crate::afpacket::ifindex(name).unwrap();
-        // SAFETY: binding our socket to a live sockaddr_ll.
-        let r = unsafe {
-            libc::bind(
-                fd,
-                &sll as *const libc::sockaddr_ll as *const libc::sockaddr,
-                size_of::<libc::sockaddr_ll>() as u32,
-            )
-        };
-        assert_eq!(r, 0);
-        fd
-    }
-
-    /// The sequence numbers `fd` receives until `last` arrives (at most
-    /// 5 s).
-    fn received_until(fd: i32, last: u32) -> Vec<u32> {
-        let t = Instant::now();
-        let mut got = Vec::new();
-        let mut buf = [0u8; 128];
-        while got.last() != Some(&last) {
-            assert!(
-                t.elapsed() < Duration::from_secs(5),
-                "frame {last} not received after 5 s (got {got:?})"
-            );
-            // SAFETY: receiving into a live buffer of that size.
-            let n = unsafe {
-                libc::recv(
-                    fd,
-                    buf.as_mut_ptr() as *mut libc::c_void,
-                    buf.len(),
-                    libc::MSG_DONTWAIT,
-                )
-            };
-            if n >= 18 {
-                got.push(u32::from_be_bytes(buf[14..18].try_into().unwrap()));
-            } else {
-                std::thread::sleep(Duration::from_millis(1));
-            }
-        }
-        got
-    }
-
-    /// A veth pair `A`-`B` in a network namespace of this thread's own (the
-    /// test harness's other threads keep theirs; `ip` inherits it), an
-    /// AF_XDP port on A, a listener on B, and 100 frames on A's TX ring
-    /// of which one kick (stopped at the kernel's batch limit) sent 32:
-    /// the rest would leave whenever the kernel is kicked again.
-    struct Left {
-        ports: Vec<AfXdp>,
-        rx: i32,
-        /// Free chunks before the 100 frames.
-        free: usize,
-    }
-
-    const A: &str = "slxpa";
-    const N: u32 = 100;
-
-    impl Left {
-        fn new() -> Left {
-            // SAFETY: unshare(2) of the calling thread's network namespace.
-            assert_eq!(unsafe { libc::unshare(libc::CLONE_NEWNET) }, 0);
-            run(&["sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1"]);
-            let q = ["numtxqueues", "1", "numrxqueues", "1"];
-            let mut add = vec!["ip", "link", "add", A];
-            add.extend(q);
-            add.extend(["type", "veth", "peer", "name", "slxpb"]);
-            add.extend(q);
-            run(&add);
-            run(&["ip", "link", "set", A, "up"]);
-            run(&["ip", "link", "set", "slxpb", "up"]);
-            wait_oper(A, "UP");
-            let rx = listener("slxpb");
-            let mut ports = AfXdp::open_queues(A, 1, true, None).unwrap();
-            let s = &mut ports[0].socks[0];
-            assert!(!s.zero_copy, "veth is copy-only");
-            let free = s.umem.free_chunks();
-            for seq in 0..N {
-                let f = frame(seq);
-                let addr = s.umem.alloc().unwrap();
-                let d = Desc {
-                    addr,
-                    len: f.len() as u32,
-                };
-                // SAFETY: a chunk just allocated, held by us alone.
-                unsafe { s.umem.chunk_mut(d)[..f.len()].copy_from_slice(&f) };
-                s.umem.to_tx(s.id, d);
-                // SAFETY: a free slot of the TX ring (it is empty).
-                unsafe {
-                    *s.tx.slot(s.tx.cached) = XdpDesc {
-                        addr,
-                        len: d.len,
-                        options: 0,
-                    }
-                };
-                s.tx.cached = s.tx.cached.wrapping_add(1);
-            }
-            s.tx.producer().store(s.tx.cached, Ordering::Release);
-            assert_eq!(s.kick().unwrap(), Kick::Again);
-            assert_eq!(received_until(rx, 31), (0..32).collect::<Vec<_>>());
-            Left { ports, rx, free }
-        }
-
-        /// The fixture with A then set down (None: not root, the test is
-        /// skipped).
-        fn down() -> Option<Left> {
-            if !root() {
-                return None;
-            }
-            let t = Left::new();
-            run(&["ip", "link", "set", A, "down"]);
-            Some(t)
-        }
-
-        fn sock(&mut self) -> &mut Socket {
-            &mut self.ports[0].socks[0]
-        }
-
-        /// The purge starts at the consumer index the kernel published:
-        /// past the 32 it sent, or (a kernel that publishes it only once
-        /// it runs out) before them.
-        fn assert_purged(&mut self) {
-            let purged = self.sock().purge.as_ref().map_or(0, |p| p.descs.len()) as u32;
-            assert!(purged == N - 32 || purged == N, "{purged} purged");
-        }
-
-        /// The link comes back; `settle` resolves the purge: nothing of it
-        /// reaches B before the frame `tx` then sends, exactly 32 were
-        /// counted sent (with the new one, 33) and 68 dropped, and every
-        /// chunk comes back.
-        fn up_and_check(&mut self, settle: fn(&mut Socket)) {
-            run(&["ip", "link", "set", A, "up"]);
-            wait_oper(A, "UP");
-            settle(self.sock());
-            assert_eq!(self.sock().tx(&[TxFrame::Bytes(&frame(2000))]).unwrap(), 1);
-            assert!(self.sock().purge.is_none());
-            assert_eq!(
-                received_until(self.rx, 2000),
-                [2000],
-                "purged frames were sent late"
-            );
-            self.sock().settle();
-            assert_eq!(
-                std::mem::take(&mut self.sock().settled_tx),
-                crate::TxSettled {
-                    sent: 33,
-                    bytes: 33 * 60,
-                    dropped: (N - 32) as u64,
-                }
-            );
-            let (free, t) = (self.free, Instant::now());
-            while self.sock().umem.free_chunks() != free {
-                assert!(
-                    t.elapsed() < Duration::from_secs(5),
-                    "{} chunks free, {free} before",
-                    self.sock().umem.free_chunks()
-                );
-                self.sock().reap();
-                std::thread::sleep(Duration::from_millis(1));
-            }
-        }
-    }
-
-    impl Drop for Left {
-        fn drop(&mut self) {
-            // SAFETY: closing the listener opened in `new`.
-            unsafe { libc::close(self.rx) };
-        }
-    }
-
-    /// Link down: the next send is refused (its frame taken back) and
-    /// what is left is purged, not sent when the link comes back.
-    #[test]
-    fn frames_left_on_the_ring_when_the_link_goes_down_are_purged_not_sent_late() {
-        let Some(mut t) = Left::down() else {
-            return;
-        };
-        assert_eq!(t.sock().tx(&[TxFrame::Bytes(&frame(1000))]).unwrap(), 0);
-        t.assert_purged();
-        t.up_and_check(|_| {});
-    }
-
-    /// The same when no send comes while the link is down (the worker
-    /// stops sending to a port it sees down): the kick before the worker
-    /// sleeps purges, and the one after the link is back resolves it.
-    #[test]
-    fn the_idle_kick_purges_too() {
-        let Some(mut t) = Left::down() else {
-            return;
-        };
-        t.sock().before_wait();
-        t.assert_purged();
-        t.up_and_check(Socket::before_wait);
-    }
-
-    /// A port closed while frames are left on its ring and the link is
-    /// down counts each of them once: sent or dropped.
-    #[test]
-    fn a_port_closed_with_frames_left_counts_each_once() {
-        let Some(mut t) = Left::down() else {
-            return;
-        };
-        t.ports[0].close_tx();
-        let c = t.ports[0].take_tx_settled();
-        assert_eq!(c.sent + c.dropped, N as u64, "{c:?}");
-        assert!(c.dropped >= (N - 32) as u64, "{c:?}");
     }
 }
