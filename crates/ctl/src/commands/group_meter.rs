@@ -29,15 +29,11 @@ pub(super) fn dump_groups(
 ) -> Result<String> {
     let id = group_id(group)?;
     let mut c = connect(switch)?;
-    let mut v = Vec::new();
-    for part in c.multipart(Q::GroupDesc)? {
-        if let R::GroupDesc(g) = part.body {
-            v.extend(
-                g.into_iter()
-                    .filter(|g| id == group_no::ALL || g.group_id == id),
-            );
-        }
-    }
+    let mut v = listed(&mut c, Q::GroupDesc, |b| match b {
+        R::GroupDesc(g) => Some(g),
+        _ => None,
+    })?;
+    v.retain(|g| id == group_no::ALL || g.group_id == id);
     Ok(print::group_desc(&v, c.last_xid()))
 }
 
@@ -49,26 +45,20 @@ pub(super) fn dump_group_stats(
 ) -> Result<String> {
     let group_id = group_id(group)?;
     let mut c = connect(switch)?;
-    let mut v = Vec::new();
-    for part in c.multipart(Q::Group { group_id })? {
-        if let R::Group(g) = part.body {
-            v.extend(g);
-        }
-    }
+    let v = listed(&mut c, Q::Group { group_id }, |b| match b {
+        R::Group(g) => Some(g),
+        _ => None,
+    })?;
     Ok(print::group_stats(&v, c.last_xid()))
 }
 
 /// dump-group-features: what the switch's groups support.
 pub(super) fn dump_group_features(c: &mut Client) -> Result<String> {
-    let parts = c.multipart(Q::GroupFeatures)?;
-    let xid = c.last_xid();
-    match parts.into_iter().find_map(|p| match p.body {
+    let g = single(c, Q::GroupFeatures, "GROUP_FEATURES", |b| match b {
         R::GroupFeatures(g) => Some(g),
         _ => None,
-    }) {
-        Some(g) => Ok(print::group_features(&g, xid)),
-        None => Err(ClientError::Unexpected("no GROUP_FEATURES reply".into()).into()),
-    }
+    })?;
+    Ok(print::group_features(&g, c.last_xid()))
 }
 
 /// add-group: adds a group.
@@ -144,12 +134,10 @@ pub(super) fn dump_meters(
 ) -> Result<String> {
     let meter_id = meter_id(meter)?;
     let mut c = connect(switch)?;
-    let mut v = Vec::new();
-    for part in c.multipart(Q::MeterConfig { meter_id })? {
-        if let R::MeterConfig(m) = part.body {
-            v.extend(m);
-        }
-    }
+    let v = listed(&mut c, Q::MeterConfig { meter_id }, |b| match b {
+        R::MeterConfig(m) => Some(m),
+        _ => None,
+    })?;
     Ok(print::meter_config(&v, c.last_xid()))
 }
 
@@ -161,26 +149,20 @@ pub(super) fn meter_stats(
 ) -> Result<String> {
     let meter_id = meter_id(meter)?;
     let mut c = connect(switch)?;
-    let mut v = Vec::new();
-    for part in c.multipart(Q::Meter { meter_id })? {
-        if let R::Meter(m) = part.body {
-            v.extend(m);
-        }
-    }
+    let v = listed(&mut c, Q::Meter { meter_id }, |b| match b {
+        R::Meter(m) => Some(m),
+        _ => None,
+    })?;
     Ok(print::meter_stats(&v, c.last_xid()))
 }
 
 /// meter-features: what the switch's meters support.
 pub(super) fn meter_features(c: &mut Client) -> Result<String> {
-    let parts = c.multipart(Q::MeterFeatures)?;
-    let xid = c.last_xid();
-    match parts.into_iter().find_map(|p| match p.body {
+    let m = single(c, Q::MeterFeatures, "METER_FEATURES", |b| match b {
         R::MeterFeatures(m) => Some(m),
         _ => None,
-    }) {
-        Some(m) => Ok(print::meter_features(&m, xid)),
-        None => Err(ClientError::Unexpected("no METER_FEATURES reply".into()).into()),
-    }
+    })?;
+    Ok(print::meter_features(&m, c.last_xid()))
 }
 
 /// A GROUP_MOD from group text, with `command`.
@@ -199,28 +181,48 @@ fn meter_mod(text: &str, command: MeterModCommand) -> Result<MeterMod> {
 
 /// `group_id=N`, `N` or nothing (all).
 fn group_id(s: Option<&str>) -> Result<u32> {
-    let Some(s) = s else {
-        return Ok(group_no::ALL);
-    };
-    let v = s.strip_prefix("group_id=").unwrap_or(s);
-    match v {
-        "all" => Ok(group_no::ALL),
-        _ => v
-            .parse()
-            .or_else(|_| usage("group", format!("`{s}`: expected group_id=N or all"))),
-    }
+    object_id(s, "group", "group_id", group_no::ALL)
 }
 
 /// `meter=N`, `N` or nothing (all).
 fn meter_id(s: Option<&str>) -> Result<u32> {
+    object_id(s, "meter", "meter", meter_no::ALL)
+}
+
+/// `KEY=N`, `N`, `all` or nothing (`all_id`); `what` names it in errors.
+fn object_id(s: Option<&str>, what: &str, key: &str, all_id: u32) -> Result<u32> {
     let Some(s) = s else {
-        return Ok(meter_no::ALL);
+        return Ok(all_id);
     };
-    let v = s.strip_prefix("meter=").unwrap_or(s);
+    let v = s
+        .strip_prefix(key)
+        .and_then(|r| r.strip_prefix('='))
+        .unwrap_or(s);
     match v {
-        "all" => Ok(meter_no::ALL),
+        "all" => Ok(all_id),
         _ => v
             .parse()
-            .or_else(|_| usage("meter", format!("`{s}`: expected meter=N or all"))),
+            .or_else(|_| usage(what, format!("`{s}`: expected {key}=N or all"))),
     }
+}
+
+/// Every entry of a multipart reply to `req`, its parts joined; `pick`
+/// takes the list out of a part's body (None: another kind of body,
+/// skipped).
+fn listed<T>(c: &mut Client, req: Q, pick: fn(R) -> Option<Vec<T>>) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    for part in c.multipart(req)? {
+        v.extend(pick(part.body).into_iter().flatten());
+    }
+    Ok(v)
+}
+
+/// The one body of a reply to `req` (a features request), `what` naming
+/// it if none comes.
+fn single<T>(c: &mut Client, req: Q, what: &str, pick: fn(R) -> Option<T>) -> Result<T> {
+    let parts = c.multipart(req)?;
+    parts
+        .into_iter()
+        .find_map(|p| pick(p.body))
+        .ok_or_else(|| ClientError::Unexpected(format!("no {what} reply")).into())
 }

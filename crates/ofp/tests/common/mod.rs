@@ -610,25 +610,8 @@ pub fn mp_reply() -> impl Strategy<Value = MultipartReply> {
         )
         .prop_map(B::Table),
         vec(
-            (any::<u32>(), any::<[u64; 12]>(), any::<(u32, u32)>()).prop_map(
-                |(port_no, c, (ds, dn))| PortStats {
-                    port_no,
-                    rx_packets: c[0],
-                    tx_packets: c[1],
-                    rx_bytes: c[2],
-                    tx_bytes: c[3],
-                    rx_dropped: c[4],
-                    tx_dropped: c[5],
-                    rx_errors: c[6],
-                    tx_errors: c[7],
-                    rx_frame_err: c[8],
-                    rx_over_err: c[9],
-                    rx_crc_err: c[10],
-                    collisions: c[11],
-                    duration_sec: ds,
-                    duration_nsec: dn,
-                }
-            ),
+            (any::<u32>(), any::<[u64; 12]>(), any::<(u32, u32)>())
+                .prop_map(|(port_no, c, d)| PortStats::with_counters(port_no, c, d)),
             0..3
         )
         .prop_map(B::PortStats),

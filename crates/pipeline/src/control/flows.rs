@@ -73,23 +73,9 @@ impl Pipeline {
                 validate::instructions(fm.table_id, &fm.instructions, &fm.match_, &self.context())?;
                 let strict = fm.command == FlowModCommand::ModifyStrict;
                 let table = &mut self.tables[fm.table_id as usize];
-                let targets: Vec<Arc<Rule>> = if strict {
-                    table
-                        .get_exact(&key, fm.priority)
-                        .filter(|r| r.cookie_matches(fm.cookie, fm.cookie_mask))
-                        .cloned()
-                        .into_iter()
-                        .collect()
-                } else {
-                    table
-                        .rules()
-                        .filter(|r| {
-                            r.key().is_subset_of(&key)
-                                && r.cookie_matches(fm.cookie, fm.cookie_mask)
-                        })
-                        .cloned()
-                        .collect()
-                };
+                let targets = named_rules(table, &key, strict, fm.priority, |r| {
+                    r.cookie_matches(fm.cookie, fm.cookie_mask)
+                });
                 for r in &targets {
                     fits_flow_stats(r.match_.wire_len(), ins_len.unwrap_or(0))?;
                 }
@@ -121,20 +107,7 @@ impl Pipeline {
                             && (fm.out_port == port_no::ANY || r.outputs_to(fm.out_port))
                             && (fm.out_group == group_no::ANY || r.uses_group(fm.out_group))
                     };
-                    let doomed: Vec<Arc<Rule>> = if strict {
-                        table
-                            .get_exact(&key, fm.priority)
-                            .filter(|r| selected(r))
-                            .cloned()
-                            .into_iter()
-                            .collect()
-                    } else {
-                        table
-                            .rules()
-                            .filter(|r| r.key().is_subset_of(&key) && selected(r))
-                            .cloned()
-                            .collect()
-                    };
+                    let doomed = named_rules(table, &key, strict, fm.priority, selected);
                     for r in doomed {
                         if let Some(rule) = table.remove(&r) {
                             self.flows -= 1;
@@ -396,5 +369,31 @@ pub(super) fn clone_rule(r: &Rule) -> Rule {
         flags: r.flags,
         created_ns: r.created_ns,
         counters: r.counters.clone(),
+    }
+}
+
+/// The rules of `table` a MODIFY or DELETE names: strict, the one with
+/// exactly `key` and `priority`; otherwise every rule whose match is
+/// within `key`; either way only those `also` accepts.
+fn named_rules(
+    table: &FlowTable,
+    key: &MaskedKey,
+    strict: bool,
+    priority: u16,
+    also: impl Fn(&Rule) -> bool,
+) -> Vec<Arc<Rule>> {
+    if strict {
+        table
+            .get_exact(key, priority)
+            .filter(|r| also(r))
+            .cloned()
+            .into_iter()
+            .collect()
+    } else {
+        table
+            .rules()
+            .filter(|r| r.key().is_subset_of(key) && also(r))
+            .cloned()
+            .collect()
     }
 }

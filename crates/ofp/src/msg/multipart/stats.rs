@@ -174,6 +174,29 @@ pub struct PortStats {
 }
 
 impl PortStats {
+    /// A port's statistics from its twelve counters in wire order
+    /// (rx/tx packets, rx/tx bytes, rx/tx dropped, rx/tx errors, frame,
+    /// overrun and CRC errors, collisions) and its duration (s, ns).
+    pub fn with_counters(port_no: u32, c: [u64; 12], duration: (u32, u32)) -> PortStats {
+        PortStats {
+            port_no,
+            rx_packets: c[0],
+            tx_packets: c[1],
+            rx_bytes: c[2],
+            tx_bytes: c[3],
+            rx_dropped: c[4],
+            tx_dropped: c[5],
+            rx_errors: c[6],
+            tx_errors: c[7],
+            rx_frame_err: c[8],
+            rx_over_err: c[9],
+            rx_crc_err: c[10],
+            collisions: c[11],
+            duration_sec: duration.0,
+            duration_nsec: duration.1,
+        }
+    }
+
     /// The twelve counters in wire order.
     fn counters(&self) -> [u64; 12] {
         [
@@ -207,23 +230,7 @@ impl PortStats {
         for x in &mut c {
             *x = r.u64()?;
         }
-        Ok(PortStats {
-            port_no,
-            rx_packets: c[0],
-            tx_packets: c[1],
-            rx_bytes: c[2],
-            tx_bytes: c[3],
-            rx_dropped: c[4],
-            tx_dropped: c[5],
-            rx_errors: c[6],
-            tx_errors: c[7],
-            rx_frame_err: c[8],
-            rx_over_err: c[9],
-            rx_crc_err: c[10],
-            collisions: c[11],
-            duration_sec: r.u32()?,
-            duration_nsec: r.u32()?,
-        })
+        Ok(PortStats::with_counters(port_no, c, (r.u32()?, r.u32()?)))
     }
 }
 
