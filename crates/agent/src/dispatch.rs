@@ -37,81 +37,13 @@ impl<D: Datapath> Agent<D> {
             M::Hello(_) => {}
             M::EchoRequest(data) => self.send(id, &M::EchoReply(data), xid),
             M::EchoReply(_) => {}
-            M::FeaturesRequest => {
-                use ofp::msg::simple::capabilities as cap;
-                if let Some(c) = self.conns.get_mut(&id) {
-                    c.features_seen = true;
-                }
-                let reply = FeaturesReply {
-                    datapath_id: self.datapath_id,
-                    n_buffers: buffers::N_BUFFERS,
-                    n_tables: self.pipeline.config.n_tables,
-                    auxiliary_id: 0,
-                    capabilities: cap::FLOW_STATS
-                        | cap::TABLE_STATS
-                        | cap::PORT_STATS
-                        | cap::GROUP_STATS
-                        | cap::QUEUE_STATS,
-                    reserved: 0,
-                };
-                self.send(id, &M::FeaturesReply(reply), xid);
-            }
+            M::FeaturesRequest => self.features(id, xid)?,
             M::GetConfigRequest => {
                 let c = self.switch_config;
                 self.send(id, &M::GetConfigReply(c), xid);
             }
-            M::SetConfig(c) => {
-                // Fragments are switched as they are (OFPC_FRAG_NORMAL); we
-                // neither drop nor reassemble them.
-                if c.flags & 0x3 != 0 {
-                    return Err(ErrorCode::SwitchConfigFailed(
-                        SwitchConfigFailedCode::BadFlags,
-                    ));
-                }
-                self.switch_config = c;
-                let ttl = c.flags & 0x4 != 0;
-                if self.pipeline.invalid_ttl_to_controller != ttl {
-                    self.pipeline.invalid_ttl_to_controller = ttl;
-                    self.dirty = true;
-                }
-            }
-            M::FlowMod(fm) => {
-                // A buffered packet named by the flow-mod is looked up first
-                // (an unusable id refuses the whole flow-mod) and taken only
-                // once the flow-mod has succeeded.
-                let buffered = if fm.buffer_id != NO_BUFFER
-                    && matches!(
-                        fm.command,
-                        ofp::FlowModCommand::Add
-                            | ofp::FlowModCommand::Modify
-                            | ofp::FlowModCommand::ModifyStrict
-                    ) {
-                    Some(self.buffer(fm.buffer_id)?)
-                } else {
-                    None
-                };
-                // Validated above (Message::validate), and `frame` is its wire form.
-                let removed = self
-                    .pipeline
-                    .flow_mod_with_match(&fm, ofp::FlowMod::match_bytes(frame), now_ns)
-                    .map_err(|e| e.code)?;
-                if buffered.is_some() {
-                    let _ = self.buffers.take(fm.buffer_id);
-                }
-                self.dirty = true;
-                self.flow_removed(&removed, now_ns);
-                if let Some((in_port, data)) = buffered {
-                    self.publish();
-                    let _ = self.datapath.packet_out(
-                        in_port,
-                        vec![Action::Output {
-                            port: port_no::TABLE,
-                            max_len: 0,
-                        }],
-                        data,
-                    );
-                }
-            }
+            M::SetConfig(c) => self.set_config(c)?,
+            M::FlowMod(fm) => self.flow_mod(fm, frame, now_ns)?,
             M::GroupMod(gm) => {
                 let removed = self.pipeline.group_mod(&gm, now_ns).map_err(|e| e.code)?;
                 self.dirty = true;
@@ -122,80 +54,15 @@ impl<D: Datapath> Agent<D> {
                 self.dirty = true;
                 self.flow_removed(&removed, now_ns);
             }
-            M::PortMod(pm) => {
-                let Some(p) = self.ports.get_mut(&pm.port_no) else {
-                    return Err(ErrorCode::PortModFailed(PortModFailedCode::BadPort));
-                };
-                if p.hw_addr != pm.hw_addr {
-                    return Err(ErrorCode::PortModFailed(PortModFailedCode::BadHwAddr));
-                }
-                let known = port_config::PORT_DOWN
-                    | port_config::NO_RECV
-                    | port_config::NO_FWD
-                    | port_config::NO_PACKET_IN
-                    | NO_FLOOD;
-                if pm.mask & !known != 0 {
-                    return Err(ErrorCode::PortModFailed(PortModFailedCode::BadConfig));
-                }
-                let config = (p.config & !pm.mask) | (pm.config & pm.mask);
-                if config != p.config {
-                    p.config = config;
-                    let (state, desc) = (p.state(), p.desc());
-                    self.pipeline.set_port(state);
-                    self.dirty = true;
-                    self.port_status(PortReason::Modify, desc);
-                }
-            }
-            M::TableMod(tm) => {
-                if tm.table_id != ofp::port::TABLE_ALL
-                    && tm.table_id >= self.pipeline.config.n_tables
-                {
-                    return Err(ErrorCode::TableModFailed(TableModFailedCode::BadTable));
-                }
-                // OpenFlow 1.3 defines no table config bits (3 is deprecated).
-                if tm.config & !3 != 0 {
-                    return Err(ErrorCode::TableModFailed(TableModFailedCode::BadConfig));
-                }
-            }
+            M::PortMod(pm) => self.port_mod(pm)?,
+            M::TableMod(tm) => self.table_mod(tm)?,
             M::PacketOut(po) => self.packet_out(po)?,
-            M::MultipartRequest(req) => {
-                if req.flags & 1 != 0 {
-                    // OFPMPF_REQ_MORE: no request here needs several parts.
-                    return Err(brc(BadRequestCode::MultipartBufferOverflow));
-                }
-                if let Q::Flow(freq) = &req.body {
-                    let rules = self.pipeline.flow_stats_rules(freq).map_err(|e| e.code)?;
-                    if let Some(c) = self.conns.get_mut(&id) {
-                        c.job = Some(FlowStatsJob { xid, rules, at: 0 });
-                    }
-                    return Ok(());
-                }
-                let bodies = self.multipart(req.body, now_ns)?;
-                let n = bodies.len();
-                for (i, body) in bodies.into_iter().enumerate() {
-                    let flags = if i + 1 < n { 1 } else { 0 };
-                    self.send(id, &M::MultipartReply(MultipartReply { flags, body }), xid);
-                }
-            }
+            M::MultipartRequest(req) => self.multipart_request(id, xid, req, now_ns)?,
             M::BarrierRequest => {
                 self.publish();
                 self.send(id, &M::BarrierReply, xid);
             }
-            M::QueueGetConfigRequest { port } => {
-                let queues: Vec<PacketQueue> = if port == port_no::ANY {
-                    self.ports.values().flat_map(queue_desc).collect()
-                } else {
-                    match self.ports.get(&port) {
-                        Some(p) => queue_desc(p),
-                        None => return Err(ErrorCode::QueueOpFailed(QueueOpFailedCode::BadPort)),
-                    }
-                };
-                self.send(
-                    id,
-                    &M::QueueGetConfigReply(QueueGetConfigReply { port, queues }),
-                    xid,
-                );
-            }
+            M::QueueGetConfigRequest { port } => self.queue_get_config(id, xid, port)?,
             M::RoleRequest(r) => {
                 let role = self.role(id, r)?;
                 self.send(id, &M::RoleReply(role), xid);
@@ -212,37 +79,7 @@ impl<D: Datapath> Agent<D> {
             M::Experimenter(e) if e.experimenter == ofp::msg::bundle::ONF_EXPERIMENTER => {
                 return self.onf_message(id, xid, &e, frame, now_ns);
             }
-            M::Experimenter(e) => {
-                use ofp::msg::sluice;
-                if e.experimenter == sluice::SLUICE_EXPERIMENTER
-                    && e.exp_type == sluice::COMMAND_REQUEST
-                {
-                    // Commands change the switch itself: the management
-                    // socket's connections only.
-                    if !self.conns.get(&id).is_some_and(|c| c.service) {
-                        return Err(brc(BadRequestCode::Eperm));
-                    }
-                    let req = sluice::CommandRequest::decode(&e.data).map_err(|e| e.code)?;
-                    let (ok, text) = match self.handle_command(&req.words) {
-                        Ok(t) => (true, t),
-                        Err(t) => (false, t),
-                    };
-                    let reply = sluice::CommandReply {
-                        ok,
-                        text: fit_text(&text, 20).into_owned(),
-                    };
-                    self.send(id, &reply.message(), xid);
-                    return Ok(());
-                }
-                if e.experimenter != sluice::SLUICE_EXPERIMENTER
-                    || e.exp_type != sluice::TRACE_REQUEST
-                {
-                    return Err(sluice::unknown(&e));
-                }
-                let req = sluice::TraceRequest::decode(&e.data).map_err(|e| e.code)?;
-                let text = self.trace(req.in_port, &req.frame);
-                self.send(id, &sluice::trace_reply(&fit_text(&text, 16)), xid);
-            }
+            M::Experimenter(e) => self.sluice_message(id, xid, e)?,
             // Messages only a switch sends.
             M::Error(_) => {}
             M::FeaturesReply(_)
@@ -257,6 +94,225 @@ impl<D: Datapath> Agent<D> {
             | M::GetAsyncReply(_) => return Err(brc(BadRequestCode::BadType)),
         }
         let _ = frame;
+        Ok(())
+    }
+
+    /// FEATURES_REQUEST: the reply, and the connection counts as a
+    /// controller for the fail mode from now on.
+    pub(crate) fn features(&mut self, id: ConnId, xid: u32) -> Result<(), ErrorCode> {
+        use ofp::msg::simple::capabilities as cap;
+        use Message as M;
+        if let Some(c) = self.conns.get_mut(&id) {
+            c.features_seen = true;
+        }
+        let reply = FeaturesReply {
+            datapath_id: self.datapath_id,
+            n_buffers: buffers::N_BUFFERS,
+            n_tables: self.pipeline.config.n_tables,
+            auxiliary_id: 0,
+            capabilities: cap::FLOW_STATS
+                | cap::TABLE_STATS
+                | cap::PORT_STATS
+                | cap::GROUP_STATS
+                | cap::QUEUE_STATS,
+            reserved: 0,
+        };
+        self.send(id, &M::FeaturesReply(reply), xid);
+        Ok(())
+    }
+
+    /// SET_CONFIG: fragments are switched as they are (OFPC_FRAG_NORMAL);
+    /// the TTL bit goes to the pipeline.
+    pub(crate) fn set_config(&mut self, c: SwitchConfig) -> Result<(), ErrorCode> {
+        // Fragments are switched as they are (OFPC_FRAG_NORMAL); we
+        // neither drop nor reassemble them.
+        if c.flags & 0x3 != 0 {
+            return Err(ErrorCode::SwitchConfigFailed(
+                SwitchConfigFailedCode::BadFlags,
+            ));
+        }
+        self.switch_config = c;
+        let ttl = c.flags & 0x4 != 0;
+        if self.pipeline.invalid_ttl_to_controller != ttl {
+            self.pipeline.invalid_ttl_to_controller = ttl;
+            self.dirty = true;
+        }
+        Ok(())
+    }
+
+    /// FLOW_MOD, validated by the caller: applied, FLOW_REMOVED for what it
+    /// removed, and the buffered packet it names run through the tables.
+    pub(crate) fn flow_mod(
+        &mut self,
+        fm: ofp::FlowMod,
+        frame: &Bytes,
+        now_ns: u64,
+    ) -> Result<(), ErrorCode> {
+        // A buffered packet named by the flow-mod is looked up first
+        // (an unusable id refuses the whole flow-mod) and taken only
+        // once the flow-mod has succeeded.
+        let buffered = if fm.buffer_id != NO_BUFFER
+            && matches!(
+                fm.command,
+                ofp::FlowModCommand::Add
+                    | ofp::FlowModCommand::Modify
+                    | ofp::FlowModCommand::ModifyStrict
+            ) {
+            Some(self.buffer(fm.buffer_id)?)
+        } else {
+            None
+        };
+        // Validated above (Message::validate), and `frame` is its wire form.
+        let removed = self
+            .pipeline
+            .flow_mod_with_match(&fm, ofp::FlowMod::match_bytes(frame), now_ns)
+            .map_err(|e| e.code)?;
+        if buffered.is_some() {
+            let _ = self.buffers.take(fm.buffer_id);
+        }
+        self.dirty = true;
+        self.flow_removed(&removed, now_ns);
+        if let Some((in_port, data)) = buffered {
+            self.publish();
+            let _ = self.datapath.packet_out(
+                in_port,
+                vec![Action::Output {
+                    port: port_no::TABLE,
+                    max_len: 0,
+                }],
+                data,
+            );
+        }
+        Ok(())
+    }
+
+    /// PORT_MOD: the OFPPC_* bits a port takes; PORT_STATUS if they changed.
+    pub(crate) fn port_mod(&mut self, pm: ofp::msg::simple::PortMod) -> Result<(), ErrorCode> {
+        let Some(p) = self.ports.get_mut(&pm.port_no) else {
+            return Err(ErrorCode::PortModFailed(PortModFailedCode::BadPort));
+        };
+        if p.hw_addr != pm.hw_addr {
+            return Err(ErrorCode::PortModFailed(PortModFailedCode::BadHwAddr));
+        }
+        let known = port_config::PORT_DOWN
+            | port_config::NO_RECV
+            | port_config::NO_FWD
+            | port_config::NO_PACKET_IN
+            | NO_FLOOD;
+        if pm.mask & !known != 0 {
+            return Err(ErrorCode::PortModFailed(PortModFailedCode::BadConfig));
+        }
+        let config = (p.config & !pm.mask) | (pm.config & pm.mask);
+        if config != p.config {
+            p.config = config;
+            let (state, desc) = (p.state(), p.desc());
+            self.pipeline.set_port(state);
+            self.dirty = true;
+            self.port_status(PortReason::Modify, desc);
+        }
+        Ok(())
+    }
+
+    /// TABLE_MOD: no table config bits exist in OpenFlow 1.3 (3 is
+    /// deprecated).
+    pub(crate) fn table_mod(&mut self, tm: ofp::msg::simple::TableMod) -> Result<(), ErrorCode> {
+        if tm.table_id != ofp::port::TABLE_ALL && tm.table_id >= self.pipeline.config.n_tables {
+            return Err(ErrorCode::TableModFailed(TableModFailedCode::BadTable));
+        }
+        // OpenFlow 1.3 defines no table config bits (3 is deprecated).
+        if tm.config & !3 != 0 {
+            return Err(ErrorCode::TableModFailed(TableModFailedCode::BadConfig));
+        }
+        Ok(())
+    }
+
+    /// A multipart request: FLOW_STATS as a job sent a message at a time
+    /// ([`Agent::pump`]), the rest answered at once (split to fit).
+    pub(crate) fn multipart_request(
+        &mut self,
+        id: ConnId,
+        xid: u32,
+        req: ofp::msg::multipart::MultipartRequest,
+        now_ns: u64,
+    ) -> Result<(), ErrorCode> {
+        use Message as M;
+        if req.flags & 1 != 0 {
+            // OFPMPF_REQ_MORE: no request here needs several parts.
+            return Err(brc(BadRequestCode::MultipartBufferOverflow));
+        }
+        if let Q::Flow(freq) = &req.body {
+            let rules = self.pipeline.flow_stats_rules(freq).map_err(|e| e.code)?;
+            if let Some(c) = self.conns.get_mut(&id) {
+                c.job = Some(FlowStatsJob { xid, rules, at: 0 });
+            }
+            return Ok(());
+        }
+        let bodies = self.multipart(req.body, now_ns)?;
+        let n = bodies.len();
+        for (i, body) in bodies.into_iter().enumerate() {
+            let flags = if i + 1 < n { 1 } else { 0 };
+            self.send(id, &M::MultipartReply(MultipartReply { flags, body }), xid);
+        }
+        Ok(())
+    }
+
+    /// QUEUE_GET_CONFIG_REQUEST: the queues of one port, or all.
+    pub(crate) fn queue_get_config(
+        &mut self,
+        id: ConnId,
+        xid: u32,
+        port: u32,
+    ) -> Result<(), ErrorCode> {
+        use Message as M;
+        let queues: Vec<PacketQueue> = if port == port_no::ANY {
+            self.ports.values().flat_map(queue_desc).collect()
+        } else {
+            match self.ports.get(&port) {
+                Some(p) => queue_desc(p),
+                None => return Err(ErrorCode::QueueOpFailed(QueueOpFailedCode::BadPort)),
+            }
+        };
+        self.send(
+            id,
+            &M::QueueGetConfigReply(QueueGetConfigReply { port, queues }),
+            xid,
+        );
+        Ok(())
+    }
+
+    /// sluice's own experimenter messages: COMMAND (the management
+    /// socket only) and TRACE.
+    pub(crate) fn sluice_message(
+        &mut self,
+        id: ConnId,
+        xid: u32,
+        e: ofp::msg::simple::ExperimenterMsg,
+    ) -> Result<(), ErrorCode> {
+        use ofp::msg::sluice;
+        if e.experimenter == sluice::SLUICE_EXPERIMENTER && e.exp_type == sluice::COMMAND_REQUEST {
+            // Commands change the switch itself: the management
+            // socket's connections only.
+            if !self.conns.get(&id).is_some_and(|c| c.service) {
+                return Err(brc(BadRequestCode::Eperm));
+            }
+            let req = sluice::CommandRequest::decode(&e.data).map_err(|e| e.code)?;
+            let (ok, text) = match self.handle_command(&req.words) {
+                Ok(t) => (true, t),
+                Err(t) => (false, t),
+            };
+            let reply = sluice::CommandReply {
+                ok,
+                text: fit_text(&text, 20).into_owned(),
+            };
+            self.send(id, &reply.message(), xid);
+            return Ok(());
+        }
+        if e.experimenter != sluice::SLUICE_EXPERIMENTER || e.exp_type != sluice::TRACE_REQUEST {
+            return Err(sluice::unknown(&e));
+        }
+        let req = sluice::TraceRequest::decode(&e.data).map_err(|e| e.code)?;
+        let text = self.trace(req.in_port, &req.frame);
+        self.send(id, &sluice::trace_reply(&fit_text(&text, 16)), xid);
         Ok(())
     }
 

@@ -55,139 +55,16 @@ impl<D: Datapath> Agent<D> {
                 split(all, R::Flow)
             }
             Q::Aggregate(req) => vec![R::Aggregate(p.aggregate(&req).map_err(|e| e.code)?)],
-            Q::Table => {
-                let counters = p.table_counters();
-                let stats = p
-                    .tables()
-                    .iter()
-                    .enumerate()
-                    .map(|(i, t)| {
-                        let c = counters.get(i).map(|c| c.totals()).unwrap_or_default();
-                        TableStats {
-                            table_id: i as u8,
-                            active_count: t.len() as u32,
-                            lookup_count: c.packets,
-                            matched_count: c.bytes,
-                        }
-                    })
-                    .collect();
-                split(stats, R::Table)
-            }
-            Q::PortStats { port_no: want } => {
-                if want != port_no::ANY && !self.ports.contains_key(&want) {
-                    return Err(brc(BadRequestCode::BadPort));
-                }
-                let stats = self
-                    .ports
-                    .values()
-                    .filter(|p| want == port_no::ANY || p.port_no == want)
-                    .filter_map(|p| {
-                        let mut s = self.datapath.port_stats(p.port_no)?;
-                        let d = now_ns.saturating_sub(p.since_ns);
-                        s.port_no = p.port_no;
-                        s.duration_sec = (d / 1_000_000_000) as u32;
-                        s.duration_nsec = (d % 1_000_000_000) as u32;
-                        Some(s)
-                    })
-                    .collect();
-                split(stats, R::PortStats)
-            }
+            Q::Table => self.table_stats()?,
+            Q::PortStats { port_no: want } => self.port_stats(want, now_ns)?,
             Q::PortDesc => split(
                 self.ports.values().map(PortInfo::desc).collect(),
                 R::PortDesc,
             ),
-            Q::GroupDesc => {
-                let mut v: Vec<_> = p
-                    .groups()
-                    .values()
-                    .map(|g| ofp::msg::multipart::GroupDesc {
-                        group_type: g.rt.group_type,
-                        group_id: g.group_id,
-                        buckets: g.rt.buckets.clone(),
-                    })
-                    .collect();
-                v.sort_by_key(|g| g.group_id);
-                split(v, R::GroupDesc)
-            }
-            Q::Group { group_id } => {
-                let refs = p.group_ref_counts();
-                let mut v: Vec<_> = p
-                    .groups()
-                    .values()
-                    .filter(|g| group_id == ofp::port::group_no::ALL || g.group_id == group_id)
-                    .map(|g| {
-                        let t = g.rt.counters.totals();
-                        let d = now_ns.saturating_sub(g.created_ns);
-                        ofp::msg::multipart::GroupStats {
-                            group_id: g.group_id,
-                            ref_count: refs.get(&g.group_id).copied().unwrap_or(0),
-                            packet_count: t.packets,
-                            byte_count: t.bytes,
-                            duration_sec: (d / 1_000_000_000) as u32,
-                            duration_nsec: (d % 1_000_000_000) as u32,
-                            bucket_stats: g
-                                .rt
-                                .bucket_counters
-                                .iter()
-                                .map(|c| {
-                                    let t = c.totals();
-                                    ofp::msg::multipart::BucketCounter {
-                                        packet_count: t.packets,
-                                        byte_count: t.bytes,
-                                    }
-                                })
-                                .collect(),
-                        }
-                    })
-                    .collect();
-                v.sort_by_key(|g| g.group_id);
-                split(v, R::Group)
-            }
-            Q::MeterConfig { meter_id } => {
-                let mut v: Vec<_> = p
-                    .meters()
-                    .values()
-                    .filter(|m| meter_id == ofp::port::meter_no::ALL || m.meter_id == meter_id)
-                    .map(|m| ofp::msg::multipart::MeterConfig {
-                        flags: m.state.flags,
-                        meter_id: m.meter_id,
-                        bands: m.state.bands.iter().map(|b| b.band.clone()).collect(),
-                    })
-                    .collect();
-                v.sort_by_key(|m| m.meter_id);
-                split(v, R::MeterConfig)
-            }
-            Q::Meter { meter_id } => {
-                use std::sync::atomic::Ordering::Relaxed;
-                let flows = p.meter_flow_counts();
-                let mut v: Vec<_> = p
-                    .meters()
-                    .values()
-                    .filter(|m| meter_id == ofp::port::meter_no::ALL || m.meter_id == meter_id)
-                    .map(|m| {
-                        let d = now_ns.saturating_sub(m.created_ns);
-                        ofp::msg::multipart::MeterStats {
-                            meter_id: m.meter_id,
-                            flow_count: flows.get(&m.meter_id).copied().unwrap_or(0),
-                            packet_in_count: m.state.packets.load(Relaxed),
-                            byte_in_count: m.state.bytes.load(Relaxed),
-                            duration_sec: (d / 1_000_000_000) as u32,
-                            duration_nsec: (d % 1_000_000_000) as u32,
-                            band_stats: m
-                                .state
-                                .bands
-                                .iter()
-                                .map(|b| ofp::msg::multipart::MeterBandStats {
-                                    packet_band_count: b.packets.load(Relaxed),
-                                    byte_band_count: b.bytes.load(Relaxed),
-                                })
-                                .collect(),
-                        }
-                    })
-                    .collect();
-                v.sort_by_key(|m| m.meter_id);
-                split(v, R::Meter)
-            }
+            Q::GroupDesc => self.group_desc()?,
+            Q::Group { group_id } => self.group_stats(group_id, now_ns)?,
+            Q::MeterConfig { meter_id } => self.meter_config(meter_id)?,
+            Q::Meter { meter_id } => self.meter_stats(meter_id, now_ns)?,
             Q::GroupFeatures => vec![R::GroupFeatures(ofp::msg::multipart::GroupFeatures {
                 // all, select, indirect, fast failover
                 types: 0b1111,
@@ -208,44 +85,7 @@ impl<D: Datapath> Agent<D> {
             Q::Queue {
                 port_no: port,
                 queue_id,
-            } => {
-                if port != port_no::ANY && !self.ports.contains_key(&port) {
-                    return Err(ErrorCode::QueueOpFailed(QueueOpFailedCode::BadPort));
-                }
-                let mut stats = Vec::new();
-                let mut ports: Vec<&PortInfo> = self
-                    .ports
-                    .values()
-                    .filter(|p| port == port_no::ANY || p.port_no == port)
-                    .collect();
-                ports.sort_by_key(|p| p.port_no);
-                for p in ports {
-                    for &(q, _, _) in &p.queues {
-                        if queue_id != ofp::port::QUEUE_ALL && q != queue_id {
-                            continue;
-                        }
-                        let Some((tx_bytes, tx_packets, tx_errors)) =
-                            self.datapath.queue_stats(p.port_no, q)
-                        else {
-                            continue;
-                        };
-                        let d = now_ns.saturating_sub(p.since_ns);
-                        stats.push(QueueStats {
-                            port_no: p.port_no,
-                            queue_id: q,
-                            tx_bytes,
-                            tx_packets,
-                            tx_errors,
-                            duration_sec: (d / 1_000_000_000) as u32,
-                            duration_nsec: (d % 1_000_000_000) as u32,
-                        });
-                    }
-                }
-                if stats.is_empty() && queue_id != ofp::port::QUEUE_ALL {
-                    return Err(ErrorCode::QueueOpFailed(QueueOpFailedCode::BadQueue));
-                }
-                split(stats, R::Queue)
-            }
+            } => self.queue_stats(port, queue_id, now_ns)?,
             Q::TableFeatures(set) if set.is_empty() => split(
                 table_features(p.config.n_tables, p.config.max_entries),
                 R::TableFeatures,
@@ -258,6 +98,206 @@ impl<D: Datapath> Agent<D> {
                 ))
             }
             Q::Experimenter(_) => return Err(brc(BadRequestCode::BadExperimenter)),
+        })
+    }
+
+    /// TABLE stats: each table's rules, lookups and matches.
+    fn table_stats(&self) -> Result<Vec<R>, ErrorCode> {
+        let p = &self.pipeline;
+        Ok({
+            let counters = p.table_counters();
+            let stats = p
+                .tables()
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    let c = counters.get(i).map(|c| c.totals()).unwrap_or_default();
+                    TableStats {
+                        table_id: i as u8,
+                        active_count: t.len() as u32,
+                        lookup_count: c.packets,
+                        matched_count: c.bytes,
+                    }
+                })
+                .collect();
+            split(stats, R::Table)
+        })
+    }
+
+    /// PORT_STATS: one port or all, with the datapath's counters.
+    fn port_stats(&self, want: u32, now_ns: u64) -> Result<Vec<R>, ErrorCode> {
+        Ok({
+            if want != port_no::ANY && !self.ports.contains_key(&want) {
+                return Err(brc(BadRequestCode::BadPort));
+            }
+            let stats = self
+                .ports
+                .values()
+                .filter(|p| want == port_no::ANY || p.port_no == want)
+                .filter_map(|p| {
+                    let mut s = self.datapath.port_stats(p.port_no)?;
+                    let d = now_ns.saturating_sub(p.since_ns);
+                    s.port_no = p.port_no;
+                    s.duration_sec = (d / 1_000_000_000) as u32;
+                    s.duration_nsec = (d % 1_000_000_000) as u32;
+                    Some(s)
+                })
+                .collect();
+            split(stats, R::PortStats)
+        })
+    }
+
+    /// GROUP_DESC: every group, by id.
+    fn group_desc(&self) -> Result<Vec<R>, ErrorCode> {
+        let p = &self.pipeline;
+        Ok({
+            let mut v: Vec<_> = p
+                .groups()
+                .values()
+                .map(|g| ofp::msg::multipart::GroupDesc {
+                    group_type: g.rt.group_type,
+                    group_id: g.group_id,
+                    buckets: g.rt.buckets.clone(),
+                })
+                .collect();
+            v.sort_by_key(|g| g.group_id);
+            split(v, R::GroupDesc)
+        })
+    }
+
+    /// GROUP stats: one group or all, with their buckets' counters.
+    fn group_stats(&self, group_id: u32, now_ns: u64) -> Result<Vec<R>, ErrorCode> {
+        let p = &self.pipeline;
+        Ok({
+            let refs = p.group_ref_counts();
+            let mut v: Vec<_> = p
+                .groups()
+                .values()
+                .filter(|g| group_id == ofp::port::group_no::ALL || g.group_id == group_id)
+                .map(|g| {
+                    let t = g.rt.counters.totals();
+                    let d = now_ns.saturating_sub(g.created_ns);
+                    ofp::msg::multipart::GroupStats {
+                        group_id: g.group_id,
+                        ref_count: refs.get(&g.group_id).copied().unwrap_or(0),
+                        packet_count: t.packets,
+                        byte_count: t.bytes,
+                        duration_sec: (d / 1_000_000_000) as u32,
+                        duration_nsec: (d % 1_000_000_000) as u32,
+                        bucket_stats: g
+                            .rt
+                            .bucket_counters
+                            .iter()
+                            .map(|c| {
+                                let t = c.totals();
+                                ofp::msg::multipart::BucketCounter {
+                                    packet_count: t.packets,
+                                    byte_count: t.bytes,
+                                }
+                            })
+                            .collect(),
+                    }
+                })
+                .collect();
+            v.sort_by_key(|g| g.group_id);
+            split(v, R::Group)
+        })
+    }
+
+    /// METER_CONFIG: one meter or all, by id.
+    fn meter_config(&self, meter_id: u32) -> Result<Vec<R>, ErrorCode> {
+        let p = &self.pipeline;
+        Ok({
+            let mut v: Vec<_> = p
+                .meters()
+                .values()
+                .filter(|m| meter_id == ofp::port::meter_no::ALL || m.meter_id == meter_id)
+                .map(|m| ofp::msg::multipart::MeterConfig {
+                    flags: m.state.flags,
+                    meter_id: m.meter_id,
+                    bands: m.state.bands.iter().map(|b| b.band.clone()).collect(),
+                })
+                .collect();
+            v.sort_by_key(|m| m.meter_id);
+            split(v, R::MeterConfig)
+        })
+    }
+
+    /// METER stats: one meter or all, with their bands' counters.
+    fn meter_stats(&self, meter_id: u32, now_ns: u64) -> Result<Vec<R>, ErrorCode> {
+        let p = &self.pipeline;
+        Ok({
+            use std::sync::atomic::Ordering::Relaxed;
+            let flows = p.meter_flow_counts();
+            let mut v: Vec<_> = p
+                .meters()
+                .values()
+                .filter(|m| meter_id == ofp::port::meter_no::ALL || m.meter_id == meter_id)
+                .map(|m| {
+                    let d = now_ns.saturating_sub(m.created_ns);
+                    ofp::msg::multipart::MeterStats {
+                        meter_id: m.meter_id,
+                        flow_count: flows.get(&m.meter_id).copied().unwrap_or(0),
+                        packet_in_count: m.state.packets.load(Relaxed),
+                        byte_in_count: m.state.bytes.load(Relaxed),
+                        duration_sec: (d / 1_000_000_000) as u32,
+                        duration_nsec: (d % 1_000_000_000) as u32,
+                        band_stats: m
+                            .state
+                            .bands
+                            .iter()
+                            .map(|b| ofp::msg::multipart::MeterBandStats {
+                                packet_band_count: b.packets.load(Relaxed),
+                                byte_band_count: b.bytes.load(Relaxed),
+                            })
+                            .collect(),
+                    }
+                })
+                .collect();
+            v.sort_by_key(|m| m.meter_id);
+            split(v, R::Meter)
+        })
+    }
+
+    /// QUEUE stats: the configured queues of one port or all, ports in order.
+    fn queue_stats(&self, port: u32, queue_id: u32, now_ns: u64) -> Result<Vec<R>, ErrorCode> {
+        Ok({
+            if port != port_no::ANY && !self.ports.contains_key(&port) {
+                return Err(ErrorCode::QueueOpFailed(QueueOpFailedCode::BadPort));
+            }
+            let mut stats = Vec::new();
+            let mut ports: Vec<&PortInfo> = self
+                .ports
+                .values()
+                .filter(|p| port == port_no::ANY || p.port_no == port)
+                .collect();
+            ports.sort_by_key(|p| p.port_no);
+            for p in ports {
+                for &(q, _, _) in &p.queues {
+                    if queue_id != ofp::port::QUEUE_ALL && q != queue_id {
+                        continue;
+                    }
+                    let Some((tx_bytes, tx_packets, tx_errors)) =
+                        self.datapath.queue_stats(p.port_no, q)
+                    else {
+                        continue;
+                    };
+                    let d = now_ns.saturating_sub(p.since_ns);
+                    stats.push(QueueStats {
+                        port_no: p.port_no,
+                        queue_id: q,
+                        tx_bytes,
+                        tx_packets,
+                        tx_errors,
+                        duration_sec: (d / 1_000_000_000) as u32,
+                        duration_nsec: (d % 1_000_000_000) as u32,
+                    });
+                }
+            }
+            if stats.is_empty() && queue_id != ofp::port::QUEUE_ALL {
+                return Err(ErrorCode::QueueOpFailed(QueueOpFailedCode::BadQueue));
+            }
+            split(stats, R::Queue)
         })
     }
 }
