@@ -10,8 +10,9 @@
 //!
 //! Contract: a port appears once; FLOOD from a port is every usable port
 //! (link up, not `no_fwd`) without `no_flood` but the ingress port, ALL
-//! the same with `no_flood` ones included. Lookups by number are a binary
-//! search (the table is as long as the bridge has ports).
+//! the same with `no_flood` ones included. A lookup by number is one load
+//! for the small numbers ports usually have (below [`PortTable::DENSE`]:
+//! a byte of flags per number), a binary search for the rest (LOCAL).
 
 use crate::exec::PortState;
 
@@ -24,7 +25,14 @@ pub struct PortTable {
     flood: Vec<u32>,
     /// Usable ports, by number.
     all: Vec<u32>,
+    /// Flags ([`PRESENT`], [`USABLE`], [`NO_RECV`]) by port number, for
+    /// numbers below [`PortTable::DENSE`] (as long as the largest one).
+    dense: Vec<u8>,
 }
+
+const PRESENT: u8 = 1;
+const USABLE: u8 = 2;
+const NO_RECV: u8 = 4;
 
 /// Whether frames may be sent out of `p`.
 fn usable(p: &PortState) -> bool {
@@ -47,7 +55,39 @@ impl PortTable {
             .filter(|p| usable(p) && !p.no_flood)
             .map(|p| p.port_no)
             .collect();
-        PortTable { ports, flood, all }
+        let mut dense = Vec::new();
+        for p in ports.iter().filter(|p| p.port_no < Self::DENSE) {
+            let i = p.port_no as usize;
+            if dense.len() <= i {
+                dense.resize(i + 1, 0);
+            }
+            dense[i] =
+                PRESENT | if usable(p) { USABLE } else { 0 } | if p.no_recv { NO_RECV } else { 0 };
+        }
+        PortTable {
+            ports,
+            flood,
+            all,
+            dense,
+        }
+    }
+
+    /// Port numbers below this are found with one load.
+    pub const DENSE: u32 = 1024;
+
+    /// The flags of `port_no`, if it is a port.
+    #[inline]
+    fn flags(&self, port_no: u32) -> Option<u8> {
+        if port_no < Self::DENSE {
+            return self
+                .dense
+                .get(port_no as usize)
+                .copied()
+                .filter(|f| f & PRESENT != 0);
+        }
+        self.get(port_no).map(|p| {
+            PRESENT | if usable(p) { USABLE } else { 0 } | if p.no_recv { NO_RECV } else { 0 }
+        })
     }
 
     /// Every port, by number.
@@ -77,13 +117,15 @@ impl PortTable {
     }
 
     /// Whether frames may be sent out of `port_no` (None: no such port).
+    #[inline]
     pub fn usable(&self, port_no: u32) -> Option<bool> {
-        self.get(port_no).map(usable)
+        self.flags(port_no).map(|f| f & USABLE != 0)
     }
 
     /// Whether `port_no` drops what it receives (OFPPC_NO_RECV).
+    #[inline]
     pub fn no_recv(&self, port_no: u32) -> bool {
-        self.get(port_no).is_some_and(|p| p.no_recv)
+        self.flags(port_no).is_some_and(|f| f & NO_RECV != 0)
     }
 
     /// Where FLOOD sends a packet that came in on `in_port`.
@@ -129,6 +171,19 @@ mod tests {
         assert_eq!(t.usable(3), Some(true));
         assert_eq!(t.usable(6), None);
         assert!(t.no_recv(5) && !t.no_recv(1) && !t.no_recv(6));
+        // Past the dense numbers: the same answers.
+        let mut local = PortState::up(ofp::port::port_no::LOCAL);
+        local.no_recv = true;
+        let t = PortTable::new(vec![local, PortState::up(2000), PortState::up(3)]);
+        assert_eq!(t.usable(ofp::port::port_no::LOCAL), Some(true));
+        assert!(t.no_recv(ofp::port::port_no::LOCAL));
+        assert_eq!(t.usable(2000), Some(true));
+        assert_eq!(t.usable(2001), None);
+        assert_eq!(t.usable(1023), None);
+        assert_eq!(
+            t.flood_from(3).collect::<Vec<_>>(),
+            [2000, ofp::port::port_no::LOCAL]
+        );
     }
 
     #[test]

@@ -139,7 +139,7 @@ pub struct Pipeline {
     pub(crate) meters: HashMap<u32, Meter>,
     next_id: RuleId,
     table_counters: Arc<Vec<Counters>>,
-    ports: Arc<PortTable>,
+    ports: PortTable,
     /// OFPC_INVALID_TTL_TO_CONTROLLER (set by SET_CONFIG).
     pub invalid_ttl_to_controller: bool,
     version: u64,
@@ -173,7 +173,7 @@ impl Pipeline {
             flows: 0,
             liveness: None,
             table_counters: Arc::new((0..n).map(|_| Counters::new(config.workers)).collect()),
-            ports: Arc::default(),
+            ports: PortTable::default(),
             invalid_ttl_to_controller: false,
             version: 0,
             changes: Arc::new(ChangeLog::default()),
@@ -186,7 +186,7 @@ impl Pipeline {
         self.liveness = None;
         let mut v = self.ports.as_slice().to_vec();
         v.push(p);
-        self.ports = Arc::new(PortTable::new(v));
+        self.ports = PortTable::new(v);
     }
 
     /// Removes a port.
@@ -198,7 +198,7 @@ impl Pipeline {
             .filter(|p| p.port_no != port_no)
             .copied()
             .collect();
-        self.ports = Arc::new(PortTable::new(v));
+        self.ports = PortTable::new(v);
     }
 
     /// The ports, by number.

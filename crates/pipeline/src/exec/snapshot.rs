@@ -77,7 +77,7 @@ pub struct Snapshot {
     pub bucket_live: Arc<HashMap<u32, Box<[bool]>>>,
     pub meters: HashMap<u32, Arc<MeterState>>,
     /// The ports, with the FLOOD and ALL sets ([`crate::ports`]).
-    pub ports: Arc<crate::ports::PortTable>,
+    pub ports: crate::ports::PortTable,
     /// OFPC_INVALID_TTL_TO_CONTROLLER.
     pub invalid_ttl_to_controller: bool,
 }
