@@ -1,5 +1,5 @@
 //! Control-thread time of the heaviest single requests a controller can
-//! send, on a large switch: how long `Agent::receive` takes for one message
+//! send, on a large switch: how long `Agent::handle_input` takes for one message
 //! (the daemon's control thread does nothing else meanwhile) and how many
 //! bytes it queues. The hardening issue's bound is 100 ms per message.
 //!
