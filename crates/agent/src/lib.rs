@@ -356,6 +356,15 @@ impl<D: Datapath> Agent<D> {
         &mut self.conn_config
     }
 
+    /// The PACKET_IN limit (per second, per connection) of every
+    /// connection, open ones included (a reload's `packet_in_rate`).
+    pub fn set_packet_in_rate(&mut self, rate: u32) {
+        self.conn_config.packet_in_rate = rate;
+        for c in self.conns.values_mut() {
+            c.config.packet_in_rate = rate;
+        }
+    }
+
     /// The switch's description (DESC reply).
     pub fn desc_mut(&mut self) -> &mut Desc {
         &mut self.desc

@@ -79,12 +79,7 @@ impl<D: Datapath> Agent<D> {
         c.framer.push(data);
         c.last_rx_ns = now_ns;
         c.probe_sent = false;
-        let open = self.pump(id, now_ns);
-        // A controller that completed the handshake ends standalone mode.
-        if self.follow_fail_mode(now_ns) {
-            self.publish();
-        }
-        open
+        self.pump(id, now_ns)
     }
 
     /// Notes that the peer of `id` took bytes we sent: as good as input
@@ -136,6 +131,10 @@ impl<D: Datapath> Agent<D> {
                 (true, None) => Some(now_ns),
                 (true, since) => since,
             };
+        }
+        // A controller that completed the handshake ends standalone mode.
+        if self.follow_fail_mode(now_ns) {
+            self.publish();
         }
         self.publish_due(now_ns);
         self.conns

@@ -869,3 +869,13 @@ fn management_commands_only_on_the_management_socket() {
         ErrorCode::BadRequest(BadRequestCode::BadLen)
     );
 }
+
+#[test]
+fn a_new_packet_in_rate_reaches_open_connections_too() {
+    let mut a = agent();
+    let id = open(&mut a);
+    a.set_packet_in_rate(7);
+    assert_eq!(a.conn(id).unwrap().config.packet_in_rate, 7);
+    let later = open(&mut a);
+    assert_eq!(a.conn(later).unwrap().config.packet_in_rate, 7);
+}

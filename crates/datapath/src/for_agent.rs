@@ -28,11 +28,8 @@ pub const APPLY_TIMEOUT: Duration = Duration::from_secs(1);
 impl Bridge {
     /// `add-port`'s words as a port of this bridge: checked, numbered.
     fn requested_port(&self, words: &[String], taken: &[u32]) -> Result<PortSpec, String> {
-        let r = PortRequest::from_words(words).map_err(|e| e.in_words())?;
+        let r = PortRequest::from_words(words, taken).map_err(|e| e.in_words())?;
         let no = match r.ofport {
-            Some(n) if taken.contains(&n) => {
-                return Err(format!("ofport={n}: the number is taken"));
-            }
             Some(n) => n,
             None => self
                 .numbers

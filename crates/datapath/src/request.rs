@@ -110,38 +110,57 @@ impl PortRequest {
     /// [pcap_in=FILE] [pcap_out=FILE]`, or for a tunnel port `NAME
     /// type=vxlan|geneve [ofport=N] OPTION=VALUE...` with the tunnel
     /// options (also written `options:remote_ip=...` as ovs-vsctl does).
-    pub fn from_words(words: &[String]) -> Result<PortRequest, RequestError> {
+    /// `taken` is the numbers in use. Refusals come in the order a user
+    /// reads the words (the name, then each word, then how they go
+    /// together), in `add-port`'s terms; [`PortRequest::check`] then
+    /// judges the port as it judges a configuration file's.
+    pub fn from_words(words: &[String], taken: &[u32]) -> Result<PortRequest, RequestError> {
+        let whole = |p: String| RequestError::new("", None, p);
         let name = words
             .first()
-            .ok_or_else(|| RequestError::new("", None, "which interface?"))?;
+            .ok_or_else(|| whole("which interface?".into()))?;
+        check_ifname(name).map_err(whole)?;
         let mut r = PortRequest::named(name);
         for w in &words[1..] {
             let (k, v) = w.split_once('=').ok_or_else(|| {
-                RequestError::new(
-                    "",
-                    None,
-                    format!("{w:?}: expected KEY=VALUE (ofport, backend, pcap_in, pcap_out, type, or a tunnel option)"),
-                )
+                whole(format!("{w:?}: expected KEY=VALUE (ofport, backend, pcap_in, pcap_out, type, or a tunnel option)"))
             })?;
             let k = k.strip_prefix("options:").unwrap_or(k);
             match k {
-                "type" => r.tunnel = Some(v.to_string()),
+                "type" => {
+                    tunnel_proto(v).ok_or_else(|| {
+                        RequestError::new("type", Some(v), format!("not a port type ({TUNNEL_TYPES})"))
+                    })?;
+                    r.tunnel = Some(v.to_string());
+                }
                 "remote_ip" | "local_ip" | "key" | "in_key" | "out_key" | "dst_port" | "ttl"
                 | "tos" => r.options.push((k.to_string(), v.to_string())),
                 "ofport" => {
-                    let n = v.parse().map_err(|_| {
-                        RequestError::new(
-                            "ofport",
-                            Some(v),
-                            format!(
-                                "not a usable OpenFlow port number (1-{})",
-                                ofp::port::port_no::MAX
-                            ),
-                        )
-                    })?;
+                    let n = v
+                        .parse()
+                        .ok()
+                        .filter(|&n| check_ofport(n).is_ok())
+                        .ok_or_else(|| {
+                            RequestError::new(
+                                "ofport",
+                                Some(v),
+                                format!(
+                                    "not a usable OpenFlow port number (1-{})",
+                                    ofp::port::port_no::MAX
+                                ),
+                            )
+                        })?;
+                    if taken.contains(&n) {
+                        return Err(RequestError::new("ofport", Some(v), "the number is taken"));
+                    }
                     r.ofport = Some(n);
                 }
-                "backend" => r.backend = Some(v.to_string()),
+                "backend" => {
+                    Backend::parse(v).ok_or_else(|| {
+                        RequestError::new("backend", Some(v), format!("not a back end ({BACKENDS})"))
+                    })?;
+                    r.backend = Some(v.to_string());
+                }
                 "pcap_in" => r.pcap_in = Some(v.into()),
                 "pcap_out" => r.pcap_out = Some(v.into()),
                 _ => {
@@ -154,6 +173,27 @@ impl PortRequest {
                     ))
                 }
             }
+        }
+        let pcap = r.pcap_in.is_some() || r.pcap_out.is_some();
+        match &r.tunnel {
+            Some(ty) if r.backend.is_some() || pcap => {
+                return Err(whole(format!(
+                    "a {ty} port takes no backend, pcap_in or pcap_out"
+                )))
+            }
+            None if !r.options.is_empty() => {
+                return Err(RequestError::new(
+                    &r.options[0].0,
+                    None,
+                    format!("a tunnel option; give type={TUNNEL_TYPES}"),
+                ))
+            }
+            _ => {}
+        }
+        if r.tunnel.is_none() && pcap != (r.backend.as_deref() == Some("pcap")) {
+            return Err(whole(
+                "pcap_in/pcap_out go with backend=pcap, which needs one of them".into(),
+            ));
         }
         Ok(r)
     }
@@ -230,24 +270,12 @@ impl PortRequest {
         .map_err(|(k, p)| RequestError::new(&format!("options.{k}"), None, p))
     }
 
-    /// A pcap port's captures (which only a pcap port takes).
+    /// A pcap port's captures. On another back end they are ignored, as a
+    /// configuration file's always were (`add-port` refuses them while
+    /// reading its words).
     fn pcap(&self, backend: Backend) -> Result<Option<PcapSpec>, RequestError> {
         let has = self.pcap_in.is_some() || self.pcap_out.is_some();
         if backend != Backend::Pcap {
-            if let Some(f) = [
-                ("pcap_in", self.pcap_in.is_some()),
-                ("pcap_out", self.pcap_out.is_some()),
-                ("pcap_rate", self.pcap_rate.is_some()),
-            ]
-            .iter()
-            .find(|f| f.1)
-            {
-                return Err(RequestError::new(
-                    f.0,
-                    None,
-                    "pcap_in, pcap_out and pcap_rate go with backend = \"pcap\"",
-                ));
-            }
             return Ok(None);
         }
         if !has {
@@ -313,7 +341,7 @@ mod tests {
     }
 
     fn add_port(w: &[&str]) -> Result<PortSpec, String> {
-        let r = PortRequest::from_words(&words(w)).map_err(|e| e.in_words())?;
+        let r = PortRequest::from_words(&words(w), &[2]).map_err(|e| e.in_words())?;
         r.check(5, Backend::AfPacket { rings: true })
             .map_err(|e| e.in_words())
     }
@@ -321,6 +349,11 @@ mod tests {
     #[test]
     fn add_port_words_become_the_same_spec_as_a_file_entry() {
         let s = add_port(&["vx0", "type=vxlan", "options:remote_ip=flow", "key=7"]).unwrap();
+        // A file's capture keys on another back end are ignored, as they
+        // always were.
+        let mut stray = PortRequest::named("eth1");
+        stray.pcap_in = Some("/x".into());
+        assert_eq!(stray.check(1, Backend::Local).unwrap().pcap, None);
         let mut file = PortRequest::named("vx0");
         file.tunnel = Some("vxlan".into());
         file.options = vec![
@@ -340,31 +373,38 @@ mod tests {
         for (w, said) in [
             (
                 &["eth1", "backend=netmap"][..],
-                "backend=netmap: \"netmap\" is not a back end",
+                "backend=netmap: not a back end",
             ),
-            (&["vx0", "type=gre"], "type=gre: \"gre\" is not a port type"),
+            (&["vx0", "type=gre"], "type=gre: not a port type"),
             (&["vx0", "type=vxlan"], "remote_ip: "),
             (
                 &["vx0", "type=vxlan", "remote_ip=flow", "backend=afxdp"],
-                "backend: a vxlan port takes no backend",
+                "a vxlan port takes no backend, pcap_in or pcap_out",
             ),
             (
                 &["eth1", "remote_ip=flow"],
-                "options: options go with a tunnel port",
+                "remote_ip: a tunnel option; give type=",
             ),
             (
                 &["eth1", "ofport=0"],
-                "ofport=0: 0 is not a usable OpenFlow port number",
+                "ofport=0: not a usable OpenFlow port number",
             ),
             (&["eth1", "ofport=x"], "ofport=x: not a usable"),
+            (&["eth1", "ofport=2"], "ofport=2: the number is taken"),
+            (
+                &["a/b", "ofport=2"],
+                "\"a/b\" is not a Linux interface name",
+            ),
             (&["eth1", "color=red"], "color: no such option"),
             (&["eth1", "plain"], "\"plain\": expected KEY=VALUE"),
             (
                 &["eth1", "pcap_in=/x"],
-                "pcap_in: pcap_in, pcap_out and pcap_rate go with",
+                "pcap_in/pcap_out go with backend=pcap",
             ),
-            (&["eth1", "backend=pcap"], "pcap_in: a pcap port needs"),
-            (&["a/b"], "name: \"a/b\" is not a Linux interface name"),
+            (
+                &["eth1", "backend=pcap"],
+                "pcap_in/pcap_out go with backend=pcap",
+            ),
             (&[], "which interface?"),
         ] {
             let e = add_port(w).unwrap_err();

@@ -384,6 +384,12 @@ impl BridgeWorker {
         counters.running.store(true, Relaxed);
         let _running = RunningGuard(&counters.running);
         while !stop.load(Relaxed) {
+            // Port changes first, so the round's time is read after them
+            // (closing a replaced port's socket takes a while).
+            if let Some(mut st) = self.state.take() {
+                self.take_port_changes(&mut st);
+                self.state = Some(st);
+            }
             let round = self.poll_once(crate::clock::now_ns());
             if let (Some(ms), Some(st)) = (round.idle_wait_ms(), self.state.as_mut()) {
                 st.plumbing.sleeper.wait(ms);
@@ -409,12 +415,18 @@ impl BridgeWorker {
         round
     }
 
-    fn round(&mut self, st: &mut State, now: u64) -> Round {
+    /// Applies the port changes posted since the last round, and builds
+    /// what depends on the port set (before the first round too).
+    fn take_port_changes(&mut self, st: &mut State) {
         if self.inbox.pending() || !st.built {
             self.apply_inbox();
             st.plumbing = Plumbing::of(self);
             st.built = true;
         }
+    }
+
+    fn round(&mut self, st: &mut State, now: u64) -> Round {
+        self.take_port_changes(st);
         // Receive buffers as long as the longest frame a port takes.
         if st.batch.frame_size() != st.plumbing.frame {
             st.batch = Batch::with_frame_size(32, st.plumbing.frame);

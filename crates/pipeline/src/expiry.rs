@@ -10,11 +10,14 @@
 //! cost of a round is the rules due in it, not the timed rules there are.
 //!
 //! Contract: a rule is never reported expired before its time; it is
-//! reported at the first expiry round at or after it. Entries of rules
-//! removed or replaced stay in the heap until their time (skipped then);
-//! the heap is rebuilt from the live rules when such entries outnumber
-//! them, so its size stays within twice the timed rules plus
-//! [`SLACK`].
+//! reported at the first expiry round at or after it, with the reason the
+//! spec's order gives (the hard timeout when it has passed, else the idle
+//! one), whatever else came due since. Entries of rules removed stay in
+//! the heap until their time (skipped then); a rule replaced or modified
+//! gets a second entry (the first found takes it). Whenever the entries
+//! pass twice the timed rules plus [`SLACK`] the heap is rebuilt from the
+//! live rules, so its size stays within that bound at all times (a
+//! rebuild costs the timed rules, and comes only after as many pushes).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -34,9 +37,10 @@ pub(crate) struct Deadlines {
 }
 
 impl Deadlines {
-    /// Notes `rule`'s deadline (a rule without a timeout has none).
+    /// Notes `rule`'s deadline (a rule without a timeout has none); the
+    /// caller keeps the heap bounded ([`Deadlines::compact`]).
     pub(crate) fn track(&mut self, rule: &Rule) {
-        if let Some((at, _)) = due_at(rule) {
+        if let Some(at) = due_at(rule) {
             self.heap.push(Reverse((at, rule.id)));
         }
     }
@@ -73,27 +77,34 @@ impl Deadlines {
     }
 }
 
-/// When `rule` expires if nothing hits it again, and why then: the
-/// earlier of its hard deadline and its idle deadline (from its last hit,
-/// or its creation); None without a timeout.
-pub(crate) fn due_at(rule: &Rule) -> Option<(u64, FlowRemovedReason)> {
+/// Whether `rule` has expired at `now_ns`, and why: the hard timeout when
+/// it has passed, else the idle one (from its last hit, or its creation).
+pub(crate) fn expired(rule: &Rule, now_ns: u64) -> Option<FlowRemovedReason> {
     let secs = |s: u16| s as u64 * 1_000_000_000;
-    let hard = (rule.hard_timeout != 0).then(|| {
-        (
-            rule.created_ns + secs(rule.hard_timeout),
-            FlowRemovedReason::HardTimeout,
-        )
-    });
+    if rule.hard_timeout != 0 && now_ns >= rule.created_ns + secs(rule.hard_timeout) {
+        return Some(FlowRemovedReason::HardTimeout);
+    }
+    if rule.idle_timeout != 0 {
+        let last = rule.counters.totals().last_hit_ns.max(rule.created_ns);
+        if now_ns >= last + secs(rule.idle_timeout) {
+            return Some(FlowRemovedReason::IdleTimeout);
+        }
+    }
+    None
+}
+
+/// When `rule` expires if nothing hits it again: the earlier of its hard
+/// deadline and its idle deadline (from its last hit, or its creation);
+/// None without a timeout.
+pub(crate) fn due_at(rule: &Rule) -> Option<u64> {
+    let secs = |s: u16| s as u64 * 1_000_000_000;
+    let hard = (rule.hard_timeout != 0).then(|| rule.created_ns + secs(rule.hard_timeout));
     let idle = (rule.idle_timeout != 0).then(|| {
         let last = rule.counters.totals().last_hit_ns.max(rule.created_ns);
-        (
-            last + secs(rule.idle_timeout),
-            FlowRemovedReason::IdleTimeout,
-        )
+        last + secs(rule.idle_timeout)
     });
     match (hard, idle) {
-        // The hard timeout wins a tie, as a scan that looks at it first.
-        (Some(h), Some(i)) => Some(if h.0 <= i.0 { h } else { i }),
+        (Some(h), Some(i)) => Some(h.min(i)),
         (h, i) => h.or(i),
     }
 }
@@ -136,6 +147,47 @@ mod tests {
         assert_eq!(p.expire(5 * S).len(), 1);
         assert_eq!(p.next_expiry(), None);
         assert_eq!(p.expire(1_000 * S).len(), 0);
+    }
+
+    #[test]
+    fn a_late_round_reports_the_hard_timeout_when_both_passed() {
+        let mut p = Pipeline::new(Config::default());
+        add(
+            &mut p,
+            "priority=1,in_port=1,idle_timeout=2,hard_timeout=5,actions=drop",
+            0,
+        );
+        let gone = p.expire(9 * S);
+        assert_eq!(gone.len(), 1);
+        assert_eq!(
+            gone[0].reason,
+            ofp::msg::flow::FlowRemovedReason::HardTimeout
+        );
+    }
+
+    #[test]
+    fn the_heap_stays_bounded_under_modify_churn_between_rounds() {
+        let mut p = Pipeline::new(Config::default());
+        for i in 0..100u32 {
+            add(
+                &mut p,
+                &format!("priority=1,in_port={i},hard_timeout=60000,actions=drop"),
+                0,
+            );
+        }
+        // Every MODIFY of the 100 timed rules adds an entry per rule; no
+        // expiry round runs in between.
+        for _ in 0..200 {
+            let mut m = ofp::text::parse_flow_mod("actions=output:2").unwrap();
+            m.command = ofp::msg::flow::FlowModCommand::Modify;
+            p.flow_mod(&m, 0).unwrap();
+        }
+        let n = p.tables()[0].deadline_entries();
+        assert!(
+            n <= 2 * 100 + super::SLACK,
+            "{n} entries for 100 timed rules"
+        );
+        assert_eq!(p.next_expiry(), Some(60_000 * S));
     }
 
     #[test]

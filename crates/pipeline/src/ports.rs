@@ -1,7 +1,7 @@
 //! The bridge's ports as one published version sees them: one dense
 //! table, in port-number order, with the sets FLOOD and ALL send to
-//! worked out once when the ports change (not per packet, and not per
-//! publication: versions that only change flows share the table).
+//! worked out once when the ports change (not per packet; a publication
+//! copies the table, a cost that grows with the ports, not the flows).
 //!
 //! Every reader of port state goes through it: the interpreter
 //! (`output:FLOOD`, `output:ALL`, a port down or `no_fwd`), the worker's

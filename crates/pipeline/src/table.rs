@@ -16,7 +16,7 @@ use std::sync::Arc;
 use ofp::msg::flow::FlowRemovedReason;
 
 use crate::classifier::RuleId;
-use crate::expiry::{due_at, Deadlines};
+use crate::expiry::{expired, Deadlines};
 use crate::matchkey::MaskedKey;
 use crate::published::Op;
 use crate::rule::Rule;
@@ -119,19 +119,26 @@ impl FlowTable {
             let Some(r) = self.timed.get(&id) else {
                 continue; // removed since
             };
-            match due_at(r) {
-                Some((at, reason)) if at <= now_ns && taken.insert(id) => {
-                    out.push((r.clone(), reason));
+            match expired(r, now_ns) {
+                Some(reason) => {
+                    if taken.insert(id) {
+                        out.push((r.clone(), reason));
+                    }
                 }
-                Some((at, _)) if at <= now_ns => {} // its second entry
                 // Hit since: its deadline moved on.
-                Some(_) => self.deadlines.track(r),
-                None => {}
+                None => self.deadlines.track(r),
             }
         }
         self.deadlines
             .compact(self.timed.len(), self.timed.values().map(|r| &**r));
         out
+    }
+
+    /// Notes a timed rule's deadline, keeping the heap within its bound.
+    fn track(&mut self, rule: &Rule) {
+        self.deadlines.track(rule);
+        self.deadlines
+            .compact(self.timed.len(), self.timed.values().map(|r| &**r));
     }
 
     /// The earliest time a timed rule of this table may expire.
@@ -151,7 +158,7 @@ impl FlowTable {
         self.ops.push(Op::Add(rule.clone()));
         if rule.idle_timeout != 0 || rule.hard_timeout != 0 {
             self.timed.insert(rule.id, rule.clone());
-            self.deadlines.track(&rule);
+            self.track(&rule);
         }
         let h = exact_hash(key, rule.priority);
         self.exact.insert_unique(h, (h, rule), |(eh, _)| *eh);
@@ -185,7 +192,7 @@ impl FlowTable {
         *old = rule.clone();
         if rule.idle_timeout != 0 || rule.hard_timeout != 0 {
             self.timed.insert(rule.id, rule.clone());
-            self.deadlines.track(&rule);
+            self.track(&rule);
         } else {
             self.timed.remove(&rule.id);
         }

@@ -15,6 +15,11 @@
 //!   in the new one are deleted (flows strictly: same table, priority and
 //!   match), new or changed ones added. Flows from controllers are left
 //!   alone unless the file's flows replace them (same match and priority).
+//!   The agent applies them as a controller's changes
+//!   (`Agent::handle_local_changes`): a flow deleted that asked for it
+//!   (`send_flow_rem`), or that a deleted group or meter takes along, is
+//!   reported to controllers in FLOW_REMOVED, and the result is published
+//!   at once.
 //! * Controllers and listeners: kept endpoints keep their connections,
 //!   removed ones are closed with theirs, new ones opened.
 //! * What a running bridge cannot change (workers and their CPUs, datapath
@@ -325,7 +330,7 @@ pub fn apply(running: &mut [Running], new: Vec<Config>) -> Result<Vec<String>, S
             }
         }
         if let Some(rate) = cfg.packet_in_rate {
-            r.control.agent.conn_config_mut().packet_in_rate = rate;
+            r.control.agent.set_packet_in_rate(rate);
         }
         let mut endpoints = cfg.endpoints.clone();
         endpoints.extend(r.mgmt.iter().cloned());
