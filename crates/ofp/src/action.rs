@@ -13,6 +13,8 @@ use crate::macros::wire_enum;
 use crate::oxm::{MatchEntry, Oxm, OxmField, OXM_CLASS_EXPERIMENTER};
 use crate::wire::{len_placeholder, pad_to_8, patch_len, zeros, Reader};
 
+pub use crate::resubmit::{Resubmit, NXAST_RESUBMIT, NXAST_RESUBMIT_TABLE};
+
 wire_enum! {
     /// `ofp_action_type`.
     pub enum ActionType: u16 {
@@ -69,6 +71,9 @@ pub enum Action {
     /// NXAST_REG_MOVE (subtype 6): copies n_bits from src[src_ofs..] to
     /// dst[dst_ofs..].
     RegMove(RegMove),
+    /// NXAST_RESUBMIT (1) or NXAST_RESUBMIT_TABLE (14): look the packet up
+    /// again ([`crate::resubmit`]).
+    Resubmit(Resubmit),
     /// An experimenter action; `data` runs to the end of the action, so it
     /// includes the padding to 8 bytes once decoded. Nicira actions other
     /// than the ones above stay here.
@@ -99,7 +104,7 @@ impl Action {
             SetField(_) => ActionType::SetField,
             PushPbb(_) => ActionType::PushPbb,
             PopPbb => ActionType::PopPbb,
-            RegLoad(_) | RegMove(_) | Experimenter { .. } => ActionType::Experimenter,
+            RegLoad(_) | RegMove(_) | Resubmit(_) | Experimenter { .. } => ActionType::Experimenter,
         }
     }
 
@@ -138,6 +143,7 @@ impl Action {
             SetField(e) => e.encode(out),
             RegLoad(l) => l.encode_body(out),
             RegMove(m) => m.encode_body(out),
+            Resubmit(r) => r.encode_body(out),
             Experimenter { experimenter, data } => {
                 out.put_u32(*experimenter);
                 out.extend_from_slice(data);
@@ -224,6 +230,9 @@ impl Action {
                         NXAST_REG_LOAD => return decode_reg_load(len, b).map(RegLoad),
                         NXAST_REG_LOAD2 => return decode_reg_load2(b).map(RegLoad),
                         NXAST_REG_MOVE => return decode_reg_move(b).map(RegMove),
+                        NXAST_RESUBMIT | NXAST_RESUBMIT_TABLE => {
+                            return crate::resubmit::Resubmit::decode_body(len, b).map(Resubmit)
+                        }
                         _ => {}
                     }
                 }

@@ -26,6 +26,7 @@ pub mod instruction;
 pub mod msg;
 pub mod oxm;
 pub mod port;
+pub mod resubmit;
 pub mod text;
 pub mod wire;
 

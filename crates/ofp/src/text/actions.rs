@@ -10,7 +10,7 @@ use bytes::Bytes;
 use super::flow::field_by_name;
 use super::value::{format_masked, parse_masked, parse_num, parse_uint};
 use super::{key_value, split_top, TextError};
-use crate::action::{bits_mask, Action, LoadForm, RegLoad, RegMove, OFPCML_NO_BUFFER};
+use crate::action::{bits_mask, Action, LoadForm, RegLoad, RegMove, Resubmit, OFPCML_NO_BUFFER};
 use crate::instruction::Instruction;
 use crate::oxm::{MatchEntry, Oxm, OxmField, OFPVID_PRESENT};
 use crate::port::port_no;
@@ -70,6 +70,48 @@ impl Names {
 /// numbers. [`parse_port`] reads either case.
 pub fn format_port(p: u32) -> String {
     port_no::name(p).map_or_else(|| p.to_string(), str::to_ascii_uppercase)
+}
+
+/// `resubmit:PORT`'s port, or `resubmit(PORT,TABLE)`'s arguments (either
+/// may be empty, not both; a third, `ct`, is connection tracking's and not
+/// taken yet), as ovs-ofctl reads them.
+fn parse_resubmit(tok: &str, args: &str) -> Result<Action, TextError> {
+    let mut it = args.split(',').map(str::trim);
+    let (port, table) = (it.next().unwrap_or(""), it.next());
+    if let Some(extra) = it.next() {
+        return Err(TextError::new(
+            tok,
+            format!(
+                "resubmit takes PORT and TABLE ({extra:?}: connection tracking is not supported)"
+            ),
+        ));
+    }
+    // A port by name, or by Open vSwitch's 16-bit number (65280 and up
+    // are the reserved ports).
+    let in_port = match port {
+        "" => port_no::IN_PORT,
+        p => match port_no::from_name(p) {
+            Some(r) => r,
+            None => {
+                let n: u32 = parse_num(p, "a port number or reserved port name")?;
+                if n > 0xffff {
+                    return Err(TextError::new(p, "resubmit to unknown port"));
+                }
+                Resubmit::port_from_u16(n as u16)
+            }
+        },
+    };
+    let table = match table.unwrap_or("") {
+        "" => Resubmit::CURRENT_TABLE,
+        t => parse_num(t, "a table number (0-254, or 255: the current one)")?,
+    };
+    if in_port == port_no::IN_PORT && table == Resubmit::CURRENT_TABLE {
+        return Err(TextError::new(
+            tok,
+            "at least one of the port and the table must be given",
+        ));
+    }
+    Ok(Action::Resubmit(Resubmit { in_port, table }))
 }
 
 fn hex_bytes(b: &[u8]) -> String {
@@ -332,6 +374,12 @@ fn parse_one(tok: &str, ctx: &mut Ctx, out: &mut Vec<Action>) -> Result<Action, 
     {
         return Ok(Action::SetMplsTtl(parse_num(v, "a TTL (0-255)")?));
     }
+    if let Some(args) = tok
+        .strip_prefix("resubmit(")
+        .and_then(|r| r.strip_suffix(')'))
+    {
+        return parse_resubmit(tok, args);
+    }
     if tok.bytes().all(|b| b.is_ascii_digit()) {
         return Ok(Action::Output {
             port: parse_port(tok)?,
@@ -445,6 +493,10 @@ fn parse_one(tok: &str, ctx: &mut Ctx, out: &mut Vec<Action>) -> Result<Action, 
                 },
                 out,
             );
+        }
+        "resubmit" => {
+            let port = need("PORT")?;
+            return parse_resubmit(tok, port);
         }
         "move" => {
             let body = need("SRC[BITS]->DST[BITS]")?;
@@ -615,6 +667,26 @@ pub fn format_action_named(a: &Action, names: &Names) -> String {
             s.push_str("->");
             format_subfield(m.dst, m.dst_ofs, m.n_bits, &mut s);
             s
+        }
+        // As ovs-ofctl prints it: `resubmit:PORT` for another port in the
+        // current table, else `resubmit(PORT,TABLE)` leaving out the
+        // ingress port and the current table.
+        Action::Resubmit(r) => {
+            let port = (r.in_port != port_no::IN_PORT).then(|| match port_no::name(r.in_port) {
+                Some(n) => n.to_ascii_uppercase(),
+                // Unnamed reserved ports as Open vSwitch's 16-bit numbers.
+                None if r.in_port >= 0xffff_0000 => (r.in_port & 0xffff).to_string(),
+                None => r.in_port.to_string(),
+            });
+            let table = (r.table != Resubmit::CURRENT_TABLE).then(|| r.table.to_string());
+            match (port, table) {
+                (Some(p), None) => format!("resubmit:{p}"),
+                (p, t) => format!(
+                    "resubmit({},{})",
+                    p.unwrap_or_default(),
+                    t.unwrap_or_default()
+                ),
+            }
         }
         Action::Experimenter { experimenter, data } => {
             format!(

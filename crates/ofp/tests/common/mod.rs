@@ -6,7 +6,7 @@ use bytes::Bytes;
 use proptest::collection::vec;
 use proptest::prelude::*;
 
-use ofp::action::{Action, LoadForm, RegLoad, RegMove, OFPCML_NO_BUFFER};
+use ofp::action::{Action, LoadForm, RegLoad, RegMove, Resubmit, OFPCML_NO_BUFFER};
 use ofp::instruction::Instruction;
 use ofp::msg::flow::{
     FlowMod, FlowModCommand, FlowRemoved, FlowRemovedReason, PacketIn, PacketInReason, PacketOut,
@@ -199,6 +199,15 @@ fn action_common() -> impl Strategy<Value = Action> {
     ]
 }
 
+/// A resubmit (its port one Open vSwitch's 16-bit ports can name).
+pub fn resubmit() -> impl Strategy<Value = Resubmit> {
+    (
+        prop_oneof![0u32..0xff00, 0xffff_ff00u32..=0xffff_ffff],
+        any::<u8>(),
+    )
+        .prop_map(|(in_port, table)| Resubmit { in_port, table })
+}
+
 /// Any action, as the wire carries it.
 pub fn action() -> impl Strategy<Value = Action> {
     prop_oneof![
@@ -208,6 +217,7 @@ pub fn action() -> impl Strategy<Value = Action> {
         1 => reg_load(&[LoadForm::RegLoad, LoadForm::RegLoad2], 64).prop_map(Action::RegLoad),
         1 => reg_load(&[LoadForm::RegLoad2], 128).prop_map(Action::RegLoad),
         1 => reg_move().prop_map(Action::RegMove),
+        1 => resubmit().prop_map(Action::Resubmit),
     ]
 }
 
@@ -229,6 +239,11 @@ pub fn canonical_action() -> impl Strategy<Value = Action> {
         1 => (any::<u32>(), bytes_any(12)).prop_map(|(experimenter, data)| Action::Experimenter { experimenter, data }),
         1 => reg_load(&[LoadForm::RegLoad], 64).prop_map(Action::RegLoad),
         1 => reg_move().prop_map(Action::RegMove),
+        // Text names a resubmit's port or its table, or both.
+        1 => resubmit()
+            .prop_filter("port or table", |r| r.in_port != ofp::port::port_no::IN_PORT
+                || r.table != Resubmit::CURRENT_TABLE)
+            .prop_map(Action::Resubmit),
     ]
 }
 

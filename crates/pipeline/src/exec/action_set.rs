@@ -93,6 +93,9 @@ impl ActionSet {
                 Action::SetQueue(q) => self.set_queue = Some(*q),
                 Action::Group(g) => self.group = Some(*g),
                 Action::Output { port, max_len } => self.output = Some((*port, *max_len)),
+                // Not an action of the set: Open vSwitch takes it in
+                // write_actions and leaves it out of the set's execution.
+                Action::Resubmit(_) => {}
                 Action::SetField(MatchEntry::Other(_)) | Action::Experimenter { .. } => {}
             }
         }

@@ -35,6 +35,7 @@ use crate::trace::{describe_key, describe_rule};
 
 mod action_set;
 mod groups;
+mod resubmit;
 mod snapshot;
 
 use action_set::ActionSet;
@@ -59,6 +60,20 @@ struct Ctx<'a> {
     dropped: bool,
     /// Group buckets run so far for this packet.
     buckets_run: u32,
+    /// Resubmits run so far for this packet, and how deep they nest now.
+    resubmits: u32,
+    resubmit_depth: u32,
+    /// The packet went over the resubmit limits: dropped whole.
+    failed: bool,
+}
+
+/// How a walk through the tables ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Walk {
+    /// The packet goes on (to its action set, or the resubmit's caller).
+    Done,
+    /// The packet goes no further (no table-miss rule, a meter, a TTL).
+    Stop,
 }
 
 /// A datapath worker: run packets with [`Worker::process`].
@@ -188,6 +203,9 @@ impl Worker {
             table_miss: false,
             dropped: false,
             buckets_run: 0,
+            resubmits: 0,
+            resubmit_depth: 0,
+            failed: false,
         };
         e.run_actions::<false, _>(actions, frame, &mut cx, 0);
         let mut buckets = cx.buckets_run;
@@ -348,7 +366,7 @@ impl Exec {
     fn process<const T: bool, B: FrameBuf + ?Sized>(
         &mut self,
         worker: usize,
-        mut emc: Option<&mut Emc>,
+        emc: Option<&mut Emc>,
         snap: &Snapshot,
         in_port: u32,
         tun: &TunnelMeta,
@@ -377,11 +395,59 @@ impl Exec {
             table_miss: false,
             dropped: false,
             buckets_run: std::mem::take(&mut self.buckets_carried),
+            resubmits: 0,
+            resubmit_depth: 0,
+            failed: false,
         };
-        let mut table = 0usize;
+        let walked = self.walk::<T, B>(0, frame, &mut cx, emc, 0);
+        if cx.failed {
+            // As Open vSwitch: a packet over the resubmit limits is dropped
+            // whole, whatever it had been sent to.
+            self.outputs.clear();
+            self.buckets_used = cx.buckets_run;
+            return &self.outputs;
+        }
+        if walked == Walk::Stop {
+            self.buckets_used = cx.buckets_run;
+            return &self.outputs;
+        }
+        if !self.set.is_empty() {
+            let mut list = std::mem::take(&mut self.scratch);
+            self.set.ordered(&mut list);
+            if T {
+                self.note(format!("Action set: {}", ofp::text::format_actions(&list)));
+                self.indent += 1;
+            }
+            self.run_actions::<T, _>(&list, frame, &mut cx, 0);
+            if T {
+                self.indent -= 1;
+            }
+            self.scratch = list;
+        } else if T {
+            self.note("Action set: empty".into());
+        }
+        self.buckets_used = cx.buckets_run;
+        &self.outputs
+    }
+
+    /// Looks the packet up from table `first` on and runs what matches,
+    /// following goto_table: the pipeline's walk, or a resubmit's (there a
+    /// table without a matching rule does nothing, where the pipeline's
+    /// walk drops the packet). `depth` is how deep in groups the actions
+    /// run.
+    fn walk<const T: bool, B: FrameBuf + ?Sized>(
+        &mut self,
+        first: usize,
+        frame: &mut B,
+        cx: &mut Ctx<'_>,
+        mut emc: Option<&mut Emc>,
+        depth: u32,
+    ) -> Walk {
+        let mut table = first;
+        let snap = cx.snap;
         while let Some(cls) = snap.tables.get(table) {
             if cx.key_stale {
-                self.reextract(frame, in_port);
+                self.reextract(frame, cx.in_port);
                 cx.key_stale = false;
                 if T {
                     self.note(format!("Flow now: {}", describe_key(&self.key)));
@@ -391,6 +457,7 @@ impl Exec {
             // tunnel words follow `tun` where it changes (write_field).
             self.key.set(s::METADATA, self.metadata);
             let tc = snap.table_counters.get(table).filter(|_| !T);
+            let (worker, now_ns) = (cx.worker, cx.now_ns);
             let found = match emc.as_deref_mut().filter(|_| !T) {
                 Some(e) => match e.find(snap.version, &snap.changes, table as u8, &self.key) {
                     Ok(i) => e.rule(i),
@@ -408,12 +475,20 @@ impl Exec {
                     c.hit(worker, 0, now_ns);
                 }
                 if T {
-                    self.note(format!("{table:>2}. No match: drop (no table-miss rule)."));
+                    self.note(format!(
+                        "{table:>2}. No match: {}.",
+                        if cx.resubmit_depth == 0 {
+                            "drop (no table-miss rule)"
+                        } else {
+                            "nothing (a resubmit that finds no rule does nothing)"
+                        }
+                    ));
                 }
-                {
-                    self.buckets_used = cx.buckets_run;
-                    return &self.outputs;
-                }
+                return if cx.resubmit_depth == 0 {
+                    Walk::Stop
+                } else {
+                    Walk::Done
+                };
             };
             if let Some(c) = tc {
                 c.hit(worker, 1, now_ns);
@@ -442,18 +517,17 @@ impl Exec {
                             match ms.apply(frame.len(), now_ns) {
                                 Verdict::Pass => {}
                                 Verdict::Drop => {
-                                    self.buckets_used = cx.buckets_run;
-                                    return &self.outputs;
+                                    cx.dropped = true;
+                                    return Walk::Stop;
                                 }
-                                Verdict::Remark(p) => self.remark(frame, &mut cx, p),
+                                Verdict::Remark(p) => self.remark(frame, cx, p),
                             }
                         }
                     }
                     Instruction::ApplyActions(list) => {
-                        self.run_actions::<T, _>(list, frame, &mut cx, 0);
+                        self.run_actions::<T, _>(list, frame, cx, depth);
                         if cx.dropped {
-                            self.buckets_used = cx.buckets_run;
-                            return &self.outputs;
+                            return Walk::Stop;
                         }
                     }
                     Instruction::ClearActions => {
@@ -492,23 +566,7 @@ impl Exec {
                 _ => break,
             }
         }
-        if !self.set.is_empty() {
-            let mut list = std::mem::take(&mut self.scratch);
-            self.set.ordered(&mut list);
-            if T {
-                self.note(format!("Action set: {}", ofp::text::format_actions(&list)));
-                self.indent += 1;
-            }
-            self.run_actions::<T, _>(&list, frame, &mut cx, 0);
-            if T {
-                self.indent -= 1;
-            }
-            self.scratch = list;
-        } else if T {
-            self.note("Action set: empty".into());
-        }
-        self.buckets_used = cx.buckets_run;
-        &self.outputs
+        Walk::Done
     }
 
     fn reextract(&mut self, frame: &[u8], in_port: u32) {
@@ -651,6 +709,12 @@ impl Exec {
                     let done = edit::copy_ttl(frame, &self.off, *a == Action::CopyTtlOut);
                     if !done {
                         self.after_edit::<T>(Edit::Skipped, frame, cx);
+                    }
+                }
+                Action::Resubmit(r) => {
+                    self.resubmit::<T, _>(r, frame, cx, depth);
+                    if cx.dropped {
+                        return;
                     }
                 }
                 Action::SetField(MatchEntry::Other(_)) | Action::Experimenter { .. } => {}

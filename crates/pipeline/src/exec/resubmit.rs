@@ -1,0 +1,80 @@
+//! Open vSwitch's `resubmit`: the packet is looked up again, in the table
+//! named or the current one, as if it had come in on the port named or
+//! its own; the matching flow's instructions run (apply-actions at once,
+//! write-actions into the packet's one action set, goto_table followed),
+//! and the actions after the resubmit go on with the packet as they left
+//! it. A table without a matching rule does nothing here.
+//!
+//! Limits, as Open vSwitch's: resubmits nest at most [`MAX_RESUBMIT_DEPTH`]
+//! deep and one packet runs at most [`MAX_RESUBMITS`] of them; past either
+//! the packet is dropped whole (what it had been sent to included) and
+//! counted in [`crate::Worker::over_limit`], so a loop of resubmits costs
+//! a bounded amount of work and never the stack.
+
+use super::*;
+
+/// How deep resubmits nest (Open vSwitch's `MAX_DEPTH`).
+pub const MAX_RESUBMIT_DEPTH: u32 = 64;
+/// Resubmits one packet runs (Open vSwitch's `MAX_RESUBMITS`).
+pub const MAX_RESUBMITS: u32 = MAX_RESUBMIT_DEPTH * MAX_RESUBMIT_DEPTH;
+
+impl Exec {
+    pub(super) fn resubmit<const T: bool, B: FrameBuf + ?Sized>(
+        &mut self,
+        r: &ofp::action::Resubmit,
+        frame: &mut B,
+        cx: &mut Ctx<'_>,
+        depth: u32,
+    ) {
+        if cx.failed {
+            return;
+        }
+        cx.resubmits += 1;
+        if cx.resubmit_depth >= MAX_RESUBMIT_DEPTH || cx.resubmits > MAX_RESUBMITS {
+            if T {
+                self.note(format!(
+                    "    -> the packet is dropped: over {} (Open vSwitch's limits)",
+                    if cx.resubmit_depth >= MAX_RESUBMIT_DEPTH {
+                        format!("{MAX_RESUBMIT_DEPTH} nested resubmits")
+                    } else {
+                        format!("{MAX_RESUBMITS} resubmits")
+                    }
+                ));
+            }
+            self.over_limit += 1;
+            cx.failed = true;
+            cx.dropped = true;
+            return;
+        }
+        let table = if r.table == ofp::action::Resubmit::CURRENT_TABLE {
+            cx.table_id
+        } else {
+            r.table
+        };
+        let in_port = if r.in_port == port_no::IN_PORT {
+            cx.in_port
+        } else {
+            r.in_port
+        };
+        // The lookup, and the resubmitted flow's actions, see `in_port`;
+        // the packet goes back to its own afterwards.
+        let outer = (cx.in_port, cx.table_id, cx.cookie, cx.table_miss);
+        cx.in_port = in_port;
+        self.key.set(s::IN_PORT, in_port as u64);
+        if T {
+            self.indent += 1;
+        }
+        cx.resubmit_depth += 1;
+        if (table as usize) < cx.snap.tables.len() {
+            self.walk::<T, B>(table as usize, frame, cx, None, depth);
+        } else if T {
+            self.note(format!("{table:>2}. No such table: nothing."));
+        }
+        cx.resubmit_depth -= 1;
+        if T {
+            self.indent -= 1;
+        }
+        (cx.in_port, cx.table_id, cx.cookie, cx.table_miss) = outer;
+        self.key.set(s::IN_PORT, cx.in_port as u64);
+    }
+}
