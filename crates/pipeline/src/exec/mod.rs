@@ -399,7 +399,7 @@ impl Exec {
             resubmit_depth: 0,
             failed: false,
         };
-        let walked = self.walk::<T, B>(0, frame, &mut cx, emc, 0);
+        let walked = self.walk::<T, B>(0, None, frame, &mut cx, emc, 0);
         if cx.failed {
             // As Open vSwitch: a packet over the resubmit limits is dropped
             // whole, whatever it had been sent to.
@@ -434,16 +434,21 @@ impl Exec {
     /// following goto_table: the pipeline's walk, or a resubmit's (there a
     /// table without a matching rule does nothing, where the pipeline's
     /// walk drops the packet). `depth` is how deep in groups the actions
-    /// run.
+    /// run. `lookup_port`, if given, is the ingress port the first lookup
+    /// alone sees (a resubmit's port, as Open vSwitch: the actions, and
+    /// the lookups of a goto_table after, see the packet's own).
+    #[allow(clippy::too_many_arguments)] // where the walk starts, the packet, its context
     fn walk<const T: bool, B: FrameBuf + ?Sized>(
         &mut self,
         first: usize,
+        lookup_port: Option<u32>,
         frame: &mut B,
         cx: &mut Ctx<'_>,
         mut emc: Option<&mut Emc>,
         depth: u32,
     ) -> Walk {
         let mut table = first;
+        let mut lookup_port = lookup_port;
         let snap = cx.snap;
         while let Some(cls) = snap.tables.get(table) {
             if cx.key_stale {
@@ -458,6 +463,10 @@ impl Exec {
             self.key.set(s::METADATA, self.metadata);
             let tc = snap.table_counters.get(table).filter(|_| !T);
             let (worker, now_ns) = (cx.worker, cx.now_ns);
+            let other_port = lookup_port.take().filter(|&p| p != cx.in_port);
+            if let Some(p) = other_port {
+                self.key.set(s::IN_PORT, p as u64);
+            }
             let found = match emc.as_deref_mut().filter(|_| !T) {
                 Some(e) => match e.find(snap.version, &snap.changes, table as u8, &self.key) {
                     Ok(i) => e.rule(i),
@@ -469,6 +478,9 @@ impl Exec {
                 },
                 None => cls.lookup_data(&self.key),
             };
+            if other_port.is_some() {
+                self.key.set(s::IN_PORT, cx.in_port as u64);
+            }
             let Some(rule) = found else {
                 // No match and no table-miss entry: the packet is dropped.
                 if let Some(c) = tc {

@@ -1,6 +1,9 @@
 //! Open vSwitch's `resubmit`: the packet is looked up again, in the table
 //! named or the current one, as if it had come in on the port named or
-//! its own; the matching flow's instructions run (apply-actions at once,
+//! its own (that lookup alone: the flow's actions, IN_PORT and the
+//! no-output-to-the-ingress-port rule among them, and the lookups of a
+//! goto_table after, see the packet's own port, as Open vSwitch restores
+//! it right after the lookup); the matching flow's instructions run (apply-actions at once,
 //! write-actions into the packet's one action set, goto_table followed),
 //! and the actions after the resubmit go on with the packet as they left
 //! it. A table without a matching rule does nothing here.
@@ -51,22 +54,17 @@ impl Exec {
         } else {
             r.table
         };
-        let in_port = if r.in_port == port_no::IN_PORT {
-            cx.in_port
-        } else {
-            r.in_port
-        };
-        // The lookup, and the resubmitted flow's actions, see `in_port`;
-        // the packet goes back to its own afterwards.
-        let outer = (cx.in_port, cx.table_id, cx.cookie, cx.table_miss);
-        cx.in_port = in_port;
-        self.key.set(s::IN_PORT, in_port as u64);
+        // The port named is what the lookup sees; the flow's actions see
+        // the packet's own ingress port (Open vSwitch restores it right
+        // after the lookup, so IN_PORT and NORMAL behave).
+        let lookup_port = (r.in_port != port_no::IN_PORT).then_some(r.in_port);
+        let outer = (cx.table_id, cx.cookie, cx.table_miss);
         if T {
             self.indent += 1;
         }
         cx.resubmit_depth += 1;
         if (table as usize) < cx.snap.tables.len() {
-            self.walk::<T, B>(table as usize, frame, cx, None, depth);
+            self.walk::<T, B>(table as usize, lookup_port, frame, cx, None, depth);
         } else if T {
             self.note(format!("{table:>2}. No such table: nothing."));
         }
@@ -74,7 +72,6 @@ impl Exec {
         if T {
             self.indent -= 1;
         }
-        (cx.in_port, cx.table_id, cx.cookie, cx.table_miss) = outer;
-        self.key.set(s::IN_PORT, cx.in_port as u64);
+        (cx.table_id, cx.cookie, cx.table_miss) = outer;
     }
 }
