@@ -438,6 +438,7 @@ impl Exec {
     /// alone sees (a resubmit's port, as Open vSwitch: the actions, and
     /// the lookups of a goto_table after, see the packet's own).
     #[allow(clippy::too_many_arguments)] // where the walk starts, the packet, its context
+    #[inline(always)] // the per-packet walk: its context stays in registers
     fn walk<const T: bool, B: FrameBuf + ?Sized>(
         &mut self,
         first: usize,
