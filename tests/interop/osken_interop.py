@@ -135,6 +135,9 @@ def osken_corpus():
         p.OFPActionSetField(eth_dst="02:00:00:00:00:03"), p.OFPActionSetField(vlan_vid=0x1005),
         p.OFPActionSetField(ipv4_src="10.9.9.9"), p.OFPActionSetField(ipv6_dst="2001:db8::9"),
         p.OFPActionSetField(tcp_dst=8080), p.OFPActionSetField(mpls_label=7), p.OFPActionSetField(tunnel_id=5),
+        # Open vSwitch's resubmit, as os-ken's Nicira classes build it.
+        p.NXActionResubmitTable(in_port=7, table_id=2), p.NXActionResubmitTable(in_port=0xfff8, table_id=4),
+        p.NXActionResubmitTable(in_port=0xfffe, table_id=255),
     ]
     all_instructions = [
         p.OFPInstructionMeter(1),
