@@ -844,3 +844,28 @@ fn malformed_resubmits_are_refused_as_open_vswitch_refuses_them() {
         assert!(ofp::text::parse_actions(bad).is_err(), "{bad}");
     }
 }
+
+#[test]
+fn every_action_takes_the_parenthesized_form_ovs_ofctl_takes() {
+    // ovs-ofctl 3.1 parses each left form as the right one (and prints
+    // the right one back).
+    for (paren, colon) in [
+        ("output(2),goto_table(3)", "output:2,goto_table:3"),
+        ("set_queue(3),group(1)", "set_queue:3,group:1"),
+        ("load(5->NXM_NX_TUN_ID[])", "load:5->NXM_NX_TUN_ID[]"),
+        ("meter(2),mod_nw_ttl(5)", "meter:2,mod_nw_ttl:5"),
+        (
+            "write_actions(output(4)),write_metadata(0x1/0xff)",
+            "write_actions(output:4),write_metadata:0x1/0xff",
+        ),
+    ] {
+        assert_eq!(
+            ofp::text::parse_instructions(paren).unwrap(),
+            ofp::text::parse_instructions(colon).unwrap(),
+            "{paren}"
+        );
+    }
+    for bad in ["output()", "goto_table(x)", "(3)"] {
+        assert!(ofp::text::parse_instructions(bad).is_err(), "{bad}");
+    }
+}

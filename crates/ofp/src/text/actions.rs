@@ -72,6 +72,20 @@ pub fn format_port(p: u32) -> String {
     port_no::name(p).map_or_else(|| p.to_string(), str::to_ascii_uppercase)
 }
 
+/// An action or instruction's name and argument: `NAME:ARG`, `NAME=ARG`,
+/// or `NAME(ARG)`, which ovs-ofctl takes for every action alike
+/// (`output(2)`, `goto_table(3)`, `load(5->NXM_NX_TUN_ID[])`).
+fn action_key_value(tok: &str) -> (&str, Option<&str>) {
+    if let Some((name, rest)) = tok.split_once('(') {
+        if let Some(arg) = rest.strip_suffix(')') {
+            if !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+                return (name, Some(arg));
+            }
+        }
+    }
+    key_value(tok)
+}
+
 /// `resubmit:PORT`'s port, or `resubmit(PORT,TABLE)`'s arguments (either
 /// may be empty, not both; a third, `ct`, is connection tracking's and not
 /// taken yet), as ovs-ofctl reads them.
@@ -344,6 +358,13 @@ fn parse_one(tok: &str, ctx: &mut Ctx, out: &mut Vec<Action>) -> Result<Action, 
         });
     }
     if let Some(args) = paren_args(tok, "output") {
+        // `output(PORT)` is `output:PORT`, as ovs-ofctl reads it.
+        if let [(p, "")] = args[..] {
+            return Ok(Action::Output {
+                port: parse_port(p)?,
+                max_len: 0,
+            });
+        }
         let (mut port, mut max_len) = (None, 0);
         for (k, v) in args {
             match k {
@@ -386,7 +407,7 @@ fn parse_one(tok: &str, ctx: &mut Ctx, out: &mut Vec<Action>) -> Result<Action, 
             max_len: 0,
         });
     }
-    let (key, arg) = key_value(tok);
+    let (key, arg) = action_key_value(tok);
     let need = |what: &str| arg.ok_or_else(|| TextError::new(tok, format!("{key}:{what}")));
     let lower = key.to_ascii_lowercase();
     let key = lower.as_str();
@@ -764,7 +785,7 @@ pub(crate) fn parse_instructions_ctx(s: &str, ctx: Ctx) -> Result<Vec<Instructio
         }
     };
     for tok in toks {
-        let (key, arg) = key_value(tok);
+        let (key, arg) = action_key_value(tok);
         match key {
             "meter" => {
                 once(tok, meter.is_some())?;
