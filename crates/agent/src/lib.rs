@@ -313,11 +313,6 @@ impl<D: Datapath> Agent<D> {
         }
     }
 
-    /// The datapath id (FEATURES_REPLY).
-    pub fn datapath_id(&self) -> u64 {
-        self.datapath_id
-    }
-
     /// The control plane's pipeline (read only: it changes through
     /// OpenFlow messages and the `handle_*` inputs).
     pub fn pipeline(&self) -> &Pipeline {
@@ -363,17 +358,6 @@ impl<D: Datapath> Agent<D> {
         for c in self.conns.values_mut() {
             c.config.packet_in_rate = rate;
         }
-    }
-
-    /// The switch's description (DESC reply).
-    pub fn desc_mut(&mut self) -> &mut Desc {
-        &mut self.desc
-    }
-
-    /// Notes that the pipeline was changed from outside (published at the
-    /// next [`Agent::publish`]).
-    pub fn mark_changed(&mut self) {
-        self.dirty = true;
     }
 
     /// Publishes the pipeline if it changed.

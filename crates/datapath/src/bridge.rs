@@ -600,17 +600,6 @@ mod tests {
         wire
     }
 
-    fn wait_sent(w: &Wire) -> Vec<Vec<u8>> {
-        for _ in 0..400 {
-            let f = w.take_sent();
-            if !f.is_empty() {
-                return f;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        Vec::new()
-    }
-
     #[test]
     fn ports_come_and_go_while_the_worker_runs() {
         let mut p = Pipeline::new(Config::default());
@@ -620,22 +609,27 @@ mod tests {
         )
         .unwrap();
         let mut bridge = Bridge::new("br", 1, p.snapshot(), false).unwrap();
-        let mut workers = bridge.take_workers();
+        // The worker runs round by round here: each change reaches it at
+        // its next round, as it would on its thread.
+        let mut worker = bridge.take_workers().remove(0);
+        let mut t = 0;
+        let mut round = |w: &mut BridgeWorker| {
+            t += 1_000;
+            w.poll_once(t);
+        };
         let w1 = memory(&mut bridge, &mut p, 1);
         let w2 = memory(&mut bridge, &mut p, 2);
-        let stop = Arc::new(AtomicBool::new(false));
-        let s2 = stop.clone();
-        let worker = workers.remove(0);
-        let h = std::thread::spawn(move || worker.run(&s2));
         w1.inject(&frame(9, 1));
-        assert_eq!(wait_sent(&w2).len(), 1);
+        round(&mut worker);
+        assert_eq!(w2.take_sent().len(), 1);
 
         // A port added at run time is flooded to from the next round.
         let w3 = memory(&mut bridge, &mut p, 3);
         assert!(bridge.wait_applied(Duration::from_secs(2)));
         w1.inject(&frame(9, 1));
-        assert_eq!(wait_sent(&w3).len(), 1);
-        assert_eq!(wait_sent(&w2).len(), 1);
+        round(&mut worker);
+        assert_eq!(w3.take_sent().len(), 1);
+        assert_eq!(w2.take_sent().len(), 1);
         assert_eq!(bridge.port_counters(3).unwrap().tx_packets.load(Relaxed), 1);
 
         // A removed port gets nothing more, and its frames are not read.
@@ -645,8 +639,8 @@ mod tests {
         assert!(bridge.wait_applied(Duration::from_secs(2)));
         w2.inject(&frame(9, 2));
         w1.inject(&frame(9, 1));
-        assert_eq!(wait_sent(&w3).len(), 1);
-        std::thread::sleep(Duration::from_millis(30));
+        round(&mut worker);
+        assert_eq!(w3.take_sent().len(), 1);
         assert!(w2.take_sent().is_empty());
         assert!(bridge.port(2).is_none());
         assert_eq!(
@@ -664,12 +658,10 @@ mod tests {
         assert!(!bridge.detach(3));
         assert!(bridge.wait_applied(Duration::from_secs(2)));
         w1.inject(&frame(9, 1));
-        std::thread::sleep(Duration::from_millis(50));
+        round(&mut worker);
         assert!(w3.take_sent().is_empty());
         assert!(!bridge.is_attached(3));
         assert_eq!(bridge.port_counters(3).unwrap().tx_packets.load(Relaxed), 2);
-        stop.store(true, Relaxed);
-        h.join().unwrap();
     }
 
     #[test]

@@ -344,11 +344,6 @@ impl BridgeWorker {
         self.clock = clock;
     }
 
-    /// The worker's bridge-wide counters.
-    pub fn counters(&self) -> &Arc<BridgeCounters> {
-        &self.counters
-    }
-
     /// Applies the port changes posted to this worker: an added port
     /// replaces one of the same number; a removed port's handle is dropped
     /// (closing its device).
