@@ -76,7 +76,7 @@ const K_UP: u32 = 3;
 const K_REDIRECT: u32 = 4;
 
 /// Stack: the key at the top, a hash key below it, then scratch.
-const HASH_KEY: i16 = key_off(0) - 8 * packet::KEY_WORDS as i16;
+const HASH_KEY: i16 = key_off(0) - 8 * packet::PACKET_WORDS as i16;
 const SCRATCH: i16 = HASH_KEY - 8;
 const OPAQUE: i16 = SCRATCH - 8;
 /// A word the edits keep across a helper call (below the parser's slots).
@@ -257,6 +257,9 @@ pub fn compile(
         .first()
         .map(|t| t.entries().map(|(_, _, r)| r.clone()).collect())
         .unwrap_or_default();
+    // Metadata (registers, packet mark) is zero in an arriving packet: a
+    // rule that asks for a non-zero value never matches one here.
+    rules.retain(|r| crate::plan::arrival_key(&r.key()).is_some());
     rules.sort_by_key(|r| r.id);
     // Plans, shared by equal rules.
     let mut plan_ids: HashMap<Plan, u32> = HashMap::new();
@@ -288,11 +291,11 @@ pub fn compile(
     // Keys are unpacked where used, not all at once: a million full keys
     // would be 350 MB.
     for (i, r) in rules.iter().enumerate() {
-        let k = r.key();
+        let k = crate::plan::arrival_key(&r.key()).expect("kept above");
         let s = *by_mask.entry(k.mask).or_insert_with(|| {
             subs.push(Sub {
                 mask: k.mask,
-                words: (0..packet::KEY_WORDS)
+                words: (0..packet::PACKET_WORDS)
                     .filter(|&w| k.mask.w[w] != 0)
                     .collect(),
                 rules: Vec::new(),
@@ -392,7 +395,7 @@ fn table_of(s: &mut Sub, e: &Emit<'_>, tables: &mut Vec<HashTable>) -> usize {
     // Rules are best first: the first of equal keys is the one that wins.
     let mut seen: std::collections::HashSet<Vec<u64>> = std::collections::HashSet::new();
     for &i in &s.rules {
-        let k = e.rules[i].key();
+        let k = crate::plan::arrival_key(&e.rules[i].key()).expect("kept above");
         let key: Vec<u64> = s.words.iter().map(|&w| k.value.w[w]).collect();
         if !seen.insert(key.clone()) {
             continue;
@@ -412,7 +415,7 @@ fn table_of(s: &mut Sub, e: &Emit<'_>, tables: &mut Vec<HashTable>) -> usize {
 
 /// Whether rule `i` can match packets from `in_port` (its in_port word).
 fn reaches(e: &Emit<'_>, i: usize) -> bool {
-    let k = e.rules[i].key();
+    let k = crate::plan::arrival_key(&e.rules[i].key()).expect("kept above");
     let w0 = ((e.in_port as u64) << 32) | e.in_port as u64;
     w0 & k.mask.w[0] == k.value.w[0]
 }
@@ -495,7 +498,7 @@ fn emit_match(a: &mut Asm, e: &Emit<'_>, subs: &mut [Sub], tables: &mut Vec<Hash
         if mine.len() <= e.inline_max || !s.words.iter().any(|&w| w != 0) {
             for &i in &mine {
                 let miss = a.label();
-                let k = e.rules[i].key();
+                let k = crate::plan::arrival_key(&e.rules[i].key()).expect("kept above");
                 for &w in s.words.iter().filter(|&&w| w != 0) {
                     a.ldx(Size::DW, R1, FP, key_off(w));
                     if s.mask.w[w] != u64::MAX {

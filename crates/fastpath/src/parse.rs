@@ -15,7 +15,7 @@
 //! r9 = offset of the L3 header, r5 = EtherType; r0-r5 scratch.
 
 use packet::parse::{ethertype, ipproto};
-use packet::{flags, KEY_WORDS};
+use packet::{flags, PACKET_WORDS as KEY_WORDS};
 
 use crate::asm::{Alu, Asm, Cond, Label, Reg, Size, FP, R0, R1, R2, R3, R4, R5, R7, R8, R9};
 
@@ -166,6 +166,10 @@ pub fn emit(a: &mut Asm, in_port: u32, up: Label) {
     a.be(R5, 32);
     a.alu_reg(Alu::Or, R2, R5);
     or_word(a, 4, R2);
+    // nw_ttl: word 15, bits 24-31.
+    a.ldx(Size::B, R2, R4, 8);
+    a.alu_imm(Alu::Lsh, R2, 24);
+    or_word(a, 15, R2);
     or_flag(a, flags::IPV4);
     a.stx(Size::DW, FP, L3_SLOT, R9);
     a.ldx(Size::H, R2, R4, 6);
@@ -229,6 +233,10 @@ pub fn emit(a: &mut Asm, in_port: u32, up: Label) {
         a.be(R1, 64);
         a.stx(Size::DW, FP, key_off(w), R1);
     }
+    // nw_ttl (the hop limit): word 15, bits 24-31.
+    a.ldx(Size::B, R1, R4, 7);
+    a.alu_imm(Alu::Lsh, R1, 24);
+    or_word(a, 15, R1);
     or_flag(a, flags::IPV6);
     a.ldx(Size::H, R2, R4, 4);
     a.be(R2, 16);
@@ -300,8 +308,12 @@ fn l4(a: &mut Asm, v6: bool, up: Label, done: Label) {
     within(a, 20);
     a.ldx(Size::H, R1, R4, 12);
     a.be(R1, 16);
+    a.mov(R5, R1);
     a.alu_imm(Alu::Rsh, R1, 12);
     a.jmp_imm(Cond::Lt, R1, 5, done);
+    // tcp_flags: word 13, bits 0-11.
+    a.alu_imm(Alu::And, R5, 0x0fff);
+    or_word(a, 13, R5);
     a.ja(ports);
     a.bind(udp);
     within(a, 8);

@@ -279,6 +279,22 @@ pub trait Ports {
 }
 
 /// The plan of `rule` (a table 0 rule).
+/// A rule's match as the program sees it: the packet words only. The
+/// metadata words (registers, packet mark, conjunction id) are zero in an
+/// arriving packet, so a rule that wants them zero matches as if it did
+/// not look at them, and one that wants a non-zero value never matches
+/// (`None`: it is left out of the program).
+pub fn arrival_key(k: &pipeline::MaskedKey) -> Option<pipeline::MaskedKey> {
+    let meta = packet::PACKET_WORDS..packet::KEY_WORDS;
+    if k.value.w[meta.clone()].iter().any(|&v| v != 0) {
+        return None;
+    }
+    let mut k = *k;
+    k.mask.w[meta.clone()].fill(0);
+    k.value.w[meta].fill(0);
+    Some(k)
+}
+
 pub fn plan(rule: &Rule) -> Plan {
     let mut edits = Vec::new();
     let mut out: Option<Out> = None;

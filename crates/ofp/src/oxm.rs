@@ -90,6 +90,35 @@ pub enum OxmField {
     TunIpv6Src,
     /// `NXM_NX_TUN_IPV6_DST` (class 0x0001, field 110).
     TunIpv6Dst,
+    /// `NXM_NX_PKT_MARK` (class 0x0001, field 33): the packet mark (Linux
+    /// skb mark), zero when a packet arrives.
+    PktMark,
+    /// `NXM_NX_IP_TTL` (class 0x0001, field 29): IPv4 TTL or IPv6 hop limit.
+    NwTtl,
+    /// `NXM_NX_IP_FRAG` (class 0x0001, field 26): bit 0 "a fragment",
+    /// bit 1 "a later fragment" (`ip_frag=no|yes|first|later|not_later`).
+    IpFrag,
+    /// TCP flags, 12 bits: ONF's experimenter OXM (`ONFOXM_ET_TCP_FLAGS`,
+    /// what Open vSwitch sends under OpenFlow 1.3) or `NXM_NX_TCP_FLAGS`
+    /// (class 0x0001, field 34).
+    TcpFlags,
+    /// `NXM_NX_CONJ_ID` (class 0x0001, field 37): the conjunctive flow a
+    /// packet matched.
+    ConjId,
+    /// `NXM_OF_IN_PORT` (class 0x0000, field 0): the ingress port in Open
+    /// vSwitch's 16-bit numbering, as Nicira actions read and write it
+    /// (`load:0->NXM_OF_IN_PORT[]` lets a flow output to the port the
+    /// packet came in by).
+    NxmInPort,
+    /// `NXM_NX_REG0`..`15` (class 0x0001, fields 0-15): 32-bit registers,
+    /// zero when a packet arrives.
+    Reg(u8),
+    /// `OXM_OF_PKT_REG0`..`7` (class 0x8001, fields 0-7): 64-bit views of
+    /// register pairs, `xregN` = `reg(2N)` (high half) : `reg(2N+1)`.
+    XReg(u8),
+    /// `NXM_NX_XXREG0`..`3` (class 0x0001, fields 111-114): 128-bit views,
+    /// `xxregN` = `reg(4N)` (highest) .. `reg(4N+3)`.
+    XXReg(u8),
     /// A field number this implementation has no name for; kept as is.
     Unknown(u8),
 }
@@ -99,8 +128,24 @@ pub const OXM_CLASS_NXM_1: u16 = 0x0001;
 /// `NXM_0`: the OXM class of the Nicira names of the OpenFlow 1.0 fields.
 pub const OXM_CLASS_NXM_0: u16 = 0x0000;
 
+/// `OFPXMC_PACKET_REGS`: the OXM class of OpenFlow 1.5's packet registers.
+pub const OXM_CLASS_PACKET_REGS: u16 = 0x8001;
+/// ONF's experimenter id, for its experimenter OXMs (`tcp_flags`).
+pub const ONF_EXPERIMENTER: u32 = 0x4f4e_4600;
+/// ONF's experimenter OXM field number for TCP flags.
+const ONF_TCP_FLAGS: u8 = 42;
+
 /// Number of slots [`OxmField::index`] hands out.
-pub const FIELD_SLOTS: usize = 44;
+pub const FIELD_SLOTS: usize = 80;
+
+const REG_NAMES: [&str; 16] = [
+    "reg0", "reg1", "reg2", "reg3", "reg4", "reg5", "reg6", "reg7", "reg8", "reg9", "reg10",
+    "reg11", "reg12", "reg13", "reg14", "reg15",
+];
+const XREG_NAMES: [&str; 8] = [
+    "xreg0", "xreg1", "xreg2", "xreg3", "xreg4", "xreg5", "xreg6", "xreg7",
+];
+const XXREG_NAMES: [&str; 4] = ["xxreg0", "xxreg1", "xxreg2", "xxreg3"];
 
 impl From<u8> for OxmField {
     #[inline]
@@ -151,6 +196,15 @@ impl From<u8> for OxmField {
             129 => TunIpv4Dst,
             130 => TunIpv6Src,
             131 => TunIpv6Dst,
+            132 => PktMark,
+            133 => NwTtl,
+            134 => IpFrag,
+            135 => TcpFlags,
+            136 => ConjId,
+            137 => NxmInPort,
+            140..=155 => Reg(v - 140),
+            156..=163 => XReg(v - 156),
+            164..=167 => XXReg(v - 164),
             other => Unknown(other),
         }
     }
@@ -205,6 +259,16 @@ impl From<OxmField> for u8 {
             TunIpv4Dst => 129,
             TunIpv6Src => 130,
             TunIpv6Dst => 131,
+            PktMark => 132,
+            NwTtl => 133,
+            IpFrag => 134,
+            TcpFlags => 135,
+            ConjId => 136,
+            NxmInPort => 137,
+            // Out-of-range register numbers name nothing (see `info`).
+            Reg(n) => 140 + n.min(16),
+            XReg(n) => 156 + n.min(8),
+            XXReg(n) => 164 + n.min(4),
             Unknown(x) => x,
         }
     }
@@ -256,13 +320,59 @@ impl OxmField {
         OxmField::Ipv6Exthdr,
     ];
 
-    /// The Nicira (`NXM_1`) fields sluice knows beyond the basic ones.
+    /// The extension fields sluice knows beyond the basic ones (Nicira's,
+    /// and the packet registers).
     pub const NICIRA: &'static [OxmField] = &[
         OxmField::TunIpv4Src,
         OxmField::TunIpv4Dst,
         OxmField::TunIpv6Src,
         OxmField::TunIpv6Dst,
+        OxmField::PktMark,
+        OxmField::NwTtl,
+        OxmField::IpFrag,
+        OxmField::TcpFlags,
+        OxmField::ConjId,
+        OxmField::NxmInPort,
+        OxmField::Reg(0),
+        OxmField::Reg(1),
+        OxmField::Reg(2),
+        OxmField::Reg(3),
+        OxmField::Reg(4),
+        OxmField::Reg(5),
+        OxmField::Reg(6),
+        OxmField::Reg(7),
+        OxmField::Reg(8),
+        OxmField::Reg(9),
+        OxmField::Reg(10),
+        OxmField::Reg(11),
+        OxmField::Reg(12),
+        OxmField::Reg(13),
+        OxmField::Reg(14),
+        OxmField::Reg(15),
+        OxmField::XReg(0),
+        OxmField::XReg(1),
+        OxmField::XReg(2),
+        OxmField::XReg(3),
+        OxmField::XReg(4),
+        OxmField::XReg(5),
+        OxmField::XReg(6),
+        OxmField::XReg(7),
+        OxmField::XXReg(0),
+        OxmField::XXReg(1),
+        OxmField::XXReg(2),
+        OxmField::XXReg(3),
     ];
+
+    /// For a register field, the 32-bit registers it covers: first and
+    /// count (`reg3`: (3, 1); `xreg1`: (2, 2); `xxreg1`: (4, 4)).
+    pub const fn regs(self) -> Option<(u8, u8)> {
+        match self {
+            OxmField::Reg(n) if n < 16 => Some((n, 1)),
+            OxmField::XReg(n) if n < 8 => Some((2 * n, 2)),
+            OxmField::XXReg(n) if n < 4 => Some((4 * n, 4)),
+            _ => None,
+        }
+    }
 
     /// The value (OXM field number for basic fields, 128.. for Nicira ones).
     #[inline]
@@ -319,7 +429,16 @@ impl OxmField {
             TunIpv4Dst => "tun_dst",
             TunIpv6Src => "tun_ipv6_src",
             TunIpv6Dst => "tun_ipv6_dst",
-            Unknown(_) => return None,
+            PktMark => "pkt_mark",
+            NwTtl => "nw_ttl",
+            IpFrag => "ip_frag",
+            TcpFlags => "tcp_flags",
+            ConjId => "conj_id",
+            NxmInPort => "in_port",
+            Reg(n) if n < 16 => REG_NAMES[n as usize],
+            XReg(n) if n < 8 => XREG_NAMES[n as usize],
+            XXReg(n) if n < 4 => XXREG_NAMES[n as usize],
+            Reg(_) | XReg(_) | XXReg(_) | Unknown(_) => return None,
         })
     }
 
@@ -344,6 +463,7 @@ impl OxmField {
     pub fn index(self) -> Option<usize> {
         match self {
             OxmField::Unknown(_) => None,
+            f if f.info().is_none() => None,
             f if f.value() < 40 => Some(f.value() as usize),
             f => Some(40 + (f.value() - 128) as usize),
         }
@@ -364,6 +484,10 @@ impl std::fmt::Display for OxmField {
 pub enum ValueKind {
     /// Decimal integer.
     Dec,
+    /// `ip_frag`'s names (`no`, `yes`, `first`, `later`, `not_later`).
+    Frag,
+    /// TCP flag names (`syn|ack`, or `+syn-ack` with a mask).
+    TcpFlags,
     /// Hexadecimal integer with `0x`.
     Hex,
     /// `aa:bb:cc:dd:ee:ff`.
@@ -438,7 +562,18 @@ impl OxmField {
             OxmField::Ipv6Exthdr => fi(2, 9, true, false, Hex),
             OxmField::TunIpv4Src | OxmField::TunIpv4Dst => fi(4, 32, true, true, Ipv4),
             OxmField::TunIpv6Src | OxmField::TunIpv6Dst => fi(16, 128, true, true, Ipv6),
-            OxmField::Unknown(_) => return None,
+            OxmField::PktMark => fi(4, 32, true, true, Hex),
+            OxmField::NwTtl => fi(1, 8, false, true, Dec),
+            OxmField::IpFrag => fi(1, 2, true, false, Frag),
+            OxmField::TcpFlags => fi(2, 12, true, false, TcpFlags),
+            OxmField::ConjId => fi(4, 32, false, false, Dec),
+            OxmField::NxmInPort => fi(2, 16, false, true, Dec),
+            OxmField::Reg(n) if n < 16 => fi(4, 32, true, true, Hex),
+            OxmField::XReg(n) if n < 8 => fi(8, 64, true, true, Hex),
+            OxmField::XXReg(n) if n < 4 => fi(16, 128, true, true, Hex),
+            OxmField::Reg(_) | OxmField::XReg(_) | OxmField::XXReg(_) | OxmField::Unknown(_) => {
+                return None
+            }
         })
     }
 
@@ -484,6 +619,8 @@ impl OxmField {
             F::Ipv6NdTll => &[(F::Icmpv6Type, &[136])],
             F::MplsLabel | F::MplsTc | F::MplsBos => &[(F::EthType, MPLS)],
             F::PbbIsid => &[(F::EthType, &[0x88e7])],
+            F::NwTtl | F::IpFrag => &[(F::EthType, IP)],
+            F::TcpFlags => &[(F::IpProto, &[6])],
             _ => &[],
         }
     }
@@ -495,20 +632,31 @@ impl OxmField {
     pub fn header(self, has_mask: bool) -> u32 {
         let w = self.info().map_or(0, |i| i.width as u32);
         let len = if has_mask { 2 * w } else { w };
-        let (class, field) = match self.nxm_1_field() {
-            Some(n) => (OXM_CLASS_NXM_1, n),
-            None => (OXM_CLASS_BASIC, self.value() & 0x7f),
+        let (class, field, len) = match (self, self.nxm_1_field()) {
+            // An experimenter OXM's length counts its experimenter id.
+            (OxmField::TcpFlags, _) => (OXM_CLASS_EXPERIMENTER, ONF_TCP_FLAGS, len + 4),
+            (OxmField::XReg(n), _) => (OXM_CLASS_PACKET_REGS, n, len),
+            (OxmField::NxmInPort, _) => (OXM_CLASS_NXM_0, 0, len),
+            (_, Some(n)) => (OXM_CLASS_NXM_1, n, len),
+            _ => (OXM_CLASS_BASIC, self.value() & 0x7f, len),
         };
         ((class as u32) << 16) | ((field as u32) << 9) | ((has_mask as u32) << 8) | len
     }
 
-    /// The `NXM_1` field number of the Nicira tunnel fields.
+    /// The `NXM_1` field number of the Nicira fields.
     const fn nxm_1_field(self) -> Option<u8> {
         match self {
             OxmField::TunIpv4Src => Some(31),
             OxmField::TunIpv4Dst => Some(32),
             OxmField::TunIpv6Src => Some(109),
             OxmField::TunIpv6Dst => Some(110),
+            OxmField::PktMark => Some(33),
+            OxmField::NwTtl => Some(29),
+            OxmField::IpFrag => Some(26),
+            OxmField::TcpFlags => Some(34),
+            OxmField::ConjId => Some(37),
+            OxmField::Reg(n) if n < 16 => Some(n),
+            OxmField::XXReg(n) if n < 4 => Some(111 + n),
             _ => None,
         }
     }
@@ -518,13 +666,29 @@ impl OxmField {
     /// `NXM_NX_TUN_ID` (field 16, which is [`OxmField::TunnelId`]).
     pub const fn from_nxm_1(field: u8) -> Option<OxmField> {
         Some(match field {
+            0..=15 => OxmField::Reg(field),
             16 => OxmField::TunnelId,
+            26 => OxmField::IpFrag,
+            29 => OxmField::NwTtl,
             31 => OxmField::TunIpv4Src,
             32 => OxmField::TunIpv4Dst,
+            33 => OxmField::PktMark,
+            34 => OxmField::TcpFlags,
+            37 => OxmField::ConjId,
             109 => OxmField::TunIpv6Src,
             110 => OxmField::TunIpv6Dst,
+            111..=114 => OxmField::XXReg(field - 111),
             _ => return None,
         })
+    }
+
+    /// The field a class `OFPXMC_PACKET_REGS` OXM names (`xreg0`-`7`).
+    pub const fn from_packet_regs(field: u8) -> Option<OxmField> {
+        if field < 8 {
+            Some(OxmField::XReg(field))
+        } else {
+            None
+        }
     }
 
     /// The 32-bit header Open vSwitch writes for this field in a Nicira
@@ -570,7 +734,7 @@ impl OxmField {
         let field = ((header >> 9) & 0x7f) as u8;
         match class {
             OXM_CLASS_BASIC => Some(OxmField::from(field)).filter(|f| f.info().is_some()),
-            OXM_CLASS_NXM_0 | OXM_CLASS_NXM_1 => NXM_TABLE
+            OXM_CLASS_NXM_0 | OXM_CLASS_NXM_1 | OXM_CLASS_PACKET_REGS => NXM_TABLE
                 .iter()
                 .find(|(h, _, _)| (h ^ header) & !0x1ff == 0)
                 .map(|(_, f, _)| *f),
@@ -627,11 +791,12 @@ const fn nxm(class: u16, field: u8, len: u8) -> u32 {
 /// The legacy NXM headers (Open vSwitch's meta-flow.h) whose field is one
 /// of sluice's, bit for bit: same width, same meaning. Open vSwitch prefers
 /// these over the OXM basic ones in its Nicira actions.
-/// `NXM_OF_IN_PORT` (16 bits), `NXM_OF_VLAN_TCI` and `NXM_OF_IP_TOS` name
-/// other fields and are not here.
+/// `NXM_OF_VLAN_TCI` and `NXM_OF_IP_TOS` name other fields and are not
+/// here; `NXM_OF_IN_PORT` is [`OxmField::NxmInPort`].
 const NXM_TABLE: &[(u32, OxmField, &str)] = {
     use OxmField as F;
     &[
+        (nxm(0, 0, 2), F::NxmInPort, "NXM_OF_IN_PORT"),
         (nxm(0, 1, 6), F::EthDst, "NXM_OF_ETH_DST"),
         (nxm(0, 2, 6), F::EthSrc, "NXM_OF_ETH_SRC"),
         (nxm(0, 3, 2), F::EthType, "NXM_OF_ETH_TYPE"),
@@ -663,6 +828,71 @@ const NXM_TABLE: &[(u32, OxmField, &str)] = {
         (nxm(1, 32, 4), F::TunIpv4Dst, "NXM_NX_TUN_IPV4_DST"),
         (nxm(1, 109, 16), F::TunIpv6Src, "NXM_NX_TUN_IPV6_SRC"),
         (nxm(1, 110, 16), F::TunIpv6Dst, "NXM_NX_TUN_IPV6_DST"),
+        (nxm(1, 29, 1), F::NwTtl, "NXM_NX_IP_TTL"),
+        (nxm(1, 26, 1), F::IpFrag, "NXM_NX_IP_FRAG"),
+        (nxm(1, 33, 4), F::PktMark, "NXM_NX_PKT_MARK"),
+        (nxm(1, 34, 2), F::TcpFlags, "NXM_NX_TCP_FLAGS"),
+        (nxm(1, 37, 4), F::ConjId, "NXM_NX_CONJ_ID"),
+        (nxm(1, 0, 4), F::Reg(0), "NXM_NX_REG0"),
+        (nxm(1, 1, 4), F::Reg(1), "NXM_NX_REG1"),
+        (nxm(1, 2, 4), F::Reg(2), "NXM_NX_REG2"),
+        (nxm(1, 3, 4), F::Reg(3), "NXM_NX_REG3"),
+        (nxm(1, 4, 4), F::Reg(4), "NXM_NX_REG4"),
+        (nxm(1, 5, 4), F::Reg(5), "NXM_NX_REG5"),
+        (nxm(1, 6, 4), F::Reg(6), "NXM_NX_REG6"),
+        (nxm(1, 7, 4), F::Reg(7), "NXM_NX_REG7"),
+        (nxm(1, 8, 4), F::Reg(8), "NXM_NX_REG8"),
+        (nxm(1, 9, 4), F::Reg(9), "NXM_NX_REG9"),
+        (nxm(1, 10, 4), F::Reg(10), "NXM_NX_REG10"),
+        (nxm(1, 11, 4), F::Reg(11), "NXM_NX_REG11"),
+        (nxm(1, 12, 4), F::Reg(12), "NXM_NX_REG12"),
+        (nxm(1, 13, 4), F::Reg(13), "NXM_NX_REG13"),
+        (nxm(1, 14, 4), F::Reg(14), "NXM_NX_REG14"),
+        (nxm(1, 15, 4), F::Reg(15), "NXM_NX_REG15"),
+        (
+            nxm(OXM_CLASS_PACKET_REGS, 0, 8),
+            F::XReg(0),
+            "OXM_OF_PKT_REG0",
+        ),
+        (
+            nxm(OXM_CLASS_PACKET_REGS, 1, 8),
+            F::XReg(1),
+            "OXM_OF_PKT_REG1",
+        ),
+        (
+            nxm(OXM_CLASS_PACKET_REGS, 2, 8),
+            F::XReg(2),
+            "OXM_OF_PKT_REG2",
+        ),
+        (
+            nxm(OXM_CLASS_PACKET_REGS, 3, 8),
+            F::XReg(3),
+            "OXM_OF_PKT_REG3",
+        ),
+        (
+            nxm(OXM_CLASS_PACKET_REGS, 4, 8),
+            F::XReg(4),
+            "OXM_OF_PKT_REG4",
+        ),
+        (
+            nxm(OXM_CLASS_PACKET_REGS, 5, 8),
+            F::XReg(5),
+            "OXM_OF_PKT_REG5",
+        ),
+        (
+            nxm(OXM_CLASS_PACKET_REGS, 6, 8),
+            F::XReg(6),
+            "OXM_OF_PKT_REG6",
+        ),
+        (
+            nxm(OXM_CLASS_PACKET_REGS, 7, 8),
+            F::XReg(7),
+            "OXM_OF_PKT_REG7",
+        ),
+        (nxm(1, 111, 16), F::XXReg(0), "NXM_NX_XXREG0"),
+        (nxm(1, 112, 16), F::XXReg(1), "NXM_NX_XXREG1"),
+        (nxm(1, 113, 16), F::XXReg(2), "NXM_NX_XXREG2"),
+        (nxm(1, 114, 16), F::XXReg(3), "NXM_NX_XXREG3"),
     ]
 };
 
@@ -702,14 +932,16 @@ impl Oxm {
 
     /// Bytes this OXM takes on the wire.
     pub fn wire_len(&self) -> usize {
-        let w = self.field.info().map_or(0, |i| i.width as usize);
-        4 + if self.mask.is_some() { 2 * w } else { w }
+        (self.field.header(self.mask.is_some()) & 0xff) as usize + 4
     }
 
     /// Appends the OXM TLV.
     pub fn encode(&self, out: &mut Vec<u8>) {
         let w = self.field.info().map_or(0, |i| i.width as usize);
         out.put_u32(self.field.header(self.mask.is_some()));
+        if self.field == OxmField::TcpFlags {
+            out.put_u32(ONF_EXPERIMENTER);
+        }
         put_be(out, self.value, w);
         if let Some(m) = self.mask {
             put_be(out, m, w);
@@ -823,14 +1055,23 @@ impl MatchEntry {
             hdr & 0x100 != 0,
             (hdr & 0xff) as usize,
         );
-        let body = r
+        let mut body = r
             .slice(len)
             .map_err(|_| OfpError::new(bad_len, "OXM longer than its container"))?;
-        let nicira = if class == OXM_CLASS_NXM_1 {
-            OxmField::from_nxm_1(field)
-        } else {
-            None
+        let nicira = match class {
+            OXM_CLASS_NXM_1 => OxmField::from_nxm_1(field),
+            OXM_CLASS_PACKET_REGS => OxmField::from_packet_regs(field),
+            OXM_CLASS_EXPERIMENTER
+                if field == ONF_TCP_FLAGS
+                    && body.len() >= 4
+                    && body[..4] == ONF_EXPERIMENTER.to_be_bytes() =>
+            {
+                body = &body[4..];
+                Some(OxmField::TcpFlags)
+            }
+            _ => None,
         };
+        let len = body.len();
         if class != OXM_CLASS_BASIC && nicira.is_none() {
             if class == OXM_CLASS_EXPERIMENTER && len < 4 {
                 return Err(OfpError::new(
@@ -957,6 +1198,7 @@ impl Match {
     /// Non-basic classes are reported as `OFPBMC_BAD_FIELD` (we know none).
     pub fn validate(&self) -> Result<()> {
         let mut seen: [Option<&Oxm>; FIELD_SLOTS] = [None; FIELD_SLOTS];
+        let mut regs = 0u32;
         let slot = |f: OxmField| f.index().unwrap_or(0);
         for e in &self.entries {
             let o = match e {
@@ -969,6 +1211,17 @@ impl Match {
                 }
             };
             o.validate()?;
+            // reg, xreg and xxreg views of one register are one field.
+            if let Some((first, n)) = o.field.regs() {
+                let bits = ((1u32 << n) - 1) << first;
+                if regs & bits != 0 {
+                    return Err(OfpError::new(
+                        ErrorCode::BadMatch(BadMatchCode::DupField),
+                        "register matched twice (reg, xreg and xxreg overlap)",
+                    ));
+                }
+                regs |= bits;
+            }
             let slot = &mut seen[slot(o.field)];
             if slot.is_some() {
                 return Err(OfpError::new(
@@ -1065,6 +1318,36 @@ mod tests {
         );
         let pcp_ok = m(&[Oxm::exact(F::VlanVid, 0x1005), Oxm::exact(F::VlanPcp, 3)]);
         assert!(pcp_ok.validate().is_ok());
+        // Open vSwitch's extension fields have theirs.
+        let ttl = m(&[Oxm::exact(F::NwTtl, 3)]);
+        assert!(ttl.validate().is_err());
+        let flags = m(&[
+            Oxm::exact(F::EthType, 0x86dd),
+            Oxm::exact(F::IpProto, 6),
+            Oxm::masked(F::TcpFlags, 2, 2),
+        ]);
+        assert!(flags.validate().is_ok());
+    }
+
+    #[test]
+    fn register_views_overlap() {
+        use OxmField as F;
+        let ok = m(&[Oxm::exact(F::Reg(0), 1), Oxm::exact(F::XReg(1), 2)]);
+        assert!(ok.validate().is_ok());
+        for other in [F::XReg(0), F::XXReg(0)] {
+            let dup = m(&[Oxm::exact(F::Reg(1), 1), Oxm::exact(other, 2)]);
+            assert_eq!(
+                dup.validate().unwrap_err().code,
+                ErrorCode::BadMatch(BadMatchCode::DupField),
+                "{other:?}"
+            );
+        }
+        assert!(OxmField::Reg(16).info().is_none());
+        assert_eq!(OxmField::from(OxmField::Reg(15).value()), OxmField::Reg(15));
+        assert_eq!(
+            OxmField::from(OxmField::XXReg(3).value()),
+            OxmField::XXReg(3)
+        );
     }
 
     #[test]

@@ -95,7 +95,7 @@ impl Resubmit {
 }
 
 /// An OpenFlow 1.3 port as Open vSwitch's 16-bit port.
-fn port_to_u16(p: u32) -> u16 {
+pub fn port_to_u16(p: u32) -> u16 {
     if p >= port_no::MAX {
         (p & 0xffff) as u16
     } else {

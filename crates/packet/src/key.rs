@@ -18,7 +18,15 @@
 //! the flag of its layer.
 
 /// Number of 64-bit words in a key.
-pub const KEY_WORDS: usize = 22;
+pub const KEY_WORDS: usize = 31;
+
+/// The words [`crate::extract`] writes (the packet's headers, and the
+/// tunnel words its caller sets after): the first [`PACKET_WORDS`]. The
+/// words after them are the pipeline's metadata (registers, packet mark,
+/// conjunction id): zero when a packet arrives, kept by `extract`, so that
+/// re-reading the headers after an edit does not lose them. A fast path
+/// that only sees arriving packets needs only these words.
+pub const PACKET_WORDS: usize = 22;
 
 /// The position of a field in the key: word, lowest bit, width in bits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,6 +108,51 @@ pub mod slots {
     pub const TUN_IPV6_SRC_LO: Slot = Slot::new(19, 0, 64);
     pub const TUN_IPV6_DST_HI: Slot = Slot::new(20, 0, 64);
     pub const TUN_IPV6_DST_LO: Slot = Slot::new(21, 0, 64);
+    /// IPv4 TTL or IPv6 hop limit (`nw_ttl`).
+    pub const NW_TTL: Slot = Slot::new(15, 24, 8);
+    /// `ip_frag`: the [`super::flags::FRAG`] and [`super::flags::LATER_FRAG`]
+    /// bits of the flags slot, read as one 2-bit field (bit 0 "a
+    /// fragment", bit 1 "a later fragment", as Open vSwitch numbers them).
+    pub const IP_FRAG: Slot = Slot::new(6, 8, 2);
+    /// The 32-bit registers `reg0`-`reg15`, two to a word: `reg(2i)` in the
+    /// high half of word 22 + i, so that `xreg i` is that whole word and
+    /// `xxreg i` words 22 + 2i (high) and 23 + 2i.
+    pub const REGS: [Slot; 16] = {
+        let mut r = [Slot::new(0, 0, 0); 16];
+        let mut i = 0;
+        while i < 16 {
+            r[i] = Slot::new(22 + (i / 2) as u8, if i % 2 == 0 { 32 } else { 0 }, 32);
+            i += 1;
+        }
+        r
+    };
+    /// `xreg0`-`xreg7`: one word each.
+    pub const XREGS: [Slot; 8] = {
+        let mut r = [Slot::new(0, 0, 0); 8];
+        let mut i = 0;
+        while i < 8 {
+            r[i] = Slot::new(22 + i as u8, 0, 64);
+            i += 1;
+        }
+        r
+    };
+    /// `xxreg0`-`xxreg3`: two words each, high then low.
+    pub const XXREGS: [[Slot; 2]; 4] = {
+        let mut r = [[Slot::new(0, 0, 0); 2]; 4];
+        let mut i = 0;
+        while i < 4 {
+            r[i] = [
+                Slot::new(22 + 2 * i as u8, 0, 64),
+                Slot::new(23 + 2 * i as u8, 0, 64),
+            ];
+            i += 1;
+        }
+        r
+    };
+    /// The packet mark (`pkt_mark`).
+    pub const PKT_MARK: Slot = Slot::new(30, 32, 32);
+    /// The conjunction id (`conj_id`).
+    pub const CONJ_ID: Slot = Slot::new(30, 0, 32);
 }
 
 /// Bits of the [`slots::FLAGS`] slot: which layers were parsed whole.
@@ -178,6 +231,13 @@ impl FlowKey {
         self.get(slots::FLAGS)
     }
 
+    /// Zeroes the metadata words (registers, packet mark, conjunction
+    /// id): a packet arriving.
+    #[inline]
+    pub fn clear_metadata(&mut self) {
+        self.w[PACKET_WORDS..].fill(0);
+    }
+
     #[inline]
     pub(crate) fn add_flags(&mut self, f: u64) {
         self.w[slots::FLAGS.word as usize] |= f << slots::FLAGS.shift;
@@ -250,7 +310,11 @@ mod tests {
             TUN_IPV6_SRC_LO,
             TUN_IPV6_DST_HI,
             TUN_IPV6_DST_LO,
+            NW_TTL,
+            PKT_MARK,
+            CONJ_ID,
         ];
+        let all: Vec<Slot> = all.into_iter().chain(REGS).collect();
         let mut used = [0u64; KEY_WORDS];
         for s in all {
             assert!(s.shift as u32 + s.bits as u32 <= 64, "{s:?}");

@@ -23,6 +23,6 @@ pub mod parse;
 pub mod tunnel;
 
 pub use frame::FrameBuf;
-pub use key::{flags, slots, FlowKey, Slot, KEY_WORDS};
+pub use key::{flags, slots, FlowKey, Slot, KEY_WORDS, PACKET_WORDS};
 pub use parse::{extract, l2_addresses, Offsets};
 pub use tunnel::{TunnelDst, TunnelMeta};

@@ -102,9 +102,12 @@ fn be64(b: &[u8], at: usize) -> Option<u64> {
 }
 
 /// Parses `frame` (an Ethernet frame received on `in_port`) into `key`,
-/// overwriting all of it; returns the header offsets.
+/// overwriting its first [`crate::PACKET_WORDS`] words and keeping the
+/// metadata words after them (see [`crate::PACKET_WORDS`]); returns the
+/// header offsets.
 pub fn extract(frame: &[u8], in_port: u32, key: &mut FlowKey) -> Offsets {
-    *key = FlowKey::default();
+    // The metadata words after PACKET_WORDS are the caller's.
+    key.w[..crate::key::PACKET_WORDS].fill(0);
     key.set(s::IN_PORT, in_port as u64);
     key.set(s::IN_PHY_PORT, in_port as u64);
     let mut off = Offsets::default();
@@ -204,6 +207,7 @@ fn ipv4(b: &[u8], at: usize, key: &mut FlowKey, off: &mut Offsets) {
     key.set(s::IP_DSCP, (h[1] >> 2) as u64);
     key.set(s::IP_ECN, (h[1] & 3) as u64);
     key.set(s::IP_PROTO, h[9] as u64);
+    key.set(s::NW_TTL, h[8] as u64);
     key.set(
         s::NW_SRC,
         u32::from_be_bytes([h[12], h[13], h[14], h[15]]) as u64,
@@ -238,6 +242,7 @@ fn ipv6(b: &[u8], at: usize, key: &mut FlowKey, off: &mut Offsets) {
     key.set(s::IP_DSCP, (tc >> 2) as u64);
     key.set(s::IP_ECN, (tc & 3) as u64);
     key.set(s::IPV6_FLABEL, (vtcfl & 0x000f_ffff) as u64);
+    key.set(s::NW_TTL, h[7] as u64);
     let (Some(s_hi), Some(s_lo), Some(d_hi), Some(d_lo)) = (
         be64(b, at + 8),
         be64(b, at + 16),

@@ -473,7 +473,21 @@ pub fn set_field(f: &mut [u8], off: &Offsets, o: &Oxm) -> Edit {
         | F::TunIpv6Src
         | F::TunIpv6Dst
         | F::Ipv6Exthdr
+        | F::NxmInPort
+        | F::PktMark
+        | F::ConjId
+        | F::Reg(_)
+        | F::XReg(_)
+        | F::XXReg(_)
         | F::Unknown(_) => Edit::Done,
+        // Read-only (as in Open vSwitch): validation refuses writes.
+        F::IpFrag | F::TcpFlags => Edit::Done,
+        // set_field:N->nw_ttl is set_nw_ttl (N may be 0 here: a set never
+        // expires the packet).
+        F::NwTtl => match nw_ttl(f, off, Some(v as u8)) {
+            Ttl::Skipped => Edit::Skipped,
+            _ => Edit::Done,
+        },
     }
 }
 

@@ -188,7 +188,62 @@ fn place(f: OxmField, eth_type: u64) -> (&'static [Slot], u64) {
         F::TunIpv6Src => (&[s::TUN_IPV6_SRC_HI, s::TUN_IPV6_SRC_LO], 0),
         F::TunIpv6Dst => (&[s::TUN_IPV6_DST_HI, s::TUN_IPV6_DST_LO], 0),
         F::Ipv6Exthdr => (&[s::IPV6_EXTHDR], flags::IPV6),
+        F::NwTtl => (&[s::NW_TTL], ip),
+        F::IpFrag => (&[s::IP_FRAG], ip),
+        F::TcpFlags => (&[s::TCP_FLAGS], flags::L4),
+        F::NxmInPort => (&[s::IN_PORT], 0),
+        // Metadata: zero when a packet arrives, no layer to prove.
+        F::PktMark => (&[s::PKT_MARK], 0),
+        F::ConjId => (&[s::CONJ_ID], 0),
+        F::Reg(n) => (
+            s::REGS
+                .get(n as usize)
+                .map_or(&[][..], std::slice::from_ref),
+            0,
+        ),
+        F::XReg(n) => (
+            s::XREGS
+                .get(n as usize)
+                .map_or(&[][..], std::slice::from_ref),
+            0,
+        ),
+        F::XXReg(n) => (s::XXREGS.get(n as usize).map_or(&[][..], |p| &p[..]), 0),
         F::Unknown(_) => (&[], 0),
+    }
+}
+
+/// Whether `f` is pipeline metadata held in the key's metadata words
+/// (registers, packet mark, conjunction id): what [`write_metadata`]
+/// writes.
+pub fn is_key_metadata(f: OxmField) -> bool {
+    matches!(
+        f,
+        OxmField::Reg(_)
+            | OxmField::XReg(_)
+            | OxmField::XXReg(_)
+            | OxmField::PktMark
+            | OxmField::ConjId
+    )
+}
+
+/// Writes `value` into the bits of metadata field `f` that `mask` selects
+/// (see [`is_key_metadata`]); other fields are left alone.
+pub fn write_metadata(key: &mut FlowKey, f: OxmField, value: u128, mask: u128) {
+    if !is_key_metadata(f) {
+        return;
+    }
+    let mut put = |sl: &Slot, v: u64, m: u64| {
+        let m = (m << sl.shift) & sl.mask();
+        let w = &mut key.w[sl.word as usize];
+        *w = (*w & !m) | ((v << sl.shift) & m);
+    };
+    match place(f, 0).0 {
+        [one] => put(one, value as u64, mask as u64),
+        [hi, lo] => {
+            put(hi, (value >> 64) as u64, (mask >> 64) as u64);
+            put(lo, value as u64, mask as u64);
+        }
+        _ => {}
     }
 }
 

@@ -64,6 +64,7 @@ pub fn field_by_name(name: &str) -> Option<OxmField> {
         "tun_id" => F::TunnelId,
         "ip_src" => F::Ipv4Src,
         "ip_dst" => F::Ipv4Dst,
+        "nw_frag" => F::IpFrag,
         _ => return OxmField::from_name(name).filter(|f| f.info().is_some()),
     };
     Some(f)
@@ -177,6 +178,26 @@ fn parse_match_tokens(toks: &[&str]) -> Result<Match, TextError> {
                     }
                 }
             }
+            // The OpenFlow 1.0 TCI, as Open vSwitch maps it onto OXM:
+            // CFI and VID become vlan_vid (CFI is OFPVID_PRESENT), PCP
+            // becomes an exact vlan_pcp where a tag is asked for.
+            "vlan_tci" => {
+                let what = "a 16-bit TCI (value[/mask])";
+                let (t, m) = match v.split_once('/') {
+                    Some((t, m)) => (parse_num::<u16>(t, what)?, parse_num::<u16>(m, what)?),
+                    None => (parse_num::<u16>(v, what)?, 0xffff),
+                };
+                let t = t & m;
+                let (vid, vmask) = ((t & 0x1fff) as u128, (m & 0x1fff) as u128);
+                if vid != 0 && m & 0xe000 != 0 {
+                    put(tok, Oxm::exact(OxmField::VlanPcp, (t >> 13) as u128))?;
+                }
+                match vmask {
+                    0 => continue,
+                    0x1fff => Oxm::exact(OxmField::VlanVid, vid),
+                    _ => Oxm::masked(OxmField::VlanVid, vid, vmask),
+                }
+            }
             // A reserved port by name, in either case (`in_port=LOCAL`).
             "in_port" if port_no::from_name(v).is_some() => {
                 Oxm::exact(OxmField::InPort, parse_port(v)? as u128)
@@ -198,11 +219,33 @@ fn parse_match_tokens(toks: &[&str]) -> Result<Match, TextError> {
                 if let Some(m) = mask {
                     value &= m;
                 }
-                Oxm {
+                let o = Oxm {
                     field: f,
                     value,
                     mask,
+                };
+                // As Open vSwitch: a match holds 32-bit registers; a wider
+                // view is split into the registers its mask touches.
+                if let Some((first, n @ 2..)) = f.regs() {
+                    for (i, r) in (first..first + n).enumerate() {
+                        let shift = 32 * (n as u32 - 1 - i as u32);
+                        let m = (o.effective_mask() >> shift) as u32;
+                        let v = (o.value >> shift) as u32;
+                        if m != 0 {
+                            let mask = (m != u32::MAX).then_some(m as u128);
+                            put(
+                                tok,
+                                Oxm {
+                                    field: OxmField::Reg(r),
+                                    value: v as u128,
+                                    mask,
+                                },
+                            )?;
+                        }
+                    }
+                    continue;
                 }
+                o
             }
         };
         put(tok, o)?;
@@ -221,50 +264,65 @@ fn exact(m: &Match, f: OxmField) -> Option<u128> {
     m.get(f).filter(|o| o.mask.is_none()).map(|o| o.value)
 }
 
-/// Where a field comes in a printed match: ovs-ofctl's order (tunnel id
-/// and addresses,
-/// metadata, in_port, VLAN, Ethernet source then destination, the L3
-/// addresses, protocol, ARP hardware addresses, TOS, MPLS, L4 ports or
-/// ICMP type and code, ND), then the fields ovs-ofctl lacks.
+/// Where a field comes in a printed match: ovs-ofctl's order (packet
+/// mark and conjunction id before the protocol shorthand, then registers,
+/// tunnel id and addresses, metadata, in_port, VLAN, Ethernet source then
+/// destination, the L3 addresses, protocol, ARP hardware addresses, TOS,
+/// TTL, fragments, MPLS, L4 ports or ICMP type and code, TCP flags, ND),
+/// then the fields ovs-ofctl lacks. Ranks below [`BEFORE_SHORTHAND`] come
+/// before the shorthand (`pkt_mark=0x1,tcp,...`).
 fn print_rank(f: OxmField) -> u8 {
     use OxmField as F;
     match f {
-        F::TunnelId => 0,
-        F::TunIpv4Src => 1,
-        F::TunIpv4Dst => 2,
-        F::TunIpv6Src => 3,
-        F::TunIpv6Dst => 4,
-        F::Metadata => 6,
-        F::InPort => 7,
-        F::InPhyPort => 8,
-        F::VlanVid => 9,
-        F::VlanPcp => 10,
-        F::EthSrc => 11,
-        F::EthDst => 12,
-        F::EthType => 13,
-        F::Ipv6Src => 14,
-        F::Ipv6Dst => 15,
-        F::Ipv6Flabel => 16,
-        F::Ipv4Src | F::ArpSpa => 17,
-        F::Ipv4Dst | F::ArpTpa => 18,
-        F::IpProto | F::ArpOp => 19,
-        F::ArpSha => 20,
-        F::ArpTha => 21,
-        F::IpDscp => 22,
-        F::IpEcn => 23,
-        F::MplsLabel => 24,
-        F::MplsTc => 25,
-        F::MplsBos => 26,
-        F::TcpSrc | F::UdpSrc | F::SctpSrc | F::Icmpv4Type | F::Icmpv6Type => 27,
-        F::TcpDst | F::UdpDst | F::SctpDst | F::Icmpv4Code | F::Icmpv6Code => 28,
-        F::Ipv6NdTarget => 29,
-        F::Ipv6NdSll => 30,
-        F::Ipv6NdTll => 31,
-        F::PbbIsid => 32,
-        F::Ipv6Exthdr => 33,
-        F::Unknown(_) => 34,
+        F::PktMark => 0,
+        F::ConjId => 1,
+        F::Reg(n) => 2 + n.min(15),
+        // Matches carry registers, not their wider views (Open vSwitch
+        // splits those into registers); a decoded one prints beside them.
+        F::XReg(n) => 2 + (2 * n).min(15),
+        F::XXReg(n) => 2 + (4 * n).min(15),
+        F::TunnelId => 20,
+        F::TunIpv4Src => 21,
+        F::TunIpv4Dst => 22,
+        F::TunIpv6Src => 23,
+        F::TunIpv6Dst => 24,
+        F::Metadata => 26,
+        F::InPort | F::NxmInPort => 27,
+        F::InPhyPort => 28,
+        F::VlanVid => 29,
+        F::VlanPcp => 30,
+        F::EthSrc => 31,
+        F::EthDst => 32,
+        F::EthType => 33,
+        F::Ipv6Src => 34,
+        F::Ipv6Dst => 35,
+        F::Ipv6Flabel => 36,
+        F::Ipv4Src | F::ArpSpa => 37,
+        F::Ipv4Dst | F::ArpTpa => 38,
+        F::IpProto | F::ArpOp => 39,
+        F::ArpSha => 40,
+        F::ArpTha => 41,
+        F::IpDscp => 42,
+        F::IpEcn => 43,
+        F::NwTtl => 44,
+        F::IpFrag => 45,
+        F::MplsLabel => 46,
+        F::MplsTc => 47,
+        F::MplsBos => 48,
+        F::TcpSrc | F::UdpSrc | F::SctpSrc | F::Icmpv4Type | F::Icmpv6Type => 49,
+        F::TcpDst | F::UdpDst | F::SctpDst | F::Icmpv4Code | F::Icmpv6Code => 50,
+        F::TcpFlags => 51,
+        F::Ipv6NdTarget => 52,
+        F::Ipv6NdSll => 53,
+        F::Ipv6NdTll => 54,
+        F::PbbIsid => 55,
+        F::Ipv6Exthdr => 56,
+        F::Unknown(_) => 57,
     }
 }
+
+/// Ranks ([`print_rank`]) printed before the protocol shorthand.
+const BEFORE_SHORTHAND: u8 = 2;
 
 /// The name a field is printed with, given the match's context.
 fn print_name(f: OxmField, eth: Option<u128>, proto: Option<u128>) -> &'static str {
@@ -294,6 +352,7 @@ fn print_name(f: OxmField, eth: Option<u128>, proto: Option<u128>) -> &'static s
         F::Ipv6NdSll => "nd_sll",
         F::Ipv6NdTll => "nd_tll",
         F::TunnelId => "tun_id",
+        F::IpFrag => "nw_frag",
         _ => f.name().unwrap_or("?"),
     }
 }
@@ -309,6 +368,7 @@ pub fn format_match_named(m: &Match, names: &Names) -> String {
     let eth = exact(m, OxmField::EthType);
     let proto = exact(m, OxmField::IpProto);
     let mut parts: Vec<String> = Vec::new();
+    let mut before: Vec<String> = Vec::new();
     let short = SHORTHANDS
         .iter()
         .filter(|(_, e, p)| Some(*e) == eth && (p.is_none() || *p == proto))
@@ -327,6 +387,10 @@ pub fn format_match_named(m: &Match, names: &Names) -> String {
         MatchEntry::Other(_) => u8::MAX,
     });
     for e in entries {
+        let parts = match e {
+            MatchEntry::Basic(o) if print_rank(o.field) < BEFORE_SHORTHAND => &mut before,
+            _ => &mut parts,
+        };
         let o = match e {
             MatchEntry::Basic(o) => o,
             MatchEntry::Other(o) => {
@@ -357,6 +421,24 @@ pub fn format_match_named(m: &Match, names: &Names) -> String {
                 parts.push(format!("dl_vlan={}", o.value & 0xfff));
                 continue;
             }
+            // Any other VLAN_VID as ovs-ofctl shows it: the OpenFlow 1.0
+            // TCI (CFI is OFPVID_PRESENT), with the PCP folded in.
+            OxmField::VlanVid if o.value <= 0x1fff && o.effective_mask() & 0x1fff != 0 => {
+                let (mut tci, mut mask) = (o.value as u16, (o.effective_mask() & 0x1fff) as u16);
+                if let Some(p) = m.get(OxmField::VlanPcp).filter(|p| p.mask.is_none()) {
+                    tci |= (p.value as u16 & 7) << 13;
+                    mask |= 0xe000;
+                }
+                parts.push(format!("vlan_tci={tci:#06x}/{mask:#06x}"));
+                continue;
+            }
+            OxmField::VlanPcp
+                if m.get(OxmField::VlanVid).is_some_and(|v| {
+                    !(v.mask.is_none() && v.value & OFPVID_PRESENT as u128 != 0)
+                }) =>
+            {
+                continue;
+            }
             _ => {}
         }
         let name = print_name(o.field, eth, proto);
@@ -365,7 +447,8 @@ pub fn format_match_named(m: &Match, names: &Names) -> String {
             format_masked(o.field, o.value, o.mask)
         ));
     }
-    parts.join(",")
+    before.extend(parts);
+    before.join(",")
 }
 
 /// Parses a flow as `ovs-ofctl add-flow` takes it. The command stays ADD:

@@ -36,11 +36,105 @@ fn parse_mac(s: &str) -> Option<u128> {
     Some(v)
 }
 
+/// `ip_frag`'s names and the (value, mask) each stands for, as Open
+/// vSwitch reads and prints them (bit 0: a fragment; bit 1: a later one).
+const FRAG_NAMES: &[(&str, u128, u128)] = &[
+    ("no", 0, 3),
+    ("yes", 1, 1),
+    ("first", 1, 3),
+    ("later", 3, 3),
+    ("not_later", 0, 2),
+];
+
+/// TCP flag names by bit, as Open vSwitch prints them.
+const TCP_FLAG_NAMES: [&str; 12] = [
+    "fin", "syn", "rst", "psh", "ack", "urg", "ece", "cwr", "ns", "[200]", "[400]", "[800]",
+];
+
+fn tcp_flag(name: &str) -> Option<u128> {
+    TCP_FLAG_NAMES
+        .iter()
+        .position(|n| *n == name)
+        .map(|i| 1u128 << i)
+}
+
+/// Parses `tcp_flags`: a number (`0x012/0x0ff`), names joined by `|`
+/// (`syn|ack`: exactly these), or `+`/`-` names (`+syn-ack`: these bits
+/// set or clear, the others any).
+fn parse_tcp_flags(s: &str) -> Result<(u128, Option<u128>), TextError> {
+    const WHAT: &str = "TCP flags: a number, names joined by | (syn|ack), or +syn-ack";
+    if s.starts_with(['+', '-']) {
+        let (mut v, mut m) = (0u128, 0u128);
+        let mut rest = s;
+        while !rest.is_empty() {
+            let set = rest.starts_with('+');
+            rest = &rest[1..];
+            let end = rest.find(['+', '-']).unwrap_or(rest.len());
+            let bit = tcp_flag(&rest[..end]).ok_or_else(|| TextError::new(s, WHAT))?;
+            if m & bit != 0 {
+                return Err(TextError::new(s, "each TCP flag named once"));
+            }
+            m |= bit;
+            if set {
+                v |= bit;
+            }
+            rest = &rest[end..];
+        }
+        return Ok((v, Some(m).filter(|&m| m != 0xfff)));
+    }
+    if s.starts_with(|c: char| c.is_ascii_digit()) {
+        let (v, m) = match s.split_once('/') {
+            Some((v, m)) => (parse_uint(v, WHAT)?, Some(parse_uint(m, WHAT)?)),
+            None => (parse_uint(s, WHAT)?, None),
+        };
+        if v > 0xfff || m.is_some_and(|m| m > 0xfff) {
+            return Err(TextError::new(s, "TCP flags within 0xfff"));
+        }
+        return Ok((v, m.filter(|&m| m != 0xfff)));
+    }
+    let mut v = 0;
+    for name in s.split('|') {
+        v |= tcp_flag(name).ok_or_else(|| TextError::new(s, WHAT))?;
+    }
+    Ok((v, None))
+}
+
+fn format_tcp_flags(v: u128, mask: Option<u128>) -> String {
+    match mask.filter(|&m| m & 0xfff != 0xfff) {
+        None if v == 0 => "0".into(),
+        None => (0..12)
+            .filter(|i| v >> i & 1 != 0)
+            .map(|i| TCP_FLAG_NAMES[i])
+            .collect::<Vec<_>>()
+            .join("|"),
+        Some(m) => (0..12)
+            .filter(|i| m >> i & 1 != 0)
+            .map(|i| {
+                format!(
+                    "{}{}",
+                    if v >> i & 1 != 0 { '+' } else { '-' },
+                    TCP_FLAG_NAMES[i]
+                )
+            })
+            .collect(),
+    }
+}
+
+fn format_frag(v: u128, mask: Option<u128>) -> String {
+    let m = mask.map_or(3, |m| if m & 3 == 3 { 3 } else { m });
+    match FRAG_NAMES.iter().find(|(_, fv, fm)| *fv == v && *fm == m) {
+        Some((n, _, _)) => n.to_string(),
+        None => format!("{v:#x}/{m:#x}"),
+    }
+}
+
 /// Parses one value (no mask) of the given kind.
 pub fn parse_value(kind: ValueKind, s: &str, what: &str) -> Result<u128, TextError> {
     let bad = || TextError::new(s, what);
     match kind {
-        ValueKind::Dec | ValueKind::Hex => parse_uint(s, what),
+        ValueKind::Dec | ValueKind::Hex | ValueKind::Frag | ValueKind::TcpFlags => {
+            parse_uint(s, what)
+        }
         ValueKind::Mac => parse_mac(s).ok_or_else(bad),
         ValueKind::Ipv4 => s
             .parse::<Ipv4Addr>()
@@ -57,6 +151,15 @@ pub fn parse_masked(field: OxmField, s: &str) -> Result<(u128, Option<u128>), Te
         .info()
         .ok_or_else(|| TextError::new(s, "a known field"))?;
     let what = expected_for(info.kind);
+    match info.kind {
+        ValueKind::TcpFlags => return parse_tcp_flags(s),
+        ValueKind::Frag => {
+            if let Some((_, v, m)) = FRAG_NAMES.iter().find(|(n, _, _)| *n == s) {
+                return Ok((*v, Some(*m).filter(|&m| m != 3)));
+            }
+        }
+        _ => {}
+    }
     let (v, m) = match s.split_once('/') {
         Some((v, m)) => (v, Some(m)),
         None => (s, None),
@@ -108,6 +211,8 @@ fn prefix_mask(n: u32, width: u32) -> u128 {
 fn expected_for(kind: ValueKind) -> &'static str {
     match kind {
         ValueKind::Dec | ValueKind::Hex => "an integer (decimal or 0x hex)",
+        ValueKind::Frag => "no, yes, first, later or not_later",
+        ValueKind::TcpFlags => "TCP flags: a number, syn|ack, or +syn-ack",
         ValueKind::Mac => "a MAC address like 02:00:00:00:00:01",
         ValueKind::Ipv4 => "an IPv4 address like 10.0.0.1",
         ValueKind::Ipv6 => "an IPv6 address like 2001:db8::1",
@@ -123,7 +228,11 @@ pub fn format_mac(mac: u64) -> String {
 pub fn format_value(kind: ValueKind, v: u128) -> String {
     match kind {
         ValueKind::Dec => v.to_string(),
+        // As C's "%#x", which Open vSwitch prints with: zero is plain "0".
+        ValueKind::Hex if v == 0 => "0".into(),
         ValueKind::Hex => format!("{v:#x}"),
+        ValueKind::Frag => format_frag(v, None),
+        ValueKind::TcpFlags => format_tcp_flags(v, None),
         ValueKind::Mac => {
             let b = v.to_be_bytes();
             format!(
@@ -141,6 +250,11 @@ pub fn format_masked(field: OxmField, v: u128, mask: Option<u128>) -> String {
     let Some(info) = field.info() else {
         return format!("{v:#x}");
     };
+    match info.kind {
+        ValueKind::Frag => return format_frag(v, mask),
+        ValueKind::TcpFlags => return format_tcp_flags(v, mask),
+        _ => {}
+    }
     let mut s = format_value(info.kind, v);
     if let Some(m) = mask {
         s.push('/');
@@ -192,5 +306,42 @@ mod tests {
         );
         assert!(parse_masked(OxmField::Ipv4Dst, "10.0.0.0/33").is_err());
         assert!(parse_masked(OxmField::VlanPcp, "300").is_err());
+    }
+
+    #[test]
+    fn frag_and_tcp_flags_as_open_vswitch_writes_them() {
+        use OxmField as F;
+        // (text, value, mask, printed back): ovs-ofctl 3.1's parse-flow.
+        for (t, v, m, back) in [
+            ("no", 0, None, "no"),
+            ("yes", 1, Some(1), "yes"),
+            ("first", 1, None, "first"),
+            ("later", 3, None, "later"),
+            ("not_later", 0, Some(2), "not_later"),
+        ] {
+            assert_eq!(parse_masked(F::IpFrag, t).unwrap(), (v, m), "{t}");
+            assert_eq!(format_masked(F::IpFrag, v, m), back);
+        }
+        for (t, v, m, back) in [
+            ("+syn-ack", 0x002, Some(0x012), "+syn-ack"),
+            (
+                "0x012/0x0ff",
+                0x012,
+                Some(0x0ff),
+                "-fin+syn-rst-psh+ack-urg-ece-cwr",
+            ),
+            ("syn", 0x002, None, "syn"),
+            ("syn|ack", 0x012, None, "syn|ack"),
+            ("0", 0, None, "0"),
+            ("0x800/0x800", 0x800, Some(0x800), "+[800]"),
+            ("0x0/0x3", 0, Some(3), "-fin-syn"),
+            ("+fin+rst", 0x5, Some(0x5), "+fin+rst"),
+        ] {
+            assert_eq!(parse_masked(F::TcpFlags, t).unwrap(), (v, m), "{t}");
+            assert_eq!(format_masked(F::TcpFlags, v, m), back, "{t}");
+        }
+        assert!(parse_masked(F::TcpFlags, "+syn+syn").is_err());
+        assert!(parse_masked(F::TcpFlags, "+bogus").is_err());
+        assert!(parse_masked(F::IpFrag, "sometimes").is_err());
     }
 }

@@ -189,6 +189,7 @@ impl Worker {
         e.metadata = 0;
         e.tun = TunnelMeta::default();
         e.tun_arrived = (0, 0);
+        e.key.clear_metadata();
         e.reextract(frame, in_port);
         let mut cx = Ctx {
             snap,
@@ -378,6 +379,7 @@ impl Exec {
         self.metadata = 0;
         self.tun = *tun;
         self.tun_arrived = (tun.ipv4_dst, tun.ipv6_dst);
+        self.key.clear_metadata();
         self.reextract(frame, in_port);
         if T {
             self.note(format!("Flow: {}", describe_key(&self.key)));
@@ -758,6 +760,7 @@ impl Exec {
             OxmField::TunIpv4Dst => t.ipv4_dst as u128,
             OxmField::TunIpv6Src => t.ipv6_src,
             OxmField::TunIpv6Dst => t.ipv6_dst,
+            OxmField::NxmInPort => ofp::resubmit::port_to_u16(cx.in_port) as u128,
             _ => {
                 if cx.key_stale {
                     self.reextract(frame, cx.in_port);
@@ -788,8 +791,21 @@ impl Exec {
             self.key.set_tunnel(&self.tun);
             return;
         }
+        if crate::matchkey::is_key_metadata(o.field) {
+            // Registers and the packet mark live in the key itself.
+            crate::matchkey::write_metadata(&mut self.key, o.field, o.value, m);
+            return;
+        }
         match o.field {
             OxmField::Metadata => self.metadata = merge(self.metadata as u128) as u64,
+            // Open vSwitch's `load:...->NXM_OF_IN_PORT[]`: the packet now
+            // counts as received on that port (an output to its real
+            // ingress port is then allowed; IN_PORT means the new one).
+            OxmField::NxmInPort => {
+                let old = ofp::resubmit::port_to_u16(cx.in_port) as u128;
+                cx.in_port = ofp::resubmit::Resubmit::port_from_u16(merge(old) as u16);
+                self.key.set(s::IN_PORT, cx.in_port as u64);
+            }
             _ => {
                 let exact = if m == full {
                     Oxm::exact(o.field, o.value & full)
