@@ -13,6 +13,7 @@ use crate::macros::wire_enum;
 use crate::oxm::{MatchEntry, Oxm, OxmField, OXM_CLASS_EXPERIMENTER};
 use crate::wire::{len_placeholder, pad_to_8, patch_len, zeros, Reader};
 
+pub use crate::conjunction::{Conjunction, NXAST_CONJUNCTION};
 pub use crate::resubmit::{Resubmit, NXAST_RESUBMIT, NXAST_RESUBMIT_TABLE};
 
 wire_enum! {
@@ -74,6 +75,9 @@ pub enum Action {
     /// NXAST_RESUBMIT (1) or NXAST_RESUBMIT_TABLE (14): look the packet up
     /// again ([`crate::resubmit`]).
     Resubmit(Resubmit),
+    /// NXAST_CONJUNCTION (34): clause of a conjunctive match
+    /// ([`crate::conjunction`]).
+    Conjunction(Conjunction),
     /// An experimenter action; `data` runs to the end of the action, so it
     /// includes the padding to 8 bytes once decoded. Nicira actions other
     /// than the ones above stay here.
@@ -104,7 +108,9 @@ impl Action {
             SetField(_) => ActionType::SetField,
             PushPbb(_) => ActionType::PushPbb,
             PopPbb => ActionType::PopPbb,
-            RegLoad(_) | RegMove(_) | Resubmit(_) | Experimenter { .. } => ActionType::Experimenter,
+            RegLoad(_) | RegMove(_) | Resubmit(_) | Conjunction(_) | Experimenter { .. } => {
+                ActionType::Experimenter
+            }
         }
     }
 
@@ -144,6 +150,7 @@ impl Action {
             RegLoad(l) => l.encode_body(out),
             RegMove(m) => m.encode_body(out),
             Resubmit(r) => r.encode_body(out),
+            Conjunction(c) => c.encode_body(out),
             Experimenter { experimenter, data } => {
                 out.put_u32(*experimenter);
                 out.extend_from_slice(data);
@@ -233,6 +240,10 @@ impl Action {
                         NXAST_RESUBMIT | NXAST_RESUBMIT_TABLE => {
                             return crate::resubmit::Resubmit::decode_body(len, b).map(Resubmit)
                         }
+                        NXAST_CONJUNCTION => {
+                            return crate::conjunction::Conjunction::decode_body(len, b)
+                                .map(Conjunction)
+                        }
                         _ => {}
                     }
                 }
@@ -259,6 +270,7 @@ impl Action {
         match self {
             Action::RegLoad(l) => return l.check(),
             Action::RegMove(m) => return m.check(),
+            Action::Conjunction(c) => return c.check(),
             _ => {}
         }
         if let Action::SetField(e) = self {

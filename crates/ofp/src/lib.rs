@@ -19,6 +19,7 @@
 mod macros;
 
 pub mod action;
+pub mod conjunction;
 pub mod error;
 pub mod framer;
 pub mod header;

@@ -69,6 +69,11 @@ const FLOWS: &[&str] = &[
     "tcp,tcp_flags=0,actions=drop",
     "tcp6,tcp_flags=+ns,actions=drop",
     "tcp,tcp_flags=+fin+rst,tp_dst=80,actions=drop",
+    // Conjunctive matches.
+    "ip,nw_src=10.0.0.1,actions=conjunction(1234,1/2),conjunction(7,3/3)",
+    "priority=5,ip,nw_dst=10.0.0.2,actions=conjunction(1234, 2/2)",
+    "conj_id=1234,ip,actions=output:3",
+    "actions=conjunction(1,64/64)",
     // The OpenFlow 1.0 VLAN spellings.
     "vlan_tci=0x1005/0x1fff,actions=drop",
     "vlan_tci=0x1000/0x1000,actions=drop",
@@ -105,6 +110,12 @@ const REFUSED: &[&str] = &[
     "actions=load:0x100->NXM_NX_REG0[0..7]",
     "actions=move:NXM_NX_REG0[0..7]->NXM_NX_REG1[0..8]",
     "actions=move:NXM_NX_REG0[]->NXM_NX_REG16[]",
+    "actions=conjunction(1,1/1)",
+    "actions=conjunction(1,1/65)",
+    "actions=conjunction(1,3/2)",
+    "actions=conjunction(1,0/2)",
+    "actions=conjunction(1,1/2),output:1",
+    "conj_id=1/0xf,actions=drop",
 ];
 
 fn ovs_ofctl() -> &'static str {

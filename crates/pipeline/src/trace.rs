@@ -171,7 +171,19 @@ pub fn describe_key(key: &FlowKey) -> String {
         OxmField::TunIpv6Src,
         OxmField::TunIpv6Dst,
     ];
-    for f in (0u8..40).map(OxmField::from).chain(tunnel) {
+    let extension = [
+        OxmField::PktMark,
+        OxmField::NwTtl,
+        OxmField::IpFrag,
+        OxmField::TcpFlags,
+    ];
+    let regs = (0u8..16).map(OxmField::Reg);
+    for f in (0u8..40)
+        .map(OxmField::from)
+        .chain(tunnel)
+        .chain(extension)
+        .chain(regs)
+    {
         if matches!(f, OxmField::Unknown(_) | OxmField::InPhyPort) {
             continue;
         }
@@ -182,7 +194,11 @@ pub fn describe_key(key: &FlowKey) -> String {
         if value == 0
             && (matches!(
                 f,
-                OxmField::Metadata | OxmField::TunnelId | OxmField::VlanVid
+                OxmField::Metadata
+                    | OxmField::TunnelId
+                    | OxmField::VlanVid
+                    | OxmField::PktMark
+                    | OxmField::Reg(_)
             ) || tunnel.contains(&f))
         {
             continue;

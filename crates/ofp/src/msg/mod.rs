@@ -200,10 +200,17 @@ impl Message {
                         actions(a)
                     }
                     _ => Ok(()),
-                })
+                })?;
+                crate::conjunction::check_flow(&f.instructions).map(|_| ())
             }
-            Message::PacketOut(p) => actions(&p.actions),
-            Message::GroupMod(g) => g.buckets.iter().try_for_each(|b| actions(&b.actions)),
+            Message::PacketOut(p) => {
+                actions(&p.actions)?;
+                crate::conjunction::refuse_outside_flows(&p.actions)
+            }
+            Message::GroupMod(g) => g.buckets.iter().try_for_each(|b| {
+                actions(&b.actions)?;
+                crate::conjunction::refuse_outside_flows(&b.actions)
+            }),
             Message::MultipartRequest(MultipartRequest {
                 body:
                     multipart::MultipartRequestBody::Flow(f)

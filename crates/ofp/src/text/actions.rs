@@ -10,7 +10,9 @@ use bytes::Bytes;
 use super::flow::field_by_name;
 use super::value::{format_masked, parse_masked, parse_num, parse_uint};
 use super::{key_value, split_top, TextError};
-use crate::action::{bits_mask, Action, LoadForm, RegLoad, RegMove, Resubmit, OFPCML_NO_BUFFER};
+use crate::action::{
+    bits_mask, Action, Conjunction, LoadForm, RegLoad, RegMove, Resubmit, OFPCML_NO_BUFFER,
+};
 use crate::instruction::Instruction;
 use crate::oxm::{MatchEntry, Oxm, OxmField, OFPVID_PRESENT};
 use crate::port::port_no;
@@ -519,6 +521,23 @@ fn parse_one(tok: &str, ctx: &mut Ctx, out: &mut Vec<Action>) -> Result<Action, 
             let port = need("PORT")?;
             return parse_resubmit(tok, port);
         }
+        "conjunction" => {
+            let what = "conjunction(ID,K/N)";
+            let body = need(what)?;
+            let (id, kn) = body
+                .split_once(',')
+                .ok_or_else(|| TextError::new(tok, what))?;
+            let (k, n) = kn
+                .split_once('/')
+                .ok_or_else(|| TextError::new(tok, what))?;
+            let c = Conjunction {
+                id: parse_num(id.trim(), "a 32-bit conjunction id")?,
+                clause: parse_num(k.trim(), "a clause number (1-64)")?,
+                n_clauses: parse_num(n.trim(), "a number of clauses (2-64)")?,
+            };
+            c.check().map_err(|e| TextError::new(tok, e.detail))?;
+            return Ok(Action::Conjunction(c));
+        }
         "move" => {
             let body = need("SRC[BITS]->DST[BITS]")?;
             let (s, d) = body
@@ -709,6 +728,7 @@ pub fn format_action_named(a: &Action, names: &Names) -> String {
                 ),
             }
         }
+        Action::Conjunction(c) => format!("conjunction({},{}/{})", c.id, c.clause, c.n_clauses),
         Action::Experimenter { experimenter, data } => {
             format!(
                 "experimenter(id={experimenter:#x},data={})",

@@ -96,6 +96,8 @@ impl ActionSet {
                 // Not an action of the set: Open vSwitch takes it in
                 // write_actions and leaves it out of the set's execution.
                 Action::Resubmit(_) => {}
+                // Validation keeps conjunctions out of write_actions.
+                Action::Conjunction(_) => {}
                 Action::SetField(MatchEntry::Other(_)) | Action::Experimenter { .. } => {}
             }
         }

@@ -732,6 +732,9 @@ impl Exec {
                         return;
                     }
                 }
+                // A conjunctive flow is never the result of a lookup
+                // (`crate::conjunction`): nothing runs its actions.
+                Action::Conjunction(_) => {}
                 Action::SetField(MatchEntry::Other(_)) | Action::Experimenter { .. } => {}
             }
         }
