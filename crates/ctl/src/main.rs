@@ -20,7 +20,8 @@
 //! `add-groups`, `mod-group`, `del-groups`, `add-meter`, `mod-meter`,
 //! `del-meters`, `dump-meters`, `meter-stats`, `meter-features`,
 //! `packet-out`, `monitor`, `trace`, `add-port`, `del-port`, `fdb-show`,
-//! `fdb-flush`, `vlog` (`sluice-ctl help COMMAND`).
+//! `fdb-flush`, `vlog`, and `parse-flows FILE`, which needs no switch
+//! (`sluice-ctl help COMMAND`).
 //!
 //! ## What ovs-ofctl users can count on
 //!
@@ -99,7 +100,13 @@
 //!   refuses with OFPBAC_BAD_SET_ARGUMENT. Write `set_field:4101->vlan_vid`
 //!   for text both take.
 //! - Port names are printed with `--names` only (ovs-ofctl 3.x also picks
-//!   them when writing to a terminal) and never read in flows.
+//!   them when writing to a terminal) and never read in flows, except by
+//!   `parse-flows --name-map FILE`, which takes them from FILE (a stand-in
+//!   until sluice-ctl resolves names from the switch).
+//! - `parse-flows FILE` prints a verdict per line (`LINE: ok` or `LINE:
+//!   error: ...`) instead of the parsed flows as ovs-ofctl does; it also
+//!   refuses what a switch would refuse without looking at its tables
+//!   (a field without its prerequisite, such as `tp_dst` without `tcp`).
 //! - The xid in a header is the request's; ovs-ofctl sometimes sends other
 //!   requests first (`show`, or a filter given to `dump-flows`), so its
 //!   number can be higher.
@@ -396,6 +403,21 @@ pub enum Cmd {
     /// Sets the daemon's log filter while it runs: a level (error, warn,
     /// info, debug, trace) or a RUST_LOG-style filter (sluice only).
     Vlog { switch: String, filter: String },
+    /// Checks the flows of FILE ("-": standard input) offline, one per line
+    /// (`#` comments): each is parsed, checked as a switch checks a flow
+    /// before looking at its tables, and encoded as OpenFlow 1.3. Prints
+    /// `LINE: ok` or `LINE: error: MESSAGE` per flow; exits 1 if any has an
+    /// error. No switch is contacted.
+    ParseFlows {
+        file: String,
+        /// Port and table names to replace by numbers, a stand-in until
+        /// sluice-ctl reads them from the switch: lines `port NAME NUMBER`
+        /// and `table NAME NUMBER`. Applies to `in_port=`, `out_port=`,
+        /// `output:`, `output(port=`, `enqueue:`, `table=`, `goto_table:`
+        /// and `resubmit`; other names are left as written.
+        #[arg(long, value_name = "FILE")]
+        name_map: Option<String>,
+    },
 }
 
 fn main() -> ExitCode {

@@ -13,7 +13,8 @@
 //! - `port_table`: the port, queue and table commands;
 //! - `switch_desc`: show and dump-desc;
 //! - `packets`: packet-out, monitor and trace;
-//! - `changes`: how a change is sent and how its refusal is reported.
+//! - `changes`: how a change is sent and how its refusal is reported;
+//! - `parse_flows`: parse-flows, a flow file checked offline (no switch).
 //!
 //! The management commands (add-port, del-port, fdb-show, fdb-flush, vlog)
 //! are `crate::manage`'s.
@@ -30,6 +31,7 @@ mod file_batches;
 mod flow;
 mod group_meter;
 mod packets;
+mod parse_flows;
 mod port_table;
 mod switch_desc;
 
@@ -102,6 +104,11 @@ pub fn run(
     if let Cmd::DiffFlows { source1, source2 } = &cmd {
         return flow::diff_flows(&connect, source1, source2);
     }
+    // parse-flows needs no switch and has an exit status of its own.
+    if let Cmd::ParseFlows { file, name_map } = &cmd {
+        check_bundle(&cmd, opts)?;
+        return parse_flows::parse_flows(file, name_map.as_deref());
+    }
     let text = run_text(cmd, &connect, opts)?;
     Ok(Output { text, status: 0 })
 }
@@ -149,7 +156,7 @@ fn run_text(cmd: Cmd, connect: &Connect<'_>, opts: &Opts) -> Result<String> {
         Cmd::ModFlows { switch, flow } => mod_flows(connect, &switch, &flow, opts),
         Cmd::DelFlows { switch, flows } => del_flows(connect, &switch, flows.as_deref(), opts),
         Cmd::ReplaceFlows { switch, file } => replace_flows(connect, &switch, &file, opts),
-        Cmd::DiffFlows { .. } => unreachable!("handled in run"),
+        Cmd::DiffFlows { .. } | Cmd::ParseFlows { .. } => unreachable!("handled in run"),
         Cmd::DumpGroups { switch, group } => dump_groups(connect, &switch, group.as_deref()),
         Cmd::DumpGroupStats { switch, group } => {
             dump_group_stats(connect, &switch, group.as_deref())
