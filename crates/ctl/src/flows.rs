@@ -482,7 +482,7 @@ mod tests {
 
     #[test]
     fn identity_ignores_field_order_and_version_instruction_order() {
-        let a = entries(&["tcp,nw_dst=10.0.0.1,tp_dst=80,actions=goto_table:2,output:1"]);
+        let a = entries(&["tcp,nw_dst=10.0.0.1,tp_dst=80,actions=output:1,goto_table:2"]);
         let mut b = a.clone();
         b[0].match_.entries.reverse();
         b[0].instructions.reverse();

@@ -804,8 +804,39 @@ pub(crate) fn parse_instructions_ctx(s: &str, ctx: Ctx) -> Result<Vec<Instructio
             Ok(())
         }
     };
+    // ovs-ofctl takes the instructions in the order OpenFlow 1.1+ runs
+    // them only: meter, actions (apply), clear_actions, write_actions,
+    // write_metadata, goto_table.
+    const ORDER: [&str; 6] = [
+        "meter",
+        "apply_actions",
+        "clear_actions",
+        "write_actions",
+        "write_metadata",
+        "goto_table",
+    ];
+    let mut last = 0;
     for tok in toks {
         let (key, arg) = action_key_value(tok);
+        let stage = match key {
+            "meter" => 0,
+            "goto_table" => 5,
+            "write_metadata" => 4,
+            "clear_actions" if arg.is_none() => 2,
+            _ if tok.starts_with("write_actions(") && tok.ends_with(')') => 3,
+            _ => 1,
+        };
+        if stage < last {
+            return Err(TextError::new(
+                tok,
+                format!(
+                    "{} before {} (instructions in the order meter, actions, clear_actions, \
+                     write_actions, write_metadata, goto_table, as ovs-ofctl takes them)",
+                    ORDER[stage], ORDER[last]
+                ),
+            ));
+        }
+        last = stage;
         match key {
             "meter" => {
                 once(tok, meter.is_some())?;
