@@ -105,8 +105,9 @@
 //!   until sluice-ctl resolves names from the switch).
 //! - `parse-flows FILE` prints a verdict per line (`LINE: ok` or `LINE:
 //!   error: ...`) instead of the parsed flows as ovs-ofctl does; it also
-//!   refuses what a switch would refuse without looking at its tables
-//!   (a field without its prerequisite, such as `tp_dst` without `tcp`).
+//!   refuses what sluice would refuse when adding the flow (a field without
+//!   its prerequisite, such as `tp_dst` without `tcp`; a `goto_table` that
+//!   does not go forward), taking the groups and meters it names to exist.
 //! - The xid in a header is the request's; ovs-ofctl sometimes sends other
 //!   requests first (`show`, or a filter given to `dump-flows`), so its
 //!   number can be higher.
@@ -404,8 +405,9 @@ pub enum Cmd {
     /// info, debug, trace) or a RUST_LOG-style filter (sluice only).
     Vlog { switch: String, filter: String },
     /// Checks the flows of FILE ("-": standard input) offline, one per line
-    /// (`#` comments): each is parsed, checked as a switch checks a flow
-    /// before looking at its tables, and encoded as OpenFlow 1.3. Prints
+    /// (`#` comments): each is parsed, checked as sluice checks a flow
+    /// before adding it (groups and meters it names taken to exist), and
+    /// encoded as OpenFlow 1.3. Prints
     /// `LINE: ok` or `LINE: error: MESSAGE` per flow; exits 1 if any has an
     /// error. No switch is contacted.
     ParseFlows {

@@ -1,8 +1,10 @@
 //! parse-flows: checks a flow file offline, as `ovs-ofctl parse-flows` does,
 //! without a switch. Each flow line is parsed with
-//! [`ofp::text::parse_flow_mod`], checked as a switch checks a FLOW_MOD
-//! before looking at its tables ([`Message::validate`]), encoded as an
-//! OpenFlow 1.3 message and decoded back; the verdict is printed per line
+//! [`ofp::text::parse_flow_mod`], checked as the switch checks a FLOW_MOD
+//! before adding it ([`Message::validate`], then
+//! [`pipeline::validate::instructions`] for sluice's default number of
+//! tables, with the groups and meters the flow names taken to exist),
+//! encoded as an OpenFlow 1.3 message and decoded back; the verdict is printed per line
 //! (`LINE: ok` or `LINE: error: MESSAGE`). Blank lines and `#` comments
 //! print nothing. The exit status is 1 when a line has an error.
 //!
@@ -18,7 +20,8 @@ use std::collections::HashMap;
 
 use bytes::Bytes;
 use ofp::text::parse_flow_mod;
-use ofp::Message;
+use ofp::{Action, Instruction, Message};
+use pipeline::validate;
 
 use super::{usage, Output, Result};
 
@@ -38,17 +41,24 @@ impl NameMap {
             if line.is_empty() {
                 continue;
             }
-            let bad = || format!("line {}: expected `port NAME NUMBER` or `table NAME NUMBER`", i + 1);
+            let bad = || {
+                format!(
+                    "line {}: expected `port NAME NUMBER` or `table NAME NUMBER`",
+                    i + 1
+                )
+            };
             let w: Vec<&str> = line.split_whitespace().collect();
             let [kind, name, no] = w[..] else {
                 return Err(bad());
             };
             match kind {
                 "port" => {
-                    map.ports.insert(name.into(), no.parse().map_err(|_| bad())?);
+                    map.ports
+                        .insert(name.into(), no.parse().map_err(|_| bad())?);
                 }
                 "table" => {
-                    map.tables.insert(name.into(), no.parse().map_err(|_| bad())?);
+                    map.tables
+                        .insert(name.into(), no.parse().map_err(|_| bad())?);
                 }
                 _ => return Err(bad()),
             }
@@ -81,7 +91,9 @@ impl NameMap {
         let mut i = 0;
         'scan: while i < flow.len() {
             let rest = &flow[i..];
-            let at_start = i == 0 || matches!(flow.as_bytes()[i - 1], b',' | b' ' | b'\t' | b'(');
+            let at_start = i == 0
+                || matches!(flow.as_bytes()[i - 1], b',' | b' ' | b'\t' | b'(')
+                || flow[..i].ends_with("actions=");
             if at_start {
                 for (key, lookup) in KEYS {
                     if let Some(after) = rest.strip_prefix(key) {
@@ -94,7 +106,8 @@ impl NameMap {
                 }
                 if let Some(after) = rest.strip_prefix("resubmit(") {
                     let end = after.find(')').unwrap_or(after.len());
-                    let mut parts: Vec<String> = after[..end].split(',').map(String::from).collect();
+                    let mut parts: Vec<String> =
+                        after[..end].split(',').map(String::from).collect();
                     if let Some(p) = parts.first_mut() {
                         *p = self.port(p.trim()).unwrap_or_else(|| p.clone());
                     }
@@ -127,12 +140,41 @@ fn word(s: &str) -> (&str, usize) {
 }
 
 fn unquote(s: &str) -> &str {
-    s.strip_prefix('"').and_then(|s| s.strip_suffix('"')).unwrap_or(s)
+    s.strip_prefix('"')
+        .and_then(|s| s.strip_suffix('"'))
+        .unwrap_or(s)
 }
 
-/// One flow's verdict: parsed, checked, encoded and decoded back.
+/// One flow's verdict: parsed, checked as the switch checks a flow before
+/// adding it (the message alone, then its instructions against a pipeline of
+/// sluice's default size in which the groups and meters it names exist),
+/// encoded and decoded back.
 pub(crate) fn check(flow: &str) -> std::result::Result<(), String> {
     let fm = parse_flow_mod(flow).map_err(|e| e.to_string())?;
+    let mut groups = HashMap::new();
+    let mut meters = HashMap::new();
+    for i in &fm.instructions {
+        match i {
+            Instruction::Meter(m) => {
+                meters.insert(*m, ());
+            }
+            Instruction::ApplyActions(list) | Instruction::WriteActions(list) => {
+                for a in list {
+                    if let Action::Group(g) = a {
+                        groups.insert(*g, ());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let cx = validate::Context {
+        n_tables: pipeline::Config::default().n_tables,
+        groups: &groups,
+        meters: &meters,
+    };
+    validate::instructions(fm.table_id, &fm.instructions, &fm.match_, &cx)
+        .map_err(|e| e.to_string())?;
     let msg = Message::FlowMod(fm);
     msg.validate().map_err(|e| e.to_string())?;
     let bytes = msg
@@ -219,10 +261,20 @@ mod tests {
 
     #[test]
     fn verdicts() {
-        assert_eq!(check("table=1,priority=5,in_port=1,actions=output:2"), Ok(()));
+        assert_eq!(
+            check("table=1,priority=5,in_port=1,actions=output:2"),
+            Ok(())
+        );
         let e = check("priority=5,frobnicate=1,actions=drop").unwrap_err();
         assert!(e.contains("frobnicate"), "{e}");
-        // Parsed, but refused as a switch refuses it: tp_dst without a protocol.
+        // Parsed, but refused as a switch refuses it: tp_dst without a
+        // protocol, a goto_table back, set_field without its prerequisite.
         assert!(check("tp_dst=80,actions=drop").is_err());
+        let e = check("table=3,actions=goto_table:3").unwrap_err();
+        assert!(e.contains("OFPBIC_BAD_TABLE_ID"), "{e}");
+        let e = check("arp,actions=set_field:1.2.3.4->ip_src").unwrap_err();
+        assert!(e.contains("OFPBAC_MATCH_INCONSISTENT"), "{e}");
+        // The groups and meters a flow names are taken to exist.
+        assert_eq!(check("actions=meter:2,group:7"), Ok(()));
     }
 }
