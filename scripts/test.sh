@@ -33,6 +33,8 @@ phase "benchmark report arithmetic and rendering"
 .venv/bin/python -m unittest discover -s scripts/bench -p 'test_*.py'
 phase "release build (what the end-to-end tests run)"
 cargo build -q --release --locked -p sluice -p ctl -p bench
+phase "flow corpus (sluice-ctl parse-flows against Open vSwitch's stored verdicts)"
+.venv/bin/python scripts/corpus.py --check
 phase "end-to-end (network namespaces)"
 # A backstop: a test that hangs fails the run with its output instead of
 # holding CI until its own limit (the whole e2e run takes about 10 minutes).
