@@ -14,7 +14,8 @@
 //! by its number where a port or a table is expected (`in_port=`,
 //! `out_port=`, `output:`, `output(port=`, `enqueue:`, `table=`,
 //! `goto_table:`, `resubmit(PORT,TABLE)`, `resubmit:PORT`), quoted
-//! (`in_port="tap0"`) or not. A name not in the map is left as written.
+//! (`in_port="tap0"`) or not, and a port name alone among the actions (an
+//! output to it). A name not in the map is left as written.
 
 use std::collections::HashMap;
 
@@ -54,11 +55,11 @@ impl NameMap {
             match kind {
                 "port" => {
                     map.ports
-                        .insert(name.into(), no.parse().map_err(|_| bad())?);
+                        .insert(unquote(name).into(), no.parse().map_err(|_| bad())?);
                 }
                 "table" => {
                     map.tables
-                        .insert(name.into(), no.parse().map_err(|_| bad())?);
+                        .insert(unquote(name).into(), no.parse().map_err(|_| bad())?);
                 }
                 _ => return Err(bad()),
             }
@@ -88,6 +89,9 @@ impl NameMap {
             ("goto_table:", NameMap::table),
         ];
         let mut out = String::with_capacity(flow.len());
+        let actions_at = flow
+            .find("actions=")
+            .map_or(flow.len(), |a| a + "actions=".len());
         let mut i = 0;
         'scan: while i < flow.len() {
             let rest = &flow[i..];
@@ -102,6 +106,24 @@ impl NameMap {
                         out.push_str(&lookup(self, value).unwrap_or_else(|| value.to_string()));
                         i += key.len() + len;
                         continue 'scan;
+                    }
+                }
+                // A port name alone in the actions is an output to it.
+                let depth =
+                    |t: &str| t.matches('(').count() as isize - t.matches(')').count() as isize;
+                if i >= actions_at && depth(&flow[actions_at..i]) == 0 {
+                    let (value, len) = word(rest);
+                    if len > 0
+                        && rest[len..]
+                            .chars()
+                            .next()
+                            .is_none_or(|c| c != ':' && c != '(')
+                    {
+                        if let Some(no) = self.port(value) {
+                            out.push_str(&no);
+                            i += len;
+                            continue;
+                        }
                     }
                 }
                 if let Some(after) = rest.strip_prefix("resubmit(") {
@@ -239,6 +261,10 @@ mod tests {
             "in_port=5,actions=resubmit(5,20),resubmit(,10)"
         );
         assert_eq!(
+            m.substitute("in_port=tap0,actions=tap0,\"odd\",mod_vlan_vid:3 tap0"),
+            "in_port=5,actions=5,9,mod_vlan_vid:3 5"
+        );
+        assert_eq!(
             m.substitute("actions=ct(table=Out,zone=1),enqueue:tap0:3,output(port=tap0,max_len=9)"),
             "actions=ct(table=20,zone=1),enqueue:5:3,output(port=5,max_len=9)"
         );
@@ -251,6 +277,7 @@ mod tests {
             "in_port=tap1,actions=output:LOCAL",
             "reg0=1,actions=load:0x1->NXM_NX_REG0[],resubmit(,Nope)",
             "priority=1,xin_port=tap0,actions=drop",
+            "tap0,actions=tap0x,learn(tap0),note:tap0",
         ] {
             assert_eq!(m.substitute(flow), flow);
         }
