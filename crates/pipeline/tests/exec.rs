@@ -141,7 +141,7 @@ fn set_field_keeps_checksums_valid_and_earlier_outputs_keep_old_bytes() {
 #[test]
 fn goto_metadata_and_action_set_order() {
     let mut p = pipeline(&[
-        "table=0,priority=1,actions=write_metadata:0x5/0xf,write_actions(output:4),goto_table:2",
+        "table=0,priority=1,actions=write_actions(output:4),write_metadata:0x5/0xf,goto_table:2",
         "table=2,priority=1,metadata=0x5/0xf,actions=write_actions(set_field:02:00:00:00:00:09->eth_src),goto_table:3",
         "table=3,priority=1,actions=clear_actions,write_actions(output:3,set_field:02:00:00:00:00:07->eth_src)",
     ]);
@@ -156,7 +156,7 @@ fn goto_metadata_and_action_set_order() {
     );
     // Without the metadata, table 2 misses and the packet is dropped at the miss.
     let mut p = pipeline(&[
-        "table=0,priority=1,actions=write_metadata:0x4/0xf,write_actions(output:4),goto_table:2",
+        "table=0,priority=1,actions=write_actions(output:4),write_metadata:0x4/0xf,goto_table:2",
         "table=2,priority=1,metadata=0x5/0xf,actions=output:2",
     ]);
     assert!(run(&mut p, 1, &mut tcp(64, 1)).is_empty());

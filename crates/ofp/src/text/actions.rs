@@ -3,7 +3,8 @@
 //! Instructions are written the ovs-ofctl way, as one list: `meter:N`, plain
 //! actions (the apply-actions instruction), `clear_actions`,
 //! `write_actions(...)`, `write_metadata:V[/M]`, `goto_table:N`. They are
-//! printed in that order, which is also the order the spec executes them.
+//! printed in that order, which is also the order the spec executes them,
+//! and read in that order only, as ovs-ofctl reads them.
 
 use bytes::Bytes;
 
@@ -904,8 +905,20 @@ pub fn format_instructions(ins: &[Instruction]) -> String {
 
 /// Writes instructions, output ports by name where `names` has one.
 pub fn format_instructions_named(ins: &[Instruction], names: &Names) -> String {
+    // In the order they run (and are read back), whatever the message's.
+    let rank = |i: &&Instruction| match i {
+        Instruction::Meter(_) => 0,
+        Instruction::ApplyActions(_) => 1,
+        Instruction::ClearActions => 2,
+        Instruction::WriteActions(_) => 3,
+        Instruction::WriteMetadata { .. } => 4,
+        Instruction::GotoTable(_) => 5,
+        Instruction::Experimenter { .. } => 6,
+    };
+    let mut ordered: Vec<&Instruction> = ins.iter().collect();
+    ordered.sort_by_key(rank);
     let mut parts = Vec::new();
-    for i in ins {
+    for i in ordered {
         match i {
             Instruction::Meter(m) => parts.push(format!("meter:{m}")),
             Instruction::ApplyActions(a) => {

@@ -621,6 +621,39 @@ mod tests {
         let text = format_flow_mod(&fm);
         assert_eq!(parse_flow_mod(&text).unwrap(), fm);
         assert_eq!(format_flow_mod(&parse_flow_mod(&text).unwrap()), text);
+        // Printed in the order they run whatever the message's order, so
+        // that the text reads back.
+        let mut rev = fm.clone();
+        rev.instructions.reverse();
+        assert_eq!(format_flow_mod(&rev), text);
+    }
+
+    #[test]
+    fn instructions_only_in_the_order_they_run() {
+        // ovs-ofctl 3.1 refuses each of these ("invalid instruction ordering").
+        for (flow, token) in [
+            ("actions=goto_table:3,output:2", "output:2"),
+            ("actions=write_metadata:1,output:2", "output:2"),
+            ("actions=clear_actions,output:2", "output:2"),
+            (
+                "actions=write_actions(output:1),clear_actions",
+                "clear_actions",
+            ),
+            ("actions=goto_table:3,meter:1", "meter:1"),
+            ("actions=output:1,meter:2", "meter:2"),
+            (
+                "actions=write_metadata:1,write_actions(output:1)",
+                "write_actions(output:1)",
+            ),
+            ("actions=goto_table:3,write_metadata:1", "write_metadata:1"),
+        ] {
+            let e = parse_flow_mod(flow).unwrap_err();
+            assert_eq!(e.token, token, "{flow}");
+            assert!(e.expected.contains("in the order"), "{e}");
+        }
+        assert!(
+            parse_flow_mod("actions=meter:1,output:1,output:2,clear_actions,goto_table:3").is_ok()
+        );
     }
 
     #[test]
