@@ -415,8 +415,9 @@ pub enum Cmd {
         /// Port and table names to replace by numbers, a stand-in until
         /// sluice-ctl reads them from the switch: lines `port NAME NUMBER`
         /// and `table NAME NUMBER`. Applies to `in_port=`, `out_port=`,
-        /// `output:`, `output(port=`, `enqueue:`, `table=`, `goto_table:`
-        /// and `resubmit`; other names are left as written.
+        /// `output:`, `output(port=`, `enqueue:`, `table=`, `goto_table:`,
+        /// `resubmit` and a port name alone among the actions; other names
+        /// are left as written.
         #[arg(long, value_name = "FILE")]
         name_map: Option<String>,
     },
