@@ -255,7 +255,14 @@ pub fn compile(
     let mut rules: Vec<Arc<Rule>> = snap
         .tables
         .first()
-        .map(|t| t.entries().map(|(_, _, r)| r.clone()).collect())
+        // Conjunctive flows too: the program sends their packets up (their
+        // plan is Up), where the conjunction lookup runs.
+        .map(|t| {
+            t.entries()
+                .chain(t.conj.entries())
+                .map(|(_, _, r)| r.clone())
+                .collect()
+        })
         .unwrap_or_default();
     // Metadata (registers, packet mark) is zero in an arriving packet: a
     // rule that asks for a non-zero value never matches one here.

@@ -21,7 +21,24 @@ pub fn verdict(snap: &Snapshot, in_port: u32, xdp_ports: &[u32], frame: &[u8]) -
     }
     let mut key = FlowKey::default();
     packet::extract(frame, in_port, &mut key);
-    let Some(rule) = snap.tables.first().and_then(|t| t.lookup_data(&key)) else {
+    let Some(t) = snap.tables.first() else {
+        return Final::Drop;
+    };
+    let found = t.lookup_data(&key);
+    // A conjunctive flow that matches at the best rule's priority or above
+    // is one of the program's rules whose packets go up.
+    let mut conj = None;
+    let above = found.and_then(|r| r.priority.checked_sub(1));
+    t.conj.for_each_match_above(&key, above, |_, r| {
+        conj = Some(r.clone());
+        false
+    });
+    if let Some(c) = conj {
+        if let crate::plan::Plan::Up(u) = plan(&c) {
+            return Final::Up(u);
+        }
+    }
+    let Some(rule) = found else {
         return Final::Drop;
     };
     let ports = SnapPorts {

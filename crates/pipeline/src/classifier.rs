@@ -418,6 +418,45 @@ impl<T: Clone> Classifier<T> {
         best
     }
 
+    /// Calls `f` with the priority and data of every rule that matches
+    /// `key` with a priority above `above` (every matching rule when
+    /// `None`), subtable by subtable from the highest priority down;
+    /// stops early when `f` returns false. For the conjunctive rules of a
+    /// table (`crate::conjunction`), where all the matches count, not
+    /// only the best.
+    pub fn for_each_match_above(
+        &self,
+        key: &FlowKey,
+        above: Option<u16>,
+        mut f: impl FnMut(u16, &T) -> bool,
+    ) {
+        for (st, &maxp) in self.subtables.iter().zip(self.max_prio.iter()) {
+            if above.is_some_and(|a| maxp <= a) {
+                break;
+            }
+            let h = st.hash_key(key);
+            let Some(&first) = st.index.get(&h) else {
+                continue;
+            };
+            // A chain holds the rules of one hash, by falling priority.
+            let mut at = first;
+            while at != NIL {
+                let p = st.prio[at as usize];
+                if above.is_some_and(|a| p <= a) {
+                    break;
+                }
+                if st.slot_matches(at, key) {
+                    if let Some(d) = st.data[at as usize].as_ref() {
+                        if !f(p, d) {
+                            return;
+                        }
+                    }
+                }
+                at = st.next[at as usize];
+            }
+        }
+    }
+
     /// Approximate heap bytes held (for memory figures).
     pub fn heap_bytes(&self) -> usize {
         self.subtables

@@ -8,6 +8,8 @@
 //!   (tuple-space search over the installed masks); [`published`] keeps
 //!   the copies snapshots carry, brought up to date from a log of rule
 //!   changes, so publishing costs the changes, not the tables' size.
+//!   [`conjunction`] is the lookup of a table with Open vSwitch's
+//!   conjunctive flows.
 //!
 //! * [`control`] is the control plane's copy: tables, groups and meters with
 //!   the OpenFlow semantics of FLOW_MOD, GROUP_MOD and METER_MOD; it
@@ -26,6 +28,7 @@
 pub mod bucket;
 pub mod changes;
 pub mod classifier;
+pub mod conjunction;
 pub mod control;
 pub mod edit;
 pub mod emc;

@@ -39,8 +39,42 @@ use std::sync::Arc;
 use crate::classifier::Classifier;
 use crate::rule::Rule;
 
-/// One classifier per flow table, as a snapshot holds them.
-pub type Tables = Vec<Classifier<Arc<Rule>>>;
+/// One flow table as a snapshot holds it: the classifier of the rules a
+/// lookup can return, and apart from it the conjunctive rules (whose
+/// actions are `conjunction`s, [`crate::conjunction`]), which a lookup
+/// only consults. Dereferences to the first: everything that looks rules
+/// up or lists them sees the ordinary rules, and only the conjunction
+/// lookup and the XDP compiler look at `conj`.
+#[derive(Clone, Debug, Default)]
+pub struct TableClassifier {
+    pub rules: Classifier<Arc<Rule>>,
+    pub conj: Classifier<Arc<Rule>>,
+}
+
+impl std::ops::Deref for TableClassifier {
+    type Target = Classifier<Arc<Rule>>;
+    fn deref(&self) -> &Classifier<Arc<Rule>> {
+        &self.rules
+    }
+}
+
+impl TableClassifier {
+    /// The classifier `r` belongs in.
+    fn of(&mut self, r: &Rule) -> &mut Classifier<Arc<Rule>> {
+        if r.is_conjunctive() {
+            &mut self.conj
+        } else {
+            &mut self.rules
+        }
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.rules.heap_bytes() + self.conj.heap_bytes()
+    }
+}
+
+/// One [`TableClassifier`] per flow table, as a snapshot holds them.
+pub type Tables = Vec<TableClassifier>;
 
 /// A rule change, as the flow tables log it.
 #[derive(Clone, Debug)]
@@ -67,7 +101,7 @@ pub(crate) struct Published {
 
 impl Published {
     pub(crate) fn new(n_tables: usize) -> Published {
-        let empty: Tables = (0..n_tables).map(|_| Classifier::new()).collect();
+        let empty: Tables = (0..n_tables).map(|_| TableClassifier::default()).collect();
         Published {
             copies: VecDeque::from([(0, Arc::new(empty))]),
             log: VecDeque::new(),
@@ -126,20 +160,29 @@ impl Published {
         let t = Arc::get_mut(&mut tables).expect("a free or fresh copy");
         let from = (pos - self.base) as usize;
         for (table, op) in self.log.range(from..) {
-            let cls = &mut t[*table as usize];
+            let tc = &mut t[*table as usize];
             match op {
-                Op::Add(r) => cls.insert_with(r.id, &r.key(), r.priority, r.clone()),
+                Op::Add(r) => tc.of(r).insert_with(r.id, &r.key(), r.priority, r.clone()),
                 Op::Remove(r) => {
-                    cls.remove(r.id, &r.key(), r.priority);
+                    // Removed as the version that was added: a replace may
+                    // have moved it between the two classifiers.
+                    let key = r.key();
+                    if !tc.rules.remove(r.id, &key, r.priority) {
+                        tc.conj.remove(r.id, &key, r.priority);
+                    }
                 }
                 Op::Replace(r) => {
                     let key = r.key();
-                    if !cls.replace_data(r.id, &key, r.priority, r.clone()) {
-                        debug_assert!(false, "replaced rule {} not in the classifier", r.id);
-                        cls.insert_with(r.id, &key, r.priority, r.clone());
+                    if !tc.of(r).replace_data(r.id, &key, r.priority, r.clone()) {
+                        // New actions can make a rule conjunctive or not:
+                        // it moves to the other classifier.
+                        let moved = tc.rules.remove(r.id, &key, r.priority)
+                            || tc.conj.remove(r.id, &key, r.priority);
+                        debug_assert!(moved, "replaced rule {} not in the classifier", r.id);
+                        tc.of(r).insert_with(r.id, &key, r.priority, r.clone());
                     }
                 }
-                Op::Clear => *cls = Classifier::new(),
+                Op::Clear => *tc = TableClassifier::default(),
             }
         }
         self.copies.push_back((end, tables.clone()));
@@ -154,7 +197,7 @@ impl Published {
     pub(crate) fn heap_bytes(&self) -> usize {
         self.copies
             .back()
-            .map_or(0, |c| c.1.iter().map(|t| t.heap_bytes()).sum())
+            .map_or(0, |c| c.1.iter().map(TableClassifier::heap_bytes).sum())
     }
 }
 

@@ -163,6 +163,14 @@ pub struct Rule {
 }
 
 impl Rule {
+    /// Whether this is a conjunctive flow (its actions are Open vSwitch's
+    /// `conjunction`s, and notes): a lookup never returns it
+    /// ([`crate::conjunction`]).
+    pub fn is_conjunctive(&self) -> bool {
+        matches!(&*self.instructions, [Instruction::ApplyActions(list)]
+            if list.iter().any(|a| matches!(a, ofp::Action::Conjunction(_))))
+    }
+
     /// The compiled match.
     pub fn key(&self) -> MaskedKey {
         self.packed.unpack()

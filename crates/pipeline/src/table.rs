@@ -66,7 +66,11 @@ impl FlowTable {
         }
     }
 
-    /// Notes a rule change for the workers' caches.
+    /// Notes a rule change for the workers' caches. A rule's `conj_id`
+    /// is left out of its change: the packets whose answer it can change
+    /// are looked up with `conj_id` 0 and reach it through a conjunction
+    /// ([`crate::conjunction`]), so the change must cover them whatever
+    /// their `conj_id` (a broader change only costs cached answers).
     fn changed(&mut self, key: &MaskedKey) {
         if self.changes_overflow {
             return;
@@ -75,7 +79,11 @@ impl FlowTable {
             self.changes_overflow = true;
             self.changes = Vec::new();
         } else {
-            self.changes.push(*key);
+            let mut k = *key;
+            let conj = packet::slots::CONJ_ID;
+            k.mask.w[conj.word as usize] &= !conj.mask();
+            k.value.w[conj.word as usize] &= !conj.mask();
+            self.changes.push(k);
         }
     }
 

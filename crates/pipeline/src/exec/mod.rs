@@ -28,6 +28,7 @@ use ofp::port::port_no;
 use ofp::{Action, Instruction};
 use packet::{extract, slots as s, FlowKey, FrameBuf, Offsets, TunnelDst, TunnelMeta};
 
+use crate::conjunction;
 use crate::edit::{self, Edit, Ttl};
 use crate::emc::Emc;
 use crate::meter::Verdict;
@@ -287,6 +288,8 @@ struct Exec {
     outputs: Vec<Output>,
     set: ActionSet,
     scratch: Vec<Action>,
+    /// The conjunction lookup's scratch ([`conjunction::lookup`]).
+    conj: Vec<conjunction::Hit>,
     metadata: u64,
     /// The packet's tunnel metadata: what it came with from a tunnel port,
     /// as flows have set it since.
@@ -341,6 +344,7 @@ impl Exec {
             outputs: Vec::with_capacity(8),
             set: ActionSet::default(),
             scratch: Vec::with_capacity(16),
+            conj: Vec::new(),
             metadata: 0,
             tun: TunnelMeta::default(),
             tun_arrived: (0, 0),
@@ -474,12 +478,20 @@ impl Exec {
                 Some(e) => match e.find(snap.version, &snap.changes, table as u8, &self.key) {
                     Ok(i) => e.rule(i),
                     Err(i) => {
-                        let r = cls.lookup_data(&self.key);
+                        let r = conjunction::lookup(cls, &mut self.key, &mut self.conj).0;
                         e.put(i, snap.version, table as u8, &self.key, r);
                         r
                     }
                 },
-                None => cls.lookup_data(&self.key),
+                None => {
+                    let (r, via) = conjunction::lookup(cls, &mut self.key, &mut self.conj);
+                    if let (true, conjunction::Via::Conjunction { id, priority }) = (T, via) {
+                        self.note(format!(
+                            "{table:>2}. Conjunction {id} (priority {priority}): every clause matched; looked up again with conj_id={id}"
+                        ));
+                    }
+                    r
+                }
             };
             if other_port.is_some() {
                 self.key.set(s::IN_PORT, cx.in_port as u64);
