@@ -16,6 +16,17 @@ impl<D: Datapath> Agent<D> {
         }
     }
 
+    /// Flows packets taught (`learn`): added within the pipeline's limits
+    /// (`pipeline::control::learn`), seen by packets once published (at
+    /// the next publication, as any flow-mod).
+    pub fn handle_learned(&mut self, learned: &[pipeline::exec::Learned], now_ns: u64) {
+        for l in learned {
+            if self.pipeline.learn(l, now_ns) {
+                self.dirty = true;
+            }
+        }
+    }
+
     /// A packet the datapath sends to the controller: buffered if the
     /// controller asked for less than the whole frame, then a PACKET_IN to
     /// every connection that wants it and whose rate limit allows.

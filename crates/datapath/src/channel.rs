@@ -44,6 +44,9 @@ pub struct Channels {
     pub packet_in_dropped: AtomicU64,
     pub packet_out: ArrayQueue<PacketOutJob>,
     pub packet_out_wake: EventFd,
+    pub learn: ArrayQueue<pipeline::exec::Learned>,
+    /// Learned flows dropped because the queue was full.
+    pub learn_dropped: AtomicU64,
     /// PACKET_OUTs dropped because the queue was full.
     pub packet_out_dropped: AtomicU64,
 }
@@ -57,6 +60,8 @@ impl Channels {
             packet_in_dropped: AtomicU64::new(0),
             packet_out: ArrayQueue::new(capacity),
             packet_out_wake: EventFd::new()?,
+            learn: ArrayQueue::new(capacity),
+            learn_dropped: AtomicU64::new(0),
             packet_out_dropped: AtomicU64::new(0),
         })
     }

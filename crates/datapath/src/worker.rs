@@ -513,6 +513,18 @@ impl BridgeWorker {
                 }
             }
         }
+        // Flows packets taught, for the agent to add.
+        let learned = exec.take_learned();
+        if !learned.is_empty() {
+            if let Some(ch) = &self.channels {
+                for l in learned {
+                    if ch.learn.push(l).is_err() {
+                        ch.learn_dropped.fetch_add(1, Relaxed);
+                    }
+                }
+                woke = true;
+            }
+        }
         if woke {
             if let Some(ch) = &self.channels {
                 ch.packet_in_wake.wake();

@@ -14,6 +14,7 @@ use crate::oxm::{MatchEntry, Oxm, OxmField, OXM_CLASS_EXPERIMENTER};
 use crate::wire::{len_placeholder, pad_to_8, patch_len, zeros, Reader};
 
 pub use crate::conjunction::{Conjunction, NXAST_CONJUNCTION};
+pub use crate::learn::{Learn, LearnDst, LearnSpec, LearnSrc, NXAST_LEARN, NXAST_LEARN2};
 pub use crate::resubmit::{Resubmit, NXAST_RESUBMIT, NXAST_RESUBMIT_TABLE};
 
 wire_enum! {
@@ -78,6 +79,9 @@ pub enum Action {
     /// NXAST_CONJUNCTION (34): clause of a conjunctive match
     /// ([`crate::conjunction`]).
     Conjunction(Conjunction),
+    /// NXAST_LEARN (16) or NXAST_LEARN2 (45): add a flow built from the
+    /// packet ([`crate::learn`]).
+    Learn(Box<Learn>),
     /// An experimenter action; `data` runs to the end of the action, so it
     /// includes the padding to 8 bytes once decoded. Nicira actions other
     /// than the ones above stay here.
@@ -108,9 +112,12 @@ impl Action {
             SetField(_) => ActionType::SetField,
             PushPbb(_) => ActionType::PushPbb,
             PopPbb => ActionType::PopPbb,
-            RegLoad(_) | RegMove(_) | Resubmit(_) | Conjunction(_) | Experimenter { .. } => {
-                ActionType::Experimenter
-            }
+            RegLoad(_)
+            | RegMove(_)
+            | Resubmit(_)
+            | Conjunction(_)
+            | Learn(_)
+            | Experimenter { .. } => ActionType::Experimenter,
         }
     }
 
@@ -151,6 +158,7 @@ impl Action {
             RegMove(m) => m.encode_body(out),
             Resubmit(r) => r.encode_body(out),
             Conjunction(c) => c.encode_body(out),
+            Learn(l) => l.encode_body(out),
             Experimenter { experimenter, data } => {
                 out.put_u32(*experimenter);
                 out.extend_from_slice(data);
@@ -240,6 +248,10 @@ impl Action {
                         NXAST_RESUBMIT | NXAST_RESUBMIT_TABLE => {
                             return crate::resubmit::Resubmit::decode_body(len, b).map(Resubmit)
                         }
+                        NXAST_LEARN | NXAST_LEARN2 => {
+                            return crate::learn::Learn::decode_body(len, b)
+                                .map(|l| Learn(Box::new(l)))
+                        }
                         NXAST_CONJUNCTION => {
                             return crate::conjunction::Conjunction::decode_body(len, b)
                                 .map(Conjunction)
@@ -271,6 +283,7 @@ impl Action {
             Action::RegLoad(l) => return l.check(),
             Action::RegMove(m) => return m.check(),
             Action::Conjunction(c) => return c.check(),
+            Action::Learn(l) => return l.check(),
             _ => {}
         }
         if let Action::SetField(e) = self {

@@ -24,6 +24,7 @@ pub mod error;
 pub mod framer;
 pub mod header;
 pub mod instruction;
+pub mod learn;
 pub mod msg;
 pub mod oxm;
 pub mod port;

@@ -196,7 +196,7 @@ fn field_model() {
     assert_eq!(F::Metadata.nxm_header(), Some(0x8000_0408));
     assert_eq!(F::from_nxm_header(0x0000_0206), Some(F::EthDst));
     assert_eq!(F::from_nxm_header(0x8000_4c08), Some(F::TunnelId));
-    assert_eq!(F::from_nxm_header(0x0000_0802), None, "NXM_OF_VLAN_TCI");
+    assert_eq!(F::from_nxm_header(0x0000_0802), Some(F::VlanTci));
     assert_eq!(F::from_nxm_header(0x0000_0a01), None, "NXM_OF_IP_TOS");
     assert_eq!(F::from_nxm_header(0x0001_d204), None, "NXM_NX_CT_STATE");
     assert_eq!(F::from_nxm_header(0x0001_0004), Some(F::Reg(0)));
@@ -323,9 +323,9 @@ fn hostile_reg_load() {
         decode_one(&hex("ffff 0018 00002320 0007 003f 00012008")).unwrap_err(),
         ErrorCode::ACTION_BAD_LEN
     );
-    // Unknown or unsupported destinations: NXM_OF_VLAN_TCI, NXM_OF_IP_TOS,
+    // Unknown or unsupported destinations: NXM_OF_IP_TOS,
     // NXM_NX_CT_STATE, a wrong length, an experimenter class.
-    for h in ["00000802", "00000a01", "0001d204", "00012004", "ffff0008"] {
+    for h in ["00000a01", "0001d204", "00012004", "ffff0008"] {
         assert_eq!(
             code(&format!(
                 "ffff 0018 00002320 0007 003f {h} 0000000000000001"

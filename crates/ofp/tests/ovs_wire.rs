@@ -74,6 +74,12 @@ const FLOWS: &[&str] = &[
     "priority=5,ip,nw_dst=10.0.0.2,actions=conjunction(1234, 2/2)",
     "conj_id=1234,ip,actions=output:3",
     "actions=conjunction(1,64/64)",
+    // learn, as Antrea, Neutron and the OVS tutorial write it.
+    "tcp,actions=learn(table=12,hard_timeout=100,priority=200,delete_learned,cookie=0x1030000000064,eth_type=0x800,nw_proto=6,NXM_OF_TCP_DST[],NXM_OF_IP_DST[],NXM_OF_IP_SRC[],load:NXM_OF_IP_DST[]->NXM_NX_REG3[],load:NXM_OF_TCP_DST[]->NXM_NX_REG4[0..15],load:0x1->NXM_NX_REG4[16..18],load:0x1->NXM_NX_REG0[19])",
+    "actions=learn(table=1,idle_timeout=10,fin_idle_timeout=5,fin_hard_timeout=6,send_flow_rem,NXM_OF_VLAN_TCI[0..11],NXM_OF_ETH_DST[]=NXM_OF_ETH_SRC[],output:NXM_OF_IN_PORT[],limit=10,result_dst=reg0[1])",
+    "actions=learn(table=10,NXM_OF_VLAN_TCI[0..11],NXM_OF_ETH_DST[]=NXM_OF_ETH_SRC[],load:NXM_OF_IN_PORT[]->NXM_NX_REG0[0..15]),resubmit(,1)",
+    "actions=learn(table=2,hard_timeout=300,priority=1,NXM_OF_VLAN_TCI[0..11],NXM_OF_ETH_DST[]=NXM_OF_ETH_SRC[],load:0->NXM_OF_VLAN_TCI[],load:NXM_NX_TUN_ID[]->NXM_NX_TUN_ID[],output:NXM_OF_IN_PORT[]),output:1",
+    "actions=learn(table=0,dl_dst=01:02:03:04:05:06,reg1=0x5)",
     // The OpenFlow 1.0 VLAN spellings.
     "vlan_tci=0x1005/0x1fff,actions=drop",
     "vlan_tci=0x1000/0x1000,actions=drop",

@@ -474,6 +474,8 @@ pub fn set_field(f: &mut [u8], off: &Offsets, o: &Oxm) -> Edit {
         | F::TunIpv6Dst
         | F::Ipv6Exthdr
         | F::NxmInPort
+        // Written by the interpreter (it may push or pop a tag).
+        | F::VlanTci
         | F::PktMark
         | F::ConjId
         | F::Reg(_)

@@ -192,6 +192,8 @@ fn place(f: OxmField, eth_type: u64) -> (&'static [Slot], u64) {
         F::IpFrag => (&[s::IP_FRAG], ip),
         F::TcpFlags => (&[s::TCP_FLAGS], flags::L4),
         F::NxmInPort => (&[s::IN_PORT], 0),
+        // Not one slot: see `compile_valid` and `read_field`.
+        F::VlanTci => (&[], 0),
         // Metadata: zero when a packet arrives, no layer to prove.
         F::PktMark => (&[s::PKT_MARK], 0),
         F::ConjId => (&[s::CONJ_ID], 0),
@@ -252,6 +254,16 @@ pub fn write_metadata(key: &mut FlowKey, f: OxmField, value: u128, mask: u128) {
 /// caller's to check, by compiling a match and testing the key.
 pub fn read_field(key: &FlowKey, f: OxmField) -> Option<u128> {
     let read = |sl: &Slot| ((key.w[sl.word as usize] & sl.mask()) >> sl.shift) as u128;
+    if f == OxmField::VlanTci {
+        // PCP, CFI (a tag: OFPVID_PRESENT), VID; zero without a tag.
+        let vid = read(&s::VLAN_VID);
+        let pcp = if vid & 0x1000 != 0 {
+            read(&s::VLAN_PCP)
+        } else {
+            0
+        };
+        return Some(pcp << 13 | vid);
+    }
     match place(f, key.get(s::ETH_TYPE)).0 {
         [one] => Some(read(one)),
         [hi, lo] => Some(read(hi) << 64 | read(lo)),
@@ -277,6 +289,18 @@ pub(crate) fn compile_valid(m: &Match) -> Result<MaskedKey, OfpError> {
                 "unsupported OXM class",
             ));
         };
+        if o.field == OxmField::VlanTci {
+            // TCI bits 0-12 are vlan_vid's (CFI is OFPVID_PRESENT), 13-15
+            // the PCP, which a packet without a tag does not have.
+            let (v, m) = (o.value as u64, o.effective_mask() as u64);
+            k.put(s::VLAN_VID, v & 0x1fff, m & 0x1fff);
+            k.require(flags::ETH);
+            if m & 0xe000 != 0 {
+                k.put(s::VLAN_PCP, v >> 13, m >> 13);
+                k.require(flags::VLAN);
+            }
+            continue;
+        }
         let (slots, flag) = place(o.field, eth_type);
         let mask = o.effective_mask();
         match slots {

@@ -268,7 +268,7 @@ pub(crate) fn parse_subfield(s: &str) -> Result<(OxmField, u16, u16), TextError>
 
 /// Writes `FIELD[...]` as ovs-ofctl does: `[]` for the whole field,
 /// `[n]` for one bit, `[a..b]` otherwise.
-fn format_subfield(f: OxmField, ofs: u16, n_bits: u16, s: &mut String) {
+pub(crate) fn format_subfield(f: OxmField, ofs: u16, n_bits: u16, s: &mut String) {
     use std::fmt::Write;
     match f.nxm_name() {
         Some(n) => {
@@ -522,6 +522,12 @@ fn parse_one(tok: &str, ctx: &mut Ctx, out: &mut Vec<Action>) -> Result<Action, 
             let port = need("PORT")?;
             return parse_resubmit(tok, port);
         }
+        "learn" => {
+            let body = need("learn(SPECS)")?;
+            return Ok(Action::Learn(Box::new(super::learn::parse_learn(
+                tok, body,
+            )?)));
+        }
         "conjunction" => {
             let what = "conjunction(ID,K/N)";
             let body = need(what)?;
@@ -730,6 +736,11 @@ pub fn format_action_named(a: &Action, names: &Names) -> String {
             }
         }
         Action::Conjunction(c) => format!("conjunction({},{}/{})", c.id, c.clause, c.n_clauses),
+        Action::Learn(l) => {
+            let mut s = String::new();
+            super::learn::format_learn(l, &mut s);
+            s
+        }
         Action::Experimenter { experimenter, data } => {
             format!(
                 "experimenter(id={experimenter:#x},data={})",

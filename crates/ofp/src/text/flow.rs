@@ -289,7 +289,7 @@ fn print_rank(f: OxmField) -> u8 {
         F::Metadata => 26,
         F::InPort | F::NxmInPort => 27,
         F::InPhyPort => 28,
-        F::VlanVid => 29,
+        F::VlanVid | F::VlanTci => 29,
         F::VlanPcp => 30,
         F::EthSrc => 31,
         F::EthDst => 32,

@@ -42,6 +42,7 @@
 mod actions;
 mod flow;
 mod group;
+mod learn;
 mod meter;
 mod value;
 

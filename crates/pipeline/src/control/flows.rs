@@ -38,6 +38,19 @@ impl Pipeline {
         wire_match: Option<&[u8]>,
         now_ns: u64,
     ) -> Result<Vec<Removed>, OfpError> {
+        let mut removed = self.apply_flow_mod_alone(fm, wire_match, now_ns)?;
+        self.forget_learners(&mut removed);
+        Ok(removed)
+    }
+
+    /// [`Pipeline::apply_flow_mod`] without what removing a learner
+    /// removes with it.
+    fn apply_flow_mod_alone(
+        &mut self,
+        fm: &FlowMod,
+        wire_match: Option<&[u8]>,
+        now_ns: u64,
+    ) -> Result<Vec<Removed>, OfpError> {
         if fm.flags & !ff::ALL != 0 {
             return Err(fm_err(
                 FlowModFailedCode::BadFlags,
@@ -211,6 +224,7 @@ impl Pipeline {
                 }
             }
         }
+        self.forget_learners(&mut out);
         out
     }
 

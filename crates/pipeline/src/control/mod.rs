@@ -37,6 +37,7 @@ use crate::validate::{self, Context};
 
 pub mod flows;
 pub mod groups_meters;
+pub mod learn;
 
 use flows::age;
 pub use flows::{flow_stats_entry, FLOW_ENTRY_MAX};
@@ -63,6 +64,12 @@ pub struct Config {
     /// touches survives a publication. 0: every publication empties every
     /// cache.
     pub change_log: usize,
+    /// Flows packets may teach (`learn`) per second, per table
+    /// ([`learn`]); bursts of `learn_burst`.
+    pub learn_rate: u64,
+    pub learn_burst: u64,
+    /// Learned flows one table may hold.
+    pub learned_max: usize,
 }
 
 impl Default for Config {
@@ -76,6 +83,9 @@ impl Default for Config {
             max_meters: 65_536,
             max_bands: 8,
             change_log: 16,
+            learn_rate: 10_000,
+            learn_burst: 10_000,
+            learned_max: 1_000_000,
         }
     }
 }
@@ -154,6 +164,8 @@ pub struct Pipeline {
     /// port has changed since (worked out again at the next snapshot, not
     /// at every one).
     liveness: Option<Arc<HashMap<u32, Box<[bool]>>>>,
+    /// Learned flows' bookkeeping ([`learn`]).
+    learning: learn::LearnState,
 }
 
 impl Pipeline {
@@ -172,6 +184,7 @@ impl Pipeline {
             next_id: 0,
             flows: 0,
             liveness: None,
+            learning: learn::LearnState::default(),
             table_counters: Arc::new((0..n).map(|_| Counters::new(config.workers)).collect()),
             ports: PortTable::default(),
             invalid_ttl_to_controller: false,

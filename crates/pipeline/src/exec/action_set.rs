@@ -98,6 +98,8 @@ impl ActionSet {
                 Action::Resubmit(_) => {}
                 // Validation keeps conjunctions out of write_actions.
                 Action::Conjunction(_) => {}
+                // As resubmit: taken, not run from the set.
+                Action::Learn(_) => {}
                 Action::SetField(MatchEntry::Other(_)) | Action::Experimenter { .. } => {}
             }
         }

@@ -36,10 +36,12 @@ use crate::trace::{describe_key, describe_rule};
 
 mod action_set;
 mod groups;
+mod learn;
 mod resubmit;
 mod snapshot;
 
 use action_set::ActionSet;
+pub use learn::{Learned, PENDING_MAX as LEARN_PENDING_MAX, RELEARN_NS};
 pub use snapshot::{GroupRt, Output, PortState, Snapshot, ToController};
 
 /// The state a packet carries through the pipeline.
@@ -58,6 +60,8 @@ struct Ctx<'a> {
     table_id: u8,
     cookie: u64,
     table_miss: bool,
+    /// The rule being executed (the learner of a `learn`).
+    rule_id: crate::classifier::RuleId,
     dropped: bool,
     /// Group buckets run so far for this packet.
     buckets_run: u32,
@@ -120,6 +124,19 @@ impl Worker {
     /// [`MAX_BUCKETS_PER_PACKET`] bucket runs.
     pub fn over_limit(&self) -> u64 {
         self.exec.over_limit
+    }
+
+    /// The flows packets taught since the last call (`learn`), for the
+    /// control plane to add ([`crate::Pipeline::learn`]). At most
+    /// [`LEARN_PENDING_MAX`] wait between two calls.
+    pub fn take_learned(&mut self) -> Vec<Learned> {
+        std::mem::take(&mut self.exec.teach.pending)
+    }
+
+    /// Learned flows this worker did not hand over: (taught again within
+    /// [`RELEARN_NS`], dropped because [`LEARN_PENDING_MAX`] were waiting).
+    pub fn learn_skipped(&self) -> (u64, u64) {
+        (self.exec.teach.repeated, self.exec.teach.dropped)
     }
 
     /// Cache hits and misses so far.
@@ -203,6 +220,7 @@ impl Worker {
             table_id: 0,
             cookie: u64::MAX,
             table_miss: false,
+            rule_id: u32::MAX,
             dropped: false,
             buckets_run: 0,
             resubmits: 0,
@@ -290,6 +308,8 @@ struct Exec {
     scratch: Vec<Action>,
     /// The conjunction lookup's scratch ([`conjunction::lookup`]).
     conj: Vec<conjunction::Hit>,
+    /// Flows packets taught (`learn`), for the control plane.
+    teach: learn::Teach,
     metadata: u64,
     /// The packet's tunnel metadata: what it came with from a tunnel port,
     /// as flows have set it since.
@@ -345,6 +365,7 @@ impl Exec {
             set: ActionSet::default(),
             scratch: Vec::with_capacity(16),
             conj: Vec::new(),
+            teach: learn::Teach::default(),
             metadata: 0,
             tun: TunnelMeta::default(),
             tun_arrived: (0, 0),
@@ -399,6 +420,7 @@ impl Exec {
             table_id: 0,
             cookie: 0,
             table_miss: false,
+            rule_id: u32::MAX,
             dropped: false,
             buckets_run: std::mem::take(&mut self.buckets_carried),
             resubmits: 0,
@@ -528,6 +550,7 @@ impl Exec {
             }
             cx.table_id = table as u8;
             cx.cookie = rule.cookie;
+            cx.rule_id = rule.id;
             cx.table_miss = rule.table_miss;
             let mut goto = None;
             for ins in rule.instructions.iter() {
@@ -651,8 +674,8 @@ impl Exec {
                 Action::Output { port, max_len } => self.output::<T>(*port, *max_len, cx),
                 Action::Group(g) => self.group::<T>(*g, frame, cx, depth),
                 Action::SetQueue(q) => cx.queue = Some(*q),
-                Action::SetField(MatchEntry::Basic(o)) => self.write_field::<T>(o, frame, cx),
-                Action::RegLoad(l) => self.write_field::<T>(&l.masked(), frame, cx),
+                Action::SetField(MatchEntry::Basic(o)) => self.write_any::<T, _>(o, frame, cx),
+                Action::RegLoad(l) => self.write_any::<T, _>(&l.masked(), frame, cx),
                 Action::RegMove(m) => {
                     let v = self.field_value(m.src, frame, cx) >> m.src_ofs;
                     let mask = ofp::action::bits_mask(m.dst_ofs, m.n_bits);
@@ -667,7 +690,7 @@ impl Exec {
                             ofp::text::format_action(&Action::SetField(MatchEntry::Basic(o)))
                         ));
                     }
-                    self.write_field::<T>(&o, frame, cx);
+                    self.write_any::<T, _>(&o, frame, cx);
                 }
                 Action::PushVlan(t)
                 | Action::PushMpls(t)
@@ -747,6 +770,20 @@ impl Exec {
                 // A conjunctive flow is never the result of a lookup
                 // (`crate::conjunction`): nothing runs its actions.
                 Action::Conjunction(_) => {}
+                Action::Learn(l) => {
+                    let learner = cx.rule_id;
+                    let taught = learn::build(l, learner, |f| self.field_value(f, frame, cx));
+                    if T {
+                        let mut fm = taught.flow_mod.clone();
+                        fm.command = ofp::msg::flow::FlowModCommand::Add;
+                        self.note(format!(
+                            "    -> would learn: {}",
+                            ofp::text::format_flow_mod(&fm)
+                        ));
+                    } else {
+                        self.teach.push(taught, cx.now_ns);
+                    }
+                }
                 Action::SetField(MatchEntry::Other(_)) | Action::Experimenter { .. } => {}
             }
         }
@@ -783,6 +820,46 @@ impl Exec {
                 }
                 crate::matchkey::read_field(&self.key, f).unwrap_or(0)
             }
+        }
+    }
+
+    /// [`Exec::write_field`], and the writes that change the header
+    /// layout: `NXM_OF_VLAN_TCI` (Open vSwitch's OpenFlow 1.0 view of the
+    /// tag) pushes a tag when CFI becomes set on a packet without one and
+    /// pops it when CFI is cleared, then sets VID and PCP.
+    fn write_any<const T: bool, B: FrameBuf + ?Sized>(
+        &mut self,
+        o: &Oxm,
+        frame: &mut B,
+        cx: &mut Ctx<'_>,
+    ) {
+        if o.field != OxmField::VlanTci {
+            return self.write_field::<T>(o, frame, cx);
+        }
+        let old = self.field_value(OxmField::VlanTci, frame, cx);
+        let m = o.mask.unwrap_or(0xffff) & 0xffff;
+        let tci = ((old & !m) | (o.value & m)) as u16;
+        let tagged = self.key.flags() & packet::flags::VLAN != 0;
+        if tci & 0x1000 == 0 {
+            if tagged {
+                self.before_change(frame, cx);
+                let r = edit::pop_vlan(frame, &self.off);
+                self.after_edit::<T>(r, frame, cx);
+            }
+            return;
+        }
+        if !tagged {
+            self.before_change(frame, cx);
+            let r = edit::push_vlan(frame, &self.off, packet::parse::ethertype::VLAN);
+            self.after_edit::<T>(r, frame, cx);
+        }
+        self.before_change(frame, cx);
+        for (f, v) in [
+            (OxmField::VlanVid, (tci & 0x1fff) as u128),
+            (OxmField::VlanPcp, (tci >> 13) as u128),
+        ] {
+            let r = edit::set_field(frame, &self.off, &Oxm::exact(f, v));
+            self.after_edit::<T>(r, frame, cx);
         }
     }
 

@@ -519,6 +519,20 @@ impl Control {
                 break;
             }
         }
+        // Flows packets taught.
+        let mut learned = Vec::new();
+        while learned.len() < 4096 {
+            match self.channels.learn.pop() {
+                Some(l) => learned.push(l),
+                None => break,
+            }
+        }
+        if !learned.is_empty() {
+            self.agent.handle_learned(&learned, now_ns);
+            if learned.len() == 4096 {
+                self.channels.packet_in_wake.wake();
+            }
+        }
         // Write, and let each connection go on as far as what was written
         // makes room; close a peer that lets its backlog pass the hard cap.
         let ids: Vec<ConnId> = self.streams.keys().copied().collect();

@@ -1,0 +1,231 @@
+//! Open vSwitch's `learn` through the pipeline: the flow a packet teaches
+//! (its match from the packet's fields, loads and outputs as actions,
+//! timeouts, priority, cookie, table), added by the control plane and
+//! seen by the packets after it; MAC learning as the Open vSwitch
+//! tutorial writes it; the learn action's `limit`, the per-table rate and
+//! cap; `delete_learned`; a flow taught again changing nothing.
+
+use ofp::msg::flow::FlowModCommand;
+use ofp::text::{format_flow_mod, parse_flow_mod};
+use pipeline::{Config, Pipeline, PortState, Worker};
+
+fn flow(p: &mut Pipeline, f: &str) {
+    let fm = parse_flow_mod(f).unwrap_or_else(|e| panic!("{f}: {e}"));
+    ofp::msg::Message::FlowMod(fm.clone())
+        .validate()
+        .unwrap_or_else(|e| panic!("{f}: {e}"));
+    p.flow_mod(&fm, 0).unwrap_or_else(|e| panic!("{f}: {e}"));
+}
+
+fn pipeline(config: Config, flows: &[&str]) -> Pipeline {
+    let mut p = Pipeline::new(Config {
+        n_tables: 16,
+        ..config
+    });
+    for n in 1..=8 {
+        p.set_port(PortState::up(n));
+    }
+    for f in flows {
+        flow(&mut p, f);
+    }
+    p
+}
+
+fn eth(src: u8, dst: u8) -> Vec<u8> {
+    packet::build::tcp_v4(
+        [2, 0, 0, 0, 0, src],
+        [2, 0, 0, 0, 0, dst],
+        [10, 0, 0, src],
+        [10, 0, 0, dst],
+        1000 + src as u16,
+        80,
+        2,
+    )
+}
+
+/// Runs `frame` from `in_port`, hands what it taught to the control
+/// plane, and returns the ports it went out of.
+fn run(p: &mut Pipeline, w: &mut Worker, in_port: u32, frame: &[u8], now: u64) -> Vec<u32> {
+    let snap = p.snapshot();
+    let mut f = frame.to_vec();
+    let outs = w
+        .process(&snap, in_port, &mut f, now)
+        .iter()
+        .map(|o| o.port)
+        .collect();
+    for l in w.take_learned() {
+        p.learn(&l, now);
+    }
+    outs
+}
+
+fn learned_flows(p: &Pipeline, table: usize) -> Vec<String> {
+    let mut v: Vec<String> = p.tables()[table]
+        .rules()
+        .map(|r| {
+            let fm = ofp::msg::flow::FlowMod {
+                table_id: table as u8,
+                priority: r.priority,
+                cookie: r.cookie,
+                idle_timeout: r.idle_timeout,
+                hard_timeout: r.hard_timeout,
+                match_: r.match_.get(),
+                instructions: r.instructions.to_vec(),
+                ..Default::default()
+            };
+            format_flow_mod(&fm)
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn the_taught_flow_is_built_from_the_packet() {
+    let mut p = pipeline(
+        Config::default(),
+        &["tcp,actions=learn(table=12,hard_timeout=100,priority=200,cookie=0x64,eth_type=0x800,nw_proto=6,NXM_OF_TCP_DST[],NXM_OF_IP_DST[],NXM_OF_IP_SRC[],load:NXM_OF_IP_DST[]->NXM_NX_REG3[],load:NXM_OF_TCP_DST[]->NXM_NX_REG4[0..15],load:0x1->NXM_NX_REG4[16..18],load:0x1->NXM_NX_REG0[19]),output:2"],
+    );
+    let mut w = Worker::new(0);
+    assert_eq!(run(&mut p, &mut w, 1, &eth(1, 2), 0), vec![2]);
+    assert_eq!(
+        learned_flows(&p, 12),
+        vec!["table=12,priority=200,cookie=0x64,hard_timeout=100,tcp,nw_src=10.0.0.1,nw_dst=10.0.0.2,tp_dst=80,actions=load:0xa000002->NXM_NX_REG3[],load:0x50->NXM_NX_REG4[0..15],load:0x1->NXM_NX_REG4[16..18],load:0x1->NXM_NX_REG0[19]".to_string()]
+    );
+}
+
+/// The Open vSwitch tutorial's MAC learning (ovs-advanced.rst, tables 2
+/// and 3 reduced to one VLAN): table 0 learns where each source address
+/// lives into table 10, then looks the destination up there; a miss
+/// floods.
+#[test]
+fn mac_learning_as_the_tutorial_writes_it() {
+    let mut p = pipeline(
+        Config::default(),
+        &[
+            "actions=learn(table=10,NXM_OF_VLAN_TCI[0..11],NXM_OF_ETH_DST[]=NXM_OF_ETH_SRC[],load:NXM_OF_IN_PORT[]->NXM_NX_REG0[0..15]),resubmit(,10),goto_table:1",
+            "table=10,priority=0,actions=drop",
+            "table=1,reg0=0,actions=flood",
+            "table=1,reg0=1,actions=output:1",
+            "table=1,reg0=2,actions=output:2",
+        ],
+    );
+    let mut w = Worker::new(0);
+    let flood = run(&mut p, &mut w, 1, &eth(1, 2), 0);
+    assert_eq!(flood.len(), 7, "unknown destination: flooded ({flood:?})");
+    // The reply finds where 02:..:01 lives; then the first host's next
+    // packet finds the second.
+    assert_eq!(run(&mut p, &mut w, 2, &eth(2, 1), 1), vec![1]);
+    assert_eq!(run(&mut p, &mut w, 1, &eth(1, 2), 2), vec![2]);
+    assert_eq!(
+        learned_flows(&p, 10),
+        vec![
+            "table=10,priority=0,actions=drop".to_string(),
+            "table=10,priority=32768,vlan_tci=0x0000/0x0fff,dl_dst=02:00:00:00:00:01,actions=load:0x1->NXM_NX_REG0[0..15]".to_string(),
+            "table=10,priority=32768,vlan_tci=0x0000/0x0fff,dl_dst=02:00:00:00:00:02,actions=load:0x2->NXM_NX_REG0[0..15]".to_string(),
+        ]
+    );
+}
+
+#[test]
+fn limit_rate_and_table_cap_bound_what_packets_teach() {
+    // limit=3: three distinct sources, then refused.
+    let mut p = pipeline(
+        Config::default(),
+        &["actions=learn(table=1,limit=3,NXM_OF_ETH_DST[]=NXM_OF_ETH_SRC[],output:NXM_OF_IN_PORT[])"],
+    );
+    let mut w = Worker::new(0);
+    for src in 1..=10 {
+        run(&mut p, &mut w, 1, &eth(src, 99), 0);
+    }
+    assert_eq!(p.tables()[1].len(), 3);
+    assert_eq!(p.learn_stats().over_limit, 7);
+    // A per-table rate of 5/s with bursts of 5: 5 at once, then 1 per
+    // 200 ms.
+    let mut p = pipeline(
+        Config {
+            learn_rate: 5,
+            learn_burst: 5,
+            ..Config::default()
+        },
+        &["actions=learn(table=1,NXM_OF_ETH_DST[]=NXM_OF_ETH_SRC[])"],
+    );
+    let mut w = Worker::new(0);
+    for src in 1..=20 {
+        run(&mut p, &mut w, 1, &eth(src, 99), 0);
+    }
+    let n = p.tables()[1].len();
+    assert!((5..=6).contains(&n), "{n} learned at once");
+    run(&mut p, &mut w, 1, &eth(50, 99), 400_000_000);
+    assert_eq!(p.tables()[1].len(), n + 1);
+    assert!(p.learn_stats().over_rate >= 14);
+    // A cap of 4 learned flows per table.
+    let mut p = pipeline(
+        Config {
+            learned_max: 4,
+            ..Config::default()
+        },
+        &["actions=learn(table=1,NXM_OF_ETH_DST[]=NXM_OF_ETH_SRC[])"],
+    );
+    let mut w = Worker::new(0);
+    for src in 1..=9 {
+        run(&mut p, &mut w, 1, &eth(src, 99), 0);
+    }
+    assert_eq!(p.tables()[1].len(), 4);
+    assert_eq!(p.learn_stats().over_table, 5);
+}
+
+#[test]
+fn a_flow_taught_again_changes_nothing_and_delete_learned_removes_them() {
+    let mut p = pipeline(
+        Config::default(),
+        &["priority=5,actions=learn(table=1,delete_learned,NXM_OF_ETH_DST[]=NXM_OF_ETH_SRC[])"],
+    );
+    let mut w = Worker::new(0);
+    for src in 1..=3 {
+        run(&mut p, &mut w, 1, &eth(src, 99), 0);
+    }
+    // The same packet again (another worker, so not remembered there).
+    let mut w2 = Worker::new(0);
+    run(&mut p, &mut w2, 1, &eth(1, 99), 0);
+    assert_eq!(p.learn_stats().unchanged, 1);
+    assert_eq!(p.tables()[1].len(), 3);
+    let mut fm = parse_flow_mod("priority=5").unwrap();
+    fm.command = FlowModCommand::DeleteStrict;
+    let removed = p.flow_mod(&fm, 0).unwrap();
+    assert_eq!(removed.len(), 4, "the learner and what it taught");
+    assert_eq!(p.tables()[1].len(), 0);
+    assert_eq!(p.learn_stats().deleted_with_learner, 3);
+}
+
+#[test]
+fn learned_flows_expire_and_the_worker_repeats_nothing_within_a_second() {
+    let mut p = pipeline(
+        Config::default(),
+        &["actions=learn(table=1,idle_timeout=1,NXM_OF_ETH_DST[]=NXM_OF_ETH_SRC[])"],
+    );
+    let mut w = Worker::new(0);
+    for _ in 0..100 {
+        run(&mut p, &mut w, 1, &eth(1, 99), 0);
+    }
+    assert_eq!(w.learn_skipped().0, 99, "taught once, then remembered");
+    assert_eq!(p.tables()[1].len(), 1);
+    p.expire(3_000_000_000);
+    assert_eq!(p.tables()[1].len(), 0);
+    run(&mut p, &mut w, 1, &eth(1, 99), 3_000_000_000);
+    assert_eq!(p.tables()[1].len(), 1, "taught again after it expired");
+}
+
+#[test]
+fn trace_shows_what_would_be_learned_and_learns_nothing() {
+    let mut p = pipeline(
+        Config::default(),
+        &["actions=learn(table=1,NXM_OF_ETH_DST[]=NXM_OF_ETH_SRC[])"],
+    );
+    let snap = p.snapshot();
+    let t = pipeline::trace::trace(&snap, 1, &eth(1, 2));
+    let text = t.steps.join("\n");
+    assert!(text.contains("would learn: table=1"), "{text}");
+    assert!(text.contains("dl_dst=02:00:00:00:00:01"), "{text}");
+    assert_eq!(p.tables()[1].len(), 0);
+}
