@@ -80,6 +80,10 @@ const FLOWS: &[&str] = &[
     "actions=learn(table=10,NXM_OF_VLAN_TCI[0..11],NXM_OF_ETH_DST[]=NXM_OF_ETH_SRC[],load:NXM_OF_IN_PORT[]->NXM_NX_REG0[0..15]),resubmit(,1)",
     "actions=learn(table=2,hard_timeout=300,priority=1,NXM_OF_VLAN_TCI[0..11],NXM_OF_ETH_DST[]=NXM_OF_ETH_SRC[],load:0->NXM_OF_VLAN_TCI[],load:NXM_NX_TUN_ID[]->NXM_NX_TUN_ID[],output:NXM_OF_IN_PORT[]),output:1",
     "actions=learn(table=0,dl_dst=01:02:03:04:05:06,reg1=0x5)",
+    // ovs-ofctl's leniencies: `in_port` as a load destination, `actions=`
+    // right after a value.
+    "in_port=2,actions=load:0->in_port,2",
+    "priority=4,in_port=6actions=drop",
     // The OpenFlow 1.0 VLAN spellings.
     "vlan_tci=0x1005/0x1fff,actions=drop",
     "vlan_tci=0x1000/0x1000,actions=drop",

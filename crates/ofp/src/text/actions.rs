@@ -220,6 +220,11 @@ fn parse_value(field: OxmField, v: &str) -> Result<u128, TextError> {
 /// (`NXM_NX_TUN_ID`, `OXM_OF_METADATA`) or its short name (`tun_id`,
 /// `eth_dst`, `dl_dst`, `metadata`, `tun_dst`).
 fn subfield_field(name: &str) -> Option<OxmField> {
+    // In load, move and learn, `in_port` is Open vSwitch's 16-bit port
+    // field (NXM_OF_IN_PORT), which they may write.
+    if name == "in_port" {
+        return Some(OxmField::NxmInPort);
+    }
     OxmField::from_nxm_name(name).or_else(|| field_by_name(name))
 }
 

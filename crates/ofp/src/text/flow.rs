@@ -425,7 +425,10 @@ pub fn format_match_named(m: &Match, names: &Names) -> String {
             // TCI (CFI is OFPVID_PRESENT), with the PCP folded in.
             OxmField::VlanVid if o.value <= 0x1fff && o.effective_mask() & 0x1fff != 0 => {
                 let (mut tci, mut mask) = (o.value as u16, (o.effective_mask() & 0x1fff) as u16);
-                if let Some(p) = m.get(OxmField::VlanPcp).filter(|p| p.mask.is_none()) {
+                // The PCP folds in where the TCI's parser puts it back:
+                // with CFI (a tag) in the value.
+                let pcp = m.get(OxmField::VlanPcp).filter(|p| p.mask.is_none());
+                if let Some(p) = pcp.filter(|_| tci & OFPVID_PRESENT != 0) {
                     tci |= (p.value as u16 & 7) << 13;
                     mask |= 0xe000;
                 }
@@ -435,6 +438,9 @@ pub fn format_match_named(m: &Match, names: &Names) -> String {
             OxmField::VlanPcp
                 if m.get(OxmField::VlanVid).is_some_and(|v| {
                     !(v.mask.is_none() && v.value & OFPVID_PRESENT as u128 != 0)
+                        && v.value & OFPVID_PRESENT as u128 != 0
+                        && v.value <= 0x1fff
+                        && v.effective_mask() & 0x1fff != 0
                 }) =>
             {
                 continue;

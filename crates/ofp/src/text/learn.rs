@@ -52,7 +52,11 @@ pub(crate) fn parse_learn(tok: &str, body: &str) -> Result<Learn, TextError> {
 /// A source: a field's bits, or (`n_bits` given by the destination) a
 /// value of the destination's kind.
 fn parse_src(s: &str, dst: OxmField, n_bits: u16) -> Result<LearnSpecSrc, TextError> {
-    if s.starts_with(|c: char| c.is_ascii_alphabetic()) && !s.contains(':') && !s.contains('.') {
+    // A field (`NXM_NX_REG4[0..15]`, `in_port`), not a value (an address
+    // like `aa:bb:cc:00:00:01` or `10.0.0.1`, a number).
+    let field = s.starts_with(|c: char| c.is_ascii_alphabetic())
+        && (s.contains('[') || !s.contains([':', '.']));
+    if field {
         let (f, ofs, n) = parse_subfield(s)?;
         if n != n_bits {
             return Err(TextError::new(

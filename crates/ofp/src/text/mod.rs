@@ -105,15 +105,13 @@ pub(crate) fn split_top(s: &str) -> Vec<&str> {
 /// text before it and after it.
 pub(crate) fn split_at_key<'a>(s: &'a str, key: &str) -> Option<(&'a str, &'a str)> {
     let mut depth = 0i32;
-    let bytes = s.as_bytes();
     for (i, c) in s.char_indices() {
         match c {
             '(' => depth += 1,
             ')' => depth -= 1,
-            _ if depth == 0
-                && s[i..].starts_with(key)
-                && (i == 0 || matches!(bytes[i - 1], b',' | b' ' | b'\t' | b'\n')) =>
-            {
+            // Anywhere at the top level, as ovs-ofctl looks for it
+            // (`priority=6actions=...` is read as `priority=6`).
+            _ if depth == 0 && s[i..].starts_with(key) => {
                 return Some((&s[..i], &s[i + key.len()..]));
             }
             _ => {}
