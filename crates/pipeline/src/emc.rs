@@ -56,7 +56,7 @@ const K: [u64; KEY_WORDS] = {
 /// other (a sum, not a chain), so they pipeline: a chained hash over 17
 /// words cost more than the classifier lookup it was meant to save.
 #[inline]
-fn hash(key: &FlowKey, table: u8) -> u64 {
+pub(crate) fn hash(key: &FlowKey, table: u8) -> u64 {
     let mut h = table as u64;
     // The tunnel words (the last five) are zero for most packets: folded
     // into one before the multiply (the comparison that follows a hash is

@@ -15,7 +15,8 @@
 //!   the OpenFlow semantics of FLOW_MOD, GROUP_MOD and METER_MOD; it
 //!   publishes immutable [`Snapshot`]s, each with the recent rule changes
 //!   ([`changes`]) so the workers' exact-match caches ([`emc`]) keep what
-//!   a publication did not touch.
+//!   a publication did not touch; [`paths`] caches whole multi-table
+//!   walks per ingress key.
 //! * [`exec`] runs packets through a snapshot ([`Worker::process`]):
 //!   instructions, the action set, groups, meters; [`edit`] changes headers
 //!   in place with incremental checksums; [`meter`] holds the meters'
@@ -36,6 +37,7 @@ pub mod exec;
 mod expiry;
 pub mod matchkey;
 pub mod meter;
+pub mod paths;
 pub mod ports;
 pub mod published;
 pub mod rule;

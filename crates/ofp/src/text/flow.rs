@@ -437,7 +437,8 @@ pub fn format_match_named(m: &Match, names: &Names) -> String {
             }
             OxmField::VlanPcp
                 if m.get(OxmField::VlanVid).is_some_and(|v| {
-                    !(v.mask.is_none() && v.value & OFPVID_PRESENT as u128 != 0)
+                    // Folded into vlan_tci above: a masked VID with CFI.
+                    v.mask.is_some()
                         && v.value & OFPVID_PRESENT as u128 != 0
                         && v.value <= 0x1fff
                         && v.effective_mask() & 0x1fff != 0

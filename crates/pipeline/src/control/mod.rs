@@ -254,10 +254,12 @@ impl Pipeline {
                 self.config.change_log,
             );
         }
+        let tables = self.published.tables();
         Arc::new(Snapshot {
             version: self.version,
             changes: self.changes.clone(),
-            tables: self.published.tables(),
+            multi_table: tables.iter().filter(|t| !t.is_empty()).count() > 1,
+            tables,
             table_counters: self.table_counters.clone(),
             groups: self
                 .groups

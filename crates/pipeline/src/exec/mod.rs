@@ -21,6 +21,8 @@
 //! One job in one file: the interpreter (its steps share the packet's
 //! context and are read best in order).
 
+use std::sync::Arc;
+
 use ofp::msg::flow::PacketInReason;
 use ofp::msg::group::GroupType;
 use ofp::oxm::{MatchEntry, Oxm, OxmField};
@@ -32,6 +34,7 @@ use crate::conjunction;
 use crate::edit::{self, Edit, Ttl};
 use crate::emc::Emc;
 use crate::meter::Verdict;
+use crate::rule::Rule;
 use crate::trace::{describe_key, describe_rule};
 
 mod action_set;
@@ -70,6 +73,33 @@ struct Ctx<'a> {
     resubmit_depth: u32,
     /// The packet went over the resubmit limits: dropped whole.
     failed: bool,
+    /// A cached walk being replayed ([`crate::paths`]): the rules its
+    /// lookups found, and how many were used.
+    replay: Option<&'a [Option<Arc<Rule>>]>,
+    replayed: usize,
+    /// Whether this packet's lookups are recorded (`Exec::recorded`).
+    record: bool,
+}
+
+impl<'a> Ctx<'a> {
+    /// The next lookup's answer from the walk being replayed, if any
+    /// (`Some(None)`: that lookup found no rule).
+    #[inline]
+    fn replay_next(&mut self) -> Option<Option<&'a Arc<Rule>>> {
+        let path = self.replay?;
+        match path.get(self.replayed) {
+            Some(r) => {
+                self.replayed += 1;
+                Some(r.as_ref())
+            }
+            None => {
+                // Past the recorded walk (a meter ended it early): real
+                // lookups from here on.
+                self.replay = None;
+                None
+            }
+        }
+    }
 }
 
 /// How a walk through the tables ended.
@@ -87,6 +117,7 @@ pub struct Worker {
     pub id: usize,
     exec: Exec,
     emc: Option<Emc>,
+    paths: Option<crate::paths::Paths>,
 }
 
 /// Default exact-match cache size (entries).
@@ -104,6 +135,7 @@ impl Worker {
             id,
             exec: Exec::new(),
             emc: (entries > 0).then(|| Emc::new(entries)),
+            paths: (entries > 0).then(|| crate::paths::Paths::new(entries / 2)),
         }
     }
 
@@ -144,6 +176,11 @@ impl Worker {
         self.emc.as_ref().map_or((0, 0), |e| (e.hits, e.misses))
     }
 
+    /// Hits and misses of the cache of whole walks ([`crate::paths`]).
+    pub fn path_stats(&self) -> (u64, u64) {
+        self.paths.as_ref().map_or((0, 0), |p| (p.hits, p.misses))
+    }
+
     /// Cache hits so far on entries of an earlier version that no rule
     /// change since touched (counted in the hits too).
     pub fn cache_kept(&self) -> u64 {
@@ -178,6 +215,7 @@ impl Worker {
         self.exec.process::<false, _>(
             self.id,
             self.emc.as_mut(),
+            self.paths.as_mut(),
             snap,
             in_port,
             tun,
@@ -226,6 +264,9 @@ impl Worker {
             resubmits: 0,
             resubmit_depth: 0,
             failed: false,
+            replay: None,
+            replayed: 0,
+            record: false,
         };
         e.run_actions::<false, _>(actions, frame, &mut cx, 0);
         let mut buckets = cx.buckets_run;
@@ -257,6 +298,7 @@ impl Worker {
             let r = self.exec.process::<false, _>(
                 id,
                 None,
+                None,
                 snap,
                 in_port,
                 &o.tunnel.meta(),
@@ -287,7 +329,7 @@ pub(crate) fn trace_run(
     let mut e = Exec::new();
     let mut f = frame.to_vec();
     let outputs = e
-        .process::<true, _>(0, None, snap, in_port, tun, &mut f, 0)
+        .process::<true, _>(0, None, None, snap, in_port, tun, &mut f, 0)
         .to_vec();
     let outputs = outputs
         .into_iter()
@@ -310,6 +352,8 @@ struct Exec {
     conj: Vec<conjunction::Hit>,
     /// Flows packets taught (`learn`), for the control plane.
     teach: learn::Teach,
+    /// The rules this packet's lookups found, for [`crate::paths`].
+    recorded: Vec<Option<Arc<Rule>>>,
     metadata: u64,
     /// The packet's tunnel metadata: what it came with from a tunnel port,
     /// as flows have set it since.
@@ -366,6 +410,7 @@ impl Exec {
             scratch: Vec::with_capacity(16),
             conj: Vec::new(),
             teach: learn::Teach::default(),
+            recorded: Vec::with_capacity(8),
             metadata: 0,
             tun: TunnelMeta::default(),
             tun_arrived: (0, 0),
@@ -393,6 +438,7 @@ impl Exec {
         &mut self,
         worker: usize,
         emc: Option<&mut Emc>,
+        mut paths: Option<&mut crate::paths::Paths>,
         snap: &Snapshot,
         in_port: u32,
         tun: &TunnelMeta,
@@ -409,6 +455,40 @@ impl Exec {
         if T {
             self.note(format!("Flow: {}", describe_key(&self.key)));
         }
+        // A walk recorded for this ingress key replays; otherwise this one
+        // is recorded, when the cache is in use.
+        let mut replay = None;
+        let mut ingress = None;
+        if let Some(p) = paths.as_deref_mut().filter(|_| snap.multi_table) {
+            replay = p.get(snap.version, &self.key);
+            if replay.is_none() {
+                ingress = Some(self.key);
+                self.recorded.clear();
+            }
+        }
+        let record = ingress.is_some();
+        self.run_walk::<T, B>(worker, emc, snap, in_port, frame, now_ns, replay, record);
+        if let (Some(key), Some(p)) = (ingress, paths) {
+            p.put(snap.version, &key, &self.recorded);
+            self.recorded.clear();
+        }
+        &self.outputs
+    }
+
+    /// The walk of [`Exec::process`] and the action set after it.
+    #[allow(clippy::too_many_arguments)] // the packet and its context
+    #[inline(always)]
+    fn run_walk<const T: bool, B: FrameBuf + ?Sized>(
+        &mut self,
+        worker: usize,
+        emc: Option<&mut Emc>,
+        snap: &Snapshot,
+        in_port: u32,
+        frame: &mut B,
+        now_ns: u64,
+        replay: Option<&[Option<Arc<Rule>>]>,
+        record: bool,
+    ) -> Walk {
         let mut cx = Ctx {
             snap,
             worker,
@@ -426,6 +506,9 @@ impl Exec {
             resubmits: 0,
             resubmit_depth: 0,
             failed: false,
+            replay,
+            replayed: 0,
+            record,
         };
         let walked = self.walk::<T, B>(0, None, frame, &mut cx, emc, 0);
         if cx.failed {
@@ -433,11 +516,11 @@ impl Exec {
             // whole, whatever it had been sent to.
             self.outputs.clear();
             self.buckets_used = cx.buckets_run;
-            return &self.outputs;
+            return walked;
         }
         if walked == Walk::Stop {
             self.buckets_used = cx.buckets_run;
-            return &self.outputs;
+            return walked;
         }
         if !self.set.is_empty() {
             let mut list = std::mem::take(&mut self.scratch);
@@ -455,7 +538,7 @@ impl Exec {
             self.note("Action set: empty".into());
         }
         self.buckets_used = cx.buckets_run;
-        &self.outputs
+        walked
     }
 
     /// Looks the packet up from table `first` on and runs what matches,
@@ -496,16 +579,20 @@ impl Exec {
             if let Some(p) = other_port {
                 self.key.set(s::IN_PORT, p as u64);
             }
-            let found = match emc.as_deref_mut().filter(|_| !T) {
-                Some(e) => match e.find(snap.version, &snap.changes, table as u8, &self.key) {
-                    Ok(i) => e.rule(i),
-                    Err(i) => {
-                        let r = conjunction::lookup(cls, &mut self.key, &mut self.conj).0;
-                        e.put(i, snap.version, table as u8, &self.key, r);
-                        r
+            let replayed = cx.replay_next();
+            let found = match (replayed, emc.as_deref_mut().filter(|_| !T)) {
+                (Some(r), _) => r,
+                (None, Some(e)) => {
+                    match e.find(snap.version, &snap.changes, table as u8, &self.key) {
+                        Ok(i) => e.rule(i),
+                        Err(i) => {
+                            let r = conjunction::lookup(cls, &mut self.key, &mut self.conj).0;
+                            e.put(i, snap.version, table as u8, &self.key, r);
+                            r
+                        }
                     }
-                },
-                None => {
+                }
+                (None, None) => {
                     let (r, via) = conjunction::lookup(cls, &mut self.key, &mut self.conj);
                     if let (true, conjunction::Via::Conjunction { id, priority }) = (T, via) {
                         self.note(format!(
@@ -517,6 +604,9 @@ impl Exec {
             };
             if other_port.is_some() {
                 self.key.set(s::IN_PORT, cx.in_port as u64);
+            }
+            if cx.record && self.recorded.len() <= crate::paths::MAX_PATH {
+                self.recorded.push(found.cloned());
             }
             let Some(rule) = found else {
                 // No match and no table-miss entry: the packet is dropped.

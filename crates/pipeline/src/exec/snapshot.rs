@@ -68,6 +68,9 @@ pub struct Snapshot {
     /// brings a copy no snapshot holds up to date for the next version:
     /// [`crate::published`]).
     pub tables: Arc<crate::published::Tables>,
+    /// Whether more than one table has rules: a packet may be looked up
+    /// more than once, and its walks are worth caching ([`crate::paths`]).
+    pub multi_table: bool,
     pub table_counters: Arc<Vec<TableCounters>>,
     pub groups: HashMap<u32, Arc<GroupRt>>,
     /// Which buckets of each group are live (watch port up, watched group

@@ -20,6 +20,8 @@ sections (none given: --configs --ingest):
               and each action kind over a plain output
   --churn     one flow-mod and publication per pass over the traffic:
               the exact-match cache with its change log on and off
+  --tables    five tables with registers and resubmits (Neutron's
+              br-int shape) against one table, same traffic
   --all       every section
 
 options:
@@ -39,6 +41,7 @@ pub struct Opts {
     pub scaling: bool,
     pub stages: bool,
     pub churn: bool,
+    pub tables: bool,
     /// Hidden: run the ingest memory probe for this many rules and print
     /// the RSS growth in bytes (see `ingest.rs`).
     pub rss_child: Option<u32>,
@@ -70,9 +73,10 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Option<Opts>, Str
             "--scaling" => (o.scaling, any) = (true, true),
             "--stages" => (o.stages, any) = (true, true),
             "--churn" => (o.churn, any) = (true, true),
+            "--tables" => (o.tables, any) = (true, true),
             "--all" => {
-                (o.configs, o.ingest, o.scaling, o.stages, o.churn) =
-                    (true, true, true, true, true);
+                (o.configs, o.ingest, o.scaling, o.stages, o.churn, o.tables) =
+                    (true, true, true, true, true, true);
                 any = true;
             }
             "--help" | "-h" => return Ok(None),

@@ -19,7 +19,9 @@
 //! * `scaling.rs`: many rules, many active flows, uniform and Zipf;
 //! * `stages.rs`: what each step and action adds per packet;
 //! * `churn.rs`: the cost per packet while flow-mods keep coming, with
-//!   the exact-match cache's change log on and off.
+//!   the exact-match cache's change log on and off;
+//! * `tables.rs`: five tables in Open vSwitch's dialect (registers,
+//!   resubmit) against one, for the same traffic.
 //!
 //! `cli.rs` reads the flags, `measure.rs` times rounds, `rules.rs` and
 //! `flows.rs` build the rule sets, `traffic.rs` the many-flow traffic.
@@ -33,6 +35,7 @@ mod measure;
 mod rules;
 mod scaling;
 mod stages;
+mod tables;
 mod traffic;
 
 fn main() {
@@ -66,5 +69,8 @@ fn main() {
     }
     if opts.churn {
         churn::run(plan, opts.json);
+    }
+    if opts.tables {
+        tables::run(plan, opts.json);
     }
 }
