@@ -303,7 +303,7 @@ test_vlan_push_pop() {
             xdp_hosts_gro 2
         fi
         local cfg
-        cfg=$(E2E_BACKEND=$be two_port_config "priority=10,in_port=1,actions=push_vlan:0x8100,set_field:10->vlan_vid,output:2" \
+        cfg=$(E2E_BACKEND=$be two_port_config "priority=10,in_port=1,actions=push_vlan:0x8100,set_field:4106->vlan_vid,output:2" \
             "priority=10,in_port=2,dl_vlan=10,actions=pop_vlan,output:1")
         start_sluice --config "$cfg"
         local r=0 src=020000000099

@@ -95,10 +95,6 @@
 //! - `dump-table-features` lays tables out as ovs-ofctl does ("ditto" for
 //!   a table like the previous one) but names fields and actions the
 //!   OpenFlow way (`ipv4_src`, `dec_nw_ttl`), not ovs-ofctl's (`ip_{src,dst}`).
-//! - `set_field:5->vlan_vid` gets OFPVID_PRESENT added (a VLAN id without
-//!   the bit would mean "no VLAN"); ovs-ofctl sends 5 as given, which sluice
-//!   refuses with OFPBAC_BAD_SET_ARGUMENT. Write `set_field:4101->vlan_vid`
-//!   for text both take.
 //! - Port names are printed with `--names` only (ovs-ofctl 3.x also picks
 //!   them when writing to a terminal) and never read in flows, except by
 //!   `parse-flows --name-map FILE`, which takes them from FILE (a stand-in

@@ -202,7 +202,7 @@ fn reserved_ports() {
 #[test]
 fn vlan_push_set_pop() {
     let mut p = pipeline(&[
-        "priority=1,in_port=1,actions=push_vlan:0x8100,set_field:10->vlan_vid,output:2",
+        "priority=1,in_port=1,actions=push_vlan:0x8100,set_field:4106->vlan_vid,output:2",
         "priority=1,in_port=2,dl_vlan=10,actions=pop_vlan,output:1",
     ]);
     let original = tcp(64, 1);

@@ -105,7 +105,7 @@ fn flow_mod_errors_change_nothing() {
             ErrorCode::BadAction(BadActionCode::MatchInconsistent),
         ),
         (
-            add("actions=set_field:5->vlan_vid"),
+            add("actions=set_field:4101->vlan_vid"),
             ErrorCode::BadAction(BadActionCode::MatchInconsistent),
         ),
         (
@@ -144,7 +144,7 @@ fn flow_mod_errors_change_nothing() {
     }
     // A VLAN push makes a later set_field of vlan_vid consistent.
     p.flow_mod(
-        &add("priority=1,actions=push_vlan:0x8100,set_field:5->vlan_vid,output:1"),
+        &add("priority=1,actions=push_vlan:0x8100,set_field:4101->vlan_vid,output:1"),
         0,
     )
     .unwrap();

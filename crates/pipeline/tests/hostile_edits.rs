@@ -80,13 +80,13 @@ fn packet_out_actions_are_checked_against_the_packet() {
     );
     assert_eq!(check("set_field:1->tcp_src,output:2", &arp()), inconsistent);
     assert_eq!(
-        check("set_field:5->vlan_vid,output:2", &arp()),
+        check("set_field:4101->vlan_vid,output:2", &arp()),
         inconsistent
     );
     assert_eq!(check("set_field:2->arp_op,output:2", &arp()), Ok(()));
     assert_eq!(
         check(
-            "push_vlan:0x8100,set_field:5->vlan_vid,output:table",
+            "push_vlan:0x8100,set_field:4101->vlan_vid,output:table",
             &arp()
         ),
         Ok(())

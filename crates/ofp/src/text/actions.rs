@@ -467,10 +467,10 @@ fn parse_one(tok: &str, ctx: &mut Ctx, out: &mut Vec<Action>) -> Result<Action, 
                 .ok_or_else(|| TextError::new(body, "VALUE->FIELD"))?;
             let field = field_by_name(f)
                 .ok_or_else(|| TextError::new(f, "a settable field name like eth_dst"))?;
-            let (mut value, mask) = parse_masked(field, v)?;
-            if field == OxmField::VlanVid && value <= 0xfff {
-                value |= OFPVID_PRESENT as u128;
-            }
+            // `set_field:5->vlan_vid` is VLAN_VID 5, without
+            // OFPVID_PRESENT, which validation refuses, as Open vSwitch
+            // does (write 4101, or mod_vlan_vid:5).
+            let (value, mask) = parse_masked(field, v)?;
             match mask {
                 // A masked set_field is a load of the masked bits, as
                 // ovs-ofctl sends it under OpenFlow 1.3.

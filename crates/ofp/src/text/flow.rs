@@ -681,7 +681,7 @@ mod tests {
     #[test]
     fn vlan_and_reserved_ports() {
         let fm = parse_flow_mod(
-            "dl_vlan=10,actions=push_vlan:0x8100,set_field:20->vlan_vid,in_port,controller:128",
+            "dl_vlan=10,actions=push_vlan:0x8100,set_field:4116->vlan_vid,in_port,controller:128",
         )
         .unwrap();
         assert_eq!(fm.match_.get(OxmField::VlanVid).unwrap().value, 0x100a);
@@ -714,7 +714,7 @@ mod tests {
             ),
             ("actions=Normal,output:Local", "actions=NORMAL,LOCAL"),
             (
-                "actions=set_field:5->vlan_vid",
+                "actions=set_field:4101->vlan_vid",
                 "actions=set_field:4101->vlan_vid",
             ),
         ] {
