@@ -109,7 +109,7 @@ impl Emc {
     ) -> Result<usize, usize> {
         let i = hash(key, table) as usize & self.mask;
         let s = &mut self.slots[i];
-        if s.table == table && s.key == *key {
+        if s.table == table && s.key.same(key) {
             if s.version == version {
                 self.hits += 1;
                 return Ok(i);

@@ -74,7 +74,7 @@ impl Paths {
         let i = crate::emc::hash(key, 0xff) as usize & self.mask;
         for j in [i, i ^ 1] {
             let s = &self.slots[j];
-            if s.version == version && s.key == *key {
+            if s.version == version && s.key.same(key) {
                 self.hits += 1;
                 return Some(&self.slots[j].path);
             }
