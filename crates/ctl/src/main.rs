@@ -20,8 +20,8 @@
 //! `add-groups`, `mod-group`, `del-groups`, `add-meter`, `mod-meter`,
 //! `del-meters`, `dump-meters`, `meter-stats`, `meter-features`,
 //! `packet-out`, `monitor`, `trace`, `add-port`, `del-port`, `fdb-show`,
-//! `fdb-flush`, `vlog`, and `parse-flows FILE`, which needs no switch
-//! (`sluice-ctl help COMMAND`).
+//! `fdb-flush`, `vlog`, and `parse-flows FILE` and `offline-trace FILE...`,
+//! which need no switch (`sluice-ctl help COMMAND`).
 //!
 //! ## What ovs-ofctl users can count on
 //!
@@ -416,6 +416,29 @@ pub enum Cmd {
         /// are left as written.
         #[arg(long, value_name = "FILE")]
         name_map: Option<String>,
+    },
+    /// Runs packets through a pipeline built from flow text, in this
+    /// process (no switch): FILEs ("-": standard input) are read in order,
+    /// a line each: `case NAME` (a new, empty pipeline), `group_id=...` (a
+    /// group), `packet IN_PORT PACKET` (PACKET in hex or as a match, as
+    /// `trace` takes it), or a flow; `#` comments. Each case's groups are
+    /// added, then its flows, as the switch takes them from a controller,
+    /// then its packets run as the datapath runs them. Prints JSON, a line
+    /// per refused flow or group (`"error"`) and per packet (`"outputs"`
+    /// in order, each with its port and the frame as it left, in hex).
+    OfflineTrace {
+        #[arg(required = true)]
+        files: Vec<String>,
+        /// Ports 1..=N exist and are up (an output elsewhere goes nowhere).
+        #[arg(long, default_value_t = 8, value_name = "N")]
+        ports: u32,
+        /// Port and table names to replace by numbers, as parse-flows
+        /// takes them (the packets' IN_PORT too).
+        #[arg(long, value_name = "FILE")]
+        name_map: Option<String>,
+        /// Adds each packet's trace, as `trace` prints it (`"steps"`).
+        #[arg(long)]
+        steps: bool,
     },
 }
 

@@ -14,7 +14,9 @@
 //! - `switch_desc`: show and dump-desc;
 //! - `packets`: packet-out, monitor and trace;
 //! - `changes`: how a change is sent and how its refusal is reported;
-//! - `parse_flows`: parse-flows, a flow file checked offline (no switch).
+//! - `parse_flows`: parse-flows, a flow file checked offline (no switch);
+//! - `offline_trace`: offline-trace, packets through a pipeline built from
+//!   flow text in this process (no switch).
 //!
 //! The management commands (add-port, del-port, fdb-show, fdb-flush, vlog)
 //! are `crate::manage`'s.
@@ -30,6 +32,7 @@ mod changes;
 mod file_batches;
 mod flow;
 mod group_meter;
+mod offline_trace;
 mod packets;
 mod parse_flows;
 mod port_table;
@@ -109,6 +112,17 @@ pub fn run(
         check_bundle(&cmd, opts)?;
         return parse_flows::parse_flows(file, name_map.as_deref());
     }
+    // So does offline-trace.
+    if let Cmd::OfflineTrace {
+        files,
+        ports,
+        name_map,
+        steps,
+    } = &cmd
+    {
+        check_bundle(&cmd, opts)?;
+        return offline_trace::offline_trace(files, *ports, name_map.as_deref(), *steps);
+    }
     let text = run_text(cmd, &connect, opts)?;
     Ok(Output { text, status: 0 })
 }
@@ -156,7 +170,9 @@ fn run_text(cmd: Cmd, connect: &Connect<'_>, opts: &Opts) -> Result<String> {
         Cmd::ModFlows { switch, flow } => mod_flows(connect, &switch, &flow, opts),
         Cmd::DelFlows { switch, flows } => del_flows(connect, &switch, flows.as_deref(), opts),
         Cmd::ReplaceFlows { switch, file } => replace_flows(connect, &switch, &file, opts),
-        Cmd::DiffFlows { .. } | Cmd::ParseFlows { .. } => unreachable!("handled in run"),
+        Cmd::DiffFlows { .. } | Cmd::ParseFlows { .. } | Cmd::OfflineTrace { .. } => {
+            unreachable!("handled in run")
+        }
         Cmd::DumpGroups { switch, group } => dump_groups(connect, &switch, group.as_deref()),
         Cmd::DumpGroupStats { switch, group } => {
             dump_group_stats(connect, &switch, group.as_deref())

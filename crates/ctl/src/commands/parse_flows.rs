@@ -71,6 +71,11 @@ impl NameMap {
         self.ports.get(unquote(name)).map(u32::to_string)
     }
 
+    /// The port `name` stands for, or `name` as written.
+    pub(crate) fn port_or(&self, name: &str) -> String {
+        self.port(name).unwrap_or_else(|| name.to_string())
+    }
+
     fn table(&self, name: &str) -> Option<String> {
         self.tables.get(unquote(name)).map(u8::to_string)
     }

@@ -1,0 +1,307 @@
+//! offline-trace: packets through a pipeline built from flow text, with no
+//! switch: the pipeline of the switch (`pipeline::Pipeline`) and the
+//! datapath's path through it (`Worker::process`), in this process. The
+//! sluice side of the differential test against Open vSwitch's
+//! `ofproto/trace` (scripts/ovs_diff.py).
+//!
+//! The FILEs are read in order as one text (a flows file then a packets
+//! file, or one file holding both), a line each:
+//!
+//! - `case NAME`: a new case (a new, empty pipeline) named NAME; the lines
+//!   before the first `case` are a case named `-`;
+//! - `group_id=...`: a group, as `ovs-ofctl add-group(s)` takes it;
+//! - `packet IN_PORT PACKET`: a frame received on IN_PORT, PACKET in hex
+//!   or described as `trace` takes it (a match: `tcp,tp_dst=80`);
+//! - anything else: a flow, as `ovs-ofctl add-flow(s)` takes it;
+//! - blank lines and `#` comments are skipped.
+//!
+//! A case's groups are added first, then its flows, each in file order, as
+//! the switch takes them from a controller: parsed, encoded as an OpenFlow
+//! 1.3 message, decoded, validated (`Message::validate`) and applied
+//! (`Pipeline::group_mod`, `Pipeline::flow_mod_with_match`). Ports
+//! 1..=N (`--ports`) are up. Then each packet runs through
+//! `Worker::process` on the case's snapshot.
+//!
+//! Output, one JSON object a line:
+//! - `{"case":C,"error":"line L: ERROR: TEXT"}` for a flow or group
+//!   refused (the rest of the case still runs);
+//! - `{"case":C,"packet":I,"in_port":P,"outputs":[...]}` per packet (I
+//!   counts from 0 in its case), the outputs in order, each
+//!   `{"port":2,"frame":HEX}`; reserved ports by name (`"LOCAL"`,
+//!   `"NORMAL"`, `"CONTROLLER"`, the last with `"reason"` and `"table"`).
+//!   An output to a port number the switch lacks is left out (the
+//!   datapath has nowhere to send it). `"check"` is added when the same
+//!   packet run again (now in the exact-match cache) or traced
+//!   (`pipeline::trace`) went elsewhere, with those outputs; `"steps"`
+//!   holds the trace's text with `--steps`.
+
+use std::fmt::Write as _;
+
+use bytes::Bytes;
+use ofp::port::port_no;
+use ofp::text::{parse_flow_mod, parse_group_mod};
+use ofp::Message;
+use pipeline::{Config, Output as Out, Pipeline, PortState, Worker};
+
+use super::parse_flows::NameMap;
+use super::{usage, Output, Result};
+
+#[derive(Debug)]
+struct Case {
+    name: String,
+    groups: Vec<(usize, String)>,
+    flows: Vec<(usize, String)>,
+    packets: Vec<(u32, Vec<u8>)>,
+}
+
+impl Case {
+    fn new(name: &str) -> Case {
+        Case {
+            name: name.to_string(),
+            groups: Vec::new(),
+            flows: Vec::new(),
+            packets: Vec::new(),
+        }
+    }
+}
+
+fn json_str(s: &str) -> String {
+    let mut o = String::with_capacity(s.len() + 2);
+    o.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            '\n' => o.push_str("\\n"),
+            '\t' => o.push_str("\\t"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(o, "\\u{:04x}", c as u32);
+            }
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter()
+        .fold(String::with_capacity(b.len() * 2), |mut s, x| {
+            let _ = write!(s, "{x:02x}");
+            s
+        })
+}
+
+/// The outputs as JSON objects, those to ports the switch has.
+fn describe(outs: &[Out], final_frame: &[u8], n_ports: u32) -> Vec<String> {
+    outs.iter()
+        .filter(|o| o.port > port_no::MAX || (1..=n_ports).contains(&o.port))
+        .map(|o| {
+            let port = match o.port {
+                p if p > port_no::MAX => json_str(&ofp::text::format_port(p)),
+                p => p.to_string(),
+            };
+            let mut s = format!("{{\"port\":{port}");
+            if let Some(c) = &o.controller {
+                let reason = json_str(&c.reason.to_string());
+                let _ = write!(s, ",\"reason\":{reason},\"table\":{}", c.table_id);
+            }
+            let frame = hex(o.data.as_deref().unwrap_or(final_frame));
+            let _ = write!(s, ",\"frame\":\"{frame}\"}}");
+            s
+        })
+        .collect()
+}
+
+/// Adds a flow or a group as the switch takes one from the wire.
+fn apply(p: &mut Pipeline, text: &str, group: bool) -> std::result::Result<(), String> {
+    let msg = if group {
+        Message::GroupMod(parse_group_mod(text).map_err(|e| e.to_string())?)
+    } else {
+        Message::FlowMod(parse_flow_mod(text).map_err(|e| e.to_string())?)
+    };
+    let bytes = msg
+        .try_to_bytes(1)
+        .map_err(|e| format!("does not encode: {} bytes", e.len))?;
+    let (_, msg) = Message::decode(&Bytes::from(bytes.clone())).map_err(|e| e.to_string())?;
+    msg.validate().map_err(|e| e.to_string())?;
+    match msg {
+        Message::FlowMod(fm) => p
+            .flow_mod_with_match(&fm, ofp::FlowMod::match_bytes(&bytes), 0)
+            .map(drop),
+        Message::GroupMod(gm) => p.group_mod(&gm, 0).map(drop),
+        _ => unreachable!("parsed as a flow or a group"),
+    }
+    .map_err(|e| e.to_string())
+}
+
+fn run_case(case: &Case, n_ports: u32, steps: bool, out: &mut String) {
+    let mut p = Pipeline::new(Config::default());
+    for n in 1..=n_ports {
+        p.set_port(PortState::up(n));
+    }
+    let name = json_str(&case.name);
+    for (group, list) in [(true, &case.groups), (false, &case.flows)] {
+        for (line, text) in list {
+            if let Err(e) = apply(&mut p, text, group) {
+                let msg = json_str(&format!("line {line}: {e}: {text}"));
+                let _ = writeln!(out, "{{\"case\":{name},\"error\":{msg}}}");
+            }
+        }
+    }
+    let snap = p.snapshot();
+    let mut worker = Worker::new(0);
+    for (i, (in_port, frame)) in case.packets.iter().enumerate() {
+        let mut f = frame.clone();
+        let outs = worker.process(&snap, *in_port, &mut f, 1_000).to_vec();
+        let first = describe(&outs, &f, n_ports);
+        // Again, now that the exact-match cache holds the packet.
+        let mut g = frame.clone();
+        let outs = worker.process(&snap, *in_port, &mut g, 2_000).to_vec();
+        let again = describe(&outs, &g, n_ports);
+        let t = pipeline::trace::trace(&snap, *in_port, frame);
+        let traced = describe(&t.outputs, &t.final_frame, n_ports);
+        let _ = write!(
+            out,
+            "{{\"case\":{name},\"packet\":{i},\"in_port\":{in_port},\"outputs\":[{}]",
+            first.join(",")
+        );
+        let mut checks = Vec::new();
+        if again != first {
+            checks.push(format!("\"cached\":[{}]", again.join(",")));
+        }
+        if traced != first {
+            checks.push(format!("\"traced\":[{}]", traced.join(",")));
+        }
+        if !checks.is_empty() {
+            let _ = write!(out, ",\"check\":{{{}}}", checks.join(","));
+        }
+        if steps {
+            let _ = write!(out, ",\"steps\":{}", json_str(&t.text(*in_port)));
+        }
+        out.push_str("}\n");
+    }
+}
+
+/// Reads the cases of `text` (one file's lines) into `cases`.
+fn read_cases(
+    file: &str,
+    text: &str,
+    map: &NameMap,
+    cases: &mut Vec<Case>,
+) -> std::result::Result<(), String> {
+    for (n, line) in text.lines().enumerate() {
+        let l = line.trim();
+        if l.is_empty() || l.starts_with('#') {
+            continue;
+        }
+        let at = n + 1;
+        if let Some(name) = l.strip_prefix("case ") {
+            cases.push(Case::new(name.trim()));
+            continue;
+        }
+        let case = cases.last_mut().expect("one case at least");
+        if let Some(rest) = l.strip_prefix("packet ") {
+            let rest = rest.trim_start();
+            let (port, packet) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+            let port = map.port_or(port);
+            let in_port =
+                ofp::text::parse_port(&port).map_err(|e| format!("{file}:{at}: packet: {e}"))?;
+            let d = crate::frame::parse(packet).map_err(|e| format!("{file}:{at}: {e}"))?;
+            case.packets.push((in_port, d.frame));
+        } else if l.starts_with("group_id=") {
+            case.groups.push((at, l.to_string()));
+        } else {
+            case.flows.push((at, map.substitute(l)));
+        }
+    }
+    Ok(())
+}
+
+/// offline-trace FILE... [--ports N] [--name-map FILE] [--steps].
+pub(super) fn offline_trace(
+    files: &[String],
+    n_ports: u32,
+    name_map: Option<&str>,
+    steps: bool,
+) -> Result<Output> {
+    let read = |f: &str| {
+        if f == "-" {
+            std::io::read_to_string(std::io::stdin()).or_else(|e| usage("stdin", e))
+        } else {
+            std::fs::read_to_string(f).or_else(|e| usage(f, e))
+        }
+    };
+    if n_ports > port_no::MAX {
+        return usage("--ports", "at most 0xffffff00 ports");
+    }
+    let map = match name_map {
+        Some(f) => NameMap::parse(&read(f)?).or_else(|e| usage(&format!("--name-map {f}"), e))?,
+        None => NameMap::default(),
+    };
+    let mut cases = vec![Case::new("-")];
+    for f in files {
+        read_cases(f, &read(f)?, &map, &mut cases).map_err(super::CmdError::Usage)?;
+    }
+    let mut out = String::new();
+    for (i, case) in cases.iter().enumerate() {
+        let empty = case.groups.is_empty() && case.flows.is_empty() && case.packets.is_empty();
+        if i == 0 && empty {
+            continue;
+        }
+        run_case(case, n_ports, steps, &mut out);
+    }
+    Ok(Output {
+        text: out,
+        status: 0,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(text: &str) -> String {
+        let mut cases = vec![Case::new("-")];
+        read_cases("t", text, &NameMap::default(), &mut cases).unwrap();
+        let mut out = String::new();
+        for c in &cases[1..] {
+            run_case(c, 4, false, &mut out);
+        }
+        out
+    }
+
+    #[test]
+    fn outputs_in_order_with_the_frame_as_it_left() {
+        let out = run("case a\n\
+             group_id=7,type=all,bucket=output:4\n\
+             priority=1,in_port=1,actions=output:2,mod_dl_src:02:00:00:00:00:09,resubmit(,1)\n\
+             table=1,priority=1,actions=group:7,controller,output:9\n\
+             packet 1 020000000002020000000001 88b5 0000\n");
+        let orig = "02000000000202000000000188b50000";
+        let modified = "02000000000202000000000988b50000";
+        assert_eq!(
+            out,
+            format!(
+                "{{\"case\":\"a\",\"packet\":0,\"in_port\":1,\"outputs\":[\
+                 {{\"port\":2,\"frame\":\"{orig}\"}},{{\"port\":4,\"frame\":\"{modified}\"}},\
+                 {{\"port\":\"CONTROLLER\",\"reason\":\"action\",\"table\":1,\"frame\":\"{modified}\"}}]}}\n"
+            )
+        );
+    }
+
+    #[test]
+    fn refusals_are_reported_and_the_case_goes_on() {
+        let out = run("case b\ntp_dst=80,actions=output:2\nactions=output:3\npacket 2 tcp\n");
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 2, "{out}");
+        assert!(
+            lines[0].starts_with("{\"case\":\"b\",\"error\":\"line 2: "),
+            "{out}"
+        );
+        assert!(lines[1].contains("\"outputs\":[{\"port\":3,"), "{out}");
+        let mut cases = vec![Case::new("-")];
+        let e = read_cases("t", "packet x 00", &NameMap::default(), &mut cases).unwrap_err();
+        assert!(e.starts_with("t:1: packet"), "{e}");
+    }
+}
