@@ -429,9 +429,11 @@ pub enum Cmd {
     OfflineTrace {
         #[arg(required = true)]
         files: Vec<String>,
-        /// Ports 1..=N exist and are up (an output elsewhere goes nowhere).
-        #[arg(long, default_value_t = 8, value_name = "N")]
-        ports: u32,
+        /// The ports that exist and are up (an output elsewhere goes
+        /// nowhere): N for 1..=N, or a list of numbers and ranges
+        /// (`1-4,10,20`).
+        #[arg(long, default_value = "8", value_name = "PORTS")]
+        ports: String,
         /// Port and table names to replace by numbers, as parse-flows
         /// takes them (the packets' IN_PORT too).
         #[arg(long, value_name = "FILE")]

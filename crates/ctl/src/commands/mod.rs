@@ -121,7 +121,7 @@ pub fn run(
     } = &cmd
     {
         check_bundle(&cmd, opts)?;
-        return offline_trace::offline_trace(files, *ports, name_map.as_deref(), *steps);
+        return offline_trace::offline_trace(files, ports, name_map.as_deref(), *steps);
     }
     let text = run_text(cmd, &connect, opts)?;
     Ok(Output { text, status: 0 })

@@ -18,8 +18,8 @@
 //! A case's groups are added first, then its flows, each in file order, as
 //! the switch takes them from a controller: parsed, encoded as an OpenFlow
 //! 1.3 message, decoded, validated (`Message::validate`) and applied
-//! (`Pipeline::group_mod`, `Pipeline::flow_mod_with_match`). Ports
-//! 1..=N (`--ports`) are up. Then each packet runs through
+//! (`Pipeline::group_mod`, `Pipeline::flow_mod_with_match`). The ports
+//! `--ports` names are up. Then each packet runs through
 //! `Worker::process` on the case's snapshot.
 //!
 //! Output, one JSON object a line:
@@ -28,7 +28,8 @@
 //! - `{"case":C,"packet":I,"in_port":P,"outputs":[...]}` per packet (I
 //!   counts from 0 in its case), the outputs in order, each
 //!   `{"port":2,"frame":HEX}`; reserved ports by name (`"LOCAL"`,
-//!   `"NORMAL"`, `"CONTROLLER"`, the last with `"reason"` and `"table"`).
+//!   `"NORMAL"`, `"CONTROLLER"`, the last with `"reason"`, `"table"` and
+//!   `"max_len"`).
 //!   An output to a port number the switch lacks is left out (the
 //!   datapath has nowhere to send it). `"check"` is added when the same
 //!   packet run again (now in the exact-match cache) or traced
@@ -92,10 +93,36 @@ fn hex(b: &[u8]) -> String {
         })
 }
 
+/// Reads `--ports`: N (1..=N) or numbers and ranges (`1-4,10`).
+fn parse_ports(s: &str) -> std::result::Result<Vec<u32>, String> {
+    let num = |t: &str| -> std::result::Result<u32, String> {
+        match t.trim().parse::<u32>() {
+            Ok(n) if (1..=port_no::MAX).contains(&n) => Ok(n),
+            _ => Err(format!(
+                "`{t}`: expected a port number (1 to {})",
+                port_no::MAX
+            )),
+        }
+    };
+    if !s.contains([',', '-']) {
+        return Ok((1..=num(s)?).collect());
+    }
+    let mut out = Vec::new();
+    for part in s.split(',') {
+        match part.split_once('-') {
+            Some((a, b)) => out.extend(num(a)?..=num(b)?),
+            None => out.push(num(part)?),
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
 /// The outputs as JSON objects, those to ports the switch has.
-fn describe(outs: &[Out], final_frame: &[u8], n_ports: u32) -> Vec<String> {
+fn describe(outs: &[Out], final_frame: &[u8], ports: &[u32]) -> Vec<String> {
     outs.iter()
-        .filter(|o| o.port > port_no::MAX || (1..=n_ports).contains(&o.port))
+        .filter(|o| o.port > port_no::MAX || ports.binary_search(&o.port).is_ok())
         .map(|o| {
             let port = match o.port {
                 p if p > port_no::MAX => json_str(&ofp::text::format_port(p)),
@@ -104,7 +131,11 @@ fn describe(outs: &[Out], final_frame: &[u8], n_ports: u32) -> Vec<String> {
             let mut s = format!("{{\"port\":{port}");
             if let Some(c) = &o.controller {
                 let reason = json_str(&c.reason.to_string());
-                let _ = write!(s, ",\"reason\":{reason},\"table\":{}", c.table_id);
+                let _ = write!(
+                    s,
+                    ",\"reason\":{reason},\"table\":{},\"max_len\":{}",
+                    c.table_id, c.max_len
+                );
             }
             let frame = hex(o.data.as_deref().unwrap_or(final_frame));
             let _ = write!(s, ",\"frame\":\"{frame}\"}}");
@@ -135,10 +166,10 @@ fn apply(p: &mut Pipeline, text: &str, group: bool) -> std::result::Result<(), S
     .map_err(|e| e.to_string())
 }
 
-fn run_case(case: &Case, n_ports: u32, steps: bool, out: &mut String) {
+fn run_case(case: &Case, ports: &[u32], steps: bool, out: &mut String) {
     let mut p = Pipeline::new(Config::default());
-    for n in 1..=n_ports {
-        p.set_port(PortState::up(n));
+    for n in ports {
+        p.set_port(PortState::up(*n));
     }
     let name = json_str(&case.name);
     for (group, list) in [(true, &case.groups), (false, &case.flows)] {
@@ -154,13 +185,13 @@ fn run_case(case: &Case, n_ports: u32, steps: bool, out: &mut String) {
     for (i, (in_port, frame)) in case.packets.iter().enumerate() {
         let mut f = frame.clone();
         let outs = worker.process(&snap, *in_port, &mut f, 1_000).to_vec();
-        let first = describe(&outs, &f, n_ports);
+        let first = describe(&outs, &f, ports);
         // Again, now that the exact-match cache holds the packet.
         let mut g = frame.clone();
         let outs = worker.process(&snap, *in_port, &mut g, 2_000).to_vec();
-        let again = describe(&outs, &g, n_ports);
+        let again = describe(&outs, &g, ports);
         let t = pipeline::trace::trace(&snap, *in_port, frame);
-        let traced = describe(&t.outputs, &t.final_frame, n_ports);
+        let traced = describe(&t.outputs, &t.final_frame, ports);
         let _ = write!(
             out,
             "{{\"case\":{name},\"packet\":{i},\"in_port\":{in_port},\"outputs\":[{}]",
@@ -218,10 +249,10 @@ fn read_cases(
     Ok(())
 }
 
-/// offline-trace FILE... [--ports N] [--name-map FILE] [--steps].
+/// offline-trace FILE... [--ports PORTS] [--name-map FILE] [--steps].
 pub(super) fn offline_trace(
     files: &[String],
-    n_ports: u32,
+    ports: &str,
     name_map: Option<&str>,
     steps: bool,
 ) -> Result<Output> {
@@ -232,9 +263,7 @@ pub(super) fn offline_trace(
             std::fs::read_to_string(f).or_else(|e| usage(f, e))
         }
     };
-    if n_ports > port_no::MAX {
-        return usage("--ports", "at most 0xffffff00 ports");
-    }
+    let ports = parse_ports(ports).or_else(|e| usage("--ports", e))?;
     let map = match name_map {
         Some(f) => NameMap::parse(&read(f)?).or_else(|e| usage(&format!("--name-map {f}"), e))?,
         None => NameMap::default(),
@@ -249,7 +278,7 @@ pub(super) fn offline_trace(
         if i == 0 && empty {
             continue;
         }
-        run_case(case, n_ports, steps, &mut out);
+        run_case(case, &ports, steps, &mut out);
     }
     Ok(Output {
         text: out,
@@ -266,7 +295,7 @@ mod tests {
         read_cases("t", text, &NameMap::default(), &mut cases).unwrap();
         let mut out = String::new();
         for c in &cases[1..] {
-            run_case(c, 4, false, &mut out);
+            run_case(c, &[1, 2, 3, 4], false, &mut out);
         }
         out
     }
@@ -285,9 +314,17 @@ mod tests {
             format!(
                 "{{\"case\":\"a\",\"packet\":0,\"in_port\":1,\"outputs\":[\
                  {{\"port\":2,\"frame\":\"{orig}\"}},{{\"port\":4,\"frame\":\"{modified}\"}},\
-                 {{\"port\":\"CONTROLLER\",\"reason\":\"action\",\"table\":1,\"frame\":\"{modified}\"}}]}}\n"
+                 {{\"port\":\"CONTROLLER\",\"reason\":\"action\",\"table\":1,\"max_len\":65535,\"frame\":\"{modified}\"}}]}}\n"
             )
         );
+    }
+
+    #[test]
+    fn ports_as_a_number_or_a_list() {
+        assert_eq!(parse_ports("3"), Ok(vec![1, 2, 3]));
+        assert_eq!(parse_ports("10,1-3,2"), Ok(vec![1, 2, 3, 10]));
+        assert!(parse_ports("0").is_err());
+        assert!(parse_ports("1,x").is_err());
     }
 
     #[test]
