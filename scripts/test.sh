@@ -39,6 +39,18 @@ phase "end-to-end (network namespaces)"
 # A backstop: a test that hangs fails the run with its output instead of
 # holding CI until its own limit (the whole e2e run takes about 10 minutes).
 timeout -k 30 1500 scripts/e2e.sh || { rc=$?; [ "$rc" -ne 124 ] || echo "e2e: stopped after 1500 s (a test hung)" >&2; exit "$rc"; }
+phase "pipeline against Open vSwitch's ofproto/trace, quick (scripts/ovs_diff.py; root)"
+# 300 random pipelines (seed 1) and the corpus tables, through sluice-ctl
+# offline-trace and a private Open vSwitch on dummy devices; fails on any
+# difference, and when OVS cannot start.
+if [ "$(id -u)" -eq 0 ]; then
+    .venv/bin/python scripts/ovs_diff.py --quick
+elif [ -n "${CI:-}" ]; then
+    echo "ovs_diff: CI must run as root" >&2
+    exit 1
+else
+    echo "ovs_diff: skipped (not root)"
+fi
 phase "OpenFlow conformance, quick subset (os-ken switch test tool; root)"
 if [ "$(id -u)" -eq 0 ]; then
     scripts/conformance.sh --quick --fixed-tool
