@@ -668,12 +668,24 @@ test_sluice_ctl() {
     $C dump-meters br0 | grep -q "meter=3,kbps,bands=type=drop,rate=5000" || r=1
     out=$($C add-flow br0 "priority=5,actions=group:99" 2>&1) && r=1
     echo "$out" | grep -q "OFPBAC_BAD_OUT_GROUP" || { echo "     add-flow: $out"; r=1; }
+    # Port names, resolved from the switch as ovs-ofctl resolves them
+    # (in add-flow, and in a file, quoted).
+    $C add-flow br0 "priority=30,in_port=p1,icmp,actions=output:p2" || r=1
+    printf '%s\n' 'priority=30,in_port="p2",icmp,actions=output:"p1"' >"$f"
+    $C add-flows br0 "$f" || r=1
+    out=$($C --no-stats dump-flows br0 | grep 'priority=30')
+    { echo "$out" | grep -q 'in_port=1 .*actions=output:2' &&
+        echo "$out" | grep -q 'in_port=2 .*actions=output:1'; } ||
+        { echo "     port names: $out"; r=1; }
+    ping_ok h1 "$TESTBED_NET.2" || { echo "     no ping through the named flows"; r=1; }
+    out=$($C add-flow br0 "in_port=nosuchport,actions=drop" 2>&1) && r=1
+    echo "$out" | grep -q "nosuchport" || { echo "     unknown name: $out"; r=1; }
     # del-flows: gone, and traffic stops.
     $C del-flows br0 || r=1
     [ -z "$($C --no-stats dump-flows br0)" ] || r=1
     ping_ok h1 "$TESTBED_NET.2" && { echo "     ping after del-flows"; r=1; }
     rm -rf "$f" "$mon" "$rd"
-    finish "sluice-ctl: add-flows with errors by line, dump-flows/ports, trace, mod-port (down, no-receive), monitor, packet-out, groups, meters, del-flows" $r
+    finish "sluice-ctl: add-flows with errors by line, dump-flows/ports, trace, mod-port (down, no-receive), monitor, packet-out, groups, meters, port names, del-flows" $r
 }
 
 # The same flows and groups installed once with ovs-ofctl and once with

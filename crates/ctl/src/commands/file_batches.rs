@@ -18,6 +18,7 @@ use ofp::{FlowMod, FlowModCommand, Message};
 use super::changes::refused_lines;
 use super::flow::{flow_mod, has_key};
 use super::group_meter::group_mod;
+use super::parse_flows::NameMap;
 use super::{usage, CmdError, Result};
 use crate::client::Client;
 use crate::{bundle, flows};
@@ -121,6 +122,7 @@ pub(super) fn add_flows(c: &mut Client, file: &str, in_bundle: bool) -> Result<S
     let mut wire = Vec::new();
     let mut lines = Vec::new();
     let first_xid = c.reserve_xids(0);
+    let mut names: Option<NameMap> = None;
     let mut batch = in_bundle.then(|| bundle::Batch::new(c));
     for (i, line) in reader.lines().enumerate() {
         let line = line.map_err(|e| CmdError::Usage(format!("{file}: {e}")))?;
@@ -128,8 +130,25 @@ pub(super) fn add_flows(c: &mut Client, file: &str, in_bundle: bool) -> Result<S
         if text.is_empty() {
             continue;
         }
-        let fm =
-            file_flow_mod(text).map_err(|e| CmdError::Usage(format!("{file}:{}: {e}", i + 1)))?;
+        // Port and table names: the switch's, read once, the first time
+        // a line does not parse without them.
+        let fm = match file_flow_mod(text) {
+            Ok(fm) => fm,
+            Err(e) => {
+                if names.is_none() {
+                    names = Some(NameMap::from_switch(c)?);
+                }
+                let named = names
+                    .as_ref()
+                    .map(|n| n.substitute(text))
+                    .unwrap_or_default();
+                let again = (named != text).then(|| file_flow_mod(&named));
+                match again {
+                    Some(Ok(fm)) => fm,
+                    _ => return Err(CmdError::Usage(format!("{file}:{}: {e}", i + 1))),
+                }
+            }
+        };
         let m = Message::FlowMod(fm);
         match &mut batch {
             Some(b) => {

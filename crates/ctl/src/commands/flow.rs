@@ -15,6 +15,7 @@ use ofp::text::parse_flow_mod;
 use ofp::{FlowMod, FlowModCommand, Message};
 
 use super::changes::change;
+use super::parse_flows::NameMap;
 use super::{usage, Connect, Output, Result};
 use crate::client::ClientError;
 use crate::{flows, print, Opts};
@@ -89,8 +90,33 @@ pub(super) fn add_flow(
     flow: &str,
     opts: &Opts,
 ) -> Result<String> {
-    let fm = flow_mod(flow, FlowModCommand::Add)?;
-    change(&mut connect(switch)?, &Message::FlowMod(fm), opts)
+    let (mut c, fm) = named_flow_mod(connect, switch, flow, FlowModCommand::Add)?;
+    change(&mut c, &Message::FlowMod(fm), opts)
+}
+
+/// A FLOW_MOD from flow text that may name ports and tables
+/// (`in_port=tap0`, `output:"vm 1"`, `table=Classifier`,
+/// `resubmit(,Output)`), and the connection: text that does not parse as
+/// it is is tried again with the switch's names put in
+/// ([`NameMap::from_switch`]), as ovs-ofctl resolves names.
+fn named_flow_mod(
+    connect: &Connect<'_>,
+    switch: &str,
+    flow: &str,
+    cmd: FlowModCommand,
+) -> Result<(crate::client::Client, FlowMod)> {
+    match flow_mod(flow, cmd) {
+        Ok(fm) => Ok((connect(switch)?, fm)),
+        Err(e) => {
+            let mut c = connect(switch)?;
+            let named = NameMap::from_switch(&mut c)?.substitute(flow);
+            if named == flow {
+                return Err(e);
+            }
+            let fm = flow_mod(&named, cmd)?;
+            Ok((c, fm))
+        }
+    }
 }
 
 /// mod-flows: modifies the actions of the flows matching `flow`.
@@ -105,8 +131,8 @@ pub(super) fn mod_flows(
     } else {
         FlowModCommand::Modify
     };
-    let fm = flow_mod(flow, cmd)?;
-    change(&mut connect(switch)?, &Message::FlowMod(fm), opts)
+    let (mut c, fm) = named_flow_mod(connect, switch, flow, cmd)?;
+    change(&mut c, &Message::FlowMod(fm), opts)
 }
 
 /// del-flows: deletes the flows matching `flows` (default: all, in every
@@ -123,11 +149,11 @@ pub(super) fn del_flows(
     } else {
         FlowModCommand::Delete
     };
-    let mut fm = flow_mod(text, cmd)?;
+    let (mut c, mut fm) = named_flow_mod(connect, switch, text, cmd)?;
     if !has_key(text, "table") {
         fm.table_id = TABLE_ALL;
     }
-    change(&mut connect(switch)?, &Message::FlowMod(fm), opts)
+    change(&mut c, &Message::FlowMod(fm), opts)
 }
 
 /// Whether the flow text sets `key=` at top level.

@@ -8,8 +8,9 @@
 //! (`LINE: ok` or `LINE: error: MESSAGE`). Blank lines and `#` comments
 //! print nothing. The exit status is 1 when a line has an error.
 //!
-//! `--name-map FILE` stands in for the port and table names sluice-ctl
-//! does not yet read from a switch: FILE has lines `port NAME NUMBER` and
+//! `--name-map FILE` gives the port and table names a switch would (the
+//! commands that talk to a switch read them from it,
+//! [`NameMap::from_switch`]): FILE has lines `port NAME NUMBER` and
 //! `table NAME NUMBER` (`#` comments), and a name found in it is replaced
 //! by its number where a port or a table is expected (`in_port=`,
 //! `out_port=`, `output:`, `output(port=`, `enqueue:`, `table=`,
@@ -62,6 +63,25 @@ impl NameMap {
                         .insert(unquote(name).into(), no.parse().map_err(|_| bad())?);
                 }
                 _ => return Err(bad()),
+            }
+        }
+        Ok(map)
+    }
+
+    /// The switch's port names (PORT_DESC) and table names (TABLE_FEATURES,
+    /// tables that have one), as ovs-ofctl reads them to resolve names in
+    /// flows.
+    pub(crate) fn from_switch(c: &mut crate::client::Client) -> super::Result<NameMap> {
+        use ofp::msg::multipart::{MultipartReplyBody as R, MultipartRequestBody as Q};
+        let mut map = NameMap::default();
+        for p in super::port_descs(c)? {
+            map.ports.insert(p.name.as_str().to_string(), p.port_no);
+        }
+        for part in c.multipart(Q::TableFeatures(Vec::new()))? {
+            if let R::TableFeatures(v) = part.body {
+                for t in v.into_iter().filter(|t| !t.name.as_str().is_empty()) {
+                    map.tables.insert(t.name.as_str().to_string(), t.table_id);
+                }
             }
         }
         Ok(map)
