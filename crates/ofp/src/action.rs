@@ -15,6 +15,11 @@ use crate::wire::{len_placeholder, pad_to_8, patch_len, zeros, Reader};
 
 pub use crate::conjunction::{Conjunction, NXAST_CONJUNCTION};
 pub use crate::learn::{Learn, LearnDst, LearnSpec, LearnSrc, NXAST_LEARN, NXAST_LEARN2};
+pub use crate::multipath::{BdAlgorithm, Bundle, HashFields, MpAlgorithm, Multipath};
+pub use crate::nicira::{
+    Controller, ControllerForm, OutputReg, OutputRegForm, Sample, SampleDirection, SampleForm,
+    Subfield, NX_CTLR_NO_METER,
+};
 pub use crate::resubmit::{Resubmit, NXAST_RESUBMIT, NXAST_RESUBMIT_TABLE};
 
 wire_enum! {
@@ -82,6 +87,35 @@ pub enum Action {
     /// NXAST_LEARN (16) or NXAST_LEARN2 (45): add a flow built from the
     /// packet ([`crate::learn`]).
     Learn(Box<Learn>),
+    /// NXAST_NOTE (8): bytes that do nothing; as decoded, padding
+    /// included (the text parser pads them as Open vSwitch does: to 6 more
+    /// than a multiple of 8).
+    Note(Bytes),
+    /// NXAST_EXIT (17): no further action runs for this packet.
+    Exit,
+    /// NXAST_OUTPUT_REG (15) / NXAST_OUTPUT_REG2 (32): output to the port
+    /// a field's bits hold.
+    OutputReg(OutputReg),
+    /// NXAST_DEC_TTL_CNT_IDS (21): dec_ttl whose packet-ins on expiry go
+    /// to the controllers with these connection ids.
+    DecTtlIds(Vec<u16>),
+    /// NXAST_STACK_PUSH (27): pushes the bits on the packet's stack.
+    StackPush(Subfield),
+    /// NXAST_STACK_POP (28): pops the stack's top into the bits.
+    StackPop(Subfield),
+    /// NXAST_CLONE (42): runs the actions on a copy of the packet and its
+    /// metadata.
+    Clone(Vec<Action>),
+    /// NXAST_SAMPLE (29) / SAMPLE2 (38) / SAMPLE3 (41): IPFIX sampling.
+    Sample(Sample),
+    /// NXAST_CONTROLLER (20) / CONTROLLER2 (37): a packet-in with a reason,
+    /// connection id, userdata, pause or meter.
+    Controller(Box<Controller>),
+    /// NXAST_MULTIPATH (10): a link number by a hash of the flow.
+    Multipath(Multipath),
+    /// NXAST_BUNDLE (12) / BUNDLE_LOAD (13): a member port by a hash of the
+    /// flow and the ports' liveness.
+    Bundle(Box<Bundle>),
     /// An experimenter action; `data` runs to the end of the action, so it
     /// includes the padding to 8 bytes once decoded. Nicira actions other
     /// than the ones above stay here.
@@ -118,6 +152,10 @@ impl Action {
             | Conjunction(_)
             | Learn(_)
             | Experimenter { .. } => ActionType::Experimenter,
+            Note(_) | Exit | OutputReg(_) | DecTtlIds(_) | StackPush(_) | StackPop(_)
+            | Clone(_) | Sample(_) | Controller(_) | Multipath(_) | Bundle(_) => {
+                ActionType::Experimenter
+            }
         }
     }
 
@@ -163,6 +201,10 @@ impl Action {
                 out.put_u32(*experimenter);
                 out.extend_from_slice(data);
             }
+            other => {
+                out.put_u32(NX_VENDOR_ID);
+                crate::nicira::encode_body(other, out);
+            }
         }
         pad_to_8(out, start);
         patch_len(out, at, start);
@@ -170,6 +212,11 @@ impl Action {
 
     /// Decodes one action.
     pub fn decode(r: &mut Reader<'_>) -> Result<Action> {
+        Action::decode_nested(r, 0)
+    }
+
+    /// Decodes one action of a list nested `depth` deep in clones.
+    fn decode_nested(r: &mut Reader<'_>, depth: u32) -> Result<Action> {
         let bad_len = |d| OfpError::new(ErrorCode::ACTION_BAD_LEN, d);
         let ty = ActionType::from(r.u16()?);
         let len = r.u16()? as usize;
@@ -256,7 +303,11 @@ impl Action {
                             return crate::conjunction::Conjunction::decode_body(len, b)
                                 .map(Conjunction)
                         }
-                        _ => {}
+                        sub => {
+                            if let Some(a) = crate::nicira::decode(sub, len, b.clone(), depth) {
+                                return a;
+                            }
+                        }
                     }
                 }
                 Experimenter {
@@ -284,6 +335,14 @@ impl Action {
             Action::RegMove(m) => return m.check(),
             Action::Conjunction(c) => return c.check(),
             Action::Learn(l) => return l.check(),
+            Action::OutputReg(o) => return o.check(),
+            Action::StackPush(s) => return s.check_src(),
+            Action::StackPop(s) => return s.check_dst(),
+            Action::Clone(list) => return list.iter().try_for_each(Action::validate),
+            Action::Sample(s) => return s.check(),
+            Action::Controller(c) => return c.check(),
+            Action::Multipath(m) => return m.check(),
+            Action::Bundle(b) => return b.check(),
             _ => {}
         }
         if let Action::SetField(e) = self {
@@ -379,7 +438,7 @@ pub fn bits_mask(ofs: u16, n_bits: u16) -> u128 {
     ones.checked_shl(ofs as u32).unwrap_or(0)
 }
 
-fn bac(code: BadActionCode, detail: &'static str) -> OfpError {
+pub(crate) fn bac(code: BadActionCode, detail: &'static str) -> OfpError {
     OfpError::new(ErrorCode::BadAction(code), detail)
 }
 
@@ -397,7 +456,7 @@ pub const NXBRC_MUST_BE_ZERO: ErrorCode = ErrorCode::Experimenter {
 /// Open vSwitch's `mf_check__` on one side of a load or move: a known
 /// field (`OFPBAC_BAD_SET_TYPE`), at least one bit, and the bits inside
 /// the field (`OFPBAC_BAD_SET_LEN`).
-fn check_subfield(f: OxmField, ofs: u16, n_bits: u16) -> Result<u8> {
+pub(crate) fn check_subfield(f: OxmField, ofs: u16, n_bits: u16) -> Result<u8> {
     let info = f.info().ok_or(bac(
         BadActionCode::BadSetType,
         "unknown field in load or move",
@@ -417,7 +476,7 @@ fn check_subfield(f: OxmField, ofs: u16, n_bits: u16) -> Result<u8> {
 /// Whether a load or move may write `f`: the fields set_field may set, and
 /// metadata, which Open vSwitch's reg_load writes although OpenFlow 1.3's
 /// set_field may not.
-fn loadable(f: OxmField) -> bool {
+pub(crate) fn loadable(f: OxmField) -> bool {
     f == OxmField::Metadata || f.info().is_some_and(|i| i.settable)
 }
 
@@ -527,7 +586,7 @@ impl RegMove {
 }
 
 /// The exact-match form of a header: hasmask cleared, length halved.
-fn exact_header(h: u32) -> u32 {
+pub(crate) fn exact_header(h: u32) -> u32 {
     if h & 0x100 != 0 {
         (h & !0x1ff) | ((h & 0xff) / 2)
     } else {
@@ -670,7 +729,7 @@ fn get_be(b: &[u8]) -> u128 {
 /// One header of `NXAST_REG_MOVE`, as Open vSwitch's `nx_pull_header`
 /// reads it: truncated `OFPBMC_BAD_LEN`, unknown `OFPBMC_BAD_FIELD`,
 /// masked `OFPBMC_BAD_MASK`.
-fn pull_move_header(b: &mut Reader<'_>) -> Result<OxmField> {
+pub(crate) fn pull_move_header(b: &mut Reader<'_>) -> Result<OxmField> {
     let header = b.u32()?;
     if (header >> 16) as u16 == OXM_CLASS_EXPERIMENTER {
         b.u32()?;
@@ -723,11 +782,38 @@ fn decode_reg_move(mut b: Reader<'_>) -> Result<RegMove> {
 
 /// Decodes a list of actions filling all of `r`.
 pub fn decode_actions(r: &mut Reader<'_>) -> Result<Vec<Action>> {
-    let mut v = Vec::with_capacity(r.remaining() / 8);
+    decode_actions_nested(r, 0)
+}
+
+/// Decodes a list of actions nested `depth` deep in clones.
+pub(crate) fn decode_actions_nested(r: &mut Reader<'_>, depth: u32) -> Result<Vec<Action>> {
+    let mut v = Vec::with_capacity(r.remaining() / 16);
     while !r.is_empty() {
-        v.push(Action::decode(r)?);
+        v.push(Action::decode_nested(r, depth)?);
     }
     Ok(v)
+}
+
+impl Action {
+    /// Whether Open vSwitch lets the action into an action set
+    /// (`write_actions`): not note, exit, output:FIELD, push, pop, clone,
+    /// sample, controller(...), multipath or bundle (`OFPBAC_BAD_TYPE`
+    /// otherwise, as Open vSwitch answers).
+    pub fn allowed_in_set(&self) -> bool {
+        !matches!(
+            self,
+            Action::Note(_)
+                | Action::Exit
+                | Action::OutputReg(_)
+                | Action::StackPush(_)
+                | Action::StackPop(_)
+                | Action::Clone(_)
+                | Action::Sample(_)
+                | Action::Controller(_)
+                | Action::Multipath(_)
+                | Action::Bundle(_)
+        )
+    }
 }
 
 /// Encodes a list of actions.

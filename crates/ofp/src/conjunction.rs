@@ -128,6 +128,7 @@ pub fn refuse_outside_flows(actions: &[crate::action::Action]) -> Result<()> {
 /// an experimenter action or its own variant.
 fn is_note(a: &crate::action::Action) -> bool {
     match a {
+        crate::action::Action::Note(_) => true,
         crate::action::Action::Experimenter { experimenter, data } => {
             *experimenter == crate::action::NX_VENDOR_ID
                 && data.len() >= 2

@@ -26,6 +26,8 @@ pub mod header;
 pub mod instruction;
 pub mod learn;
 pub mod msg;
+pub mod multipath;
+pub mod nicira;
 pub mod oxm;
 pub mod port;
 pub mod resubmit;

@@ -469,8 +469,8 @@ fn hostile_reg_move() {
 
 #[test]
 fn other_nicira_actions_stay_opaque() {
-    // NXAST_EXIT (subtype 17), not taken yet: kept as bytes.
-    let a = decode_one(&hex("ffff 0010 00002320 0011 0000 00000000")).unwrap();
+    // NXAST_FIN_TIMEOUT (subtype 19), not taken yet: kept as bytes.
+    let a = decode_one(&hex("ffff 0010 00002320 0013 0000 00000000")).unwrap();
     assert!(matches!(
         a,
         Action::Experimenter {
@@ -478,7 +478,7 @@ fn other_nicira_actions_stay_opaque() {
             ..
         }
     ));
-    let b = hex("ffff 0010 00002320 0011 0000 00000000");
+    let b = hex("ffff 0010 00002320 0013 0000 00000000");
     assert_eq!(encode(&a), b);
 }
 

@@ -240,7 +240,18 @@ pub fn actions<G, M>(
             }
             Action::PushPbb(t) => facts.eth_type_is(Fact::Is(*t as u128)),
             Action::PopPbb => facts.eth_type_is(Fact::Unknown),
-            Action::Experimenter { .. } => {
+            Action::Experimenter { .. }
+            | Action::Note(_)
+            | Action::Exit
+            | Action::OutputReg(_)
+            | Action::DecTtlIds(_)
+            | Action::StackPush(_)
+            | Action::StackPop(_)
+            | Action::Clone(_)
+            | Action::Sample(_)
+            | Action::Controller(_)
+            | Action::Multipath(_)
+            | Action::Bundle(_) => {
                 return Err(err(
                     ErrorCode::BadAction(BadActionCode::BadExperimenter),
                     "no experimenter actions known",

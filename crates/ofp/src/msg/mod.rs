@@ -196,7 +196,14 @@ impl Message {
             Message::FlowMod(f) => {
                 f.match_.validate()?;
                 f.instructions.iter().try_for_each(|i| match i {
-                    crate::Instruction::ApplyActions(a) | crate::Instruction::WriteActions(a) => {
+                    crate::Instruction::ApplyActions(a) => actions(a),
+                    crate::Instruction::WriteActions(a) => {
+                        if !a.iter().all(crate::Action::allowed_in_set) {
+                            return Err(crate::OfpError::new(
+                                crate::ErrorCode::BadAction(crate::error::BadActionCode::BadType),
+                                "action not allowed in an action set (write_actions)",
+                            ));
+                        }
                         actions(a)
                     }
                     _ => Ok(()),

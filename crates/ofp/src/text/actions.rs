@@ -9,6 +9,7 @@
 use bytes::Bytes;
 
 use super::flow::field_by_name;
+use super::nicira;
 use super::value::{format_masked, parse_masked, parse_num, parse_uint};
 use super::{key_value, split_top, TextError};
 use crate::action::{
@@ -179,6 +180,8 @@ fn set_field(field: OxmField, value: u128, mask: Option<u128>) -> Action {
 pub(crate) struct Ctx {
     pub proto: Option<u128>,
     pub vlan: bool,
+    /// How deep in `clone` the list being parsed is (0: the flow's own).
+    pub depth: u32,
 }
 
 impl Ctx {
@@ -187,6 +190,7 @@ impl Ctx {
     pub const UNKNOWN: Ctx = Ctx {
         proto: None,
         vlan: true,
+        depth: 0,
     };
 }
 
@@ -352,18 +356,11 @@ pub(crate) fn parse_action_into(
 /// One action; loads of more than 64 bits and VLAN aliases push their
 /// leading parts to `out` themselves.
 fn parse_one(tok: &str, ctx: &mut Ctx, out: &mut Vec<Action>) -> Result<Action, TextError> {
-    if let Some(args) = paren_args(tok, "controller") {
-        let mut max_len = OFPCML_NO_BUFFER;
-        for (k, v) in args {
-            match k {
-                "max_len" => max_len = parse_num(v, "a max_len (0-65535)")?,
-                _ => return Err(TextError::new(k, "max_len")),
-            }
-        }
-        return Ok(Action::Output {
-            port: port_no::CONTROLLER,
-            max_len,
-        });
+    if let Some(arg) = tok
+        .strip_prefix("controller(")
+        .and_then(|r| r.strip_suffix(')'))
+    {
+        return nicira::parse_controller(arg);
     }
     if let Some(args) = paren_args(tok, "output") {
         // `output(PORT)` is `output:PORT`, as ovs-ofctl reads it.
@@ -420,6 +417,22 @@ fn parse_one(tok: &str, ctx: &mut Ctx, out: &mut Vec<Action>) -> Result<Action, 
     let lower = key.to_ascii_lowercase();
     let key = lower.as_str();
     let a = match key {
+        "note" => return nicira::parse_note(arg.unwrap_or("")),
+        // As ovs-ofctl: an argument is ignored.
+        "exit" => Action::Exit,
+        "dec_ttl" if arg.is_some_and(|a| !a.is_empty()) => {
+            return nicira::parse_dec_ttl_ids(tok, arg.unwrap_or(""))
+        }
+        "push" | "pop" => return nicira::parse_stack(key == "pop", need("FIELD[BITS]")?),
+        "clone" => return nicira::parse_clone(tok, arg.unwrap_or(""), ctx),
+        "sample" => return nicira::parse_sample(tok, arg.unwrap_or("")),
+        "multipath" => return nicira::parse_multipath(tok, need("(...)")?),
+        "bundle" | "bundle_load" => {
+            return nicira::parse_bundle(tok, need("(...)")?, key == "bundle_load")
+        }
+        "output" if parse_port(need("PORT")?).is_err() => {
+            return nicira::parse_output_field(need("PORT")?)
+        }
         "output" => {
             let port = parse_port(need("PORT")?)?;
             // As ovs-ofctl: `output:controller` is `controller`, which
@@ -431,13 +444,7 @@ fn parse_one(tok: &str, ctx: &mut Ctx, out: &mut Vec<Action>) -> Result<Action, 
             };
             Action::Output { port, max_len }
         }
-        "controller" => Action::Output {
-            port: port_no::CONTROLLER,
-            max_len: match arg {
-                Some(a) => parse_num(a, "a max_len (0-65535)")?,
-                None => OFPCML_NO_BUFFER,
-            },
-        },
+        "controller" => return nicira::parse_controller(arg.unwrap_or("")),
         "in_port" | "all" | "flood" | "normal" | "local" | "table" | "any" if arg.is_none() => {
             Action::Output {
                 port: parse_port(key)?,
@@ -662,6 +669,9 @@ pub fn format_action(a: &Action) -> String {
 
 /// Writes one action, output ports by name where `names` has one.
 pub fn format_action_named(a: &Action, names: &Names) -> String {
+    if let Some(s) = nicira::format(a, names) {
+        return s;
+    }
     let name = a.action_type().name().unwrap_or("?");
     match a {
         // As ovs-ofctl: `CONTROLLER:65535` (OFPCML_NO_BUFFER) or

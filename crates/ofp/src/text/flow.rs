@@ -519,6 +519,7 @@ pub fn parse_flow_mod(s: &str) -> Result<FlowMod, TextError> {
                 let present = OFPVID_PRESENT as u128;
                 o.value & o.effective_mask() & present != 0
             }),
+            depth: 0,
         };
         fm.instructions = parse_instructions_ctx(a, ctx)?;
     }

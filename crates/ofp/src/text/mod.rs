@@ -44,6 +44,7 @@ mod flow;
 mod group;
 mod learn;
 mod meter;
+mod nicira;
 mod value;
 
 pub use actions::{

@@ -101,6 +101,9 @@ impl ActionSet {
                 // As resubmit: taken, not run from the set.
                 Action::Learn(_) => {}
                 Action::SetField(MatchEntry::Other(_)) | Action::Experimenter { .. } => {}
+                // Refused in write_actions (see `Action::allowed_in_set`)
+                // but dec_ttl(ids), which the pipeline does not run yet.
+                _ => {}
             }
         }
     }

@@ -875,6 +875,8 @@ impl Exec {
                     }
                 }
                 Action::SetField(MatchEntry::Other(_)) | Action::Experimenter { .. } => {}
+                // Refused by validation until the pipeline runs them.
+                _ => {}
             }
         }
     }
