@@ -414,8 +414,13 @@ fn step(a: &Action) -> Result<Step, Up> {
         }
         Action::PushVlan(tpid) => Ok(Step::Edit(Edit::PushVlan(*tpid))),
         Action::PopVlan => Ok(Step::Edit(Edit::PopVlan)),
-        // The pipeline ignores these.
-        Action::SetField(MatchEntry::Other(_)) | Action::Experimenter { .. } => Ok(Step::None),
+        // The pipeline ignores these (sample: sluice has no IPFIX collector).
+        Action::SetField(MatchEntry::Other(_))
+        | Action::Experimenter { .. }
+        | Action::Note(_)
+        | Action::Sample(_) => Ok(Step::None),
+        // exit, output:FIELD, dec_ttl(ids), push/pop, clone,
+        // controller(...), multipath and bundle go up to the pipeline.
         _ => Err(Up::Action(ofp::text::format_action(a))),
     }
 }

@@ -195,6 +195,17 @@ pub fn actions<G, M>(
     cx: &Context<'_, G, M>,
 ) -> Result<(), OfpError> {
     let mut facts = Facts::new(packets);
+    actions_with(list, packets, cx, &mut facts)
+}
+
+/// [`actions`] from what is known at this point of the list (a clone's
+/// actions start from the facts where the clone is).
+fn actions_with<G, M>(
+    list: &[Action],
+    packets: Packets<'_>,
+    cx: &Context<'_, G, M>,
+    facts: &mut Facts,
+) -> Result<(), OfpError> {
     for a in list {
         a.validate()?;
         match a {
@@ -240,18 +251,40 @@ pub fn actions<G, M>(
             }
             Action::PushPbb(t) => facts.eth_type_is(Fact::Is(*t as u128)),
             Action::PopPbb => facts.eth_type_is(Fact::Unknown),
-            Action::Experimenter { .. }
-            | Action::Note(_)
-            | Action::Exit
-            | Action::OutputReg(_)
-            | Action::DecTtlIds(_)
-            | Action::StackPush(_)
-            | Action::StackPop(_)
-            | Action::Clone(_)
-            | Action::Sample(_)
-            | Action::Controller(_)
-            | Action::Multipath(_)
-            | Action::Bundle(_) => {
+            Action::OutputReg(o) if !facts.allow(o.src.field) => {
+                return Err(err(
+                    ErrorCode::BadAction(BadActionCode::MatchInconsistent),
+                    "output:FIELD: the field's prerequisites are not met by the packets",
+                ))
+            }
+            Action::StackPush(f) | Action::StackPop(f) if !facts.allow(f.field) => {
+                return Err(err(
+                    ErrorCode::BadAction(BadActionCode::MatchInconsistent),
+                    "push/pop: the field's prerequisites are not met by the packets",
+                ))
+            }
+            Action::StackPop(f) => facts.forget(f.field),
+            Action::Clone(inner) => {
+                // What the clone does stays in the clone.
+                let mut copy = *facts;
+                actions_with(inner, packets, cx, &mut copy)?;
+            }
+            Action::Controller(c) if !c.userdata.is_empty() || c.pause => {
+                return Err(err(
+                    ErrorCode::BadAction(BadActionCode::BadArgument),
+                    "controller(userdata=...) and controller(pause) need NXT_PACKET_IN2, which sluice does not send",
+                ))
+            }
+            Action::Controller(c)
+                if c.meter_id != ofp::action::NX_CTLR_NO_METER
+                    && !cx.meters.contains_key(&c.meter_id) =>
+            {
+                return Err(err(
+                    ErrorCode::MeterModFailed(MeterModFailedCode::UnknownMeter),
+                    "controller(meter_id=...): meter does not exist",
+                ))
+            }
+            Action::Experimenter { .. } | Action::Multipath(_) | Action::Bundle(_) => {
                 return Err(err(
                     ErrorCode::BadAction(BadActionCode::BadExperimenter),
                     "no experimenter actions known",
@@ -327,6 +360,12 @@ pub fn instructions<G, M>(
                 return Err(err(
                     ErrorCode::MeterModFailed(MeterModFailedCode::UnknownMeter),
                     "meter does not exist",
+                ))
+            }
+            Instruction::WriteActions(a) if !a.iter().all(Action::allowed_in_set) => {
+                return Err(err(
+                    ErrorCode::BadAction(BadActionCode::BadType),
+                    "action not allowed in an action set (write_actions)",
                 ))
             }
             Instruction::ApplyActions(a) | Instruction::WriteActions(a) => {

@@ -14,7 +14,7 @@ pub(super) enum SetOrMove {
     Move(ofp::action::RegMove),
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(super) struct ActionSet {
     copy_ttl_in: bool,
     pop_vlan: bool,
@@ -26,6 +26,9 @@ pub(super) struct ActionSet {
     copy_ttl_out: bool,
     dec_mpls_ttl: bool,
     dec_nw_ttl: bool,
+    /// The set's dec_ttl is a `dec_ttl(ids)` without id 0: its packet-in
+    /// on expiry goes to no connection of sluice's.
+    dec_nw_ttl_quiet: bool,
     set_mpls_ttl: Option<u8>,
     set_nw_ttl: Option<u8>,
     /// set_field, load and move actions, in the order written: a
@@ -80,7 +83,14 @@ impl ActionSet {
                 Action::PushVlan(e) => self.push_vlan = Some(*e),
                 Action::CopyTtlOut => self.copy_ttl_out = true,
                 Action::DecMplsTtl => self.dec_mpls_ttl = true,
-                Action::DecNwTtl => self.dec_nw_ttl = true,
+                Action::DecNwTtl => {
+                    self.dec_nw_ttl = true;
+                    self.dec_nw_ttl_quiet = false;
+                }
+                Action::DecTtlIds(ids) => {
+                    self.dec_nw_ttl = true;
+                    self.dec_nw_ttl_quiet = !ids.contains(&0);
+                }
                 Action::SetMplsTtl(t) => self.set_mpls_ttl = Some(*t),
                 Action::SetNwTtl(t) => self.set_nw_ttl = Some(*t),
                 Action::SetField(MatchEntry::Basic(o)) => {
@@ -101,9 +111,17 @@ impl ActionSet {
                 // As resubmit: taken, not run from the set.
                 Action::Learn(_) => {}
                 Action::SetField(MatchEntry::Other(_)) | Action::Experimenter { .. } => {}
-                // Refused in write_actions (see `Action::allowed_in_set`)
-                // but dec_ttl(ids), which the pipeline does not run yet.
-                _ => {}
+                // Refused in write_actions (see `Action::allowed_in_set`).
+                Action::Note(_)
+                | Action::Exit
+                | Action::OutputReg(_)
+                | Action::StackPush(_)
+                | Action::StackPop(_)
+                | Action::Clone(_)
+                | Action::Sample(_)
+                | Action::Controller(_)
+                | Action::Multipath(_)
+                | Action::Bundle(_) => {}
             }
         }
     }
@@ -138,7 +156,10 @@ impl ActionSet {
         if self.dec_mpls_ttl {
             out.push(Action::DecMplsTtl);
         }
-        if self.dec_nw_ttl {
+        if self.dec_nw_ttl && self.dec_nw_ttl_quiet {
+            // No id 0: no packet-in for sluice's connections (no allocation).
+            out.push(Action::DecTtlIds(Vec::new()));
+        } else if self.dec_nw_ttl {
             out.push(Action::DecNwTtl);
         }
         if let Some(t) = self.set_mpls_ttl {

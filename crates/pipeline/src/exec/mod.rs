@@ -40,6 +40,7 @@ use crate::trace::{describe_key, describe_rule};
 mod action_set;
 mod groups;
 mod learn;
+mod nicira;
 mod resubmit;
 mod snapshot;
 
@@ -79,6 +80,10 @@ struct Ctx<'a> {
     replayed: usize,
     /// Whether this packet's lookups are recorded (`Exec::recorded`).
     record: bool,
+    /// An `exit` ran: no further action runs (the action set still does).
+    exited: bool,
+    /// How deep `clone`s nest now.
+    clone_depth: u32,
 }
 
 impl<'a> Ctx<'a> {
@@ -246,6 +251,7 @@ impl Worker {
         e.tun = TunnelMeta::default();
         e.tun_arrived = (0, 0);
         e.key.clear_metadata();
+        e.stack.clear();
         e.reextract(frame, in_port);
         let mut cx = Ctx {
             snap,
@@ -267,6 +273,8 @@ impl Worker {
             replay: None,
             replayed: 0,
             record: false,
+            exited: false,
+            clone_depth: 0,
         };
         e.run_actions::<false, _>(actions, frame, &mut cx, 0);
         let mut buckets = cx.buckets_run;
@@ -374,6 +382,9 @@ struct Exec {
     buckets_carried: u32,
     /// Bucket runs the last `process` ended with.
     buckets_used: u32,
+    /// The packet's stack for `push` and `pop`, as Open vSwitch keeps it:
+    /// each value's bytes then their count (see [`nicira`]).
+    stack: Vec<u8>,
 }
 
 const MAX_GROUP_DEPTH: u32 = 16;
@@ -420,6 +431,7 @@ impl Exec {
             over_limit: 0,
             buckets_carried: 0,
             buckets_used: 0,
+            stack: Vec::new(),
         }
     }
 
@@ -451,6 +463,7 @@ impl Exec {
         self.tun = *tun;
         self.tun_arrived = (tun.ipv4_dst, tun.ipv6_dst);
         self.key.clear_metadata();
+        self.stack.clear();
         self.reextract(frame, in_port);
         if T {
             self.note(format!("Flow: {}", describe_key(&self.key)));
@@ -509,6 +522,8 @@ impl Exec {
             replay,
             replayed: 0,
             record,
+            exited: false,
+            clone_depth: 0,
         };
         let walked = self.walk::<T, B>(0, None, frame, &mut cx, emc, 0);
         if cx.failed {
@@ -522,6 +537,9 @@ impl Exec {
             self.buckets_used = cx.buckets_run;
             return walked;
         }
+        // After an exit too (ovs-actions(7): "Actions in the action set
+        // are still executed").
+        cx.exited = false;
         if !self.set.is_empty() {
             let mut list = std::mem::take(&mut self.scratch);
             self.set.ordered(&mut list);
@@ -669,6 +687,14 @@ impl Exec {
                         if cx.dropped {
                             return Walk::Stop;
                         }
+                        if cx.exited {
+                            // Not this flow's other instructions, nor
+                            // any table after (the action set does run).
+                            if T {
+                                self.indent -= 1;
+                            }
+                            return Walk::Done;
+                        }
                     }
                     Instruction::ClearActions => {
                         if T {
@@ -806,12 +832,15 @@ impl Exec {
                 }
                 Action::SetNwTtl(_)
                 | Action::DecNwTtl
+                | Action::DecTtlIds(_)
                 | Action::SetMplsTtl(_)
                 | Action::DecMplsTtl => {
                     self.before_change(frame, cx);
                     let r = match a {
                         Action::SetNwTtl(t) => edit::nw_ttl(frame, &self.off, Some(*t)),
-                        Action::DecNwTtl => edit::nw_ttl(frame, &self.off, None),
+                        Action::DecNwTtl | Action::DecTtlIds(_) => {
+                            edit::nw_ttl(frame, &self.off, None)
+                        }
                         Action::SetMplsTtl(t) => edit::mpls_ttl(frame, &self.off, Some(*t)),
                         _ => edit::mpls_ttl(frame, &self.off, None),
                     };
@@ -822,11 +851,13 @@ impl Exec {
                         if T {
                             self.note("    TTL expired: the packet is dropped here".into());
                         }
-                        if cx.snap.invalid_ttl_to_controller
-                            && self.outputs.len() >= MAX_OUTPUTS_PER_PACKET
-                        {
+                        // dec_ttl(ids) tells the controllers of those
+                        // connection ids: sluice's connections have id 0.
+                        let tell = cx.snap.invalid_ttl_to_controller
+                            && !matches!(a, Action::DecTtlIds(ids) if !ids.contains(&0));
+                        if tell && self.outputs.len() >= MAX_OUTPUTS_PER_PACKET {
                             self.over_limit += 1;
-                        } else if cx.snap.invalid_ttl_to_controller {
+                        } else if tell {
                             self.outputs.push(Output {
                                 port: port_no::CONTROLLER,
                                 queue: None,
@@ -853,6 +884,18 @@ impl Exec {
                 }
                 Action::Resubmit(r) => {
                     self.resubmit::<T, _>(r, frame, cx, depth);
+                    if cx.dropped || cx.exited {
+                        return;
+                    }
+                }
+                Action::Note(_) | Action::Sample(_) => {}
+                Action::Exit => {
+                    cx.exited = true;
+                    return;
+                }
+                Action::OutputReg(o) => self.output_reg::<T>(o, frame, cx),
+                Action::StackPush(f) => {
+                    self.stack_push::<T>(f, frame, cx);
                     if cx.dropped {
                         return;
                     }
@@ -874,9 +917,17 @@ impl Exec {
                         self.teach.push(taught, cx.now_ns);
                     }
                 }
+                Action::StackPop(f) => self.stack_pop::<T>(f, frame, cx),
+                Action::Clone(list) => {
+                    self.clone_actions::<T>(list, frame, cx, depth);
+                    if cx.dropped || cx.exited {
+                        return;
+                    }
+                }
+                Action::Controller(c) => self.controller::<T>(c, frame, cx),
                 Action::SetField(MatchEntry::Other(_)) | Action::Experimenter { .. } => {}
                 // Refused by validation until the pipeline runs them.
-                _ => {}
+                Action::Multipath(_) | Action::Bundle(_) => {}
             }
         }
     }

@@ -49,6 +49,10 @@ impl Exec {
             cx.dropped = true;
             return;
         }
+        // Open vSwitch's next check: 64 KiB on the stack (push/pop).
+        if self.stack_full::<T>(cx) {
+            return;
+        }
         let table = if r.table == ofp::action::Resubmit::CURRENT_TABLE {
             cx.table_id
         } else {
