@@ -284,7 +284,27 @@ fn actions_with<G, M>(
                     "controller(meter_id=...): meter does not exist",
                 ))
             }
-            Action::Experimenter { .. } | Action::Multipath(_) | Action::Bundle(_) => {
+            Action::Multipath(m) => {
+                if !facts.allow(m.dst.field) {
+                    return Err(err(
+                        ErrorCode::BadAction(BadActionCode::MatchInconsistent),
+                        "multipath: the destination's prerequisites are not met by the packets",
+                    ));
+                }
+                facts.forget(m.dst.field);
+            }
+            Action::Bundle(b) => {
+                if let Some(d) = &b.dst {
+                    if !facts.allow(d.field) {
+                        return Err(err(
+                            ErrorCode::BadAction(BadActionCode::MatchInconsistent),
+                            "bundle_load: the destination's prerequisites are not met by the packets",
+                        ));
+                    }
+                    facts.forget(d.field);
+                }
+            }
+            Action::Experimenter { .. } => {
                 return Err(err(
                     ErrorCode::BadAction(BadActionCode::BadExperimenter),
                     "no experimenter actions known",

@@ -394,3 +394,277 @@ fn trace_shows_each_step() {
     }
     assert!(!t.contains("output:3"), "{t}");
 }
+
+/// Frames for the multipath and bundle cases: Ethernet (02:..:01 to
+/// 02:..:02 unless said), then what follows.
+mod frames {
+    pub const SRC: [u8; 6] = [2, 0, 0, 0, 0, 1];
+    pub const DST: [u8; 6] = [2, 0, 0, 0, 0, 2];
+
+    pub fn eth(dst: [u8; 6], src: [u8; 6], vlan: Option<u16>, ty: u16, body: &[u8]) -> Vec<u8> {
+        let mut f = dst.to_vec();
+        f.extend_from_slice(&src);
+        if let Some(vid) = vlan {
+            f.extend_from_slice(&[0x81, 0x00]);
+            f.extend_from_slice(&vid.to_be_bytes());
+        }
+        f.extend_from_slice(&ty.to_be_bytes());
+        f.extend_from_slice(body);
+        if f.len() < 60 {
+            f.resize(60, 0);
+        }
+        f
+    }
+
+    pub fn ipv4(proto: u8, src: [u8; 4], dst: [u8; 4], l4: &[u8]) -> Vec<u8> {
+        let len = 20 + l4.len() as u16;
+        let mut ip = vec![0x45, 0, 0, 0, 0, 0, 0, 0, 64, proto, 0, 0];
+        ip[2..4].copy_from_slice(&len.to_be_bytes());
+        ip.extend_from_slice(&src);
+        ip.extend_from_slice(&dst);
+        let sum = packet::checksum::internet(&ip);
+        ip[10..12].copy_from_slice(&sum.to_be_bytes());
+        ip.extend_from_slice(l4);
+        ip
+    }
+
+    pub fn ipv6(next: u8, src: u128, dst: u128, l4: &[u8]) -> Vec<u8> {
+        let mut ip = vec![0x60, 0, 0, 0];
+        ip.extend_from_slice(&(l4.len() as u16).to_be_bytes());
+        ip.extend_from_slice(&[next, 64]);
+        ip.extend_from_slice(&src.to_be_bytes());
+        ip.extend_from_slice(&dst.to_be_bytes());
+        ip.extend_from_slice(l4);
+        ip
+    }
+
+    pub fn tcp(sp: u16, dp: u16) -> Vec<u8> {
+        let mut t = sp.to_be_bytes().to_vec();
+        t.extend_from_slice(&dp.to_be_bytes());
+        t.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 0, 0x50, 0, 0xff, 0xff, 0, 0, 0, 0]);
+        t
+    }
+
+    pub fn udp(sp: u16, dp: u16) -> Vec<u8> {
+        let mut t = sp.to_be_bytes().to_vec();
+        t.extend_from_slice(&dp.to_be_bytes());
+        t.extend_from_slice(&[0, 8, 0, 0]);
+        t
+    }
+
+    pub fn sctp(sp: u16, dp: u16) -> Vec<u8> {
+        let mut t = sp.to_be_bytes().to_vec();
+        t.extend_from_slice(&dp.to_be_bytes());
+        t.extend_from_slice(&[0; 8]);
+        t
+    }
+}
+
+#[test]
+fn multipath_and_bundle_pick_what_open_vswitch_picks() {
+    use frames::*;
+    use ofp::oxm::OxmField as F;
+    // The flow of scripts/ovs_nicira_cases.sh's hash case: each hash in a
+    // register (its low half by modulo_n, its high half by hash_threshold,
+    // both over 65536 links), hrw and iter_hash picks, bundle picks among
+    // ports 1-5 (live) and 7-9 (none).
+    let mut mp = Vec::new();
+    let fields = [
+        "eth_src",
+        "symmetric_l4",
+        "symmetric_l3l4",
+        "symmetric_l3l4+udp",
+        "nw_src",
+        "nw_dst",
+        "symmetric_l3",
+    ];
+    for (i, f) in fields.iter().enumerate() {
+        mp.push(format!(
+            "multipath({f},1234,modulo_n,65536,0,NXM_NX_REG{i}[0..15])"
+        ));
+        mp.push(format!(
+            "multipath({f},1234,hash_threshold,65536,0,NXM_NX_REG{i}[16..31])"
+        ));
+    }
+    for (i, f) in ["eth_src", "symmetric_l4"].iter().enumerate() {
+        let r = 8 + i;
+        mp.push(format!(
+            "multipath({f},0,modulo_n,65536,0,NXM_NX_REG{r}[0..15])"
+        ));
+        mp.push(format!(
+            "multipath({f},0,hash_threshold,65536,0,NXM_NX_REG{r}[16..31])"
+        ));
+    }
+    mp.extend(
+        [
+            "multipath(symmetric_l4,7,hrw,10,0,NXM_NX_REG10[0..3])",
+            "multipath(symmetric_l4,7,iter_hash,10,12,NXM_NX_REG10[4..7])",
+            "multipath(symmetric_l4,7,hrw,100,0,NXM_NX_REG10[8..15])",
+            "multipath(symmetric_l4,7,iter_hash,100,0,NXM_NX_REG10[16..23])",
+            "multipath(eth_src,7,hash_threshold,7,0,NXM_NX_REG10[24..26])",
+            "multipath(eth_src,7,modulo_n,7,0,NXM_NX_REG10[27..29])",
+            "bundle_load(symmetric_l4,9,hrw,ofport,NXM_NX_REG11[0..15],members:1,2,3,4,5)",
+            "bundle_load(eth_src,9,hrw,ofport,NXM_NX_REG11[16..31],members:2,4,7)",
+            "bundle_load(nw_src,0,active_backup,ofport,NXM_NX_REG12[0..15],members:9,3,2)",
+            "bundle_load(nw_dst,3,hrw,ofport,NXM_NX_REG12[16..31],members:8,9)",
+        ]
+        .map(String::from),
+    );
+    let flow = format!("actions={}", mp.join(","));
+    let v4 = |a: [u8; 4]| a;
+    let v6 = |s: &str| s.parse::<std::net::Ipv6Addr>().unwrap().to_bits();
+    let cases: Vec<(&str, Vec<u8>, [u32; 12])> = vec![
+        (
+            "p1: not IP",
+            eth(DST, SRC, None, 0x88b5, &[]),
+            [
+                0x6e6f5e44, 0x4babba91, 0x45af2c4c, 0x45af2c4c, 0x4d2, 0x4d2, 0x1725e1f0, 0,
+                0x3834ef4f, 0x274c97d3, 0x6353544, 0x40002,
+            ],
+        ),
+        (
+            "p2: tcp",
+            eth(
+                DST,
+                SRC,
+                None,
+                0x0800,
+                &ipv4(6, v4([10, 0, 0, 1]), v4([10, 0, 0, 2]), &tcp(1234, 80)),
+            ),
+            [
+                0x6e6f5e44, 0xee43ec8f, 0x9d18f655, 0x9d18f655, 0xeab7cf86, 0xa96ea8fc, 0x22c028b4,
+                0, 0x3834ef4f, 0x7368bc7a, 0x6252559, 0x40004,
+            ],
+        ),
+        (
+            "p3: udp",
+            eth(
+                [0xf0, 0x0d, 0, 0xab, 0xcd, 0xef],
+                [0x52, 0x54, 0, 0x12, 0x34, 0x56],
+                None,
+                0x0800,
+                &ipv4(17, v4([10, 1, 2, 3]), v4([192, 168, 7, 9]), &udp(5000, 53)),
+            ),
+            [
+                0xa7251b1f, 0x13b5241, 0x49e80f74, 0x6f57fb8f, 0x653e14c4, 0x35b587ac, 0xcb36f043,
+                0, 0x92e04e43, 0xca08bee3, 0x1b292996, 0x20002,
+            ],
+        ),
+        (
+            "p4: tcp6",
+            eth(
+                DST,
+                SRC,
+                None,
+                0x86dd,
+                &ipv6(6, v6("2001:db8::1"), v6("2001:db8::2:3"), &tcp(443, 5555)),
+            ),
+            [
+                0x6e6f5e44, 0xad724a1f, 0xcb258ba9, 0xcb258ba9, 0x47c07edf, 0x161da7a5, 0x2f9b1f33,
+                0, 0x3834ef4f, 0x6a16b16c, 0x6101083, 0x40003,
+            ],
+        ),
+        (
+            "p5: icmp in VLAN 5",
+            eth(
+                DST,
+                SRC,
+                Some(5),
+                0x0800,
+                &ipv4(1, v4([1, 2, 3, 4]), v4([5, 6, 7, 8]), &[0; 8]),
+            ),
+            [
+                0x6e6f5e44, 0x2ecb96c3, 0xeb0a299c, 0xeb0a299c, 0x5b3746dc, 0xc101f4cf, 0xfd231f3a,
+                0, 0x3834ef4f, 0xb665864, 0x6222262, 0x40005,
+            ],
+        ),
+        (
+            "p6: sctp",
+            eth(
+                DST,
+                SRC,
+                None,
+                0x0800,
+                &ipv4(132, v4([1, 2, 3, 4]), v4([5, 6, 7, 8]), &sctp(9, 10)),
+            ),
+            [
+                0x6e6f5e44, 0xfcf18f7c, 0x68c022c1, 0x68c022c1, 0x5b3746dc, 0xc101f4cf, 0xfd231f3a,
+                0, 0x3834ef4f, 0x9d9d2dc7, 0x6292993, 0x40004,
+            ],
+        ),
+        (
+            "p7: udp6",
+            eth(
+                DST,
+                SRC,
+                None,
+                0x86dd,
+                &ipv6(17, v6("fe80::1"), v6("ff02::1:2"), &udp(546, 547)),
+            ),
+            [
+                0x6e6f5e44, 0x19af3132, 0x24207515, 0xf7fc489, 0x42277d8a, 0x29a8b08e, 0xe52d3a1d,
+                0, 0x3834ef4f, 0x1200e952, 0x65a5a25, 0x40004,
+            ],
+        ),
+        (
+            "p8: arp",
+            eth(
+                DST,
+                SRC,
+                None,
+                0x0806,
+                &[
+                    0, 1, 8, 0, 6, 4, 0, 1, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 0, 0, 0, 0, 0, 0, 5, 6,
+                    7, 8,
+                ],
+            ),
+            [
+                0x6e6f5e44, 0xaab904c2, 0x10a87f0b, 0x10a87f0b, 0x4d2, 0x4d2, 0x4df00e28, 0,
+                0x3834ef4f, 0xa66f3673, 0x6191994, 0x40002,
+            ],
+        ),
+    ];
+    let mut p = pipeline(&[&flow]);
+    let snap = p.snapshot();
+    let mut bad = Vec::new();
+    for (name, mut f, want) in cases {
+        let mut w = Worker::new(0);
+        w.process(&snap, 1, &mut f, 0);
+        let reg = |n: u8| pipeline::matchkey::read_field(w.key(), F::Reg(n)).unwrap() as u32;
+        for (r, want) in want.iter().enumerate() {
+            if r == 7 {
+                continue;
+            }
+            let got = reg(r as u8);
+            if got != *want {
+                bad.push(format!("{name}: reg{r} = {got:#x}, Open vSwitch {want:#x}"));
+            }
+        }
+        // bundle_load to members that do not exist: OFPP_NONE; the active
+        // backup's first live member.
+        assert_eq!(reg(12), 0xffff_0003, "{name}");
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+#[test]
+fn bundle_outputs_to_a_live_member() {
+    // Port 2 down: active_backup takes the next live one.
+    let mut p = pipeline(&["actions=bundle(eth_src,0,active_backup,ofport,members:7,2,3)"]);
+    let mut down = PortState::up(2);
+    down.live = false;
+    p.set_port(down);
+    assert_eq!(ports(&mut p), vec![3]);
+    // None live: nothing.
+    let mut p = pipeline(&["actions=bundle(eth_src,0,hrw,ofport,members:7,8),output:4"]);
+    assert_eq!(ports(&mut p), vec![4]);
+    // The destination must hold a port number.
+    assert_eq!(
+        refused("actions=bundle_load(eth_src,0,hrw,ofport,reg0[0..7],members:1)"),
+        ErrorCode::BadAction(BadActionCode::BadArgument)
+    );
+    assert_eq!(
+        refused("actions=multipath(eth_src,0,modulo_n,1,0,NXM_OF_IP_SRC[])"),
+        ErrorCode::BadAction(BadActionCode::MatchInconsistent)
+    );
+}

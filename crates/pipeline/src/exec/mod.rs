@@ -40,6 +40,7 @@ use crate::trace::{describe_key, describe_rule};
 mod action_set;
 mod groups;
 mod learn;
+mod multipath;
 mod nicira;
 mod resubmit;
 mod snapshot;
@@ -926,8 +927,8 @@ impl Exec {
                 }
                 Action::Controller(c) => self.controller::<T>(c, frame, cx),
                 Action::SetField(MatchEntry::Other(_)) | Action::Experimenter { .. } => {}
-                // Refused by validation until the pipeline runs them.
-                Action::Multipath(_) | Action::Bundle(_) => {}
+                Action::Multipath(m) => self.multipath::<T>(m, frame, cx),
+                Action::Bundle(b) => self.bundle::<T>(b, frame, cx),
             }
         }
     }

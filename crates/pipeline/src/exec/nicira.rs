@@ -38,13 +38,13 @@ pub const MAX_STACK_BYTES: usize = 65536;
 
 impl Exec {
     /// The bits of `f`, at bit 0.
-    fn read_subfield(&mut self, f: &Subfield, frame: &[u8], cx: &mut Ctx<'_>) -> u128 {
+    pub(super) fn read_subfield(&mut self, f: &Subfield, frame: &[u8], cx: &mut Ctx<'_>) -> u128 {
         let v = self.field_value(f.field, frame, cx);
         v.checked_shr(f.ofs as u32).unwrap_or(0) & ofp::action::bits_mask(0, f.n_bits)
     }
 
     /// Writes the low bits of `v` into `f`.
-    fn write_subfield<const T: bool>(
+    pub(super) fn write_subfield<const T: bool>(
         &mut self,
         f: &Subfield,
         v: u128,
