@@ -6,7 +6,11 @@ use bytes::Bytes;
 use proptest::collection::vec;
 use proptest::prelude::*;
 
-use ofp::action::{Action, LoadForm, RegLoad, RegMove, Resubmit, OFPCML_NO_BUFFER};
+use ofp::action::{
+    Action, BdAlgorithm, Bundle, Controller, ControllerForm, HashFields, LoadForm, MpAlgorithm,
+    Multipath, OutputReg, OutputRegForm, RegLoad, RegMove, Resubmit, Sample, SampleDirection,
+    SampleForm, Subfield, NX_CTLR_NO_METER, OFPCML_NO_BUFFER,
+};
 use ofp::instruction::Instruction;
 use ofp::msg::flow::{
     FlowMod, FlowModCommand, FlowRemoved, FlowRemovedReason, PacketIn, PacketInReason, PacketOut,
@@ -208,6 +212,156 @@ pub fn resubmit() -> impl Strategy<Value = Resubmit> {
         .prop_map(|(in_port, table)| Resubmit { in_port, table })
 }
 
+/// A subfield of a field with an NXM header: `writable` ones only if
+/// asked, at most `max_bits` bits.
+pub fn subfield(writable: bool, max_bits: u16) -> impl Strategy<Value = Subfield> {
+    let f = if writable {
+        loadable_field().boxed()
+    } else {
+        field().boxed()
+    };
+    (
+        f.prop_filter("NXM header", |f| f.nxm_header().is_some()),
+        any::<u16>(),
+        any::<u16>(),
+    )
+        .prop_map(move |(field, a, b)| {
+            let bits = field.info().unwrap().bits as u16;
+            let n_bits = 1 + a % bits.min(max_bits);
+            Subfield {
+                field,
+                ofs: b % (bits - n_bits + 1),
+                n_bits,
+            }
+        })
+}
+
+fn fitting_port() -> impl Strategy<Value = u32> {
+    prop_oneof![0u32..0xff00, 0xffff_ff00u32..=0xffff_ffff]
+}
+
+/// A Nicira action of `ofp::nicira` as the text syntax prints it (the
+/// form the text gives; valid as decoding checks it).
+pub fn canonical_nicira_action() -> impl Strategy<Value = Action> {
+    prop_oneof![
+        vec(any::<u8>(), 0..3).prop_map(|w| {
+            let mut b = w.repeat(5);
+            b.resize(b.len() / 8 * 8 + 6, 7);
+            Action::Note(Bytes::from(b))
+        }),
+        Just(Action::Exit),
+        subfield(false, 64).prop_map(|src| Action::OutputReg(OutputReg {
+            src,
+            max_len: OFPCML_NO_BUFFER,
+            form: OutputRegForm::OutputReg,
+        })),
+        vec(any::<u16>(), 1..5).prop_map(Action::DecTtlIds),
+        subfield(false, 128).prop_map(Action::StackPush),
+        subfield(true, 128).prop_map(Action::StackPop),
+        vec(action_common(), 0..3).prop_map(Action::Clone),
+        (
+            1u16..,
+            any::<u32>(),
+            any::<u32>(),
+            any::<u32>(),
+            prop_oneof![Just(port_no::ANY), fitting_port()],
+            0u8..3
+        )
+            .prop_map(|(probability, c, d, o, sampling_port, dir)| {
+                let mut s = Sample {
+                    probability,
+                    collector_set_id: c,
+                    obs_domain_id: d,
+                    obs_point_id: o,
+                    sampling_port,
+                    direction: [
+                        SampleDirection::Default,
+                        SampleDirection::Ingress,
+                        SampleDirection::Egress,
+                    ][dir as usize],
+                    form: SampleForm::Sample,
+                };
+                s.form = s.least_form();
+                Action::Sample(s)
+            }),
+        (
+            any::<u16>(),
+            any::<u16>(),
+            0u8..6,
+            bytes_any(12),
+            any::<bool>(),
+            prop_oneof![Just(NX_CTLR_NO_METER), any::<u32>()]
+        )
+            .prop_map(|(max_len, id, reason, userdata, pause, meter_id)| {
+                let mut c = Controller {
+                    max_len,
+                    id,
+                    reason,
+                    userdata,
+                    pause,
+                    meter_id,
+                    form: ControllerForm::Controller,
+                };
+                if c.needs_controller2() {
+                    c.form = ControllerForm::Controller2;
+                }
+                c
+            })
+            .prop_filter("not an output to CONTROLLER", |c| {
+                c.reason != 1 || c.id != 0 || c.needs_controller2()
+            })
+            .prop_map(|c| Action::Controller(Box::new(c))),
+        (
+            0usize..7,
+            any::<u16>(),
+            0usize..4,
+            any::<u16>(),
+            any::<u32>(),
+            subfield(true, 64)
+        )
+            .prop_filter_map(
+                "destination wide enough",
+                |(f, basis, a, max_link, arg, dst)| {
+                    let m = Multipath {
+                        fields: HashFields::ALL[f],
+                        basis,
+                        algorithm: [
+                            MpAlgorithm::ModuloN,
+                            MpAlgorithm::HashThreshold,
+                            MpAlgorithm::Hrw,
+                            MpAlgorithm::IterHash,
+                        ][a],
+                        max_link,
+                        arg,
+                        dst,
+                    };
+                    m.check().is_ok().then_some(Action::Multipath(m))
+                }
+            ),
+        (
+            0usize..7,
+            any::<u16>(),
+            any::<bool>(),
+            vec(fitting_port(), 0..4),
+            proptest::option::of(subfield(true, 64))
+        )
+            .prop_filter_map("a valid bundle", |(f, basis, hrw, members, dst)| {
+                let b = Bundle {
+                    fields: HashFields::ALL[f],
+                    basis,
+                    algorithm: if hrw {
+                        BdAlgorithm::Hrw
+                    } else {
+                        BdAlgorithm::ActiveBackup
+                    },
+                    members,
+                    dst,
+                };
+                b.check().is_ok().then_some(Action::Bundle(Box::new(b)))
+            }),
+    ]
+}
+
 /// Any action, as the wire carries it.
 pub fn action() -> impl Strategy<Value = Action> {
     prop_oneof![
@@ -218,6 +372,7 @@ pub fn action() -> impl Strategy<Value = Action> {
         1 => reg_load(&[LoadForm::RegLoad2], 128).prop_map(Action::RegLoad),
         1 => reg_move().prop_map(Action::RegMove),
         1 => resubmit().prop_map(Action::Resubmit),
+        2 => canonical_nicira_action(),
     ]
 }
 
@@ -244,6 +399,7 @@ pub fn canonical_action() -> impl Strategy<Value = Action> {
             .prop_filter("port or table", |r| r.in_port != ofp::port::port_no::IN_PORT
                 || r.table != Resubmit::CURRENT_TABLE)
             .prop_map(Action::Resubmit),
+        2 => canonical_nicira_action(),
     ]
 }
 
