@@ -60,11 +60,72 @@ fn program(mut p: &[u8]) -> Vec<Action> {
             20 => Action::SetQueue((op >> 5) as u32),
             21 => Action::Output { port: [1, 2, port_no::IN_PORT, port_no::FLOOD, port_no::CONTROLLER, port_no::TABLE, port_no::ALL, 9][op as usize >> 5], max_len: 64 },
             22 => Action::Group(1 + (op as u32 >> 7)),
+            // Open vSwitch's Nicira actions: the next byte says which.
+            23 if !p.is_empty() => {
+                let x = p[0];
+                p = &p[1..];
+                nicira(x, &mut p)
+            }
             _ => Action::Output { port: 2, max_len: 0 },
         };
         v.push(a);
     }
     v
+}
+
+/// A Nicira action by `x`; clone takes the next actions of the program.
+fn nicira(x: u8, p: &mut &[u8]) -> Action {
+    use ofp::action::*;
+    let reg = |n: u8| Subfield::whole(F::Reg(n % 4));
+    match x % 12 {
+        0 => Action::Exit,
+        1 => Action::Note(Bytes::from_static(&[1, 2, 3, 0, 0, 0])),
+        2 => Action::OutputReg(OutputReg { src: reg(x >> 4), max_len: 64, form: OutputRegForm::OutputReg }),
+        3 => Action::StackPush(reg(x >> 4)),
+        4 => Action::StackPop(reg(x >> 4)),
+        5 => {
+            // The next (x >> 4) opcodes, at most what is left, run in a clone.
+            let n = ((x >> 4) as usize).min(p.len());
+            let (inner, rest) = p.split_at(n);
+            *p = rest;
+            Action::Clone(program(inner))
+        }
+        6 => Action::DecTtlIds(vec![(x >> 4) as u16 & 1]),
+        7 => Action::Multipath(Multipath {
+            fields: HashFields::ALL[(x >> 4) as usize % 7],
+            basis: x as u16,
+            algorithm: [MpAlgorithm::ModuloN, MpAlgorithm::HashThreshold, MpAlgorithm::Hrw, MpAlgorithm::IterHash][(x >> 5) as usize % 4],
+            max_link: 3,
+            arg: x as u32,
+            dst: Subfield { field: F::Reg(0), ofs: 0, n_bits: 2 },
+        }),
+        8 => Action::Bundle(Box::new(Bundle {
+            fields: HashFields::ALL[(x >> 4) as usize % 7],
+            basis: 1,
+            algorithm: if x & 0x80 != 0 { BdAlgorithm::Hrw } else { BdAlgorithm::ActiveBackup },
+            members: vec![1, 2, 3, 7],
+            dst: (x & 0x40 != 0).then(|| reg(1)),
+        })),
+        9 => Action::Controller(Box::new(Controller {
+            max_len: 32,
+            id: (x >> 7) as u16,
+            reason: (x >> 4) & 7,
+            userdata: Bytes::new(),
+            pause: false,
+            meter_id: NX_CTLR_NO_METER,
+            form: ControllerForm::Controller,
+        })),
+        10 => Action::Sample(Sample {
+            probability: 1,
+            collector_set_id: 0,
+            obs_domain_id: 0,
+            obs_point_id: 0,
+            sampling_port: port_no::ANY,
+            direction: SampleDirection::Default,
+            form: SampleForm::Sample,
+        }),
+        _ => Action::Resubmit(Resubmit { in_port: port_no::IN_PORT, table: (x >> 4) % 4 }),
+    }
 }
 
 fn pipeline() -> Pipeline {
