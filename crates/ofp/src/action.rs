@@ -794,6 +794,41 @@ pub(crate) fn decode_actions_nested(r: &mut Reader<'_>, depth: u32) -> Result<Ve
     Ok(v)
 }
 
+/// Every action of `list` and, after each `clone`, the actions it holds
+/// (depth first): what "the actions of a flow" means to Open vSwitch's
+/// out_port/out_group filters and group references.
+pub fn flattened(list: &[Action]) -> Flattened<'_> {
+    Flattened {
+        cur: list.iter(),
+        outer: Vec::new(),
+    }
+}
+
+/// The iterator of [`flattened`] (it allocates only inside a clone).
+pub struct Flattened<'a> {
+    cur: std::slice::Iter<'a, Action>,
+    outer: Vec<std::slice::Iter<'a, Action>>,
+}
+
+impl<'a> Iterator for Flattened<'a> {
+    type Item = &'a Action;
+
+    fn next(&mut self) -> Option<&'a Action> {
+        loop {
+            match self.cur.next() {
+                Some(a) => {
+                    if let Action::Clone(inner) = a {
+                        let rest = std::mem::replace(&mut self.cur, inner.iter());
+                        self.outer.push(rest);
+                    }
+                    return Some(a);
+                }
+                None => self.cur = self.outer.pop()?,
+            }
+        }
+    }
+}
+
 impl Action {
     /// Whether Open vSwitch lets the action into an action set
     /// (`write_actions`): not note, exit, output:FIELD, push, pop, clone,

@@ -176,13 +176,19 @@ impl Rule {
         self.packed.unpack()
     }
 
-    /// Whether the rule's instructions output to `port` (for out_port filters).
+    /// Whether the rule's instructions output to `port` (for out_port
+    /// filters): an output action, or, as Open vSwitch counts them, a
+    /// `controller(...)` for CONTROLLER; inside a `clone` too.
     pub fn outputs_to(&self, port: u32) -> bool {
-        self.actions()
-            .any(|a| matches!(a, ofp::Action::Output { port: p, .. } if *p == port))
+        self.actions().any(|a| match a {
+            ofp::Action::Output { port: p, .. } => *p == port,
+            ofp::Action::Controller(_) => port == ofp::port::port_no::CONTROLLER,
+            _ => false,
+        })
     }
 
-    /// Whether the rule's instructions send to `group` (for out_group filters).
+    /// Whether the rule's instructions send to `group` (for out_group
+    /// filters), inside a `clone` too.
     pub fn uses_group(&self, group: u32) -> bool {
         self.actions()
             .any(|a| matches!(a, ofp::Action::Group(g) if *g == group))
@@ -196,11 +202,14 @@ impl Rule {
         })
     }
 
-    /// Every action in apply-actions and write-actions instructions.
+    /// Every action in apply-actions and write-actions instructions, and
+    /// in the `clone`s among them ([`ofp::action::flattened`]).
     pub fn actions(&self) -> impl Iterator<Item = &ofp::Action> {
         self.instructions.iter().flat_map(|i| match i {
-            Instruction::ApplyActions(a) | Instruction::WriteActions(a) => a.as_slice(),
-            _ => &[],
+            Instruction::ApplyActions(a) | Instruction::WriteActions(a) => {
+                ofp::action::flattened(a)
+            }
+            _ => ofp::action::flattened(&[]),
         })
     }
 

@@ -138,9 +138,14 @@ fn exit_in_a_group_bucket_ends_that_bucket_only() {
             .unwrap();
     g.command = GroupModCommand::Add;
     p.group_mod(&g, 0).unwrap();
-    p.flow_mod(&parse_flow_mod("actions=group:1,output:5").unwrap(), 0)
+    p.flow_mod(
+        &parse_flow_mod("actions=group:1,resubmit(,1),output:5").unwrap(),
+        0,
+    )
+    .unwrap();
+    p.flow_mod(&parse_flow_mod("table=1,actions=output:3").unwrap(), 0)
         .unwrap();
-    assert_eq!(ports(&mut p), vec![2, 4, 5]);
+    assert_eq!(ports(&mut p), vec![2, 4, 3, 5]);
 }
 
 #[test]
@@ -666,5 +671,34 @@ fn bundle_outputs_to_a_live_member() {
     assert_eq!(
         refused("actions=multipath(eth_src,0,modulo_n,1,0,NXM_OF_IP_SRC[])"),
         ErrorCode::BadAction(BadActionCode::MatchInconsistent)
+    );
+}
+
+#[test]
+fn actions_inside_a_clone_count_for_out_port_and_groups() {
+    let mut p = pipeline(&[
+        "priority=2,actions=clone(output:4)",
+        "priority=1,in_port=2,actions=controller(reason=no_match)",
+    ]);
+    let rules: Vec<_> = p.tables()[0].rules().collect();
+    assert!(rules.iter().any(|r| r.outputs_to(4)));
+    assert!(rules.iter().any(|r| r.outputs_to(port_no::CONTROLLER)));
+    // A group a clone sends to: deleting it removes the flow.
+    let mut g = parse_group_mod("group_id=7,type=all,bucket=output:3").unwrap();
+    g.command = GroupModCommand::Add;
+    p.group_mod(&g, 0).unwrap();
+    p.flow_mod(
+        &parse_flow_mod("priority=3,actions=clone(group:7),output:2").unwrap(),
+        0,
+    )
+    .unwrap();
+    assert_eq!(ports(&mut p), vec![3, 2]);
+    g.command = GroupModCommand::Delete;
+    let removed = p.group_mod(&g, 0).unwrap();
+    assert_eq!(removed.len(), 1);
+    // A group that does not exist, inside a clone, is refused as outside.
+    assert_eq!(
+        refused("actions=clone(group:9)"),
+        ErrorCode::BadAction(BadActionCode::BadOutGroup)
     );
 }

@@ -65,7 +65,11 @@ impl Pipeline {
                     .groups
                     .values()
                     .filter(|g| !ids.contains(&g.group_id))
-                    .flat_map(|g| g.rt.buckets.iter().flat_map(|b| b.actions.iter()))
+                    .flat_map(|g| {
+                        g.rt.buckets
+                            .iter()
+                            .flat_map(|b| ofp::action::flattened(&b.actions))
+                    })
                     .any(|a| matches!(a, Action::Group(x) if ids.contains(x)));
                 if chained {
                     return Err(e(
@@ -159,7 +163,8 @@ impl Pipeline {
             .or_else(|err| match err.code {
                 // A bucket may name the group being added (that is a loop, reported below).
                 ErrorCode::BadAction(ofp::error::BadActionCode::BadOutGroup)
-                    if b.actions.contains(&Action::Group(gm.group_id)) =>
+                    if ofp::action::flattened(&b.actions)
+                        .any(|a| *a == Action::Group(gm.group_id)) =>
                 {
                     Ok(())
                 }
@@ -187,7 +192,7 @@ impl Pipeline {
                         v.push(b.watch_group);
                     }
                 } else {
-                    v.extend(b.actions.iter().filter_map(|a| match a {
+                    v.extend(ofp::action::flattened(&b.actions).filter_map(|a| match a {
                         Action::Group(x) => Some(*x),
                         _ => None,
                     }));
@@ -243,7 +248,13 @@ impl Pipeline {
             count(&mut r.actions());
         }
         for g in self.groups.values() {
-            count(&mut g.rt.buckets.iter().flat_map(|b| b.actions.iter()));
+            count(
+                &mut g
+                    .rt
+                    .buckets
+                    .iter()
+                    .flat_map(|b| ofp::action::flattened(&b.actions)),
+            );
         }
         n
     }

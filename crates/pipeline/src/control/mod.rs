@@ -352,7 +352,7 @@ impl Pipeline {
                 "packet-out in_port: no such port",
             ));
         }
-        for a in actions {
+        for a in ofp::action::flattened(actions) {
             match a {
                 Action::Output { port, .. }
                     if !(*port <= port_no::MAX && known(*port)

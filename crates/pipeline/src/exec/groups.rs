@@ -169,6 +169,8 @@ impl Exec {
             }
             cx.pending_from = outer_from;
             cx.dropped = false;
+            // An exit in a bucket ends that bucket only (ovs-actions(7)).
+            cx.exited = false;
             self.key = saved_key;
             self.off = saved_off;
             cx.queue = saved_queue;
