@@ -832,12 +832,14 @@ impl<'a> Iterator for Flattened<'a> {
 impl Action {
     /// Whether Open vSwitch lets the action into an action set
     /// (`write_actions`): not note, exit, output:FIELD, push, pop, clone,
-    /// sample, controller(...), multipath or bundle (`OFPBAC_BAD_TYPE`
-    /// otherwise, as Open vSwitch answers).
+    /// sample, controller(...), multipath, bundle, learn or conjunction
+    /// (`OFPBAC_BAD_TYPE` otherwise, as Open vSwitch answers).
     pub fn allowed_in_set(&self) -> bool {
         !matches!(
             self,
-            Action::Note(_)
+            Action::Learn(_)
+                | Action::Conjunction(_)
+                | Action::Note(_)
                 | Action::Exit
                 | Action::OutputReg(_)
                 | Action::StackPush(_)

@@ -191,6 +191,8 @@ fn write_actions_refuses_what_an_action_set_cannot_hold() {
         "controller(id=1)",
         "multipath(eth_src,0,modulo_n,1,0,reg0[])",
         "bundle(eth_src,0,hrw,ofport,members:1)",
+        "learn(table=1)",
+        "conjunction(1,1/2)",
     ] {
         let fm = parse_flow_mod(&format!("actions=write_actions({a})")).unwrap();
         let e = Message::FlowMod(fm).validate().unwrap_err();
