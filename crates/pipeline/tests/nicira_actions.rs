@@ -751,3 +751,30 @@ fn cached_walks_replay_the_same_as_fresh_ones() {
     assert_eq!(seen.len(), 4, "{seen:?}");
     assert!(cached.path_stats().0 > 0);
 }
+
+#[test]
+fn clones_and_resubmits_nested_to_the_limits_fit_a_small_stack() {
+    // The deepest recursions the limits allow: 64 resubmits each in a
+    // clone, and clones to 100 deep between resubmits. A worker thread's
+    // 2 MiB stack holds them (debug build included); the packet is
+    // dropped whole and counted.
+    let run = || {
+        for flow in [
+            "actions=output:2,clone(resubmit(,0))",
+            "actions=output:2,clone(clone(resubmit(,0)))",
+            "actions=output:2,clone(clone(clone(clone(clone(resubmit(,0))))))",
+        ] {
+            let mut p = pipeline(&[flow]);
+            assert_eq!(outputs(&mut p, &mut frame()), (vec![], 1), "{flow}");
+            let snap = p.snapshot();
+            let t = pipeline::trace::trace(&snap, 1, &frame());
+            assert!(t.outputs.is_empty(), "{flow}");
+        }
+    };
+    std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(run)
+        .unwrap()
+        .join()
+        .unwrap();
+}
