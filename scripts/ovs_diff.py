@@ -790,6 +790,15 @@ KNOWN = {
         "(refusal) dec_ttl in a flow whose match is not IP: Open vSwitch refuses it "
         "under OpenFlow 1.3 (check_DEC_TTL: an inconsistent match), sluice takes it. "
         "The generator writes dec_ttl in IP flows (and buckets) only.",
+    "exit-action-set":
+        "exit with a non-empty action set: ovs-actions(7) says the action set still "
+        "runs, and sluice runs it; Open vSwitch 3.1's translation does not "
+        "(do_xlate_actions stops at ctx->exit, the action set's actions included). The "
+        "generator writes no write_actions in a case that may exit.",
+    "controller-id":
+        "controller(id=N) with N not 0: Open vSwitch's trace shows the packet-in (its "
+        "connections could have that id), sluice sends nothing (its connections all have "
+        "id 0: no NXT_SET_CONTROLLER_ID). The generator writes id=0 only.",
     "third-tag":
         "(refusal) a flow whose actions could push a third VLAN tag (dl_vlan=10 then "
         "two push_vlan): Open vSwitch refuses it (OFPBAC_BAD_TAG: its flows hold 2 "
@@ -991,7 +1000,53 @@ class Gen:
         w = self.pick([1, 4, 8])
         return f"NXM_NX_REG{n}[{lo}..{lo + w - 1}]", w
 
-    def actions(self, kind, vlan, table, n_tables, groups, in_set=False):
+    def nicira_actions(self, kind, vlan, table, n_tables, groups, nested):
+        """One of Open vSwitch's Nicira actions (texts: some come with the
+        load or output that makes them show)."""
+        r = self.r
+        ports = list(range(1, self.n_ports + 1))
+        reg = f"NXM_NX_REG{r.randrange(8)}"
+        fields = ["eth_src", "symmetric_l4", "symmetric_l3l4", "symmetric_l3l4+udp", "nw_src",
+                  "nw_dst", "symmetric_l3"]
+        c = r.random()
+        if c < 0.08:
+            return [self.pick(["note:01.02.03", "note:", "sample(probability=65535,collector_set_id=1)"])]
+        if c < 0.16 and self.exit_ok:
+            return ["exit"]
+        if c < 0.26:
+            return [f"load:{self.pick(ports + [0, 9, 0xfffe, 0xfffd])}->{reg}[0..15]", f"output:{reg}[0..15]"]
+        if c < 0.40:
+            f, _ = self.reg_field()
+            if self.chance(0.5):
+                return [f"push:{f}"]
+            return [f"pop:{f}"]
+        if c < 0.52 and kind in IP4_KINDS | IP6_KINDS and not self.no_dec:
+            return [self.pick(["dec_ttl(0)", "dec_ttl(1,2)", "dec_ttl(0,7)"])]
+        if c < 0.66 and not nested:
+            tags = self.tags
+            inner, _ = self.actions(kind, vlan, table, n_tables, groups, nested=True)
+            self.tags = tags
+            return [f"clone({','.join(inner) if inner else 'drop'})"]
+        if c < 0.74:
+            reason = self.pick(["no_match", "invalid_ttl", "action_set", "group", "packet_out"])
+            opts = [f"controller(reason={reason})", f"controller(reason={reason},max_len=64)",
+                    f"controller(max_len=32,id=0,reason={reason})"]
+            if "controller-id" not in self.avoid:
+                opts.append("controller(id=3)")
+            return [self.pick(opts)]
+        if c < 0.86:
+            n = r.randint(1, 4)
+            alg = self.pick(["modulo_n", "hash_threshold", "hrw", "iter_hash"])
+            return [f"multipath({self.pick(fields)},{r.randrange(65536)},{alg},{n},{r.randint(0, 9)},{reg}[0..2])",
+                    f"output:{reg}[0..2]"]
+        members = ",".join(str(p) for p in r.sample(ports + [9], r.randint(1, 3)))
+        alg = self.pick(["hrw", "active_backup"])
+        if self.chance(0.5):
+            return [f"bundle({self.pick(fields)},{r.randrange(65536)},{alg},ofport,members:{members})"]
+        return [f"bundle_load({self.pick(fields)},{r.randrange(65536)},{alg},ofport,{reg}[0..15],members:{members})",
+                f"output:{reg}[0..15]"]
+
+    def actions(self, kind, vlan, table, n_tables, groups, in_set=False, nested=False):
         """A random action list (texts) for a flow of `kind`; vlan: what
         the match says of the tag (the list keeps it up to date)."""
         r = self.r
@@ -999,6 +1054,9 @@ class Gen:
         ip4 = kind in ("ip", "tcp", "udp", "icmp", "sctp")
         ip6 = kind in ("ipv6", "tcp6", "udp6", "icmp6")
         for _ in range(r.randint(0 if not in_set else 1, 3 if in_set else 5)):
+            if not in_set and self.nicira and self.chance(0.15):
+                out.extend(self.nicira_actions(kind, vlan, table, n_tables, groups, nested))
+                continue
             c = r.random()
             if c < 0.25:
                 out.append(f"output:{r.randint(1, self.n_ports)}")
@@ -1121,7 +1179,7 @@ class Gen:
         ins = list(acts)
         if self.chance(0.04):
             ins.append("clear_actions")
-        if self.chance(0.15):
+        if self.chance(0.15) and not (self.exit_ok and "exit-action-set" in self.avoid):
             if "vlan-field-in-set-after-push" in self.avoid and match_vlan != "tagged":
                 # sluice checks an action set against the match alone.
                 vlan = None
@@ -1196,6 +1254,11 @@ class Gen:
         # dec_ttl expires it).
         self.backward = self.chance(0.5)
         self.no_dec = self.backward and "ttl-expiry" in self.avoid
+        # Open vSwitch's Nicira actions (note, sample, exit, output:FIELD,
+        # dec_ttl(ids), push/pop, clone, controller(...), multipath,
+        # bundle) in half the cases; exit in half of those.
+        self.nicira = self.chance(0.5)
+        self.exit_ok = self.nicira and self.chance(0.5)
         n_tables = r.randint(2, 5)
         n_flows = r.randint(5, 40)
         groups = []
@@ -1428,7 +1491,12 @@ def ovs_outputs(ovs, dp, in_port, frame):
 
 
 def sluice_outputs(j):
-    return [(o["port"], bytes.fromhex(o["frame"]), o.get("reason")) for o in j["outputs"]]
+    """sluice's outputs; a packet-in with reason invalid_ttl left out as on
+    OVS's side (a controller(reason=invalid_ttl) action makes one too: the
+    default asynchronous configuration gives it to no controller, in
+    either switch)."""
+    return [(o["port"], bytes.fromhex(o["frame"]), o.get("reason")) for o in j["outputs"]
+            if o.get("reason") != "invalid_ttl"]
 
 
 def without_padding(f):
@@ -1547,6 +1615,14 @@ EXERCISED = [
     ("tcp_flags match", r"^ *\d+\. .*tcp_flags="),
     ("skipping output to input port", r"skipping output to input port"),
     ("resubmit limit", r"over max translation depth|Recursion too deep"),
+    ("clone", r"^ *clone\("),
+    ("exit", r"^ *exit$"),
+    ("push/pop", r"^ *(push|pop):"),
+    ("stack underflow", r"stack underflow"),
+    ("output:FIELD", r"^ *output:NXM_"),
+    ("multipath", r"^ *multipath\("),
+    ("bundle", r"^ *bundle(_load)?\("),
+    ("note/sample", r"^ *(note|sample)"),
 ]
 
 
