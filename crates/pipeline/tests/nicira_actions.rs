@@ -778,3 +778,22 @@ fn clones_and_resubmits_nested_to_the_limits_fit_a_small_stack() {
         .join()
         .unwrap();
 }
+
+#[test]
+fn symmetric_hashes_take_both_vlan_tags_as_open_vswitch_does() {
+    // Open vSwitch 3.1 with other_config:vlan-limit=2 (its flow holds two
+    // tags; sluice parses below both), ofproto/trace of this frame:
+    // reg0=0x281ee190, reg1=0x9d18f655, reg2=0x4.
+    use frames::*;
+    use ofp::oxm::OxmField as F;
+    let mut f = DST.to_vec();
+    f.extend_from_slice(&SRC);
+    f.extend_from_slice(&[0x88, 0xa8, 0x00, 0x05, 0x81, 0x00, 0x00, 0x07, 0x08, 0x00]);
+    f.extend_from_slice(&ipv4(6, [10, 0, 0, 1], [10, 0, 0, 2], &tcp(1234, 80)));
+    let mut p = pipeline(&["actions=multipath(symmetric_l4,1234,modulo_n,65536,0,NXM_NX_REG0[0..15]),multipath(symmetric_l4,1234,hash_threshold,65536,0,NXM_NX_REG0[16..31]),multipath(symmetric_l3l4,1234,modulo_n,65536,0,NXM_NX_REG1[0..15]),multipath(symmetric_l3l4,1234,hash_threshold,65536,0,NXM_NX_REG1[16..31]),bundle_load(symmetric_l4,9,hrw,ofport,NXM_NX_REG2[0..15],members:1,2,3,4,5)"]);
+    let snap = p.snapshot();
+    let mut w = Worker::new(0);
+    w.process(&snap, 1, &mut f, 0);
+    let reg = |n: u8| pipeline::matchkey::read_field(w.key(), F::Reg(n)).unwrap() as u32;
+    assert_eq!((reg(0), reg(1), reg(2)), (0x281e_e190, 0x9d18_f655, 4));
+}

@@ -8,9 +8,11 @@
 //! addresses and ports) and words as an x86-64 host reads them
 //! (little-endian); its `hash_add` is the portable murmur-style one, as in
 //! builds without SSE 4.2 (Debian's, checked with `ofproto/trace`; a
-//! build for SSE 4.2 uses CRC32 there and picks other links). Only the
-//! outer VLAN tag's id enters the symmetric hashes (Open vSwitch also
-//! takes a second tag's).
+//! build for SSE 4.2 uses CRC32 there and picks other links). The
+//! symmetric hashes take the ids of the first two VLAN tags (0x8100 or
+//! 0x88a8), XORed, as Open vSwitch's flow holds two tags (with
+//! `other_config:vlan-limit=2`; Open vSwitch's default limit of 1 keeps
+//! the outer tag alone).
 
 use super::*;
 use ofp::action::{BdAlgorithm, Bundle, HashFields, MpAlgorithm, Multipath};
@@ -130,7 +132,7 @@ pub struct HashInput {
     pub eth_dst: [u8; 6],
     /// The EtherType after any VLAN tags.
     pub eth_type: u16,
-    /// The outer tag's VLAN id (0 without a tag).
+    /// The ids of the first two VLAN tags, XORed (0 without a tag).
     pub vlan_vid: u16,
     /// IPv4 addresses in the low 32 bits, or IPv6 ones.
     pub nw_src: u128,
@@ -327,16 +329,23 @@ impl Exec {
             _ => None,
         };
         let (tp_src, tp_dst) = ports.map_or((0, 0), |(s, d)| (get(s) as u16, get(d) as u16));
-        let vid = get(OxmField::VlanVid);
+        // The tags as they are in the frame now (the key holds the outer
+        // one only).
+        let mut vlan_vid = 0u16;
+        for i in 0..2 {
+            let at = 12 + 4 * i;
+            match frame.get(at..at + 4) {
+                Some(&[a, b, c, d]) if matches!(u16::from_be_bytes([a, b]), 0x8100 | 0x88a8) => {
+                    vlan_vid ^= u16::from_be_bytes([c, d]) & 0x0fff;
+                }
+                _ => break,
+            }
+        }
         HashInput {
             eth_src: mac(get(OxmField::EthSrc)),
             eth_dst: mac(get(OxmField::EthDst)),
             eth_type,
-            vlan_vid: if vid & 0x1000 != 0 {
-                vid as u16 & 0x0fff
-            } else {
-                0
-            },
+            vlan_vid,
             nw_src,
             nw_dst,
             nw_proto: if ports.is_some() || matches!(eth_type, ETH_TYPE_IP | ETH_TYPE_IPV6) {
