@@ -1562,8 +1562,8 @@ def judge(frame, oo, unm, j):
 
 def most_tags(steps, start):
     """The most VLAN tags the packet had at once, by sluice's trace: its
-    pushes and pops in order, a bucket's undone after it (a bucket works on
-    a copy)."""
+    pushes and pops in order, a bucket's or a clone's undone after it (both
+    work on a copy)."""
     count = most = start
     stack = []
     for line in steps.splitlines():
@@ -1571,7 +1571,7 @@ def most_tags(steps, start):
         ind = len(line) - len(line.lstrip())
         while stack and ind <= stack[-1][0]:
             count = stack.pop()[1]
-        if re.match(r"bucket \d+:", st):
+        if re.match(r"bucket \d+:", st) or st.startswith("clone("):
             stack.append((ind, count))
             continue
         if st.startswith("push_vlan"):
