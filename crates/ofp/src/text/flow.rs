@@ -115,7 +115,10 @@ fn resolve(name: &str, eth: Option<u128>, proto: Option<u128>) -> Result<OxmFiel
                 _ => return Err(TextError::new(name, "tcp, udp or sctp (or nw_proto=N) in the same match, to say which transport port")),
             }
         }
+        // Fields of Nicira actions only: a match holds in_port and
+        // vlan_vid/vlan_pcp (`vlan_tci=` is read above, in lower case).
         _ => field_by_name(name)
+            .filter(|f| !matches!(f, F::NxmInPort | F::VlanTci))
             .ok_or_else(|| TextError::new(name, "a match field name like in_port or nw_dst"))?,
     })
 }
@@ -677,6 +680,16 @@ mod tests {
         let e = parse_flow_mod("tcp,nw_proto=17,actions=drop").unwrap_err();
         assert_eq!(e.token, "nw_proto=17");
         assert!(e.to_string().contains("expected"));
+    }
+
+    #[test]
+    fn action_only_fields_are_not_match_fields() {
+        // Found by the text fuzzer: `vlaN_tci` and `in_port` in a Nicira
+        // action's sense must not enter a match by another spelling.
+        assert!(parse_match("vlaN_tci=00").is_err());
+        assert!(parse_match("VLAN_TCI=0").is_err());
+        let m = parse_match("vlan_tci=0").unwrap();
+        assert_eq!(parse_match(&format_match(&m)).unwrap(), m);
     }
 
     #[test]
