@@ -46,11 +46,12 @@ import hashlib
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
+
+import ovslib  # scripts/ovslib.py
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(ROOT, "tests", "corpus")
@@ -141,23 +142,7 @@ class Ovs:
                  f"--log-file={d}/ovs-vswitchd.log")
 
     def stop(self):
-        for name in ("ovs-vswitchd", "ovsdb-server"):
-            path = os.path.join(self.dir, name + ".pid")
-            try:
-                with open(path) as f:
-                    pid = int(f.read().strip())
-            except (OSError, ValueError):
-                continue
-            try:
-                os.kill(pid, signal.SIGTERM)
-            except ProcessLookupError:
-                continue
-            for _ in range(50):
-                try:
-                    os.kill(pid, 0)
-                except ProcessLookupError:
-                    break
-                time.sleep(0.1)
+        ovslib.stop_daemons(self.dir)
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def bridge(self, system):

@@ -83,6 +83,8 @@ import sys
 import tempfile
 import time
 
+import ovslib  # scripts/ovslib.py
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(ROOT, "tests", "corpus")
 LOCK = "/tmp/sluice-e2e.lock"
@@ -676,23 +678,7 @@ class Ovs:
                     pass
                 self.ctl.close()
         finally:
-            for name in ("ovs-vswitchd", "ovsdb-server"):
-                path = os.path.join(self.dir, name + ".pid")
-                try:
-                    with open(path) as f:
-                        pid = int(f.read().strip())
-                except (OSError, ValueError):
-                    continue
-                try:
-                    os.kill(pid, signal.SIGTERM)
-                except ProcessLookupError:
-                    continue
-                for _ in range(50):
-                    try:
-                        os.kill(pid, 0)
-                    except ProcessLookupError:
-                        break
-                    time.sleep(0.1)
+            ovslib.stop_daemons(self.dir)
             if self.keep_logs:
                 for f in os.listdir(self.dir):
                     if f.endswith(".log"):

@@ -400,8 +400,8 @@ fn corpus() -> Vec<(&'static str, Message)> {
     let insts = ofp::text::parse_instructions(
         "meter:1,set_field:02:00:00:00:00:03->eth_dst,push_vlan:0x8100,set_field:4101->vlan_vid,output:2,\
          controller:128,group:3,set_queue:1,dec_nw_ttl,set_nw_ttl:9,copy_ttl_out,copy_ttl_in,set_mpls_ttl:5,\
-         dec_mpls_ttl,push_mpls:0x8847,pop_mpls:0x0800,pop_vlan,push_pbb:0x88e7,pop_pbb,clear_actions,\
-         resubmit(7,2),resubmit:LOCAL,resubmit(,4),\
+         dec_mpls_ttl,push_mpls:0x8847,pop_mpls:0x0800,pop_vlan,push_pbb:0x88e7,pop_pbb,\
+         resubmit(7,2),resubmit:LOCAL,resubmit(,4),clear_actions,\
          write_actions(output:1,set_field:10.0.0.9->ipv4_dst),write_metadata:0x1/0xff,goto_table:2",
     )
     .expect("corpus instructions");

@@ -155,18 +155,7 @@ impl Exec {
                 self.indent -= 1;
             }
             // This bucket's outputs carry this bucket's packet.
-            let mut copy = Some(copy);
-            let n = self.outputs.len();
-            for (j, o) in self.outputs[first_out..].iter_mut().enumerate() {
-                if o.data.is_none() {
-                    // The last one takes the buffer itself.
-                    o.data = if first_out + j + 1 == n {
-                        copy.take()
-                    } else {
-                        copy.clone()
-                    };
-                }
-            }
+            self.outputs_carry(first_out, copy);
             cx.pending_from = outer_from;
             cx.dropped = false;
             // An exit in a bucket ends that bucket only (ovs-actions(7)).

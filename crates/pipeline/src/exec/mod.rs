@@ -1056,6 +1056,23 @@ impl Exec {
         }
     }
 
+    /// The outputs from `first_out` on that carry no bytes of their own
+    /// get `copy` (a group bucket's or a clone's packet): the last one
+    /// takes the buffer itself, the others a copy of it.
+    fn outputs_carry(&mut self, first_out: usize, copy: Vec<u8>) {
+        let mut copy = Some(copy);
+        let n = self.outputs.len();
+        for (j, o) in self.outputs[first_out..].iter_mut().enumerate() {
+            if o.data.is_none() {
+                o.data = if first_out + j + 1 == n {
+                    copy.take()
+                } else {
+                    copy.clone()
+                };
+            }
+        }
+    }
+
     fn push(&mut self, port: u32, cx: &mut Ctx<'_>, controller: Option<ToController>) {
         if self.outputs.len() >= MAX_OUTPUTS_PER_PACKET {
             self.over_limit += 1;

@@ -200,17 +200,7 @@ impl Exec {
         }
         cx.clone_depth -= 1;
         // The clone's outputs carry the clone's packet.
-        let mut copy = Some(copy);
-        let n = self.outputs.len();
-        for (j, o) in self.outputs[first_out..].iter_mut().enumerate() {
-            if o.data.is_none() {
-                o.data = if first_out + j + 1 == n {
-                    copy.take()
-                } else {
-                    copy.clone()
-                };
-            }
-        }
+        self.outputs_carry(first_out, copy);
         cx.pending_from = outer_from;
         if !cx.failed {
             // A TTL that expired in the clone ends the clone only.
