@@ -15,7 +15,7 @@
 
 use std::sync::Arc;
 
-use packet::{FlowKey, KEY_WORDS};
+use packet::{FlowKey, KEY_WORDS, PACKET_WORDS};
 
 /// Where the tunnel words of a key start ([`packet::slots::TUN_IPV4_SRC`]
 /// and the four IPv6 words after it).
@@ -27,6 +27,8 @@ use crate::rule::Rule;
 struct Slot {
     version: u64,
     table: u8,
+    /// The key's metadata words are all zero ([`FlowKey::metadata_zero`]).
+    plain: bool,
     key: FlowKey,
     rule: Option<Arc<Rule>>,
 }
@@ -52,23 +54,32 @@ const K: [u64; KEY_WORDS] = {
     k
 };
 
-/// Hashes the whole key. The per-word multiplies are independent of each
-/// other (a sum, not a chain), so they pipeline: a chained hash over 17
-/// words cost more than the classifier lookup it was meant to save.
+/// Hashes the key: the packet words, and the metadata words unless
+/// `plain` says they are all zero ([`FlowKey::metadata_zero`]; a zero
+/// word adds nothing to the fold, so a key hashes alike either way). The
+/// per-word multiplies are independent of each other (a sum, not a
+/// chain), so they pipeline: a chained hash over 17 words cost more than
+/// the classifier lookup it was meant to save.
 #[inline]
-pub(crate) fn hash(key: &FlowKey, table: u8) -> u64 {
+pub(crate) fn hash(key: &FlowKey, table: u8, plain: bool) -> u64 {
     let mut h = table as u64;
-    // The tunnel words (the last five) are zero for most packets: folded
-    // into one before the multiply (the comparison that follows a hash is
-    // exact, so folding only costs collisions between tunnel endpoints).
-    let (head, tunnel) = key.w.split_at(TUNNEL_WORDS_AT);
+    // The tunnel words (the last five packet words) and the metadata
+    // words are zero for most packets: folded into one before the
+    // multiply (the comparison that follows a hash is exact, so folding
+    // only costs collisions).
+    let (head, rest) = key.w.split_at(TUNNEL_WORDS_AT);
     for (w, k) in head.iter().zip(K.iter()) {
         h = h.wrapping_add(w.wrapping_mul(*k));
     }
-    let fold = tunnel
-        .iter()
-        .enumerate()
-        .fold(0u64, |a, (i, w)| a ^ w.rotate_left(13 * i as u32));
+    let (tunnel, metadata) = rest.split_at(PACKET_WORDS - TUNNEL_WORDS_AT);
+    let rotated = |a: u64, (i, w): (usize, &u64)| a ^ w.rotate_left(13 * i as u32);
+    let mut fold = tunnel.iter().enumerate().fold(0u64, rotated);
+    if !plain {
+        fold ^= metadata
+            .iter()
+            .enumerate()
+            .fold(0u64, |a, (i, w)| rotated(a, (i + tunnel.len(), w)));
+    }
     h = h.wrapping_add(fold.wrapping_mul(K[TUNNEL_WORDS_AT]));
     h ^= h >> 29;
     h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -85,6 +96,7 @@ impl Emc {
                 .map(|_| Slot {
                     version: 0,
                     table: 0,
+                    plain: true,
                     key: FlowKey::default(),
                     rule: None,
                 })
@@ -99,7 +111,7 @@ impl Emc {
     /// The slot holding `key` for `table` at `version`, if cached (an
     /// entry of an earlier version that `changes` shows untouched is moved
     /// to `version`).
-    #[inline]
+    #[inline(always)] // one call per table a packet visits
     pub fn find(
         &mut self,
         version: u64,
@@ -107,9 +119,16 @@ impl Emc {
         table: u8,
         key: &FlowKey,
     ) -> Result<usize, usize> {
-        let i = hash(key, table) as usize & self.mask;
+        // Most lookups are of keys without metadata (a packet's first
+        // table): those compare and hash the packet words only.
+        let plain = key.metadata_zero();
+        let i = hash(key, table, plain) as usize & self.mask;
         let s = &mut self.slots[i];
-        if s.table == table && s.key.same(key) {
+        if s.table == table
+            && s.plain == plain
+            && s.key.same_packet(key)
+            && (plain || s.key.same(key))
+        {
             if s.version == version {
                 self.hits += 1;
                 return Ok(i);
@@ -144,6 +163,7 @@ impl Emc {
         let s = &mut self.slots[i];
         s.version = version;
         s.table = table;
+        s.plain = key.metadata_zero();
         s.key = *key;
         s.rule = rule.cloned();
     }

@@ -71,10 +71,13 @@ impl Paths {
     /// not keep evicting each other.
     #[inline]
     pub fn get(&mut self, version: u64, key: &FlowKey) -> Option<&[Option<Arc<Rule>>]> {
-        let i = crate::emc::hash(key, 0xff) as usize & self.mask;
+        // An ingress key: its metadata words are zero, so the packet
+        // words are the whole key.
+        debug_assert!(key.metadata_zero());
+        let i = crate::emc::hash(key, 0xff, true) as usize & self.mask;
         for j in [i, i ^ 1] {
             let s = &self.slots[j];
-            if s.version == version && s.key.same(key) {
+            if s.version == version && s.key.same_packet(key) {
                 self.hits += 1;
                 return Some(&self.slots[j].path);
             }
@@ -91,7 +94,8 @@ impl Paths {
         if path.len() < 2 || path.len() > MAX_PATH {
             return;
         }
-        let i = crate::emc::hash(key, 0xff) as usize & self.mask;
+        debug_assert!(key.metadata_zero());
+        let i = crate::emc::hash(key, 0xff, true) as usize & self.mask;
         let j = if self.slots[i].version != version {
             i
         } else {

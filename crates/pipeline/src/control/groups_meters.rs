@@ -392,7 +392,7 @@ pub(super) fn selected_ids<V>(map: &HashMap<u32, V>, id: u32, all: u32) -> Vec<u
 pub(super) fn bucket_liveness(
     groups: &HashMap<u32, Group>,
     ports: &[PortState],
-) -> HashMap<u32, Box<[bool]>> {
+) -> rustc_hash::FxHashMap<u32, Box<[bool]>> {
     // `ports` is sorted by number (`Pipeline::set_port`).
     let port_live = |p: u32| {
         p == port_no::ANY

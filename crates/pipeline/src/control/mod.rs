@@ -163,7 +163,7 @@ pub struct Pipeline {
     /// Bucket liveness as of the last snapshot; None once a group or a
     /// port has changed since (worked out again at the next snapshot, not
     /// at every one).
-    liveness: Option<Arc<HashMap<u32, Box<[bool]>>>>,
+    liveness: Option<Arc<rustc_hash::FxHashMap<u32, Box<[bool]>>>>,
     /// Learned flows' bookkeeping ([`learn`]).
     learning: learn::LearnState,
 }

@@ -6,12 +6,10 @@
 use super::*;
 
 impl Exec {
-    pub(super) fn live_bucket(snap: &Snapshot, g: u32, i: usize) -> bool {
-        snap.bucket_live
-            .get(&g)
-            .and_then(|v| v.get(i))
-            .copied()
-            .unwrap_or(false)
+    /// Which buckets of group `g` are live (none if the snapshot has no
+    /// entry for it): looked up once per group a packet meets.
+    fn liveness(snap: &Snapshot, g: u32) -> &[bool] {
+        snap.bucket_live.get(&g).map_or(&[], |v| v)
     }
 
     /// Which buckets of `grp` this packet takes.
@@ -21,6 +19,8 @@ impl Exec {
         g: u32,
         grp: &GroupRt,
     ) -> Option<std::ops::Range<usize>> {
+        let live = Self::liveness(snap, g);
+        let live_bucket = |i: usize| live.get(i).copied().unwrap_or(false);
         match grp.group_type {
             GroupType::All => Some(0..grp.buckets.len()),
             GroupType::Indirect => (!grp.buckets.is_empty()).then_some(0..1),
@@ -28,7 +28,7 @@ impl Exec {
                 .buckets
                 .iter()
                 .enumerate()
-                .position(|(i, _)| Self::live_bucket(snap, g, i))
+                .position(|(i, _)| live_bucket(i))
                 .map(|i| i..i + 1),
             GroupType::Select => {
                 // Hash the flow so that one flow keeps one bucket; weight the choice.
@@ -36,7 +36,7 @@ impl Exec {
                     .buckets
                     .iter()
                     .enumerate()
-                    .filter(|(i, _)| Self::live_bucket(snap, g, *i))
+                    .filter(|(i, _)| live_bucket(*i))
                     .map(|(_, b)| b.weight as u32)
                     .sum();
                 if live == 0 {
@@ -60,7 +60,7 @@ impl Exec {
                 }
                 let mut pick = (h % live as u64) as u32;
                 for (i, b) in grp.buckets.iter().enumerate() {
-                    if !Self::live_bucket(snap, g, i) {
+                    if !live_bucket(i) {
                         continue;
                     }
                     if pick < b.weight as u32 {

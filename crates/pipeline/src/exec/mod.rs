@@ -792,7 +792,11 @@ impl Exec {
                 Action::Group(g) => self.group::<T>(*g, frame, cx, depth),
                 Action::SetQueue(q) => cx.queue = Some(*q),
                 Action::SetField(MatchEntry::Basic(o)) => self.write_any::<T, _>(o, frame, cx),
-                Action::RegLoad(l) => self.write_any::<T, _>(&l.masked(), frame, cx),
+                Action::RegLoad(l) => {
+                    if !crate::matchkey::load_metadata(&mut self.key, l) {
+                        self.write_any::<T, _>(&l.masked(), frame, cx);
+                    }
+                }
                 Action::RegMove(m) => {
                     let v = self.field_value(m.src, frame, cx) >> m.src_ofs;
                     let mask = ofp::action::bits_mask(m.dst_ofs, m.n_bits);

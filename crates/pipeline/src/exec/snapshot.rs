@@ -5,7 +5,7 @@
 //! Contract: a snapshot never changes once published; a new version is a
 //! new snapshot (sharing what did not change).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
 use ofp::msg::flow::PacketInReason;
@@ -72,13 +72,16 @@ pub struct Snapshot {
     /// more than once, and its walks are worth caching ([`crate::paths`]).
     pub multi_table: bool,
     pub table_counters: Arc<Vec<TableCounters>>,
-    pub groups: HashMap<u32, Arc<GroupRt>>,
+    /// Groups, buckets' liveness and meters are looked up per packet:
+    /// keyed with Fx (a multiply), not SipHash; their ids come from the
+    /// controller, never from the network.
+    pub groups: FxHashMap<u32, Arc<GroupRt>>,
     /// Which buckets of each group are live (watch port up, watched group
     /// live), worked out from the port table when a group or a port
     /// changed (shared by the versions in between), so a packet never
     /// walks a chain of watched groups.
-    pub bucket_live: Arc<HashMap<u32, Box<[bool]>>>,
-    pub meters: HashMap<u32, Arc<MeterState>>,
+    pub bucket_live: Arc<FxHashMap<u32, Box<[bool]>>>,
+    pub meters: FxHashMap<u32, Arc<MeterState>>,
     /// The ports, with the FLOOD and ALL sets ([`crate::ports`]).
     pub ports: crate::ports::PortTable,
     /// OFPC_INVALID_TTL_TO_CONTROLLER.
