@@ -74,6 +74,7 @@ impl Exec {
         }
     }
 
+    #[inline(never)] // a group runs buckets: its call costs nothing beside them, and inline it grew every run_actions call
     pub(super) fn group<const T: bool>(
         &mut self,
         g: u32,

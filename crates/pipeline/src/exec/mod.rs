@@ -797,22 +797,6 @@ impl Exec {
                         self.write_any::<T, _>(&l.masked(), frame, cx);
                     }
                 }
-                Action::RegMove(m) => {
-                    let v = self.field_value(m.src, frame, cx) >> m.src_ofs;
-                    let mask = ofp::action::bits_mask(m.dst_ofs, m.n_bits);
-                    let o = Oxm::masked(
-                        m.dst,
-                        v.checked_shl(m.dst_ofs as u32).unwrap_or(0) & mask,
-                        mask,
-                    );
-                    if T {
-                        self.note(format!(
-                            "    -> {}",
-                            ofp::text::format_action(&Action::SetField(MatchEntry::Basic(o)))
-                        ));
-                    }
-                    self.write_any::<T, _>(&o, frame, cx);
-                }
                 Action::PushVlan(t)
                 | Action::PushMpls(t)
                 | Action::PopMpls(t)
@@ -898,43 +882,107 @@ impl Exec {
                     cx.exited = true;
                     return;
                 }
-                Action::OutputReg(o) => self.output_reg::<T>(o, frame, cx),
-                Action::StackPush(f) => {
-                    self.stack_push::<T>(f, frame, cx);
-                    if cx.dropped {
-                        return;
-                    }
-                }
                 // A conjunctive flow is never the result of a lookup
                 // (`crate::conjunction`): nothing runs its actions.
                 Action::Conjunction(_) => {}
-                Action::Learn(l) => {
-                    let learner = cx.rule_id;
-                    let taught = learn::build(l, learner, |f| self.field_value(f, frame, cx));
-                    if T {
-                        let mut fm = taught.flow_mod.clone();
-                        fm.command = ofp::msg::flow::FlowModCommand::Add;
-                        self.note(format!(
-                            "    -> would learn: {}",
-                            ofp::text::format_flow_mod(&fm)
-                        ));
-                    } else {
-                        self.teach.push(taught, cx.now_ns);
-                    }
-                }
-                Action::StackPop(f) => self.stack_pop::<T>(f, frame, cx),
-                Action::Clone(list) => {
-                    self.clone_actions::<T>(list, frame, cx, depth);
-                    if cx.dropped || cx.exited {
+                Action::SetField(MatchEntry::Other(_)) | Action::Experimenter { .. } => {}
+                _ => {
+                    if self.run_rare::<T, B>(a, frame, cx, depth) {
                         return;
                     }
                 }
-                Action::Controller(c) => self.controller::<T>(c, frame, cx),
-                Action::SetField(MatchEntry::Other(_)) | Action::Experimenter { .. } => {}
-                Action::Multipath(m) => self.multipath::<T>(m, frame, cx),
-                Action::Bundle(b) => self.bundle::<T>(b, frame, cx),
             }
         }
+    }
+
+    /// The actions few pipelines run (the Nicira extensions beyond
+    /// load and resubmit), out of line: [`Exec::run_actions`] is entered
+    /// once per table a packet visits, and its set-up grew with every
+    /// action it held inline. True when the action list ends here.
+    #[inline(never)]
+    fn run_rare<const T: bool, B: FrameBuf + ?Sized>(
+        &mut self,
+        a: &Action,
+        frame: &mut B,
+        cx: &mut Ctx<'_>,
+        depth: u32,
+    ) -> bool {
+        match a {
+            Action::RegMove(m) => {
+                let v = self.field_value(m.src, frame, cx) >> m.src_ofs;
+                let mask = ofp::action::bits_mask(m.dst_ofs, m.n_bits);
+                let o = Oxm::masked(
+                    m.dst,
+                    v.checked_shl(m.dst_ofs as u32).unwrap_or(0) & mask,
+                    mask,
+                );
+                if T {
+                    self.note(format!(
+                        "    -> {}",
+                        ofp::text::format_action(&Action::SetField(MatchEntry::Basic(o)))
+                    ));
+                }
+                self.write_any::<T, _>(&o, frame, cx);
+            }
+            Action::OutputReg(o) => self.output_reg::<T>(o, frame, cx),
+            Action::StackPush(f) => {
+                self.stack_push::<T>(f, frame, cx);
+                if cx.dropped {
+                    return true;
+                }
+            }
+            Action::Learn(l) => {
+                let learner = cx.rule_id;
+                let taught = learn::build(l, learner, |f| self.field_value(f, frame, cx));
+                if T {
+                    let mut fm = taught.flow_mod.clone();
+                    fm.command = ofp::msg::flow::FlowModCommand::Add;
+                    self.note(format!(
+                        "    -> would learn: {}",
+                        ofp::text::format_flow_mod(&fm)
+                    ));
+                } else {
+                    self.teach.push(taught, cx.now_ns);
+                }
+            }
+            Action::StackPop(f) => self.stack_pop::<T>(f, frame, cx),
+            Action::Clone(list) => {
+                self.clone_actions::<T>(list, frame, cx, depth);
+                if cx.dropped || cx.exited {
+                    return true;
+                }
+            }
+            Action::Controller(c) => self.controller::<T>(c, frame, cx),
+            Action::Multipath(m) => self.multipath::<T>(m, frame, cx),
+            Action::Bundle(b) => self.bundle::<T>(b, frame, cx),
+            // run_actions' own (listed, so that a new action is placed
+            // in one of the two on purpose).
+            Action::Output { .. }
+            | Action::Group(_)
+            | Action::SetQueue(_)
+            | Action::SetField(_)
+            | Action::RegLoad(_)
+            | Action::PushVlan(_)
+            | Action::PushMpls(_)
+            | Action::PopMpls(_)
+            | Action::PushPbb(_)
+            | Action::PopVlan
+            | Action::PopPbb
+            | Action::SetNwTtl(_)
+            | Action::DecNwTtl
+            | Action::DecTtlIds(_)
+            | Action::SetMplsTtl(_)
+            | Action::DecMplsTtl
+            | Action::CopyTtlOut
+            | Action::CopyTtlIn
+            | Action::Resubmit(_)
+            | Action::Note(_)
+            | Action::Sample(_)
+            | Action::Exit
+            | Action::Conjunction(_)
+            | Action::Experimenter { .. } => {}
+        }
+        false
     }
 
     /// Where a tunnel port sends the packet as it is now: not back to the
