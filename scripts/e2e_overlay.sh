@@ -86,7 +86,7 @@ local_port = false
 fail_mode = "secure"
 listen = ["ptcp:1670$me"]
 flows = [
-  "priority=100,dl_dst=$rmac,actions=strip_vlan,load:21->NXM_NX_TUN_ID[],set_field:$OV_UNDER.$peer->tun_dst,output:100",
+  "priority=100,dl_dst=$rmac,actions=load:21->NXM_NX_TUN_ID[],set_field:$OV_UNDER.$peer->tun_dst,output:100",
   "priority=100,in_port=100,tun_id=21,tun_src=$OV_UNDER.$peer,dl_dst=$lmac,actions=output:1",
 ]
 [[port]]
@@ -176,7 +176,7 @@ test_overlay_between_two_sluice_hosts() {
         rm -f "$OUT.cap"
         # dump-flows prints the agent's flow back as ovs-ofctl does.
         ip netns exec "$P-a" "$CTL" dump-flows tcp:127.0.0.1:16701 |
-            grep -q "actions=pop_vlan,load:0x15->NXM_NX_TUN_ID\[\],set_field:$OV_UNDER.2->tun_dst,output:100" ||
+            grep -q "actions=load:0x15->NXM_NX_TUN_ID\[\],set_field:$OV_UNDER.2->tun_dst,output:100" ||
             { echo "     dump-flows does not print the agent's flow back"; r=1; }
         ov_down
         [ $r -eq 0 ] || break

@@ -233,6 +233,14 @@ fn actions_with<G, M>(
                 }
                 facts.vlan = Fact::Is(1);
             }
+            // As Open vSwitch under OpenFlow 1.1+: a pop needs packets the
+            // match (or a push before it) says are tagged.
+            Action::PopVlan if facts.vlan == Fact::Absent => {
+                return Err(err(
+                    ErrorCode::BadAction(BadActionCode::MatchInconsistent),
+                    "pop_vlan (strip_vlan): the match does not say the packets are tagged (vlan_vid=0x1000/0x1000, dl_vlan=N)",
+                ))
+            }
             Action::PopVlan => facts.vlan = Fact::Absent,
             Action::PushMpls(t) | Action::PopMpls(t) => {
                 if matches!(a, Action::PushMpls(_)) && !matches!(t, 0x8847 | 0x8848) {

@@ -16,5 +16,7 @@ pub const EDIT_EVERYTHING: &[&str] = &[
     "table=0,priority=9,dl_type=0x88e7,actions=set_field:0x1234->pbb_isid,pop_pbb,goto_table:1",
     "table=0,priority=9,dl_vlan=5,actions=set_field:4102->vlan_vid,pop_vlan,push_pbb:0x88e7,goto_table:1",
     "table=0,priority=1,actions=push_vlan:0x8100,set_field:02:00:00:00:00:09->eth_dst,set_field:02:00:00:00:00:08->eth_src,output:2,group:1",
-    "table=1,priority=1,actions=output:in_port,flood,write_actions(pop_vlan,push_mpls:0x8848,dec_mpls_ttl,set_field:3->mpls_tc,output:3)",
+    // A pop needs tagged packets in the match (as Open vSwitch asks).
+    "table=1,priority=2,vlan_tci=0x1000/0x1000,actions=output:in_port,flood,write_actions(pop_vlan,push_mpls:0x8848,dec_mpls_ttl,set_field:3->mpls_tc,output:3)",
+    "table=1,priority=1,actions=output:in_port,flood,write_actions(push_mpls:0x8848,dec_mpls_ttl,set_field:3->mpls_tc,output:3)",
 ];

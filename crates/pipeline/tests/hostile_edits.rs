@@ -150,6 +150,15 @@ fn header_fields_after_a_layout_change_are_refused_in_flows() {
             true,
         ),
         ("arp,actions=set_field:1->ip_dscp,output:2", false),
+        // A pop needs tagged packets (Open vSwitch under OpenFlow 1.1+):
+        // a tag in the match, or a push before it.
+        ("actions=pop_vlan,output:2", false),
+        ("dl_vlan=0xffff,actions=strip_vlan,output:2", false),
+        ("actions=write_actions(pop_vlan,output:2)", false),
+        ("dl_vlan=5,actions=pop_vlan,output:2", true),
+        ("vlan_tci=0x1000/0x1000,actions=pop_vlan,output:2", true),
+        ("actions=push_vlan:0x8100,pop_vlan,output:2", true),
+        ("dl_vlan=5,actions=pop_vlan,pop_vlan,output:2", false),
     ] {
         let r = p.flow_mod(&parse_flow_mod(flow).unwrap(), 0);
         match ok {
