@@ -160,7 +160,12 @@ fn rig(actions: &str) -> Arc<Snapshot> {
         .iter()
         .map(|d| format!("priority=200,{d},actions=drop"))
         .chain([
-            format!("{TARGET},actions={actions}"),
+            // A pop needs a match that says the packets are tagged.
+            if actions.starts_with("pop_vlan") {
+                format!("{TARGET},vlan_tci=0x1000/0x1000,actions={actions}")
+            } else {
+                format!("{TARGET},actions={actions}")
+            },
             "priority=0,actions=drop".to_string(),
         ]);
     for f in flows {
