@@ -23,6 +23,11 @@ sections (none given: --configs --ingest):
   --tables    five tables with registers and resubmits (Neutron's
               br-int shape) against one table, same traffic
   --all       every section
+  --probe SCENARIO PACKETS
+              no timing: run PACKETS packets of one scenario (cache_hit,
+              group_select, tables-flat, tables-br-int-resubmit,
+              tables-br-int-goto) for an instruction count under callgrind
+              (scripts/bench/icount.sh)
 
 options:
   --json      one JSON object per line instead of tables
@@ -45,6 +50,8 @@ pub struct Opts {
     /// Hidden: run the ingest memory probe for this many rules and print
     /// the RSS growth in bytes (see `ingest.rs`).
     pub rss_child: Option<u32>,
+    /// `--probe SCENARIO PACKETS` (see `probe.rs`).
+    pub probe: Option<(String, u64)>,
 }
 
 impl Opts {
@@ -80,6 +87,12 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Option<Opts>, Str
                 any = true;
             }
             "--help" | "-h" => return Ok(None),
+            "--probe" => {
+                let scenario = args.next().ok_or("a scenario after --probe")?;
+                let n = args.next().and_then(|v| v.parse().ok());
+                o.probe = Some((scenario, n.ok_or("a packet count after the scenario")?));
+                any = true;
+            }
             crate::ingest::CHILD_FLAG => {
                 let n = args.next().and_then(|v| v.parse().ok());
                 o.rss_child = Some(n.ok_or("a rule count after the memory probe flag")?);

@@ -21,7 +21,9 @@
 //! * `churn.rs`: the cost per packet while flow-mods keep coming, with
 //!   the exact-match cache's change log on and off;
 //! * `tables.rs`: five tables in Open vSwitch's dialect (registers,
-//!   resubmit) against one, for the same traffic.
+//!   resubmit) against one, for the same traffic;
+//! * `probe.rs`: one scenario's packets untimed, for instruction counts
+//!   under callgrind.
 //!
 //! `cli.rs` reads the flags, `measure.rs` times rounds, `rules.rs` and
 //! `flows.rs` build the rule sets, `traffic.rs` the many-flow traffic.
@@ -32,6 +34,7 @@ mod configs;
 mod flows;
 mod ingest;
 mod measure;
+mod probe;
 mod rules;
 mod scaling;
 mod stages;
@@ -52,6 +55,13 @@ fn main() {
     };
     if let Some(n) = opts.rss_child {
         ingest::child(n);
+        return;
+    }
+    if let Some((scenario, n)) = &opts.probe {
+        if let Err(e) = probe::run(scenario, *n) {
+            eprintln!("pipeline-bench: {e}");
+            std::process::exit(2);
+        }
         return;
     }
     let plan = opts.plan();

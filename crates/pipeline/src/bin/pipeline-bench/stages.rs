@@ -121,7 +121,7 @@ const ACTIONS: &[(&str, &str, bool, &str)] = &[
 ];
 
 /// The test frame, tagged (VLAN 100) or not.
-fn test_frame(tagged: bool) -> Vec<u8> {
+pub(crate) fn test_frame(tagged: bool) -> Vec<u8> {
     let vlan = tagged.then_some(100);
     frame(
         vlan,
@@ -135,7 +135,7 @@ fn test_frame(tagged: bool) -> Vec<u8> {
 }
 
 /// A pipeline with the rule set, the target rule doing `actions`.
-fn rig(actions: &str) -> Arc<Snapshot> {
+pub(crate) fn rig(actions: &str) -> Arc<Snapshot> {
     let mut p = Pipeline::new(pipeline::Config {
         n_tables: 1,
         ..Default::default()

@@ -101,7 +101,7 @@ fn flows(variant: &str) -> Vec<String> {
     v
 }
 
-fn pipeline(variant: &str) -> Pipeline {
+pub(crate) fn pipeline(variant: &str) -> Pipeline {
     let mut p = Pipeline::new(Config {
         n_tables: 254,
         ..Config::default()
@@ -117,7 +117,7 @@ fn pipeline(variant: &str) -> Pipeline {
 }
 
 /// One packet per ordered pair of ports.
-fn traffic() -> Vec<(u32, Vec<u8>)> {
+pub(crate) fn traffic() -> Vec<(u32, Vec<u8>)> {
     let mut v = Vec::new();
     for p in 1..=PORTS {
         for q in (1..=PORTS).filter(|&q| q != p) {

@@ -1,0 +1,51 @@
+//! `--probe SCENARIO PACKETS`: runs PACKETS packets of one scenario,
+//! untimed, and prints how many outputs they made. For instruction counts
+//! under callgrind (`scripts/bench/icount.sh` runs two packet counts and
+//! takes the difference): exact and repeatable where a timing on this
+//! 2-core machine is not, so a change to the fast path can be compared
+//! with the commit before it while other work runs.
+//!
+//! Scenarios:
+//! * `cache_hit`, `group_select`: the stages rule set (`stages.rs`), one
+//!   TCP flow, its rule `output:2` or a select group of 4 buckets;
+//! * `tables-flat`, `tables-br-int-resubmit`, `tables-br-int-goto`: the
+//!   tables section's pipelines (`tables.rs`) and its 992 packets, in turn.
+
+use pipeline::Worker;
+
+/// The scenarios `--probe` knows.
+pub const SCENARIOS: &[&str] = &[
+    "cache_hit",
+    "group_select",
+    "tables-flat",
+    "tables-br-int-resubmit",
+    "tables-br-int-goto",
+];
+
+/// Runs `packets` packets of `scenario`.
+pub fn run(scenario: &str, packets: u64) -> Result<(), String> {
+    let mut w = Worker::new(0);
+    let mut outs = 0u64;
+    if let Some(variant) = scenario.strip_prefix("tables-") {
+        let snap = crate::tables::pipeline(variant).snapshot();
+        let mut frames = crate::tables::traffic();
+        let n = frames.len();
+        for i in 0..packets as usize {
+            let (port, f) = &mut frames[i % n];
+            outs += w.process(&snap, *port, f, 0).len() as u64;
+        }
+    } else {
+        let actions = match scenario {
+            "cache_hit" => "output:2",
+            "group_select" => "group:1",
+            _ => return Err(format!("unknown scenario {scenario:?}: one of {SCENARIOS:?}")),
+        };
+        let snap = crate::stages::rig(actions);
+        let mut frame = crate::stages::test_frame(false);
+        for _ in 0..packets {
+            outs += w.process(&snap, 1, std::hint::black_box(&mut frame), 0).len() as u64;
+        }
+    }
+    println!("{outs}");
+    Ok(())
+}
