@@ -38,12 +38,18 @@ pub fn run(scenario: &str, packets: u64) -> Result<(), String> {
         let actions = match scenario {
             "cache_hit" => "output:2",
             "group_select" => "group:1",
-            _ => return Err(format!("unknown scenario {scenario:?}: one of {SCENARIOS:?}")),
+            _ => {
+                return Err(format!(
+                    "unknown scenario {scenario:?}: one of {SCENARIOS:?}"
+                ))
+            }
         };
         let snap = crate::stages::rig(actions);
         let mut frame = crate::stages::test_frame(false);
         for _ in 0..packets {
-            outs += w.process(&snap, 1, std::hint::black_box(&mut frame), 0).len() as u64;
+            outs += w
+                .process(&snap, 1, std::hint::black_box(&mut frame), 0)
+                .len() as u64;
         }
     }
     println!("{outs}");
