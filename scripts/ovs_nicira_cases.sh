@@ -59,6 +59,9 @@ trace "clone and the action set" "priority=1,actions=write_actions(output:2),got
 trace "clone and the stack" "priority=1,actions=load:5->NXM_NX_REG0[],clone(load:2->NXM_NX_REG0[],push:NXM_NX_REG0[]),pop:NXM_NX_REG1[],output:NXM_NX_REG1[]"
 trace "pop of an empty stack" "priority=1,actions=pop:NXM_NX_REG0[],output:3"
 trace "push and pop widths" "priority=1,actions=load:0xffff->NXM_NX_REG0[],push:NXM_NX_REG0[],pop:NXM_NX_REG1[0..7],push:NXM_NX_REG0[0..3],pop:NXM_NX_REG2[],load:3->NXM_NX_REG3[],output:NXM_NX_REG3[]"
+trace "a pop into vlan_tci (CFI set: a tag)" "priority=1,actions=load:0x1064->NXM_NX_REG0[0..15],push:NXM_NX_REG0[0..15],pop:NXM_OF_VLAN_TCI[],output:2"
+trace "a move into vlan_tci (CFI set: a tag)" "priority=1,actions=load:0x1064->NXM_NX_REG0[0..15],move:NXM_NX_REG0[0..15]->NXM_OF_VLAN_TCI[],output:2"
+trace "a zero popped into vlan_tci (no tag)" "priority=1,actions=load:0x1064->NXM_OF_VLAN_TCI[],push:NXM_NX_REG0[0..15],pop:NXM_OF_VLAN_TCI[],output:2"
 
 # Multipath hashes (each in a register: low half by modulo_n, high half by
 # hash_threshold, over 65536 links), hrw/iter_hash picks, bundle_load

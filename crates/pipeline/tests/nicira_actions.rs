@@ -208,6 +208,37 @@ fn push_and_pop_move_bits_through_the_stack() {
 }
 
 #[test]
+fn a_pop_or_a_move_into_vlan_tci_pushes_and_pops_the_tag_as_a_load_does() {
+    // A CFI bit set pushes a tag (VID 100 here), cleared pops it. OVS:
+    // push_vlan(vid=100,pcp=0) for the first two, no tag for the third
+    // (scripts/ovs_nicira_cases.sh).
+    let vid = |o: &Output, f: &[u8]| {
+        let b = o.data.as_deref().unwrap_or(f);
+        (b[12..14] == [0x81, 0x00]).then(|| u16::from_be_bytes([b[14], b[15]]) & 0xfff)
+    };
+    for flow in [
+        "actions=load:0x1064->NXM_NX_REG0[0..15],push:NXM_NX_REG0[0..15],pop:NXM_OF_VLAN_TCI[],output:2",
+        "actions=load:0x1064->NXM_NX_REG0[0..15],move:NXM_NX_REG0[0..15]->NXM_OF_VLAN_TCI[],output:2",
+    ] {
+        let mut p = pipeline(&[flow]);
+        let mut f = frame();
+        let (outs, _) = outputs(&mut p, &mut f);
+        assert_eq!(outs.len(), 1, "{flow}");
+        assert_eq!(vid(&outs[0], &f), Some(100), "{flow}");
+    }
+    let mut p = pipeline(&[
+        "actions=load:0x1064->NXM_OF_VLAN_TCI[],push:NXM_NX_REG0[0..15],pop:NXM_OF_VLAN_TCI[],output:2",
+    ]);
+    let mut f = frame();
+    let (outs, _) = outputs(&mut p, &mut f);
+    assert_eq!(
+        vid(&outs[0], &f),
+        None,
+        "a zero popped into vlan_tci removes the tag"
+    );
+}
+
+#[test]
 fn pop_of_an_empty_stack_changes_nothing_and_goes_on() {
     // OVS: "stack underflow", then output:3.
     let mut p = pipeline(&["actions=load:2->reg0,pop:NXM_NX_REG0[],output:reg0,output:3"]);

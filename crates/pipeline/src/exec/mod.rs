@@ -910,19 +910,12 @@ impl Exec {
         match a {
             Action::RegMove(m) => {
                 let v = self.field_value(m.src, frame, cx) >> m.src_ofs;
-                let mask = ofp::action::bits_mask(m.dst_ofs, m.n_bits);
-                let o = Oxm::masked(
-                    m.dst,
-                    v.checked_shl(m.dst_ofs as u32).unwrap_or(0) & mask,
-                    mask,
-                );
-                if T {
-                    self.note(format!(
-                        "    -> {}",
-                        ofp::text::format_action(&Action::SetField(MatchEntry::Basic(o)))
-                    ));
-                }
-                self.write_any::<T, _>(&o, frame, cx);
+                let dst = ofp::action::Subfield {
+                    field: m.dst,
+                    ofs: m.dst_ofs,
+                    n_bits: m.n_bits,
+                };
+                self.write_subfield::<T, _>(&dst, v, frame, cx);
             }
             Action::OutputReg(o) => self.output_reg::<T>(o, frame, cx),
             Action::StackPush(f) => {
@@ -945,7 +938,7 @@ impl Exec {
                     self.teach.push(taught, cx.now_ns);
                 }
             }
-            Action::StackPop(f) => self.stack_pop::<T>(f, frame, cx),
+            Action::StackPop(f) => self.stack_pop::<T, _>(f, frame, cx),
             Action::Clone(list) => {
                 self.clone_actions::<T>(list, frame, cx, depth);
                 if cx.dropped || cx.exited {
@@ -953,8 +946,8 @@ impl Exec {
                 }
             }
             Action::Controller(c) => self.controller::<T>(c, frame, cx),
-            Action::Multipath(m) => self.multipath::<T>(m, frame, cx),
-            Action::Bundle(b) => self.bundle::<T>(b, frame, cx),
+            Action::Multipath(m) => self.multipath::<T, _>(m, frame, cx),
+            Action::Bundle(b) => self.bundle::<T, _>(b, frame, cx),
             // run_actions' own (listed, so that a new action is placed
             // in one of the two on purpose).
             Action::Output { .. }

@@ -359,10 +359,10 @@ impl Exec {
         }
     }
 
-    pub(super) fn multipath<const T: bool>(
+    pub(super) fn multipath<const T: bool, B: FrameBuf + ?Sized>(
         &mut self,
         m: &Multipath,
-        frame: &mut [u8],
+        frame: &mut B,
         cx: &mut Ctx<'_>,
     ) {
         let h = self.hash_input(frame, cx).hash(m.fields, m.basis);
@@ -370,7 +370,7 @@ impl Exec {
         if T {
             self.note(format!("    hash {h:#010x} -> link {link}"));
         }
-        self.write_subfield::<T>(&m.dst, link as u128, frame, cx);
+        self.write_subfield::<T, _>(&m.dst, link as u128, frame, cx);
     }
 
     /// Whether bundle may pick `p`: Open vSwitch's `member_enabled_cb`,
@@ -388,7 +388,12 @@ impl Exec {
         }
     }
 
-    pub(super) fn bundle<const T: bool>(&mut self, b: &Bundle, frame: &mut [u8], cx: &mut Ctx<'_>) {
+    pub(super) fn bundle<const T: bool, B: FrameBuf + ?Sized>(
+        &mut self,
+        b: &Bundle,
+        frame: &mut B,
+        cx: &mut Ctx<'_>,
+    ) {
         let snap = cx.snap;
         let chosen = match b.algorithm {
             BdAlgorithm::ActiveBackup => b
@@ -419,7 +424,7 @@ impl Exec {
         match &b.dst {
             Some(d) => {
                 let v = chosen.map_or(OFPP_NONE16, |p| ofp::resubmit::port_to_u16(p) as u32);
-                self.write_subfield::<T>(d, v as u128, frame, cx);
+                self.write_subfield::<T, _>(d, v as u128, frame, cx);
             }
             None => {
                 if let Some(p) = chosen.filter(|&p| crate::validate::valid_output_port(p)) {

@@ -43,12 +43,14 @@ impl Exec {
         v.checked_shr(f.ofs as u32).unwrap_or(0) & ofp::action::bits_mask(0, f.n_bits)
     }
 
-    /// Writes the low bits of `v` into `f`.
-    pub(super) fn write_subfield<const T: bool>(
+    /// Writes the low bits of `v` into `f` (a `move`, a `pop`, a
+    /// multipath or bundle_load destination): `NXM_OF_VLAN_TCI` as a load
+    /// writes it (a tag pushed or popped by its CFI bit).
+    pub(super) fn write_subfield<const T: bool, B: FrameBuf + ?Sized>(
         &mut self,
         f: &Subfield,
         v: u128,
-        frame: &mut [u8],
+        frame: &mut B,
         cx: &mut Ctx<'_>,
     ) {
         let mask = f.mask();
@@ -63,7 +65,7 @@ impl Exec {
                 ofp::text::format_action(&Action::SetField(MatchEntry::Basic(o)))
             ));
         }
-        self.write_field::<T>(&o, frame, cx);
+        self.write_any::<T, _>(&o, frame, cx);
     }
 
     pub(super) fn output_reg<const T: bool>(
@@ -120,10 +122,10 @@ impl Exec {
         }
     }
 
-    pub(super) fn stack_pop<const T: bool>(
+    pub(super) fn stack_pop<const T: bool, B: FrameBuf + ?Sized>(
         &mut self,
         f: &Subfield,
-        frame: &mut [u8],
+        frame: &mut B,
         cx: &mut Ctx<'_>,
     ) {
         let Some(&n) = self.stack.last() else {
@@ -137,7 +139,7 @@ impl Exec {
         let mut b = [0u8; 16];
         b[16 - n..].copy_from_slice(&self.stack[start..start + n]);
         self.stack.truncate(start);
-        self.write_subfield::<T>(f, u128::from_be_bytes(b), frame, cx);
+        self.write_subfield::<T, _>(f, u128::from_be_bytes(b), frame, cx);
     }
 
     pub(super) fn clone_actions<const T: bool>(
