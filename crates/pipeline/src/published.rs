@@ -217,6 +217,7 @@ mod tests {
             priority,
             table_id: 0,
             table_miss: false,
+            learned: false,
             flags: 0,
             idle_timeout: 0,
             hard_timeout: 0,

@@ -150,6 +150,9 @@ pub struct Rule {
     pub table_id: u8,
     /// Priority 0 and an empty match: the table-miss flow entry.
     pub table_miss: bool,
+    /// Added by a `learn` action ([`crate::Pipeline::learn`]); counted
+    /// against the table's cap on learned flows.
+    pub learned: bool,
     pub flags: u16,
     pub idle_timeout: u16,
     pub hard_timeout: u16,

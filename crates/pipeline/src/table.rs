@@ -46,6 +46,11 @@ pub struct FlowTable {
     /// [`CHANGES_KEPT`]; past that only `changes_overflow` is set.
     pub(crate) changes: Vec<MaskedKey>,
     pub(crate) changes_overflow: bool,
+    /// Rules a `learn` action added ([`Rule::learned`]) now installed.
+    learned: usize,
+    /// Rules removed from this table so far (only grows): what the
+    /// learned flows' bookkeeping needs to know whether any went.
+    removals: u64,
 }
 
 /// Rule changes a table keeps between two snapshots (more than any
@@ -63,6 +68,8 @@ impl FlowTable {
             deadlines: Deadlines::default(),
             changes: Vec::new(),
             changes_overflow: false,
+            learned: 0,
+            removals: 0,
         }
     }
 
@@ -94,6 +101,16 @@ impl FlowTable {
 
     pub fn is_empty(&self) -> bool {
         self.exact.is_empty()
+    }
+
+    /// Installed rules a `learn` action added.
+    pub fn learned_len(&self) -> usize {
+        self.learned
+    }
+
+    /// Rules removed from this table so far (it only grows).
+    pub(crate) fn removals(&self) -> u64 {
+        self.removals
     }
 
     /// The rule with exactly this match and priority.
@@ -163,6 +180,7 @@ impl FlowTable {
     /// Adds a rule, its key at hand (`rule.key()`); the caller has checked
     /// no rule has its match and priority (else [`FlowTable::replace`]).
     pub(crate) fn insert_keyed(&mut self, rule: Arc<Rule>, key: &MaskedKey) {
+        self.learned += usize::from(rule.learned);
         self.ops.push(Op::Add(rule.clone()));
         if rule.idle_timeout != 0 || rule.hard_timeout != 0 {
             self.timed.insert(rule.id, rule.clone());
@@ -181,6 +199,8 @@ impl FlowTable {
             .find_entry(exact_hash(&key, rule.priority), |(_, r)| r.id == rule.id)
             .ok()?;
         let ((_, removed), _) = e.remove();
+        self.learned -= usize::from(removed.learned);
+        self.removals += 1;
         self.ops.push(Op::Remove(removed.clone()));
         self.timed.remove(&removed.id);
         self.changed(&key);
@@ -197,6 +217,7 @@ impl FlowTable {
             self.insert_keyed(rule, &key);
             return;
         };
+        self.learned = self.learned + usize::from(rule.learned) - usize::from(old.learned);
         *old = rule.clone();
         if rule.idle_timeout != 0 || rule.hard_timeout != 0 {
             self.timed.insert(rule.id, rule.clone());

@@ -229,3 +229,139 @@ fn trace_shows_what_would_be_learned_and_learns_nothing() {
     assert!(text.contains("dl_dst=02:00:00:00:00:01"), "{text}");
     assert_eq!(p.tables()[1].len(), 0);
 }
+
+/// A frame from source address 02:00:00:00:HI:LO (`src`) to 02:..:fe.
+fn eth16(src: u16) -> Vec<u8> {
+    let [hi, lo] = src.to_be_bytes();
+    packet::build::tcp_v4(
+        [2, 0, 0, 0, hi, lo],
+        [2, 0, 0, 0, 0, 0xfe],
+        [10, 0, hi, lo],
+        [10, 0, 0, 0xfe],
+        1000,
+        80,
+        2,
+    )
+}
+
+#[test]
+fn the_table_cap_follows_learned_flows_as_they_come_and_go() {
+    let mut p = pipeline(
+        Config {
+            learned_max: 3,
+            ..Config::default()
+        },
+        &[
+            "actions=learn(table=1,idle_timeout=1,NXM_OF_ETH_DST[]=NXM_OF_ETH_SRC[],load:NXM_OF_IN_PORT[]->NXM_NX_REG0[0..15])",
+            "table=1,priority=0,actions=drop",
+        ],
+    );
+    let mut w = Worker::new(0);
+    for src in 1..=5 {
+        run(&mut p, &mut w, 1, &eth(src, 99), 0);
+    }
+    assert_eq!(
+        p.tables()[1].learned_len(),
+        3,
+        "the controller's flow is not counted"
+    );
+    assert_eq!(p.tables()[1].len(), 4);
+    assert_eq!((p.learn_stats().added, p.learn_stats().over_table), (3, 2));
+    // An address that moved replaces its flow: learned at the cap.
+    run(&mut p, &mut w, 2, &eth(1, 99), 0);
+    assert_eq!(p.learn_stats().added, 4);
+    assert_eq!(p.tables()[1].learned_len(), 3);
+    assert!(learned_flows(&p, 1)
+        .iter()
+        .any(|f| f.contains("dl_dst=02:00:00:00:00:01,actions=load:0x2->")));
+    // Expired: learning goes on.
+    p.expire(3_000_000_000);
+    assert_eq!(p.tables()[1].learned_len(), 0);
+    for src in 6..=7 {
+        run(&mut p, &mut w, 1, &eth(src, 99), 3_000_000_000);
+    }
+    assert_eq!(p.tables()[1].learned_len(), 2);
+    // A controller's flow in a learned flow's place is the controller's;
+    // one deleted is gone from the count.
+    flow(&mut p, "table=1,dl_dst=02:00:00:00:00:06,actions=drop");
+    assert_eq!(p.tables()[1].learned_len(), 1);
+    let mut fm = parse_flow_mod("table=1,dl_dst=02:00:00:00:00:07").unwrap();
+    fm.command = FlowModCommand::DeleteStrict;
+    p.flow_mod(&fm, 3_000_000_000).unwrap();
+    assert_eq!(p.tables()[1].learned_len(), 0);
+    assert_eq!(p.tables()[1].len(), 2);
+}
+
+#[test]
+fn a_learner_at_its_limit_learns_again_once_its_flows_go() {
+    let mut p = pipeline(
+        Config::default(),
+        &["actions=learn(table=1,limit=2,NXM_OF_ETH_DST[]=NXM_OF_ETH_SRC[])"],
+    );
+    let mut w = Worker::new(0);
+    for src in 1..=3 {
+        run(&mut p, &mut w, 1, &eth(src, 99), 0);
+    }
+    assert_eq!(p.tables()[1].len(), 2);
+    assert_eq!(p.learn_stats().over_limit, 1);
+    let mut fm = parse_flow_mod("table=1,dl_dst=02:00:00:00:00:01").unwrap();
+    fm.command = FlowModCommand::DeleteStrict;
+    assert_eq!(p.flow_mod(&fm, 0).unwrap().len(), 1);
+    run(&mut p, &mut w, 1, &eth(4, 99), 0);
+    run(&mut p, &mut w, 1, &eth(5, 99), 0);
+    assert_eq!(p.tables()[1].len(), 2);
+    assert_eq!(p.learn_stats().over_limit, 2);
+    assert!(learned_flows(&p, 1)
+        .iter()
+        .any(|f| f.contains("02:00:00:00:00:04")));
+}
+
+#[test]
+fn a_learner_removed_with_its_group_takes_its_learned_flows() {
+    let mut p = pipeline(Config::default(), &[]);
+    let gm = ofp::text::parse_group_mod("group_id=1,type=all,bucket=output:2").unwrap();
+    p.group_mod(&gm, 0).unwrap();
+    flow(
+        &mut p,
+        "priority=5,actions=learn(table=1,delete_learned,NXM_OF_ETH_DST[]=NXM_OF_ETH_SRC[]),group:1",
+    );
+    let mut w = Worker::new(0);
+    for src in 1..=3 {
+        run(&mut p, &mut w, 1, &eth(src, 99), 0);
+    }
+    assert_eq!(p.tables()[1].len(), 3);
+    let mut del = gm.clone();
+    del.command = ofp::msg::group::GroupModCommand::Delete;
+    let removed = p.group_mod(&del, 0).unwrap();
+    assert_eq!(removed.len(), 4, "the learner and what it taught");
+    assert_eq!(p.tables()[1].len(), 0);
+    assert_eq!(p.learn_stats().deleted_with_learner, 3);
+}
+
+/// A learner whose flows keep expiring: what it remembers of them stays
+/// within a small multiple of what is installed (each flow added sweeps
+/// two entries further), however many it has taught.
+#[test]
+fn a_learners_bookkeeping_stays_bounded_while_its_flows_expire() {
+    let mut p = pipeline(
+        Config::default(),
+        &["actions=learn(table=1,idle_timeout=1,delete_learned,NXM_OF_ETH_DST[]=NXM_OF_ETH_SRC[])"],
+    );
+    let mut w = Worker::new(0);
+    let mut most = 0;
+    for cycle in 0..100u16 {
+        let now = cycle as u64 * 2_000_000_000;
+        for i in 0..50 {
+            run(&mut p, &mut w, 1, &eth16(cycle * 50 + i + 1), now);
+        }
+        assert_eq!(p.tables()[1].len(), 50);
+        p.expire(now + 1_500_000_000);
+        assert_eq!(p.tables()[1].len(), 0);
+        most = most.max(p.learn_bytes());
+    }
+    assert_eq!(p.learn_stats().added, 5_000);
+    assert!(
+        most < 16 * 1024,
+        "{most} bytes for at most 50 flows installed"
+    );
+}

@@ -80,7 +80,8 @@ impl Pipeline {
             FlowModCommand::Add => {
                 let m = wire_match.map_or_else(|| fm.match_.wire_len(), <[u8]>::len);
                 fits_flow_stats(m, ins_len.unwrap_or(0))?;
-                self.add(fm, key, wire_match, now_ns).map(|_| Vec::new())
+                self.add(fm, key, wire_match, false, now_ns)
+                    .map(|_| Vec::new())
             }
             FlowModCommand::Modify | FlowModCommand::ModifyStrict => {
                 validate::instructions(fm.table_id, &fm.instructions, &fm.match_, &self.context())?;
@@ -140,13 +141,16 @@ impl Pipeline {
         }
     }
 
+    /// Adds (or replaces, same match and priority) the rule `fm` makes,
+    /// `learned` if a `learn` action taught it; the rule installed.
     pub(super) fn add(
         &mut self,
         fm: &FlowMod,
         key: MaskedKey,
         wire_match: Option<&[u8]>,
+        learned: bool,
         now_ns: u64,
-    ) -> Result<(), OfpError> {
+    ) -> Result<Arc<Rule>, OfpError> {
         validate::instructions(fm.table_id, &fm.instructions, &fm.match_, &self.context())?;
         let workers = self.config.workers;
         let table = &mut self.tables[fm.table_id as usize];
@@ -185,6 +189,7 @@ impl Pipeline {
             table_id: fm.table_id,
             priority: fm.priority,
             table_miss: fm.priority == 0 && fm.match_.entries.is_empty(),
+            learned,
             packed: PackedKey::pack(&key),
             match_: wire_match.map_or_else(|| StoredMatch::new(&fm.match_), StoredMatch::from_wire),
             instructions: fm.instructions.clone().into_boxed_slice(),
@@ -197,12 +202,12 @@ impl Pipeline {
         });
         let table = &mut self.tables[fm.table_id as usize];
         if existing.is_some() {
-            table.replace(rule);
+            table.replace(rule.clone());
         } else {
-            table.insert_keyed(rule, &key);
+            table.insert_keyed(rule.clone(), &key);
             self.flows += 1;
         }
-        Ok(())
+        Ok(rule)
     }
 
     /// The earliest time a rule may expire (when [`Pipeline::expire`] has
@@ -317,6 +322,9 @@ impl Pipeline {
                 }
             }
         }
+        // A learner removed with a group or a meter takes its learned
+        // flows along as a deleted one does.
+        self.forget_learners(&mut out);
         out
     }
 }
@@ -375,6 +383,7 @@ pub(super) fn clone_rule(r: &Rule) -> Rule {
         priority: r.priority,
         packed: r.packed.clone(),
         table_miss: r.table_miss,
+        learned: r.learned,
         match_: r.match_.clone(),
         instructions: r.instructions.clone(),
         cookie: r.cookie,

@@ -65,7 +65,7 @@ pub struct Config {
     /// cache.
     pub change_log: usize,
     /// Flows packets may teach (`learn`) per second, per table
-    /// ([`learn`]); bursts of `learn_burst`.
+    /// ([`learn`]); bursts of `learn_burst`. 0: no limit.
     pub learn_rate: u64,
     pub learn_burst: u64,
     /// Learned flows one table may hold.
