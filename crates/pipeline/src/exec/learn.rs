@@ -95,6 +95,13 @@ impl Teach {
         self.recent.insert(key, now_ns);
         self.pending.push(l);
     }
+
+    /// Heap bytes held (the memory of recent flows, the pending list; not
+    /// what the pending flows point to).
+    pub(super) fn heap_bytes(&self) -> usize {
+        self.recent.capacity() * (std::mem::size_of::<(u64, u64)>() + 1)
+            + self.pending.capacity() * std::mem::size_of::<Learned>()
+    }
 }
 
 /// The bits `[ofs, ofs + n)` of `v`.

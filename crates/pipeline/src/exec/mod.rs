@@ -177,6 +177,12 @@ impl Worker {
         (self.exec.teach.repeated, self.exec.teach.dropped)
     }
 
+    /// Heap bytes of this worker's learning bookkeeping (the flows it
+    /// taught lately, the list waiting for [`Worker::take_learned`]).
+    pub fn learn_bytes(&self) -> usize {
+        self.exec.teach.heap_bytes()
+    }
+
     /// Cache hits and misses so far.
     pub fn cache_stats(&self) -> (u64, u64) {
         self.emc.as_ref().map_or((0, 0), |e| (e.hits, e.misses))

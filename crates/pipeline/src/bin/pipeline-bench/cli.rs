@@ -22,6 +22,9 @@ sections (none given: --configs --ingest):
               the exact-match cache with its change log on and off
   --tables    five tables with registers and resubmits (Neutron's
               br-int shape) against one table, same traffic
+  --learn     a flood of distinct packets through Open vSwitch's MAC
+              learning flow: the worker's cost, the control plane's per
+              batch of 4 096 learned flows, refusals, memory
   --all       every section
   --probe SCENARIO PACKETS
               no timing: run PACKETS packets of one scenario (cache_hit,
@@ -32,7 +35,8 @@ sections (none given: --configs --ingest):
 options:
   --json      one JSON object per line instead of tables
   --quick     smaller sizes, fewer and shorter rounds (--scaling --stages
-              in about 10 s; configs and ingest keep their full sizes)
+              in about 10 s; configs and ingest keep their full sizes;
+              --learn floods 100 000 packets instead of 1 200 000)
   --help      this text
 ";
 
@@ -47,6 +51,9 @@ pub struct Opts {
     pub stages: bool,
     pub churn: bool,
     pub tables: bool,
+    pub learn: bool,
+    /// Hidden: run this row of the learn section (see `learn.rs`).
+    pub learn_row: Option<String>,
     /// Hidden: run the ingest memory probe for this many rules and print
     /// the RSS growth in bytes (see `ingest.rs`).
     pub rss_child: Option<u32>,
@@ -81,9 +88,11 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Option<Opts>, Str
             "--stages" => (o.stages, any) = (true, true),
             "--churn" => (o.churn, any) = (true, true),
             "--tables" => (o.tables, any) = (true, true),
+            "--learn" => (o.learn, any) = (true, true),
             "--all" => {
-                (o.configs, o.ingest, o.scaling, o.stages, o.churn, o.tables) =
-                    (true, true, true, true, true, true);
+                (
+                    o.configs, o.ingest, o.scaling, o.stages, o.churn, o.tables, o.learn,
+                ) = (true, true, true, true, true, true, true);
                 any = true;
             }
             "--help" | "-h" => return Ok(None),
@@ -92,6 +101,9 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Option<Opts>, Str
                 let n = args.next().and_then(|v| v.parse().ok());
                 o.probe = Some((scenario, n.ok_or("a packet count after the scenario")?));
                 any = true;
+            }
+            crate::learn::CHILD_FLAG => {
+                o.learn_row = Some(args.next().ok_or("a row after the learn row flag")?);
             }
             crate::ingest::CHILD_FLAG => {
                 let n = args.next().and_then(|v| v.parse().ok());

@@ -32,7 +32,7 @@ const RSS_METHOD: &str = "child process: resident set growth from before Pipelin
 const RULES: u32 = 1_000_000;
 
 /// Resident set size now.
-fn rss_bytes() -> u64 {
+pub fn rss_bytes() -> u64 {
     std::fs::read_to_string("/proc/self/statm")
         .ok()
         .and_then(|s| {

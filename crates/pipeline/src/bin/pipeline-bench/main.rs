@@ -23,7 +23,9 @@
 //! * `tables.rs`: five tables in Open vSwitch's dialect (registers,
 //!   resubmit) against one, for the same traffic;
 //! * `probe.rs`: one scenario's packets untimed, for instruction counts
-//!   under callgrind.
+//!   under callgrind;
+//! * `learn.rs`: a flood of distinct packets through a MAC-learning
+//!   flow, the worker's and the control plane's side.
 //!
 //! `cli.rs` reads the flags, `measure.rs` times rounds, `rules.rs` and
 //! `flows.rs` build the rule sets, `traffic.rs` the many-flow traffic.
@@ -33,6 +35,7 @@ mod cli;
 mod configs;
 mod flows;
 mod ingest;
+mod learn;
 mod measure;
 mod probe;
 mod rules;
@@ -53,6 +56,10 @@ fn main() {
             std::process::exit(2);
         }
     };
+    if let Some(row) = &opts.learn_row {
+        learn::child(row, opts.quick, opts.json);
+        return;
+    }
     if let Some(n) = opts.rss_child {
         ingest::child(n);
         return;
@@ -82,5 +89,8 @@ fn main() {
     }
     if opts.tables {
         tables::run(plan, opts.json);
+    }
+    if opts.learn {
+        learn::run(opts.quick, opts.json);
     }
 }
