@@ -360,6 +360,15 @@ impl<D: Datapath> Agent<D> {
         }
     }
 
+    /// Sets what packets may teach (`learn`) per table: flows per second
+    /// (0: no limit), bursts, learned flows a table holds (a reload's
+    /// `learn_rate`, `learn_burst`, `learned_max`). A table already past
+    /// a lowered cap keeps its flows and learns no more until it is under.
+    pub fn set_learn_limits(&mut self, rate: u64, burst: u64, max: usize) {
+        let c = &mut self.pipeline.config;
+        (c.learn_rate, c.learn_burst, c.learned_max) = (rate, burst, max);
+    }
+
     /// Publishes the pipeline if it changed.
     pub fn publish(&mut self) {
         if self.dirty || self.published.is_none() {

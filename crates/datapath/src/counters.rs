@@ -67,6 +67,8 @@ impl BridgeCounters {
                 (&t.batches, &c.batches),
                 (&t.skipped_edits, &c.skipped_edits),
                 (&t.over_limit, &c.over_limit),
+                (&t.learn_repeated, &c.learn_repeated),
+                (&t.learn_dropped, &c.learn_dropped),
             ] {
                 a.fetch_add(b.load(Relaxed), Relaxed);
             }
@@ -96,6 +98,14 @@ pub struct BridgeCounters {
     /// Outputs and group buckets dropped because one packet asked for more
     /// than the pipeline's per-packet limits (chained groups).
     pub over_limit: AtomicU64,
+    /// Flows packets taught (`learn`) that the worker did not hand to the
+    /// agent because it had handed the same one over within the last
+    /// second (`pipeline::exec::RELEARN_NS`).
+    pub learn_repeated: AtomicU64,
+    /// Flows packets taught that the worker dropped because more than
+    /// `pipeline::exec::LEARN_PENDING_MAX` waited in one round (the
+    /// queue to the agent being full is `Channels::learn_dropped`).
+    pub learn_dropped: AtomicU64,
     /// When the worker's current loop round started ([`crate::clock`] ns; 0
     /// before the first). A round takes at most the 10 ms of an idle
     /// wait plus one batch, so an old heartbeat means a stalled

@@ -554,6 +554,9 @@ impl BridgeWorker {
             .skipped_edits
             .store(exec.skipped_edits(), Relaxed);
         self.counters.over_limit.store(exec.over_limit(), Relaxed);
+        let (repeated, dropped) = exec.learn_skipped();
+        self.counters.learn_repeated.store(repeated, Relaxed);
+        self.counters.learn_dropped.store(dropped, Relaxed);
         if got > 0 {
             st.busy_rounds += 1;
             if self.panic_after_batches == Some(st.busy_rounds) {

@@ -344,6 +344,7 @@ fn render_at(all: &[Sources], now: u64) -> String {
             b.control.packet_in_limited,
         );
     }
+    learn_families(&mut e, &bridges);
     e.family(
         "sluice_controller_connected",
         Kind::Gauge,
@@ -459,6 +460,88 @@ fn render_at(all: &[Sources], now: u64) -> String {
         e.sample("sluice_delay_seconds_count", &[("bridge", b.name)], total);
     }
     e.finish()
+}
+
+/// Flows packets taught (Open vSwitch's `learn`): what the agent did with
+/// them, what never reached it, what is installed.
+fn learn_families(e: &mut expo::Expo, bridges: &[Loaded<'_>]) {
+    e.family(
+        "sluice_learn_flows_total",
+        Kind::Counter,
+        "Flows packets taught that reached the OpenFlow agent, by what it did: added, unchanged (an identical flow installed), refused over the learn action's limit, over the table's learn_rate, over the table's learned_max, or by the table",
+    );
+    for b in bridges {
+        let s = &b.control.learn;
+        for (outcome, n) in [
+            ("added", s.added),
+            ("unchanged", s.unchanged),
+            ("over_limit", s.over_limit),
+            ("over_rate", s.over_rate),
+            ("over_table", s.over_table),
+            ("refused", s.refused),
+        ] {
+            e.sample(
+                "sluice_learn_flows_total",
+                &[("bridge", b.name), ("outcome", &outcome)],
+                n,
+            );
+        }
+    }
+    e.family(
+        "sluice_learn_repeats_total",
+        Kind::Counter,
+        "Flows packets taught that a worker did not hand to the agent: it had handed the same one over within the last second",
+    );
+    for b in bridges {
+        e.sample(
+            "sluice_learn_repeats_total",
+            &[("bridge", b.name)],
+            b.totals.learn_repeated.load(Relaxed),
+        );
+    }
+    e.family(
+        "sluice_learn_dropped_total",
+        Kind::Counter,
+        "Flows packets taught that were dropped before the agent: at the worker (too many in one round) or at the queue to the agent (full)",
+    );
+    for b in bridges {
+        for (place, n) in [
+            ("worker", b.totals.learn_dropped.load(Relaxed)),
+            ("queue", b.src.channels.learn_dropped.load(Relaxed)),
+        ] {
+            e.sample(
+                "sluice_learn_dropped_total",
+                &[("bridge", b.name), ("where", &place)],
+                n,
+            );
+        }
+    }
+    e.family(
+        "sluice_learned_flows",
+        Kind::Gauge,
+        "Learned flows installed, per table that has any",
+    );
+    for b in bridges {
+        for (t, n) in &b.control.learned {
+            e.sample(
+                "sluice_learned_flows",
+                &[("bridge", b.name), ("table", t)],
+                *n,
+            );
+        }
+    }
+    e.family(
+        "sluice_learned_removed_with_learner_total",
+        Kind::Counter,
+        "Learned flows removed with the flow that taught them (delete_learned)",
+    );
+    for b in bridges {
+        e.sample(
+            "sluice_learned_removed_with_learner_total",
+            &[("bridge", b.name)],
+            b.control.learn.deleted_with_learner,
+        );
+    }
 }
 
 /// What a connection is, as its `kind` label says.

@@ -332,6 +332,7 @@ pub fn apply(running: &mut [Running], new: Vec<Config>) -> Result<Vec<String>, S
         if let Some(rate) = cfg.packet_in_rate {
             r.control.agent.set_packet_in_rate(rate);
         }
+        cfg.learn.apply_to(&mut r.control.agent);
         let mut endpoints = cfg.endpoints.clone();
         endpoints.extend(r.mgmt.iter().cloned());
         problems.extend(

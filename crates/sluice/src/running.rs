@@ -63,11 +63,13 @@ pub fn build(cfg: config::Config, opts: Options) -> Result<Running, Box<dyn std:
     // past the workers' (only when a port may use it: a slot is 64 bytes
     // per rule).
     let fast = cfg.uses_xdp() && !opts.nullx;
-    let mut p = Pipeline::new(pipeline::Config {
+    let mut pc = pipeline::Config {
         workers: n + usize::from(fast),
         max_flows: cfg.max_flows,
         ..pipeline::Config::default()
-    });
+    };
+    cfg.learn.apply(&mut pc);
+    let mut p = Pipeline::new(pc);
     let mut bridge = datapath::Bridge::new(&cfg.name, n, p.snapshot(), opts.nullx)?;
     if fast {
         bridge.enable_fast_path(n);

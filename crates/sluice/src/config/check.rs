@@ -15,7 +15,7 @@ use std::collections::HashSet;
 use datapath::{PortRequest, BACKENDS};
 
 use super::schema::{BridgeSection, PortSection, QueueSection};
-use super::{err, Backend, Config, ConfigError, PcapPortConfig};
+use super::{err, Backend, Config, ConfigError, LearnLimits, PcapPortConfig};
 use crate::openflow::Endpoint;
 
 /// Checks one bridge: its section, its ports and command-line ports;
@@ -45,11 +45,13 @@ pub(super) fn bridge(
         "bridge.max_connections",
         crate::openflow::DEFAULT_MAX_CONNECTIONS,
     )?;
+    let learn = learn_limits(&file)?;
     Ok(Config {
         endpoints,
         packet_in_rate: file.packet_in_rate,
         max_flows,
         max_connections,
+        learn,
         workers,
         backends: ports.backends,
         local_port: file.local_port,
@@ -372,6 +374,23 @@ fn workers(
 
 /// A count that must be at least 1 when given (`key` names it), else
 /// `default`.
+/// `learn_rate`, `learn_burst`, `learned_max`: what packets may teach
+/// (`learn`), per table.
+fn learn_limits(file: &BridgeSection) -> Result<LearnLimits, ConfigError> {
+    let d = pipeline::Config::default();
+    let burst = at_least_one(
+        file.learn_burst
+            .map(|b| usize::try_from(b).unwrap_or(usize::MAX)),
+        "bridge.learn_burst",
+        d.learn_burst as usize,
+    )?;
+    Ok(LearnLimits {
+        rate: file.learn_rate.unwrap_or(d.learn_rate),
+        burst: burst as u64,
+        max: at_least_one(file.learned_max, "bridge.learned_max", d.learned_max)?,
+    })
+}
+
 fn at_least_one(value: Option<usize>, key: &str, default: usize) -> Result<usize, ConfigError> {
     match value {
         Some(0) => Err(err(key, "must be at least 1")),

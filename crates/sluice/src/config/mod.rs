@@ -42,6 +42,29 @@ pub struct PcapPortConfig {
     pub rate: Option<u64>,
 }
 
+/// The limits on learned flows (`learn`) of one bridge, per table
+/// (`learn_rate`, `learn_burst`, `learned_max`; see
+/// `pipeline::control::learn`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LearnLimits {
+    /// Flows per second (0: no limit).
+    pub rate: u64,
+    pub burst: u64,
+    pub max: usize,
+}
+
+impl LearnLimits {
+    /// Sets them in a pipeline's configuration.
+    pub fn apply(&self, c: &mut pipeline::Config) {
+        (c.learn_rate, c.learn_burst, c.learned_max) = (self.rate, self.burst, self.max);
+    }
+
+    /// Sets them in a running bridge's agent.
+    pub fn apply_to<D: agent::Datapath>(&self, a: &mut agent::Agent<D>) {
+        a.set_learn_limits(self.rate, self.burst, self.max);
+    }
+}
+
 /// A checked configuration of one bridge.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -65,6 +88,8 @@ pub struct Config {
     pub max_flows: usize,
     /// Connections per listener (see [`schema::BridgeSection::max_connections`]).
     pub max_connections: usize,
+    /// What packets may teach (`learn`), per table.
+    pub learn: LearnLimits,
     /// Each port's back end, by OpenFlow port number.
     pub backends: Vec<(u32, Backend)>,
     /// The back end of ports that name none (`add-port` too).

@@ -75,6 +75,17 @@ pub struct BridgeSection {
     /// holds at most (default 256); more are closed as they come.
     #[serde(default)]
     pub max_connections: Option<usize>,
+    /// Flows packets may teach (`learn`) per second, per table (default
+    /// 10 000; 0: no limit).
+    #[serde(default)]
+    pub learn_rate: Option<u64>,
+    /// Learned flows that may come at once beyond `learn_rate`, per table
+    /// (default 10 000).
+    #[serde(default)]
+    pub learn_burst: Option<u64>,
+    /// Learned flows one table holds at most (default 1 000 000).
+    #[serde(default)]
+    pub learned_max: Option<usize>,
 }
 
 fn default_true() -> bool {
@@ -109,6 +120,9 @@ impl Default for BridgeSection {
             packet_in_rate: None,
             max_flows: None,
             max_connections: None,
+            learn_rate: None,
+            learn_burst: None,
+            learned_max: None,
         }
     }
 }

@@ -179,6 +179,42 @@ fn max_flows_is_passed_on_and_zero_is_refused() {
 }
 
 #[test]
+fn learn_limits_are_passed_on_and_zero_burst_or_cap_is_refused() {
+    let c = check_all(
+        parse_file("[bridge]\nlearn_rate = 0\nlearn_burst = 5\nlearned_max = 7\n").unwrap(),
+        &["a".into()],
+    )
+    .unwrap();
+    assert_eq!(
+        c[0].learn,
+        super::LearnLimits {
+            rate: 0,
+            burst: 5,
+            max: 7
+        }
+    );
+    let d = pipeline::Config::default();
+    let c = check_all(parse_file("").unwrap(), &["a".into()]).unwrap();
+    assert_eq!(
+        (c[0].learn.rate, c[0].learn.burst, c[0].learn.max),
+        (d.learn_rate, d.learn_burst, d.learned_max)
+    );
+    for key in ["learn_burst", "learned_max"] {
+        let e = check_all(
+            parse_file(&format!("[bridge]\n{key} = 0\n")).unwrap(),
+            &["a".into()],
+        )
+        .unwrap_err();
+        assert_eq!(e.key, format!("bridge.{key}"));
+    }
+    let e = parse_file("[bridge]\nlearn_rate = -1\n").unwrap_err();
+    assert!(
+        e.to_string().contains("learn_rate") || e.to_string().contains("line 2"),
+        "{e}"
+    );
+}
+
+#[test]
 fn good_and_bad_configs() {
     let f = parse_file("[bridge]\ndatapath_id = \"0x2a\"\n[[port]]\nname = \"a\"\n[[port]]\nname = \"b\"\nofport = 7\n").unwrap();
     let c = check_all(f, &["c".into()]).unwrap().remove(0);

@@ -174,6 +174,11 @@ fn every_family_is_well_formed_and_typed() {
         ("sluice_controller_connected", "gauge"),
         ("sluice_connection_info", "gauge"),
         ("sluice_delay_seconds", "histogram"),
+        ("sluice_learn_flows_total", "counter"),
+        ("sluice_learn_repeats_total", "counter"),
+        ("sluice_learn_dropped_total", "counter"),
+        ("sluice_learned_flows", "gauge"),
+        ("sluice_learned_removed_with_learner_total", "counter"),
     ] {
         assert_eq!(fams.get(name).map(String::as_str), Some(kind), "{name}");
     }
@@ -320,6 +325,77 @@ fn flows_in_every_table_mac_table_and_channel_drops() {
     assert_eq!(
         value(&text, "sluice_packet_in_limited_total{bridge=\"br0\"}"),
         11.0
+    );
+}
+
+#[test]
+fn what_became_of_learned_flows() {
+    let s = sources("br0", 2);
+    s.counters[0].learn_repeated.store(5, Relaxed);
+    s.counters[1].learn_repeated.store(2, Relaxed);
+    s.counters[1].learn_dropped.store(3, Relaxed);
+    s.channels.learn_dropped.store(9, Relaxed);
+    s.control.store(Arc::new(openflow::View {
+        learn: pipeline::control::learn::LearnStats {
+            added: 10,
+            unchanged: 1,
+            over_limit: 2,
+            over_rate: 300,
+            over_table: 40,
+            refused: 4,
+            deleted_with_learner: 6,
+        },
+        learned: vec![(1, 10)],
+        ..openflow::View::default()
+    }));
+    let text = render_at(&[s], 1);
+    check_format(&text);
+    for (outcome, n) in [
+        ("added", 10.0),
+        ("unchanged", 1.0),
+        ("over_limit", 2.0),
+        ("over_rate", 300.0),
+        ("over_table", 40.0),
+        ("refused", 4.0),
+    ] {
+        let series = format!("sluice_learn_flows_total{{bridge=\"br0\",outcome=\"{outcome}\"}}");
+        assert_eq!(value(&text, &series), n, "{outcome}");
+    }
+    assert_eq!(
+        value(&text, "sluice_learn_repeats_total{bridge=\"br0\"}"),
+        7.0
+    );
+    assert_eq!(
+        value(
+            &text,
+            "sluice_learn_dropped_total{bridge=\"br0\",where=\"worker\"}"
+        ),
+        3.0
+    );
+    assert_eq!(
+        value(
+            &text,
+            "sluice_learn_dropped_total{bridge=\"br0\",where=\"queue\"}"
+        ),
+        9.0
+    );
+    assert_eq!(
+        value(&text, "sluice_learned_flows{bridge=\"br0\",table=\"1\"}"),
+        10.0
+    );
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.starts_with("sluice_learned_flows{"))
+            .count(),
+        1,
+        "only tables with learned flows"
+    );
+    assert_eq!(
+        value(
+            &text,
+            "sluice_learned_removed_with_learner_total{bridge=\"br0\"}"
+        ),
+        6.0
     );
 }
 

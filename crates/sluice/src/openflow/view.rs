@@ -1,6 +1,7 @@
 //! What the control thread shows other threads of its bridge's OpenFlow
 //! side: connections with their state and role, configured controllers,
-//! ports' link state, PACKET_INs a connection did not take. The agent lives
+//! ports' link state, PACKET_INs a connection did not take, what became
+//! of the flows packets taught. The agent lives
 //! on the control thread alone, so the control thread publishes a copy
 //! ([`View`]) at most every [`EVERY_NS`], and only while someone holds it
 //! (the metrics endpoint); readers load it without locking.
@@ -28,6 +29,10 @@ pub struct View {
     /// PACKET_INs not sent to a connection (its rate limit, or its send
     /// buffer full), summed over every connection ever made: only grows.
     pub packet_in_limited: u64,
+    /// What the agent did with the flows packets taught (`learn`).
+    pub learn: pipeline::control::learn::LearnStats,
+    /// Learned flows installed, per table that has any: (table, flows).
+    pub learned: Vec<(u8, usize)>,
 }
 
 /// One connection.
@@ -93,11 +98,20 @@ impl Control {
             .collect();
         let ports = a.ports().values().map(|p| (p.port_no, p.link_up)).collect();
         let live: u64 = a.conns().map(|(_, c)| c.packet_in_dropped).sum();
+        let p = a.pipeline();
+        let learned = p
+            .tables()
+            .iter()
+            .filter(|t| t.learned_len() > 0)
+            .map(|t| (t.id, t.learned_len()))
+            .collect();
         View {
             conns,
             controllers,
             ports,
             packet_in_limited: self.packet_in_limited_closed + live,
+            learn: p.learn_stats(),
+            learned,
         }
     }
 }
