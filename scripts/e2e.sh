@@ -1138,6 +1138,136 @@ test_controller_dies_mid_stream() {
     finish "controller killed mid-stream four times: nothing kept, standalone forwards again" $r
 }
 
+# A learn storm (issue 30's point 7): frames from distinct source MACs
+# through Open vSwitch's MAC-learning flow, while an OpenFlow peer times
+# echo round trips on the switch (scripts/learnstorm.py). Twice: 200 000
+# frames under learn_rate 5 000/s and learned_max 4 000, then, after a
+# reload lifts the rate limit and raises the cap to 20 000, 200 000 more
+# from new addresses (the control thread adds flows as fast as they come
+# until the cap). The switch must answer every echo within 1 s, stop
+# learning at each cap, count every flow taught (added, refused by reason,
+# repeated or dropped) in its metrics, keep its memory bounded and forward
+# afterwards.
+LEARN_CAP=4000
+LEARN_CAP2=20000
+test_learn_storm() {
+    P=sle2e$$L
+    testbed_up "$P" || return 1
+    local r=0 cfg ready echo_out flood_out epid rss0 body rx counted cap
+    cfg=$(mktemp)
+    ready=$(mktemp -u)
+    echo_out=$(mktemp)
+    flood_out=$(mktemp)
+    cat >"$cfg" <<TOML
+[bridge]
+fail_mode = "secure"
+local_port = false
+listen = ["ptcp:16697:127.0.0.1"]
+learn_rate = 5000
+learn_burst = 1000
+learned_max = $LEARN_CAP
+flows = [
+  "table=0,actions=learn(table=1,hard_timeout=300,NXM_OF_VLAN_TCI[0..11],NXM_OF_ETH_DST[]=NXM_OF_ETH_SRC[],load:NXM_OF_IN_PORT[]->NXM_NX_REG0[0..15]),resubmit(,1),resubmit(,2)",
+  "table=2,priority=10,dl_type=0x88b5,actions=drop",
+  "table=2,priority=5,reg0=0,actions=flood",
+  "table=2,priority=5,reg0=1,actions=output:1",
+  "table=2,priority=5,reg0=2,actions=output:2",
+]
+[[port]]
+name = "p1"
+ofport = 1
+[[port]]
+name = "p2"
+ofport = 2
+TOML
+    start_sluice --config "$cfg" --metrics 127.0.0.1:9479 || r=1
+    ping_ok h1 "$TESTBED_NET.2" || { echo "     no ping through the learned flows before the storm"; r=1; }
+    ip netns exec "$P-sw" python3 scripts/learnstorm.py echo 127.0.0.1:16697 --pid "$SLUICE_PID" \
+        --bound-ms 1000 --ready "$ready" >"$echo_out" &
+    epid=$!
+    wait_until 10 "the echo peer's OpenFlow handshake" test -e "$ready" || r=1
+    rss0=$(rss_kb "$SLUICE_PID")
+    for cap in $LEARN_CAP $LEARN_CAP2; do
+        if [ "$cap" = "$LEARN_CAP2" ]; then
+            # No rate limit, a higher cap, applied by a reload.
+            sed -i "s/^learn_rate = .*/learn_rate = 0/; s/^learned_max = .*/learned_max = $cap/" "$cfg"
+            hup_and_wait || r=1
+        fi
+        ip netns exec "$P-h1" python3 scripts/learnstorm.py flood eth0 --count 200000 --secs 20 \
+            --first $((cap * 100)) >"$flood_out" || { echo "     the flood failed"; r=1; }
+        echo "     flood (learned_max $cap): $(cat "$flood_out")"
+        # The agent takes the queue's flows, the control view reaches the
+        # metrics (at most 100 ms old): then every frame received has
+        # taught exactly one flow, and each is counted once.
+        wait_until 10 "every flow taught counted (received = outcomes + repeats + dropped)" all_taught_counted || r=1
+        wait_until 5 "learned flows at the cap ($cap)" learned_at "$cap" || r=1
+        storm_counts
+        [ "${added:-0}" = "$cap" ] || { echo "     added is not the cap"; r=1; }
+        [ "${over_table:-0}" -gt 0 ] || { echo "     nothing refused over learned_max"; r=1; }
+    done
+    [ "${over_rate:-0}" -gt 0 ] || { echo "     nothing refused over learn_rate"; r=1; }
+    kill -TERM "$epid" 2>/dev/null
+    wait "$epid" || { echo "     the echo peer failed"; r=1; }
+    echo "     echo while flooded: $(cat "$echo_out")"
+    python3 - "$echo_out" "$rss0" <<'PY' || r=1
+import json, sys
+e = json.load(open(sys.argv[1]))
+rss0 = int(sys.argv[2])
+ok = e["echos"] >= 10 and e["late"] == 0 and not e["problems"] and e["rtt_ms_max"] < 1000
+grow = (e["rss_kb_max"] or rss0) - rss0
+print(f"     echo round trips: {e['echos']}, median {e['rtt_ms_median']} ms, p99 {e['rtt_ms_p99']} ms, "
+      f"max {e['rtt_ms_max']} ms (bound 1000 ms); RSS {rss0} kB before, {e['rss_kb_max']} kB at most, "
+      f"{e['rss_kb_last']} kB at the end (growth {grow} kB, bound 65536)")
+sys.exit(0 if ok and grow < 65536 else 1)
+PY
+    # Counted once and for all: the same balance after the storms.
+    all_taught_counted || { echo "     received $rx frames, counted $counted flows taught"; r=1; }
+    local agg
+    agg=$(ctl_rd dump-aggregate br0 table=1 2>&1)
+    echo "$agg" | grep -q "flow_count=$LEARN_CAP2\$" || { echo "     table 1: $agg"; r=1; }
+    # Still a switch: the hosts' flows were learned before the storm.
+    ping_ok h1 "$TESTBED_NET.2" || { echo "     no ping after the storm"; r=1; }
+    kill -0 "$SLUICE_PID" 2>/dev/null || { echo "     sluice is gone"; r=1; }
+    stop_sluice
+    grep -Eq "panicked|ERROR|stalled" "$OUT" && { echo "     error in the log"; r=1; }
+    rm -f "$cfg" "$ready" "$echo_out" "$flood_out"
+    finish "learn storm: 2 x 200 000 distinct source MACs through the MAC-learning flow; echos answered within 1 s, learning stops at learned_max (rate-limited, then not), every flow taught counted in the metrics, memory bounded" $r
+}
+
+# The learn counters from the scrape in body (sets added, over_rate,
+# over_table, unchanged, queue, worker, repeats) and a line with them.
+storm_counts() {
+    added=$(storm_metric 'sluice_learn_flows_total{bridge="br0",outcome="added"}')
+    over_rate=$(storm_metric 'sluice_learn_flows_total{bridge="br0",outcome="over_rate"}')
+    over_table=$(storm_metric 'sluice_learn_flows_total{bridge="br0",outcome="over_table"}')
+    unchanged=$(storm_metric 'sluice_learn_flows_total{bridge="br0",outcome="unchanged"}')
+    queue=$(storm_metric 'sluice_learn_dropped_total{bridge="br0",where="queue"}')
+    worker=$(storm_metric 'sluice_learn_dropped_total{bridge="br0",where="worker"}')
+    repeats=$(storm_metric 'sluice_learn_repeats_total{bridge="br0"}')
+    echo "     frames received $rx; flows taught: added $added, refused over_rate $over_rate," \
+        "over_table $over_table; unchanged $unchanged, repeats $repeats, dropped at the queue $queue," \
+        "at the worker $worker"
+}
+
+# storm_metric SERIES: its value in the scrape held in body.
+storm_metric() { echo "$body" | awk -v s="$1" '$1 == s { print $2 }'; }
+
+# learned_at N: true once table 1 holds N learned flows (metrics).
+learned_at() {
+    body=$(scrape 9479)
+    [ "$(storm_metric 'sluice_learned_flows{bridge="br0",table="1"}')" = "$1" ]
+}
+
+# True once the frames received equal the flows taught counted: every
+# outcome at the agent, plus repeats and drops before it (sets body, rx
+# and counted).
+all_taught_counted() {
+    body=$(scrape 9479)
+    rx=$(echo "$body" | awk '/^sluice_port_rx_packets_total\{/ { n += $2 } END { print n + 0 }')
+    counted=$(echo "$body" | awk '/^sluice_learn_(flows|dropped)_total\{/ || /^sluice_learn_repeats_total\{/ { n += $2 } END { print n + 0 }')
+    [ "$rx" -gt 0 ] && [ "$rx" = "$counted" ]
+}
+
 test_sigkill_and_restart() {
     P=sle2e$$k9
     testbed_up "$P" || return 1
