@@ -358,6 +358,11 @@ def write(out_dir, name, rows, meta):
         if ch:
             w("\n### The exact-match cache while flow-mods keep coming (a publication per pass)\n")
             w(table(ch, lead=("config", "churn", "change_log")))
+        lr = by("learn")
+        if lr:
+            w("\n### A learn storm: distinct packets through a MAC-learning flow, "
+              "the control plane per round of 4 096 learned flows\n")
+            w(table(lr, lead=("config",)))
         pl = [r for r in rows if r.get("source") == "pipeline" and r.get("scenario") == "pipeline"]
         cf = ag.group([r for r in pl if "ns_per_pkt" in r])
         if cf:

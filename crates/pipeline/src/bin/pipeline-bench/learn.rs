@@ -113,7 +113,8 @@ struct Row {
     handed_over: u64,
     repeated: u64,
     dropped_at_worker: u64,
-    rounds: Vec<f64>,
+    /// Each round: ms, and flows it added.
+    rounds: Vec<(f64, u64)>,
     learned: usize,
     stats: pipeline::control::learn::LearnStats,
     classifier_bytes: usize,
@@ -145,12 +146,14 @@ pub fn child(row: &str, quick: bool, json: bool) {
     let mut worker_ns = 0u128;
     let mut round = |p: &mut Pipeline, queue: &mut Vec<Learned>, now: u64| {
         let take = queue.len().min(ROUND);
+        let added = p.learn_stats().added;
         let t = Instant::now();
         for l in queue.drain(..take) {
             p.learn(&l, now);
         }
         let s = p.snapshot();
-        rounds.push(t.elapsed().as_secs_f64() * 1e3);
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        rounds.push((ms, p.learn_stats().added - added));
         s
     };
     let mut i = 0;
@@ -200,14 +203,25 @@ fn quantile(v: &[f64], q: f64) -> f64 {
     v[i]
 }
 
-fn print_row(row: &str, c: &Config, r: &Row, json: bool) {
-    let mut v = r.rounds.clone();
+/// Median, p99 and max of some rounds' ms (NaN for none), and how many.
+fn spread(rounds: impl Iterator<Item = f64>) -> (f64, f64, f64, usize) {
+    let mut v: Vec<f64> = rounds.collect();
     v.sort_by(|a, b| a.total_cmp(b));
-    let (med, p99, max) = if v.is_empty() {
-        (f64::NAN, f64::NAN, f64::NAN)
-    } else {
-        (quantile(&v, 0.5), quantile(&v, 0.99), v[v.len() - 1])
-    };
+    if v.is_empty() {
+        return (f64::NAN, f64::NAN, f64::NAN, 0);
+    }
+    (
+        quantile(&v, 0.5),
+        quantile(&v, 0.99),
+        v[v.len() - 1],
+        v.len(),
+    )
+}
+
+fn print_row(row: &str, c: &Config, r: &Row, json: bool) {
+    let (med, p99, max, n) = spread(r.rounds.iter().map(|x| x.0));
+    // Rounds whose every flow was refused (the rate, the cap).
+    let (rmed, _, rmax, rn) = spread(r.rounds.iter().filter(|x| x.1 == 0).map(|x| x.0));
     let s = &r.stats;
     let rate = if c.learn_rate == 0 {
         "off".to_string()
@@ -223,9 +237,9 @@ fn print_row(row: &str, c: &Config, r: &Row, json: bool) {
             }
         };
         println!(
-            "{{\"scenario\": \"learn\", \"config\": \"learn-{row}\", \"packets\": {}, \"learn_rate\": {}, \"learn_burst\": {}, \"learned_max\": {}, \"worker_ns_per_pkt\": {:.1}, \"handed_over\": {}, \"repeated_at_worker\": {}, \"dropped_at_worker\": {}, \"rounds\": {}, \"round_ms_median\": {}, \"round_ms_p99\": {}, \"round_ms_max\": {}, \"learned_installed\": {}, \"added\": {}, \"unchanged\": {}, \"over_limit\": {}, \"over_rate\": {}, \"over_table\": {}, \"refused\": {}, \"classifier_bytes\": {}, \"learn_bytes\": {}, \"worker_learn_bytes\": {}, \"rss_growth_bytes\": {}}}",
+            "{{\"scenario\": \"learn\", \"config\": \"learn-{row}\", \"packets\": {}, \"learn_rate\": {}, \"learn_burst\": {}, \"learned_cap\": {}, \"worker_ns_per_pkt\": {:.1}, \"handed_over\": {}, \"repeated_at_worker\": {}, \"dropped_at_worker\": {}, \"rounds\": {}, \"round_ms_median\": {}, \"round_ms_p99\": {}, \"round_ms_max\": {}, \"refusing_rounds\": {}, \"refusing_round_ms_median\": {}, \"refusing_round_ms_max\": {}, \"learned_installed\": {}, \"added\": {}, \"unchanged\": {}, \"over_limit\": {}, \"over_rate\": {}, \"over_table\": {}, \"refused\": {}, \"classifier_bytes\": {}, \"learn_bytes\": {}, \"worker_learn_bytes\": {}, \"rss_growth_bytes\": {}}}",
             r.packets, c.learn_rate, c.learn_burst, c.learned_max, r.worker_ns, r.handed_over,
-            r.repeated, r.dropped_at_worker, v.len(), num(med), num(p99), num(max), r.learned,
+            r.repeated, r.dropped_at_worker, n, num(med), num(p99), num(max), rn, num(rmed), num(rmax), r.learned,
             s.added, s.unchanged, s.over_limit, s.over_rate, s.over_table, s.refused,
             r.classifier_bytes, r.learn_bytes, r.worker_learn_bytes, r.rss_growth
         );
@@ -239,12 +253,16 @@ fn print_row(row: &str, c: &Config, r: &Row, json: bool) {
         "  worker: {:.1} ns/packet; handed over {}, repeated (not handed over) {}, dropped (pending full) {}",
         r.worker_ns, r.handed_over, r.repeated, r.dropped_at_worker
     );
-    if !v.is_empty() {
+    if n > 0 {
         let per = med * 1e6 / ROUND as f64;
         println!(
-            "  control: {} rounds of up to {ROUND} flows, learn + publish per round: median {med:.2} ms ({per:.0} ns/flow), p99 {p99:.2} ms, max {max:.2} ms",
-            v.len()
+            "  control: {n} rounds of up to {ROUND} flows, learn + publish per round: median {med:.2} ms ({per:.0} ns/flow), p99 {p99:.2} ms, max {max:.2} ms"
         );
+        if rn > 0 {
+            println!(
+                "           of which {rn} added nothing (every flow refused): median {rmed:.2} ms, max {rmax:.2} ms"
+            );
+        }
         println!(
             "  learned installed {}; added {}, unchanged {}, refused: limit {}, rate {}, table cap {}, table {}",
             r.learned, s.added, s.unchanged, s.over_limit, s.over_rate, s.over_table, s.refused
