@@ -55,6 +55,8 @@ def flood(a):
             errors += 1
             i -= 1
             time.sleep(0.0005)
+            if time.monotonic() >= end:
+                break
         if (i & 1023) == 0 and time.monotonic() >= end:
             break
     secs = time.monotonic() - start
