@@ -10,6 +10,7 @@ pub mod flow;
 pub mod group;
 pub mod meter;
 pub mod multipart;
+pub mod nxt;
 pub mod simple;
 pub mod sluice;
 pub mod table_features;
