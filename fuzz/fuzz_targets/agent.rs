@@ -260,12 +260,7 @@ fuzz_target!(|data: &[u8]| {
             6 => {
                 let n = take(1, &mut d).first().copied().unwrap_or(0) as usize;
                 let frame = take(n, &mut d);
-                let ctl = ToController {
-                    reason: ofp::msg::flow::PacketInReason::NoMatch,
-                    table_id: 0,
-                    cookie: u64::MAX,
-                    max_len: if op & 0x80 != 0 { 0xffff } else { 64 },
-                };
+                let ctl = ToController::new(ofp::msg::flow::PacketInReason::NoMatch, 0, u64::MAX, if op & 0x80 != 0 { 0xffff } else { 64 });
                 a.handle_packet_in(1 + (op as u32 >> 5) % 3, ctl, Bytes::from(frame), now);
             }
             7 => a.handle_link_change(1 + (op as u32 >> 4) % 4, op & 0x80 != 0),

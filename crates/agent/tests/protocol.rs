@@ -93,12 +93,7 @@ fn error_of(r: &[(u32, Message)]) -> (u32, ErrorCode, Bytes) {
 
 /// A table miss of `frame` on port 1, and the one PACKET_IN it makes.
 fn table_miss(a: &mut Agent<FakeDp>, id: ConnId, frame: &Bytes) -> ofp::PacketIn {
-    let ctl = ToController {
-        reason: ofp::msg::flow::PacketInReason::NoMatch,
-        table_id: 0,
-        cookie: 0,
-        max_len: 0,
-    };
+    let ctl = ToController::new(ofp::msg::flow::PacketInReason::NoMatch, 0, 0, 0);
     a.handle_packet_in(1, ctl, frame.clone(), 5);
     match &replies(a, id)[..] {
         [(_, Message::PacketIn(p))] => p.clone(),
@@ -269,12 +264,7 @@ fn roles_generation_ids_and_slaves() {
     // Slaves get no PACKET_IN by default; the master does.
     a.handle_packet_in(
         1,
-        ToController {
-            reason: ofp::msg::flow::PacketInReason::NoMatch,
-            table_id: 0,
-            cookie: 0,
-            max_len: 0xffff,
-        },
+        ToController::new(ofp::msg::flow::PacketInReason::NoMatch, 0, 0, 0xffff),
         Bytes::from(vec![0u8; 60]),
         10,
     );
@@ -537,12 +527,7 @@ fn no_reply_is_ever_longer_than_an_openflow_message() {
 
     // A 65 535-byte frame to the controller without buffering: the
     // PACKET_IN carries what fits and buffers the frame.
-    let ctl = ToController {
-        reason: ofp::msg::flow::PacketInReason::Action,
-        table_id: 0,
-        cookie: 0,
-        max_len: 0xffff,
-    };
+    let ctl = ToController::new(ofp::msg::flow::PacketInReason::Action, 0, 0, 0xffff);
     a.handle_packet_in(1, ctl, Bytes::from(vec![0xab; 65_535]), 5);
     match &replies(&mut a, id)[..] {
         [(_, Message::PacketIn(p))] => {

@@ -100,10 +100,10 @@ impl Emit<'_> {
         match o.port {
             port_no::CONTROLLER => {
                 PortCounters::add(&self.counters.to_controller, 1);
-                if let (Some(ch), Some(ctl)) = (self.channels, o.controller) {
+                if let (Some(ch), Some(ctl)) = (self.channels, &o.controller) {
                     return ch.to_agent(channel::ToAgent {
                         in_port,
-                        ctl,
+                        ctl: ctl.clone(),
                         frame: data.to_vec(),
                         tunnel: o.tunnel,
                     });

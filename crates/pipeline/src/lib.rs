@@ -47,7 +47,7 @@ pub mod validate;
 
 pub use classifier::{Classifier, RuleId};
 pub use control::{Config, Pipeline, Removed};
-pub use exec::{Output, PortState, Snapshot, ToController, Worker};
+pub use exec::{Output, PacketInExtra, PortState, Snapshot, ToController, Worker};
 pub use matchkey::{compile, MaskedKey};
 pub use ports::PortTable;
 pub use rule::Rule;

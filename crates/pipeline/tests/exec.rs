@@ -94,7 +94,7 @@ fn forward_miss_and_table_miss() {
     .unwrap();
     let outs = run(&mut p, 3, &mut tcp(64, 1));
     assert_eq!(ports(&outs), vec![port_no::CONTROLLER]);
-    let c = outs[0].controller.unwrap();
+    let c = outs[0].controller.as_ref().unwrap();
     assert_eq!(
         (c.reason, c.max_len, c.table_id),
         (PacketInReason::NoMatch, 128, 0)
@@ -106,7 +106,10 @@ fn forward_miss_and_table_miss() {
     )
     .unwrap();
     let outs = run(&mut p, 4, &mut tcp(64, 1));
-    assert_eq!(outs[0].controller.unwrap().reason, PacketInReason::Action);
+    assert_eq!(
+        outs[0].controller.as_ref().unwrap().reason,
+        PacketInReason::Action
+    );
 }
 
 #[test]
@@ -355,7 +358,7 @@ fn ttl_expiry_goes_to_the_controller_when_asked() {
     let outs = run(&mut p, 1, &mut tcp(1, 1));
     assert_eq!(ports(&outs), vec![port_no::CONTROLLER]);
     assert_eq!(
-        outs[0].controller.unwrap().reason,
+        outs[0].controller.as_ref().unwrap().reason,
         PacketInReason::InvalidTtl
     );
 }

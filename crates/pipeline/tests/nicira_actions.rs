@@ -161,7 +161,7 @@ fn output_to_the_port_a_field_holds() {
     let (outs, _) = outputs(&mut p, &mut frame());
     assert_eq!(outs.len(), 1);
     assert_eq!(outs[0].port, port_no::CONTROLLER);
-    assert_eq!(outs[0].controller.unwrap().max_len, 0xffff);
+    assert_eq!(outs[0].controller.as_ref().unwrap().max_len, 0xffff);
     // Above 65535, 0, or the ingress port: nothing.
     let mut p = pipeline(&[
         "actions=load:0x10002->NXM_NX_REG0[],output:reg0,output:reg1,load:1->reg2,output:reg2",
@@ -336,16 +336,30 @@ fn dec_ttl_with_ids_tells_only_those_controllers() {
         p.invalid_ttl_to_controller = true;
         let (outs, _) = outputs(&mut p, &mut ip_frame(1));
         outs.iter()
-            .map(|o| (o.port, o.controller.map(|c| c.reason)))
+            .map(|o| {
+                let c = o.controller.as_ref().unwrap();
+                (o.port, c.reason, c.controller_id)
+            })
             .collect::<Vec<_>>()
     };
-    // Connection id 0 is sluice's: told.
+    // One packet-in for each id, for the connections of that id; the
+    // packet goes no further.
+    let ttl = |id| (port_no::CONTROLLER, PacketInReason::InvalidTtl, id);
     assert_eq!(
         run("ip,actions=dec_ttl(0,1),output:2"),
-        vec![(port_no::CONTROLLER, Some(PacketInReason::InvalidTtl))]
+        vec![ttl(0), ttl(1)]
     );
-    // No id 0: not told; the packet goes no further either way.
-    assert_eq!(run("ip,actions=dec_ttl(1,2),output:2"), vec![]);
+    assert_eq!(run("ip,actions=dec_ttl(7),output:2"), vec![ttl(7)]);
+    assert_eq!(run("ip,actions=dec_ttl,output:2"), vec![ttl(0)]);
+    // No id (NXAST_DEC_TTL_CNT_IDS with none): nobody is told.
+    let mut p = pipeline(&[]);
+    let mut fm = parse_flow_mod("ip,actions=dec_ttl(1),output:2").unwrap();
+    if let ofp::Instruction::ApplyActions(a) = &mut fm.instructions[0] {
+        a[0] = ofp::Action::DecTtlIds(vec![]);
+    }
+    p.flow_mod(&fm, 0).unwrap();
+    p.invalid_ttl_to_controller = true;
+    assert!(outputs(&mut p, &mut ip_frame(1)).0.is_empty());
     // A TTL above 1 is decremented.
     let mut p = pipeline(&["ip,actions=dec_ttl(3),output:2"]);
     let (outs, _) = outputs(&mut p, &mut ip_frame(9));
@@ -363,7 +377,7 @@ fn controller_sends_a_packet_in_with_its_reason_and_max_len() {
     let got: Vec<_> = outs
         .iter()
         .map(|o| {
-            let c = o.controller.unwrap();
+            let c = o.controller.as_ref().unwrap();
             (o.port, c.reason, c.max_len)
         })
         .collect();
@@ -376,17 +390,63 @@ fn controller_sends_a_packet_in_with_its_reason_and_max_len() {
             (port_no::CONTROLLER, PacketInReason::InvalidTtl, 0xffff),
         ]
     );
-    // A connection id sluice has none of: nothing.
+    // Another connection id: the packet-in is for the connections of
+    // that id (the agent picks them).
     let mut p = pipeline(&["actions=controller(id=3),output:2"]);
-    assert_eq!(ports(&mut p), vec![2]);
+    let (outs, _) = outputs(&mut p, &mut frame());
+    assert_eq!(
+        outs.iter().map(|o| o.port).collect::<Vec<_>>(),
+        vec![port_no::CONTROLLER, 2]
+    );
+    assert_eq!(outs[0].controller.as_ref().unwrap().controller_id, 3);
+    // From a table-miss flow, action is an explicit miss: no_match (as
+    // Open vSwitch's xlate_controller_action makes it); another reason
+    // stays.
+    let mut p = pipeline(&["priority=0,actions=controller(id=0),controller(reason=invalid_ttl)"]);
+    let (outs, _) = outputs(&mut p, &mut frame());
+    let reasons: Vec<_> = outs
+        .iter()
+        .map(|o| o.controller.as_ref().unwrap().reason)
+        .collect();
+    assert_eq!(
+        reasons,
+        vec![PacketInReason::NoMatch, PacketInReason::InvalidTtl]
+    );
+}
+
+/// userdata rides with the packet-in, with the packet's registers,
+/// pkt_mark and metadata as they are at the action; a packet-in of a
+/// packet with none of these carries nothing more.
+#[test]
+fn controller_carries_userdata_and_the_packets_fields() {
+    let mut p = pipeline(&[
+        "table=0,actions=load:5->NXM_NX_REG0[],load:0x7->NXM_NX_REG15[],set_field:9->pkt_mark,write_metadata:0xab00/0xff00,goto_table:1",
+        "table=1,actions=controller(userdata=01.02.03,id=2),load:6->NXM_NX_REG0[],controller",
+    ]);
+    let (outs, _) = outputs(&mut p, &mut frame());
+    let c: Vec<_> = outs.iter().map(|o| o.controller.clone().unwrap()).collect();
+    let e = c[0].extra.as_deref().unwrap();
+    assert_eq!(c[0].userdata(), &[1, 2, 3]);
+    assert_eq!((c[0].controller_id, c[0].table_id), (2, 1));
+    assert_eq!(
+        (e.regs[0], e.regs[15], e.pkt_mark, e.metadata),
+        (5, 7, 9, 0xab00)
+    );
+    let e = c[1].extra.as_deref().unwrap();
+    assert!(c[1].userdata().is_empty());
+    assert_eq!((c[1].controller_id, e.regs[0]), (0, 6));
+    let mut p = pipeline(&["actions=controller,controller(userdata=aa)"]);
+    let (outs, _) = outputs(&mut p, &mut frame());
+    assert_eq!(outs[0].controller.as_ref().unwrap().extra, None);
+    assert_eq!(outs[1].controller.as_ref().unwrap().userdata(), &[0xaa]);
 }
 
 #[test]
-fn controller_userdata_and_pause_are_refused_without_packet_in2() {
+fn controller_pause_is_refused_without_continuations() {
     for f in [
-        "actions=controller(userdata=01.02)",
         "actions=controller(pause)",
         "actions=clone(controller(pause))",
+        "actions=controller(userdata=01.02,pause)",
     ] {
         assert_eq!(
             refused(f),

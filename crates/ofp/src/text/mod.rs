@@ -57,6 +57,7 @@ pub use flow::{
 };
 pub use group::{format_group_mod, parse_group_mod};
 pub use meter::{format_meter_mod, parse_meter_mod};
+pub use nicira::format_hex_dotted;
 pub use value::{format_mac, format_masked, parse_masked, parse_num};
 
 /// A text the parser could not read: which token, and what it expected.

@@ -52,7 +52,7 @@ pub(crate) fn parse_hex_dotted(s: &str, what: &str) -> Result<Vec<u8>, TextError
 }
 
 /// Bytes as ovs-ofctl prints them: hex pairs joined by periods.
-pub(crate) fn format_hex_dotted(b: &[u8]) -> String {
+pub fn format_hex_dotted(b: &[u8]) -> String {
     b.iter()
         .map(|x| format!("{x:02x}"))
         .collect::<Vec<_>>()

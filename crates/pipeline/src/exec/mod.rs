@@ -47,7 +47,7 @@ mod snapshot;
 
 use action_set::ActionSet;
 pub use learn::{Learned, PENDING_MAX as LEARN_PENDING_MAX, RELEARN_NS};
-pub use snapshot::{GroupRt, Output, PortState, Snapshot, ToController};
+pub use snapshot::{GroupRt, Output, PacketInExtra, PortState, Snapshot, ToController};
 
 /// The state a packet carries through the pipeline.
 struct Ctx<'a> {
@@ -846,25 +846,37 @@ impl Exec {
                         if T {
                             self.note("    TTL expired: the packet is dropped here".into());
                         }
-                        // dec_ttl(ids) tells the controllers of those
-                        // connection ids: sluice's connections have id 0.
-                        let tell = cx.snap.invalid_ttl_to_controller
-                            && !matches!(a, Action::DecTtlIds(ids) if !ids.contains(&0));
-                        if tell && self.outputs.len() >= MAX_OUTPUTS_PER_PACKET {
-                            self.over_limit += 1;
-                        } else if tell {
-                            self.outputs.push(Output {
-                                port: port_no::CONTROLLER,
-                                queue: None,
-                                data: Some(frame.to_vec()),
-                                controller: Some(ToController {
-                                    reason: PacketInReason::InvalidTtl,
-                                    table_id: cx.table_id,
-                                    cookie: cx.cookie,
-                                    max_len: ofp::action::OFPCML_NO_BUFFER,
-                                }),
-                                tunnel: self.tun.dst(),
-                            });
+                        // One packet-in for the connections of each
+                        // controller id dec_ttl(ids) names (dec_ttl: 0),
+                        // as Open vSwitch's compose_dec_ttl sends them.
+                        let ids: &[u16] = match a {
+                            Action::DecTtlIds(ids) => ids,
+                            _ => &[0],
+                        };
+                        if cx.snap.invalid_ttl_to_controller && !ids.is_empty() {
+                            let extra = self.packet_in_extra(bytes::Bytes::new());
+                            for &id in ids {
+                                if self.outputs.len() >= MAX_OUTPUTS_PER_PACKET {
+                                    self.over_limit += 1;
+                                    continue;
+                                }
+                                self.outputs.push(Output {
+                                    port: port_no::CONTROLLER,
+                                    queue: None,
+                                    data: Some(frame.to_vec()),
+                                    controller: Some(ToController {
+                                        controller_id: id,
+                                        extra: extra.clone(),
+                                        ..ToController::new(
+                                            PacketInReason::InvalidTtl,
+                                            cx.table_id,
+                                            cx.cookie,
+                                            ofp::action::OFPCML_NO_BUFFER,
+                                        )
+                                    }),
+                                    tunnel: self.tun.dst(),
+                                });
+                            }
                         }
                         cx.dropped = true;
                         return;
@@ -1129,18 +1141,35 @@ impl Exec {
             self.over_limit += 1;
             return;
         }
+        // The controller hears the packet's metadata as it is.
+        let tunnel = if controller.is_some() {
+            self.tun.dst()
+        } else {
+            self.out_tunnel()
+        };
         self.outputs.push(Output {
             port,
             queue: cx.queue,
             data: None,
             controller,
-            // The controller hears the packet's metadata as it is.
-            tunnel: if controller.is_some() {
-                self.tun.dst()
-            } else {
-                self.out_tunnel()
-            },
+            tunnel,
         });
+    }
+
+    /// What a packet-in of the packet as it is now carries beyond its
+    /// port and tunnel destination ([`PacketInExtra`]): `userdata` and
+    /// the pipeline fields; None when all of it is empty or zero (the
+    /// usual case, which allocates nothing).
+    pub(super) fn packet_in_extra(&self, userdata: bytes::Bytes) -> Option<Arc<PacketInExtra>> {
+        let e = PacketInExtra {
+            userdata,
+            regs: std::array::from_fn(|i| self.key.get(s::REGS[i]) as u32),
+            pkt_mark: self.key.get(s::PKT_MARK) as u32,
+            metadata: self.metadata,
+            tun_ipv4_src: self.tun.ipv4_src,
+            tun_ipv6_src: self.tun.ipv6_src,
+        };
+        (!e.is_empty()).then(|| Arc::new(e))
     }
 
     fn output<const T: bool>(&mut self, port: u32, max_len: u16, cx: &mut Ctx<'_>) {
@@ -1189,10 +1218,8 @@ impl Exec {
                     PacketInReason::Action
                 };
                 let meta = ToController {
-                    reason,
-                    table_id: cx.table_id,
-                    cookie: cx.cookie,
-                    max_len,
+                    extra: self.packet_in_extra(bytes::Bytes::new()),
+                    ..ToController::new(reason, cx.table_id, cx.cookie, max_len)
                 };
                 self.push(port_no::CONTROLLER, cx, Some(meta));
             }

@@ -225,15 +225,6 @@ impl Exec {
         frame: &[u8],
         cx: &mut Ctx<'_>,
     ) {
-        if c.id != 0 {
-            if T {
-                self.note(format!(
-                    "    -> no connection has id {}: nothing sent",
-                    c.id
-                ));
-            }
-            return;
-        }
         if c.meter_id != ofp::action::NX_CTLR_NO_METER {
             match cx.snap.meters.get(&c.meter_id) {
                 Some(_) if T => {
@@ -248,16 +239,33 @@ impl Exec {
                 None => {}
             }
         }
+        // Open vSwitch's reasons in OpenFlow 1.3's terms (action_set,
+        // group and packet_out are OFPR_ACTION there); OFPR_ACTION from a
+        // table-miss flow is an explicit miss, OFPR_NO_MATCH
+        // (xlate_controller_action).
         let reason = match c.reason {
             0 => PacketInReason::NoMatch,
             2 => PacketInReason::InvalidTtl,
+            ofp::nicira::OFPR_ACTION if cx.table_miss => PacketInReason::NoMatch,
             _ => PacketInReason::Action,
         };
+        if T && (c.id != 0 || !c.userdata.is_empty()) {
+            let mut what = String::from("    packet-in");
+            if c.id != 0 {
+                what += &format!(" for controller id {}", c.id);
+            }
+            if !c.userdata.is_empty() {
+                what += &format!(
+                    " with userdata {}",
+                    ofp::text::format_hex_dotted(&c.userdata)
+                );
+            }
+            self.note(what);
+        }
         let meta = ToController {
-            reason,
-            table_id: cx.table_id,
-            cookie: cx.cookie,
-            max_len: c.max_len,
+            controller_id: c.id,
+            extra: self.packet_in_extra(c.userdata.clone()),
+            ..ToController::new(reason, cx.table_id, cx.cookie, c.max_len)
         };
         self.push(port_no::CONTROLLER, cx, Some(meta));
     }

@@ -89,12 +89,68 @@ pub struct Snapshot {
 }
 
 /// Why a packet goes to the controller, and what the PACKET_IN says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+///
+/// Cheap to clone: what few packet-ins carry (userdata, the packet's
+/// registers) is behind one shared [`PacketInExtra`], `None` for most.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToController {
     pub reason: PacketInReason,
     pub table_id: u8,
     pub cookie: u64,
     pub max_len: u16,
+    /// The connections it goes to: those whose controller id
+    /// (NXT_SET_CONTROLLER_ID) is this one; 0, every connection's until
+    /// it sets one, unless `controller(id=N)` or `dec_ttl(ids)` says.
+    pub controller_id: u16,
+    /// The rest, when there is any.
+    pub extra: Option<Arc<PacketInExtra>>,
+}
+
+impl ToController {
+    /// A packet-in for the connections of controller id 0, with nothing
+    /// more than the packet's port and tunnel.
+    pub const fn new(reason: PacketInReason, table_id: u8, cookie: u64, max_len: u16) -> Self {
+        ToController {
+            reason,
+            table_id,
+            cookie,
+            max_len,
+            controller_id: 0,
+            extra: None,
+        }
+    }
+
+    /// `controller(userdata=...)`'s bytes (empty: none).
+    pub fn userdata(&self) -> &[u8] {
+        self.extra.as_deref().map_or(&[], |e| &e.userdata[..])
+    }
+}
+
+/// What a packet-in carries beyond its reason, table, cookie and the
+/// packet's port and tunnel destination: the userdata of
+/// `controller(userdata=...)` (for NXT_PACKET_IN2 connections) and the
+/// packet's pipeline fields at that moment, which the packet-in's
+/// metadata lists where they are not zero (as Open vSwitch's
+/// `flow_get_metadata` does).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PacketInExtra {
+    pub userdata: bytes::Bytes,
+    /// `reg0`-`reg15`.
+    pub regs: [u32; 16],
+    pub pkt_mark: u32,
+    /// OpenFlow's `metadata`.
+    pub metadata: u64,
+    /// `tun_src`, `tun_ipv6_src` (the destinations ride in
+    /// [`Output::tunnel`]).
+    pub tun_ipv4_src: u32,
+    pub tun_ipv6_src: u128,
+}
+
+impl PacketInExtra {
+    /// Whether it says nothing (no packet-in needs it then).
+    pub fn is_empty(&self) -> bool {
+        *self == PacketInExtra::default()
+    }
 }
 
 /// One copy of the packet leaving the pipeline.

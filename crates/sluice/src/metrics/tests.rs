@@ -276,12 +276,7 @@ fn flows_in_every_table_mac_table_and_channel_drops() {
     for _ in 0..6 {
         s.channels.to_agent(datapath::channel::ToAgent {
             in_port: 1,
-            ctl: pipeline::ToController {
-                reason: ofp::msg::flow::PacketInReason::NoMatch,
-                table_id: 0,
-                cookie: 0,
-                max_len: 0,
-            },
+            ctl: pipeline::ToController::new(ofp::msg::flow::PacketInReason::NoMatch, 0, 0, 0),
             frame: Vec::new(),
             tunnel: Default::default(),
         });

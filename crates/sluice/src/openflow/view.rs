@@ -183,12 +183,8 @@ mod tests {
         let cfg = c.agent.conn_config_mut();
         (cfg.packet_in_rate, cfg.packet_in_burst) = (1, 0);
         let hello = ofp::Message::Hello(ofp::msg::simple::Hello::ours()).to_bytes(1);
-        let miss = pipeline::ToController {
-            reason: ofp::msg::flow::PacketInReason::NoMatch,
-            table_id: 0,
-            cookie: 0,
-            max_len: 0xffff,
-        };
+        let miss =
+            pipeline::ToController::new(ofp::msg::flow::PacketInReason::NoMatch, 0, 0, 0xffff);
         for n in [4, 5] {
             let (a, b) = UnixStream::pair().unwrap();
             peers.push(b);
@@ -196,7 +192,7 @@ mod tests {
             assert!(c.agent.handle_input(id, &hello, t));
             for _ in 0..n {
                 c.agent
-                    .handle_packet_in(1, miss, bytes::Bytes::from(vec![0u8; 60]), t);
+                    .handle_packet_in(1, miss.clone(), bytes::Bytes::from(vec![0u8; 60]), t);
             }
             ids.push(id);
         }
