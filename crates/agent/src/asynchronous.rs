@@ -1,7 +1,10 @@
 //! Messages the switch sends on its own: PACKET_IN (buffered, cut to
-//! `max_len`, rate-limited per connection) and FLOW_REMOVED.
+//! `max_len`, rate-limited per connection, for the connections of its
+//! controller id, in each connection's format: OFPT_PACKET_IN,
+//! NXT_PACKET_IN or NXT_PACKET_IN2) and FLOW_REMOVED.
 
 use super::*;
+use ofp::msg::nxt::{NxPacketIn, PacketIn2, PacketInFormat};
 
 impl<D: Datapath> Agent<D> {
     pub(crate) fn flow_removed(&mut self, removed: &[Removed], now_ns: u64) {
@@ -34,10 +37,18 @@ impl<D: Datapath> Agent<D> {
         self.handle_packet_in_tunneled(in_port, &TunnelDst::default(), ctl, frame, now_ns)
     }
 
-    /// [`Agent::handle_packet_in`] for a packet with tunnel metadata: the
-    /// PACKET_IN's match carries its `tunnel_id` (OpenFlow 1.3 7.4.1: the
-    /// pipeline fields that are not zero) and `tun_dst`/`tun_ipv6_dst` as
-    /// Open vSwitch sends them.
+    /// [`Agent::handle_packet_in`] for a packet with tunnel metadata.
+    ///
+    /// The packet-in goes to the connections whose controller id is the
+    /// packet-in's (Open vSwitch's `connmgr_send_async_msg`), that want
+    /// its reason and whose rate limit allows, each in the format it chose
+    /// (NXT_SET_PACKET_IN_FORMAT): OFPT_PACKET_IN, NXT_PACKET_IN, or
+    /// NXT_PACKET_IN2, the only one that carries `controller(userdata=..)`
+    /// (the others drop it, as Open vSwitch does). Its metadata is what
+    /// Open vSwitch's `flow_get_metadata` lists, in its order: in_port,
+    /// then the pipeline fields that are not zero (OpenFlow 1.3 7.4.1):
+    /// `tunnel_id`, `tun_src`, `tun_dst`, `tun_ipv6_src`, `tun_ipv6_dst`,
+    /// `reg0`-`reg15`, `pkt_mark`, `metadata`.
     pub fn handle_packet_in_tunneled(
         &mut self,
         in_port: u32,
@@ -59,21 +70,45 @@ impl<D: Datapath> Agent<D> {
             ctl.max_len
         };
         let reason = ctl.reason.value();
-        if !self
-            .conns
-            .values()
-            .any(|c| c.wants(c.async_config.packet_in_mask, reason))
-        {
+        let to = |c: &Conn| {
+            c.controller_id == ctl.controller_id && c.wants(c.async_config.packet_in_mask, reason)
+        };
+        if !self.conns.values().any(to) {
             return;
         }
+        let extra = ctl.extra.as_deref().cloned().unwrap_or_default();
+        let mut fields = vec![(OxmField::InPort, in_port as u128)];
+        fields.extend(
+            [
+                (OxmField::TunnelId, tun.id as u128),
+                (OxmField::TunIpv4Src, extra.tun_ipv4_src as u128),
+                (OxmField::TunIpv4Dst, tun.ipv4_dst as u128),
+                (OxmField::TunIpv6Src, extra.tun_ipv6_src),
+                (OxmField::TunIpv6Dst, u128::from_be_bytes(tun.ipv6_dst)),
+            ]
+            .into_iter()
+            .chain((0..16).map(|i| (OxmField::Reg(i as u8), extra.regs[i] as u128)))
+            .chain([
+                (OxmField::PktMark, extra.pkt_mark as u128),
+                (OxmField::Metadata, extra.metadata as u128),
+            ])
+            .filter(|(_, v)| *v != 0),
+        );
+        let match_ = ofp::Match {
+            entries: fields
+                .into_iter()
+                .map(|(f, v)| ofp::MatchEntry::Basic(Oxm::exact(f, v)))
+                .collect(),
+        };
         let total_len = frame.len().min(u16::MAX as usize) as u16;
         // What is sent of the frame: max_len bytes (all with
-        // OFPCML_NO_BUFFER), and never more than one message holds; the
-        // rest waits in a buffer.
+        // OFPCML_NO_BUFFER), and never more than one message of any
+        // format holds; the rest waits in a buffer.
+        let room = packet_in_data_max(&match_, extra.userdata.len());
         let cut = if max_len == 0xffff {
-            PACKET_IN_DATA_MAX
+            room
         } else {
-            (max_len as usize).min(PACKET_IN_DATA_MAX)
+            (max_len as usize).min(room)
         };
         let (buffer_id, data) = if frame.len() <= cut {
             (NO_BUFFER, frame)
@@ -81,37 +116,49 @@ impl<D: Datapath> Agent<D> {
             let id = self.buffers.put(in_port, frame.clone());
             (id, frame.slice(..cut))
         };
-        let msg = Message::PacketIn(PacketIn {
+        let pin = PacketIn {
             buffer_id,
             total_len,
             reason: ctl.reason,
             table_id: ctl.table_id,
             cookie: ctl.cookie,
-            match_: ofp::Match {
-                entries: std::iter::once((OxmField::InPort, in_port as u128))
-                    .chain(
-                        [
-                            (OxmField::TunnelId, tun.id as u128),
-                            (OxmField::TunIpv4Dst, tun.ipv4_dst as u128),
-                            (OxmField::TunIpv6Dst, u128::from_be_bytes(tun.ipv6_dst)),
-                        ]
-                        .into_iter()
-                        .filter(|(_, v)| *v != 0),
-                    )
-                    .map(|(f, v)| ofp::MatchEntry::Basic(Oxm::exact(f, v)))
-                    .collect(),
-            },
+            match_,
             data,
-        });
+        };
+        // Each format's message, made once for all the connections that
+        // chose it.
+        let mut made: [Option<Message>; 3] = [None, None, None];
         for c in self.conns.values_mut() {
-            if c.wants(c.async_config.packet_in_mask, reason) && c.packet_in_allowed(now_ns) {
+            if to(c) && c.packet_in_allowed(now_ns) {
+                let (i, f) = match c.packet_in_format {
+                    PacketInFormat::Nxt => (1, PacketInFormat::Nxt),
+                    PacketInFormat::Nxt2 => (2, PacketInFormat::Nxt2),
+                    _ => (0, PacketInFormat::Standard),
+                };
+                let msg = made[i].get_or_insert_with(|| match f {
+                    PacketInFormat::Nxt => NxPacketIn::from_packet_in(&pin).message(),
+                    PacketInFormat::Nxt2 => {
+                        PacketIn2::from_packet_in(&pin, extra.userdata.clone()).message()
+                    }
+                    _ => Message::PacketIn(pin.clone()),
+                });
                 let xid = c.xid();
-                c.send(&msg, xid);
+                c.send(msg, xid);
             }
         }
     }
 }
 
-/// The most frame bytes one PACKET_IN carries: 65 535 less its header
-/// (24 bytes), the in_port match (16) and the 2 bytes of padding.
-pub(crate) const PACKET_IN_DATA_MAX: usize = ofp::header::MAX_MSG_LEN - 42;
+/// The most frame bytes a packet-in with metadata `m` and `userdata`
+/// bytes of userdata may carry, whatever its format: 65 535 less the
+/// largest format's headers (NXT_PACKET_IN2's properties, padding and
+/// userdata; OFPT_PACKET_IN's header, match and 2 bytes of padding; with
+/// the in_port match alone, 65 535 - 42 for OFPT_PACKET_IN).
+pub(crate) fn packet_in_data_max(m: &ofp::Match, userdata: usize) -> usize {
+    let standard = 24 + m.wire_len() + 2;
+    // NXT_PACKET_IN: 16 + 24 bytes of header, NXM fields no longer than
+    // their OXM form (in_port is shorter), 2 bytes of padding.
+    let nxt = 40 + m.wire_len() + 2;
+    let nxt2 = PacketIn2::overhead(m) + userdata;
+    ofp::header::MAX_MSG_LEN.saturating_sub(standard.max(nxt).max(nxt2))
+}

@@ -1,9 +1,11 @@
 //! One controller connection as the agent sees it: bytes in, bytes out,
 //! and the per-connection state OpenFlow 1.3 gives it (negotiated version,
 //! role, asynchronous message filter, keepalive, PACKET_IN rate limit (a
-//! [`pipeline::bucket::Gcra`] token bucket), bundles).
+//! [`pipeline::bucket::Gcra`] token bucket), bundles) and the Nicira
+//! extensions add (packet-in format, controller id).
 //! No sockets here: the daemon moves the bytes.
 
+use ofp::msg::nxt::PacketInFormat;
 use ofp::msg::simple::{AsyncConfig, ControllerRole};
 use ofp::{Framer, Message};
 use pipeline::bucket::Gcra;
@@ -100,6 +102,12 @@ pub struct Conn {
     pub service: bool,
     /// Its bundles (dropped with it).
     pub bundles: Bundles,
+    /// The form its packet-ins take (NXT_SET_PACKET_IN_FORMAT; standard
+    /// OFPT_PACKET_IN until it says).
+    pub packet_in_format: PacketInFormat,
+    /// Its controller id (NXT_SET_CONTROLLER_ID; 0 until it says): it gets
+    /// the packet-ins made for this id only.
+    pub controller_id: u16,
 }
 
 /// The spec's default asynchronous configuration (OpenFlow 1.3.5 §7.3.10):
@@ -133,6 +141,8 @@ impl Conn {
             config,
             service: false,
             bundles: Bundles::default(),
+            packet_in_format: PacketInFormat::Standard,
+            controller_id: 0,
         };
         let xid = c.xid();
         c.send(&Message::Hello(ofp::msg::simple::Hello::ours()), xid);

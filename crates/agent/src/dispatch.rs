@@ -6,6 +6,7 @@
 //! nothing; a slave is refused every modification.
 
 use super::*;
+use ofp::msg::nxt;
 
 impl<D: Datapath> Agent<D> {
     pub(crate) fn is_slave(&self, id: ConnId) -> bool {
@@ -78,6 +79,9 @@ impl<D: Datapath> Agent<D> {
             }
             M::Experimenter(e) if e.experimenter == ofp::msg::bundle::ONF_EXPERIMENTER => {
                 return self.onf_message(id, xid, &e, frame, now_ns);
+            }
+            M::Experimenter(e) if e.experimenter == nxt::NX_VENDOR_ID => {
+                self.nicira_message(id, &e)?
             }
             M::Experimenter(e) => self.sluice_message(id, xid, e)?,
             // Messages only a switch sends.
@@ -277,6 +281,35 @@ impl<D: Datapath> Agent<D> {
             &M::QueueGetConfigReply(QueueGetConfigReply { port, queues }),
             xid,
         );
+        Ok(())
+    }
+
+    /// Open vSwitch's Nicira messages ([`ofp::msg::nxt`]): the packet-in
+    /// format and the controller id of the connection (for a slave too,
+    /// as in Open vSwitch). NXT_RESUME is `NXR_NOT_SUPPORTED`: sluice
+    /// sends no continuations (`controller(pause)` is refused), so there
+    /// is nothing to resume. A packet-in is `OFPBRC_BAD_TYPE` (only a
+    /// switch sends one), another subtype `OFPBRC_BAD_EXP_TYPE` (Open
+    /// vSwitch's `OFPBRC_BAD_SUBTYPE`).
+    pub(crate) fn nicira_message(
+        &mut self,
+        id: ConnId,
+        e: &ofp::msg::simple::ExperimenterMsg,
+    ) -> Result<(), ErrorCode> {
+        match e.exp_type {
+            nxt::NXT_RESUME => return Err(nxt::NXR_NOT_SUPPORTED),
+            nxt::NXT_PACKET_IN | nxt::NXT_PACKET_IN2 => return Err(brc(BadRequestCode::BadType)),
+            _ => {}
+        }
+        let Some(decoded) = nxt::NxtMsg::decode(e) else {
+            return Err(brc(BadRequestCode::BadExperimenter));
+        };
+        let c = self.conns.get_mut(&id).expect("live");
+        match decoded.map_err(|e| e.code)? {
+            nxt::NxtMsg::SetPacketInFormat(f) => c.packet_in_format = f,
+            nxt::NxtMsg::SetControllerId(n) => c.controller_id = n,
+            _ => return Err(brc(BadRequestCode::BadType)),
+        }
         Ok(())
     }
 

@@ -864,3 +864,197 @@ fn a_new_packet_in_rate_reaches_open_connections_too() {
     let later = open(&mut a);
     assert_eq!(a.conn(later).unwrap().config.packet_in_rate, 7);
 }
+
+fn nxt(m: ofp::msg::nxt::NxtMsg) -> Message {
+    m.message()
+}
+
+fn nx_raw(subtype: u32, body: &[u8]) -> Message {
+    Message::Experimenter(ofp::msg::simple::ExperimenterMsg {
+        experimenter: ofp::msg::nxt::NX_VENDOR_ID,
+        exp_type: subtype,
+        data: Bytes::copy_from_slice(body),
+    })
+}
+
+/// The Nicira settings are taken quietly (by a slave too); what Open
+/// vSwitch refuses is refused with its code: an unknown format
+/// (OFPBRC_EPERM), non-zero padding (NXBRC_MUST_BE_ZERO), a wrong length
+/// (OFPBRC_BAD_LEN), NXT_RESUME (NXR_NOT_SUPPORTED: sluice makes no
+/// continuations), a packet-in (OFPBRC_BAD_TYPE: only switches send
+/// them), an unknown subtype (OFPBRC_BAD_SUBTYPE, OpenFlow 1.3's
+/// OFPBRC_BAD_EXP_TYPE).
+#[test]
+fn nicira_settings_and_refusals() {
+    use ofp::msg::nxt::{self, NxtMsg, PacketInFormat};
+    let mut a = agent();
+    let id = open(&mut a);
+    assert_eq!(
+        a.conn(id).unwrap().packet_in_format,
+        PacketInFormat::Standard
+    );
+    assert_eq!(a.conn(id).unwrap().controller_id, 0);
+    let slave = Message::RoleRequest(Role {
+        role: ControllerRole::Slave,
+        generation_id: 1,
+    });
+    send(&mut a, id, &slave, 1);
+    for (m, fmt, cid) in [
+        (
+            NxtMsg::SetPacketInFormat(PacketInFormat::Nxt2),
+            PacketInFormat::Nxt2,
+            0,
+        ),
+        (NxtMsg::SetControllerId(9), PacketInFormat::Nxt2, 9),
+        (
+            NxtMsg::SetPacketInFormat(PacketInFormat::Nxt),
+            PacketInFormat::Nxt,
+            9,
+        ),
+        (NxtMsg::SetControllerId(0), PacketInFormat::Nxt, 0),
+        (
+            NxtMsg::SetPacketInFormat(PacketInFormat::Standard),
+            PacketInFormat::Standard,
+            0,
+        ),
+    ] {
+        assert!(send(&mut a, id, &nxt(m.clone()), 2).is_empty(), "{m:?}");
+        let c = a.conn(id).unwrap();
+        assert_eq!((c.packet_in_format, c.controller_id), (fmt, cid), "{m:?}");
+    }
+    let eperm = ErrorCode::BadRequest(BadRequestCode::Eperm);
+    for (m, code) in [
+        (nx_raw(nxt::NXT_SET_PACKET_IN_FORMAT, &[0, 0, 0, 3]), eperm),
+        (
+            nx_raw(nxt::NXT_SET_PACKET_IN_FORMAT, &[0, 0, 2]),
+            ErrorCode::BAD_LEN,
+        ),
+        (
+            nx_raw(nxt::NXT_SET_CONTROLLER_ID, &[0, 0, 0, 0, 0, 1, 0, 5]),
+            nxt::NXBRC_MUST_BE_ZERO,
+        ),
+        (
+            nx_raw(nxt::NXT_SET_CONTROLLER_ID, &[0, 5]),
+            ErrorCode::BAD_LEN,
+        ),
+        (nx_raw(nxt::NXT_RESUME, &[0; 8]), nxt::NXR_NOT_SUPPORTED),
+        (
+            nx_raw(nxt::NXT_PACKET_IN2, &[0; 8]),
+            ErrorCode::BadRequest(BadRequestCode::BadType),
+        ),
+        (
+            nx_raw(nxt::NXT_PACKET_IN, &[]),
+            ErrorCode::BadRequest(BadRequestCode::BadType),
+        ),
+        (
+            nx_raw(99, &[]),
+            ErrorCode::BadRequest(BadRequestCode::BadExpType),
+        ),
+    ] {
+        let r = send(&mut a, id, &m, 3);
+        assert_eq!(error_of(&r).1, code, "{m:?}");
+    }
+    let c = a.conn(id).unwrap();
+    assert_eq!(
+        (c.packet_in_format, c.controller_id),
+        (PacketInFormat::Standard, 0)
+    );
+    // Each connection has its own.
+    let other = open(&mut a);
+    send(&mut a, id, &nxt(NxtMsg::SetControllerId(4)), 4);
+    assert_eq!(a.conn(other).unwrap().controller_id, 0);
+}
+
+/// A packet-in goes to the connections of its controller id only, each
+/// in its own format; userdata reaches NXT_PACKET_IN2 connections only
+/// (the other formats have no room for it, and Open vSwitch drops it
+/// there too); the metadata lists in_port and the non-zero pipeline
+/// fields, in Open vSwitch's order.
+#[test]
+fn packet_ins_by_controller_id_and_format() {
+    use ofp::msg::nxt::{NxtMsg, PacketInFormat};
+    use ofp::{Oxm, OxmField as F};
+    let mut a = agent();
+    let std0 = open(&mut a);
+    let nx0 = open(&mut a);
+    let nx2_0 = open(&mut a);
+    let nx2_7 = open(&mut a);
+    for (id, f, cid) in [
+        (nx0, PacketInFormat::Nxt, 0),
+        (nx2_0, PacketInFormat::Nxt2, 0),
+        (nx2_7, PacketInFormat::Nxt2, 7),
+    ] {
+        send(&mut a, id, &nxt(NxtMsg::SetPacketInFormat(f)), 1);
+        send(&mut a, id, &nxt(NxtMsg::SetControllerId(cid)), 2);
+    }
+    let extra = pipeline::PacketInExtra {
+        userdata: Bytes::from_static(&[1, 2, 3]),
+        regs: std::array::from_fn(|i| if i == 3 { 0x33 } else { 0 }),
+        metadata: 0xab,
+        ..Default::default()
+    };
+    let ctl = ToController {
+        controller_id: 0,
+        extra: Some(Arc::new(extra)),
+        ..ToController::new(ofp::msg::flow::PacketInReason::Action, 2, 0x77, 0xffff)
+    };
+    let frame = Bytes::from(vec![0xab; 60]);
+    a.handle_packet_in(1, ctl.clone(), frame.clone(), 5);
+    let want = ofp::Match::new()
+        .with(Oxm::exact(F::InPort, 1))
+        .with(Oxm::exact(F::Reg(3), 0x33))
+        .with(Oxm::exact(F::Metadata, 0xab));
+    let pin = match &replies(&mut a, std0)[..] {
+        [(_, Message::PacketIn(p))] => p.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(pin.match_, want);
+    assert_eq!(
+        (pin.table_id, pin.cookie, pin.data.clone()),
+        (2, 0x77, frame.clone())
+    );
+    let nx_of = |r: Vec<(u32, Message)>| match &r[..] {
+        [(_, Message::Experimenter(e))] => ofp::msg::nxt::NxtMsg::decode(e).unwrap().unwrap(),
+        other => panic!("{other:?}"),
+    };
+    let NxtMsg::PacketIn(p) = nx_of(replies(&mut a, nx0)) else {
+        panic!()
+    };
+    assert_eq!(p.to_packet_in(), pin);
+    let NxtMsg::PacketIn2(p) = nx_of(replies(&mut a, nx2_0)) else {
+        panic!()
+    };
+    assert_eq!(p.to_packet_in(), pin);
+    assert_eq!(&p.userdata[..], &[1, 2, 3]);
+    assert!(
+        replies(&mut a, nx2_7).is_empty(),
+        "controller id 7 is not 0"
+    );
+    // For id 7: that connection alone.
+    a.handle_packet_in(
+        1,
+        ToController {
+            controller_id: 7,
+            ..ctl
+        },
+        frame.clone(),
+        6,
+    );
+    for id in [std0, nx0, nx2_0] {
+        assert!(replies(&mut a, id).is_empty());
+    }
+    let NxtMsg::PacketIn2(p) = nx_of(replies(&mut a, nx2_7)) else {
+        panic!()
+    };
+    assert_eq!(&p.userdata[..], &[1, 2, 3]);
+    // A cut, buffered packet-in says so in NXT_PACKET_IN2 too.
+    let small = ToController::new(ofp::msg::flow::PacketInReason::NoMatch, 0, 0, 20);
+    a.handle_packet_in(1, small, frame, 7);
+    let NxtMsg::PacketIn2(p) = nx_of(replies(&mut a, nx2_0)) else {
+        panic!()
+    };
+    assert_eq!((p.data.len(), p.total_len), (20, 60));
+    assert_ne!(p.buffer_id, ofp::port::NO_BUFFER);
+    assert!(p.userdata.is_empty());
+    assert_eq!(p.metadata, ofp::Match::new().with(Oxm::exact(F::InPort, 1)));
+}

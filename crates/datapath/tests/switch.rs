@@ -297,6 +297,77 @@ fn packet_in_and_packet_out_cross_the_bridge() {
     assert_eq!(sw.agent.poll_event(), None::<Event>);
 }
 
+/// Open vSwitch's packet-in extensions through the bridge: three
+/// controllers, one per packet-in format, and a fourth of controller id
+/// 7. `controller(userdata=..)` reaches the NXT_PACKET_IN2 controller with
+/// its userdata and the registers and metadata the flows set; the
+/// others get the same packet-in without it; `controller(id=7)` reaches
+/// the fourth alone.
+#[test]
+fn packet_in_formats_and_controller_ids_cross_the_bridge() {
+    use ofp::msg::nxt::{NxtMsg, PacketInFormat};
+    use ofp::{Oxm, OxmField as F};
+    let mut sw = Switch::new(2);
+    let c = [
+        sw.controller(),
+        sw.controller(),
+        sw.controller(),
+        sw.controller(),
+    ];
+    for (id, m) in [
+        (c[1], NxtMsg::SetPacketInFormat(PacketInFormat::Nxt)),
+        (c[2], NxtMsg::SetPacketInFormat(PacketInFormat::Nxt2)),
+        (c[3], NxtMsg::SetPacketInFormat(PacketInFormat::Nxt2)),
+        (c[3], NxtMsg::SetControllerId(7)),
+    ] {
+        sw.input(id, &m.message());
+    }
+    sw.flow(
+        c[0],
+        "table=0,priority=1,actions=load:0x5->NXM_NX_REG0[],write_metadata:0xab00/0xff00,goto_table:3",
+    );
+    sw.flow(
+        c[0],
+        "table=3,cookie=0x77,priority=1,actions=controller(userdata=01.02.03),controller(id=7,userdata=ff)",
+    );
+    for id in c {
+        sw.output(id);
+    }
+    assert_eq!(sw.send(1, &frame(9, 1)), vec![0, 0]);
+    let meta = ofp::Match::new()
+        .with(Oxm::exact(F::InPort, 1))
+        .with(Oxm::exact(F::Reg(0), 5))
+        .with(Oxm::exact(F::Metadata, 0xab00));
+    let nx = |m: &Message| match m {
+        Message::Experimenter(e) => NxtMsg::decode(e).unwrap().unwrap(),
+        other => panic!("{other:?}"),
+    };
+    let out = sw.output(c[0]);
+    let [Message::PacketIn(pin)] = &out[..] else {
+        panic!("{out:?}")
+    };
+    assert_eq!(pin.match_, meta);
+    assert_eq!((pin.table_id, pin.cookie, pin.data.len()), (3, 0x77, 60));
+    let out = sw.output(c[1]);
+    let [m] = &out[..] else { panic!("{out:?}") };
+    let NxtMsg::PacketIn(p) = nx(m) else {
+        panic!("{m:?}")
+    };
+    assert_eq!(&p.to_packet_in(), pin);
+    let out = sw.output(c[2]);
+    let [m] = &out[..] else { panic!("{out:?}") };
+    let NxtMsg::PacketIn2(p) = nx(m) else {
+        panic!("{m:?}")
+    };
+    assert_eq!((&p.to_packet_in(), &p.userdata[..]), (pin, &[1, 2, 3][..]));
+    let out = sw.output(c[3]);
+    let [m] = &out[..] else { panic!("{out:?}") };
+    let NxtMsg::PacketIn2(p) = nx(m) else {
+        panic!("{m:?}")
+    };
+    assert_eq!((&p.to_packet_in(), &p.userdata[..]), (pin, &[0xff][..]));
+}
+
 #[test]
 fn trace_follows_normal_through_the_mac_table() {
     let mut sw = Switch::new(3);

@@ -170,7 +170,8 @@ fn malformed_messages_get_the_named_error_and_the_connection_survives() {
         ErrorCode::BadInstruction(BadInstructionCode::BadTableId),
     );
 
-    // An experimenter nobody knows; sluice's own id with an unknown type.
+    // An experimenter nobody knows; sluice's own id and Nicira's (Open
+    // vSwitch's OFPBRC_BAD_SUBTYPE) with an unknown type.
     let exp = |xid: u32, id: u32, ty: u32| {
         Message::Experimenter(ofp::msg::simple::ExperimenterMsg {
             experimenter: id,
@@ -180,11 +181,15 @@ fn malformed_messages_get_the_named_error_and_the_connection_survives() {
         .to_bytes(xid)
     };
     p.expect_error(
-        &exp(18, 0x2320, 1),
+        &exp(18, 0x00ab_cdef, 1),
         ErrorCode::BadRequest(BadRequestCode::BadExperimenter),
     );
     p.expect_error(
         &exp(19, ofp::msg::sluice::SLUICE_EXPERIMENTER, 77),
+        ErrorCode::BadRequest(BadRequestCode::BadExpType),
+    );
+    p.expect_error(
+        &exp(19, 0x2320, 1),
         ErrorCode::BadRequest(BadRequestCode::BadExpType),
     );
 
