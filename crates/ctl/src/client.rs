@@ -265,7 +265,8 @@ impl Client {
                     | MsgType::PortStatus
                     | MsgType::EchoRequest
             ) || h.xid == 0
-                || h.xid >= self.next_xid;
+                || h.xid >= self.next_xid
+                || is_nicira_packet_in(&m);
             if let Message::EchoRequest(d) = &m {
                 // Keepalive from the switch: answer at once.
                 Message::EchoReply(d.clone()).encode(h.xid, &mut self.out);
@@ -409,4 +410,12 @@ impl Write for Stream {
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
+}
+
+/// Whether `m` is one of Open vSwitch's packet-ins (NXT_PACKET_IN,
+/// NXT_PACKET_IN2): asynchronous whatever its xid.
+fn is_nicira_packet_in(m: &Message) -> bool {
+    use ofp::msg::nxt;
+    matches!(m, Message::Experimenter(e) if e.experimenter == nxt::NX_VENDOR_ID
+        && matches!(e.exp_type, nxt::NXT_PACKET_IN | nxt::NXT_PACKET_IN2))
 }

@@ -364,6 +364,12 @@ pub enum Cmd {
     /// as they arrive.
     Monitor {
         switch: String,
+        /// The packet-in format to ask for: standard, nxt_packet_in or
+        /// nxt_packet_in2 (refused: an error). Without it, as ovs-ofctl:
+        /// nxt_packet_in2 if the switch takes it (it carries
+        /// `controller(userdata=...)`), else the standard one.
+        #[arg(short = 'P', long = "packet-in-format", value_name = "FORMAT")]
+        packet_in_format: Option<String>,
         /// Stop after this many messages.
         #[arg(long)]
         count: Option<u64>,

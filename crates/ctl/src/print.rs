@@ -531,6 +531,21 @@ pub fn queue_config(q: &QueueGetConfigReply, xid: u32) -> String {
 
 /// An asynchronous message as `monitor` prints it.
 pub fn packet_in(p: &PacketIn) -> String {
+    packet_in_as("OFPT_PACKET_IN", p, &[])
+}
+
+/// Open vSwitch's NXT_PACKET_IN as `monitor` prints it.
+pub fn nx_packet_in(p: &ofp::msg::nxt::NxPacketIn) -> String {
+    packet_in_as("NXT_PACKET_IN", &p.to_packet_in(), &[])
+}
+
+/// Open vSwitch's NXT_PACKET_IN2 as `monitor` prints it: its userdata on
+/// a line of its own, as ovs-ofctl prints it.
+pub fn packet_in2(p: &ofp::msg::nxt::PacketIn2) -> String {
+    packet_in_as("NXT_PACKET_IN2", &p.to_packet_in(), &p.userdata)
+}
+
+fn packet_in_as(kind: &str, p: &PacketIn, userdata: &[u8]) -> String {
     let m = format_match(&p.match_);
     let mut k = packet::FlowKey::default();
     let in_port = p
@@ -543,8 +558,13 @@ pub fn packet_in(p: &PacketIn) -> String {
     } else {
         format!(" buffer={:#x}", p.buffer_id)
     };
+    let userdata = if userdata.is_empty() {
+        String::new()
+    } else {
+        format!(" userdata={}\n", ofp::text::format_hex_dotted(userdata))
+    };
     format!(
-        "OFPT_PACKET_IN (OF1.3): table_id={} cookie={:#x} total_len={} {m} (via {}){buffer} data_len={}\n{}\n",
+        "{kind} (OF1.3): table_id={} cookie={:#x} total_len={} {m} (via {}){buffer} data_len={}\n{userdata}{}\n",
         p.table_id,
         p.cookie,
         p.total_len,
@@ -771,6 +791,48 @@ mod tests {
             meter_features(&m, 2),
             "OFPST_METER_FEATURES reply (OF1.3) (xid=0x2):\nmax_meter:65536 max_bands:8 max_color:0\n\
              band_types: drop dscp_remark\ncapabilities: kbps pktps burst stats\n"
+        );
+    }
+
+    /// The three packet-in formats print the same packet-in alike, but
+    /// for their name and NXT_PACKET_IN2's userdata line.
+    #[test]
+    fn packet_ins_of_every_format() {
+        use ofp::msg::nxt::{NxPacketIn, PacketIn2};
+        let p = PacketIn {
+            buffer_id: ofp::port::NO_BUFFER,
+            total_len: 4,
+            reason: ofp::msg::flow::PacketInReason::Action,
+            table_id: 3,
+            cookie: 0x77,
+            match_: ofp::Match::new()
+                .with(ofp::Oxm::exact(ofp::OxmField::InPort, 1))
+                .with(ofp::Oxm::exact(ofp::OxmField::Reg(0), 5)),
+            data: bytes::Bytes::from_static(&[1, 2, 3, 4]),
+        };
+        let std = packet_in(&p);
+        assert!(
+            std.starts_with("OFPT_PACKET_IN (OF1.3): table_id=3 cookie=0x77 total_len=4 "),
+            "{std}"
+        );
+        assert!(
+            std.contains("reg0=0x5")
+                && std.contains("(via action) data_len=4\n00000000  01 02 03 04\n"),
+            "{std}"
+        );
+        let nx = nx_packet_in(&NxPacketIn::from_packet_in(&p));
+        assert_eq!(nx, std.replacen("OFPT_PACKET_IN", "NXT_PACKET_IN", 1));
+        let nx2 = packet_in2(&PacketIn2::from_packet_in(
+            &p,
+            bytes::Bytes::from_static(&[1, 0xab]),
+        ));
+        let (head, rest) = std.split_once('\n').unwrap();
+        assert_eq!(
+            nx2,
+            format!(
+                "{}\n userdata=01.ab\n{rest}",
+                head.replacen("OFPT_PACKET_IN", "NXT_PACKET_IN2", 1)
+            )
         );
     }
 }

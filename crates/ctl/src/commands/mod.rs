@@ -218,9 +218,20 @@ fn run_text(cmd: Cmd, connect: &Connect<'_>, opts: &Opts) -> Result<String> {
         } => packet_out(connect, &switch, &in_port, &actions, &packet),
         Cmd::Monitor {
             switch,
+            packet_in_format,
             count,
             duration,
-        } => monitor(&mut connect(&switch)?, count, duration),
+        } => {
+            let format = match packet_in_format.as_deref() {
+                None => None,
+                Some(f) => Some(ofp::msg::nxt::PacketInFormat::parse(f).ok_or_else(|| {
+                    CmdError::Usage(format!(
+                        "{f}: not a packet-in format (standard, nxt_packet_in, nxt_packet_in2)"
+                    ))
+                })?),
+            };
+            monitor(&mut connect(&switch)?, format, count, duration)
+        }
         Cmd::Trace { switch, args } => trace(connect, &switch, &args),
         Cmd::AddPort {
             switch,

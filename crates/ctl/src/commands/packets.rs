@@ -15,6 +15,7 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use ofp::msg::nxt::{NxtMsg, PacketInFormat};
 use ofp::msg::sluice::{TraceRequest, SLUICE_EXPERIMENTER, TRACE_REPLY};
 use ofp::port::NO_BUFFER;
 use ofp::text::{parse_actions, parse_port};
@@ -47,8 +48,23 @@ pub(super) fn packet_out(
 }
 
 /// monitor: prints packet-ins, flow-removeds and port-statuses as they
-/// come, until `count` of them or `duration` seconds.
-pub(super) fn monitor(c: &mut Client, count: Option<u64>, duration: Option<f64>) -> Result<String> {
+/// come, until `count` of them or `duration` seconds. The packet-in
+/// format is `format` (refused: an error), else NXT_PACKET_IN2 if the
+/// switch takes it, as ovs-ofctl asks.
+pub(super) fn monitor(
+    c: &mut Client,
+    format: Option<PacketInFormat>,
+    count: Option<u64>,
+    duration: Option<f64>,
+) -> Result<String> {
+    let ask = NxtMsg::SetPacketInFormat(format.unwrap_or(PacketInFormat::Nxt2)).message();
+    match (modify(c, &ask), format) {
+        (Err(CmdError::Refused(why)), Some(f)) => {
+            return Err(CmdError::Refused(format!("packet-in format {f}: {why}")))
+        }
+        (Err(CmdError::Refused(_)), None) | (Ok(_), _) => {}
+        (Err(e), _) => return Err(e),
+    }
     let deadline = duration.map(|d| Instant::now() + Duration::from_secs_f64(d.max(0.0)));
     let mut seen = 0u64;
     let stdout = std::io::stdout();
@@ -62,6 +78,11 @@ pub(super) fn monitor(c: &mut Client, count: Option<u64>, duration: Option<f64>)
         };
         let text = match &m {
             Message::PacketIn(p) => print::packet_in(p),
+            Message::Experimenter(e) => match NxtMsg::decode(e) {
+                Some(Ok(NxtMsg::PacketIn(p))) => print::nx_packet_in(&p),
+                Some(Ok(NxtMsg::PacketIn2(p))) => print::packet_in2(&p),
+                _ => continue,
+            },
             Message::FlowRemoved(f) => print::flow_removed(f),
             Message::PortStatus(p) => print::port_status(p),
             _ => continue,
