@@ -21,6 +21,7 @@ use ofp::msg::flow::{FlowRemoved, FlowRemovedReason, PacketIn, PacketInReason};
 use ofp::msg::group::{Bucket, GroupType};
 use ofp::msg::meter::MeterBand;
 use ofp::msg::multipart::*;
+use ofp::msg::nxt::{NxtMsg, PacketIn2};
 use ofp::msg::simple::*;
 use ofp::msg::table_features::{prop_type, OxmId, TableFeatureProp, TableFeatures, TypeId};
 use ofp::msg::Message;
@@ -64,6 +65,43 @@ fn match_summary(m: &Match) -> Value {
             })
             .collect(),
     )
+}
+
+/// A Nicira message as os-ken's classes hold it (`NXTSetPacketInFormatMsg`,
+/// `NXTPacketIn2`: absent properties are absent here, None there).
+fn nicira_summary(e: &ExperimenterMsg, n: &NxtMsg) -> Value {
+    let mut m = Map::new();
+    m.insert("experimenter".into(), json!(e.experimenter));
+    m.insert("exp_type".into(), json!(e.exp_type));
+    match n {
+        NxtMsg::SetPacketInFormat(f) => {
+            m.insert("packet_in_format".into(), json!(f.value()));
+        }
+        NxtMsg::PacketIn2(p) => {
+            m.insert("data".into(), json!(hex(&p.data)));
+            m.insert("total_len".into(), json!(p.total_len));
+            if p.buffer_id != ofp::port::NO_BUFFER {
+                m.insert("buffer_id".into(), json!(p.buffer_id));
+            }
+            m.insert("table_id".into(), json!(p.table_id));
+            if p.cookie != u64::MAX {
+                m.insert("cookie".into(), json!(p.cookie));
+            }
+            m.insert("reason".into(), json!(p.reason.value()));
+            let mut oxm = Vec::new();
+            for e in &p.metadata.entries {
+                e.encode(&mut oxm);
+            }
+            m.insert("metadata".into(), json!(hex(&oxm)));
+            if !p.userdata.is_empty() {
+                m.insert("userdata".into(), json!(hex(&p.userdata)));
+            }
+        }
+        _ => {
+            m.insert("data".into(), json!(hex(&e.data)));
+        }
+    }
+    Value::Object(m)
 }
 
 fn action_summary(a: &Action) -> Value {
@@ -248,9 +286,12 @@ fn summary(m: &Message) -> Value {
             json!({"type": t, "code": c, "data": hex(&e.data)})
         }
         M::EchoRequest(d) | M::EchoReply(d) => json!({"data": hex(d)}),
-        M::Experimenter(e) => {
-            json!({"experimenter": e.experimenter, "exp_type": e.exp_type, "data": hex(&e.data)})
-        }
+        M::Experimenter(e) => match NxtMsg::decode(e) {
+            Some(Ok(n)) => nicira_summary(e, &n),
+            _ => {
+                json!({"experimenter": e.experimenter, "exp_type": e.exp_type, "data": hex(&e.data)})
+            }
+        },
         M::FeaturesRequest
         | M::GetConfigRequest
         | M::BarrierRequest
@@ -754,6 +795,40 @@ fn corpus() -> Vec<(&'static str, Message)> {
                 port_status_mask: [7, 7],
                 flow_removed_mask: [15, 0],
             }),
+        ),
+        // Open vSwitch's NXT_PACKET_IN2: whole, with userdata and
+        // registers; cut and buffered, without a cookie.
+        (
+            "nxt_packet_in2",
+            PacketIn2::from_packet_in(
+                &PacketIn {
+                    buffer_id: ofp::port::NO_BUFFER,
+                    total_len: 42,
+                    reason: PacketInReason::Action,
+                    table_id: 3,
+                    cookie: 0x1122,
+                    match_: m("in_port=3,reg0=5,metadata=0xab00"),
+                    data: Bytes::from(vec![0xab; 42]),
+                },
+                Bytes::from_static(&[1, 2, 3]),
+            )
+            .message(),
+        ),
+        (
+            "nxt_packet_in2_cut",
+            PacketIn2::from_packet_in(
+                &PacketIn {
+                    buffer_id: 9,
+                    total_len: 1500,
+                    reason: PacketInReason::NoMatch,
+                    table_id: 0,
+                    cookie: u64::MAX,
+                    match_: m("in_port=1"),
+                    data: Bytes::from(vec![1; 128]),
+                },
+                Bytes::new(),
+            )
+            .message(),
         ),
     ]
 }
