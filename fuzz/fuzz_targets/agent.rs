@@ -1,8 +1,9 @@
 //! The agent's state machine driven by random sequences of events on a fake
 //! clock, sans IO: connections opening and closing, byte streams (canned
-//! valid messages, bundles of them among these, messages with random
-//! bodies, raw bytes, split anywhere),
-//! PACKET_INs, link changes and time passing. The datapath is the real
+//! valid messages, bundles of them among these, Open vSwitch's packet-in
+//! formats and controller ids, messages with random bodies, raw bytes,
+//! split anywhere), PACKET_INs (for two controller ids, some with
+//! userdata and registers), link changes and time passing. The datapath is the real
 //! pipeline: every PACKET_OUT the agent accepts is run by a worker on the
 //! published snapshot. No panic; everything the agent sends frames and
 //! decodes as OpenFlow 1.3, each message's length field equal to its size.
@@ -118,6 +119,16 @@ fn canned() -> &'static [Vec<u8>] {
             role: ofp::msg::simple::ControllerRole::Master,
             generation_id: 1,
         }));
+        // Open vSwitch's packet-in formats and controller ids.
+        {
+            use ofp::msg::nxt::{NxtMsg, PacketInFormat as F};
+            for f in [F::Standard, F::Nxt, F::Nxt2] {
+                m.push(NxtMsg::SetPacketInFormat(f).message());
+            }
+            for id in [0, 1] {
+                m.push(NxtMsg::SetControllerId(id).message());
+            }
+        }
         // Management commands (taken on service connections only).
         for words in [
             &["del-port", "1"][..],
@@ -260,7 +271,19 @@ fuzz_target!(|data: &[u8]| {
             6 => {
                 let n = take(1, &mut d).first().copied().unwrap_or(0) as usize;
                 let frame = take(n, &mut d);
-                let ctl = ToController::new(ofp::msg::flow::PacketInReason::NoMatch, 0, u64::MAX, if op & 0x80 != 0 { 0xffff } else { 64 });
+                let mut ctl = ToController::new(ofp::msg::flow::PacketInReason::NoMatch, 0, u64::MAX, if op & 0x80 != 0 { 0xffff } else { 64 });
+                // Some for controller id 1, some with userdata and
+                // registers (as controller(userdata=..,id=1) makes them).
+                ctl.controller_id = (op as u16 >> 6) & 1;
+                if op & 0x20 != 0 {
+                    let u = take(1, &mut d).first().copied().unwrap_or(0) as usize;
+                    ctl.extra = Some(std::sync::Arc::new(pipeline::PacketInExtra {
+                        userdata: Bytes::from(take(u, &mut d)),
+                        regs: [op as u32; 16],
+                        metadata: 7,
+                        ..Default::default()
+                    }));
+                }
                 a.handle_packet_in(1 + (op as u32 >> 5) % 3, ctl, Bytes::from(frame), now);
             }
             7 => a.handle_link_change(1 + (op as u32 >> 4) % 4, op & 0x80 != 0),

@@ -1,13 +1,15 @@
 //! Framer + decoder: any byte stream must frame and decode without panicking,
 //! rejections carry at most 64 bytes, and whatever decodes re-encodes to
-//! bytes that decode to the same message. An ONF bundle message (an
-//! experimenter message) is also read by the bundle decoder: no panic, and
-//! what it reads encodes to a message it reads the same.
+//! bytes that decode to the same message. An ONF bundle message or a
+//! Nicira one (experimenter messages) is also read by its own decoder
+//! (`msg::bundle`, `msg::nxt`): no panic, and what it reads encodes to a
+//! message it reads the same.
 #![no_main]
 
 use bytes::Bytes;
 use libfuzzer_sys::fuzz_target;
 use ofp::msg::bundle::BundleMsg;
+use ofp::msg::nxt::NxtMsg;
 use ofp::{Framer, Message};
 
 fuzz_target!(|data: &[u8]| {
@@ -35,6 +37,10 @@ fuzz_target!(|data: &[u8]| {
                     if let Some(Ok(b)) = BundleMsg::decode(e) {
                         let Message::Experimenter(e2) = b.message() else { unreachable!() };
                         assert_eq!(BundleMsg::decode(&e2).expect("a bundle message").expect("decodes"), b);
+                    }
+                    if let Some(Ok(n)) = NxtMsg::decode(e) {
+                        let Message::Experimenter(e2) = n.message() else { unreachable!() };
+                        assert_eq!(NxtMsg::decode(&e2).expect("a Nicira message").expect("decodes"), n);
                     }
                 }
             }
