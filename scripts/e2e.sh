@@ -802,6 +802,165 @@ FLOWS
     finish "ovs-ofctl and sluice-ctl print the same flows and groups (reserved ports, default priority, cookies, 7 tables); diff-flows and replace-flows agree" $r
 }
 
+# Open vSwitch's packet-in extensions against Open vSwitch 3.1 itself: the
+# same flows (ovs-ofctl add-flows), then the same frames from h1, through
+# sluice and through Open vSwitch (its userspace datapath on the same
+# veth). Four `ovs-ofctl monitor -mmm`s watch each switch: one per
+# packet-in format (standard, nxt_packet_in, nxt_packet_in2) and one in
+# nxt_packet_in2 whose controller id is 7 (NXT_SET_CONTROLLER_ID sent
+# through its ofctl/send). For each, the packet-ins must print the same
+# (userdata, registers, pkt_mark, metadata, cookie, table, reason, the
+# frame) and be the same bytes (the hex dump -mmm prints), xids aside:
+# Open vSwitch sends 0, sluice numbers its messages.
+test_packet_ins_as_open_vswitch_sends_them() {
+    P=sle2e$$pi
+    local r=0 rd d f sw fmt n
+    if ! command -v ovs-vswitchd >/dev/null || ! command -v ovs-ofctl >/dev/null; then
+        echo "     Open vSwitch not found (scripts/setup.sh installs openvswitch-switch)"
+        finish "packet-ins as Open vSwitch sends them" 1
+        return
+    fi
+    testbed_up "$P" || return 1
+    rd=$(mktemp -d)
+    f=$rd/flows.txt
+    cat >"$f" <<'FLOWS'
+table=0,priority=10,udp,actions=load:0x5->NXM_NX_REG0[],set_field:0x9->pkt_mark,write_metadata:0xab00/0xff00,goto_table:3
+table=3,cookie=0x77,priority=5,actions=controller(userdata=01.02.03.04.05),controller(id=7,userdata=aa.bb),output:2
+table=0,priority=10,tcp,tp_dst=80,actions=load:0x1->NXM_NX_REG15[],goto_table:1
+table=1,priority=0,actions=controller(userdata=ff)
+table=0,priority=10,arp,arp_tpa=10.0.0.9,actions=controller
+FLOWS
+    # UDP to port 53, TCP to port 80, an ARP request for 10.0.0.9.
+    local frames=(
+        020000000002020000000001080045000028123400004011548f0a0000010a00000204d20035001413c000070e151c232a31383f464d000000000000
+        020000000002020000000001080045000034123400004006548e0a0000010a00000204d20050000003e800000000501020009fbf000000070e151c232a31383f464d
+        ffffffffffff020000000001080600010800060400010200000000010a0000010000000000000a000009000000000000000000000000000000000000
+    )
+    # watch SW DIR: the four monitors of switch SW, logs in DIR. A miss
+    # length (65534) because Open vSwitch sends no asynchronous message
+    # to a service connection (its management socket) that has not set
+    # one; sluice takes the same SET_CONFIG.
+    watch() {
+        local sw=$1 dir=$2 fmt
+        for fmt in standard nxt_packet_in nxt_packet_in2 id7; do
+            OVS_RUNDIR=$dir ovs-ofctl -O OpenFlow13 -mmm monitor "$sw" 65534 \
+                -P "$([ $fmt = id7 ] && echo nxt_packet_in2 || echo $fmt)" \
+                --detach --no-chdir --pidfile="$dir/$fmt.pid" --unixctl="$dir/$fmt.ctl" \
+                2>"$dir/$fmt.log" || { echo "     monitor -P $fmt of $sw did not start"; return 1; }
+        done
+        # NXT_SET_CONTROLLER_ID 7, and a barrier so that it is in effect.
+        ovs-appctl -t "$dir/id7.ctl" ofctl/send 040400180000000000002320000000140000000000000007 >/dev/null &&
+            ovs-appctl -t "$dir/id7.ctl" ofctl/barrier >/dev/null
+    }
+    unwatch() { # dir
+        local fmt
+        for fmt in standard nxt_packet_in nxt_packet_in2 id7; do
+            [ -s "$1/$fmt.pid" ] && kill "$(cat "$1/$fmt.pid")" 2>/dev/null
+        done
+        return 0
+    }
+    # pins LOG: the number of packet-ins LOG shows.
+    pins() { grep -cE '^(OFPT_PACKET_IN|NXT_PACKET_IN2?) ' "$1" 2>/dev/null; }
+    # through SW DIR: the flows, the monitors, the three frames one by one.
+    through() {
+        local sw=$1 dir=$2 i
+        ovs-ofctl -O OpenFlow13 add-flows "$sw" "$f" || { echo "     add-flows to $sw refused"; return 1; }
+        watch "$sw" "$dir" || return 1
+        for i in 0 1 2; do
+            ip netns exec "$P-h1" python3 scripts/rawframe.py send eth0 "${frames[$i]}"
+            wait_until 5 "packet-in $((i + 1)) at $sw's monitors" \
+                test "$(pins "$dir/nxt_packet_in2.log")" -ge $((i + 1)) || return 1
+        done
+        wait_until 5 "the packet-in for controller id 7 at $sw" test "$(pins "$dir/id7.log")" -ge 1
+    }
+    mkdir -p "$rd/sluice" "$rd/ovs"
+    start_sluice --port p1 --port p2 --fail-mode secure --run-dir "$rd"
+    through "unix:$rd/br0.mgmt" "$rd/sluice" || r=1
+    unwatch "$rd/sluice"
+    stop_sluice
+    d=$rd/ovsrun
+    mkdir -p "$d"
+    if ovs_start "$P-sw" "$d"; then
+        ip netns exec "$P-sw" ovs-vsctl --timeout=30 --db="unix:$d/db.sock" add-br br0 -- \
+            set bridge br0 datapath_type=netdev fail-mode=secure protocols=OpenFlow13 -- \
+            add-port br0 p1 -- set interface p1 ofport_request=1 -- \
+            add-port br0 p2 -- set interface p2 ofport_request=2 || r=1
+        wait_until 10 "Open vSwitch's ports 1 and 2" \
+            bash -c "ovs-ofctl -O OpenFlow13 show unix:$d/br0.mgmt | grep -q ' 2(p2)'" || r=1
+        through "unix:$d/br0.mgmt" "$rd/ovs" || r=1
+        unwatch "$rd/ovs"
+    else
+        r=1
+    fi
+    ovs_stop
+    # The packet-ins of each monitor: the same text and bytes, xids aside.
+    python3 - "$rd/ovs" "$rd/sluice" <<'PY' || r=1
+import re, sys
+
+HEADER = re.compile(r"^(OFPT_PACKET_IN|NXT_PACKET_IN2?) ")
+HEX = re.compile(r"^[0-9a-f]{8}  ")
+# The first row of a message's hex dump (OFPT_EXPERIMENTER or
+# OFPT_PACKET_IN): bytes 4-7 are the xid.
+XID_ROW = re.compile(r"^(00000000  04 (?:04|0a) [0-9a-f]{2} [0-9a-f]{2} )(?:[0-9a-f]{2} ){3}[0-9a-f]{2}-")
+
+
+def packet_ins(path):
+    """The packet-ins a monitor log shows, each as its lines (header,
+    userdata, the frame's flow, the frame's and the message's hex dumps),
+    the xid left out of the header and the dump (and the dump's ASCII
+    column)."""
+    out, cur, flow_seen = [], None, False
+    for line in open(path, errors="replace"):
+        line = line.rstrip("\n")
+        if HEADER.match(line):
+            cur = [re.sub(r"\(xid=0x[0-9a-f]+\)", "(xid=N)", line)]
+            out.append(cur)
+            flow_seen = False
+        elif cur is None:
+            continue
+        elif line.startswith(" "):
+            cur.append(line)
+        elif HEX.match(line):
+            line = re.sub(r"\s*\|.*\|$", "", line)
+            cur.append(XID_ROW.sub(r"\1xx xx xx xx-", line))
+        elif not flow_seen:
+            cur.append(line)
+            flow_seen = True
+        else:
+            cur = None
+    return out
+
+
+ovs_dir, sluice_dir = sys.argv[1:]
+bad = 0
+for name, n in [("standard", 3), ("nxt_packet_in", 3), ("nxt_packet_in2", 3), ("id7", 1)]:
+    a, b = packet_ins(f"{ovs_dir}/{name}.log"), packet_ins(f"{sluice_dir}/{name}.log")
+    if a != b or len(a) != n:
+        bad = 1
+        print(f"     {name}: {len(a)} packet-ins from Open vSwitch, {len(b)} from sluice, not the same:")
+        for x, y in zip(a + [[]] * (len(b) - len(a)), b + [[]] * (len(a) - len(b))):
+            for u, v in zip(x + [""] * (len(y) - len(x)), y + [""] * (len(x) - len(y))):
+                print(f"       {'=' if u == v else '<'} {u}" + ("" if u == v else f"\n       > {v}"))
+    else:
+        print(f"     {name}: {n} packet-in{'s' * (n > 1)} the same: {a[0][0][:110]}...")
+# And they say what the flows made them say.
+text = {name: "\n".join("\n".join(m) for m in packet_ins(f"{sluice_dir}/{name}.log"))
+        for name in ("standard", "nxt_packet_in2", "id7")}
+for name, want in [("nxt_packet_in2", " userdata=01.02.03.04.05\n"), ("nxt_packet_in2", " userdata=ff\n"),
+                   ("nxt_packet_in2", "reg15=0x1,in_port=1 (via no_match)"), ("id7", " userdata=aa.bb\n"),
+                   ("standard", "pkt_mark=0x9,reg0=0x5,metadata=0xab00,in_port=1 (via action)")]:
+    if want not in text[name]:
+        bad = 1
+        print(f"     {name}: no {want.strip()!r}")
+if "userdata" in text["standard"]:
+    bad = 1
+    print("     standard: userdata in an OFPT_PACKET_IN")
+sys.exit(bad)
+PY
+    rm -rf "$rd"
+    finish "packet-ins as Open vSwitch 3.1 sends them: standard, NXT_PACKET_IN and NXT_PACKET_IN2 (userdata, registers, pkt_mark, metadata, table-miss reason), controller id 7; the same text and bytes from ovs-ofctl monitor" $r
+}
+
 # Bundles (the ONF extension for OpenFlow 1.3): ovs-ofctl --bundle and
 # sluice-ctl --bundle. A good file is installed whole (all its flows in the
 # first dump after the command); a file with one flow the switch refuses
