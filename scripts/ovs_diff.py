@@ -35,20 +35,22 @@ input frame: set(eth, ipv4, ipv6, tcp, udp, sctp, icmp, icmpv6, arp) with
 their masks, push_vlan, pop_vlan; an output is the datapath port mapped
 back to its OpenFlow number (`dpif/show`); `userspace(...controller(...))`
 is CONTROLLER with its reason (OVS's internal reasons mapped to OpenFlow
-1.3's).
+1.3's) and its controller id.
 
 Compared: the list of outputs (ports, LOCAL and CONTROLLER, in order), the
 frame at each output byte for byte except the checksums (IPv4 header, TCP,
 UDP, ICMP, ICMPv6, SCTP: zeroed in both) and the Ethernet padding (bytes
 after the IP packet or ARP message, zeros ending another frame), and the
-packet-in reason of a CONTROLLER output. sluice's checksums are checked on
+packet-in reason and controller id of a CONTROLLER output. sluice's checksums are checked on
 their own: recomputed, they must be right (IPv4 header always; TCP, UDP,
 ICMP of a packet that is no fragment and came in right). sluice must also
 agree with itself (the packet run again from its exact-match cache, and
 traced). Not compared: pkt_mark and tunnel metadata at an output (sluice's
 outputs do not carry them; they count through what they make flows
-match), the table and max_len of a packet-in (the datapath action does
-not show the table), a packet-in for an expired TTL (OVS's default
+match), the table, max_len and userdata of a packet-in (the datapath
+action shows neither the table nor the userdata; the end-to-end test
+test_packet_ins_as_open_vswitch_sends_them compares whole packet-ins),
+a packet-in for an expired TTL (OVS's default
 asynchronous configuration gives it to no controller, as sluice without
 OFPC_INVALID_TTL_TO_CONTROLLER sends none), NORMAL (sluice's is in its
 datapath), a packet that had more than 2 VLAN tags on the way (OVS's flows
@@ -460,7 +462,9 @@ def apply_actions(frame, actions, dp_to_of):
                 frame = frame[:12] + frame[16:]
         elif a.startswith("userspace(") and "controller(" in a:
             m = re.search(r"controller\(reason=(\d+)", a)
-            outs.append(("CONTROLLER", frame, OVS_REASON.get(int(m.group(1)), m.group(1)) if m else None))
+            reason = OVS_REASON.get(int(m.group(1)), m.group(1)) if m else None
+            cid = re.search(r"controller_id=(\d+)", a)
+            outs.append(("CONTROLLER", frame, with_id(reason, int(cid.group(1)) if cid else 0)))
         elif a.startswith("clone(") and a.endswith(")"):
             outs.extend(apply_actions(frame, split_top(a[6:-1]), dp_to_of))
         elif a.startswith("hash("):
@@ -472,6 +476,12 @@ def apply_actions(frame, actions, dp_to_of):
         else:
             raise Unmodelled(a)
     return outs
+
+
+def with_id(reason, controller_id):
+    """A packet-in's reason, and the controller id it is for when not 0
+    (the connections of that id get it)."""
+    return reason if not controller_id or reason is None else f"{reason},id={controller_id}"
 
 
 def datapath_actions(trace):
@@ -781,10 +791,6 @@ KNOWN = {
         "runs, and sluice runs it; Open vSwitch 3.1's translation does not "
         "(do_xlate_actions stops at ctx->exit, the action set's actions included). The "
         "generator writes no write_actions in a case that may exit.",
-    "controller-id":
-        "controller(id=N) with N not 0: Open vSwitch's trace shows the packet-in (its "
-        "connections could have that id), sluice sends nothing (its connections all have "
-        "id 0: no NXT_SET_CONTROLLER_ID). The generator writes id=0 only.",
     "third-tag":
         "(refusal) a flow whose actions could push a third VLAN tag (dl_vlan=10 then "
         "two push_vlan): Open vSwitch refuses it (OFPBAC_BAD_TAG: its flows hold 2 "
@@ -1016,9 +1022,8 @@ class Gen:
         if c < 0.74:
             reason = self.pick(["no_match", "invalid_ttl", "action_set", "group", "packet_out"])
             opts = [f"controller(reason={reason})", f"controller(reason={reason},max_len=64)",
-                    f"controller(max_len=32,id=0,reason={reason})"]
-            if "controller-id" not in self.avoid:
-                opts.append("controller(id=3)")
+                    f"controller(max_len=32,id=0,reason={reason})", "controller(id=3)",
+                    f"controller(userdata=01.02.03,id=7,reason={reason})"]
             return [self.pick(opts)]
         if c < 0.86:
             n = r.randint(1, 4)
@@ -1473,7 +1478,7 @@ def ovs_outputs(ovs, dp, in_port, frame):
         outs = apply_actions(frame, datapath_actions(t), dp)
     except Unmodelled as e:
         return None, t, str(e)
-    return [o for o in outs if o[2] != "invalid_ttl"], t, None
+    return [o for o in outs if o[2] is None or o[2].split(",")[0] != "invalid_ttl"], t, None
 
 
 def sluice_outputs(j):
@@ -1481,8 +1486,8 @@ def sluice_outputs(j):
     OVS's side (a controller(reason=invalid_ttl) action makes one too: the
     default asynchronous configuration gives it to no controller, in
     either switch)."""
-    return [(o["port"], bytes.fromhex(o["frame"]), o.get("reason")) for o in j["outputs"]
-            if o.get("reason") != "invalid_ttl"]
+    return [(o["port"], bytes.fromhex(o["frame"]), with_id(o.get("reason"), o.get("controller_id", 0)))
+            for o in j["outputs"] if o.get("reason") != "invalid_ttl"]
 
 
 def without_padding(f):

@@ -72,6 +72,9 @@ impl Trace {
                 let mut s = ofp::text::format_port(o.port);
                 if let Some(c) = &o.controller {
                     s = format!("controller(reason={},table={})", c.reason, c.table_id);
+                    if c.controller_id != 0 {
+                        s.insert_str(s.len() - 1, &format!(",id={}", c.controller_id));
+                    }
                 }
                 if let Some(hop) = normal(o) {
                     if hop.ports.is_empty() {

@@ -28,8 +28,8 @@
 //! - `{"case":C,"packet":I,"in_port":P,"outputs":[...]}` per packet (I
 //!   counts from 0 in its case), the outputs in order, each
 //!   `{"port":2,"frame":HEX}`; reserved ports by name (`"LOCAL"`,
-//!   `"NORMAL"`, `"CONTROLLER"`, the last with `"reason"`, `"table"` and
-//!   `"max_len"`).
+//!   `"NORMAL"`, `"CONTROLLER"`, the last with `"reason"`, `"table"`,
+//!   `"max_len"` and `"controller_id"`).
 //!   An output to a port number the switch lacks is left out (the
 //!   datapath has nowhere to send it). `"check"` is added when the same
 //!   packet run again (now in the exact-match cache) or traced
@@ -133,8 +133,8 @@ fn describe(outs: &[Out], final_frame: &[u8], ports: &[u32]) -> Vec<String> {
                 let reason = json_str(&c.reason.to_string());
                 let _ = write!(
                     s,
-                    ",\"reason\":{reason},\"table\":{},\"max_len\":{}",
-                    c.table_id, c.max_len
+                    ",\"reason\":{reason},\"table\":{},\"max_len\":{},\"controller_id\":{}",
+                    c.table_id, c.max_len, c.controller_id
                 );
             }
             let frame = hex(o.data.as_deref().unwrap_or(final_frame));
@@ -314,7 +314,7 @@ mod tests {
             format!(
                 "{{\"case\":\"a\",\"packet\":0,\"in_port\":1,\"outputs\":[\
                  {{\"port\":2,\"frame\":\"{orig}\"}},{{\"port\":4,\"frame\":\"{modified}\"}},\
-                 {{\"port\":\"CONTROLLER\",\"reason\":\"action\",\"table\":1,\"max_len\":65535,\"frame\":\"{modified}\"}}]}}\n"
+                 {{\"port\":\"CONTROLLER\",\"reason\":\"action\",\"table\":1,\"max_len\":65535,\"controller_id\":0,\"frame\":\"{modified}\"}}]}}\n"
             )
         );
     }
