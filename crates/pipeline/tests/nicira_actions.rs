@@ -364,10 +364,24 @@ fn dec_ttl_with_ids_tells_only_those_controllers() {
     let mut p = pipeline(&["ip,actions=dec_ttl(3),output:2"]);
     let (outs, _) = outputs(&mut p, &mut ip_frame(9));
     assert_eq!(outs[0].port, 2);
-    // In the action set too.
-    let mut p = pipeline(&["ip,actions=write_actions(dec_ttl(5),output:2)"]);
+    // In the action set too, for those ids; a later plain dec_ttl in the
+    // set replaces them (id 0).
+    assert_eq!(
+        run("ip,actions=write_actions(dec_ttl(5,6),output:2)"),
+        vec![ttl(5), ttl(6)]
+    );
+    let mut p = pipeline(&[
+        "table=0,ip,actions=write_actions(dec_ttl(5)),goto_table:1",
+        "table=1,ip,actions=write_actions(dec_ttl,output:2)",
+    ]);
     p.invalid_ttl_to_controller = true;
-    assert!(outputs(&mut p, &mut ip_frame(1)).0.is_empty());
+    let (outs, _) = outputs(&mut p, &mut ip_frame(1));
+    assert_eq!(
+        outs.iter()
+            .map(|o| o.controller.as_ref().unwrap().controller_id)
+            .collect::<Vec<_>>(),
+        vec![0]
+    );
 }
 
 #[test]

@@ -26,9 +26,12 @@ pub(super) struct ActionSet {
     copy_ttl_out: bool,
     dec_mpls_ttl: bool,
     dec_nw_ttl: bool,
-    /// The set's dec_ttl is a `dec_ttl(ids)` without id 0: its packet-in
-    /// on expiry goes to no connection of sluice's.
-    dec_nw_ttl_quiet: bool,
+    /// The set's dec_ttl is a `dec_ttl(ids)`, whose packet-ins on expiry
+    /// are for the controller ids in `dec_ttl_ids`.
+    dec_nw_ttl_has_ids: bool,
+    /// Those ids (the vector kept from packet to packet, as
+    /// `set_or_move`: a plain dec_ttl allocates nothing).
+    dec_ttl_ids: Vec<u16>,
     set_mpls_ttl: Option<u8>,
     set_nw_ttl: Option<u8>,
     /// set_field, load and move actions, in the order written: a
@@ -44,11 +47,14 @@ pub(super) struct ActionSet {
 impl ActionSet {
     pub(super) fn clear(&mut self) {
         let fields = std::mem::take(&mut self.set_or_move);
+        let ids = std::mem::take(&mut self.dec_ttl_ids);
         *self = ActionSet {
             set_or_move: fields,
+            dec_ttl_ids: ids,
             ..ActionSet::default()
         };
         self.set_or_move.clear();
+        self.dec_ttl_ids.clear();
     }
 
     pub(super) fn is_empty(&self) -> bool {
@@ -85,11 +91,13 @@ impl ActionSet {
                 Action::DecMplsTtl => self.dec_mpls_ttl = true,
                 Action::DecNwTtl => {
                     self.dec_nw_ttl = true;
-                    self.dec_nw_ttl_quiet = false;
+                    self.dec_nw_ttl_has_ids = false;
                 }
                 Action::DecTtlIds(ids) => {
                     self.dec_nw_ttl = true;
-                    self.dec_nw_ttl_quiet = !ids.contains(&0);
+                    self.dec_nw_ttl_has_ids = true;
+                    self.dec_ttl_ids.clear();
+                    self.dec_ttl_ids.extend_from_slice(ids);
                 }
                 Action::SetMplsTtl(t) => self.set_mpls_ttl = Some(*t),
                 Action::SetNwTtl(t) => self.set_nw_ttl = Some(*t),
@@ -156,9 +164,8 @@ impl ActionSet {
         if self.dec_mpls_ttl {
             out.push(Action::DecMplsTtl);
         }
-        if self.dec_nw_ttl && self.dec_nw_ttl_quiet {
-            // No id 0: no packet-in for sluice's connections (no allocation).
-            out.push(Action::DecTtlIds(Vec::new()));
+        if self.dec_nw_ttl && self.dec_nw_ttl_has_ids {
+            out.push(Action::DecTtlIds(self.dec_ttl_ids.clone()));
         } else if self.dec_nw_ttl {
             out.push(Action::DecNwTtl);
         }

@@ -22,11 +22,13 @@
 //!   between them included; deeper, the packet is dropped whole.
 //! - `controller(...)`: a packet-in with the action's reason (Open
 //!   vSwitch's action_set, group and packet_out are `OFPR_ACTION` in
-//!   OpenFlow 1.3, as Open vSwitch sends them) and max_len, through its
-//!   meter if it names one that exists; to a connection id other than 0
-//!   nothing is sent (sluice's connections all have id 0: it does not take
-//!   `NXT_SET_CONTROLLER_ID`). userdata and pause need NXT_PACKET_IN2,
-//!   which sluice does not send: validation refuses them.
+//!   OpenFlow 1.3, as Open vSwitch sends them; `OFPR_ACTION` from a
+//!   table-miss flow is `OFPR_NO_MATCH`, Open vSwitch's explicit miss) and
+//!   max_len, through its meter if it names one that exists, for the
+//!   connections of its controller id (the agent picks them), with its
+//!   userdata and the packet's pipeline fields ([`PacketInExtra`]).
+//!   pause needs continuations, which sluice does not have: validation
+//!   refuses it.
 
 use super::*;
 use crate::meter::Verdict;
