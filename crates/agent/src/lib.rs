@@ -58,6 +58,11 @@
 //!   modulo 2^64 (OFPRRFC_STALE), slaves refused every modification
 //!   (OFPBRC_IS_SLAVE); per-connection asynchronous configuration decides
 //!   which PACKET_IN, PORT_STATUS and FLOW_REMOVED each gets.
+//! * PACKET_INs go to the connections of their controller id
+//!   (NXT_SET_CONTROLLER_ID; 0 by default), each in the format it chose
+//!   (NXT_SET_PACKET_IN_FORMAT: OFPT_PACKET_IN, Open vSwitch's
+//!   NXT_PACKET_IN or NXT_PACKET_IN2, the one with `userdata`), as Open
+//!   vSwitch sends them ([`asynchronous`]).
 //! * PACKET_INs are limited per connection (a [`pipeline::bucket::Gcra`]
 //!   token bucket) and dropped —
 //!   counted — when a connection's outbox is full, so a flood of misses
