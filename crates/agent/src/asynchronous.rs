@@ -126,22 +126,25 @@ impl<D: Datapath> Agent<D> {
             data,
         };
         // Each format's message, made once for all the connections that
-        // chose it.
-        let mut made: [Option<Message>; 3] = [None, None, None];
+        // chose it (the standard one takes `pin` itself).
+        let format = |c: &Conn| match c.packet_in_format {
+            PacketInFormat::Nxt => PacketInFormat::Nxt,
+            PacketInFormat::Nxt2 => PacketInFormat::Nxt2,
+            _ => PacketInFormat::Standard,
+        };
+        let uses = |f| self.conns.values().any(|c| to(c) && format(c) == f);
+        let nxt = uses(PacketInFormat::Nxt).then(|| NxPacketIn::from_packet_in(&pin).message());
+        let nxt2 = uses(PacketInFormat::Nxt2)
+            .then(|| PacketIn2::from_packet_in(&pin, extra.userdata.clone()).message());
+        let standard = uses(PacketInFormat::Standard).then(|| Message::PacketIn(pin));
         for c in self.conns.values_mut() {
             if to(c) && c.packet_in_allowed(now_ns) {
-                let (i, f) = match c.packet_in_format {
-                    PacketInFormat::Nxt => (1, PacketInFormat::Nxt),
-                    PacketInFormat::Nxt2 => (2, PacketInFormat::Nxt2),
-                    _ => (0, PacketInFormat::Standard),
+                let msg = match format(c) {
+                    PacketInFormat::Nxt => nxt.as_ref(),
+                    PacketInFormat::Nxt2 => nxt2.as_ref(),
+                    _ => standard.as_ref(),
                 };
-                let msg = made[i].get_or_insert_with(|| match f {
-                    PacketInFormat::Nxt => NxPacketIn::from_packet_in(&pin).message(),
-                    PacketInFormat::Nxt2 => {
-                        PacketIn2::from_packet_in(&pin, extra.userdata.clone()).message()
-                    }
-                    _ => Message::PacketIn(pin.clone()),
-                });
+                let Some(msg) = msg else { continue };
                 let xid = c.xid();
                 c.send(msg, xid);
             }
