@@ -260,6 +260,61 @@ pub const ONF_EXPERIMENTER: u32 = 0x4f4e_4600;
 /// `OFPBFC_UNKNOWN`).
 const ONF_BUNDLE_ERROR_BASE: u16 = 2300;
 
+/// Nicira's experimenter id, under which Open vSwitch sends its own
+/// errors to OpenFlow 1.2+ peers.
+const NX_EXPERIMENTER: u32 = crate::action::NX_VENDOR_ID;
+
+/// Open vSwitch's `NXBRC_UNENCODABLE_ERROR` (Nicira exp_type 10): what it
+/// sends in place of an error the peer's version has no code for (under
+/// OpenFlow 1.3, OpenFlow 1.5's `OFPTFFC_TOO_MANY` and
+/// `OFPTFFC_BAD_FEATURES`).
+pub const NXBRC_UNENCODABLE_ERROR: ErrorCode = ErrorCode::Experimenter {
+    exp_type: 10,
+    experimenter: NX_EXPERIMENTER,
+};
+
+/// Open vSwitch's `NXTFFC_DUP_TABLE` (Nicira exp_type 44): a
+/// TABLE_FEATURES request that names a table twice.
+pub const NXTFFC_DUP_TABLE: ErrorCode = ErrorCode::Experimenter {
+    exp_type: 44,
+    experimenter: NX_EXPERIMENTER,
+};
+
+/// `OFPBRC_MULTIPART_REQUEST_TIMEOUT` as OpenFlow 1.3 carries it (the ONF
+/// extension's exp_type 2640; OpenFlow 1.4's bad-request code 14): a
+/// multipart request whose next part did not come in time.
+pub const OFPBRC_MULTIPART_REQUEST_TIMEOUT: ErrorCode = ErrorCode::Experimenter {
+    exp_type: 2640,
+    experimenter: ONF_EXPERIMENTER,
+};
+
+/// `OFPBPC_BAD_EXPERIMENTER` as OpenFlow 1.3 carries it (the ONF
+/// extension's exp_type 4445): an experimenter property with experimenter
+/// id 0.
+pub const OFPBPC_BAD_EXPERIMENTER: ErrorCode = ErrorCode::Experimenter {
+    exp_type: 4445,
+    experimenter: ONF_EXPERIMENTER,
+};
+
+/// `OFPBPC_BAD_EXP_TYPE` as OpenFlow 1.3 carries it (the ONF extension's
+/// exp_type 4446): an experimenter property the switch does not know.
+pub const OFPBPC_BAD_EXP_TYPE: ErrorCode = ErrorCode::Experimenter {
+    exp_type: 4446,
+    experimenter: ONF_EXPERIMENTER,
+};
+
+/// The experimenter errors outside the bundle range that have names:
+/// (experimenter, exp_type, name), as Open vSwitch's lib/ofp-errors.h
+/// numbers them for OpenFlow 1.3.
+const NAMED_EXPERIMENTER_ERRORS: &[(u32, u16, &str)] = &[
+    (NX_EXPERIMENTER, 4, "NXBRC_MUST_BE_ZERO"),
+    (NX_EXPERIMENTER, 10, "NXBRC_UNENCODABLE_ERROR"),
+    (NX_EXPERIMENTER, 44, "NXTFFC_DUP_TABLE"),
+    (ONF_EXPERIMENTER, 2640, "OFPBRC_MULTIPART_REQUEST_TIMEOUT"),
+    (ONF_EXPERIMENTER, 4445, "OFPBPC_BAD_EXPERIMENTER"),
+    (ONF_EXPERIMENTER, 4446, "OFPBPC_BAD_EXP_TYPE"),
+];
+
 /// A typed `(type, code)` pair.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ErrorCode {
@@ -383,7 +438,18 @@ impl ErrorCode {
             Self::RoleRequestFailed(c) => c.name(),
             Self::MeterModFailed(c) => c.name(),
             Self::TableFeaturesFailed(c) => c.name(),
-            Self::Experimenter { .. } => self.bundle_code().and_then(BundleFailedCode::name),
+            Self::Experimenter {
+                exp_type,
+                experimenter,
+            } => self
+                .bundle_code()
+                .and_then(BundleFailedCode::name)
+                .or_else(|| {
+                    NAMED_EXPERIMENTER_ERRORS
+                        .iter()
+                        .find(|(e, t, _)| (*e, *t) == (experimenter, exp_type))
+                        .map(|(_, _, n)| *n)
+                }),
             Self::Unknown { .. } => None,
         }
     }
@@ -391,11 +457,12 @@ impl ErrorCode {
 
 impl std::fmt::Display for ErrorCode {
     /// `OFPET_BAD_REQUEST/OFPBRC_BAD_LEN`, or numbers where there is no
-    /// name; the ONF bundle errors as `OFPET_EXPERIMENTER/OFPBFC_MSG_FAILED`.
+    /// name; the experimenter errors with names (the ONF bundle errors,
+    /// Open vSwitch's) as `OFPET_EXPERIMENTER/OFPBFC_MSG_FAILED`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let (ty, code) = self.type_code();
-        if let Some(c) = self.bundle_code() {
-            return write!(f, "{}/{c}", ErrorType::Experimenter);
+        if let (Self::Experimenter { .. }, Some(n)) = (self, self.code_name()) {
+            return write!(f, "{}/{n}", ErrorType::Experimenter);
         }
         match self {
             Self::Experimenter {
@@ -500,6 +567,28 @@ mod tests {
         );
         assert_eq!(
             ErrorCode::from_wire(0xffff, 7, ONF_EXPERIMENTER).bundle_code(),
+            None
+        );
+    }
+
+    #[test]
+    fn open_vswitch_experimenter_errors_have_names() {
+        assert_eq!(
+            NXTFFC_DUP_TABLE.to_string(),
+            "OFPET_EXPERIMENTER/NXTFFC_DUP_TABLE"
+        );
+        assert_eq!(
+            ErrorCode::from_wire(0xffff, 10, 0x2320),
+            NXBRC_UNENCODABLE_ERROR
+        );
+        assert_eq!(
+            OFPBRC_MULTIPART_REQUEST_TIMEOUT.code_name(),
+            Some("OFPBRC_MULTIPART_REQUEST_TIMEOUT")
+        );
+        assert_eq!(OFPBPC_BAD_EXP_TYPE.type_code(), (0xffff, 4446));
+        // The same exp_type under another experimenter has none.
+        assert_eq!(
+            ErrorCode::from_wire(0xffff, 44, ONF_EXPERIMENTER).code_name(),
             None
         );
     }
