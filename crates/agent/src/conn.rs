@@ -108,6 +108,23 @@ pub struct Conn {
     /// Its controller id (NXT_SET_CONTROLLER_ID; 0 until it says): it gets
     /// the packet-ins made for this id only.
     pub controller_id: u16,
+    /// Multipart requests whose last part has not come, by xid
+    /// (see [`crate::Agent::multipart_request`]).
+    pub(crate) partial: std::collections::BTreeMap<u32, Partial>,
+}
+
+/// A multipart request in parts (OFPMPF_REQ_MORE) whose last part has not
+/// come yet.
+#[derive(Debug)]
+pub(crate) struct Partial {
+    pub(crate) mp_type: ofp::msg::multipart::MultipartType,
+    /// Each part's frame and request (None: an empty part, not decoded),
+    /// in order.
+    pub(crate) parts: Vec<(bytes::Bytes, Option<ofp::msg::multipart::MultipartRequest>)>,
+    /// The parts' bytes together.
+    pub(crate) size: usize,
+    /// The next part must come before this.
+    pub(crate) deadline_ns: u64,
 }
 
 /// The spec's default asynchronous configuration (OpenFlow 1.3.5 §7.3.10):
@@ -143,6 +160,7 @@ impl Conn {
             bundles: Bundles::default(),
             packet_in_format: PacketInFormat::Standard,
             controller_id: 0,
+            partial: Default::default(),
         };
         let xid = c.xid();
         c.send(&Message::Hello(ofp::msg::simple::Hello::ours()), xid);

@@ -5,6 +5,8 @@
 //! Contract: a refusal is the `(type, code)` the spec names and changes
 //! nothing; a slave is refused every modification.
 
+use ofp::msg::multipart::{MultipartType, MPF_MORE};
+
 use super::*;
 use ofp::msg::nxt;
 
@@ -30,7 +32,7 @@ impl<D: Datapath> Agent<D> {
                 | M::PortMod(_)
                 | M::TableMod(_)
                 | M::PacketOut(_)
-        ) || matches!(&msg, M::MultipartRequest(r) if matches!(&r.body, Q::TableFeatures(t) if !t.is_empty()));
+        );
         if modifies && self.is_slave(id) {
             return Err(brc(BadRequestCode::IsSlave));
         }
@@ -58,7 +60,10 @@ impl<D: Datapath> Agent<D> {
             M::PortMod(pm) => self.port_mod(pm)?,
             M::TableMod(tm) => self.table_mod(tm)?,
             M::PacketOut(po) => self.packet_out(po)?,
-            M::MultipartRequest(req) => self.multipart_request(id, xid, req, now_ns)?,
+            M::MultipartRequest(req) => {
+                let (mp_type, more) = (req.mp_type(), req.flags & MPF_MORE != 0);
+                self.multipart_request(id, xid, mp_type, more, Some(req), frame, now_ns)?
+            }
             M::BarrierRequest => {
                 self.publish();
                 self.send(id, &M::BarrierReply, xid);
@@ -230,20 +235,88 @@ impl<D: Datapath> Agent<D> {
         Ok(())
     }
 
-    /// A multipart request: FLOW_STATS as a job sent a message at a time
-    /// ([`Agent::pump`]), the rest answered at once (split to fit).
+    /// A multipart request, or one part of it: the parts of a request in
+    /// several (OFPMPF_REQ_MORE, one xid) are gathered as Open vSwitch
+    /// gathers them (`ofpmp_assembler_execute`): the same type in every
+    /// part (else `OFPBRC_BAD_MULTIPART`), 4 MiB at most
+    /// (`OFPBRC_MULTIPART_BUFFER_OVERFLOW`), each part within
+    /// [`MULTIPART_PART_NS`] of the one before (else
+    /// `OFPBRC_MULTIPART_REQUEST_TIMEOUT`, at [`Agent::handle_timeout`]),
+    /// parts with empty bodies left out. Only TABLE_FEATURES takes several
+    /// parts with bodies (any other is `OFPBRC_BAD_MULTIPART`). Then:
+    /// FLOW_STATS as a job sent a message at a time ([`Agent::pump`]),
+    /// TABLE_FEATURES through [`Agent::table_features_request`], the rest
+    /// answered at once (split to fit).
+    ///
+    /// `req` is None for a part with an empty body and more to come, which
+    /// is not decoded (a FLOW_STATS request may come as an empty part and
+    /// one with the body, as Open vSwitch takes it).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn multipart_request(
         &mut self,
         id: ConnId,
         xid: u32,
-        req: ofp::msg::multipart::MultipartRequest,
+        mp_type: MultipartType,
+        more: bool,
+        req: Option<ofp::msg::multipart::MultipartRequest>,
+        frame: &Bytes,
         now_ns: u64,
     ) -> Result<(), ErrorCode> {
-        use Message as M;
-        if req.flags & 1 != 0 {
-            // OFPMPF_REQ_MORE: no request here needs several parts.
-            return Err(brc(BadRequestCode::MultipartBufferOverflow));
+        let Some(c) = self.conns.get_mut(&id) else {
+            return Ok(());
+        };
+        let mut parts = if !more && !c.partial.contains_key(&xid) {
+            // One part: the common case.
+            vec![(frame.clone(), req)]
+        } else {
+            let p = c.partial.entry(xid).or_insert_with(|| conn::Partial {
+                mp_type,
+                parts: Vec::new(),
+                size: 0,
+                deadline_ns: 0,
+            });
+            p.deadline_ns = now_ns.saturating_add(MULTIPART_PART_NS);
+            if p.mp_type != mp_type {
+                c.partial.remove(&xid);
+                return Err(brc(BadRequestCode::BadMultipart));
+            }
+            p.size += frame.len();
+            if p.size > MULTIPART_MAX_BYTES {
+                c.partial.remove(&xid);
+                return Err(brc(BadRequestCode::MultipartBufferOverflow));
+            }
+            p.parts.push((frame.clone(), req));
+            if more {
+                return Ok(());
+            }
+            c.partial.remove(&xid).map(|p| p.parts).unwrap_or_default()
+        };
+        // Parts with empty bodies are left out, but one stays.
+        let header = ofp::header::HEADER_LEN + 8;
+        let mut i = 0;
+        while i < parts.len() {
+            if parts.len() > 1 && parts[i].0.len() <= header {
+                parts.remove(i);
+            } else {
+                i += 1;
+            }
         }
+        // What stays has a body, or is the last part: all decoded.
+        let mut parts: Vec<(Bytes, ofp::msg::multipart::MultipartRequest)> = parts
+            .into_iter()
+            .filter_map(|(f, r)| Some((f, r?)))
+            .collect();
+        if mp_type == MultipartType::TableFeatures {
+            self.table_features_request(id, xid, &parts);
+            return Ok(());
+        }
+        if parts.len() > 1 {
+            self.error(id, xid, brc(BadRequestCode::BadMultipart), &parts[0].0);
+            return Ok(());
+        }
+        let Some((_, req)) = parts.pop() else {
+            return Ok(());
+        };
         if let Q::Flow(freq) = &req.body {
             let rules = self.pipeline.flow_stats_rules(freq).map_err(|e| e.code)?;
             if let Some(c) = self.conns.get_mut(&id) {
@@ -252,12 +325,53 @@ impl<D: Datapath> Agent<D> {
             return Ok(());
         }
         let bodies = self.multipart(req.body, now_ns)?;
+        self.send_parts(id, xid, bodies);
+        Ok(())
+    }
+
+    /// Sends reply `bodies` as one multipart reply (REPLY_MORE on all but
+    /// the last).
+    pub(crate) fn send_parts(&mut self, id: ConnId, xid: u32, bodies: Vec<R>) {
+        use Message as M;
         let n = bodies.len();
         for (i, body) in bodies.into_iter().enumerate() {
             let flags = if i + 1 < n { 1 } else { 0 };
             self.send(id, &M::MultipartReply(MultipartReply { flags, body }), xid);
         }
-        Ok(())
+    }
+
+    /// TABLE_FEATURES, its parts gathered: a request with a body sets the
+    /// tables' features ([`Agent::set_table_features`]; a slave is refused
+    /// `OFPBRC_IS_SLAVE`), then every table's features are the reply. A
+    /// refusal carries the part it concerns.
+    pub(crate) fn table_features_request(
+        &mut self,
+        id: ConnId,
+        xid: u32,
+        parts: &[(Bytes, ofp::msg::multipart::MultipartRequest)],
+    ) {
+        let tables: Vec<&[ofp::msg::table_features::TableFeatures]> = parts
+            .iter()
+            .map(|(_, r)| match &r.body {
+                Q::TableFeatures(t) => t.as_slice(),
+                _ => &[],
+            })
+            .collect();
+        if parts.len() > 1 || !tables[0].is_empty() {
+            let last = &parts[parts.len() - 1].0;
+            if self.is_slave(id) {
+                self.error(id, xid, brc(BadRequestCode::IsSlave), last);
+                return;
+            }
+            if let Err((code, i)) = self.set_table_features(&tables) {
+                self.error(id, xid, code, &parts[i].0);
+                return;
+            }
+        }
+        match self.multipart(Q::TableFeatures(Vec::new()), self.now_ns) {
+            Ok(bodies) => self.send_parts(id, xid, bodies),
+            Err(code) => self.error(id, xid, code, &parts[0].0),
+        }
     }
 
     /// QUEUE_GET_CONFIG_REQUEST: the queues of one port, or all.
@@ -448,6 +562,14 @@ pub(crate) fn queue_desc(p: &PortInfo) -> Vec<PacketQueue> {
         })
         .collect()
 }
+
+/// How long the next part of a multipart request may take (Open
+/// vSwitch's 1 s).
+pub const MULTIPART_PART_NS: u64 = 1_000_000_000;
+
+/// The most bytes the parts of one multipart request may hold (Open
+/// vSwitch's 4 MiB: a TABLE_FEATURES request can pass 1 MB).
+pub const MULTIPART_MAX_BYTES: usize = 4 << 20;
 
 /// Text cut to fit one message whose headers take `overhead` bytes of the
 /// 65 535 (a trace reply 16, a command reply 20), at a line end when there

@@ -24,7 +24,8 @@
 //! [`session`] (a connection's life and bytes), [`dispatch`] (what each
 //! message does), [`stats`] (multipart replies), [`ports`], [`command`],
 //! [`trace`], [`asynchronous`] (PACKET_IN, FLOW_REMOVED), [`local`] (fail
-//! mode, reloads), [`timers`], [`bundle`].
+//! mode, reloads), [`timers`], [`bundle`], [`tables`] (table names, and a
+//! TABLE_FEATURES request that sets them).
 //!
 //! Contracts:
 //! * Every message a controller may send is answered as OpenFlow 1.3.5
@@ -90,6 +91,7 @@ pub mod outbox;
 mod ports;
 mod session;
 mod stats;
+mod tables;
 mod timers;
 mod trace;
 
@@ -122,6 +124,7 @@ pub use conn::{Conn, ConnConfig, Phase};
 pub use local::{LocalChange, LocalRefusal};
 pub use outbox::Outbox;
 pub use stats::FlowStatsJob;
+pub use tables::MAX_TABLE_NAME;
 pub use timers::Event;
 
 /// What the agent needs from the datapath.
@@ -276,6 +279,8 @@ pub struct Agent<D: Datapath> {
     standalone_flow: Option<ofp::FlowMod>,
     /// Whether that flow is installed now.
     fail_flow_installed: bool,
+    /// The tables' names ([`tables`]).
+    table_names: tables::TableNames,
 }
 
 fn brc(c: BadRequestCode) -> ErrorCode {
@@ -287,7 +292,9 @@ pub const DEFAULT_MISS_SEND_LEN: u16 = 128;
 
 impl<D: Datapath> Agent<D> {
     pub fn new(datapath_id: u64, pipeline: Pipeline, datapath: D, dp_desc: &str) -> Self {
+        let table_names = tables::TableNames::new(pipeline.config.n_tables);
         Agent {
+            table_names,
             datapath_id,
             pipeline,
             datapath,

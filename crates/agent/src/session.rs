@@ -161,6 +161,14 @@ impl<D: Datapath> Agent<D> {
             self.hello(id, xid, version, frame);
             return;
         }
+        // An empty part of a multipart request with more to come: held
+        // as it is (a request of its type may need a body to decode).
+        if let Some(mp_type) = empty_part(frame) {
+            if let Err(code) = self.multipart_request(id, xid, mp_type, true, None, frame, now_ns) {
+                self.error(id, xid, code, frame);
+            }
+            return;
+        }
         let (_, msg) = match Message::decode(frame) {
             Ok(m) => m,
             Err(e) => {
@@ -211,4 +219,19 @@ impl<D: Datapath> Agent<D> {
             c.phase = Phase::Closing;
         }
     }
+}
+
+/// The multipart type of `frame` if it is a MULTIPART_REQUEST of a known
+/// type with OFPMPF_REQ_MORE and an empty body.
+fn empty_part(frame: &[u8]) -> Option<ofp::msg::multipart::MultipartType> {
+    let h = ofp::Header::parse(frame)?;
+    if h.version != ofp::OFP_VERSION
+        || h.msg_type != ofp::MsgType::MultipartRequest
+        || frame.len() != ofp::header::HEADER_LEN + 8
+        || u16::from_be_bytes([frame[10], frame[11]]) & ofp::msg::multipart::MPF_MORE == 0
+    {
+        return None;
+    }
+    let t = ofp::msg::multipart::MultipartType::from(u16::from_be_bytes([frame[8], frame[9]]));
+    (!matches!(t, ofp::msg::multipart::MultipartType::Unknown(_))).then_some(t)
 }

@@ -86,17 +86,12 @@ impl<D: Datapath> Agent<D> {
                 port_no: port,
                 queue_id,
             } => self.queue_stats(port, queue_id, now_ns)?,
-            Q::TableFeatures(set) if set.is_empty() => split(
-                table_features(p.config.n_tables, p.config.max_entries),
+            // A request that sets features is judged first
+            // (`Agent::table_features_request`); the reply is the same.
+            Q::TableFeatures(_) => split(
+                table_features(p.config.n_tables, p.config.max_entries, &self.table_names),
                 R::TableFeatures,
             ),
-            // Changing the tables' features is not supported (the spec's
-            // answer for a switch that cannot).
-            Q::TableFeatures(_) => {
-                return Err(ErrorCode::TableFeaturesFailed(
-                    ofp::error::TableFeaturesFailedCode::Eperm,
-                ))
-            }
             Q::Experimenter(_) => return Err(brc(BadRequestCode::BadExperimenter)),
         })
     }
@@ -322,10 +317,12 @@ pub(crate) const ACTIONS_SUPPORTED: u32 = (1 << 0)
     | (1 << 27);
 
 /// What every table supports: all instructions (goto only forward), every
-/// action, every basic OXM field to match, wildcard and set.
+/// action, every basic OXM field to match, wildcard and set; each table's
+/// name (none: empty, as Open vSwitch reports an unnamed table).
 pub(crate) fn table_features(
     n_tables: u8,
     max_entries: usize,
+    names: &crate::tables::TableNames,
 ) -> Vec<ofp::msg::table_features::TableFeatures> {
     use ofp::msg::table_features::{
         prop_type as t, OxmId, TableFeatureProp as P, TableFeatures, TypeId,
@@ -338,9 +335,12 @@ pub(crate) fn table_features(
             })
             .collect::<Vec<_>>()
     };
+    // The six of OpenFlow 1.3 (no experimenter's: sluice runs none, and an
+    // experimenter instruction's id would have to name its experimenter).
     let instructions = ids(ofp::instruction::InstructionType::KNOWN
         .iter()
         .map(|i| i.value())
+        .filter(|&v| v != 0xffff)
         .collect());
     let actions = ids(ofp::action::ActionType::KNOWN
         .iter()
@@ -355,9 +355,15 @@ pub(crate) fn table_features(
             .chain(OxmField::NICIRA)
             .filter_map(|f| Some((f, f.info()?)))
             .filter(|(_, i)| pred(i))
-            .map(|(f, _)| OxmId {
-                header: f.header(false),
-                experimenter: None,
+            .map(|(f, _)| {
+                let header = f.header(false);
+                OxmId {
+                    header,
+                    // An experimenter field's id names its experimenter
+                    // (tcp_flags: ONF's).
+                    experimenter: (header >> 16 == u32::from(ofp::oxm::OXM_CLASS_EXPERIMENTER))
+                        .then_some(ofp::oxm::ONF_EXPERIMENTER),
+                }
             })
             .collect::<Vec<_>>()
     };
@@ -414,7 +420,12 @@ pub(crate) fn table_features(
             }
             TableFeatures {
                 table_id: id,
-                name: FixedStr::new(&format!("table{id}")),
+                name: {
+                    let mut n = FixedStr::default();
+                    let b = names.get(id).unwrap_or_default();
+                    n.0[..b.len()].copy_from_slice(b);
+                    n
+                },
                 metadata_match: u64::MAX,
                 metadata_write: u64::MAX,
                 config: 0,

@@ -26,7 +26,9 @@ const PUBLISH_RETRY_NS: u64 = 1_000_000;
 
 impl<D: Datapath> Agent<D> {
     /// Does what is due at `now_ns`: flow expiry (FLOW_REMOVED), idle
-    /// bundles (discarded with OFPBFC_TIMEOUT, see [`bundle`]), a waiting
+    /// bundles (discarded with OFPBFC_TIMEOUT, see [`bundle`]), multipart
+    /// requests whose next part is late (discarded with
+    /// OFPBRC_MULTIPART_REQUEST_TIMEOUT), a waiting
     /// publication, the fail mode's flow, echo probes; connections past a
     /// deadline become [`Event::Close`].
     pub fn handle_timeout(&mut self, now_ns: u64) {
@@ -42,6 +44,20 @@ impl<D: Datapath> Agent<D> {
         }
         self.publish_due(now_ns);
         for (id, c) in self.conns.iter_mut() {
+            // Multipart requests whose next part is late.
+            let late: Vec<u32> = c
+                .partial
+                .iter()
+                .filter(|(_, p)| now_ns >= p.deadline_ns)
+                .map(|(x, _)| *x)
+                .collect();
+            for xid in late {
+                let p = c.partial.remove(&xid).expect("listed");
+                let frame = &p.parts.last().expect("a part").0;
+                let data = frame.slice(..frame.len().min(ofp::framer::ERROR_DATA_LEN));
+                let code = ofp::error::OFPBRC_MULTIPART_REQUEST_TIMEOUT;
+                c.send(&Message::Error(ErrorMsg { code, data }), xid);
+            }
             let idle = now_ns.saturating_sub(c.last_rx_ns);
             let cfg = &c.config;
             let why = if c.phase == Phase::AwaitHello
@@ -97,6 +113,7 @@ impl<D: Datapath> Agent<D> {
             };
             at(Some(c.last_rx_ns.saturating_add(probe).saturating_add(1)));
             at(c.bundles.next_idle_deadline(cfg.bundles.idle_timeout_ns));
+            at(c.partial.values().map(|p| p.deadline_ns).min());
         }
         next
     }

@@ -26,11 +26,41 @@ pub fn parse_port(s: &str) -> Result<u32, TextError> {
 
 /// Port and table names to print instead of numbers (ovs-ofctl's
 /// `--names`); the empty map prints numbers. Reserved ports always print
-/// by their name.
+/// by their name. As in ovs-ofctl, a name two ports (or two tables) share
+/// is not used, and a name that is not a letter followed by letters and
+/// digits is printed quoted (`"vm-1"`, as a JSON string).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Names {
     ports: std::collections::BTreeMap<u32, String>,
     tables: std::collections::BTreeMap<u8, String>,
+}
+
+/// `name` as ovs-ofctl prints a port or table name: as it is when it is
+/// a letter followed by letters and digits, else quoted as a JSON string.
+pub fn quote_name(name: &str) -> String {
+    let mut chars = name.chars();
+    let plain = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric());
+    if plain {
+        return name.to_string();
+    }
+    let mut s = String::with_capacity(name.len() + 2);
+    s.push('"');
+    for c in name.chars() {
+        match c {
+            '"' => s.push_str("\\\""),
+            '\\' => s.push_str("\\\\"),
+            '\u{8}' => s.push_str("\\b"),
+            '\u{c}' => s.push_str("\\f"),
+            '\n' => s.push_str("\\n"),
+            '\r' => s.push_str("\\r"),
+            '\t' => s.push_str("\\t"),
+            c if (c as u32) < 0x20 => s.push_str(&format!("\\u{:04x}", c as u32)),
+            c => s.push(c),
+        }
+    }
+    s.push('"');
+    s
 }
 
 impl Names {
@@ -49,23 +79,30 @@ impl Names {
         self.tables.insert(id, name.into());
     }
 
-    /// Port `p` by name when it has one, else as [`format_port`] writes it.
+    /// Port `p` by name when it has one (quoted where ovs-ofctl quotes
+    /// it), else as [`format_port`] writes it.
     pub fn port(&self, p: u32) -> String {
         match self.ports.get(&p) {
-            Some(n) if port_no::name(p).is_none() => n.clone(),
+            Some(n)
+                if port_no::name(p).is_none()
+                    && self.ports.iter().filter(|(_, m)| *m == n).count() == 1 =>
+            {
+                quote_name(n)
+            }
             _ => format_port(p),
         }
     }
 
-    /// Table `t`'s name, if it has one.
-    pub fn table_name(&self, t: u8) -> Option<&str> {
-        self.tables.get(&t).map(String::as_str)
+    /// Table `t`'s name as printed (quoted where ovs-ofctl quotes it), if
+    /// it has one that no other table has.
+    pub fn table_name(&self, t: u8) -> Option<String> {
+        let n = self.tables.get(&t)?;
+        (self.tables.values().filter(|m| *m == n).count() == 1).then(|| quote_name(n))
     }
 
     /// Table `t` by name when it has one, else its number.
     pub fn table(&self, t: u8) -> String {
-        self.table_name(t)
-            .map_or_else(|| t.to_string(), str::to_string)
+        self.table_name(t).unwrap_or_else(|| t.to_string())
     }
 }
 
@@ -738,9 +775,9 @@ pub fn format_action_named(a: &Action, names: &Names) -> String {
                 Some(n) => n.to_ascii_uppercase(),
                 // Unnamed reserved ports as Open vSwitch's 16-bit numbers.
                 None if r.in_port >= 0xffff_0000 => (r.in_port & 0xffff).to_string(),
-                None => r.in_port.to_string(),
+                None => names.port(r.in_port),
             });
-            let table = (r.table != Resubmit::CURRENT_TABLE).then(|| r.table.to_string());
+            let table = (r.table != Resubmit::CURRENT_TABLE).then(|| names.table(r.table));
             match (port, table) {
                 (Some(p), None) => format!("resubmit:{p}"),
                 (p, t) => format!(
@@ -753,7 +790,7 @@ pub fn format_action_named(a: &Action, names: &Names) -> String {
         Action::Conjunction(c) => format!("conjunction({},{}/{})", c.id, c.clause, c.n_clauses),
         Action::Learn(l) => {
             let mut s = String::new();
-            super::learn::format_learn(l, &mut s);
+            super::learn::format_learn(l, &mut s, names);
             s
         }
         Action::Experimenter { experimenter, data } => {

@@ -123,8 +123,8 @@ fn parse_spec(arg: &str) -> Result<LearnSpec, TextError> {
 }
 
 /// Writes `learn(...)` as ovs-ofctl prints it.
-pub(crate) fn format_learn(l: &Learn, s: &mut String) {
-    let mut parts: Vec<String> = vec![format!("table={}", l.table_id)];
+pub(crate) fn format_learn(l: &Learn, s: &mut String, names: &super::Names) {
+    let mut parts: Vec<String> = vec![format!("table={}", names.table(l.table_id))];
     for (name, v) in [
         ("idle_timeout", l.idle_timeout),
         ("hard_timeout", l.hard_timeout),

@@ -50,7 +50,7 @@ mod value;
 pub use actions::{
     format_action, format_action_named, format_actions, format_actions_named, format_instructions,
     format_instructions_named, format_port, parse_action, parse_actions, parse_instructions,
-    parse_port, Names,
+    parse_port, quote_name, Names,
 };
 pub use flow::{
     field_by_name, format_flow_mod, format_match, format_match_named, parse_flow_mod, parse_match,
