@@ -331,7 +331,22 @@ impl Client {
     /// Sends a multipart request and gathers every part of the reply (until
     /// one without OFPMPF_REPLY_MORE).
     pub fn multipart(&mut self, body: MultipartRequestBody) -> Result<Vec<MultipartReply>> {
-        let xid = self.send(&Message::MultipartRequest(MultipartRequest::new(body)));
+        self.multipart_parts(vec![body])
+    }
+
+    /// Sends one multipart request in several messages (`bodies`, one xid,
+    /// OFPMPF_REQ_MORE on all but the last), as a request too long for one
+    /// message goes, and waits for the whole reply.
+    pub fn multipart_parts(
+        &mut self,
+        bodies: Vec<MultipartRequestBody>,
+    ) -> Result<Vec<MultipartReply>> {
+        let xid = self.reserve_xids(1);
+        let n = bodies.len();
+        for (i, body) in bodies.into_iter().enumerate() {
+            let flags = if i + 1 < n { MPF_MORE } else { 0 };
+            Message::MultipartRequest(MultipartRequest { flags, body }).encode(xid, &mut self.out);
+        }
         let mut parts = Vec::new();
         let mut deadline = Instant::now() + self.timeout;
         loop {

@@ -188,30 +188,96 @@ fn body(t: &TableFeatures, relative: Option<u8>) -> String {
     s
 }
 
-/// `dump-table-features`.
+/// `dump-table-features`: each table's features, a table whose features
+/// equal the previous table's as "ditto" (a run of such tables without
+/// names on one line, `tables 3...252: ditto`), a table's name after its
+/// number (`table 0 ("Classifier"):`), as ovs-ofctl prints them.
 pub fn table_features(v: &[TableFeatures], _xid: u32) -> String {
     let mut s = String::new();
     let mut prev: Option<String> = None;
+    let mut dittos: Option<(u8, u8)> = None;
     let last = v.iter().map(|t| t.table_id).max();
+    let finish = |s: &mut String, dittos: &mut Option<(u8, u8)>| match dittos.take() {
+        Some((a, b)) if a == b => s.push_str(&format!("\n  table {a}: ditto\n")),
+        Some((a, b)) => s.push_str(&format!("\n  tables {a}...{b}: ditto\n")),
+        None => {}
+    };
     for t in v {
         let key = body(t, last);
-        let head = format!("  table {} (\"{}\"):", t.table_id, t.name.as_str());
-        if prev.as_deref() == Some(key.as_str()) {
-            s.push_str(&format!("{head} ditto\n"));
-        } else {
-            s.push_str(&head);
-            s.push('\n');
-            s.push_str(&body(t, None));
-            s.push('\n');
-        }
+        let same = prev.as_deref() == Some(key.as_str());
         prev = Some(key);
+        let name = t.name.as_str();
+        if same && name.is_empty() {
+            let first = dittos.map_or(t.table_id, |(a, _)| a);
+            dittos = Some((first, t.table_id));
+            continue;
+        }
+        finish(&mut s, &mut dittos);
+        s.push_str(&format!("\n  table {}", t.table_id));
+        if !name.is_empty() {
+            s.push_str(&format!(" (\"{name}\")"));
+        }
+        s.push(':');
+        if same {
+            s.push_str(" ditto");
+            continue;
+        }
+        s.push('\n');
+        s.push_str(&body(t, None));
     }
-    s
+    finish(&mut s, &mut dittos);
+    let mut out = s.strip_prefix('\n').unwrap_or(&s).to_string();
+    out.push('\n');
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn table(id: u8, name: &str, max_entries: u32) -> TableFeatures {
+        TableFeatures {
+            table_id: id,
+            name: ofp::wire::FixedStr::new(name),
+            metadata_match: 0,
+            metadata_write: 0,
+            config: 0,
+            max_entries,
+            properties: Vec::new(),
+        }
+    }
+
+    /// Names after the number, runs of unnamed equal tables on one line,
+    /// named ones each on theirs, as ovs-ofctl 3.1 prints them.
+    #[test]
+    fn names_and_dittos_as_ovs_ofctl() {
+        let v = [
+            table(0, "", 5),
+            table(1, "Classifier", 5),
+            table(2, "", 5),
+            table(3, "", 5),
+            table(4, "", 6),
+            table(5, "", 6),
+        ];
+        let out = table_features(&v, 0);
+        let heads: Vec<&str> = out.lines().filter(|l| l.starts_with("  table")).collect();
+        assert_eq!(
+            heads,
+            [
+                "  table 0:",
+                "  table 1 (\"Classifier\"): ditto",
+                "  tables 2...3: ditto",
+                "  table 4:",
+                "  table 5: ditto"
+            ],
+            "{out}"
+        );
+        assert!(
+            out.starts_with("  table 0:\n    metadata: match=0"),
+            "{out}"
+        );
+        assert!(out.ends_with("  table 5: ditto\n\n"), "{out}");
+    }
 
     #[test]
     fn table_ranges() {

@@ -81,6 +81,18 @@
 //!   message says nothing changed, a refused commit also shows
 //!   `OFPET_EXPERIMENTER/OFPBFC_MSG_FAILED`, and the exit status is 1.
 //!   Other commands refuse `--bundle`.
+//! - Port and table names: `add-flow`, `add-flows`, `mod-flows` and
+//!   `del-flows` take them where a port or table goes (`in_port=p1`,
+//!   `output:"vm-1"`, `table=Classifier`, `goto_table:Output`,
+//!   `resubmit(,Output)`, `learn(table=Learned,...)`), resolved from the
+//!   switch's port descriptions and table features; `--names` prints them
+//!   (quoted as ovs-ofctl quotes them); a name two ports or two tables
+//!   share stands for neither. `dump-table-features` shows each table's
+//!   name; `dump-tables` none, as OpenFlow 1.3's table statistics carry
+//!   none (ovs-ofctl -O OpenFlow13 shows none either).
+//! - `mod-table TABLE name:NAME` names a table as ovs-ofctl does (the
+//!   switch's table features sent back with the name changed); a switch
+//!   refuses to change a name its configuration gives (OFPTFFC_EPERM).
 //!
 //! ## Where sluice-ctl differs, and why
 //!
@@ -95,10 +107,10 @@
 //! - `dump-table-features` lays tables out as ovs-ofctl does ("ditto" for
 //!   a table like the previous one) but names fields and actions the
 //!   OpenFlow way (`ipv4_src`, `dec_nw_ttl`), not ovs-ofctl's (`ip_{src,dst}`).
-//! - Port names are printed with `--names` only (ovs-ofctl 3.x also picks
-//!   them when writing to a terminal) and never read in flows, except by
-//!   `parse-flows --name-map FILE`, which takes them from FILE (a stand-in
-//!   until sluice-ctl resolves names from the switch).
+//! - Port and table names are printed with `--names` only (ovs-ofctl 3.x
+//!   also picks them when writing to a terminal). `parse-flows` and
+//!   `offline-trace`, which have no switch, take them from `--name-map
+//!   FILE`.
 //! - `parse-flows FILE` prints a verdict per line (`LINE: ok` or `LINE:
 //!   error: ...`) instead of the parsed flows as ovs-ofctl does; it also
 //!   refuses what sluice would refuse when adding the flow (a field without
@@ -336,7 +348,10 @@ pub enum Cmd {
     },
     /// Sets a table's configuration: TABLE is a number or all; SETTING is
     /// controller, continue, drop (OpenFlow 1.1 and 1.2 names; 1.3 keeps
-    /// their bits only as deprecated) or a number (the config bits).
+    /// their bits only as deprecated) or a number (the config bits); or
+    /// names a table: SETTING name:NAME (TABLE a number or the table's
+    /// name; name: alone takes the name away), sent as ovs-ofctl sends it,
+    /// a TABLE_FEATURES request with every table's features.
     ModTable {
         switch: String,
         table: String,

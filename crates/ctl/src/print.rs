@@ -183,6 +183,7 @@ fn port_features(v: u32) -> String {
 /// statistics, the cookie and the table only when they are not 0.
 pub fn flow(f: &FlowStats, stats: bool, names: &Names) -> String {
     let table = names.table_name(f.table_id);
+    let table = table.as_deref();
     let mut s = String::new();
     if stats || f.cookie != 0 {
         s.push_str(&format!("cookie={:#x}, ", f.cookie));
@@ -709,6 +710,23 @@ mod tests {
         assert_eq!(
             flow(&f, true, &names),
             "cookie=0x0, duration=1s, table=table0, n_packets=0, n_bytes=0, priority=3,in_port=LOCAL actions=IN_PORT"
+        );
+        // Names in resubmit and learn; names ovs-ofctl quotes, quoted; a
+        // name two tables share, not used.
+        names.insert_port(3, "vm-1");
+        names.insert_table(1, "l2_lookup");
+        names.insert_table(2, "Out");
+        names.insert_table(3, "Twice");
+        names.insert_table(4, "Twice");
+        let f = stats(
+            "table=1,in_port=3,actions=resubmit(1,2),resubmit(,3),resubmit(3,),learn(table=2,NXM_OF_ETH_DST[]),goto_table:4",
+            1,
+            0,
+            (1, 0),
+        );
+        assert_eq!(
+            flow(&f, false, &names),
+            "table=\"l2_lookup\", in_port=\"vm-1\" actions=resubmit(p1,Out),resubmit(,3),resubmit:\"vm-1\",learn(table=Out,NXM_OF_ETH_DST[]),goto_table:4"
         );
     }
 

@@ -27,11 +27,14 @@ use pipeline::validate;
 
 use super::{usage, Output, Result};
 
-/// Port and table names with their numbers (`--name-map`).
+/// Port and table names with their numbers (`--name-map`). A name given
+/// to two ports (or two tables) stands for neither, as in ovs-ofctl.
 #[derive(Debug, Default)]
 pub(crate) struct NameMap {
     ports: HashMap<String, u32>,
     tables: HashMap<String, u8>,
+    /// Names found twice (`port NAME`, `table NAME`).
+    shared: std::collections::HashSet<(bool, String)>,
 }
 
 impl NameMap {
@@ -54,18 +57,42 @@ impl NameMap {
                 return Err(bad());
             };
             match kind {
-                "port" => {
-                    map.ports
-                        .insert(unquote(name).into(), no.parse().map_err(|_| bad())?);
-                }
-                "table" => {
-                    map.tables
-                        .insert(unquote(name).into(), no.parse().map_err(|_| bad())?);
-                }
+                "port" => map.add_port(&unquote(name), no.parse().map_err(|_| bad())?),
+                "table" => map.add_table(&unquote(name), no.parse().map_err(|_| bad())?),
                 _ => return Err(bad()),
             }
         }
         Ok(map)
+    }
+
+    /// Port `no` is named `name` (unless another port is too).
+    fn add_port(&mut self, name: &str, no: u32) {
+        if self.shared.contains(&(true, name.to_string())) {
+            return;
+        }
+        if self
+            .ports
+            .insert(name.to_string(), no)
+            .is_some_and(|o| o != no)
+        {
+            self.ports.remove(name);
+            self.shared.insert((true, name.to_string()));
+        }
+    }
+
+    /// Table `no` is named `name` (unless another table is too).
+    fn add_table(&mut self, name: &str, no: u8) {
+        if self.shared.contains(&(false, name.to_string())) {
+            return;
+        }
+        if self
+            .tables
+            .insert(name.to_string(), no)
+            .is_some_and(|o| o != no)
+        {
+            self.tables.remove(name);
+            self.shared.insert((false, name.to_string()));
+        }
     }
 
     /// The switch's port names (PORT_DESC) and table names (TABLE_FEATURES,
@@ -75,12 +102,12 @@ impl NameMap {
         use ofp::msg::multipart::{MultipartReplyBody as R, MultipartRequestBody as Q};
         let mut map = NameMap::default();
         for p in super::port_descs(c)? {
-            map.ports.insert(p.name.as_str().to_string(), p.port_no);
+            map.add_port(&p.name.as_str(), p.port_no);
         }
         for part in c.multipart(Q::TableFeatures(Vec::new()))? {
             if let R::TableFeatures(v) = part.body {
                 for t in v.into_iter().filter(|t| !t.name.as_str().is_empty()) {
-                    map.tables.insert(t.name.as_str().to_string(), t.table_id);
+                    map.add_table(&t.name.as_str(), t.table_id);
                 }
             }
         }
@@ -88,7 +115,7 @@ impl NameMap {
     }
 
     fn port(&self, name: &str) -> Option<String> {
-        self.ports.get(unquote(name)).map(u32::to_string)
+        self.ports.get(unquote(name).as_ref()).map(u32::to_string)
     }
 
     /// The port `name` stands for, or `name` as written.
@@ -97,7 +124,7 @@ impl NameMap {
     }
 
     fn table(&self, name: &str) -> Option<String> {
-        self.tables.get(unquote(name)).map(u8::to_string)
+        self.tables.get(unquote(name).as_ref()).map(u8::to_string)
     }
 
     /// `flow` with the names this map knows replaced by their numbers.
@@ -112,6 +139,7 @@ impl NameMap {
             ("resubmit:", NameMap::port),
             ("table=", NameMap::table),
             ("goto_table:", NameMap::table),
+            ("goto_table(", NameMap::table),
         ];
         let mut out = String::with_capacity(flow.len());
         let actions_at = flow
@@ -175,21 +203,60 @@ impl NameMap {
     }
 }
 
-/// The value at the start of `s`: a quoted string (quotes kept), or the text
-/// up to a separator. Returns it and its length in `s`.
+/// The value at the start of `s`: a quoted string (quotes kept; `\"`
+/// inside it does not end it), or the text up to a separator. Returns it
+/// and its length in `s`.
 fn word(s: &str) -> (&str, usize) {
     if let Some(q) = s.strip_prefix('"') {
-        let len = q.find('"').map_or(s.len(), |e| e + 2);
-        return (&s[..len], len);
+        let mut escaped = false;
+        for (i, c) in q.char_indices() {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => return (&s[..i + 2], i + 2),
+                _ => {}
+            }
+        }
+        return (s, s.len());
     }
     let len = s.find([',', ')', ' ', '\t', ':']).unwrap_or(s.len());
     (&s[..len], len)
 }
 
-fn unquote(s: &str) -> &str {
-    s.strip_prefix('"')
-        .and_then(|s| s.strip_suffix('"'))
-        .unwrap_or(s)
+/// A name as written: a JSON string in quotes (as ovs-ofctl prints a name
+/// that is not a letter followed by letters and digits) is read back,
+/// escapes and all; anything else is the name.
+fn unquote(s: &str) -> std::borrow::Cow<'_, str> {
+    let Some(q) = s.strip_prefix('"').and_then(|s| s.strip_suffix('"')) else {
+        return s.into();
+    };
+    if !q.contains('\\') {
+        return q.into();
+    }
+    let mut out = String::with_capacity(q.len());
+    let mut it = q.chars();
+    while let Some(c) = it.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match it.next() {
+            Some('b') => out.push('\u{8}'),
+            Some('f') => out.push('\u{c}'),
+            Some('n') => out.push('\n'),
+            Some('r') => out.push('\r'),
+            Some('t') => out.push('\t'),
+            Some('u') => {
+                let hex: String = it.by_ref().take(4).collect();
+                if let Some(c) = u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32) {
+                    out.push(c);
+                }
+            }
+            Some(c) => out.push(c),
+            None => {}
+        }
+    }
+    out.into()
 }
 
 /// One flow's verdict: parsed, checked as the switch checks a flow before
@@ -292,6 +359,34 @@ mod tests {
         assert_eq!(
             m.substitute("actions=ct(table=Out,zone=1),enqueue:tap0:3,output(port=tap0,max_len=9)"),
             "actions=ct(table=20,zone=1),enqueue:5:3,output(port=5,max_len=9)"
+        );
+    }
+
+    /// A name two tables (or ports) share stands for neither; quoted
+    /// names are read as JSON strings, as ovs-ofctl prints them.
+    #[test]
+    fn shared_names_stand_for_nothing_and_quotes_are_read() {
+        let m = NameMap::parse(
+            "table Twice 1\ntable Twice 2\ntable Twice 3\ntable \"l2\\\"x\\\"\" 4\nport a 1\nport a 1\nport b 2\nport b 3\n",
+        )
+        .unwrap();
+        assert_eq!(
+            m.substitute("table=Twice,in_port=b,actions=goto_table:Twice"),
+            "table=Twice,in_port=b,actions=goto_table:Twice"
+        );
+        // The same name for the same number twice is no conflict.
+        assert_eq!(
+            m.substitute("in_port=a,actions=drop"),
+            "in_port=1,actions=drop"
+        );
+        assert_eq!(
+            m.substitute("actions=goto_table(\"l2\\\"x\\\"\")"),
+            "actions=goto_table(4)"
+        );
+        assert_eq!(unquote("\"a\\u0041\\\\\\t\""), "aA\\\t");
+        assert_eq!(
+            map().substitute("actions=learn(table=Out,NXM_OF_ETH_DST[])"),
+            "actions=learn(table=20,NXM_OF_ETH_DST[])"
         );
     }
 

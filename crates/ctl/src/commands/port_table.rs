@@ -7,7 +7,9 @@
 //! a reserved name; `all` where the command takes it) is checked before
 //! connecting. mod-port is the exception: its port may be a name, found
 //! among the switch's ports, so it connects first. mod-port and mod-table
-//! send one change, alone, followed by a barrier.
+//! send one change, alone, followed by a barrier; `mod-table TABLE
+//! name:NAME` sends the switch's table features back with the name
+//! changed (a TABLE_FEATURES request that sets them), as ovs-ofctl does.
 
 use ofp::msg::multipart::{MultipartReplyBody as R, MultipartRequestBody as Q};
 use ofp::msg::simple::{PortMod, TableMod};
@@ -194,15 +196,76 @@ pub(super) fn dump_table_features(
     Ok(crate::features::table_features(&v, xid))
 }
 
-/// mod-table: sets a table's config.
+/// mod-table: sets a table's config, or with `name:NAME` its name.
 pub(super) fn mod_table(
     connect: &Connect<'_>,
     switch: &str,
     table: &str,
     setting: &str,
 ) -> Result<String> {
+    if let Some(name) = setting.strip_prefix("name:") {
+        return rename_table(&mut connect(switch)?, table, name);
+    }
     let tm = table_mod(table, setting)?;
     modify(&mut connect(switch)?, &Message::TableMod(tm))
+}
+
+/// `mod-table SWITCH TABLE name:NAME`, as ovs-ofctl does it under
+/// OpenFlow 1.3: the switch's table features, read, sent back whole with
+/// table TABLE (a number, or a name the switch reports) renamed NAME (cut
+/// to 31 bytes; empty: no name), in as many messages as they take. The
+/// switch refuses what it cannot change (`OFPTFFC_EPERM` for a name its
+/// configuration gives).
+fn rename_table(c: &mut Client, table: &str, name: &str) -> Result<String> {
+    let mut tables = Vec::new();
+    for part in c.multipart(Q::TableFeatures(Vec::new()))? {
+        if let R::TableFeatures(t) = part.body {
+            tables.extend(t);
+        }
+    }
+    let id = match table.parse::<u8>() {
+        Ok(n) => n,
+        Err(_) => {
+            let named: Vec<u8> = tables
+                .iter()
+                .filter(|t| t.name.as_str() == table)
+                .map(|t| t.table_id)
+                .collect();
+            match named[..] {
+                [id] => id,
+                _ => {
+                    return usage(
+                        "table",
+                        format!("`{table}`: expected a table number (0-254) or a table's name"),
+                    )
+                }
+            }
+        }
+    };
+    let Some(t) = tables.iter_mut().find(|t| t.table_id == id) else {
+        return Err(CmdError::Usage(format!("switch does not have table {id}")));
+    };
+    t.name = ofp::wire::FixedStr::new(name);
+    // As many tables a message as fit in 64 KiB.
+    let mut bodies: Vec<Vec<ofp::msg::table_features::TableFeatures>> = vec![Vec::new()];
+    let mut len = 0;
+    for t in tables {
+        let l = Message::MultipartRequest(ofp::msg::multipart::MultipartRequest::new(
+            Q::TableFeatures(vec![t.clone()]),
+        ))
+        .to_bytes(0)
+        .len()
+            - 16;
+        let cur = bodies.last_mut().expect("one");
+        if !cur.is_empty() && len + l > ofp::header::MAX_MSG_LEN - 16 {
+            bodies.push(Vec::new());
+            len = 0;
+        }
+        len += l;
+        bodies.last_mut().expect("one").push(t);
+    }
+    c.multipart_parts(bodies.into_iter().map(Q::TableFeatures).collect())?;
+    Ok(String::new())
 }
 
 /// mod-table's TABLE and SETTING: the OpenFlow 1.1/1.2 names of the
