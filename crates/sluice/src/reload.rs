@@ -20,6 +20,9 @@
 //!   (`send_flow_rem`), or that a deleted group or meter takes along, is
 //!   reported to controllers in FLOW_REMOVED, and the result is published
 //!   at once.
+//! * Table names: the file's replace what the old file gave; a table the
+//!   old file named and the new one does not loses its name; names
+//!   controllers set (TABLE_FEATURES) on other tables stay.
 //! * Controllers and listeners: kept endpoints keep their connections,
 //!   removed ones are closed with theirs, new ones opened.
 //! * What a running bridge cannot change (workers and their CPUs, datapath
@@ -333,6 +336,10 @@ pub fn apply(running: &mut [Running], new: Vec<Config>) -> Result<Vec<String>, S
             r.control.agent.set_packet_in_rate(rate);
         }
         cfg.learn.apply_to(&mut r.control.agent);
+        if cfg.tables != r.config.tables {
+            r.control.agent.set_table_names(&cfg.tables);
+            tracing::info!(bridge = %r.name, "table names changed (configuration)");
+        }
         let mut endpoints = cfg.endpoints.clone();
         endpoints.extend(r.mgmt.iter().cloned());
         problems.extend(

@@ -95,6 +95,7 @@ pub fn build(cfg: config::Config, opts: Options) -> Result<Running, Box<dyn std:
     bridge.default_backend = cfg.default_backend;
     bridge.set_log = opts.set_log;
     let mut agent = agent::Agent::new(cfg.datapath_id, p, bridge, &cfg.name);
+    agent.set_table_names(&cfg.tables);
     if let Some(r) = cfg.packet_in_rate {
         agent.conn_config_mut().packet_in_rate = r;
     }

@@ -4,7 +4,7 @@
 //! Contract: [`bridge`] checks, in this order, the default back end, the
 //! ports (each through the datapath's one port check, then their names and
 //! numbers), the datapath id, the OpenFlow endpoints, the flows, groups and
-//! meters, the bridge's name (for the LOCAL port), the CPUs and workers,
+//! meters, the table names, the bridge's name (for the LOCAL port), the CPUs and workers,
 //! and the limits. It stops at the first problem and names its key as a
 //! single-bridge file would (`bridge.KEY`, `port[N].KEY`); `check_all`
 //! renames them for `[[bridges]]`. It opens nothing and touches no
@@ -33,6 +33,7 @@ pub(super) fn bridge(
     let flows = parse_each(&file.flows, "flows", ofp::text::parse_flow_mod)?;
     let groups = parse_each(&file.groups, "groups", ofp::text::parse_group_mod)?;
     let meters = parse_each(&file.meters, "meters", ofp::text::parse_meter_mod)?;
+    let tables = table_names(&file.tables)?;
     local_port_name(&file)?;
     let workers = workers(&file, &ports.backends)?;
     let max_flows = at_least_one(
@@ -66,6 +67,7 @@ pub(super) fn bridge(
         pcap: ports.pcap,
         pinned: ports.pinned,
         default_backend,
+        tables,
     })
 }
 
@@ -397,4 +399,75 @@ fn at_least_one(value: Option<usize>, key: &str, default: usize) -> Result<usize
         Some(n) => Ok(n),
         None => Ok(default),
     }
+}
+
+/// `tables`: table numbers (0 to the last table, 253) and their names,
+/// each name a word ovs-ofctl and sluice-ctl read as that table's name and
+/// as nothing else, once per bridge. A problem is named
+/// `bridge.tables.NUMBER`.
+fn table_names(
+    tables: &std::collections::BTreeMap<String, String>,
+) -> Result<std::collections::BTreeMap<u8, String>, ConfigError> {
+    let n = pipeline::Config::default().n_tables;
+    let mut out = std::collections::BTreeMap::new();
+    let mut seen: std::collections::HashMap<&str, u8> = Default::default();
+    for (k, name) in tables {
+        let key = format!("bridge.tables.{k}");
+        let id = k
+            .parse::<u8>()
+            .ok()
+            .filter(|&id| id < n && k.bytes().all(|b| b.is_ascii_digit()))
+            .ok_or_else(|| err(&key, format!("{k:?} is not a table number (0-{})", n - 1)))?;
+        if let Some(problem) = table_name_problem(name) {
+            return Err(err(&key, format!("{name:?}: {problem}")));
+        }
+        if let Some(other) = seen.insert(name, id) {
+            return Err(err(
+                &key,
+                format!("{name:?} names table {other} too: a name is one table's"),
+            ));
+        }
+        out.insert(id, name.clone());
+    }
+    Ok(out)
+}
+
+/// What is wrong with table name `name`, if anything: it must fit
+/// OpenFlow's 32 bytes with its NUL, be one word of printable ASCII without
+/// the characters flow text separates or quotes with (so that it reads the
+/// same unquoted in `table=`, `goto_table:` and `resubmit(,...)`, in a
+/// shell and in a `--name-map` file), and not read as a number (ovs-ofctl
+/// takes `5` and `+5` as table 5 and refuses `-5`; sluice-ctl also takes
+/// `0x5`) or as the keyword `all` (every table, to `mod-table`, `table=`
+/// and `dump-table-features`).
+fn table_name_problem(name: &str) -> Option<String> {
+    const SEPARATORS: &str = ",=:()\"\\";
+    if name.is_empty() {
+        return Some("empty (leave a table out to leave it without a name)".into());
+    }
+    if name.len() > agent::MAX_TABLE_NAME {
+        return Some(format!(
+            "{} bytes: a table name has at most {} (OpenFlow's 32 with the NUL)",
+            name.len(),
+            agent::MAX_TABLE_NAME
+        ));
+    }
+    if let Some(c) = name
+        .chars()
+        .find(|&c| !c.is_ascii_graphic() || SEPARATORS.contains(c))
+    {
+        return Some(format!(
+            "{c:?} is not allowed: printable ASCII without spaces or any of {SEPARATORS}"
+        ));
+    }
+    if name.starts_with(|c: char| c.is_ascii_digit() || c == '+' || c == '-') {
+        return Some(
+            "starts with a digit, + or -: ovs-ofctl and sluice-ctl would read it as a number"
+                .into(),
+        );
+    }
+    if name.eq_ignore_ascii_case("all") {
+        return Some("\"all\" means every table to ovs-ofctl and sluice-ctl".into());
+    }
+    None
 }

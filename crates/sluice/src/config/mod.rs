@@ -99,6 +99,8 @@ pub struct Config {
     /// Port numbers the configuration gives (`ofport`); the others are
     /// the daemon's to choose (see `datapath::numbers`).
     pub pinned: Vec<u32>,
+    /// Table names, by table number (see [`schema::BridgeSection::tables`]).
+    pub tables: std::collections::BTreeMap<u8, String>,
 }
 
 impl Config {

@@ -86,6 +86,10 @@ pub struct BridgeSection {
     /// Learned flows one table holds at most (default 1 000 000).
     #[serde(default)]
     pub learned_max: Option<usize>,
+    /// Table names by table number (`{ 0 = "Classifier", 10 = "Output" }`),
+    /// as TABLE_FEATURES reports them (Open vSwitch's `Flow_Table` names).
+    #[serde(default)]
+    pub tables: std::collections::BTreeMap<String, String>,
 }
 
 fn default_true() -> bool {
@@ -123,6 +127,7 @@ impl Default for BridgeSection {
             learn_rate: None,
             learn_burst: None,
             learned_max: None,
+            tables: Default::default(),
         }
     }
 }

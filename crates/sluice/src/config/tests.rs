@@ -327,3 +327,75 @@ name = \"a\"\nbackend = \"pcap\"\npcap_in = \"x\"\n",
         assert_eq!(check(text).unwrap_err().key, key, "{text}");
     }
 }
+
+#[test]
+fn table_names_are_checked_and_named_by_their_key() {
+    let c = check_all(
+        parse_file(
+            "[bridge]\ntables = { 0 = \"Classifier\", 10 = \"l2_lookup\", 253 = \"Out.v2\" }\n",
+        )
+        .unwrap(),
+        &["a".into()],
+    )
+    .unwrap();
+    let want: Vec<(u8, &str)> = vec![(0, "Classifier"), (10, "l2_lookup"), (253, "Out.v2")];
+    assert_eq!(
+        c[0].tables
+            .iter()
+            .map(|(k, v)| (*k, v.as_str()))
+            .collect::<Vec<_>>(),
+        want
+    );
+    for (tables, key, says) in [
+        (
+            "{ 254 = \"A\" }",
+            "bridge.tables.254",
+            "not a table number (0-253)",
+        ),
+        ("{ x = \"A\" }", "bridge.tables.x", "not a table number"),
+        (
+            "{ \"+1\" = \"A\" }",
+            "bridge.tables.+1",
+            "not a table number",
+        ),
+        ("{ 1 = \"\" }", "bridge.tables.1", "empty"),
+        (
+            "{ 1 = \"abcdefghijklmnopqrstuvwxyz012345\" }",
+            "bridge.tables.1",
+            "32 bytes",
+        ),
+        ("{ 1 = \"a b\" }", "bridge.tables.1", "' ' is not allowed"),
+        ("{ 1 = \"a,b\" }", "bridge.tables.1", "',' is not allowed"),
+        (
+            "{ 1 = \"a\\\"b\" }",
+            "bridge.tables.1",
+            "'\"' is not allowed",
+        ),
+        (
+            "{ 1 = \"tab\\u00e9\" }",
+            "bridge.tables.1",
+            "is not allowed",
+        ),
+        ("{ 1 = \"5\" }", "bridge.tables.1", "as a number"),
+        ("{ 1 = \"0x5\" }", "bridge.tables.1", "as a number"),
+        ("{ 1 = \"-x\" }", "bridge.tables.1", "as a number"),
+        ("{ 1 = \"ALL\" }", "bridge.tables.1", "every table"),
+        (
+            "{ 1 = \"A\", 2 = \"A\" }",
+            "bridge.tables.2",
+            "names table 1 too",
+        ),
+    ] {
+        let f = parse_file(&format!("[bridge]\ntables = {tables}\n")).unwrap();
+        let e = check_all(f, &["a".into()]).unwrap_err();
+        assert_eq!(e.key, key, "{tables}: {e}");
+        assert!(e.problem.contains(says), "{tables}: {e}");
+    }
+    // A 31-byte name fits; in [[bridges]] the key is the entry's.
+    let f = parse_file(
+        "[[bridges]]\nports = [{ name = \"a\" }]\ntables = { 3 = \"abcdefghijklmnopqrstuvwxyz01234\" }\n[[bridges]]\nname = \"br1\"\ndatapath_id = \"2\"\nports = [{ name = \"b\" }]\ntables = { 3 = \"3\" }\n",
+    )
+    .unwrap();
+    let e = check_all(f, &[]).unwrap_err();
+    assert_eq!(e.key, "bridges[1].tables.3", "{e}");
+}
