@@ -802,6 +802,78 @@ FLOWS
     finish "ovs-ofctl and sluice-ctl print the same flows and groups (reserved ports, default priority, cookies, 7 tables); diff-flows and replace-flows agree" $r
 }
 
+# Table names: given in the configuration, taken by sluice-ctl and
+# ovs-ofctl in the flows they add (table=, resubmit(,NAME), goto_table:)
+# and printed with --names; a controller (ovs-ofctl mod-table name:) names
+# another table but may not rename a configured one; a reload renames
+# them.
+table_names_cfg() { # file tables
+    printf '[bridge]\nfail_mode = "secure"\ntables = %s\n[[port]]\nname = "p1"\n[[port]]\nname = "p2"\n' "$2" >"$1"
+}
+
+test_table_names() {
+    P=sle2e$$tn
+    local r=0 rd cfg out a b O="ovs-ofctl -O OpenFlow13"
+    if ! command -v ovs-ofctl >/dev/null; then
+        echo "     ovs-ofctl not found (scripts/setup.sh installs openvswitch-common)"
+        finish "table names" 1
+        return
+    fi
+    testbed_up "$P" || return 1
+    rd=$(mktemp -d)
+    cfg=$rd/sluice.toml
+    table_names_cfg "$cfg" '{ 0 = "Classifier", 1 = "Learn", 2 = "Output" }'
+    start_sluice --config "$cfg" --run-dir "$rd"
+    local C="$CTL --run-dir $rd" S="unix:$rd/br0.mgmt"
+    # Flows by table name, through resubmit and goto_table.
+    $C add-flow br0 "table=Classifier,priority=10,in_port=p1,actions=resubmit(,Output)" || r=1
+    $C add-flow br0 "table=Classifier,priority=10,in_port=p2,actions=goto_table:Output" || r=1
+    printf '%s\n' "table=Output,priority=10,in_port=p1,actions=output:p2" \
+        "table=Output,priority=10,in_port=p2,actions=output:p1" >"$rd/flows"
+    $C add-flows br0 "$rd/flows" || r=1
+    ping_ok h1 "$TESTBED_NET.2" || { echo "     no ping through the named tables"; r=1; }
+    out=$($C --names --no-stats dump-flows br0)
+    for want in 'table=Classifier, priority=10,in_port=p1 actions=resubmit(,Output)' \
+        'table=Classifier, priority=10,in_port=p2 actions=goto_table:Output' \
+        'table=Output, priority=10,in_port=p1 actions=output:p2'; do
+        echo "$out" | grep -qF "$want" || { echo "     --names dump-flows lacks: $want"; r=1; }
+    done
+    # ovs-ofctl reads the same names from the switch and prints the same.
+    a=$($O --names --no-stats dump-flows "$S" 2>&1)
+    [ "$a" = "$out" ] || { echo "     ovs-ofctl --names dump-flows differs:"; diff <(echo "$a") <(echo "$out") | sed 's/^/       /'; r=1; }
+    $O dump-table-features "$S" | grep -q '^  table 0 ("Classifier"):' || { echo "     ovs-ofctl dump-table-features: no name"; r=1; }
+    $C dump-table-features br0 | grep -q '^  table 2 ("Output"):' || { echo "     sluice-ctl dump-table-features: no name"; r=1; }
+    # A controller names table 5 (ovs-ofctl's TABLE_FEATURES request) and
+    # sluice-ctl adds a flow by it; renaming a configured table is refused.
+    $O mod-table "$S" 5 name:Extra || { echo "     ovs-ofctl mod-table name: refused"; r=1; }
+    $O add-flow "$S" "table=Extra,priority=1,actions=drop" || r=1
+    $C --names --no-stats dump-flows br0 | grep -qF 'table=Extra, priority=1 actions=drop' || { echo "     no flow in table Extra"; r=1; }
+    out=$($O mod-table "$S" 0 name:Other 2>&1) && { echo "     ovs-ofctl renamed a configured table"; r=1; }
+    echo "$out" | grep -q OFPTFFC_EPERM || { echo "     ovs-ofctl mod-table: $out"; r=1; }
+    out=$($C mod-table br0 Classifier name:Other 2>&1) && { echo "     sluice-ctl renamed a configured table"; r=1; }
+    echo "$out" | grep -q OFPTFFC_EPERM || { echo "     sluice-ctl mod-table: $out"; r=1; }
+    $C mod-table br0 6 name:Six || { echo "     sluice-ctl mod-table name: refused"; r=1; }
+    # A reload renames Output, drops Learn; Extra and Six, a controller's,
+    # stay; the flows follow their tables and traffic still passes.
+    table_names_cfg "$cfg" '{ 0 = "Classifier", 2 = "Egress" }'
+    hup_and_wait || r=1
+    out=$($C --names --no-stats dump-flows br0)
+    echo "$out" | grep -qF 'table=Classifier, priority=10,in_port=p1 actions=resubmit(,Egress)' &&
+        echo "$out" | grep -qF 'table=Egress, priority=10,in_port=p2 actions=output:p1' ||
+        { echo "     after the reload: $out"; r=1; }
+    out=$($C dump-table-features br0 | grep -o '^  table [0-9]* ("[^"]*")' | sed 's/^ *//' | paste -sd,)
+    [ "$out" = 'table 0 ("Classifier"),table 2 ("Egress"),table 5 ("Extra"),table 6 ("Six")' ] ||
+        { echo "     names after the reload: $out"; r=1; }
+    ping_ok h1 "$TESTBED_NET.2" || { echo "     no ping after the reload"; r=1; }
+    # A bad name is refused at reload, naming its key; the names stay.
+    table_names_cfg "$cfg" '{ 0 = "all" }'
+    hup_and_wait || r=1
+    grep -q "configuration NOT reloaded.*bridge.tables.0" "$OUT" || { echo "     bad name not refused"; r=1; }
+    $C dump-table-features br0 | grep -q '^  table 2 ("Egress")' || { echo "     names lost by a refused file"; r=1; }
+    rm -rf "$rd"
+    finish "table names: from the config, in flows by sluice-ctl and ovs-ofctl (table=, resubmit, goto_table, --names), a controller's TABLE_FEATURES (mod-table name:), configured names kept, reload" $r
+}
+
 # Open vSwitch's packet-in extensions against Open vSwitch 3.1 itself: the
 # same flows (ovs-ofctl add-flows), then the same frames from h1, through
 # sluice and through Open vSwitch (its userspace datapath on the same
