@@ -10,8 +10,9 @@
 //! current one) and 3 bytes of padding. `ovs-ofctl -O OpenFlow13` 3.1
 //! writes every resubmit as `NXAST_RESUBMIT_TABLE`; both subtypes are
 //! read, as Open vSwitch reads them (subtype 1 always means the current
-//! table). Padding not zero is `OFPBAC_BAD_ARGUMENT`, as Open vSwitch
-//! answers.
+//! table), and one that came as `NXAST_RESUBMIT` goes out so again, as
+//! Open vSwitch writes it back (the bytes after its port as zeros).
+//! Padding not zero is `OFPBAC_BAD_ARGUMENT`, as Open vSwitch answers.
 
 use bytes::BufMut;
 
@@ -26,6 +27,16 @@ pub const NXAST_RESUBMIT: u16 = 1;
 /// Nicira action subtype `NXAST_RESUBMIT_TABLE`.
 pub const NXAST_RESUBMIT_TABLE: u16 = 14;
 
+/// How a [`Resubmit`] goes on the wire.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum ResubmitForm {
+    /// `NXAST_RESUBMIT_TABLE`: what ovs-ofctl 3.1 writes.
+    #[default]
+    ResubmitTable,
+    /// `NXAST_RESUBMIT` (no table: the current one): kept when it came so.
+    Resubmit,
+}
+
 /// A resubmit: where the packet is looked up again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Resubmit {
@@ -35,6 +46,8 @@ pub struct Resubmit {
     /// The table; [`Resubmit::CURRENT_TABLE`]: the one whose flow runs
     /// the resubmit.
     pub table: u8,
+    /// [`ResubmitForm::Resubmit`] only with the current table.
+    pub form: ResubmitForm,
 }
 
 impl Resubmit {
@@ -57,9 +70,24 @@ impl Resubmit {
         }
     }
 
+    /// A resubmit as ovs-ofctl writes it (`NXAST_RESUBMIT_TABLE`).
+    pub fn new(in_port: u32, table: u8) -> Resubmit {
+        Resubmit {
+            in_port,
+            table,
+            form: ResubmitForm::ResubmitTable,
+        }
+    }
+
     /// The body after the action header: experimenter id onwards.
     pub(crate) fn encode_body(&self, out: &mut Vec<u8>) {
         out.put_u32(crate::action::NX_VENDOR_ID);
+        if self.form == ResubmitForm::Resubmit && self.table == Resubmit::CURRENT_TABLE {
+            out.put_u16(NXAST_RESUBMIT);
+            out.put_u16(port_to_u16(self.in_port));
+            out.put_bytes(0, 4);
+            return;
+        }
         out.put_u16(NXAST_RESUBMIT_TABLE);
         out.put_u16(port_to_u16(self.in_port));
         out.put_u8(self.table);
@@ -81,6 +109,7 @@ impl Resubmit {
             return Ok(Resubmit {
                 in_port,
                 table: Resubmit::CURRENT_TABLE,
+                form: ResubmitForm::Resubmit,
             });
         }
         let table = b.u8()?;
@@ -90,7 +119,7 @@ impl Resubmit {
                 "resubmit padding not zero",
             ));
         }
-        Ok(Resubmit { in_port, table })
+        Ok(Resubmit::new(in_port, table))
     }
 }
 

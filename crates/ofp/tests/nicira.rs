@@ -746,7 +746,7 @@ fn text_errors_name_the_token() {
 // `ovs-ofctl ofp-print` decodes them.
 
 fn resubmit(in_port: u32, table: u8) -> Action {
-    Action::Resubmit(Resubmit { in_port, table })
+    Action::Resubmit(Resubmit::new(in_port, table))
 }
 
 /// (text given to ovs-ofctl, the action's bytes it sent, how it prints).
@@ -816,11 +816,20 @@ fn resubmit_as_ovs_ofctl_sends_and_prints_it() {
 
 #[test]
 fn nxast_resubmit_means_the_current_table() {
-    // Subtype 1: what follows the port is not looked at.
+    // Subtype 1: what follows the port is not looked at; it goes back out
+    // as subtype 1 with zeros there, as Open vSwitch writes it.
+    let a = decode_one(&hex("ffff0010000023200001000503000000")).unwrap();
     assert_eq!(
-        decode_one(&hex("ffff0010000023200001000503000000")),
-        Ok(resubmit(5, 255))
+        a,
+        Action::Resubmit(Resubmit {
+            form: ofp::resubmit::ResubmitForm::Resubmit,
+            ..Resubmit::new(5, 255)
+        })
     );
+    let mut out = Vec::new();
+    a.encode(&mut out);
+    assert_eq!(out, hex("ffff0010000023200001000500000000"));
+    assert_eq!(ofp::text::format_action(&a), "resubmit:5");
 }
 
 #[test]

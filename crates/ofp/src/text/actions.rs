@@ -166,7 +166,7 @@ fn parse_resubmit(tok: &str, args: &str) -> Result<Action, TextError> {
             "at least one of the port and the table must be given",
         ));
     }
-    Ok(Action::Resubmit(Resubmit { in_port, table }))
+    Ok(Action::Resubmit(Resubmit::new(in_port, table)))
 }
 
 fn hex_bytes(b: &[u8]) -> String {

@@ -203,13 +203,14 @@ fn action_common() -> impl Strategy<Value = Action> {
     ]
 }
 
-/// A resubmit (its port one Open vSwitch's 16-bit ports can name).
+/// A resubmit (its port one Open vSwitch's 16-bit ports can name), as
+/// ovs-ofctl writes it.
 pub fn resubmit() -> impl Strategy<Value = Resubmit> {
     (
         prop_oneof![0u32..0xff00, 0xffff_ff00u32..=0xffff_ffff],
         any::<u8>(),
     )
-        .prop_map(|(in_port, table)| Resubmit { in_port, table })
+        .prop_map(|(in_port, table)| Resubmit::new(in_port, table))
 }
 
 /// A subfield of a field with an NXM header: `writable` ones only if
