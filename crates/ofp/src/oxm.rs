@@ -1208,14 +1208,21 @@ impl Match {
         Ok(Match { entries })
     }
 
-    /// Checks the match as a whole, with the spec's codes: each field on its
-    /// own ([`Oxm::validate`]), then `OFPBMC_DUP_FIELD`, then prerequisites
-    /// (`OFPBMC_BAD_PREREQ`), including VLAN_PCP's "VLAN_VID != NONE".
-    /// Non-basic classes are reported as `OFPBMC_BAD_FIELD` (we know none).
+    /// Checks the match as a whole, with the spec's codes, field by field
+    /// in order as Open vSwitch does: the field on its own
+    /// ([`Oxm::validate`]), its prerequisites among the fields before it
+    /// (`OFPBMC_BAD_PREREQ`: OpenFlow 1.3 wants a prerequisite earlier in
+    /// the match than the field that needs it), including VLAN_PCP's
+    /// "VLAN_VID != NONE", then `OFPBMC_DUP_FIELD`. Non-basic classes are
+    /// reported as `OFPBMC_BAD_FIELD` (we know none).
     pub fn validate(&self) -> Result<()> {
         let mut seen: [Option<&Oxm>; FIELD_SLOTS] = [None; FIELD_SLOTS];
         let mut regs = 0u32;
         let slot = |f: OxmField| f.index().unwrap_or(0);
+        let bad_prereq = OfpError::new(
+            ErrorCode::BadMatch(BadMatchCode::BadPrereq),
+            "prerequisite not met (or not before the field that needs it)",
+        );
         for e in &self.entries {
             let o = match e {
                 MatchEntry::Basic(o) => o,
@@ -1227,6 +1234,20 @@ impl Match {
                 }
             };
             o.validate()?;
+            for (need, values) in o.field.prerequisites() {
+                match seen[slot(*need)] {
+                    Some(p)
+                        if p.effective_mask() == need.width_mask() && values.contains(&p.value) => {
+                    }
+                    _ => return Err(bad_prereq),
+                }
+            }
+            if o.field == OxmField::VlanPcp {
+                match seen[slot(OxmField::VlanVid)] {
+                    Some(v) if !(v.mask.is_none() && v.value == OFPVID_NONE as u128) => {}
+                    _ => return Err(bad_prereq),
+                }
+            }
             // reg, xreg and xxreg views of one register are one field.
             if let Some((first, n)) = o.field.regs() {
                 let bits = ((1u32 << n) - 1) << first;
@@ -1246,26 +1267,6 @@ impl Match {
                 ));
             }
             *slot = Some(o);
-        }
-        let bad_prereq = OfpError::new(
-            ErrorCode::BadMatch(BadMatchCode::BadPrereq),
-            "prerequisite not met",
-        );
-        for o in seen.iter().flatten() {
-            for (need, values) in o.field.prerequisites() {
-                match seen[slot(*need)] {
-                    Some(p)
-                        if p.effective_mask() == need.width_mask() && values.contains(&p.value) => {
-                    }
-                    _ => return Err(bad_prereq),
-                }
-            }
-            if o.field == OxmField::VlanPcp {
-                match seen[slot(OxmField::VlanVid)] {
-                    Some(v) if !(v.mask.is_none() && v.value == OFPVID_NONE as u128) => {}
-                    _ => return Err(bad_prereq),
-                }
-            }
         }
         Ok(())
     }
@@ -1304,6 +1305,22 @@ mod tests {
             Oxm::exact(F::TcpDst, 80),
         ]);
         assert!(tcp.validate().is_ok());
+        // A prerequisite comes before the field that needs it, as the spec
+        // and Open vSwitch want (os-ken writes Nicira fields such as
+        // nw_ttl first).
+        for late in [
+            m(&[
+                Oxm::exact(F::EthType, 0x800),
+                Oxm::exact(F::TcpDst, 80),
+                Oxm::exact(F::IpProto, 6),
+            ]),
+            m(&[Oxm::exact(F::NwTtl, 3), Oxm::exact(F::EthType, 0x800)]),
+        ] {
+            assert_eq!(
+                late.validate().unwrap_err().code,
+                ErrorCode::BadMatch(BadMatchCode::BadPrereq)
+            );
+        }
         let no_proto = m(&[Oxm::exact(F::EthType, 0x800), Oxm::exact(F::TcpDst, 80)]);
         assert_eq!(
             no_proto.validate().unwrap_err().code,
