@@ -7,6 +7,14 @@
 //!   this crate encoded (every switch-to-controller message), for os-ken to
 //!   decode.
 //!
+//! * `ofp-interop flows`: reads JSON lines `{"name", "hex", "flow"}`: a
+//!   FLOW_MOD os-ken encoded (Open vSwitch's extension fields and Nicira
+//!   actions) and the same flow in ovs-ofctl text. Writes `{"name", "ok",
+//!   "error", "hex" (our re-encoding of os-ken's bytes), "printed" (the
+//!   decoded flow as text), "text_ok", "text_error", "text_hex" (the text
+//!   parsed and encoded), "same_match" (the decoded match has the text's
+//!   fields, in any order), "same_instructions"}`.
+//!
 //! A summary names fields as os-ken does, so the Python side can compare
 //! them field by field with os-ken's own view of the same bytes.
 
@@ -860,9 +868,86 @@ fn main() {
                 writeln!(out, "{res}").expect("stdout");
             }
         }
+        "flows" => {
+            for line in std::io::stdin().lock().lines() {
+                let line = line.expect("stdin");
+                writeln!(out, "{}", flows_line(&line)).expect("stdout");
+            }
+        }
         _ => {
-            eprintln!("usage: ofp-interop corpus | decode < messages.jsonl");
+            eprintln!("usage: ofp-interop corpus | decode | flows < messages.jsonl");
             std::process::exit(2);
         }
     }
+}
+
+/// One line of `flows`: os-ken's FLOW_MOD decoded and encoded again, the
+/// text parsed and encoded, and whether the two agree.
+fn flows_line(line: &str) -> Value {
+    let v: Value = serde_json::from_str(line).expect("json line");
+    let name = v["name"].as_str().unwrap_or("?").to_string();
+    let raw = unhex(v["hex"].as_str().unwrap_or("")).unwrap_or_default();
+    let mut out = Map::new();
+    out.insert("name".into(), json!(name));
+    let decoded = match Message::decode(&Bytes::from(raw)) {
+        Ok((h, msg)) => {
+            out.insert("ok".into(), json!(true));
+            out.insert("hex".into(), json!(hex(&msg.to_bytes(h.xid))));
+            match msg {
+                Message::FlowMod(fm) => {
+                    if let Err(e) = Message::FlowMod(fm.clone()).validate() {
+                        out.insert("invalid".into(), json!(e.to_string()));
+                    }
+                    out.insert("printed".into(), json!(ofp::text::format_flow_mod(&fm)));
+                    Some((h.xid, fm))
+                }
+                other => {
+                    out.insert(
+                        "error".into(),
+                        json!(format!("not a FLOW_MOD: {:?}", other.msg_type())),
+                    );
+                    None
+                }
+            }
+        }
+        Err(OfpError { code, detail }) => {
+            out.insert("ok".into(), json!(false));
+            out.insert("error".into(), json!(format!("{code}: {detail}")));
+            None
+        }
+    };
+    match ofp::text::parse_flow_mod(v["flow"].as_str().unwrap_or("")) {
+        Ok(fm) => {
+            let xid = decoded.as_ref().map_or(1, |(x, _)| *x);
+            out.insert("text_ok".into(), json!(true));
+            out.insert(
+                "text_hex".into(),
+                json!(hex(&Message::FlowMod(fm.clone()).to_bytes(xid))),
+            );
+            out.insert(
+                "text_printed".into(),
+                json!(ofp::text::format_flow_mod(&fm)),
+            );
+            if let Some((_, d)) = &decoded {
+                let set = |m: &Match| {
+                    let mut v: Vec<String> = m.entries.iter().map(|e| format!("{e:?}")).collect();
+                    v.sort();
+                    v
+                };
+                out.insert(
+                    "same_match".into(),
+                    json!(set(&d.match_) == set(&fm.match_)),
+                );
+                out.insert(
+                    "same_instructions".into(),
+                    json!(d.instructions == fm.instructions),
+                );
+            }
+        }
+        Err(e) => {
+            out.insert("text_ok".into(), json!(false));
+            out.insert("text_error".into(), json!(e.to_string()));
+        }
+    }
+    Value::Object(out)
 }
