@@ -239,7 +239,9 @@ impl<D: Datapath> Agent<D> {
     /// several (OFPMPF_REQ_MORE, one xid) are gathered as Open vSwitch
     /// gathers them (`ofpmp_assembler_execute`): the same type in every
     /// part (else `OFPBRC_BAD_MULTIPART`), 4 MiB at most
-    /// (`OFPBRC_MULTIPART_BUFFER_OVERFLOW`), each part within
+    /// (`OFPBRC_MULTIPART_BUFFER_OVERFLOW`; all of a connection's
+    /// unfinished requests together, where Open vSwitch counts each
+    /// alone), each part within
     /// [`MULTIPART_PART_NS`] of the one before (else
     /// `OFPBRC_MULTIPART_REQUEST_TIMEOUT`, at [`Agent::handle_timeout`]),
     /// parts with empty bodies left out. Only TABLE_FEATURES takes several
@@ -281,11 +283,14 @@ impl<D: Datapath> Agent<D> {
                 return Err(brc(BadRequestCode::BadMultipart));
             }
             p.size += frame.len();
-            if p.size > MULTIPART_MAX_BYTES {
+            p.parts.push((frame.clone(), req));
+            // 4 MiB for all the connection's requests in parts together,
+            // so that many xids cannot hold more.
+            let held: usize = c.partial.values().map(|p| p.size).sum();
+            if held > MULTIPART_MAX_BYTES {
                 c.partial.remove(&xid);
                 return Err(brc(BadRequestCode::MultipartBufferOverflow));
             }
-            p.parts.push((frame.clone(), req));
             if more {
                 return Ok(());
             }

@@ -589,6 +589,23 @@ fn multipart_requests_in_parts() {
         matches!(&got[..], [(10, Message::Error(e))] if e.code == ErrorCode::BadRequest(BadRequestCode::MultipartBufferOverflow)),
         "{got:?}"
     );
+    // The 4 MiB are the connection's, however many xids share them.
+    let mut got = Vec::new();
+    for xid in 100..200 {
+        for p in request_bytes(&many, xid) {
+            let mut p = p.clone();
+            p[10..12].copy_from_slice(&MPF_MORE.to_be_bytes());
+            assert!(a.handle_input(id, &p, 6_000_000_000));
+        }
+        got.extend(replies(&mut a, id));
+        if !got.is_empty() {
+            break;
+        }
+    }
+    assert!(
+        matches!(&got[..], [(_, Message::Error(e))] if e.code == ErrorCode::BadRequest(BadRequestCode::MultipartBufferOverflow)),
+        "{got:?}"
+    );
 }
 
 /// ovs-ofctl 3.1 as the controller: `mod-table TABLE name:NAME` reads the
