@@ -12,7 +12,7 @@
 //! installs): without it the test fails, it does not skip.
 
 use std::io::{Read, Write};
-use std::os::unix::net::{UnixListener, UnixStream};
+use std::os::unix::net::UnixListener;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -22,28 +22,8 @@ use ofp::msg::nxt::{NxPacketIn, NxtMsg, PacketIn2, PacketInFormat};
 use ofp::port::NO_BUFFER;
 use ofp::{Match, Message, Oxm, OxmField};
 
-fn ovs_ofctl() -> &'static str {
-    let ok = Command::new("ovs-ofctl")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(
-        ok,
-        "ovs-ofctl is needed (Debian's openvswitch-common; scripts/setup.sh installs it)"
-    );
-    "ovs-ofctl"
-}
-
-fn read_msg(s: &mut UnixStream) -> Option<Vec<u8>> {
-    let mut h = [0u8; 8];
-    s.read_exact(&mut h).ok()?;
-    let len = u16::from_be_bytes([h[2], h[3]]) as usize;
-    let mut m = h.to_vec();
-    m.resize(len.max(8), 0);
-    s.read_exact(&mut m[8..]).ok()?;
-    Some(m)
-}
+mod ovs_ofctl;
+use ovs_ofctl::{ovs_ofctl, read_msg};
 
 /// Runs `ovs-ofctl monitor -P format` against a switch that, once the
 /// format is set (ovs-ofctl's barrier after it answered), sends `msgs`

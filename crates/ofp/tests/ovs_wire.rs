@@ -16,7 +16,7 @@
 //! installs): without it the test fails, it does not skip.
 
 use std::io::{Read, Write};
-use std::os::unix::net::{UnixListener, UnixStream};
+use std::os::unix::net::UnixListener;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -214,28 +214,8 @@ const REFUSED: &[&str] = &[
     "actions=conjunction(1,1/2),exit",
 ];
 
-fn ovs_ofctl() -> &'static str {
-    let ok = Command::new("ovs-ofctl")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(
-        ok,
-        "ovs-ofctl is needed (Debian's openvswitch-common; scripts/setup.sh installs it)"
-    );
-    "ovs-ofctl"
-}
-
-fn read_msg(s: &mut UnixStream) -> Option<Vec<u8>> {
-    let mut h = [0u8; 8];
-    s.read_exact(&mut h).ok()?;
-    let len = u16::from_be_bytes([h[2], h[3]]) as usize;
-    let mut m = h.to_vec();
-    m.resize(len.max(8), 0);
-    s.read_exact(&mut m[8..]).ok()?;
-    Some(m)
-}
+mod ovs_ofctl;
+use ovs_ofctl::{ovs_ofctl, read_msg};
 
 /// What ovs-ofctl did with `flow`: the FLOW_MOD it sent, or its error.
 fn ovs_flow_mod(flow: &str, dir: &std::path::Path, n: usize) -> Result<Vec<u8>, String> {
