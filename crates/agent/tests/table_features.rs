@@ -571,39 +571,37 @@ fn multipart_requests_in_parts() {
         "{r:?}"
     );
     // More than 4 MiB of parts: OFPBRC_MULTIPART_BUFFER_OVERFLOW.
-    let mut got = Vec::new();
     let many: Vec<TableFeatures> = (0..5).flat_map(|_| t.iter().cloned()).collect();
-    for _ in 0..100 {
-        let big = request_bytes(&many, 10);
-        for p in &big {
-            let mut p = p.clone();
-            p[10..12].copy_from_slice(&MPF_MORE.to_be_bytes());
-            assert!(a.handle_input(id, &p, 6_000_000_000));
+    // Unfinished requests of these xids, every part with MORE set, until
+    // the switch answers something.
+    let mut flood = |xids: Vec<u32>| {
+        let mut got = Vec::new();
+        for xid in xids {
+            for p in request_bytes(&many, xid) {
+                let mut p = p.clone();
+                p[10..12].copy_from_slice(&MPF_MORE.to_be_bytes());
+                assert!(a.handle_input(id, &p, 6_000_000_000));
+            }
+            got.extend(replies(&mut a, id));
+            if !got.is_empty() {
+                break;
+            }
         }
-        got.extend(replies(&mut a, id));
-        if !got.is_empty() {
-            break;
-        }
-    }
+        got
+    };
+    let overflow = |e: &ofp::msg::simple::ErrorMsg| {
+        e.code == ErrorCode::BadRequest(BadRequestCode::MultipartBufferOverflow)
+    };
+    // One xid's parts, again and again.
+    let got = flood(vec![10; 100]);
     assert!(
-        matches!(&got[..], [(10, Message::Error(e))] if e.code == ErrorCode::BadRequest(BadRequestCode::MultipartBufferOverflow)),
+        matches!(&got[..], [(10, Message::Error(e))] if overflow(e)),
         "{got:?}"
     );
     // The 4 MiB are the connection's, however many xids share them.
-    let mut got = Vec::new();
-    for xid in 100..200 {
-        for p in request_bytes(&many, xid) {
-            let mut p = p.clone();
-            p[10..12].copy_from_slice(&MPF_MORE.to_be_bytes());
-            assert!(a.handle_input(id, &p, 6_000_000_000));
-        }
-        got.extend(replies(&mut a, id));
-        if !got.is_empty() {
-            break;
-        }
-    }
+    let got = flood((100..200).collect());
     assert!(
-        matches!(&got[..], [(_, Message::Error(e))] if e.code == ErrorCode::BadRequest(BadRequestCode::MultipartBufferOverflow)),
+        matches!(&got[..], [(_, Message::Error(e))] if overflow(e)),
         "{got:?}"
     );
 }
