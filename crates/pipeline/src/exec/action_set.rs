@@ -16,6 +16,10 @@ pub(super) enum SetOrMove {
 
 #[derive(Default, Clone)]
 pub(super) struct ActionSet {
+    /// Whether anything was written since the last clear: most packets
+    /// meet no write-actions, and their set is cleared and tested with
+    /// this one flag.
+    written: bool,
     copy_ttl_in: bool,
     pop_vlan: bool,
     pop_mpls: Option<u16>,
@@ -45,7 +49,11 @@ pub(super) struct ActionSet {
 }
 
 impl ActionSet {
+    #[inline]
     pub(super) fn clear(&mut self) {
+        if !self.written {
+            return;
+        }
         let fields = std::mem::take(&mut self.set_or_move);
         let ids = std::mem::take(&mut self.dec_ttl_ids);
         *self = ActionSet {
@@ -58,6 +66,9 @@ impl ActionSet {
     }
 
     pub(super) fn is_empty(&self) -> bool {
+        if !self.written {
+            return true;
+        }
         !(self.copy_ttl_in
             || self.pop_vlan
             || self.pop_pbb
@@ -78,6 +89,7 @@ impl ActionSet {
 
     /// Write-actions: each action replaces the set's action of its type.
     pub(super) fn write(&mut self, actions: &[Action]) {
+        self.written = true;
         for a in actions {
             match a {
                 Action::CopyTtlIn => self.copy_ttl_in = true,
