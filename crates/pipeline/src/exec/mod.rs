@@ -1136,6 +1136,7 @@ impl Exec {
         }
     }
 
+    #[inline(always)] // a copy of every output: out of line, its 96 bytes went through the stack
     fn push(&mut self, port: u32, cx: &mut Ctx<'_>, controller: Option<ToController>) {
         if self.outputs.len() >= MAX_OUTPUTS_PER_PACKET {
             self.over_limit += 1;
