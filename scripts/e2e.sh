@@ -119,6 +119,15 @@ sluice_accepted() { # pid
     return 1
 }
 
+# Whether ovs-ofctl is here; if not, the test (named by its title) fails
+# with a word on what installs it: tests never skip themselves.
+need_ovs_ofctl() {
+    command -v ovs-ofctl >/dev/null && return 0
+    echo "     ovs-ofctl not found (scripts/setup.sh installs openvswitch-common)"
+    finish "$1" 1
+    return 1
+}
+
 finish() { # name result
     stop_sluice
     testbed_down "$P"
@@ -695,11 +704,7 @@ test_ovs_ofctl_and_sluice_ctl_agree() {
     P=sle2e$$ov
     local r=0 rd f g f2 S t a b
     local O="ovs-ofctl -O OpenFlow13"
-    if ! command -v ovs-ofctl >/dev/null; then
-        echo "     ovs-ofctl not found (scripts/setup.sh installs openvswitch-common)"
-        finish "ovs-ofctl and sluice-ctl print the same flows and groups" 1
-        return
-    fi
+    need_ovs_ofctl "ovs-ofctl and sluice-ctl print the same flows and groups" || return
     testbed_up "$P" || return 1
     rd=$(mktemp -d)
     f=$rd/flows.txt
@@ -814,11 +819,7 @@ table_names_cfg() { # file tables
 test_table_names() {
     P=sle2e$$tn
     local r=0 rd cfg out a b O="ovs-ofctl -O OpenFlow13"
-    if ! command -v ovs-ofctl >/dev/null; then
-        echo "     ovs-ofctl not found (scripts/setup.sh installs openvswitch-common)"
-        finish "table names" 1
-        return
-    fi
+    need_ovs_ofctl "table names" || return
     testbed_up "$P" || return 1
     rd=$(mktemp -d)
     cfg=$rd/sluice.toml
@@ -1043,11 +1044,7 @@ test_bundles_from_ovs_ofctl_and_sluice_ctl() {
     P=sle2e$$bu
     local r=0 rd good bad t out n i S
     local O="ovs-ofctl -O OpenFlow13"
-    if ! command -v ovs-ofctl >/dev/null; then
-        echo "     ovs-ofctl not found (scripts/setup.sh installs openvswitch-common)"
-        finish "bundles from ovs-ofctl --bundle and sluice-ctl --bundle: all or nothing" 1
-        return
-    fi
+    need_ovs_ofctl "bundles from ovs-ofctl --bundle and sluice-ctl --bundle: all or nothing" || return
     testbed_up "$P" || return 1
     rd=$(mktemp -d)
     good=$rd/good.txt

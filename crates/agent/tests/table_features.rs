@@ -10,9 +10,8 @@
 //! test fails, it does not skip.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
-use agent::{Agent, ConnId, Datapath};
+use agent::{Agent, ConnId};
 use bytes::Bytes;
 use ofp::error::{
     BadInstructionCode, BadMatchCode, BadRequestCode, ErrorCode, TableFeaturesFailedCode,
@@ -26,25 +25,13 @@ use ofp::msg::simple::{ControllerRole, Hello, Role};
 use ofp::msg::table_features::{prop_type as pt, OxmId, TableFeatureProp as P, TableFeatures};
 use ofp::wire::FixedStr;
 use ofp::Message;
-use pipeline::{Pipeline, Snapshot};
+use pipeline::Pipeline;
 
 mod common;
 use common::replies;
 
-struct Dp;
-
-impl Datapath for Dp {
-    fn publish(&self, _: Arc<Snapshot>) {}
-    fn packet_out(&self, _: u32, _: Vec<ofp::Action>, _: Bytes) -> bool {
-        true
-    }
-    fn port_stats(&self, _: u32) -> Option<ofp::msg::multipart::PortStats> {
-        None
-    }
-    fn queue_stats(&self, _: u32, _: u32) -> Option<(u64, u64, u64)> {
-        None
-    }
-}
+/// The datapath: the shared one that keeps the snapshots published.
+type Dp = common::Holding;
 
 const EPERM: ErrorCode = ErrorCode::TableFeaturesFailed(TableFeaturesFailedCode::Eperm);
 
@@ -55,7 +42,7 @@ fn agent(n_tables: u8) -> Agent<Dp> {
             n_tables,
             ..pipeline::Config::default()
         }),
-        Dp,
+        Dp::default(),
         "br0",
     );
     a.handle_timeout(0);
