@@ -262,8 +262,8 @@ OSKEN_CANNOT = [
     "their prerequisites writes the Nicira ones first; Open vSwitch 3.1 refuses that "
     "OFPBMC_BAD_PREREQ (a prerequisite must come first), and so does sluice",
     "NXActionDecTtl (NXAST_DEC_TTL) is OpenFlow 1.0's: Open vSwitch 3.1 refuses it under 1.3 "
-    "(OFPBAC_BAD_VENDOR_TYPE); sluice keeps it as an unknown experimenter action (its "
-    "pipeline refuses it, OFPBAC_BAD_EXPERIMENTER)",
+    "(OFPBAC_BAD_VENDOR_TYPE); sluice keeps it as an unknown experimenter action, which its "
+    "pipeline refuses with the same code (OpenFlow 1.3's OFPBAC_BAD_EXP_TYPE)",
     "NXActionDecNshTtl and the nsh fields: sluice has no NSH",
 ]
 

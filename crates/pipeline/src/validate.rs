@@ -310,6 +310,18 @@ fn actions_with<G, M>(
                     facts.forget(d.field);
                 }
             }
+            // A Nicira action sluice does not take (NXAST_DEC_TTL, NSH,
+            // ct, ...): Open vSwitch answers an unknown or unusable
+            // subtype of a known vendor OFPBAC_BAD_VENDOR_TYPE (OpenFlow
+            // 1.3's BAD_EXP_TYPE), another vendor OFPBAC_BAD_VENDOR.
+            Action::Experimenter { experimenter, .. }
+                if *experimenter == ofp::action::NX_VENDOR_ID =>
+            {
+                return Err(err(
+                    ErrorCode::BadAction(BadActionCode::BadExpType),
+                    "a Nicira action sluice does not take",
+                ))
+            }
             Action::Experimenter { .. } => {
                 return Err(err(
                     ErrorCode::BadAction(BadActionCode::BadExperimenter),

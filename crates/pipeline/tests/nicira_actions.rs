@@ -902,3 +902,32 @@ fn symmetric_hashes_take_both_vlan_tags_as_open_vswitch_does() {
     let reg = |n: u8| pipeline::matchkey::read_field(w.key(), F::Reg(n)).unwrap() as u32;
     assert_eq!((reg(0), reg(1), reg(2)), (0x281e_e190, 0x9d18_f655, 4));
 }
+
+#[test]
+fn an_experimenter_action_sluice_does_not_take_gets_the_code_open_vswitch_gives() {
+    // NXAST_DEC_TTL (OpenFlow 1.0's dec_ttl, subtype 18): Open vSwitch
+    // 3.1 refuses it under 1.3 with OFPBAC_BAD_VENDOR_TYPE, OpenFlow
+    // 1.3's BAD_EXP_TYPE; an action of a vendor nobody knows is
+    // BAD_EXPERIMENTER.
+    let code = |experimenter: u32, subtype: u16| {
+        let mut p = pipeline(&[]);
+        let mut fm = parse_flow_mod("actions=drop").unwrap();
+        let mut data = subtype.to_be_bytes().to_vec();
+        data.resize(6, 0);
+        fm.instructions = vec![ofp::Instruction::ApplyActions(vec![
+            ofp::Action::Experimenter {
+                experimenter,
+                data: data.into(),
+            },
+        ])];
+        p.flow_mod(&fm, 0).unwrap_err().code
+    };
+    assert_eq!(
+        code(ofp::action::NX_VENDOR_ID, 18),
+        ErrorCode::BadAction(BadActionCode::BadExpType)
+    );
+    assert_eq!(
+        code(0x00ab_cdef, 1),
+        ErrorCode::BadAction(BadActionCode::BadExperimenter)
+    );
+}
