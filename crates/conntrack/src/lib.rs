@@ -1,0 +1,776 @@
+//! sluice's connection tracker, in user space: what Open vSwitch's `ct`
+//! action asks of a tracker.
+//!
+//! [`Tracker::track`] takes an IPv4 or IPv6 packet (its bytes from the IP
+//! header on), the zone and what the `ct` asks (commit, force, NAT, a mark
+//! and label to set) and returns the packet's connection state as the
+//! `ct_state`, `ct_zone`, `ct_mark`, `ct_label` and `ct_nw_*`/`ct_tp_*`
+//! fields read it; with NAT it rewrites the packet's addresses and ports
+//! in place.
+//!
+//! - TCP: states and sequence windows ([`tcp`]); a segment outside the
+//!   window or with flags no TCP sends is `+inv`.
+//! - UDP, SCTP, UDP-Lite, other IP protocols: by addresses (and ports);
+//!   established once a reply was seen.
+//! - ICMP and ICMPv6: echo (and IPv4 timestamp, information, address mask)
+//!   requests and their replies; an error that quotes a tracked
+//!   connection's packet is `+rel`; other ICMP messages are `+inv`.
+//! - Zones: a connection is tracked per zone (the zone is part of its key).
+//! - Timeouts per protocol state, Linux's defaults ([`Timeouts`]),
+//!   changeable at run time.
+//! - Limits: in total and per zone. At the limit a new connection is not
+//!   committed (the packet is `+trk+new` but nothing is stored, as in Open
+//!   vSwitch) and counted; no established connection is evicted for it,
+//!   so a SYN flood cannot push out live connections.
+//! - IP fragments are not reassembled: a fragment is `+trk+inv` (the
+//!   missing piece, documented in docs/OVS-DIALECT.md).
+//!
+//! Thread-safety: a `Tracker` is shared by all workers (`&self`
+//! everywhere); see [`table`] for the locking. Nothing here panics on any
+//! packet bytes (a fuzz target holds this), and memory is bounded by the
+//! limits.
+
+mod config;
+mod conn;
+pub mod build;
+pub mod key;
+pub mod nat;
+mod table;
+pub mod tcp;
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::MutexGuard;
+
+pub use config::{Limits, Timeouts, TIMEOUT_NAMES};
+pub use conn::{Conn, ProtoState};
+pub use key::{Key, Parsed, L4};
+pub use nat::{NatKind, NatRange, NatSpec};
+
+use config::{LiveLimits, LiveTimeouts};
+use table::{shard_of, Slot, Table};
+
+/// Bits of `ct_state`, as Open vSwitch numbers them.
+pub mod state {
+    pub const NEW: u32 = 0x01;
+    pub const EST: u32 = 0x02;
+    pub const REL: u32 = 0x04;
+    pub const RPL: u32 = 0x08;
+    pub const INV: u32 = 0x10;
+    pub const TRK: u32 = 0x20;
+    pub const SNAT: u32 = 0x40;
+    pub const DNAT: u32 = 0x80;
+}
+
+/// What a `ct` action asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Request {
+    pub zone: u16,
+    pub commit: bool,
+    /// With `commit`: a connection found in the reply direction is ended
+    /// and the packet starts a new one.
+    pub force: bool,
+    pub nat: Option<NatSpec>,
+    /// (value, mask) to set the connection's mark to (with `commit`).
+    pub mark: Option<(u32, u32)>,
+    /// (value, mask) for the label.
+    pub label: Option<(u128, u128)>,
+    /// The packet's `ct_state` and `ct_zone` before this `ct` (a packet
+    /// translated in this zone already is not translated again).
+    pub prev_state: u32,
+    pub prev_zone: u16,
+}
+
+/// The packet's connection fields after a `ct`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Verdict {
+    /// `ct_state` ([`state`] bits; always with `TRK`).
+    pub state: u32,
+    pub zone: u16,
+    pub mark: u32,
+    pub label: u128,
+    /// The connection's original-direction key (`ct_nw_src` and so on),
+    /// when the packet belongs to one (a new packet's own key).
+    pub orig: Option<Key>,
+    /// The packet's bytes were rewritten (NAT).
+    pub rewritten: bool,
+}
+
+/// Counters (monotonic).
+#[derive(Debug, Default)]
+pub struct Stats {
+    /// Connections committed.
+    pub committed: AtomicU64,
+    /// New connections not committed because a limit was reached.
+    pub refused: AtomicU64,
+    /// Packets found invalid.
+    pub invalid: AtomicU64,
+    /// Connections ended by a timeout.
+    pub expired: AtomicU64,
+    /// Packets tracked.
+    pub packets: AtomicU64,
+}
+
+/// A connection as [`Tracker::dump`] reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub conn: Conn,
+    /// Milliseconds until it expires.
+    pub remaining_ms: u64,
+}
+
+/// What [`Tracker::flush`] removes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Filter {
+    pub zone: Option<u16>,
+    /// Fields of the original-direction key that must match (each `None`
+    /// matches anything).
+    pub orig: KeyFilter,
+    /// Fields of the reply-direction key.
+    pub reply: KeyFilter,
+}
+
+/// Fields of a key to match; `None` matches anything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct KeyFilter {
+    pub src: Option<u128>,
+    pub dst: Option<u128>,
+    pub proto: Option<u8>,
+    pub sport: Option<u16>,
+    pub dport: Option<u16>,
+}
+
+impl KeyFilter {
+    fn matches(&self, k: &Key) -> bool {
+        self.src.is_none_or(|a| a == k.src_addr())
+            && self.dst.is_none_or(|a| a == k.dst_addr())
+            && self.proto.is_none_or(|p| p == k.proto)
+            && self.sport.is_none_or(|p| p == k.sport)
+            && self.dport.is_none_or(|p| p == k.dport)
+    }
+}
+
+impl Filter {
+    fn matches(&self, c: &Conn) -> bool {
+        self.zone.is_none_or(|z| z == c.key[0].zone)
+            && self.orig.matches(&c.key[0])
+            && self.reply.matches(&c.key[1])
+    }
+}
+
+/// The tracker.
+pub struct Tracker {
+    table: Table,
+    timeouts: LiveTimeouts,
+    limits: LiveLimits,
+    total: AtomicU64,
+    pub stats: Stats,
+    ticks: AtomicU64,
+    sweep_shard: AtomicUsize,
+}
+
+/// How many packets between two steps of the incremental sweep.
+const SWEEP_EVERY: u64 = 32;
+/// Slots one sweep step looks at.
+const SWEEP_SLOTS: usize = 64;
+/// NAT mappings tried before a new connection gives up on one.
+const NAT_TRIES: u32 = 128;
+
+/// Where a connection was found.
+struct Found {
+    home: usize,
+    slot: u32,
+    dir: usize,
+}
+
+impl Default for Tracker {
+    fn default() -> Tracker {
+        Tracker::new(Timeouts::default(), Limits::default())
+    }
+}
+
+impl Tracker {
+    /// An empty tracker.
+    pub fn new(timeouts: Timeouts, limits: Limits) -> Tracker {
+        let t = Tracker {
+            table: Table::new(),
+            timeouts: LiveTimeouts::default(),
+            limits: LiveLimits::new(&limits),
+            total: AtomicU64::new(0),
+            stats: Stats::default(),
+            ticks: AtomicU64::new(0),
+            sweep_shard: AtomicUsize::new(0),
+        };
+        t.timeouts.store(&timeouts);
+        t
+    }
+
+    /// The timeouts now.
+    pub fn timeouts(&self) -> Timeouts {
+        self.timeouts.load()
+    }
+
+    /// Changes the timeouts (connections pick them up at their next packet).
+    pub fn set_timeouts(&self, t: &Timeouts) {
+        self.timeouts.store(t);
+    }
+
+    /// The limits now.
+    pub fn limits(&self) -> Limits {
+        Limits {
+            total: self.limits.total.load(Relaxed),
+            zone_default: self.limits.zone_default.load(Relaxed),
+        }
+    }
+
+    /// Changes the total and default per-zone limits.
+    pub fn set_limits(&self, l: &Limits) {
+        self.limits.total.store(l.total, Relaxed);
+        self.limits.zone_default.store(l.zone_default, Relaxed);
+    }
+
+    /// Sets `zone`'s own limit (`None`: back to the default; `Some(0)`:
+    /// no limit).
+    pub fn set_zone_limit(&self, zone: u16, limit: Option<u32>) {
+        let v = match limit {
+            None => 0,
+            Some(0) => u32::MAX,
+            Some(n) => n,
+        };
+        self.limits.zone[zone as usize].store(v, Relaxed);
+    }
+
+    /// `zone`'s limit (0: none) and its connections now.
+    pub fn zone_usage(&self, zone: u16) -> (u32, u32) {
+        (
+            self.limits.zone_limit(zone),
+            self.limits.count[zone as usize].load(Relaxed),
+        )
+    }
+
+    /// Connections tracked now.
+    pub fn len(&self) -> u64 {
+        self.total.load(Relaxed)
+    }
+
+    /// Whether no connection is tracked.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Heap bytes the table holds (slabs and indexes).
+    pub fn heap_bytes(&self) -> usize {
+        (0..table::SHARDS)
+            .map(|i| self.table.lock(i).heap_bytes())
+            .sum::<usize>()
+            + self.limits.zone.len() * 8
+    }
+
+    /// Connections per zone now, for the zones that have any.
+    pub fn zones(&self) -> Vec<(u16, u32)> {
+        self.limits
+            .count
+            .iter()
+            .enumerate()
+            .filter_map(|(z, c)| {
+                let n = c.load(Relaxed);
+                (n > 0).then_some((z as u16, n))
+            })
+            .collect()
+    }
+
+    /// Tracks the IP packet `b` (IPv6 if `v6`) at `now_ms` (any monotonic
+    /// clock, in milliseconds).
+    pub fn track(&self, b: &mut [u8], v6: bool, req: &Request, now_ms: u64) -> Verdict {
+        self.stats.packets.fetch_add(1, Relaxed);
+        if self.ticks.fetch_add(1, Relaxed).is_multiple_of(SWEEP_EVERY) {
+            self.sweep_step(now_ms);
+        }
+        let mut v = self.track_inner(b, v6, req, now_ms);
+        v.state |= state::TRK;
+        v.zone = req.zone;
+        if v.state & state::INV != 0 {
+            self.stats.invalid.fetch_add(1, Relaxed);
+        }
+        v
+    }
+
+    fn track_inner(&self, b: &mut [u8], v6: bool, req: &Request, now: u64) -> Verdict {
+        let (mut key, l4, at) = match key::parse(b, v6) {
+            Parsed::Ok { key, l4, at } => (key, l4, at),
+            Parsed::Fragment | Parsed::Bad => {
+                return Verdict {
+                    state: state::INV,
+                    ..Verdict::default()
+                }
+            }
+        };
+        key.zone = req.zone;
+        // Translated in this zone already: not again.
+        let nat_done = req.prev_zone == req.zone
+            && req.prev_state & state::TRK != 0
+            && req.prev_state & (state::SNAT | state::DNAT) != 0;
+        if let L4::IcmpError { mut inner, inner_l3 } = l4 {
+            inner.zone = req.zone;
+            return self.related(b, &at, &l4, &key, &inner, inner_l3, req, nat_done, now);
+        }
+        if let Some((mut g, f)) = self.locate(&key, now) {
+            let Some(Slot::Conn(c)) = g.slots.get_mut(f.slot as usize) else {
+                return Verdict {
+                    state: state::INV,
+                    ..Verdict::default()
+                };
+            };
+            if req.force && req.commit && f.dir == 1 {
+                drop(g);
+                self.remove(f.home, f.slot);
+                return self.new_conn(b, &at, &l4, key, req, now);
+            }
+            let update = match (&mut c.proto, &l4) {
+                (ProtoState::Tcp(t), L4::Tcp(seg)) => t.update(f.dir == 1, seg),
+                (ProtoState::Simple { replied }, _) => {
+                    if f.dir == 1 {
+                        *replied = true;
+                    }
+                    if *replied {
+                        tcp::Update::Valid
+                    } else {
+                        tcp::Update::ValidNew
+                    }
+                }
+                _ => tcp::Update::Invalid,
+            };
+            let mut v = Verdict {
+                orig: Some(c.key[0]),
+                ..Verdict::default()
+            };
+            match update {
+                tcp::Update::Reopen => {
+                    drop(g);
+                    self.remove(f.home, f.slot);
+                    return self.new_conn(b, &at, &l4, key, req, now);
+                }
+                tcp::Update::Invalid => v.state = state::INV,
+                tcp::Update::ValidNew => v.state = state::NEW,
+                tcp::Update::Valid => {
+                    v.state = state::EST;
+                    if f.dir == 1 {
+                        v.state |= state::RPL;
+                    }
+                }
+            }
+            if update != tcp::Update::Invalid {
+                c.expires_ms = now + c.timeout_ms(&self.timeouts);
+            }
+            apply_marks(c, req);
+            v.mark = c.mark;
+            v.label = c.label();
+            if req.nat.is_some() && c.nat != 0 && !nat_done {
+                let to = c.key[1 - f.dir].reverse();
+                nat::rewrite(b, &at, &l4, &key, &to);
+                v.rewritten = true;
+                v.state |= nat_state(c.nat, f.dir == 1);
+            }
+            return v;
+        }
+        self.new_conn(b, &at, &l4, key, req, now)
+    }
+
+    /// A packet no connection has.
+    fn new_conn(
+        &self,
+        b: &mut [u8],
+        at: &key::Layout,
+        l4: &L4,
+        key: Key,
+        req: &Request,
+        now: u64,
+    ) -> Verdict {
+        let ok = match l4 {
+            L4::Tcp(t) => tcp::valid_new(t),
+            L4::IcmpQuery { ty } => key::icmp_is_request(*ty, key.v6),
+            _ => true,
+        };
+        if !ok {
+            return Verdict {
+                state: state::INV,
+                orig: None,
+                ..Verdict::default()
+            };
+        }
+        let mut v = Verdict {
+            state: state::NEW,
+            orig: Some(key),
+            ..Verdict::default()
+        };
+        if !req.commit {
+            return v;
+        }
+        // Limits first: a refused connection costs no NAT search.
+        let zl = self.limits.zone_limit(key.zone);
+        let total = self.limits.total.load(Relaxed);
+        if (zl != 0 && self.limits.count[key.zone as usize].load(Relaxed) >= zl)
+            || (total != 0 && self.total.load(Relaxed) >= total)
+        {
+            self.stats.refused.fetch_add(1, Relaxed);
+            return v;
+        }
+        let range = req.nat.and_then(|n| n.range);
+        let mut translated = key;
+        if let Some(r) = range {
+            let seed = self.ticks.load(Relaxed).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            match nat::choose(&key, &r, seed, NAT_TRIES, |cand| {
+                let rk = cand.reverse();
+                self.table.lock(shard_of(&rk)).find(&rk).is_none()
+            }) {
+                Some(t) => translated = t,
+                None => {
+                    // No free mapping: not committed.
+                    self.stats.refused.fetch_add(1, Relaxed);
+                    return v;
+                }
+            }
+        }
+        let reply = translated.reverse();
+        let proto = match l4 {
+            L4::Tcp(t) => ProtoState::Tcp(tcp::TcpConn::new(t)),
+            _ => ProtoState::Simple { replied: false },
+        };
+        let mut c = Conn {
+            key: [key, reply],
+            proto,
+            expires_ms: 0,
+            mark: 0,
+            label: [0, 0],
+            nat: match range.map(|r| r.kind) {
+                Some(NatKind::Src) if translated != key => nat::SNAT,
+                Some(NatKind::Dst) if translated != key => nat::DNAT,
+                _ => 0,
+            },
+        };
+        c.expires_ms = now + c.timeout_ms(&self.timeouts);
+        apply_marks(&mut c, req);
+        let (mark, label, nat_bits) = (c.mark, c.label(), c.nat);
+        let (h, r) = (shard_of(&key), shard_of(&reply));
+        {
+            let mut two = self.table.lock2(h, r);
+            let taken = two.a().find(&key).is_some()
+                || match two.b() {
+                    Some(s) => s.find(&reply).is_some(),
+                    None => two.a().find(&reply).is_some(),
+                };
+            if taken {
+                // Another worker committed it (or took the mapping) in
+                // between: this packet is new, its connection is theirs.
+                return v;
+            }
+            let slot = two.a().alloc(Slot::Conn(c));
+            two.a().index(slot, 0);
+            match two.b() {
+                None => two.a().index(slot, 1),
+                Some(s) => {
+                    let a = s.alloc(Slot::Alias {
+                        key: reply,
+                        home: h as u16,
+                        slot,
+                    });
+                    s.index(a, 0);
+                }
+            }
+        }
+        self.total.fetch_add(1, Relaxed);
+        self.limits.count[key.zone as usize].fetch_add(1, Relaxed);
+        self.stats.committed.fetch_add(1, Relaxed);
+        v.mark = mark;
+        v.label = label;
+        if nat_bits != 0 {
+            nat::rewrite(b, at, l4, &key, &translated);
+            v.rewritten = true;
+            v.state |= nat_state(nat_bits, false);
+        }
+        v
+    }
+
+    /// An ICMP error: related to the connection of the packet it quotes.
+    #[allow(clippy::too_many_arguments)] // the packet, its parts, and the request
+    fn related(
+        &self,
+        b: &mut [u8],
+        at: &key::Layout,
+        l4: &L4,
+        outer: &Key,
+        inner: &Key,
+        inner_l3: usize,
+        req: &Request,
+        nat_done: bool,
+        now: u64,
+    ) -> Verdict {
+        // The error travels the way an answer to the quoted packet would.
+        let Some((mut g, f)) = self.locate(&inner.reverse(), now) else {
+            return Verdict {
+                state: state::INV,
+                ..Verdict::default()
+            };
+        };
+        let Some(Slot::Conn(c)) = g.slots.get_mut(f.slot as usize) else {
+            return Verdict {
+                state: state::INV,
+                ..Verdict::default()
+            };
+        };
+        let mut v = Verdict {
+            state: state::REL | if f.dir == 1 { state::RPL } else { 0 },
+            orig: Some(c.key[0]),
+            mark: c.mark,
+            label: c.label(),
+            ..Verdict::default()
+        };
+        if req.nat.is_some() && c.nat != 0 && !nat_done {
+            // This direction's key becomes the other's, reversed; the
+            // quoted packet goes the other way.
+            let (here, there) = (c.key[f.dir], c.key[1 - f.dir]);
+            let mut to = *outer;
+            if outer.src == here.src {
+                to.src = there.dst;
+            }
+            if outer.dst == here.dst {
+                to.dst = there.src;
+            }
+            nat::rewrite(b, at, l4, outer, &to);
+            nat::rewrite_quoted(b, at, inner_l3, inner, &there);
+            v.rewritten = true;
+            v.state |= nat_state(c.nat, f.dir == 1);
+        }
+        drop(g);
+        v
+    }
+
+    /// Finds the connection that has `k` as one of its keys (removing it
+    /// if it expired), with its shard locked.
+    fn locate(&self, k: &Key, now: u64) -> Option<(MutexGuard<'_, table::Shard>, Found)> {
+        let s = shard_of(k);
+        let g = self.table.lock(s);
+        let (slot, dir) = g.find(k)?;
+        let (g, home, slot, dir) = match g.slots.get(slot as usize) {
+            Some(Slot::Conn(_)) => (g, s, slot, dir),
+            Some(Slot::Alias { home, slot: hs, .. }) => {
+                let (home, hs) = (*home as usize, *hs);
+                drop(g);
+                let hg = self.table.lock(home);
+                match hg.slots.get(hs as usize) {
+                    Some(Slot::Conn(c)) if c.key[1] == *k => (hg, home, hs, 1),
+                    _ => return None,
+                }
+            }
+            _ => return None,
+        };
+        let Some(Slot::Conn(c)) = g.slots.get(slot as usize) else {
+            return None;
+        };
+        if c.expires_ms <= now {
+            drop(g);
+            if self.remove(home, slot).is_some() {
+                self.stats.expired.fetch_add(1, Relaxed);
+            }
+            return None;
+        }
+        Some((g, Found { home, slot, dir }))
+    }
+
+    /// Removes the connection at (`home`, `slot`), both its keys.
+    fn remove(&self, home: usize, slot: u32) -> Option<Conn> {
+        let reply_shard = match self.table.lock(home).slots.get(slot as usize) {
+            Some(Slot::Conn(c)) => shard_of(&c.key[1]),
+            _ => return None,
+        };
+        let mut two = self.table.lock2(home, reply_shard);
+        let Some(Slot::Conn(c)) = two.a().slots.get(slot as usize) else {
+            return None;
+        };
+        let reply = c.key[1];
+        if reply_shard != shard_of(&c.key[1]) {
+            return None;
+        }
+        if let Some(s) = two.b() {
+            if let Some((a, _)) = s.find(&reply) {
+                if matches!(s.slots.get(a as usize), Some(Slot::Alias { home: h, slot: hs, .. }) if *h as usize == home && *hs == slot)
+                {
+                    s.release(a);
+                }
+            }
+        }
+        let Slot::Conn(c) = two.a().release(slot) else {
+            return None;
+        };
+        drop(two);
+        self.total.fetch_sub(1, Relaxed);
+        self.limits.count[c.key[0].zone as usize].fetch_sub(1, Relaxed);
+        Some(c)
+    }
+
+    /// One step of the incremental sweep: [`SWEEP_SLOTS`] slots of the next
+    /// shard; expired connections are removed.
+    fn sweep_step(&self, now: u64) {
+        let s = self.sweep_shard.fetch_add(1, Relaxed) % table::SHARDS;
+        self.sweep_shard_slots(s, SWEEP_SLOTS, now);
+    }
+
+    fn sweep_shard_slots(&self, s: usize, n: usize, now: u64) -> usize {
+        let mut expired: [u32; SWEEP_SLOTS] = [0; SWEEP_SLOTS];
+        let mut stale: [u32; SWEEP_SLOTS] = [0; SWEEP_SLOTS];
+        let (mut ne, mut ns) = (0, 0);
+        let mut aliases: [(u32, usize, u32, Key); 8] = [(0, 0, 0, Key::default()); 8];
+        let mut na = 0;
+        let looked;
+        {
+            let mut g = self.table.lock(s);
+            let len = g.slots.len();
+            if len == 0 {
+                return 0;
+            }
+            let start = g.cursor % len;
+            looked = n.min(len).min(SWEEP_SLOTS);
+            for i in 0..looked {
+                let at = (start + i) % len;
+                match &g.slots[at] {
+                    Slot::Conn(c) if c.expires_ms <= now => {
+                        expired[ne] = at as u32;
+                        ne += 1;
+                    }
+                    Slot::Alias { key, home, slot } if na < aliases.len() => {
+                        aliases[na] = (at as u32, *home as usize, *slot, *key);
+                        na += 1;
+                    }
+                    _ => {}
+                }
+            }
+            g.cursor = (start + looked) % len.max(1);
+        }
+        for &slot in &expired[..ne] {
+            if self.remove(s, slot).is_some() {
+                self.stats.expired.fetch_add(1, Relaxed);
+            }
+        }
+        // An alias whose connection is gone (a removal that raced with a
+        // slot's reuse) is removed.
+        for &(at, home, hs, key) in &aliases[..na] {
+            let live = matches!(
+                self.table.lock(home).slots.get(hs as usize),
+                Some(Slot::Conn(c)) if c.key[1] == key
+            );
+            if !live {
+                stale[ns] = at;
+                ns += 1;
+            }
+        }
+        if ns > 0 {
+            let mut g = self.table.lock(s);
+            for &at in &stale[..ns] {
+                if let Some(Slot::Alias { home, slot, key }) = g.slots.get(at as usize) {
+                    let (home, slot, key) = (*home as usize, *slot, *key);
+                    drop(g);
+                    let live = matches!(
+                        self.table.lock(home).slots.get(slot as usize),
+                        Some(Slot::Conn(c)) if c.key[1] == key
+                    );
+                    g = self.table.lock(s);
+                    if !live {
+                        g.release(at);
+                    }
+                }
+            }
+        }
+        looked
+    }
+
+    /// Removes every expired connection now (the incremental sweep does
+    /// this a little at a time as packets pass).
+    pub fn sweep(&self, now_ms: u64) {
+        for s in 0..table::SHARDS {
+            let len = self.table.lock(s).slots.len();
+            let mut done = 0;
+            while done < len {
+                let n = self.sweep_shard_slots(s, SWEEP_SLOTS, now_ms);
+                if n == 0 {
+                    break;
+                }
+                done += n;
+            }
+        }
+    }
+
+    /// The connections that `filter` selects (at most `max`), sorted by
+    /// zone and original key.
+    pub fn dump(&self, filter: &Filter, max: usize, now_ms: u64) -> Vec<Entry> {
+        let mut out = Vec::new();
+        for s in 0..table::SHARDS {
+            let g = self.table.lock(s);
+            for slot in &g.slots {
+                if let Slot::Conn(c) = slot {
+                    if c.expires_ms > now_ms && filter.matches(c) && out.len() < max {
+                        out.push(Entry {
+                            conn: c.clone(),
+                            remaining_ms: c.expires_ms - now_ms,
+                        });
+                    }
+                }
+            }
+        }
+        out.sort_by_key(|e| {
+            let k = e.conn.key[0];
+            (k.zone, k.v6, k.proto, k.src, k.dst, k.sport, k.dport)
+        });
+        out
+    }
+
+    /// Removes the connections `filter` selects; returns how many.
+    pub fn flush(&self, filter: &Filter) -> usize {
+        let mut n = 0;
+        for s in 0..table::SHARDS {
+            let slots: Vec<u32> = {
+                let g = self.table.lock(s);
+                g.slots
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, x)| match x {
+                        Slot::Conn(c) if filter.matches(c) => Some(i as u32),
+                        _ => None,
+                    })
+                    .collect()
+            };
+            for slot in slots {
+                n += self.remove(s, slot).is_some() as usize;
+            }
+        }
+        n
+    }
+
+    /// Index entries in all shards (two per untranslated connection; a
+    /// translated one whose keys hash apart has one and its alias one).
+    pub fn indexed(&self) -> usize {
+        (0..table::SHARDS).map(|i| self.table.lock(i).indexed()).sum()
+    }
+}
+
+fn apply_marks(c: &mut Conn, req: &Request) {
+    if !req.commit {
+        return;
+    }
+    if let Some((v, m)) = req.mark {
+        c.mark = (c.mark & !m) | (v & m);
+    }
+    if let Some((v, m)) = req.label {
+        let l = (c.label() & !m) | (v & m);
+        c.label = key::words(l);
+    }
+}
+
+/// The `ct_state` NAT bit of a packet of a translated connection: the
+/// originator's packets are translated as the connection was (source or
+/// destination), the responder's the other way.
+fn nat_state(nat: u8, reply: bool) -> u32 {
+    let src = nat & nat::SNAT != 0;
+    match (src, reply) {
+        (true, false) | (false, true) => state::SNAT,
+        (true, true) | (false, false) => state::DNAT,
+    }
+}
