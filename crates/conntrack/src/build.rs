@@ -133,7 +133,11 @@ pub fn echo(src: Ip, dst: Ip, id: u16, seq: u16, reply: bool) -> Vec<u8> {
 /// `quoted` (its IP header and 8 more).
 pub fn unreachable(src: Ip, dst: Ip, quoted: &[u8]) -> Vec<u8> {
     let v6 = matches!(src, Ip::V6(_));
-    let ihl = if v6 { 40 } else { (quoted[0] & 0xf) as usize * 4 };
+    let ihl = if v6 {
+        40
+    } else {
+        (quoted[0] & 0xf) as usize * 4
+    };
     let cut = &quoted[..(ihl + 8).min(quoted.len())];
     if v6 {
         icmp(src, dst, 1, 4, [0; 4], cut)
@@ -160,7 +164,11 @@ pub fn checksums_ok(p: &[u8]) -> bool {
         let len = u16::from_be_bytes([p[2], p[3]]) - 20;
         let s = [p[12], p[13], p[14], p[15]];
         let d = [p[16], p[17], p[18], p[19]];
-        let ps = if p[9] == 1 { 0 } else { checksum::pseudo_v4(s, d, p[9], len) };
+        let ps = if p[9] == 1 {
+            0
+        } else {
+            checksum::pseudo_v4(s, d, p[9], len)
+        };
         (20, p[9], ps)
     };
     let _ = proto;

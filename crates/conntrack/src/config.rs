@@ -96,7 +96,9 @@ impl Timeouts {
                 )
             })?;
         if secs == 0 {
-            return Err(format!("conntrack timeout `{name}` must be at least 1 second"));
+            return Err(format!(
+                "conntrack timeout `{name}` must be at least 1 second"
+            ));
         }
         let mut a = self.as_array();
         a[i] = secs;

@@ -10,7 +10,9 @@ use crate::tcp::{Phase, TcpConn};
 pub enum ProtoState {
     Tcp(TcpConn),
     /// UDP, ICMP queries, other protocols: whether a reply was seen.
-    Simple { replied: bool },
+    Simple {
+        replied: bool,
+    },
 }
 
 /// A connection. `key[0]` is what the originator's packets carry, `key[1]`

@@ -172,10 +172,15 @@ pub enum L4 {
     Tcp(Tcp),
     Udp,
     /// An ICMP query or reply the tracker follows.
-    IcmpQuery { ty: u8 },
+    IcmpQuery {
+        ty: u8,
+    },
     /// An ICMP error quoting a packet whose key (as that packet travelled)
     /// is `inner`; `inner_l3` is where its IP header starts in the slice.
-    IcmpError { inner: Key, inner_l3: usize },
+    IcmpError {
+        inner: Key,
+        inner_l3: usize,
+    },
     /// Another IP protocol (or SCTP, UDP-Lite: tracked by addresses and
     /// ports without a state machine).
     Other,
@@ -237,7 +242,13 @@ struct Ip {
 fn ip_header(b: &[u8], v6: bool, quoted: bool) -> Option<Ip> {
     // A quoted packet (in an ICMP error) is cut short: its length field
     // says what it was.
-    let room = |len: usize| if quoted { Some(len.min(b.len())) } else { (len <= b.len()).then_some(len) };
+    let room = |len: usize| {
+        if quoted {
+            Some(len.min(b.len()))
+        } else {
+            (len <= b.len()).then_some(len)
+        }
+    };
     if !v6 {
         let vihl = *b.first()?;
         let ihl = (vihl & 0xf) as usize * 4;
@@ -443,7 +454,12 @@ mod tests {
     #[test]
     fn tcp_with_window_scale() {
         let p = v4_tcp(0x02, &[1, 3, 3, 7]);
-        let Parsed::Ok { key, l4: L4::Tcp(t), .. } = parse(&p, false) else {
+        let Parsed::Ok {
+            key,
+            l4: L4::Tcp(t),
+            ..
+        } = parse(&p, false)
+        else {
             panic!("{:?}", parse(&p, false));
         };
         assert_eq!((key.sport, key.dport, key.proto), (1234, 80, 6));

@@ -30,9 +30,9 @@
 //! packet bytes (a fuzz target holds this), and memory is bounded by the
 //! limits.
 
+pub mod build;
 mod config;
 mod conn;
-pub mod build;
 pub mod key;
 pub mod nat;
 mod table;
@@ -309,7 +309,11 @@ impl Tracker {
         let nat_done = req.prev_zone == req.zone
             && req.prev_state & state::TRK != 0
             && req.prev_state & (state::SNAT | state::DNAT) != 0;
-        if let L4::IcmpError { mut inner, inner_l3 } = l4 {
+        if let L4::IcmpError {
+            mut inner,
+            inner_l3,
+        } = l4
+        {
             inner.zone = req.zone;
             return self.related(b, &at, &l4, &key, &inner, inner_l3, req, nat_done, now);
         }
@@ -747,7 +751,9 @@ impl Tracker {
     /// Index entries in all shards (two per untranslated connection; a
     /// translated one whose keys hash apart has one and its alias one).
     pub fn indexed(&self) -> usize {
-        (0..table::SHARDS).map(|i| self.table.lock(i).indexed()).sum()
+        (0..table::SHARDS)
+            .map(|i| self.table.lock(i).indexed())
+            .sum()
     }
 }
 

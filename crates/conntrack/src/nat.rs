@@ -114,7 +114,11 @@ pub fn choose(
         }
     }
     let n = (hi - lo) as u32 + 1;
-    let start = if r.random { seed } else { mix(orig, 1) ^ (orig.sport as u64) };
+    let start = if r.random {
+        seed
+    } else {
+        mix(orig, 1) ^ (orig.sport as u64)
+    };
     for i in 0..budget.min(n) {
         let p = lo + ((start as u32).wrapping_add(i) % n) as u16;
         let k = with_port(p);
@@ -182,7 +186,15 @@ pub fn rewrite(b: &mut [u8], at: &Layout, l4: &L4, from: &Key, to: &Key) {
     }
     if let (Some(o), Some(s)) = (l4sum, l4_sum) {
         if !udp_zero {
-            put16(b, o, if from.proto == proto::UDP && s == 0 { 0xffff } else { s });
+            put16(
+                b,
+                o,
+                if from.proto == proto::UDP && s == 0 {
+                    0xffff
+                } else {
+                    s
+                },
+            );
         }
     }
 }
@@ -196,7 +208,11 @@ pub fn rewrite_quoted(b: &mut [u8], at: &Layout, inner_l3: usize, from: &Key, to
     let (alen, sa, da) = if v6 { (16, 8, 24) } else { (4, 12, 16) };
     let icmp_sum_at = at.l4 + 2;
     let mut icmp_sum = get16(b, icmp_sum_at);
-    let ihl = if v6 { 40 } else { (b[inner_l3] & 0xf) as usize * 4 };
+    let ihl = if v6 {
+        40
+    } else {
+        (b[inner_l3] & 0xf) as usize * 4
+    };
     let mut inner_ip_sum = if v6 { 0 } else { get16(b, inner_l3 + 10) };
     let (src, dst) = (addr(to.src).to_be_bytes(), addr(to.dst).to_be_bytes());
     let (sp, dp) = (to.sport.to_be_bytes(), to.dport.to_be_bytes());

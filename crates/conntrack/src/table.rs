@@ -31,7 +31,11 @@ pub(crate) enum Slot {
     Conn(Conn),
     /// A translated connection's reply key, kept in the shard it hashes
     /// to; the connection is at (`home`, `slot`).
-    Alias { key: Key, home: u16, slot: u32 },
+    Alias {
+        key: Key,
+        home: u16,
+        slot: u32,
+    },
 }
 
 /// One shard.

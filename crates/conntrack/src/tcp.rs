@@ -340,19 +340,31 @@ mod tests {
         let mut c = TcpConn::new(&syn);
         assert_eq!(c.phase(), Phase::Opening);
         assert_eq!(c.update(false, &syn), Update::ValidNew, "a repeated SYN");
-        assert_eq!(c.update(true, &seg(f::SYN | f::ACK, 5000, 1001, 0)), Update::Valid);
+        assert_eq!(
+            c.update(true, &seg(f::SYN | f::ACK, 5000, 1001, 0)),
+            Update::Valid
+        );
         assert_eq!(c.update(false, &seg(f::ACK, 1001, 5001, 0)), Update::Valid);
         assert_eq!(c.phase(), Phase::Established);
-        assert_eq!(c.update(false, &seg(f::ACK | f::PSH, 1001, 5001, 100)), Update::Valid);
+        assert_eq!(
+            c.update(false, &seg(f::ACK | f::PSH, 1001, 5001, 100)),
+            Update::Valid
+        );
         assert_eq!(c.update(true, &seg(f::ACK, 5001, 1101, 0)), Update::Valid);
         // Far outside the window.
         assert_eq!(
             c.update(false, &seg(f::ACK, 1101 + 0x4000_0000, 5001, 10)),
             Update::Invalid
         );
-        assert_eq!(c.update(false, &seg(f::FIN | f::ACK, 1101, 5001, 0)), Update::Valid);
+        assert_eq!(
+            c.update(false, &seg(f::FIN | f::ACK, 1101, 5001, 0)),
+            Update::Valid
+        );
         assert_eq!(c.phase(), Phase::Closing);
-        assert_eq!(c.update(true, &seg(f::FIN | f::ACK, 5001, 1102, 0)), Update::Valid);
+        assert_eq!(
+            c.update(true, &seg(f::FIN | f::ACK, 5001, 1102, 0)),
+            Update::Valid
+        );
         assert_eq!(c.update(false, &seg(f::ACK, 1102, 5002, 0)), Update::Valid);
         assert_eq!(c.phase(), Phase::TimeWait);
         assert_eq!(c.update(false, &seg(f::SYN, 9000, 0, 0)), Update::Reopen);
@@ -373,8 +385,14 @@ mod tests {
     #[test]
     fn reset_closes() {
         let mut c = TcpConn::new(&seg(f::SYN, 10, 0, 0));
-        assert_eq!(c.update(true, &seg(f::SYN | f::ACK, 50, 11, 0)), Update::Valid);
-        assert_eq!(c.update(true, &seg(f::RST | f::ACK, 51, 11, 0)), Update::Valid);
+        assert_eq!(
+            c.update(true, &seg(f::SYN | f::ACK, 50, 11, 0)),
+            Update::Valid
+        );
+        assert_eq!(
+            c.update(true, &seg(f::RST | f::ACK, 51, 11, 0)),
+            Update::Valid
+        );
         assert_eq!(c.phase(), Phase::Close);
     }
 }

@@ -55,7 +55,10 @@ fn tcp_handshake_data_close() {
     let mut synfin = build::tcp(A, B, &seg(40000, 80, 601, 901, 0x03), 0);
     assert_eq!(track(&t, &mut synfin, &look), TRK | INV);
     // In another zone the connection is unknown.
-    assert_eq!(track(&t, &mut data, &Request { zone: 5, ..look }), TRK | NEW);
+    assert_eq!(
+        track(&t, &mut data, &Request { zone: 5, ..look }),
+        TRK | NEW
+    );
     let d = t.dump(&Filter::default(), 10, 1_000);
     assert_eq!(d.len(), 1);
     assert_eq!(d[0].conn.state_name(), "ESTABLISHED");
@@ -121,7 +124,15 @@ fn mark_and_label() {
     let v = t.track(&mut q, false, &req, 0);
     assert_eq!((v.mark, v.label, v.zone), (0x12, 1 << 100, 3));
     let mut r = build::udp(B, A, 2000, 1000, 0);
-    let v = t.track(&mut r, false, &Request { zone: 3, ..Request::default() }, 0);
+    let v = t.track(
+        &mut r,
+        false,
+        &Request {
+            zone: 3,
+            ..Request::default()
+        },
+        0,
+    );
     assert_eq!((v.mark, v.label), (0x12, 1 << 100));
     let o = v.orig.unwrap();
     assert_eq!((o.sport, o.dport, o.proto), (1000, 2000, 17));
@@ -146,11 +157,23 @@ fn limits_refuse_new_but_keep_established() {
     let mut q = build::udp(A, B, 300, 53, 0);
     assert_eq!(t.track(&mut q, false, &z, 0).state, TRK | NEW);
     assert_eq!(t.zone_usage(7).1, 2, "refused");
-    assert_eq!(t.stats.refused.load(std::sync::atomic::Ordering::Relaxed), 1);
+    assert_eq!(
+        t.stats.refused.load(std::sync::atomic::Ordering::Relaxed),
+        1
+    );
     // The first two go on.
     let mut r = build::udp(B, A, 53, 100, 0);
     assert_eq!(
-        t.track(&mut r, false, &Request { zone: 7, ..Request::default() }, 0).state,
+        t.track(
+            &mut r,
+            false,
+            &Request {
+                zone: 7,
+                ..Request::default()
+            },
+            0
+        )
+        .state,
         TRK | EST | RPL
     );
     // Other zones are not limited.
@@ -172,7 +195,13 @@ fn expiry_and_flush() {
     assert!(t.is_empty());
     t.track(&mut q, false, &commit(1), 0);
     t.track(&mut q, false, &commit(2), 0);
-    assert_eq!(t.flush(&Filter { zone: Some(1), ..Filter::default() }), 1);
+    assert_eq!(
+        t.flush(&Filter {
+            zone: Some(1),
+            ..Filter::default()
+        }),
+        1
+    );
     assert_eq!(t.len(), 1);
     t.sweep(1_000_000);
     assert!(t.is_empty());

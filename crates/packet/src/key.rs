@@ -18,12 +18,12 @@
 //! the flag of its layer.
 
 /// Number of 64-bit words in a key.
-pub const KEY_WORDS: usize = 31;
+pub const KEY_WORDS: usize = 40;
 
 /// The words [`crate::extract`] writes (the packet's headers, and the
 /// tunnel words its caller sets after): the first [`PACKET_WORDS`]. The
 /// words after them are the pipeline's metadata (registers, packet mark,
-/// conjunction id): zero when a packet arrives, kept by `extract`, so that
+/// conjunction id, the connection-tracking fields): zero when a packet arrives, kept by `extract`, so that
 /// re-reading the headers after an edit does not lose them. A fast path
 /// that only sees arriving packets needs only these words.
 pub const PACKET_WORDS: usize = 22;
@@ -153,6 +153,30 @@ pub mod slots {
     pub const PKT_MARK: Slot = Slot::new(30, 32, 32);
     /// The conjunction id (`conj_id`).
     pub const CONJ_ID: Slot = Slot::new(30, 0, 32);
+    /// The connection-tracking fields a `ct` action sets (zero until one
+    /// ran, and again after `ct_clear`): `ct_state`, `ct_zone`,
+    /// `ct_nw_proto`.
+    pub const CT_STATE: Slot = Slot::new(31, 32, 32);
+    pub const CT_ZONE: Slot = Slot::new(31, 16, 16);
+    pub const CT_NW_PROTO: Slot = Slot::new(31, 8, 8);
+    /// `ct_mark`, and the connection's original-direction ports
+    /// (`ct_tp_src`, `ct_tp_dst`; ICMP type and code).
+    pub const CT_MARK: Slot = Slot::new(32, 32, 32);
+    pub const CT_TP_SRC: Slot = Slot::new(32, 16, 16);
+    pub const CT_TP_DST: Slot = Slot::new(32, 0, 16);
+    /// `ct_label`, 128 bits.
+    pub const CT_LABEL_HI: Slot = Slot::new(33, 0, 64);
+    pub const CT_LABEL_LO: Slot = Slot::new(34, 0, 64);
+    /// The original direction's IPv6 addresses (`ct_ipv6_src`/`_dst`).
+    pub const CT_IPV6_SRC_HI: Slot = Slot::new(35, 0, 64);
+    pub const CT_IPV6_SRC_LO: Slot = Slot::new(36, 0, 64);
+    pub const CT_IPV6_DST_HI: Slot = Slot::new(37, 0, 64);
+    pub const CT_IPV6_DST_LO: Slot = Slot::new(38, 0, 64);
+    /// The original direction's IPv4 addresses (`ct_nw_src`/`_dst`).
+    pub const CT_NW_SRC: Slot = Slot::new(39, 32, 32);
+    pub const CT_NW_DST: Slot = Slot::new(39, 0, 32);
+    /// The first and last word of the connection-tracking fields.
+    pub const CT_WORDS: std::ops::RangeInclusive<usize> = 31..=39;
 }
 
 /// Bits of the [`slots::FLAGS`] slot: which layers were parsed whole.
@@ -182,10 +206,16 @@ pub mod flags {
 }
 
 /// A packet's match fields.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(C)]
 pub struct FlowKey {
     pub w: [u64; KEY_WORDS],
+}
+
+impl Default for FlowKey {
+    fn default() -> FlowKey {
+        FlowKey { w: [0; KEY_WORDS] }
+    }
 }
 
 impl FlowKey {
@@ -264,10 +294,17 @@ impl FlowKey {
     }
 
     /// Zeroes the metadata words (registers, packet mark, conjunction
-    /// id): a packet arriving.
+    /// id, connection tracking): a packet arriving.
     #[inline]
     pub fn clear_metadata(&mut self) {
         self.w[PACKET_WORDS..].fill(0);
+    }
+
+    /// Zeroes the connection-tracking fields (`ct_clear`, and after a
+    /// `ct` whose recirculation returned).
+    #[inline]
+    pub fn clear_ct(&mut self) {
+        self.w[slots::CT_WORDS].fill(0);
     }
 
     #[inline]
@@ -345,6 +382,20 @@ mod tests {
             NW_TTL,
             PKT_MARK,
             CONJ_ID,
+            CT_STATE,
+            CT_ZONE,
+            CT_NW_PROTO,
+            CT_MARK,
+            CT_TP_SRC,
+            CT_TP_DST,
+            CT_LABEL_HI,
+            CT_LABEL_LO,
+            CT_IPV6_SRC_HI,
+            CT_IPV6_SRC_LO,
+            CT_IPV6_DST_HI,
+            CT_IPV6_DST_LO,
+            CT_NW_SRC,
+            CT_NW_DST,
         ];
         let all: Vec<Slot> = all.into_iter().chain(REGS).collect();
         let mut used = [0u64; KEY_WORDS];

@@ -68,7 +68,7 @@ const INLINE_WORDS: usize = 6;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PackedKey {
     /// Bit i set: word i has a non-zero mask.
-    used: u32,
+    used: u64,
     words: Words,
 }
 
@@ -81,7 +81,7 @@ enum Words {
 impl PackedKey {
     /// Packs `k`.
     pub fn pack(k: &MaskedKey) -> PackedKey {
-        let mut used = 0u32;
+        let mut used = 0u64;
         let mut pairs = [(0u64, 0u64); packet::KEY_WORDS];
         let mut n = 0;
         for i in 0..packet::KEY_WORDS {
