@@ -182,6 +182,15 @@ struct Found {
     dir: usize,
 }
 
+impl std::fmt::Debug for Tracker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tracker")
+            .field("connections", &self.len())
+            .field("limits", &self.limits())
+            .finish_non_exhaustive()
+    }
+}
+
 impl Default for Tracker {
     fn default() -> Tracker {
         Tracker::new(Timeouts::default(), Limits::default())
@@ -285,7 +294,7 @@ impl Tracker {
         if self.ticks.fetch_add(1, Relaxed).is_multiple_of(SWEEP_EVERY) {
             self.sweep_step(now_ms);
         }
-        let mut v = self.track_inner(b, v6, req, now_ms);
+        let mut v = self.track_inner::<false>(b, v6, req, now_ms);
         v.state |= state::TRK;
         v.zone = req.zone;
         if v.state & state::INV != 0 {
@@ -294,7 +303,24 @@ impl Tracker {
         v
     }
 
-    fn track_inner(&self, b: &mut [u8], v6: bool, req: &Request, now: u64) -> Verdict {
+    /// What [`Tracker::track`] would say, changing nothing in the table
+    /// (the packet itself is rewritten if a translation applies): for
+    /// `trace`.
+    pub fn peek(&self, b: &mut [u8], v6: bool, req: &Request, now_ms: u64) -> Verdict {
+        let mut v = self.track_inner::<true>(b, v6, req, now_ms);
+        v.state |= state::TRK;
+        v.zone = req.zone;
+        v
+    }
+
+    /// With `DRY`, nothing in the table changes.
+    fn track_inner<const DRY: bool>(
+        &self,
+        b: &mut [u8],
+        v6: bool,
+        req: &Request,
+        now: u64,
+    ) -> Verdict {
         let (mut key, l4, at) = match key::parse(b, v6) {
             Parsed::Ok { key, l4, at } => (key, l4, at),
             Parsed::Fragment | Parsed::Bad => {
@@ -315,19 +341,28 @@ impl Tracker {
         } = l4
         {
             inner.zone = req.zone;
-            return self.related(b, &at, &l4, &key, &inner, inner_l3, req, nat_done, now);
+            return self.related::<DRY>(b, &at, &l4, &key, &inner, inner_l3, req, nat_done, now);
         }
-        if let Some((mut g, f)) = self.locate(&key, now) {
-            let Some(Slot::Conn(c)) = g.slots.get_mut(f.slot as usize) else {
+        if let Some((mut g, f)) = self.locate::<DRY>(&key, now) {
+            let Some(Slot::Conn(live)) = g.slots.get_mut(f.slot as usize) else {
                 return Verdict {
                     state: state::INV,
                     ..Verdict::default()
                 };
             };
+            let mut copy;
+            let c: &mut Conn = if DRY {
+                copy = live.clone();
+                &mut copy
+            } else {
+                live
+            };
             if req.force && req.commit && f.dir == 1 {
                 drop(g);
-                self.remove(f.home, f.slot);
-                return self.new_conn(b, &at, &l4, key, req, now);
+                if !DRY {
+                    self.remove(f.home, f.slot);
+                }
+                return self.new_conn::<DRY>(b, &at, &l4, key, req, now);
             }
             let update = match (&mut c.proto, &l4) {
                 (ProtoState::Tcp(t), L4::Tcp(seg)) => t.update(f.dir == 1, seg),
@@ -350,8 +385,10 @@ impl Tracker {
             match update {
                 tcp::Update::Reopen => {
                     drop(g);
-                    self.remove(f.home, f.slot);
-                    return self.new_conn(b, &at, &l4, key, req, now);
+                    if !DRY {
+                        self.remove(f.home, f.slot);
+                    }
+                    return self.new_conn::<DRY>(b, &at, &l4, key, req, now);
                 }
                 tcp::Update::Invalid => v.state = state::INV,
                 tcp::Update::ValidNew => v.state = state::NEW,
@@ -376,11 +413,11 @@ impl Tracker {
             }
             return v;
         }
-        self.new_conn(b, &at, &l4, key, req, now)
+        self.new_conn::<DRY>(b, &at, &l4, key, req, now)
     }
 
     /// A packet no connection has.
-    fn new_conn(
+    fn new_conn<const DRY: bool>(
         &self,
         b: &mut [u8],
         at: &key::Layout,
@@ -415,7 +452,9 @@ impl Tracker {
         if (zl != 0 && self.limits.count[key.zone as usize].load(Relaxed) >= zl)
             || (total != 0 && self.total.load(Relaxed) >= total)
         {
-            self.stats.refused.fetch_add(1, Relaxed);
+            if !DRY {
+                self.stats.refused.fetch_add(1, Relaxed);
+            }
             return v;
         }
         let range = req.nat.and_then(|n| n.range);
@@ -455,7 +494,9 @@ impl Tracker {
         apply_marks(&mut c, req);
         let (mark, label, nat_bits) = (c.mark, c.label(), c.nat);
         let (h, r) = (shard_of(&key), shard_of(&reply));
-        {
+        if DRY {
+            // What would be committed; the translation shows on the packet.
+        } else {
             let mut two = self.table.lock2(h, r);
             let taken = two.a().find(&key).is_some()
                 || match two.b() {
@@ -481,9 +522,11 @@ impl Tracker {
                 }
             }
         }
-        self.total.fetch_add(1, Relaxed);
-        self.limits.count[key.zone as usize].fetch_add(1, Relaxed);
-        self.stats.committed.fetch_add(1, Relaxed);
+        if !DRY {
+            self.total.fetch_add(1, Relaxed);
+            self.limits.count[key.zone as usize].fetch_add(1, Relaxed);
+            self.stats.committed.fetch_add(1, Relaxed);
+        }
         v.mark = mark;
         v.label = label;
         if nat_bits != 0 {
@@ -496,7 +539,7 @@ impl Tracker {
 
     /// An ICMP error: related to the connection of the packet it quotes.
     #[allow(clippy::too_many_arguments)] // the packet, its parts, and the request
-    fn related(
+    fn related<const DRY: bool>(
         &self,
         b: &mut [u8],
         at: &key::Layout,
@@ -509,13 +552,13 @@ impl Tracker {
         now: u64,
     ) -> Verdict {
         // The error travels the way an answer to the quoted packet would.
-        let Some((mut g, f)) = self.locate(&inner.reverse(), now) else {
+        let Some((g, f)) = self.locate::<DRY>(&inner.reverse(), now) else {
             return Verdict {
                 state: state::INV,
                 ..Verdict::default()
             };
         };
-        let Some(Slot::Conn(c)) = g.slots.get_mut(f.slot as usize) else {
+        let Some(Slot::Conn(c)) = g.slots.get(f.slot as usize) else {
             return Verdict {
                 state: state::INV,
                 ..Verdict::default()
@@ -550,7 +593,11 @@ impl Tracker {
 
     /// Finds the connection that has `k` as one of its keys (removing it
     /// if it expired), with its shard locked.
-    fn locate(&self, k: &Key, now: u64) -> Option<(MutexGuard<'_, table::Shard>, Found)> {
+    fn locate<const DRY: bool>(
+        &self,
+        k: &Key,
+        now: u64,
+    ) -> Option<(MutexGuard<'_, table::Shard>, Found)> {
         let s = shard_of(k);
         let g = self.table.lock(s);
         let (slot, dir) = g.find(k)?;
@@ -572,7 +619,7 @@ impl Tracker {
         };
         if c.expires_ms <= now {
             drop(g);
-            if self.remove(home, slot).is_some() {
+            if !DRY && self.remove(home, slot).is_some() {
                 self.stats.expired.fetch_add(1, Relaxed);
             }
             return None;

@@ -341,3 +341,25 @@ fn threads_share_the_table() {
     assert_eq!(t.len(), 8000);
     assert_eq!(t.indexed(), 16000);
 }
+
+#[test]
+fn peek_changes_nothing() {
+    let t = Tracker::default();
+    let mut syn = build::tcp(A, B, &seg(40000, 80, 100, 0, 0x02), 0);
+    assert_eq!(t.peek(&mut syn, false, &commit(0), 0).state, TRK | NEW);
+    assert!(t.is_empty());
+    t.track(&mut syn, false, &commit(0), 0);
+    let before = t.dump(&Filter::default(), 10, 0);
+    let mut synack = build::tcp(B, A, &seg(80, 40000, 900, 101, 0x12), 0);
+    assert_eq!(
+        t.peek(&mut synack, false, &commit(0), 0).state,
+        TRK | EST | RPL
+    );
+    assert_eq!(t.dump(&Filter::default(), 10, 0), before);
+    // Expired connections are reported gone but stay until a real packet.
+    assert_eq!(
+        t.peek(&mut synack, false, &commit(0), 10_000_000).state,
+        TRK | INV
+    );
+    assert_eq!(t.len(), 1);
+}

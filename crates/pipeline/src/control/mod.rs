@@ -70,6 +70,10 @@ pub struct Config {
     pub learn_burst: u64,
     /// Learned flows one table may hold.
     pub learned_max: usize,
+    /// The connection tracker's timeouts and limits (changeable later
+    /// through [`Pipeline::conntrack`]).
+    pub ct_timeouts: conntrack::Timeouts,
+    pub ct_limits: conntrack::Limits,
 }
 
 impl Default for Config {
@@ -86,6 +90,8 @@ impl Default for Config {
             learn_rate: 10_000,
             learn_burst: 10_000,
             learned_max: 1_000_000,
+            ct_timeouts: conntrack::Timeouts::default(),
+            ct_limits: conntrack::Limits::default(),
         }
     }
 }
@@ -166,6 +172,9 @@ pub struct Pipeline {
     liveness: Option<Arc<rustc_hash::FxHashMap<u32, Box<[bool]>>>>,
     /// Learned flows' bookkeeping ([`learn`]).
     learning: learn::LearnState,
+    /// The connection tracker `ct` actions use: one for the pipeline's
+    /// life, shared by every snapshot (connections outlive flow changes).
+    conntrack: Arc<conntrack::Tracker>,
 }
 
 impl Pipeline {
@@ -191,7 +200,16 @@ impl Pipeline {
             version: 0,
             changes: Arc::new(ChangeLog::default()),
             published: Published::new(n as usize),
+            conntrack: Arc::new(conntrack::Tracker::new(
+                config.ct_timeouts,
+                config.ct_limits,
+            )),
         }
+    }
+
+    /// The connection tracker (its connections, limits and timeouts).
+    pub fn conntrack(&self) -> &Arc<conntrack::Tracker> {
+        &self.conntrack
     }
 
     /// Adds or updates a port (liveness and flood/forward settings).
@@ -279,6 +297,7 @@ impl Pipeline {
                 .collect(),
             ports: self.ports.clone(),
             invalid_ttl_to_controller: self.invalid_ttl_to_controller,
+            conntrack: self.conntrack.clone(),
         })
     }
 

@@ -86,6 +86,8 @@ pub struct Snapshot {
     pub ports: crate::ports::PortTable,
     /// OFPC_INVALID_TTL_TO_CONTROLLER.
     pub invalid_ttl_to_controller: bool,
+    /// The connection tracker (`ct`), the pipeline's one.
+    pub conntrack: Arc<conntrack::Tracker>,
 }
 
 /// Why a packet goes to the controller, and what the PACKET_IN says.
