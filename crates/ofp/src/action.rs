@@ -14,6 +14,7 @@ use crate::oxm::{MatchEntry, Oxm, OxmField, OXM_CLASS_EXPERIMENTER};
 use crate::wire::{len_placeholder, pad_to_8, patch_len, zeros, Reader};
 
 pub use crate::conjunction::{Conjunction, NXAST_CONJUNCTION};
+pub use crate::ct::{Ct, CtZone, Nat, NatRange};
 pub use crate::learn::{Learn, LearnDst, LearnSpec, LearnSrc, NXAST_LEARN, NXAST_LEARN2};
 pub use crate::multipath::{BdAlgorithm, Bundle, HashFields, MpAlgorithm, Multipath};
 pub use crate::nicira::{
@@ -116,6 +117,12 @@ pub enum Action {
     /// NXAST_BUNDLE (12) / BUNDLE_LOAD (13): a member port by a hash of the
     /// flow and the ports' liveness.
     Bundle(Box<Bundle>),
+    /// NXAST_CT (35): through the connection tracker ([`crate::ct`]).
+    Ct(Box<Ct>),
+    /// NXAST_NAT (36): only among a `ct`'s nested actions.
+    Nat(Box<Nat>),
+    /// NXAST_CT_CLEAR (43): forget what the tracker said of the packet.
+    CtClear,
     /// An experimenter action; `data` runs to the end of the action, so it
     /// includes the padding to 8 bytes once decoded. Nicira actions other
     /// than the ones above stay here.
@@ -153,9 +160,8 @@ impl Action {
             | Learn(_)
             | Experimenter { .. } => ActionType::Experimenter,
             Note(_) | Exit | OutputReg(_) | DecTtlIds(_) | StackPush(_) | StackPop(_)
-            | Clone(_) | Sample(_) | Controller(_) | Multipath(_) | Bundle(_) => {
-                ActionType::Experimenter
-            }
+            | Clone(_) | Sample(_) | Controller(_) | Multipath(_) | Bundle(_) | Ct(_) | Nat(_)
+            | CtClear => ActionType::Experimenter,
         }
     }
 
@@ -329,8 +335,32 @@ impl Action {
     /// known settable basic field (`OFPBAC_BAD_SET_TYPE`), carry no mask and
     /// a value in range (`OFPBAC_BAD_SET_ARGUMENT`); reg_load and reg_move
     /// as [`RegLoad::check`] and [`RegMove::check`] say.
+    ///
+    /// These are the rules of a list not nested in `ct`: `nat` there, or a
+    /// write (`set_field`, `load`, `move`) of `ct_mark` or `ct_label`, is
+    /// `OFPBAC_BAD_SET_ARGUMENT`, as Open vSwitch answers; `ct` checks its
+    /// own nested list ([`crate::ct::Ct::check`]).
     pub fn validate(&self) -> Result<()> {
+        if matches!(self, Action::Nat(_)) {
+            return Err(bac(
+                BadActionCode::BadSetArgument,
+                "nat is only allowed inside ct",
+            ));
+        }
+        if crate::ct::write_dst(self).is_some_and(OxmField::requires_ct) {
+            return Err(bac(
+                BadActionCode::BadSetArgument,
+                "ct_mark and ct_label are written only inside ct(commit,exec(...))",
+            ));
+        }
+        self.validate_inner()
+    }
+
+    /// [`Action::validate`] without the rules of where an action may be.
+    pub(crate) fn validate_inner(&self) -> Result<()> {
         match self {
+            Action::Ct(c) => return c.check(),
+            Action::Nat(n) => return n.check(),
             Action::RegLoad(l) => return l.check(),
             Action::RegMove(m) => return m.check(),
             Action::Conjunction(c) => return c.check(),
@@ -849,6 +879,7 @@ impl Action {
                 | Action::Controller(_)
                 | Action::Multipath(_)
                 | Action::Bundle(_)
+                | Action::Nat(_)
         )
     }
 }

@@ -20,6 +20,7 @@ mod macros;
 
 pub mod action;
 pub mod conjunction;
+pub mod ct;
 pub mod error;
 pub mod framer;
 pub mod header;

@@ -117,11 +117,11 @@ impl Subfield {
 
     /// `(ofs << 6) | (n_bits - 1)`, as Open vSwitch writes it (a subfield
     /// of more than 64 bits does not fit: see the checks of each action).
-    fn ofs_nbits(&self) -> u16 {
+    pub(crate) fn ofs_nbits(&self) -> u16 {
         (self.ofs << 6) | (self.n_bits.wrapping_sub(1) & 0x3f)
     }
 
-    fn from_ofs_nbits(field: OxmField, v: u16) -> Subfield {
+    pub(crate) fn from_ofs_nbits(field: OxmField, v: u16) -> Subfield {
         Subfield {
             field,
             ofs: v >> 6,
@@ -129,7 +129,7 @@ impl Subfield {
         }
     }
 
-    fn header(&self) -> u32 {
+    pub(crate) fn header(&self) -> u32 {
         self.field.nxm_header().unwrap_or(0)
     }
 }
@@ -137,7 +137,7 @@ impl Subfield {
 /// Reads an `ofs_nbits` header: a known field by its exact NXM header
 /// (`OFPBAC_BAD_SET_TYPE` otherwise, as Open vSwitch's
 /// `mf_vl_mff_mf_from_nxm_header`).
-fn field_of_header(header: u32) -> Result<OxmField> {
+pub(crate) fn field_of_header(header: u32) -> Result<OxmField> {
     OxmField::from_nxm_header(crate::action::exact_header(header)).ok_or(bac(
         BadActionCode::BadSetType,
         "Nicira action names a field sluice does not know",
@@ -668,7 +668,7 @@ pub(crate) fn encode_body(a: &Action, out: &mut Vec<u8>) -> bool {
         Action::Controller(c) => c.encode_body(out),
         Action::Multipath(m) => m.encode_body(out),
         Action::Bundle(b) => b.encode_body(out),
-        _ => return false,
+        a => return crate::ct::encode_body(a, out),
     }
     true
 }
@@ -715,6 +715,6 @@ pub(crate) fn decode(
         NXAST_BUNDLE | NXAST_BUNDLE_LOAD => {
             crate::multipath::Bundle::decode(len, subtype, b).map(|x| Action::Bundle(Box::new(x)))
         }
-        _ => return None,
+        _ => return crate::ct::decode(subtype, len, b, depth),
     })
 }

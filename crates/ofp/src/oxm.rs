@@ -124,6 +124,36 @@ pub enum OxmField {
     /// `NXM_NX_XXREG0`..`3` (class 0x0001, fields 111-114): 128-bit views,
     /// `xxregN` = `reg(4N)` (highest) .. `reg(4N+3)`.
     XXReg(u8),
+    /// `NXM_NX_CT_STATE` (class 0x0001, field 105): the connection
+    /// tracking state, 32 bits of which 8 are defined
+    /// ([`crate::ct::state`]); set by `ct(table=N)`, read-only.
+    CtState,
+    /// `NXM_NX_CT_ZONE` (106): the zone `ct` tracked the packet in, 16
+    /// bits, not maskable, read-only.
+    CtZone,
+    /// `NXM_NX_CT_MARK` (107): the connection's 32-bit mark; written only
+    /// inside `ct(commit,exec(...))`.
+    CtMark,
+    /// `NXM_NX_CT_LABEL` (108): the connection's 128-bit label; written
+    /// only inside `ct(commit,exec(...))`.
+    CtLabel,
+    /// `NXM_NX_CT_NW_SRC` (120): IPv4 source of the connection's original
+    /// direction. Needs a valid connection matched (`ct_state`) and `ip`.
+    CtNwSrc,
+    /// `NXM_NX_CT_NW_DST` (121).
+    CtNwDst,
+    /// `NXM_NX_CT_IPV6_SRC` (122): needs a valid connection and `ipv6`.
+    CtIpv6Src,
+    /// `NXM_NX_CT_IPV6_DST` (123).
+    CtIpv6Dst,
+    /// `NXM_NX_CT_NW_PROTO` (119): IP protocol of the original direction,
+    /// not maskable.
+    CtNwProto,
+    /// `NXM_NX_CT_TP_SRC` (124): transport source port of the original
+    /// direction, maskable.
+    CtTpSrc,
+    /// `NXM_NX_CT_TP_DST` (125).
+    CtTpDst,
     /// A field number this implementation has no name for; kept as is.
     Unknown(u8),
 }
@@ -141,7 +171,7 @@ pub const ONF_EXPERIMENTER: u32 = 0x4f4e_4600;
 const ONF_TCP_FLAGS: u8 = 42;
 
 /// Number of slots [`OxmField::index`] hands out.
-pub const FIELD_SLOTS: usize = 80;
+pub const FIELD_SLOTS: usize = 91;
 
 const REG_NAMES: [&str; 16] = [
     "reg0", "reg1", "reg2", "reg3", "reg4", "reg5", "reg6", "reg7", "reg8", "reg9", "reg10",
@@ -211,6 +241,17 @@ impl From<u8> for OxmField {
             140..=155 => Reg(v - 140),
             156..=163 => XReg(v - 156),
             164..=167 => XXReg(v - 164),
+            168 => CtState,
+            169 => CtZone,
+            170 => CtMark,
+            171 => CtLabel,
+            172 => CtNwSrc,
+            173 => CtNwDst,
+            174 => CtIpv6Src,
+            175 => CtIpv6Dst,
+            176 => CtNwProto,
+            177 => CtTpSrc,
+            178 => CtTpDst,
             other => Unknown(other),
         }
     }
@@ -276,6 +317,17 @@ impl From<OxmField> for u8 {
             Reg(n) => 140 + n.min(16),
             XReg(n) => 156 + n.min(8),
             XXReg(n) => 164 + n.min(4),
+            CtState => 168,
+            CtZone => 169,
+            CtMark => 170,
+            CtLabel => 171,
+            CtNwSrc => 172,
+            CtNwDst => 173,
+            CtIpv6Src => 174,
+            CtIpv6Dst => 175,
+            CtNwProto => 176,
+            CtTpSrc => 177,
+            CtTpDst => 178,
             Unknown(x) => x,
         }
     }
@@ -371,6 +423,67 @@ impl OxmField {
         OxmField::XXReg(3),
     ];
 
+    /// Open vSwitch's connection-tracking fields (class `NXM_1`, fields
+    /// 105-108 and 119-125), in ovs-ofctl's print order. Kept apart from
+    /// [`OxmField::NICIRA`]: a switch advertises them (TABLE_FEATURES) only
+    /// once its pipeline tracks connections.
+    pub const CT: &'static [OxmField] = &[
+        OxmField::CtState,
+        OxmField::CtZone,
+        OxmField::CtMark,
+        OxmField::CtLabel,
+        OxmField::CtNwSrc,
+        OxmField::CtNwDst,
+        OxmField::CtIpv6Src,
+        OxmField::CtIpv6Dst,
+        OxmField::CtNwProto,
+        OxmField::CtTpSrc,
+        OxmField::CtTpDst,
+    ];
+
+    /// Whether this is one of the connection-tracking fields
+    /// ([`OxmField::CT`]).
+    pub const fn is_ct(self) -> bool {
+        matches!(
+            self,
+            OxmField::CtState
+                | OxmField::CtZone
+                | OxmField::CtMark
+                | OxmField::CtLabel
+                | OxmField::CtNwSrc
+                | OxmField::CtNwDst
+                | OxmField::CtIpv6Src
+                | OxmField::CtIpv6Dst
+                | OxmField::CtNwProto
+                | OxmField::CtTpSrc
+                | OxmField::CtTpDst
+        )
+    }
+
+    /// Whether writing this field needs to be inside `ct(...)`'s nested
+    /// actions: `ct_mark` and `ct_label` (Open vSwitch's
+    /// `field_requires_ct`). Anywhere else a write of them is
+    /// `OFPBAC_BAD_SET_ARGUMENT`.
+    pub const fn requires_ct(self) -> bool {
+        matches!(self, OxmField::CtMark | OxmField::CtLabel)
+    }
+
+    /// Whether matching this field needs a valid connection matched
+    /// before it (Open vSwitch's prerequisite `CT`): the original
+    /// direction's tuple fields.
+    pub const fn needs_ct_valid(self) -> bool {
+        matches!(
+            self,
+            OxmField::CtNwSrc
+                | OxmField::CtNwDst
+                | OxmField::CtIpv6Src
+                | OxmField::CtIpv6Dst
+                | OxmField::CtNwProto
+                | OxmField::CtTpSrc
+                | OxmField::CtTpDst
+        )
+    }
+
     /// For a register field, the 32-bit registers it covers: first and
     /// count (`reg3`: (3, 1); `xreg1`: (2, 2); `xxreg1`: (4, 4)).
     pub const fn regs(self) -> Option<(u8, u8)> {
@@ -447,6 +560,17 @@ impl OxmField {
             Reg(n) if n < 16 => REG_NAMES[n as usize],
             XReg(n) if n < 8 => XREG_NAMES[n as usize],
             XXReg(n) if n < 4 => XXREG_NAMES[n as usize],
+            CtState => "ct_state",
+            CtZone => "ct_zone",
+            CtMark => "ct_mark",
+            CtLabel => "ct_label",
+            CtNwSrc => "ct_nw_src",
+            CtNwDst => "ct_nw_dst",
+            CtIpv6Src => "ct_ipv6_src",
+            CtIpv6Dst => "ct_ipv6_dst",
+            CtNwProto => "ct_nw_proto",
+            CtTpSrc => "ct_tp_src",
+            CtTpDst => "ct_tp_dst",
             Reg(_) | XReg(_) | XXReg(_) | Unknown(_) => return None,
         })
     }
@@ -456,6 +580,7 @@ impl OxmField {
         Self::KNOWN
             .iter()
             .chain(Self::NICIRA)
+            .chain(Self::CT)
             .copied()
             .find(|v| v.name().is_some_and(|n| n.eq_ignore_ascii_case(s)))
     }
@@ -505,6 +630,8 @@ pub enum ValueKind {
     Ipv4,
     /// RFC 5952 text.
     Ipv6,
+    /// Connection states (`+trk-new`, `trk|est`, or a number).
+    CtState,
 }
 
 /// Static facts about a basic field (spec table 11 and 12).
@@ -584,6 +711,17 @@ impl OxmField {
             OxmField::Reg(n) if n < 16 => fi(4, 32, true, true, Hex),
             OxmField::XReg(n) if n < 8 => fi(8, 64, true, true, Hex),
             OxmField::XXReg(n) if n < 4 => fi(16, 128, true, true, Hex),
+            // 32 bits on the wire; a value with bits beyond the 8 states
+            // is OFPBMC_BAD_VALUE (see `Oxm::validate`), any mask goes.
+            OxmField::CtState => fi(4, 32, true, false, CtState),
+            OxmField::CtZone => fi(2, 16, false, false, Dec),
+            // Settable only inside ct's nested actions: `requires_ct`.
+            OxmField::CtMark => fi(4, 32, true, true, Hex),
+            OxmField::CtLabel => fi(16, 128, true, true, Hex),
+            OxmField::CtNwSrc | OxmField::CtNwDst => fi(4, 32, true, false, Ipv4),
+            OxmField::CtIpv6Src | OxmField::CtIpv6Dst => fi(16, 128, true, false, Ipv6),
+            OxmField::CtNwProto => fi(1, 8, false, false, Dec),
+            OxmField::CtTpSrc | OxmField::CtTpDst => fi(2, 16, true, false, Dec),
             OxmField::Reg(_) | OxmField::XReg(_) | OxmField::XXReg(_) | OxmField::Unknown(_) => {
                 return None
             }
@@ -671,6 +809,17 @@ impl OxmField {
             OxmField::ConjId => Some(37),
             OxmField::Reg(n) if n < 16 => Some(n),
             OxmField::XXReg(n) if n < 4 => Some(111 + n),
+            OxmField::CtState => Some(105),
+            OxmField::CtZone => Some(106),
+            OxmField::CtMark => Some(107),
+            OxmField::CtLabel => Some(108),
+            OxmField::CtNwProto => Some(119),
+            OxmField::CtNwSrc => Some(120),
+            OxmField::CtNwDst => Some(121),
+            OxmField::CtIpv6Src => Some(122),
+            OxmField::CtIpv6Dst => Some(123),
+            OxmField::CtTpSrc => Some(124),
+            OxmField::CtTpDst => Some(125),
             _ => None,
         }
     }
@@ -692,6 +841,17 @@ impl OxmField {
             109 => OxmField::TunIpv6Src,
             110 => OxmField::TunIpv6Dst,
             111..=114 => OxmField::XXReg(field - 111),
+            105 => OxmField::CtState,
+            106 => OxmField::CtZone,
+            107 => OxmField::CtMark,
+            108 => OxmField::CtLabel,
+            119 => OxmField::CtNwProto,
+            120 => OxmField::CtNwSrc,
+            121 => OxmField::CtNwDst,
+            122 => OxmField::CtIpv6Src,
+            123 => OxmField::CtIpv6Dst,
+            124 => OxmField::CtTpSrc,
+            125 => OxmField::CtTpDst,
             _ => return None,
         })
     }
@@ -909,6 +1069,17 @@ const NXM_TABLE: &[(u32, OxmField, &str)] = {
         (nxm(1, 112, 16), F::XXReg(1), "NXM_NX_XXREG1"),
         (nxm(1, 113, 16), F::XXReg(2), "NXM_NX_XXREG2"),
         (nxm(1, 114, 16), F::XXReg(3), "NXM_NX_XXREG3"),
+        (nxm(1, 105, 4), F::CtState, "NXM_NX_CT_STATE"),
+        (nxm(1, 106, 2), F::CtZone, "NXM_NX_CT_ZONE"),
+        (nxm(1, 107, 4), F::CtMark, "NXM_NX_CT_MARK"),
+        (nxm(1, 108, 16), F::CtLabel, "NXM_NX_CT_LABEL"),
+        (nxm(1, 119, 1), F::CtNwProto, "NXM_NX_CT_NW_PROTO"),
+        (nxm(1, 120, 4), F::CtNwSrc, "NXM_NX_CT_NW_SRC"),
+        (nxm(1, 121, 4), F::CtNwDst, "NXM_NX_CT_NW_DST"),
+        (nxm(1, 122, 16), F::CtIpv6Src, "NXM_NX_CT_IPV6_SRC"),
+        (nxm(1, 123, 16), F::CtIpv6Dst, "NXM_NX_CT_IPV6_DST"),
+        (nxm(1, 124, 2), F::CtTpSrc, "NXM_NX_CT_TP_SRC"),
+        (nxm(1, 125, 2), F::CtTpDst, "NXM_NX_CT_TP_DST"),
     ]
 };
 
@@ -972,7 +1143,15 @@ impl Oxm {
             "unknown OXM field",
         ))?;
         let full = self.field.full_mask();
-        if self.value & !full != 0 {
+        // ct_state is 32 bits on the wire with 8 defined: other value bits
+        // are OFPBMC_BAD_VALUE (Open vSwitch's `mf_is_value_valid`), mask
+        // bits are not checked.
+        let values = if self.field == OxmField::CtState {
+            crate::ct::state::ALL as u128
+        } else {
+            full
+        };
+        if self.value & !values != 0 {
             return Err(OfpError::new(
                 ErrorCode::BadMatch(BadMatchCode::BadValue),
                 "value out of range for field",
@@ -1234,6 +1413,13 @@ impl Match {
                 }
             };
             o.validate()?;
+            if o.field.needs_ct_valid() && !ct_valid(seen[slot(OxmField::CtState)]) {
+                return Err(OfpError::new(
+                    ErrorCode::BadMatch(BadMatchCode::BadPrereq),
+                    "ct_nw_src, ct_tp_dst and the other tuple fields need a ct_state \
+                     that says the connection is valid (+est, +new, ... or +trk-inv) before them",
+                ));
+            }
             for (need, values) in o.field.prerequisites() {
                 match seen[slot(*need)] {
                     Some(p)
@@ -1270,6 +1456,43 @@ impl Match {
         }
         Ok(())
     }
+}
+
+impl Match {
+    /// Open vSwitch's check of a FLOW_MOD's match (`ofputil_decode_flow_mod`):
+    /// `ct_nw_src`/`ct_nw_dst` need `eth_type` IPv4 in the match and
+    /// `ct_ipv6_src`/`ct_ipv6_dst` IPv6, wherever it is among the fields;
+    /// else `OFPBAC_MATCH_INCONSISTENT` (an action error, as Open vSwitch
+    /// answers).
+    pub fn check_ct_tuple_family(&self) -> Result<()> {
+        let eth = self
+            .get(OxmField::EthType)
+            .filter(|o| o.mask.is_none())
+            .map(|o| o.value);
+        let has = |f| self.get(f).is_some_and(|o| o.effective_mask() != 0);
+        if ((has(OxmField::CtNwSrc) || has(OxmField::CtNwDst)) && eth != Some(0x0800))
+            || ((has(OxmField::CtIpv6Src) || has(OxmField::CtIpv6Dst)) && eth != Some(0x86dd))
+        {
+            return Err(OfpError::new(
+                ErrorCode::BadAction(crate::error::BadActionCode::MatchInconsistent),
+                "ct_nw_src and ct_nw_dst need ip in the match, ct_ipv6_src and ct_ipv6_dst ipv6",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Open vSwitch's prerequisite `CT` (`is_ct_valid` on a match): the
+/// `ct_state` matched says the connection is valid, by one of the bits new,
+/// est, rel, rpl, snat, dnat set, or by trk set and inv matched clear.
+fn ct_valid(ct_state: Option<&Oxm>) -> bool {
+    use crate::ct::state as cs;
+    let Some(o) = ct_state else { return false };
+    // Open vSwitch holds the state in 8 bits: an exact match is mask 0xff.
+    let mask = (o.effective_mask() as u32) & cs::ALL;
+    let value = (o.value as u32) & mask;
+    value & (cs::NEW | cs::EST | cs::REL | cs::RPL | cs::SNAT | cs::DNAT) != 0
+        || (value & cs::TRK != 0 && mask & cs::INV != 0 && value & cs::INV == 0)
 }
 
 #[cfg(test)]

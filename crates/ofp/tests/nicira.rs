@@ -165,7 +165,7 @@ fn match_with_tunnel_fields() {
     );
     m.validate().unwrap();
     // Other NXM_1 fields stay opaque; a wrong length is refused.
-    let b = Bytes::from(hex("0001 000c 0001d204 00000001 00000000"));
+    let b = Bytes::from(hex("0001 000c 0001fe04 00000001 00000000"));
     let m = Match::decode(&mut Reader::new(&b, ErrorCode::BAD_LEN)).unwrap();
     assert!(matches!(m.entries[0], MatchEntry::Other(_)));
     let b = Bytes::from(hex("0001 0010 00013e08 0102030400000000"));
@@ -198,7 +198,9 @@ fn field_model() {
     assert_eq!(F::from_nxm_header(0x8000_4c08), Some(F::TunnelId));
     assert_eq!(F::from_nxm_header(0x0000_0802), Some(F::VlanTci));
     assert_eq!(F::from_nxm_header(0x0000_0a01), None, "NXM_OF_IP_TOS");
-    assert_eq!(F::from_nxm_header(0x0001_d204), None, "NXM_NX_CT_STATE");
+    assert_eq!(F::from_nxm_header(0x0001_fe04), None, "NXM_1 field 127");
+    assert_eq!(F::from_nxm_header(0x0001_d204), Some(F::CtState));
+    assert_eq!(F::from_nxm_header(0x0001_d810), Some(F::CtLabel));
     assert_eq!(F::from_nxm_header(0x0001_0004), Some(F::Reg(0)));
     assert_eq!(F::from_nxm_header(0x0000_0002), Some(F::NxmInPort));
     assert_eq!(F::from_nxm_header(0x8001_0208), Some(F::XReg(1)));
@@ -218,7 +220,8 @@ fn field_model() {
     assert_eq!(F::from_nxm_name("OXM_OF_TUNNEL_ID"), Some(F::TunnelId));
     assert_eq!(F::from_nxm_name("NXM_NX_REG0"), Some(F::Reg(0)));
     assert_eq!(F::from_nxm_name("OXM_OF_PKT_REG7"), Some(F::XReg(7)));
-    assert_eq!(F::from_nxm_name("NXM_NX_CT_STATE"), None);
+    assert_eq!(F::from_nxm_name("NXM_NX_DP_HASH"), None);
+    assert_eq!(F::from_nxm_name("NXM_NX_CT_MARK"), Some(F::CtMark));
     assert_eq!(F::TunnelId.nxm_name().unwrap().to_string(), "NXM_NX_TUN_ID");
     assert_eq!(
         F::Metadata.nxm_name().unwrap().to_string(),
@@ -324,8 +327,9 @@ fn hostile_reg_load() {
         ErrorCode::ACTION_BAD_LEN
     );
     // Unknown or unsupported destinations: NXM_OF_IP_TOS,
-    // NXM_NX_CT_STATE, a wrong length, an experimenter class.
-    for h in ["00000a01", "0001d204", "00012004", "ffff0008"] {
+    // an NXM_1 field sluice has no name for, a wrong length, an
+    // experimenter class.
+    for h in ["00000a01", "0001fe04", "00012004", "ffff0008"] {
         assert_eq!(
             code(&format!(
                 "ffff 0018 00002320 0007 003f {h} 0000000000000001"
@@ -373,7 +377,7 @@ fn hostile_reg_load2() {
     );
     // Unknown field; known field, wrong length.
     assert_eq!(
-        code("ffff 0018 00002320 0021 0001d204 00000001 000000000000"),
+        code("ffff 0018 00002320 0021 0001fe04 00000001 000000000000"),
         BAD_SET_TYPE
     );
     // A masked TLV of odd length (13 for a 6-byte field): value and mask
@@ -424,9 +428,9 @@ fn hostile_reg_move() {
         code("ffff 0018 00002320 0006 0030 0000 0000 00000406 00000000"),
         bmc(BadMatchCode::BadField)
     );
-    // Unknown source (NXM_NX_CT_STATE), masked destination.
+    // Unknown source (NXM_1 field 127), masked destination.
     assert_eq!(
-        code("ffff 0018 00002320 0006 0020 0000 0000 0001d204 00000206"),
+        code("ffff 0018 00002320 0006 0020 0000 0000 0001fe04 00000206"),
         bmc(BadMatchCode::BadField)
     );
     assert_eq!(
@@ -701,7 +705,7 @@ fn text_errors_name_the_token() {
             "actions=move:NXM_OF_ETH_SRC[]->tun_dst[]",
             "move:NXM_OF_ETH_SRC[]->tun_dst[]",
         ),
-        ("actions=load:1->NXM_NX_CT_STATE[]", "NXM_NX_CT_STATE"),
+        ("actions=load:1->NXM_NX_DP_HASH[]", "NXM_NX_DP_HASH"),
         ("actions=load:1->tun_dst[40]", "tun_dst[40]"),
         ("actions=load:1->tun_dst[7..3]", "tun_dst[7..3]"),
         ("actions=load:1->tun_dst[3", "tun_dst[3"),

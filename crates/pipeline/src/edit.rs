@@ -484,6 +484,18 @@ pub fn set_field(f: &mut [u8], off: &Offsets, o: &Oxm) -> Edit {
         | F::Unknown(_) => Edit::Done,
         // Read-only (as in Open vSwitch): validation refuses writes.
         F::IpFrag | F::TcpFlags => Edit::Done,
+        // Connection tracking is refused by validation (not supported yet).
+        F::CtState
+        | F::CtZone
+        | F::CtMark
+        | F::CtLabel
+        | F::CtNwSrc
+        | F::CtNwDst
+        | F::CtIpv6Src
+        | F::CtIpv6Dst
+        | F::CtNwProto
+        | F::CtTpSrc
+        | F::CtTpDst => Edit::Skipped,
         // set_field:N->nw_ttl is set_nw_ttl (N may be 0 here: a set never
         // expires the packet).
         F::NwTtl => match nw_ttl(f, off, Some(v as u8)) {

@@ -210,7 +210,20 @@ fn place(f: OxmField, eth_type: u64) -> (&'static [Slot], u64) {
             0,
         ),
         F::XXReg(n) => (s::XXREGS.get(n as usize).map_or(&[][..], |p| &p[..]), 0),
-        F::Unknown(_) => (&[], 0),
+        // Not in the key (connection tracking is not supported yet):
+        // `compile_valid` refuses them.
+        F::CtState
+        | F::CtZone
+        | F::CtMark
+        | F::CtLabel
+        | F::CtNwSrc
+        | F::CtNwDst
+        | F::CtIpv6Src
+        | F::CtIpv6Dst
+        | F::CtNwProto
+        | F::CtTpSrc
+        | F::CtTpDst
+        | F::Unknown(_) => (&[], 0),
     }
 }
 
@@ -315,6 +328,13 @@ pub(crate) fn compile_valid(m: &Match) -> Result<MaskedKey, OfpError> {
                 "unsupported OXM class",
             ));
         };
+        if o.field.is_ct() {
+            // As Open vSwitch answers a field it does not know.
+            return Err(OfpError::new(
+                ErrorCode::BadMatch(BadMatchCode::BadField),
+                "connection tracking fields (ct_state, ct_zone, ct_mark, ...) are not supported yet",
+            ));
+        }
         if o.field == OxmField::VlanTci {
             // TCI bits 0-12 are vlan_vid's (CFI is OFPVID_PRESENT), 13-15
             // the PCP, which a packet without a tag does not have.

@@ -314,6 +314,21 @@ fn actions_with<G, M>(
             // ct, ...): Open vSwitch answers an unknown or unusable
             // subtype of a known vendor OFPBAC_BAD_VENDOR_TYPE (OpenFlow
             // 1.3's BAD_EXP_TYPE), another vendor OFPBAC_BAD_VENDOR.
+            // Connection tracking: decoded and checked as Open vSwitch
+            // checks it (`Action::validate`), but the pipeline has no
+            // tracker yet. Refused as Open vSwitch refuses a Nicira
+            // action it cannot use; the fastpath never sees one.
+            Action::Ct(_) | Action::CtClear | Action::Nat(_) => {
+                // What the match must say comes first, with Open vSwitch's
+                // code (OFPBAC_MATCH_INCONSISTENT).
+                if let (Action::Ct(c), Packets::Matching(m)) = (a, packets) {
+                    c.check_packets(&ofp::ct::CtPackets::of_match(m))?;
+                }
+                return Err(err(
+                    ErrorCode::BadAction(BadActionCode::BadExpType),
+                    "connection tracking (ct, ct_clear, nat) is not supported yet",
+                ))
+            }
             Action::Experimenter { experimenter, .. }
                 if *experimenter == ofp::action::NX_VENDOR_ID =>
             {

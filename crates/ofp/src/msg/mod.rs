@@ -196,6 +196,7 @@ impl Message {
         match self {
             Message::FlowMod(f) => {
                 f.match_.validate()?;
+                f.match_.check_ct_tuple_family()?;
                 f.instructions.iter().try_for_each(|i| match i {
                     crate::Instruction::ApplyActions(a) => actions(a),
                     crate::Instruction::WriteActions(a) => {

@@ -219,6 +219,9 @@ pub(crate) struct Ctx {
     pub vlan: bool,
     /// How deep in `clone` the list being parsed is (0: the flow's own).
     pub depth: u32,
+    /// Whether the list is `ct`'s `exec(...)`: only `nat` and writes of
+    /// `ct_mark`/`ct_label` there, and those only there.
+    pub in_ct: bool,
 }
 
 impl Ctx {
@@ -228,6 +231,7 @@ impl Ctx {
         proto: None,
         vlan: true,
         depth: 0,
+        in_ct: false,
     };
 }
 
@@ -381,6 +385,23 @@ pub(crate) fn parse_action_into(
     out: &mut Vec<Action>,
 ) -> Result<(), TextError> {
     let a = parse_one(tok, ctx, out)?;
+    // Open vSwitch's nesting rules, with its words (ofpacts_verify_nested).
+    let ct_write = crate::ct::write_dst(&a).map(|f| f.requires_ct());
+    if ctx.in_ct {
+        if !matches!(a, Action::Nat(_)) && ct_write != Some(true) {
+            return Err(TextError::new(
+                tok,
+                "in ct's exec(...), only nat and set_field, load or move to ct_mark or ct_label",
+            ));
+        }
+    } else if matches!(a, Action::Nat(_)) {
+        return Err(TextError::new(tok, "nat only inside a \"ct\" action"));
+    } else if ct_write == Some(true) {
+        return Err(TextError::new(
+            tok,
+            "ct_mark and ct_label set only inside ct(commit,exec(...)) (cannot set CT fields outside of ct action)",
+        ));
+    }
     match a {
         Action::PushVlan(_) => ctx.vlan = true,
         Action::PopVlan => ctx.vlan = false,
@@ -462,6 +483,9 @@ fn parse_one(tok: &str, ctx: &mut Ctx, out: &mut Vec<Action>) -> Result<Action, 
         }
         "push" | "pop" => return nicira::parse_stack(key == "pop", need("FIELD[BITS]")?),
         "clone" => return nicira::parse_clone(tok, arg.unwrap_or(""), ctx),
+        "ct" => return super::ct::parse_ct(tok, arg.unwrap_or(""), ctx),
+        "ct_clear" if arg.is_none() => Action::CtClear,
+        "nat" => return super::ct::parse_nat(tok, arg.unwrap_or("")),
         "sample" => return nicira::parse_sample(tok, arg.unwrap_or("")),
         "multipath" => return nicira::parse_multipath(tok, need("(...)")?),
         "bundle" | "bundle_load" => {

@@ -268,7 +268,8 @@ fn exact(m: &Match, f: OxmField) -> Option<u128> {
 }
 
 /// Where a field comes in a printed match: ovs-ofctl's order (packet
-/// mark and conjunction id before the protocol shorthand, then registers,
+/// mark, conjunction id and the connection-tracking fields before the
+/// protocol shorthand, then registers,
 /// tunnel id and addresses, metadata, in_port, VLAN, Ethernet source then
 /// destination, the L3 addresses, protocol, ARP hardware addresses, TOS,
 /// TTL, fragments, MPLS, L4 ports or ICMP type and code, TCP flags, ND),
@@ -279,53 +280,65 @@ fn print_rank(f: OxmField) -> u8 {
     match f {
         F::PktMark => 0,
         F::ConjId => 1,
-        F::Reg(n) => 2 + n.min(15),
+        // The connection-tracking fields, in match_format's order.
+        F::CtState => 2,
+        F::CtZone => 3,
+        F::CtMark => 4,
+        F::CtLabel => 5,
+        F::CtNwSrc => 6,
+        F::CtIpv6Src => 7,
+        F::CtNwDst => 8,
+        F::CtIpv6Dst => 9,
+        F::CtNwProto => 10,
+        F::CtTpSrc => 11,
+        F::CtTpDst => 12,
+        F::Reg(n) => 13 + n.min(15),
         // Matches carry registers, not their wider views (Open vSwitch
         // splits those into registers); a decoded one prints beside them.
-        F::XReg(n) => 2 + (2 * n).min(15),
-        F::XXReg(n) => 2 + (4 * n).min(15),
-        F::TunnelId => 20,
-        F::TunIpv4Src => 21,
-        F::TunIpv4Dst => 22,
-        F::TunIpv6Src => 23,
-        F::TunIpv6Dst => 24,
-        F::Metadata => 26,
-        F::InPort | F::NxmInPort => 27,
-        F::InPhyPort => 28,
-        F::VlanVid | F::VlanTci => 29,
-        F::VlanPcp => 30,
-        F::EthSrc => 31,
-        F::EthDst => 32,
-        F::EthType => 33,
-        F::Ipv6Src => 34,
-        F::Ipv6Dst => 35,
-        F::Ipv6Flabel => 36,
-        F::Ipv4Src | F::ArpSpa => 37,
-        F::Ipv4Dst | F::ArpTpa => 38,
-        F::IpProto | F::ArpOp => 39,
-        F::ArpSha => 40,
-        F::ArpTha => 41,
-        F::IpDscp => 42,
-        F::IpEcn => 43,
-        F::NwTtl => 44,
-        F::IpFrag => 45,
-        F::MplsLabel => 46,
-        F::MplsTc => 47,
-        F::MplsBos => 48,
-        F::TcpSrc | F::UdpSrc | F::SctpSrc | F::Icmpv4Type | F::Icmpv6Type => 49,
-        F::TcpDst | F::UdpDst | F::SctpDst | F::Icmpv4Code | F::Icmpv6Code => 50,
-        F::TcpFlags => 51,
-        F::Ipv6NdTarget => 52,
-        F::Ipv6NdSll => 53,
-        F::Ipv6NdTll => 54,
-        F::PbbIsid => 55,
-        F::Ipv6Exthdr => 56,
-        F::Unknown(_) => 57,
+        F::XReg(n) => 13 + (2 * n).min(15),
+        F::XXReg(n) => 13 + (4 * n).min(15),
+        F::TunnelId => 31,
+        F::TunIpv4Src => 32,
+        F::TunIpv4Dst => 33,
+        F::TunIpv6Src => 34,
+        F::TunIpv6Dst => 35,
+        F::Metadata => 37,
+        F::InPort | F::NxmInPort => 38,
+        F::InPhyPort => 39,
+        F::VlanVid | F::VlanTci => 40,
+        F::VlanPcp => 41,
+        F::EthSrc => 42,
+        F::EthDst => 43,
+        F::EthType => 44,
+        F::Ipv6Src => 45,
+        F::Ipv6Dst => 46,
+        F::Ipv6Flabel => 47,
+        F::Ipv4Src | F::ArpSpa => 48,
+        F::Ipv4Dst | F::ArpTpa => 49,
+        F::IpProto | F::ArpOp => 50,
+        F::ArpSha => 51,
+        F::ArpTha => 52,
+        F::IpDscp => 53,
+        F::IpEcn => 54,
+        F::NwTtl => 55,
+        F::IpFrag => 56,
+        F::MplsLabel => 57,
+        F::MplsTc => 58,
+        F::MplsBos => 59,
+        F::TcpSrc | F::UdpSrc | F::SctpSrc | F::Icmpv4Type | F::Icmpv6Type => 60,
+        F::TcpDst | F::UdpDst | F::SctpDst | F::Icmpv4Code | F::Icmpv6Code => 61,
+        F::TcpFlags => 62,
+        F::Ipv6NdTarget => 63,
+        F::Ipv6NdSll => 64,
+        F::Ipv6NdTll => 65,
+        F::PbbIsid => 66,
+        F::Ipv6Exthdr => 67,
+        F::Unknown(_) => 68,
     }
 }
 
 /// Ranks ([`print_rank`]) printed before the protocol shorthand.
-const BEFORE_SHORTHAND: u8 = 2;
+const BEFORE_SHORTHAND: u8 = 13;
 
 /// The name a field is printed with, given the match's context.
 fn print_name(f: OxmField, eth: Option<u128>, proto: Option<u128>) -> &'static str {
@@ -406,6 +419,9 @@ pub fn format_match_named(m: &Match, names: &Names) -> String {
         };
         match o.field {
             OxmField::EthType if skip_eth && o.mask.is_none() => continue,
+            // Open vSwitch holds 8 bits of ct_state: a mask without any of
+            // them matches everything, and it prints nothing.
+            OxmField::CtState if o.effective_mask() & 0xff == 0 => continue,
             OxmField::IpProto if skip_proto && o.mask.is_none() => continue,
             OxmField::InPort if o.mask.is_none() && o.value <= u32::MAX as u128 => {
                 parts.push(format!("in_port={}", names.port(o.value as u32)));
@@ -523,6 +539,7 @@ pub fn parse_flow_mod(s: &str) -> Result<FlowMod, TextError> {
                 o.value & o.effective_mask() & present != 0
             }),
             depth: 0,
+            in_ct: false,
         };
         fm.instructions = parse_instructions_ctx(a, ctx)?;
     }

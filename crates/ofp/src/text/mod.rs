@@ -40,6 +40,7 @@
 //! Every error names the token that failed and what was expected there.
 
 mod actions;
+mod ct;
 mod flow;
 mod group;
 mod learn;

@@ -123,6 +123,7 @@ pub(crate) fn parse_clone(tok: &str, arg: &str, ctx: &Ctx) -> Result<Action, Tex
     }
     let mut inner = Ctx {
         depth: ctx.depth + 1,
+        in_ct: false,
         ..*ctx
     };
     parse_actions_ctx(arg, &mut inner).map(Action::Clone)
@@ -373,6 +374,9 @@ pub(crate) fn format(a: &Action, names: &Names) -> Option<String> {
     match a {
         Action::Note(n) => s = format!("note:{}", format_hex_dotted(n)),
         Action::Exit => s.push_str("exit"),
+        Action::Ct(c) => super::ct::format_ct(c, names, &mut s),
+        Action::Nat(n) => super::ct::format_nat(n, &mut s),
+        Action::CtClear => s.push_str("ct_clear"),
         Action::OutputReg(o) => {
             s.push_str("output:");
             format_subfield(o.src.field, o.src.ofs, o.src.n_bits, &mut s);

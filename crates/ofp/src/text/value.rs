@@ -128,13 +128,105 @@ fn format_frag(v: u128, mask: Option<u128>) -> String {
     }
 }
 
+/// `ct_state` as Open vSwitch's `parse_flags` reads it: `N/M` numbers,
+/// `+name-name...` (value and mask), or `name|name|N` (mask 0xff: Open
+/// vSwitch holds the state in 8 bits, and sends an exact match with that
+/// mask). Bits beyond the 8 states, and a flag twice in the `+-` form, are
+/// refused. The value is returned masked, as Open vSwitch stores it.
+fn parse_ct_state(s: &str) -> Result<(u128, Option<u128>), TextError> {
+    use crate::ct::state;
+    let unknown = || {
+        TextError::new(s, "ct_state flags: +trk-new, trk|est, new, est, rel, rpl, inv, trk, snat, dnat or a number within 0xff")
+    };
+    let bit = |name: &str| {
+        state::NAMES
+            .iter()
+            .position(|n| *n == name)
+            .map(|i| 1u32 << i)
+    };
+    if let Some((v, m)) = s.split_once('/') {
+        let v = parse_uint(v, "a number").map_err(|_| unknown())?;
+        let m = parse_uint(m, "a number").map_err(|_| unknown())?;
+        if v > state::ALL as u128 || m > state::ALL as u128 {
+            return Err(unknown());
+        }
+        return Ok((v & m, Some(m)));
+    }
+    if s.starts_with(['+', '-']) {
+        let (mut v, mut m) = (0u32, 0u32);
+        let mut rest = s;
+        while let Some(c) = rest.chars().next() {
+            let body = &rest[1..];
+            let end = body.find(['+', '-']).unwrap_or(body.len());
+            let b = bit(&body[..end]).ok_or_else(unknown)?;
+            if m & b != 0 {
+                return Err(TextError::new(s, "each ct_state flag at most once"));
+            }
+            m |= b;
+            if c == '+' {
+                v |= b;
+            }
+            rest = &body[end..];
+        }
+        return Ok((v as u128, Some(m as u128)));
+    }
+    let mut v = 0u32;
+    for part in s.split('|') {
+        v |= match bit(part) {
+            Some(b) => b,
+            None => {
+                let n = parse_uint(part, "a number").map_err(|_| unknown())?;
+                if n > state::ALL as u128 {
+                    return Err(unknown());
+                }
+                n as u32
+            }
+        };
+    }
+    Ok((v as u128, Some(state::ALL as u128)))
+}
+
+/// `ct_state` as Open vSwitch's `match_format` prints it: the 8 bits of
+/// the mask (an exact match is all 8); all of them: the set flags joined
+/// by `|` (or `0`); else `+flag`/`-flag` for each masked bit, bit 0 first.
+fn format_ct_state(v: u128, mask: Option<u128>) -> String {
+    use crate::ct::state;
+    let m = mask.map_or(state::ALL, |m| m as u32 & state::ALL);
+    let v = v as u32 & m;
+    if m == state::ALL {
+        if v == 0 {
+            return "0".into();
+        }
+        return (0..8)
+            .filter(|i| v >> i & 1 != 0)
+            .map(|i| state::NAMES[i])
+            .collect::<Vec<_>>()
+            .join("|");
+    }
+    if m == 0 {
+        return "0/0".into();
+    }
+    (0..8)
+        .filter(|i| m >> i & 1 != 0)
+        .map(|i| {
+            format!(
+                "{}{}",
+                if v >> i & 1 != 0 { '+' } else { '-' },
+                state::NAMES[i]
+            )
+        })
+        .collect()
+}
+
 /// Parses one value (no mask) of the given kind.
 pub fn parse_value(kind: ValueKind, s: &str, what: &str) -> Result<u128, TextError> {
     let bad = || TextError::new(s, what);
     match kind {
-        ValueKind::Dec | ValueKind::Hex | ValueKind::Frag | ValueKind::TcpFlags => {
-            parse_uint(s, what)
-        }
+        ValueKind::Dec
+        | ValueKind::Hex
+        | ValueKind::Frag
+        | ValueKind::TcpFlags
+        | ValueKind::CtState => parse_uint(s, what),
         ValueKind::Mac => parse_mac(s).ok_or_else(bad),
         ValueKind::Ipv4 => s
             .parse::<Ipv4Addr>()
@@ -153,6 +245,7 @@ pub fn parse_masked(field: OxmField, s: &str) -> Result<(u128, Option<u128>), Te
     let what = expected_for(info.kind);
     match info.kind {
         ValueKind::TcpFlags => return parse_tcp_flags(s),
+        ValueKind::CtState => return parse_ct_state(s),
         ValueKind::Frag => {
             if let Some((_, v, m)) = FRAG_NAMES.iter().find(|(n, _, _)| *n == s) {
                 return Ok((*v, Some(*m).filter(|&m| m != 3)));
@@ -225,6 +318,7 @@ fn expected_for(kind: ValueKind) -> &'static str {
         ValueKind::Dec | ValueKind::Hex => "an integer (decimal or 0x hex)",
         ValueKind::Frag => "no, yes, first, later or not_later",
         ValueKind::TcpFlags => "TCP flags: a number, syn|ack, or +syn-ack",
+        ValueKind::CtState => "ct_state flags: a number, trk|est, or +trk-new",
         ValueKind::Mac => "a MAC address like 02:00:00:00:00:01",
         ValueKind::Ipv4 => "an IPv4 address like 10.0.0.1",
         ValueKind::Ipv6 => "an IPv6 address like 2001:db8::1",
@@ -245,6 +339,7 @@ pub fn format_value(kind: ValueKind, v: u128) -> String {
         ValueKind::Hex => format!("{v:#x}"),
         ValueKind::Frag => format_frag(v, None),
         ValueKind::TcpFlags => format_tcp_flags(v, None),
+        ValueKind::CtState => format_ct_state(v, None),
         ValueKind::Mac => {
             let b = v.to_be_bytes();
             format!(
@@ -265,7 +360,12 @@ pub fn format_masked(field: OxmField, v: u128, mask: Option<u128>) -> String {
     match info.kind {
         ValueKind::Frag => return format_frag(v, mask),
         ValueKind::TcpFlags => return format_tcp_flags(v, mask),
+        ValueKind::CtState => return format_ct_state(v, mask),
         _ => {}
+    }
+    // As Open vSwitch's format_be16_masked: a masked port in hex.
+    if let (OxmField::CtTpSrc | OxmField::CtTpDst, Some(m)) = (field, mask) {
+        return format!("{v:#x}/{m:#x}");
     }
     let mut s = format_value(info.kind, v);
     if let Some(m) = mask {

@@ -141,7 +141,11 @@ impl ActionSet {
                 | Action::Sample(_)
                 | Action::Controller(_)
                 | Action::Multipath(_)
-                | Action::Bundle(_) => {}
+                | Action::Bundle(_)
+                | Action::Nat(_) => {}
+                // Connection tracking is refused by validation (not
+                // supported yet).
+                Action::Ct(_) | Action::CtClear => {}
             }
         }
     }
