@@ -440,7 +440,24 @@ fn ovs_printed(flow: &str) -> (String, String) {
         None => body,
     };
     let (m, a) = body.rsplit_once("actions=").unwrap();
-    (m.trim().to_string(), a.to_string())
+    // The flow's other attributes (`cookie:0x5`, `idle_timeout:10`,
+    // `send_flow_rem`) print beside the match: only the match is compared.
+    let m = m
+        .split_whitespace()
+        .filter(|w| w.contains('=') || !w.contains(':'))
+        .filter(|w| {
+            !matches!(
+                *w,
+                "send_flow_rem"
+                    | "check_overlap"
+                    | "reset_counts"
+                    | "no_packet_counts"
+                    | "no_byte_counts"
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    (m, a.to_string())
 }
 
 fn sorted_match(fm: &ofp::msg::flow::FlowMod) -> Vec<Vec<u8>> {
@@ -668,4 +685,226 @@ fn sluice_ct_verdict(flow: &str) -> Result<(), String> {
         .validate()
         .map_err(|e| e.to_string())?;
     ct_packets_check(&fm).map_err(|e| e.to_string())
+}
+
+/// ct flows of the corpus Open vSwitch takes where sluice differs for a
+/// reason that is not connection tracking's (each listed with it); the
+/// corpus test checks that each still differs, so a fix shows here.
+const CORPUS_KNOWN: &[(&str, &str)] = &[
+    // a move to OXM_OF_VLAN_VID[]: 12 bits in Open vSwitch, 13 in sluice (not ct's)
+    ("antrea.flows:164", "VLAN"),
+    ("antrea.flows:648", "VLAN"),
+    // `ct_label=0x/M`: ovs-ofctl reads the empty hex number as 0, sluice refuses it (OVS-DIALECT difference 12)
+    ("antrea.flows:744", "EMPTY_HEX"),
+    // set_field to metadata: not settable by OpenFlow 1.3's set_field in sluice (not ct's)
+    ("netvirt.flows:465", "METADATA"),
+    ("netvirt.flows:466", "METADATA"),
+    ("netvirt.flows:469", "METADATA"),
+    // strip_vlan without a tag in the match: refused by sluice's pipeline (OFPBAC_MATCH_INCONSISTENT), which this test does not run
+    ("neutron.flows:97", "STRIP_VLAN"),
+    ("neutron.flows:98", "STRIP_VLAN"),
+    ("neutron.flows:118", "STRIP_VLAN"),
+    ("neutron.flows:119", "STRIP_VLAN"),
+    ("neutron.flows:120", "STRIP_VLAN"),
+    ("neutron.flows:121", "STRIP_VLAN"),
+    ("neutron.flows:215", "STRIP_VLAN"),
+    ("neutron.flows:216", "STRIP_VLAN"),
+    ("neutron.flows:217", "STRIP_VLAN"),
+    ("neutron.flows:218", "STRIP_VLAN"),
+    ("neutron.flows:219", "STRIP_VLAN"),
+    ("neutron.flows:245", "STRIP_VLAN"),
+    ("neutron.flows:261", "STRIP_VLAN"),
+    ("neutron.flows:262", "STRIP_VLAN"),
+    ("neutron.flows:285", "STRIP_VLAN"),
+    ("neutron.flows:286", "STRIP_VLAN"),
+    ("neutron.flows:287", "STRIP_VLAN"),
+    ("neutron.flows:288", "STRIP_VLAN"),
+    ("neutron.flows:289", "STRIP_VLAN"),
+    ("neutron.flows:290", "STRIP_VLAN"),
+    ("neutron.flows:306", "STRIP_VLAN"),
+    ("neutron.flows:307", "STRIP_VLAN"),
+    // tp_dst=V/M: transport ports are not maskable in sluice (not ct's)
+    ("neutron.flows:100", "PORT_MASK"),
+    ("neutron.flows:101", "PORT_MASK"),
+    ("neutron.flows:102", "PORT_MASK"),
+    ("neutron.flows:103", "PORT_MASK"),
+    ("neutron.flows:104", "PORT_MASK"),
+    ("neutron.flows:105", "PORT_MASK"),
+    ("neutron.flows:106", "PORT_MASK"),
+    ("neutron.flows:107", "PORT_MASK"),
+    ("neutron.flows:108", "PORT_MASK"),
+    ("neutron.flows:109", "PORT_MASK"),
+];
+
+/// Whether a flow uses connection tracking (scripts/corpus.py's `CT_RE`).
+fn is_ct(flow: &str) -> bool {
+    const KEYS: &[&str] = &[
+        "ct(", "ct_state", "ct_mark", "ct_label", "ct_zone", "ct_nw_", "ct_ipv6_", "ct_tp_",
+        "ct_clear", "nat(",
+    ];
+    KEYS.iter().any(|k| {
+        flow.match_indices(k).any(|(i, _)| {
+            !flow[..i]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+    })
+}
+
+/// `flow` with the port and table names of a corpus `.names` file
+/// replaced by their numbers, where a port or a table is expected (as
+/// `sluice-ctl parse-flows --name-map` does): `table=`, `goto_table:`,
+/// `resubmit(PORT,TABLE)`, `in_port=`, `output:`, and a port alone among
+/// the actions.
+fn substitute_names(flow: &str, names: &[(String, String, String)]) -> String {
+    let lookup = |kind: &str, w: &str| {
+        let w = w.trim_matches('"');
+        names
+            .iter()
+            .find(|(k, n, _)| k == kind && n == w)
+            .map(|(_, _, no)| no.clone())
+    };
+    let word_end = |s: &str| s.find([',', ')', ' ']).unwrap_or(s.len());
+    let actions_at = flow.find("actions=").map_or(usize::MAX, |a| a + 8);
+    let mut out = String::new();
+    let mut i = 0;
+    'scan: while i < flow.len() {
+        let rest = &flow[i..];
+        let prev = flow[..i].chars().next_back();
+        if prev.is_none_or(|c| matches!(c, ',' | ' ' | '(' | '=')) {
+            for (key, kind) in [
+                ("table=", "table"),
+                ("goto_table:", "table"),
+                ("in_port=", "port"),
+                ("output:", "port"),
+            ] {
+                if let Some(after) = rest.strip_prefix(key) {
+                    let n = word_end(after);
+                    out.push_str(key);
+                    out.push_str(&lookup(kind, &after[..n]).unwrap_or_else(|| after[..n].into()));
+                    i += key.len() + n;
+                    continue 'scan;
+                }
+            }
+            if let Some(after) = rest.strip_prefix("resubmit(") {
+                let end = after.find(')').unwrap_or(after.len());
+                let mut parts: Vec<String> = after[..end].split(',').map(String::from).collect();
+                if let Some(p) = parts.first_mut() {
+                    *p = lookup("port", p).unwrap_or_else(|| p.clone());
+                }
+                if let Some(t) = parts.get_mut(1) {
+                    *t = lookup("table", t).unwrap_or_else(|| t.clone());
+                }
+                out.push_str("resubmit(");
+                out.push_str(&parts.join(","));
+                i += "resubmit(".len() + end;
+                continue;
+            }
+            if i >= actions_at {
+                let n = word_end(rest);
+                if let Some(no) = lookup("port", &rest[..n]) {
+                    out.push_str(&no);
+                    i += n;
+                    continue;
+                }
+            }
+        }
+        let c = rest.chars().next().unwrap();
+        out.push(c);
+        i += c.len_utf8();
+    }
+    out
+}
+
+/// Every flow of the corpus (tests/corpus) that uses connection tracking
+/// and that Open vSwitch 3.1 takes under OpenFlow 1.3 (its verdict in the
+/// `.ovs` file): ovs-ofctl's bytes decode and encode back unchanged in
+/// sluice, sluice's text gives the same match and instructions, prints as
+/// ovs-ofctl prints it and passes sluice's checks (the pipeline's ct
+/// checks included). The ones Open vSwitch refuses, sluice refuses too.
+#[test]
+fn ct_flows_of_the_corpus_as_open_vswitch_takes_them() {
+    let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus");
+    let dir = std::env::temp_dir().join(format!("sluice-ovs-ct-corpus-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut failures = Vec::new();
+    let (mut taken, mut refused) = (0, 0);
+    let mut systems: Vec<_> = std::fs::read_dir(&corpus)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter_map(|f| f.strip_suffix(".flows").map(String::from))
+        .collect();
+    systems.sort();
+    for system in systems {
+        let read = |ext: &str| std::fs::read_to_string(corpus.join(format!("{system}.{ext}")));
+        let flows = read("flows").unwrap();
+        let verdicts: std::collections::HashMap<usize, String> = read("ovs")
+            .unwrap()
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| {
+                let w: Vec<&str> = l.split('\t').collect();
+                Some((w.first()?.parse().ok()?, w.get(2)?.to_string()))
+            })
+            .collect();
+        let names: Vec<(String, String, String)> = read("names")
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| {
+                let w: Vec<&str> = l.split('#').next()?.split_whitespace().collect();
+                (w.len() == 3).then(|| (w[0].into(), w[1].trim_matches('"').into(), w[2].into()))
+            })
+            .collect();
+        for (n, line) in flows.lines().enumerate() {
+            let line_no = n + 1;
+            let flow = line.trim();
+            if flow.is_empty() || flow.starts_with('#') || !is_ct(flow) {
+                continue;
+            }
+            let flow = substitute_names(flow, &names);
+            match verdicts.get(&line_no).map(String::as_str) {
+                Some("ok") => {
+                    taken += 1;
+                    let before = failures.len();
+                    compare_with_ovs(&flow, &dir, 5000 + taken, &mut failures);
+                    if let Err(e) = sluice_ct_verdict(&flow) {
+                        failures.push(format!("{flow}: sluice refuses it: {e}"));
+                    }
+                    for f in &mut failures[before..] {
+                        *f = format!("{system}.flows:{line_no}: {f}");
+                    }
+                }
+                Some(_) => {
+                    refused += 1;
+                    if sluice_ct_verdict(&flow).is_ok()
+                        && ovs_flow_mod(&flow, &dir, 9000 + refused).is_err()
+                    {
+                        failures.push(format!(
+                            "{system}.flows:{line_no}: {flow}: Open vSwitch refuses it, sluice takes it"
+                        ));
+                    }
+                }
+                None => failures.push(format!("{system}.flows:{line_no}: no Open vSwitch verdict")),
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(taken > 500, "only {taken} ct flows in the corpus");
+    let key = |f: &String| f.split(": ").next().unwrap_or_default().to_string();
+    let failed: std::collections::HashSet<String> = failures.iter().map(key).collect();
+    for (k, why) in CORPUS_KNOWN {
+        if !failed.contains(*k) {
+            failures.push(format!(
+                "{k}: listed in CORPUS_KNOWN ({why}) but sluice agrees now: take it out"
+            ));
+        }
+    }
+    failures.retain(|f| !CORPUS_KNOWN.iter().any(|(k, _)| *k == key(f)));
+    assert!(
+        failures.is_empty(),
+        "{} of {taken} ct flows Open vSwitch takes, {refused} it refuses:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
