@@ -418,6 +418,11 @@ impl<D: Datapath> Agent<D> {
         match e.exp_type {
             nxt::NXT_RESUME => return Err(nxt::NXR_NOT_SUPPORTED),
             nxt::NXT_PACKET_IN | nxt::NXT_PACKET_IN2 => return Err(brc(BadRequestCode::BadType)),
+            // No connection tracker yet: as before these were known, an
+            // unknown subtype (Open vSwitch's OFPBRC_BAD_SUBTYPE).
+            nxt::NXT_CT_FLUSH_ZONE | nxt::NXT_CT_FLUSH => {
+                return Err(brc(BadRequestCode::BadExpType))
+            }
             _ => {}
         }
         let Some(decoded) = nxt::NxtMsg::decode(e) else {

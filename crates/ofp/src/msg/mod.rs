@@ -6,6 +6,7 @@
 //! frame's [`Bytes`], never copies.
 
 pub mod bundle;
+pub mod ct_flush;
 pub mod flow;
 pub mod group;
 pub mod meter;

@@ -69,6 +69,10 @@ pub const NXT_SET_CONTROLLER_ID: u32 = 20;
 pub const NXT_RESUME: u32 = 28;
 /// exp_type of NXT_PACKET_IN2.
 pub const NXT_PACKET_IN2: u32 = 30;
+/// exp_type of NXT_CT_FLUSH_ZONE ([`super::ct_flush`]).
+pub const NXT_CT_FLUSH_ZONE: u32 = 29;
+/// exp_type of NXT_CT_FLUSH ([`super::ct_flush`]).
+pub const NXT_CT_FLUSH: u32 = 32;
 
 /// Open vSwitch's `NXR_NOT_SUPPORTED` (`OFPET_EXPERIMENTER`, Nicira,
 /// exp_type 34): "this datapath doesn't support NXT_RESUME".
@@ -161,6 +165,10 @@ pub enum NxtMsg {
     PacketIn2(PacketIn2),
     /// NXT_RESUME, its body unread.
     Resume(Bytes),
+    /// NXT_CT_FLUSH_ZONE: flush the zone's connections.
+    CtFlushZone(u16),
+    /// NXT_CT_FLUSH: flush the connections that match.
+    CtFlush(super::ct_flush::CtFlush),
 }
 
 fn bad_len(why: &'static str) -> OfpError {
@@ -214,6 +222,8 @@ impl NxtMsg {
             NXT_PACKET_IN => NxPacketIn::decode(data).map(NxtMsg::PacketIn),
             NXT_PACKET_IN2 => PacketIn2::decode(data).map(NxtMsg::PacketIn2),
             NXT_RESUME => Ok(NxtMsg::Resume(data.clone())),
+            NXT_CT_FLUSH_ZONE => super::ct_flush::decode_flush_zone(data).map(NxtMsg::CtFlushZone),
+            NXT_CT_FLUSH => super::ct_flush::CtFlush::decode(data).map(NxtMsg::CtFlush),
             _ => Err(OfpError::new(
                 ErrorCode::BadRequest(BadRequestCode::BadExpType),
                 "unknown Nicira message subtype",
@@ -236,6 +246,12 @@ impl NxtMsg {
             NxtMsg::PacketIn(p) => p.message(),
             NxtMsg::PacketIn2(p) => p.message(),
             NxtMsg::Resume(b) => experimenter(NXT_RESUME, b.to_vec()),
+            NxtMsg::CtFlushZone(z) => {
+                let mut b = vec![0; 6];
+                b.put_u16(*z);
+                experimenter(NXT_CT_FLUSH_ZONE, b)
+            }
+            NxtMsg::CtFlush(f) => experimenter(NXT_CT_FLUSH, f.encode()),
         }
     }
 }
