@@ -210,20 +210,20 @@ fn place(f: OxmField, eth_type: u64) -> (&'static [Slot], u64) {
             0,
         ),
         F::XXReg(n) => (s::XXREGS.get(n as usize).map_or(&[][..], |p| &p[..]), 0),
-        // Not in the key (connection tracking is not supported yet):
-        // `compile_valid` refuses them.
-        F::CtState
-        | F::CtZone
-        | F::CtMark
-        | F::CtLabel
-        | F::CtNwSrc
-        | F::CtNwDst
-        | F::CtIpv6Src
-        | F::CtIpv6Dst
-        | F::CtNwProto
-        | F::CtTpSrc
-        | F::CtTpDst
-        | F::Unknown(_) => (&[], 0),
+        // Connection tracking: metadata a `ct` sets (zero before one ran,
+        // which is what "untracked" reads as), no layer to prove.
+        F::CtState => (&[s::CT_STATE], 0),
+        F::CtZone => (&[s::CT_ZONE], 0),
+        F::CtMark => (&[s::CT_MARK], 0),
+        F::CtLabel => (&[s::CT_LABEL_HI, s::CT_LABEL_LO], 0),
+        F::CtNwSrc => (&[s::CT_NW_SRC], 0),
+        F::CtNwDst => (&[s::CT_NW_DST], 0),
+        F::CtIpv6Src => (&[s::CT_IPV6_SRC_HI, s::CT_IPV6_SRC_LO], 0),
+        F::CtIpv6Dst => (&[s::CT_IPV6_DST_HI, s::CT_IPV6_DST_LO], 0),
+        F::CtNwProto => (&[s::CT_NW_PROTO], 0),
+        F::CtTpSrc => (&[s::CT_TP_SRC], 0),
+        F::CtTpDst => (&[s::CT_TP_DST], 0),
+        F::Unknown(_) => (&[], 0),
     }
 }
 
@@ -328,13 +328,6 @@ pub(crate) fn compile_valid(m: &Match) -> Result<MaskedKey, OfpError> {
                 "unsupported OXM class",
             ));
         };
-        if o.field.is_ct() {
-            // As Open vSwitch answers a field it does not know.
-            return Err(OfpError::new(
-                ErrorCode::BadMatch(BadMatchCode::BadField),
-                "connection tracking fields (ct_state, ct_zone, ct_mark, ...) are not supported yet",
-            ));
-        }
         if o.field == OxmField::VlanTci {
             // TCI bits 0-12 are vlan_vid's (CFI is OFPVID_PRESENT), 13-15
             // the PCP, which a packet without a tag does not have.

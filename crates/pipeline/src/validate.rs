@@ -314,21 +314,31 @@ fn actions_with<G, M>(
             // ct, ...): Open vSwitch answers an unknown or unusable
             // subtype of a known vendor OFPBAC_BAD_VENDOR_TYPE (OpenFlow
             // 1.3's BAD_EXP_TYPE), another vendor OFPBAC_BAD_VENDOR.
-            // Connection tracking: decoded and checked as Open vSwitch
-            // checks it (`Action::validate`), but the pipeline has no
-            // tracker yet. Refused as Open vSwitch refuses a Nicira
-            // action it cannot use; the fastpath never sees one.
-            Action::Ct(_) | Action::CtClear | Action::Nat(_) => {
-                // What the match must say comes first, with Open vSwitch's
-                // code (OFPBAC_MATCH_INCONSISTENT).
-                if let (Action::Ct(c), Packets::Matching(m)) = (a, packets) {
-                    c.check_packets(&ofp::ct::CtPackets::of_match(m))?;
+            // Connection tracking (`exec/ct.rs`): what the match must say,
+            // with Open vSwitch's code (OFPBAC_MATCH_INCONSISTENT); a
+            // group bucket's packets are known only at run time (a
+            // packet that is not IP is then +trk+inv). Application-layer
+            // helpers are not built: `alg=` is refused.
+            Action::Ct(c) => {
+                match packets {
+                    Packets::Matching(m) => c.check_packets(&ofp::ct::CtPackets::of_match(m))?,
+                    Packets::Packet(k) => c.check_packets(&ofp::ct::CtPackets {
+                        eth_type: Some(k.get(packet::slots::ETH_TYPE) as u16),
+                        ip_proto: Some(k.get(packet::slots::IP_PROTO) as u8),
+                        ct_state: k.get(packet::slots::CT_STATE) as u32,
+                    })?,
+                    Packets::Unknown => {}
                 }
-                return Err(err(
-                    ErrorCode::BadAction(BadActionCode::BadExpType),
-                    "connection tracking (ct, ct_clear, nat) is not supported yet",
-                ))
+                if c.alg != 0 {
+                    return Err(err(
+                        ErrorCode::BadAction(BadActionCode::BadArgument),
+                        "ct(alg=...): application-layer helpers (FTP, TFTP) are not built in sluice",
+                    ));
+                }
             }
+            Action::CtClear => {}
+            // Only inside ct (`Action::validate` refuses it elsewhere).
+            Action::Nat(_) => {}
             Action::Experimenter { experimenter, .. }
                 if *experimenter == ofp::action::NX_VENDOR_ID =>
             {

@@ -88,9 +88,7 @@ impl Exec {
         self.uncacheable = true;
         let zone = match &ct.zone {
             CtZone::Imm(z) => *z,
-            CtZone::Field(sf) => {
-                (self.field_value(sf.field, frame, cx) >> sf.ofs) as u16
-            }
+            CtZone::Field(sf) => (self.field_value(sf.field, frame, cx) >> sf.ofs) as u16,
         };
         let (mut mark, mut label) = (None, None);
         for a in ct.exec() {
@@ -105,7 +103,11 @@ impl Exec {
                 Action::RegMove(m) => {
                     let v = self.field_value(m.src, frame, cx) >> m.src_ofs;
                     let mask = ofp::action::bits_mask(m.dst_ofs, m.n_bits);
-                    (m.dst, v.checked_shl(m.dst_ofs as u32).unwrap_or(0) & mask, mask)
+                    (
+                        m.dst,
+                        v.checked_shl(m.dst_ofs as u32).unwrap_or(0) & mask,
+                        mask,
+                    )
                 }
                 _ => continue,
             };
@@ -130,7 +132,11 @@ impl Exec {
             prev_zone: self.key.get(s::CT_ZONE) as u16,
         };
         let flags = self.key.flags();
-        let ip = match (self.off.l3, flags & packet::flags::IPV4 != 0, flags & packet::flags::IPV6 != 0) {
+        let ip = match (
+            self.off.l3,
+            flags & packet::flags::IPV4 != 0,
+            flags & packet::flags::IPV6 != 0,
+        ) {
             (Some(l3), true, _) => Some((l3 as usize, false)),
             (Some(l3), _, true) => Some((l3 as usize, true)),
             _ => None,

@@ -38,6 +38,7 @@ use crate::rule::Rule;
 use crate::trace::{describe_key, describe_rule};
 
 mod action_set;
+mod ct;
 mod groups;
 mod learn;
 mod multipath;
@@ -392,6 +393,8 @@ struct Exec {
     /// The packet's stack for `push` and `pop`, as Open vSwitch keeps it:
     /// each value's bytes then their count (see [`nicira`]).
     stack: Vec<u8>,
+    /// This packet ran a `ct`: its walk is not recorded ([`crate::paths`]).
+    uncacheable: bool,
 }
 
 const MAX_GROUP_DEPTH: u32 = 16;
@@ -439,6 +442,7 @@ impl Exec {
             buckets_carried: 0,
             buckets_used: 0,
             stack: Vec::new(),
+            uncacheable: false,
         }
     }
 
@@ -487,8 +491,9 @@ impl Exec {
             }
         }
         let record = ingress.is_some();
+        self.uncacheable = false;
         self.run_walk::<T, B>(worker, emc, snap, in_port, frame, now_ns, replay, record);
-        if let (Some(key), Some(p)) = (ingress, paths) {
+        if let (Some(key), Some(p), false) = (ingress, paths, self.uncacheable) {
             p.put(snap.version, &key, &self.recorded);
             self.recorded.clear();
         }
@@ -992,9 +997,15 @@ impl Exec {
             | Action::Exit
             | Action::Conjunction(_)
             | Action::Experimenter { .. } => {}
-            // Connection tracking is refused by validation (not supported
-            // yet): never reached.
-            Action::Ct(_) | Action::Nat(_) | Action::CtClear => {}
+            Action::Ct(c) => {
+                self.conntrack::<T, B>(c, frame, cx, depth);
+                if cx.dropped || cx.failed {
+                    return true;
+                }
+            }
+            Action::CtClear => self.key.clear_ct(),
+            // Only inside ct (validation refuses it elsewhere).
+            Action::Nat(_) => {}
         }
         false
     }
