@@ -696,3 +696,178 @@ pub(crate) fn encode_body(a: &Action, out: &mut Vec<u8>) -> bool {
     }
     true
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::Bytes;
+
+    fn hex(s: &str) -> Bytes {
+        let s: String = s.split_whitespace().collect();
+        Bytes::from(
+            (0..s.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+                .collect::<Vec<_>>(),
+        )
+    }
+
+    fn decode(s: &str) -> Result<Action> {
+        let b = hex(s);
+        let mut r = Reader::new(&b, ErrorCode::ACTION_BAD_LEN);
+        let a = Action::decode(&mut r)?;
+        let mut out = Vec::new();
+        a.encode(&mut out);
+        assert_eq!(out, b.to_vec(), "{s}: re-encoded");
+        Ok(a)
+    }
+
+    fn code(s: &str) -> ErrorCode {
+        let b = hex(s);
+        let mut r = Reader::new(&b, ErrorCode::ACTION_BAD_LEN);
+        Action::decode(&mut r).unwrap_err().code
+    }
+
+    const ARG: ErrorCode = ErrorCode::BadAction(BadActionCode::BadArgument);
+    const LEN: ErrorCode = ErrorCode::ACTION_BAD_LEN;
+
+    #[test]
+    fn wire_forms_ovs_ofctl_writes() {
+        // ct(commit,table=2,zone=1,exec(load:0x1->NXM_NX_CT_MARK[])), as
+        // ovs-ofctl 3.1 writes it.
+        let a = decode(
+            "ffff 0030 00002320 0023 0001 00000000 0001 02 000000 0000 \
+             ffff 0018 00002320 0007 001f 0001d604 0000000000000001",
+        )
+        .unwrap();
+        let Action::Ct(c) = a else { panic!() };
+        assert!(c.commit() && !c.force());
+        assert_eq!((c.table(), c.zone, c.alg), (Some(2), CtZone::Imm(1), 0));
+        assert_eq!(c.exec().count(), 1);
+        // ct(table=2,zone=NXM_NX_REG0[0..15]) and ct_clear.
+        let a = decode("ffff 0018 00002320 0023 0000 00010004 000f 02 000000 0000").unwrap();
+        assert!(matches!(a, Action::Ct(c) if matches!(c.zone, CtZone::Field(_))));
+        assert_eq!(
+            decode("ffff 0010 00002320 002b 000000000000").unwrap(),
+            Action::CtClear
+        );
+        // nat(src=10.0.0.1-10.0.0.5:100-200,persistent,random) in ct.
+        let a = decode(
+            "ffff 0038 00002320 0023 0001 00000000 0000 ff 000000 0000 \
+             ffff 0020 00002320 0024 0000 0015 0033 0a000001 0a000005 0064 00c8 00000000",
+        )
+        .unwrap();
+        let Action::Ct(c) = a else { panic!() };
+        let n = c.nat().unwrap();
+        assert_eq!(n.ports(), Some((100, 200)));
+        assert_eq!(
+            n.addrs(),
+            Some(("10.0.0.1".parse().unwrap(), "10.0.0.5".parse().unwrap()))
+        );
+    }
+
+    #[test]
+    fn wire_refusals_as_open_vswitch_decodes_them() {
+        // Lengths: ct under 24, ct_clear not 16.
+        assert_eq!(code("ffff 0010 00002320 0023 000000000000"), LEN);
+        assert_eq!(
+            code("ffff 0018 00002320 002b 000000000000 0000000000000000"),
+            LEN
+        );
+        // force without commit.
+        assert_eq!(
+            code("ffff 0018 00002320 0023 0002 00000000 0000 ff 000000 0000"),
+            ARG
+        );
+        // A zone field of 8 bits; of a field sluice has no name for.
+        assert_eq!(
+            code("ffff 0018 00002320 0023 0000 00010004 0007 ff 000000 0000"),
+            ErrorCode::BadAction(BadActionCode::BadSetLen)
+        );
+        assert_eq!(
+            code("ffff 0018 00002320 0023 0000 0001fe04 000f ff 000000 0000"),
+            ErrorCode::BadAction(BadActionCode::BadSetType)
+        );
+        // Nested: an output; a load of reg0; a load without commit; a
+        // nat with a range without commit.
+        for inner in [
+            "0000 0010 00000001 ffff 000000000000",
+            "ffff 0018 00002320 0007 001f 00010004 0000000000000001",
+        ] {
+            let len = 24 + hex(inner).len();
+            assert_eq!(
+                code(&format!(
+                    "ffff {len:04x} 00002320 0023 0001 00000000 0000 ff 000000 0000 {inner}"
+                )),
+                ARG,
+                "{inner}"
+            );
+        }
+        assert_eq!(
+            code(
+                "ffff 0030 00002320 0023 0000 00000000 0000 ff 000000 0000 \
+                 ffff 0018 00002320 0007 001f 0001d604 0000000000000001"
+            ),
+            ARG
+        );
+        assert_eq!(
+            code(
+                "ffff 0028 00002320 0023 0000 00000000 0000 ff 000000 0000 \
+                 ffff 0010 00002320 0024 0000 0001 0000"
+            ),
+            ARG
+        );
+        // nat: src with dst, hash with random, unknown flags, a range part
+        // missing, backwards, IPv4 max alone, ports without addresses.
+        for body in [
+            "0003 0000 00000000",
+            "0019 0000 00000000",
+            "0020 0000 00000000",
+            "0001 0001 00000000",
+            "0001 0003 0a000005 0a000001",
+            "0001 0002 0a000001",
+            "0001 0010 00640000",
+            "0001 0031 0a000001 00c8 0064",
+        ] {
+            let b = hex(body);
+            let len = 12 + b.len();
+            let pad = (8 - len % 8) % 8;
+            let s = format!(
+                "ffff {:04x} 00002320 0024 0000 {body} {}",
+                len + pad,
+                "00".repeat(pad)
+            );
+            let inner = Bytes::from(hex(&s).to_vec());
+            let mut r = Reader::new(&inner, ErrorCode::ACTION_BAD_LEN);
+            assert_eq!(Action::decode(&mut r).unwrap_err().code, ARG, "{body}");
+        }
+    }
+
+    #[test]
+    fn outside_ct_refusals() {
+        let bad_set_arg = ErrorCode::BadAction(BadActionCode::BadSetArgument);
+        let nat = Action::Nat(Box::new(Nat {
+            flags: 0,
+            range: NatRange::None,
+            proto_min: 0,
+            proto_max: 0,
+        }));
+        assert_eq!(nat.validate().unwrap_err().code, bad_set_arg);
+        let mark = Action::SetField(MatchEntry::Basic(crate::oxm::Oxm::exact(
+            OxmField::CtMark,
+            1,
+        )));
+        assert_eq!(mark.validate().unwrap_err().code, bad_set_arg);
+        assert_eq!(
+            Action::Clone(vec![mark.clone()])
+                .validate()
+                .unwrap_err()
+                .code,
+            bad_set_arg
+        );
+        let mut ct = Ct::new();
+        ct.flags = NX_CT_F_COMMIT;
+        ct.actions = vec![mark, nat];
+        assert!(Action::Ct(Box::new(ct)).validate().is_ok());
+    }
+}

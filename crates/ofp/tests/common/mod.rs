@@ -363,6 +363,103 @@ pub fn canonical_nicira_action() -> impl Strategy<Value = Action> {
     ]
 }
 
+/// `ct(...)` as the text prints it and Open vSwitch takes it: commit
+/// (and force), a table, an immediate or register zone, an alg, a first
+/// `nat` with an IPv4 or IPv6 range, a write of ct_mark or ct_label.
+pub fn ct_action() -> impl Strategy<Value = Action> {
+    use ofp::ct::*;
+    let nat = (
+        0u16..4,
+        prop_oneof![
+            Just(NatRange::None),
+            (1u32..u32::MAX, any::<bool>()).prop_map(|(min, r)| NatRange::V4 {
+                min,
+                max: if r { min.saturating_add(7) } else { 0 },
+            }),
+            (1u128..u128::MAX, any::<bool>()).prop_map(|(min, r)| NatRange::V6 {
+                min,
+                max: if r { min.saturating_add(1) } else { 0 },
+            }),
+        ],
+        (0u16..1000, 0u16..3),
+    )
+        .prop_map(|(f, range, (pmin, pspan))| {
+            let flags = [
+                NX_NAT_F_SRC,
+                NX_NAT_F_DST | NX_NAT_F_PERSISTENT,
+                NX_NAT_F_SRC | NX_NAT_F_PROTO_HASH,
+                NX_NAT_F_DST | NX_NAT_F_PROTO_RANDOM,
+            ][f as usize];
+            let ports = range != NatRange::None && pmin != 0;
+            // ovs-ofctl prints persistent, hash and random only with a
+            // range (format_NAT): without one they do not round-trip.
+            let flags = if range == NatRange::None {
+                flags & (NX_NAT_F_SRC | NX_NAT_F_DST)
+            } else {
+                flags
+            };
+            Nat {
+                flags,
+                range,
+                proto_min: if ports { pmin } else { 0 },
+                proto_max: if ports && pspan > 0 { pmin + pspan } else { 0 },
+            }
+        });
+    (
+        (
+            any::<bool>(),
+            any::<bool>(),
+            prop_oneof![Just(NX_CT_RECIRC_NONE), 0u8..255],
+        ),
+        prop_oneof![
+            any::<u16>().prop_map(CtZone::Imm),
+            (0u8..16).prop_map(|r| CtZone::Field(Subfield {
+                field: OxmField::Reg(r),
+                ofs: 16 * (r as u16 % 2),
+                n_bits: 16
+            })),
+        ],
+        prop_oneof![Just(0u16), Just(ALG_FTP), Just(ALG_TFTP)],
+        proptest::option::of(nat),
+        proptest::option::of((any::<bool>(), any::<u32>())),
+    )
+        .prop_map(|((commit, force, recirc_table), zone, alg, nat, write)| {
+            let mut c = Ct::new();
+            c.flags = if commit {
+                NX_CT_F_COMMIT | if force { NX_CT_F_FORCE } else { 0 }
+            } else {
+                0
+            };
+            c.recirc_table = recirc_table;
+            c.zone = zone;
+            c.alg = alg;
+            if let Some(n) = nat {
+                c.actions.push(Action::Nat(Box::new(if commit {
+                    n
+                } else {
+                    Nat {
+                        flags: 0,
+                        range: NatRange::None,
+                        proto_min: 0,
+                        proto_max: 0,
+                    }
+                })));
+            }
+            if let (true, Some((label, v))) = (commit, write) {
+                let field = if label {
+                    OxmField::CtLabel
+                } else {
+                    OxmField::CtMark
+                };
+                c.actions
+                    .push(Action::SetField(MatchEntry::Basic(Oxm::exact(
+                        field, v as u128,
+                    ))));
+            }
+            Action::Ct(Box::new(c))
+        })
+}
+
 /// Any action, as the wire carries it.
 pub fn action() -> impl Strategy<Value = Action> {
     prop_oneof![
@@ -374,6 +471,8 @@ pub fn action() -> impl Strategy<Value = Action> {
         1 => reg_move().prop_map(Action::RegMove),
         1 => resubmit().prop_map(Action::Resubmit),
         2 => canonical_nicira_action(),
+        1 => ct_action(),
+        1 => Just(Action::CtClear),
     ]
 }
 
@@ -401,6 +500,8 @@ pub fn canonical_action() -> impl Strategy<Value = Action> {
                 || r.table != Resubmit::CURRENT_TABLE)
             .prop_map(Action::Resubmit),
         2 => canonical_nicira_action(),
+        1 => ct_action(),
+        1 => Just(Action::CtClear),
     ]
 }
 
