@@ -17,12 +17,17 @@
 //!   reply out of the port it came in on. It reports how many round trips
 //!   it served and at what rate (first PACKET_IN to last PACKET_OUT).
 //!
+//! * `ct-gen`, `ct-replay`: seeded packet sequences for the connection
+//!   tracker's kernel oracle and the tracker's verdicts on them (see
+//!   `ctgen`; `scripts/ct_oracle.py` compares them with Linux's).
+//!
 //! The responder is single-threaded and batches its writes: it reads
 //! whatever the socket holds, answers every complete message, and writes
 //! all the answers at once, so its own cost per round trip stays small
 //! beside the switch's.
 
 mod arp;
+mod ctgen;
 mod lab;
 mod responder;
 
@@ -108,6 +113,18 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Write SCENARIOS seeded packet sequences for the conntrack oracle,
+    /// one packet a line: SCENARIO INDEX FAMILY KIND HEX.
+    CtGen {
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long, default_value_t = 100)]
+        scenarios: u64,
+    },
+    /// Read `ct-gen` lines on standard input and print each with sluice's
+    /// tracker's verdict appended (new, est, rel or inv; every packet
+    /// committed; a fresh tracker for each scenario).
+    CtReplay,
 }
 
 fn main() -> ExitCode {
@@ -135,6 +152,13 @@ fn main() -> ExitCode {
                 }
                 String::new()
             }),
+        Cmd::CtGen { seed, scenarios } => Ok(ctgen::generate(seed, scenarios)),
+        Cmd::CtReplay => {
+            let mut input = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut input)
+                .map_err(|e| format!("standard input: {e}"))
+                .and_then(|_| ctgen::replay(&input))
+        }
         Cmd::ArpRequests { count, out } => arp::write_requests(&out, count).map(|()| String::new()),
         Cmd::ArpResponder {
             listen,
