@@ -551,6 +551,14 @@ impl Tracker {
         nat_done: bool,
         now: u64,
     ) -> Verdict {
+        // The error goes back to the quoted packet's sender (Open vSwitch
+        // and Linux both check this): one to anyone else is invalid.
+        if outer.dst != inner.src {
+            return Verdict {
+                state: state::INV,
+                ..Verdict::default()
+            };
+        }
         // The error travels the way an answer to the quoted packet would.
         let Some((g, f)) = self.locate::<DRY>(&inner.reverse(), now) else {
             return Verdict {

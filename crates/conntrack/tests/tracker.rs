@@ -80,6 +80,10 @@ fn udp_and_icmp() {
     // An ICMP error about the query is related.
     let mut err = build::unreachable(B, A, &q);
     assert_eq!(track(&t, &mut err, &look), TRK | REL | RPL);
+    // Sent to someone other than the quoted packet's sender: invalid (as
+    // in Open vSwitch and Linux; found by the kernel oracle).
+    let mut misdirected = build::unreachable(B, Ip::V4([10, 9, 0, 3]), &q);
+    assert_eq!(track(&t, &mut misdirected, &look), TRK | INV);
     // About a packet of no connection: invalid.
     let other = build::udp(A, B, 1, 2, 0);
     let mut err2 = build::unreachable(B, A, &other);
