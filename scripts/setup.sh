@@ -26,6 +26,11 @@ $demo || command -v tcpdump >/dev/null 2>&1 || need_apt+=(tcpdump)
 # tcpreplay (not for the demo): the lab's active-flows scenario replays
 # captures of many distinct flows into the switch (scripts/lab.sh flows).
 $demo || command -v tcpreplay >/dev/null 2>&1 || need_apt+=(tcpreplay)
+# conntrack and nftables (not for the demo): the kernel side of the
+# connection tracker's oracle (scripts/ct_oracle.py: libnftables counts
+# ct state, conntrack -F empties the table between scenarios).
+$demo || command -v conntrack >/dev/null 2>&1 || need_apt+=(conntrack)
+$demo || [ -e /usr/lib/x86_64-linux-gnu/libnftables.so.1 ] || ldconfig -p 2>/dev/null | grep -q libnftables.so.1 || need_apt+=(nftables)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
 command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
 if ((${#need_apt[@]})); then

@@ -217,7 +217,12 @@ fn tcp_scenario(rng: &mut Rng, v6: bool) -> Vec<Pkt> {
         }
     } else if opening < 85 {
         // Picked up in the middle (the tracker starts after the handshake).
-        g.send("midstream_first", false, ACK | PSH, 1 + rng.below(500) as usize);
+        g.send(
+            "midstream_first",
+            false,
+            ACK | PSH,
+            1 + rng.below(500) as usize,
+        );
     } else if opening < 92 {
         g.send("syn", false, SYN, 0);
         g.send("rst_answer", true, RST | ACK, 0);
@@ -228,7 +233,11 @@ fn tcp_scenario(rng: &mut Rng, v6: bool) -> Vec<Pkt> {
         g.send(&format!("first_flags_{fl:02x}"), false, fl, 0);
         established = false;
     }
-    let steps = if established { rng.below(10) } else { rng.below(3) };
+    let steps = if established {
+        rng.below(10)
+    } else {
+        rng.below(3)
+    };
     for _ in 0..steps {
         let server = rng.chance(40);
         let i = server as usize;
@@ -251,19 +260,39 @@ fn tcp_scenario(rng: &mut Rng, v6: bool) -> Vec<Pkt> {
                 }
             }
             55..=61 => {
-                let s = g.seg(server, g.end[i].nxt.wrapping_add(0x4000_0000), g.end[1 - i].nxt, ACK | PSH);
+                let s = g.seg(
+                    server,
+                    g.end[i].nxt.wrapping_add(0x4000_0000),
+                    g.end[1 - i].nxt,
+                    ACK | PSH,
+                );
                 g.emit("ahead", server, s, 100);
             }
             62..=66 => {
-                let s = g.seg(server, g.end[i].nxt.wrapping_add(3 << 20), g.end[1 - i].nxt, ACK | PSH);
+                let s = g.seg(
+                    server,
+                    g.end[i].nxt.wrapping_add(3 << 20),
+                    g.end[1 - i].nxt,
+                    ACK | PSH,
+                );
                 g.emit("ahead_near", server, s, 100);
             }
             67..=71 => {
-                let s = g.seg(server, g.end[i].nxt.wrapping_sub(0x4000_0000), g.end[1 - i].nxt, ACK | PSH);
+                let s = g.seg(
+                    server,
+                    g.end[i].nxt.wrapping_sub(0x4000_0000),
+                    g.end[1 - i].nxt,
+                    ACK | PSH,
+                );
                 g.emit("behind", server, s, 100);
             }
             72..=74 => {
-                let s = g.seg(server, g.end[i].nxt, g.end[1 - i].nxt.wrapping_add(0x4000_0000), ACK);
+                let s = g.seg(
+                    server,
+                    g.end[i].nxt,
+                    g.end[1 - i].nxt.wrapping_add(0x4000_0000),
+                    ACK,
+                );
                 g.emit("ack_ahead", server, s, 0);
             }
             75..=82 => {
@@ -416,8 +445,16 @@ fn icmp_error_scenario(rng: &mut Rng, v6: bool) -> Vec<Pkt> {
         (true, _) => "icmp.err_wrong_dst",
         (false, _) => "icmp.err_untracked",
     };
-    let to = if kind == "icmp.err_wrong_dst" { h.r } else { h.c };
-    let from = if kind == "icmp.err_wrong_dst" { h.s } else { from };
+    let to = if kind == "icmp.err_wrong_dst" {
+        h.r
+    } else {
+        h.c
+    };
+    let from = if kind == "icmp.err_wrong_dst" {
+        h.s
+    } else {
+        from
+    };
     out.push(Pkt {
         kind: kind.into(),
         bytes: build::unreachable(from, to, &first),
@@ -500,7 +537,10 @@ pub fn replay(input: &str) -> Result<String, String> {
             continue;
         }
         let [sc, _, fam, _, hex] = f[..] else {
-            return Err(format!("line {}: want SCENARIO INDEX FAMILY KIND HEX", ln + 1));
+            return Err(format!(
+                "line {}: want SCENARIO INDEX FAMILY KIND HEX",
+                ln + 1
+            ));
         };
         if scenario != Some(sc) {
             tracker = Tracker::default();
@@ -537,6 +577,10 @@ mod tests {
         assert_eq!(r.lines().count(), a.lines().count());
         assert!(r.lines().all(|l| !l.ends_with(" none")));
         // A handshake is new, then established.
-        assert!(r.contains("tcp.syn ") && r.lines().any(|l| l.contains("tcp.ack3") && l.ends_with("est")));
+        assert!(
+            r.contains("tcp.syn ")
+                && r.lines()
+                    .any(|l| l.contains("tcp.ack3") && l.ends_with("est"))
+        );
     }
 }
