@@ -274,7 +274,7 @@ fn ip_header(b: &[u8], v6: bool, quoted: bool) -> Option<Ip> {
             return None;
         }
         let len = room(40 + be16(b, 4)? as usize)?;
-        let (mut next, mut at) = (b[6], 40usize);
+        let (mut next, mut at) = (*b.get(6)?, 40usize);
         let mut fragment = false;
         // Extension headers: hop-by-hop, routing, destination options,
         // fragment, authentication; at most eight.
@@ -477,6 +477,21 @@ mod tests {
             assert_eq!(parse(&p[..n], false), Parsed::Bad, "{n}");
             let _ = parse(&p[..n], true);
         }
+    }
+
+    #[test]
+    fn icmpv6_error_quoting_six_bytes_is_bad() {
+        // An ICMPv6 error whose quoted packet is 6 bytes (found by the
+        // conntrack fuzz target: the quoted header's next-header byte was
+        // read unchecked).
+        let mut p = vec![0u8; 40 + 8 + 6];
+        p[0] = 0x60;
+        p[4..6].copy_from_slice(&14u16.to_be_bytes());
+        p[6] = 58;
+        p[40] = 1;
+        p[48] = 0x60;
+        p[52..54].copy_from_slice(&100u16.to_be_bytes());
+        assert_eq!(parse(&p, true), Parsed::Bad);
     }
 
     #[test]
