@@ -240,3 +240,21 @@ fn trace_shows_the_verdict_and_commits_nothing() {
     assert!(text.contains("recirculated to table 1"), "{text}");
     assert_eq!(p.conntrack().len(), 0, "a trace commits nothing");
 }
+
+#[test]
+fn ct_in_the_action_set_is_a_final_action() {
+    // Open vSwitch ranks the action set's final actions: group, output,
+    // ct_clear, ct; one runs.
+    let mut p = pipeline(&[
+        "table=0,priority=10,ip,ct_state=-trk,in_port=1,actions=write_actions(ct(commit,table=1))",
+        "table=0,priority=10,ip,ct_state=-trk,in_port=2,actions=write_actions(ct(commit,table=1),output:3)",
+        "table=1,priority=10,ip,ct_state=+trk+new,actions=output:4",
+    ]);
+    let mut w = Worker::new(0);
+    let q = eth(&build::udp(L, R, 1, 2, 0));
+    assert_eq!(run(&mut p, &mut w, 1, &q).0, vec![4]);
+    assert_eq!(p.conntrack().len(), 1);
+    let q = eth(&build::udp(L, R, 7, 8, 0));
+    assert_eq!(run(&mut p, &mut w, 2, &q).0, vec![3], "output wins over ct");
+    assert_eq!(p.conntrack().len(), 1);
+}

@@ -46,6 +46,10 @@ pub(super) struct ActionSet {
     set_queue: Option<u32>,
     group: Option<u32>,
     output: Option<(u32, u16)>,
+    /// `ct` and `ct_clear`: final actions as Open vSwitch ranks them (one
+    /// final action runs: group, else output, else ct_clear, else ct).
+    ct: Option<Box<ofp::ct::Ct>>,
+    ct_clear: bool,
 }
 
 impl ActionSet {
@@ -85,6 +89,8 @@ impl ActionSet {
             && self.set_queue.is_none()
             && self.group.is_none()
             && self.output.is_none()
+            && self.ct.is_none()
+            && !self.ct_clear
     }
 
     /// Write-actions: each action replaces the set's action of its type.
@@ -143,9 +149,8 @@ impl ActionSet {
                 | Action::Multipath(_)
                 | Action::Bundle(_)
                 | Action::Nat(_) => {}
-                // Connection tracking is refused by validation (not
-                // supported yet).
-                Action::Ct(_) | Action::CtClear => {}
+                Action::Ct(c) => self.ct = Some(c.clone()),
+                Action::CtClear => self.ct_clear = true,
             }
         }
     }
@@ -201,6 +206,10 @@ impl ActionSet {
         match (self.group, self.output) {
             (Some(g), _) => out.push(Action::Group(g)),
             (None, Some((port, max_len))) => out.push(Action::Output { port, max_len }),
+            (None, None) if self.ct_clear => out.push(Action::CtClear),
+            (None, None) if self.ct.is_some() => {
+                out.extend(self.ct.iter().map(|c| Action::Ct(c.clone())))
+            }
             (None, None) => {}
         }
     }
