@@ -164,14 +164,20 @@ pub struct Tracker {
     limits: LiveLimits,
     total: AtomicU64,
     pub stats: Stats,
-    ticks: AtomicU64,
     sweep_shard: AtomicUsize,
 }
 
 /// How many packets between two steps of the incremental sweep.
-const SWEEP_EVERY: u64 = 32;
+/// (A full pass over 1 000 000 connections then takes about 16 000 000
+/// packets; a connection found expired by a lookup goes at once, and a
+/// new connection at a limit sweeps first, see [`Tracker::new_conn`].)
+const SWEEP_EVERY: u64 = 1024;
 /// Slots one sweep step looks at.
 const SWEEP_SLOTS: usize = 64;
+/// At a limit, one refusal in this many sweeps first ...
+const REFUSED_SWEEP: u64 = 64;
+/// ... this many steps.
+const REFUSED_SWEEP_STEPS: usize = 16;
 /// NAT mappings tried before a new connection gives up on one.
 const NAT_TRIES: u32 = 128;
 
@@ -206,7 +212,6 @@ impl Tracker {
             limits: LiveLimits::new(&limits),
             total: AtomicU64::new(0),
             stats: Stats::default(),
-            ticks: AtomicU64::new(0),
             sweep_shard: AtomicUsize::new(0),
         };
         t.timeouts.store(&timeouts);
@@ -290,8 +295,8 @@ impl Tracker {
     /// Tracks the IP packet `b` (IPv6 if `v6`) at `now_ms` (any monotonic
     /// clock, in milliseconds).
     pub fn track(&self, b: &mut [u8], v6: bool, req: &Request, now_ms: u64) -> Verdict {
-        self.stats.packets.fetch_add(1, Relaxed);
-        if self.ticks.fetch_add(1, Relaxed).is_multiple_of(SWEEP_EVERY) {
+        // One shared counter per packet: it also paces the sweep.
+        if self.stats.packets.fetch_add(1, Relaxed).is_multiple_of(SWEEP_EVERY) {
             self.sweep_step(now_ms);
         }
         let mut v = self.track_inner::<false>(b, v6, req, now_ms);
@@ -449,9 +454,21 @@ impl Tracker {
         // Limits first: a refused connection costs no NAT search.
         let zl = self.limits.zone_limit(key.zone);
         let total = self.limits.total.load(Relaxed);
-        if (zl != 0 && self.limits.count[key.zone as usize].load(Relaxed) >= zl)
-            || (total != 0 && self.total.load(Relaxed) >= total)
-        {
+        let full = || {
+            (zl != 0 && self.limits.count[key.zone as usize].load(Relaxed) >= zl)
+                || (total != 0 && self.total.load(Relaxed) >= total)
+        };
+        let mut at_limit = full();
+        if at_limit && !DRY && self.stats.refused.load(Relaxed).is_multiple_of(REFUSED_SWEEP) {
+            // Expired connections may hold the room: a bounded sweep
+            // (one in REFUSED_SWEEP refusals, so a flood at the limit
+            // does not buy a sweep per packet).
+            for _ in 0..REFUSED_SWEEP_STEPS {
+                self.sweep_step(now);
+            }
+            at_limit = full();
+        }
+        if at_limit {
             if !DRY {
                 self.stats.refused.fetch_add(1, Relaxed);
             }
@@ -460,7 +477,7 @@ impl Tracker {
         let range = req.nat.and_then(|n| n.range);
         let mut translated = key;
         if let Some(r) = range {
-            let seed = self.ticks.load(Relaxed).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            let seed = self.stats.packets.load(Relaxed).wrapping_mul(0x9e37_79b9_7f4a_7c15);
             match nat::choose(&key, &r, seed, NAT_TRIES, |cand| {
                 let rk = cand.reverse();
                 self.table.lock(shard_of(&rk)).find(&rk).is_none()

@@ -25,6 +25,10 @@ sections (none given: --configs --ingest):
   --learn     a flood of distinct packets through Open vSwitch's MAC
               learning flow: the worker's cost, the control plane's per
               batch of 4 096 learned flows, refusals, memory
+  --conntrack the conntrack tutorial's stateful firewall with 1 000 and
+              1 000 000 connections tracked (--quick: 100 000): ns per
+              new connection, per established packet against the same
+              packets untracked, bytes per connection
   --all       every section
   --probe SCENARIO PACKETS
               no timing: run PACKETS packets of one scenario (cache_hit,
@@ -52,6 +56,7 @@ pub struct Opts {
     pub churn: bool,
     pub tables: bool,
     pub learn: bool,
+    pub conntrack: bool,
     /// Hidden: run this row of the learn section (see `learn.rs`).
     pub learn_row: Option<String>,
     /// Hidden: run the ingest memory probe for this many rules and print
@@ -89,10 +94,18 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Option<Opts>, Str
             "--churn" => (o.churn, any) = (true, true),
             "--tables" => (o.tables, any) = (true, true),
             "--learn" => (o.learn, any) = (true, true),
+            "--conntrack" => (o.conntrack, any) = (true, true),
             "--all" => {
                 (
-                    o.configs, o.ingest, o.scaling, o.stages, o.churn, o.tables, o.learn,
-                ) = (true, true, true, true, true, true, true);
+                    o.configs,
+                    o.ingest,
+                    o.scaling,
+                    o.stages,
+                    o.churn,
+                    o.tables,
+                    o.learn,
+                    o.conntrack,
+                ) = (true, true, true, true, true, true, true, true);
                 any = true;
             }
             "--help" | "-h" => return Ok(None),

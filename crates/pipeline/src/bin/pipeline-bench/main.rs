@@ -25,7 +25,10 @@
 //! * `probe.rs`: one scenario's packets untimed, for instruction counts
 //!   under callgrind;
 //! * `learn.rs`: a flood of distinct packets through a MAC-learning
-//!   flow, the worker's and the control plane's side.
+//!   flow, the worker's and the control plane's side;
+//! * `conntrack.rs`: a stateful firewall (`ct`) with many connections
+//!   tracked against the same packets untracked; new connections; memory
+//!   per connection.
 //!
 //! `cli.rs` reads the flags, `measure.rs` times rounds, `rules.rs` and
 //! `flows.rs` build the rule sets, `traffic.rs` the many-flow traffic.
@@ -33,6 +36,7 @@
 mod churn;
 mod cli;
 mod configs;
+mod conntrack;
 mod flows;
 mod ingest;
 mod learn;
@@ -92,5 +96,8 @@ fn main() {
     }
     if opts.learn {
         learn::run(opts.quick, opts.json);
+    }
+    if opts.conntrack {
+        conntrack::run(plan, opts.quick, opts.json);
     }
 }
