@@ -37,6 +37,7 @@ pub mod key;
 pub mod nat;
 mod table;
 pub mod tcp;
+pub mod text;
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::MutexGuard;
@@ -259,6 +260,21 @@ impl Tracker {
             self.limits.zone_limit(zone),
             self.limits.count[zone as usize].load(Relaxed),
         )
+    }
+
+    /// The zones with a limit of their own, and that limit (0: none), in
+    /// zone order (`ct-get-limits` lists them).
+    pub fn zone_limits(&self) -> Vec<(u16, u32)> {
+        self.limits
+            .zone
+            .iter()
+            .enumerate()
+            .filter_map(|(z, l)| match l.load(Relaxed) {
+                0 => None,
+                u32::MAX => Some((z as u16, 0)),
+                n => Some((z as u16, n)),
+            })
+            .collect()
     }
 
     /// Connections tracked now.
