@@ -1,7 +1,8 @@
 //! The bridge as its OpenFlow agent's [`agent::Datapath`]: publishing
 //! snapshots, handing over PACKET_OUTs, reading port and queue counters,
 //! and the management commands that change the datapath itself
-//! (`add-port`, `del-port`, `fdb-show`, `fdb-flush`, `vlog`).
+//! (`add-port`, `del-port`, `fdb-show`, `fdb-flush`, `vlog`, and the
+//! connection tracker's, [`crate::ct_commands`]).
 //!
 //! `add-port`'s words go through the same [`PortRequest`] check as the
 //! configuration file's ports; a port that names no number gets the one
@@ -135,6 +136,12 @@ impl Datapath for Bridge {
     }
 
     fn command(&mut self, words: &[String]) -> Option<Result<String, String>> {
+        // The tracker is the pipeline's, the same in every snapshot.
+        let tracker = self.pipeline.load().conntrack.clone();
+        let now_ms = crate::clock::now_ns() / 1_000_000;
+        if let Some(r) = crate::ct_commands::run(&tracker, words, now_ms) {
+            return Some(r);
+        }
         let args = &words[1..];
         Some(match (words[0].as_str(), args.len()) {
             ("fdb-show", 0) => Ok(self.fdb_show()),

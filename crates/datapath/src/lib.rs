@@ -52,6 +52,7 @@ pub mod bridge;
 pub mod channel;
 pub mod clock;
 pub mod counters;
+pub mod ct_commands;
 mod emit;
 pub mod fast;
 mod for_agent;

@@ -400,3 +400,47 @@ fn trace_follows_normal_through_the_mac_table() {
         .trace(2, &frame(0x0a))
         .contains("not learned: flooded"));
 }
+
+#[test]
+fn conntrack_commands_reach_the_pipelines_tracker() {
+    use conntrack::build::{self, Ip};
+    let mut sw = Switch::new(2);
+    let c = sw.controller();
+    sw.flow(c, "priority=0,actions=normal");
+    // The tracker the pipeline (and so every snapshot) holds, filled as a
+    // `ct(commit)` would fill it.
+    let t = sw.agent.pipeline().conntrack().clone();
+    let now_ms = datapath::clock::now_ns() / 1_000_000;
+    let commit = conntrack::Request {
+        commit: true,
+        zone: 4,
+        ..Default::default()
+    };
+    let mut p = build::udp(Ip::V4([10, 0, 0, 1]), Ip::V4([10, 0, 0, 2]), 5353, 53, 0);
+    t.track(&mut p, false, &commit, now_ms);
+    let cmd = |sw: &mut Switch, line: &str| {
+        let words: Vec<String> = line.split(' ').map(String::from).collect();
+        sw.agent.handle_command(&words)
+    };
+    assert_eq!(
+        cmd(&mut sw, "dump-conntrack").unwrap(),
+        "udp,orig=(src=10.0.0.1,dst=10.0.0.2,sport=5353,dport=53),reply=(src=10.0.0.2,dst=10.0.0.1,sport=53,dport=5353),zone=4\n"
+    );
+    assert_eq!(
+        cmd(&mut sw, "ct-set-limits zone=4,limit=9"),
+        Ok(String::new())
+    );
+    assert_eq!(
+        cmd(&mut sw, "ct-get-limits").unwrap(),
+        "default limit=0\nzone=4,limit=9,count=1\n"
+    );
+    assert_eq!(
+        cmd(&mut sw, "flush-conntrack zone=4").unwrap(),
+        "1 connection flushed\n"
+    );
+    assert_eq!(cmd(&mut sw, "ct-get-nconns").unwrap(), "0\n");
+    assert!(
+        cmd(&mut sw, "fdb-show").is_ok(),
+        "the other commands still answer"
+    );
+}
