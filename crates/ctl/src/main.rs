@@ -8,7 +8,8 @@
 //! is 1 (2 when the command line cannot be read). It speaks plain OpenFlow
 //! 1.3, so it drives Open vSwitch too, except for the commands that are
 //! sluice's experimenter messages (`trace`, `add-port`, `del-port`,
-//! `fdb-show`, `fdb-flush`, `vlog`).
+//! `fdb-show`, `fdb-flush`, `vlog`, and the connection tracker's:
+//! `dump-conntrack`, `flush-conntrack`, `ct-*`).
 //!
 //! ## Commands
 //!
@@ -20,7 +21,10 @@
 //! `add-groups`, `mod-group`, `del-groups`, `add-meter`, `mod-meter`,
 //! `del-meters`, `dump-meters`, `meter-stats`, `meter-features`,
 //! `packet-out`, `monitor`, `trace`, `add-port`, `del-port`, `fdb-show`,
-//! `fdb-flush`, `vlog`, and `parse-flows FILE` and `offline-trace FILE...`,
+//! `fdb-flush`, `vlog`, `dump-conntrack`, `flush-conntrack`,
+//! `ct-set-limits`, `ct-get-limits`, `ct-del-limits`, `ct-set-maxconns`,
+//! `ct-get-maxconns`, `ct-get-nconns`, `ct-set-timeouts`,
+//! `ct-get-timeouts`, and `parse-flows FILE` and `offline-trace FILE...`,
 //! which need no switch (`sluice-ctl help COMMAND`).
 //!
 //! ## What ovs-ofctl users can count on
@@ -421,6 +425,76 @@ pub enum Cmd {
     /// Sets the daemon's log filter while it runs: a level (error, warn,
     /// info, debug, trace) or a RUST_LOG-style filter (sluice only).
     Vlog { switch: String, filter: String },
+    /// The connection tracker's connections, a line each as `ovs-appctl
+    /// dpctl/dump-conntrack` prints them (`tcp,orig=(src=...,dst=...,
+    /// sport=...,dport=...),reply=(...),zone=N,mark=M,labels=0x...,
+    /// protoinfo=(state=ESTABLISHED)`; zone, mark and labels when not 0).
+    /// At most 1000 connections (what one reply holds): a last line says
+    /// how many were left out (sluice only).
+    DumpConntrack {
+        switch: String,
+        /// zone=N: only the connections of zone N.
+        zone: Option<String>,
+        /// Add each connection's seconds until it expires (`timeout=`).
+        #[arg(short = 's', long = "statistics")]
+        statistics: bool,
+    },
+    /// Removes connections from the tracker and prints how many: all of
+    /// them, a zone's (zone=N), or those matching Open vSwitch 3.1's
+    /// tuples: `ct_nw_src=A,ct_nw_dst=A,ct_nw_proto=P,ct_tp_src=N,
+    /// ct_tp_dst=N` (`ct_ipv6_src`/`ct_ipv6_dst`; `icmp_id`, `icmp_type`,
+    /// `icmp_code` for ICMP), original direction first, then reply ("" for
+    /// no original tuple); any field may be left out; with a tuple and no
+    /// zone, zone 0 (sluice only).
+    FlushConntrack {
+        switch: String,
+        /// [zone=N] [CT_ORIG_TUPLE [CT_REPLY_TUPLE]]
+        args: Vec<String>,
+    },
+    /// Sets connection limits per zone: default=N (zones without their
+    /// own) and zone=N,limit=M (0: no limit); past a zone's limit new
+    /// connections are not committed (sluice only).
+    CtSetLimits {
+        switch: String,
+        /// [default=N] [zone=N,limit=M]...
+        #[arg(required = true)]
+        limits: Vec<String>,
+    },
+    /// Prints `default limit=N`, then `zone=N,limit=M,count=C` for the
+    /// zones asked (zone=N1,N2,...), else for every zone with a limit of
+    /// its own (sluice only).
+    CtGetLimits {
+        switch: String,
+        /// zone=N1[,N2]...
+        zones: Option<String>,
+    },
+    /// Puts zones back to the default limit (zone=N1,N2,...), the default
+    /// back to none (`default`) (sluice only).
+    CtDelLimits {
+        switch: String,
+        /// [default] [zone=N1[,N2]...]
+        #[arg(required = true)]
+        args: Vec<String>,
+    },
+    /// Sets how many connections the tracker holds in all (0: no limit)
+    /// (sluice only).
+    CtSetMaxconns { switch: String, maxconns: String },
+    /// Prints how many connections the tracker holds at most (sluice only).
+    CtGetMaxconns { switch: String },
+    /// Prints how many connections the tracker holds now (sluice only).
+    CtGetNconns { switch: String },
+    /// Sets idle timeouts in seconds by name: tcp_syn_sent,
+    /// tcp_established, tcp_fin_wait, tcp_time_wait, tcp_close, udp,
+    /// udp_stream, icmp, other (`udp=60 icmp=10`); connections take them
+    /// at their next packet (sluice only).
+    CtSetTimeouts {
+        switch: String,
+        /// NAME=SECONDS...
+        #[arg(required = true)]
+        timeouts: Vec<String>,
+    },
+    /// Prints the idle timeouts, NAME=SECONDS a line (sluice only).
+    CtGetTimeouts { switch: String },
     /// Checks the flows of FILE ("-": standard input) offline, one per line
     /// (`#` comments): each is parsed, checked as sluice checks a flow
     /// before adding it (groups and meters it names taken to exist), and

@@ -19,7 +19,8 @@
 //!   flow text in this process (no switch).
 //!
 //! The management commands (add-port, del-port, fdb-show, fdb-flush, vlog)
-//! are `crate::manage`'s.
+//! are `crate::manage`'s; `ct` checks the connection tracker's (dump-conntrack,
+//! flush-conntrack, ct-*) before they go the same way.
 //!
 //! Contract shared by the command functions: one whose arguments can be
 //! checked without the switch takes the connector ([`Connect`]) and connects
@@ -29,6 +30,7 @@
 //! it before connecting (diff-flows, which changes nothing, ignores it).
 
 mod changes;
+mod ct;
 mod file_batches;
 mod flow;
 mod group_meter;
@@ -160,6 +162,10 @@ fn check_bundle(cmd: &Cmd, opts: &Opts) -> Result<()> {
 /// apply, then hands the command to its function.
 fn run_text(cmd: Cmd, connect: &Connect<'_>, opts: &Opts) -> Result<String> {
     check_bundle(&cmd, opts)?;
+    if let Some(checked) = ct::words(&cmd) {
+        let (switch, words) = checked?;
+        return management(connect, &switch, words);
+    }
     match cmd {
         Cmd::Show { switch } => show(&mut connect(&switch)?),
         Cmd::DumpDesc { switch } => dump_desc(&mut connect(&switch)?),
@@ -173,6 +179,16 @@ fn run_text(cmd: Cmd, connect: &Connect<'_>, opts: &Opts) -> Result<String> {
         Cmd::DiffFlows { .. } | Cmd::ParseFlows { .. } | Cmd::OfflineTrace { .. } => {
             unreachable!("handled in run")
         }
+        Cmd::DumpConntrack { .. }
+        | Cmd::FlushConntrack { .. }
+        | Cmd::CtSetLimits { .. }
+        | Cmd::CtGetLimits { .. }
+        | Cmd::CtDelLimits { .. }
+        | Cmd::CtSetMaxconns { .. }
+        | Cmd::CtGetMaxconns { .. }
+        | Cmd::CtGetNconns { .. }
+        | Cmd::CtSetTimeouts { .. }
+        | Cmd::CtGetTimeouts { .. } => unreachable!("handled above (ct::words)"),
         Cmd::DumpGroups { switch, group } => dump_groups(connect, &switch, group.as_deref()),
         Cmd::DumpGroupStats { switch, group } => {
             dump_group_stats(connect, &switch, group.as_deref())
