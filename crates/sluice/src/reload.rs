@@ -336,6 +336,12 @@ pub fn apply(running: &mut [Running], new: Vec<Config>) -> Result<Vec<String>, S
             r.control.agent.set_packet_in_rate(rate);
         }
         cfg.learn.apply_to(&mut r.control.agent);
+        let changed = cfg
+            .conntrack
+            .apply_changes(&r.config.conntrack, r.control.agent.pipeline().conntrack());
+        if !changed.is_empty() {
+            tracing::info!(bridge = %r.name, changed = %changed.join(", "), "connection tracker settings changed (configuration)");
+        }
         if cfg.tables != r.config.tables {
             r.control.agent.set_table_names(&cfg.tables);
             tracing::info!(bridge = %r.name, "table names changed (configuration)");

@@ -69,7 +69,9 @@ pub fn build(cfg: config::Config, opts: Options) -> Result<Running, Box<dyn std:
         ..pipeline::Config::default()
     };
     cfg.learn.apply(&mut pc);
+    cfg.conntrack.apply(&mut pc);
     let mut p = Pipeline::new(pc);
+    cfg.conntrack.apply_zones(p.conntrack());
     let mut bridge = datapath::Bridge::new(&cfg.name, n, p.snapshot(), opts.nullx)?;
     if fast {
         bridge.enable_fast_path(n);

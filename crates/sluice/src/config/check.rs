@@ -68,6 +68,8 @@ pub(super) fn bridge(
         pinned: ports.pinned,
         default_backend,
         tables,
+        // `[conntrack]` is the file's, not a bridge's: `check_all` sets it.
+        conntrack: Default::default(),
     })
 }
 

@@ -25,10 +25,12 @@
 //! [`schema`], the checks of one bridge in [`check`].
 
 mod check;
+mod ct;
 mod schema;
 #[cfg(test)]
 mod tests;
 
+pub use ct::CtSettings;
 pub use datapath::Backend;
 pub use schema::{parse_file, FailMode, File, QueueSection, TlsSection};
 
@@ -101,6 +103,9 @@ pub struct Config {
     pub pinned: Vec<u32>,
     /// Table names, by table number (see [`schema::BridgeSection::tables`]).
     pub tables: std::collections::BTreeMap<u8, String>,
+    /// The connection tracker's limits and timeouts (`[conntrack]`, the
+    /// same for every bridge; each bridge has its own tracker).
+    pub conntrack: CtSettings,
 }
 
 impl Config {
@@ -194,10 +199,15 @@ pub fn load_tls(section: &Option<TlsSection>) -> Result<Option<tls::Tls>, Config
 /// or `NAME=OFPORT`, for the single-bridge form): one [`Config`] per bridge.
 pub fn check_all(mut file: File, cli_ports: &[String]) -> Result<Vec<Config>, ConfigError> {
     let has_tls = file.tls.is_some();
+    let ct = ct::check(&file.conntrack)?;
+    let with_ct = |mut c: Config| {
+        c.conntrack = ct.clone();
+        c
+    };
     if file.bridges.is_empty() {
         let mut b = std::mem::take(&mut file.bridge);
         b.ports.append(&mut file.ports);
-        return Ok(vec![check::bridge(b, cli_ports, has_tls)?]);
+        return Ok(vec![with_ct(check::bridge(b, cli_ports, has_tls)?)]);
     }
     if !file.ports.is_empty() || !cli_ports.is_empty() {
         return Err(err(
@@ -207,7 +217,7 @@ pub fn check_all(mut file: File, cli_ports: &[String]) -> Result<Vec<Config>, Co
     }
     let mut out: Vec<Config> = Vec::new();
     for (i, b) in file.bridges.into_iter().enumerate() {
-        let c = check::bridge(b, &[], has_tls).map_err(|e| in_bridges(i, e))?;
+        let c = with_ct(check::bridge(b, &[], has_tls).map_err(|e| in_bridges(i, e))?);
         distinct(&out, &c, i)?;
         out.push(c);
     }

@@ -193,6 +193,32 @@ pub struct File {
     /// The daemon's TLS identity, for `tls:`/`ptls:` endpoints.
     #[serde(default)]
     pub tls: Option<TlsSection>,
+    /// Every bridge's connection tracker (each bridge has its own).
+    #[serde(default)]
+    pub conntrack: ConntrackSection,
+}
+
+/// `[conntrack]`: the limits and timeouts of each bridge's connection
+/// tracker (what `sluice-ctl ct-set-maxconns`, `ct-set-limits` and
+/// `ct-set-timeouts` change at run time). Numbers are read as TOML
+/// integers and checked in `config::conntrack`, which names the key.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ConntrackSection {
+    /// Connections in all zones together (default 1 048 576; 0: no limit).
+    #[serde(default)]
+    pub limit: Option<i64>,
+    /// Connections per zone, for zones without a limit of their own
+    /// (default 0: none).
+    #[serde(default)]
+    pub default_zone_limit: Option<i64>,
+    /// Limits of zones by number (`{ 1 = 100, 7 = 0 }`; 0: none).
+    #[serde(default)]
+    pub zone_limits: std::collections::BTreeMap<String, i64>,
+    /// Idle timeouts in seconds by name (`{ udp = 60 }`; the names of
+    /// `conntrack::TIMEOUT_NAMES`).
+    #[serde(default)]
+    pub timeouts: std::collections::BTreeMap<String, i64>,
 }
 
 /// `[tls]`: the daemon's TLS identity (Open vSwitch's `--private-key`,

@@ -141,6 +141,7 @@ fn every_key_is_documented() {
         ("[[port]]", "PortSection"),
         ("[[port]].queues", "QueueSection"),
         ("[tls]", "TlsSection"),
+        ("[conntrack]", "ConntrackSection"),
     ] {
         assert_eq!(
             documented(doc, heading),
@@ -398,4 +399,84 @@ fn table_names_are_checked_and_named_by_their_key() {
     .unwrap();
     let e = check_all(f, &[]).unwrap_err();
     assert_eq!(e.key, "bridges[1].tables.3", "{e}");
+}
+
+#[test]
+fn conntrack_settings_are_checked_and_passed_on() {
+    let f = "[conntrack]\nlimit = 5000\ndefault_zone_limit = 100\nzone_limits = { 1 = 10, 7 = 0 }\ntimeouts = { udp = 60, tcp_established = 3600 }\n";
+    let c = check_all(parse_file(f).unwrap(), &["a".into()]).unwrap();
+    let ct = &c[0].conntrack;
+    assert_eq!((ct.limits.total, ct.limits.zone_default), (5000, 100));
+    assert_eq!(
+        ct.zones.iter().map(|(z, l)| (*z, *l)).collect::<Vec<_>>(),
+        vec![(1, 10), (7, 0)]
+    );
+    assert_eq!((ct.timeouts.udp, ct.timeouts.tcp_established), (60, 3600));
+    assert_eq!(ct.timeouts.icmp, conntrack::Timeouts::default().icmp);
+    // Into the pipeline's tracker at start.
+    let mut pc = pipeline::Config::default();
+    ct.apply(&mut pc);
+    let p = pipeline::Pipeline::new(pc);
+    ct.apply_zones(p.conntrack());
+    assert_eq!(p.conntrack().limits().total, 5000);
+    assert_eq!(p.conntrack().zone_usage(1), (10, 0));
+    assert_eq!(p.conntrack().zone_usage(7), (0, 0));
+    assert_eq!(p.conntrack().zone_usage(8), (100, 0));
+    // A reload applies what changed: zone 1 no longer limited, a limit set
+    // with sluice-ctl on zone 9 kept.
+    p.conntrack().set_zone_limit(9, Some(3));
+    let g = "[conntrack]\nlimit = 5000\ndefault_zone_limit = 100\nzone_limits = { 7 = 0 }\ntimeouts = { udp = 60, tcp_established = 3600 }\n";
+    let new = check_all(parse_file(g).unwrap(), &["a".into()]).unwrap();
+    assert_eq!(
+        new[0].conntrack.apply_changes(ct, p.conntrack()),
+        vec!["zone limits"]
+    );
+    assert_eq!(p.conntrack().zone_usage(1), (100, 0));
+    assert_eq!(p.conntrack().zone_usage(9), (3, 0));
+    // Every bridge of [[bridges]] gets them.
+    let f2 = format!("{f}[[bridges]]\nname = \"b1\"\ndatapath_id = \"1\"\nports = [{{ name = \"x\" }}]\n[[bridges]]\nname = \"b2\"\ndatapath_id = \"2\"\nports = [{{ name = \"y\" }}]\n");
+    let c = check_all(parse_file(&f2).unwrap(), &[]).unwrap();
+    assert!(c.iter().all(|b| b.conntrack.limits.total == 5000));
+}
+
+#[test]
+fn bad_conntrack_settings_name_their_key() {
+    for (body, key, problem) in [
+        ("limit = -1", "conntrack.limit", "-1"),
+        (
+            "default_zone_limit = 4294967296",
+            "conntrack.default_zone_limit",
+            "4294967296",
+        ),
+        (
+            "zone_limits = { x = 1 }",
+            "conntrack.zone_limits.x",
+            "not a zone",
+        ),
+        (
+            "zone_limits = { 65536 = 1 }",
+            "conntrack.zone_limits.65536",
+            "not a zone",
+        ),
+        (
+            "timeouts = { tcp = 5 }",
+            "conntrack.timeouts.tcp",
+            "unknown conntrack timeout `tcp`",
+        ),
+        (
+            "timeouts = { udp = 0 }",
+            "conntrack.timeouts.udp",
+            "at least 1 second",
+        ),
+    ] {
+        let e = check_all(
+            parse_file(&format!("[conntrack]\n{body}\n")).unwrap(),
+            &["a".into()],
+        )
+        .unwrap_err();
+        assert_eq!(e.key, key, "{body}: {e}");
+        assert!(e.problem.contains(problem), "{body}: {e}");
+    }
+    let e = parse_file("[conntrack]\nmax = 1\n").unwrap_err();
+    assert!(e.problem.contains("unknown field `max`"), "{e}");
 }
