@@ -129,6 +129,16 @@ def main():
         "sluice_connection_info": "gauge",
         "sluice_worker_up": "gauge",
         "sluice_delay_seconds": "histogram",
+        "sluice_conntrack_connections": "gauge",
+        "sluice_conntrack_zone_connections": "gauge",
+        "sluice_conntrack_connections_by_state": "gauge",
+        "sluice_conntrack_committed": "counter",
+        "sluice_conntrack_refused": "counter",
+        "sluice_conntrack_invalid": "counter",
+        "sluice_conntrack_expired": "counter",
+        "sluice_conntrack_packets": "counter",
+        "sluice_conntrack_limit": "gauge",
+        "sluice_conntrack_heap_bytes": "gauge",
     }
     for name, typ in types.items():
         f = families.get(name)
@@ -154,6 +164,12 @@ def main():
     for name in ["sluice_packet_in_queue_full_total", "sluice_packet_out_queue_full_total",
                  "sluice_packet_in_limited_total"]:
         check(value(name, bridge="br0") == 0, f"{name}: {value(name, bridge='br0')}")
+    # The tracker: no ct flow here, so empty and idle, its limit the default.
+    check(value("sluice_conntrack_connections", bridge="br0") == 0, "conntrack connections")
+    for name in ["committed", "refused", "invalid", "expired", "packets"]:
+        check(value(f"sluice_conntrack_{name}_total", bridge="br0") == 0, f"conntrack {name}")
+    check(value("sluice_conntrack_limit", bridge="br0") == 1048576, "conntrack limit")
+    check((value("sluice_conntrack_heap_bytes", bridge="br0") or 0) > 0, "conntrack heap bytes")
     check(value("sluice_controller_connected", bridge="br0", target="tcp:127.0.0.1:16699") == 0,
           "controller that nobody answers")
     conns = [s.labels for s in families["sluice_connection_info"].samples] \

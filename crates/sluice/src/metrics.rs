@@ -6,12 +6,15 @@
 //! A scrape reads what the workers write (relaxed atomics), the published
 //! pipeline and port set, and the small view the control thread publishes
 //! of its OpenFlow side (`openflow::View`, at most 100 ms old): scraping
-//! never takes a lock the packet path or the control thread waits on.
+//! never takes a lock the packet path or the control thread waits on,
+//! but for the connection tracker's heap size and states, bounded and
+//! said in `ct`.
 //! Every counter is cumulative since the daemon started (a Prometheus
 //! counter; rates over a window are the scraper's job), and so is the delay
 //! histogram. Each family is written once, with the samples of every
 //! bridge. The README's "Metrics" section lists every metric.
 
+mod ct;
 mod expo;
 mod http;
 
@@ -303,6 +306,9 @@ fn render_at(all: &[Sources], now: u64) -> String {
             b.src.macs.len(now),
         );
     }
+
+    // The connection tracker.
+    ct::families(&mut e, &bridges, now);
 
     // The XDP fast path.
     xdp_families(&mut e, &bridges);

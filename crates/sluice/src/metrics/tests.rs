@@ -503,3 +503,80 @@ fn worker_health_is_reported_per_worker() {
         .unwrap();
     assert_eq!(age, 5.0);
 }
+
+#[test]
+fn connection_tracker_counts_states_and_counters() {
+    use conntrack::build::{self, Ip, Seg};
+    let s = sources("br0", 1);
+    let t = s.pipeline.load().conntrack.clone();
+    let (a, b) = (Ip::V4([10, 0, 0, 1]), Ip::V4([10, 0, 0, 2]));
+    let commit = conntrack::Request {
+        commit: true,
+        ..Default::default()
+    };
+    let syn = Seg {
+        sport: 1000,
+        dport: 80,
+        seq: 1,
+        ack: 0,
+        flags: 0x02,
+        win: 1000,
+        wscale: None,
+    };
+    t.track(&mut build::tcp(a, b, &syn, 0), false, &commit, 1000);
+    for (sport, zone) in [(1, 0), (2, 5), (3, 5)] {
+        let mut p = build::udp(a, b, sport, 53, 0);
+        t.track(&mut p, false, &conntrack::Request { zone, ..commit }, 1000);
+    }
+    t.set_zone_limit(5, Some(2));
+    let mut p = build::udp(a, b, 4, 53, 0);
+    t.track(
+        &mut p,
+        false,
+        &conntrack::Request { zone: 5, ..commit },
+        1000,
+    );
+    // SYN and FIN together: invalid.
+    let ack = Seg {
+        flags: 0x03,
+        sport: 7,
+        ..syn
+    };
+    t.track(&mut build::tcp(a, b, &ack, 0), false, &commit, 1000);
+    let text = render_at(&[s], 2_000_000_000);
+    let fams = check_format(&text);
+    for name in [
+        "sluice_conntrack_connections",
+        "sluice_conntrack_zone_connections",
+        "sluice_conntrack_connections_by_state",
+        "sluice_conntrack_limit",
+        "sluice_conntrack_heap_bytes",
+    ] {
+        assert_eq!(fams.get(name).map(String::as_str), Some("gauge"), "{name}");
+    }
+    let v = |series: &str| value(&text, series);
+    assert_eq!(v("sluice_conntrack_connections{bridge=\"br0\"}"), 4.0);
+    assert_eq!(
+        v("sluice_conntrack_zone_connections{bridge=\"br0\",zone=\"0\"}"),
+        2.0
+    );
+    assert_eq!(
+        v("sluice_conntrack_zone_connections{bridge=\"br0\",zone=\"5\"}"),
+        2.0
+    );
+    assert_eq!(
+        v("sluice_conntrack_connections_by_state{bridge=\"br0\",protocol=\"tcp\",state=\"SYN_SENT\"}"),
+        1.0
+    );
+    assert_eq!(
+        v("sluice_conntrack_connections_by_state{bridge=\"br0\",protocol=\"udp\",state=\"UNREPLIED\"}"),
+        3.0
+    );
+    assert_eq!(v("sluice_conntrack_committed_total{bridge=\"br0\"}"), 4.0);
+    assert_eq!(v("sluice_conntrack_refused_total{bridge=\"br0\"}"), 1.0);
+    assert_eq!(v("sluice_conntrack_invalid_total{bridge=\"br0\"}"), 1.0);
+    assert_eq!(v("sluice_conntrack_expired_total{bridge=\"br0\"}"), 0.0);
+    assert_eq!(v("sluice_conntrack_packets_total{bridge=\"br0\"}"), 6.0);
+    assert_eq!(v("sluice_conntrack_limit{bridge=\"br0\"}"), 1_048_576.0);
+    assert!(v("sluice_conntrack_heap_bytes{bridge=\"br0\"}") > 0.0);
+}
