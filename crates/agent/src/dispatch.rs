@@ -405,7 +405,9 @@ impl<D: Datapath> Agent<D> {
 
     /// Open vSwitch's Nicira messages ([`ofp::msg::nxt`]): the packet-in
     /// format and the controller id of the connection (for a slave too,
-    /// as in Open vSwitch). NXT_RESUME is `NXR_NOT_SUPPORTED`: sluice
+    /// as in Open vSwitch), NXT_CT_FLUSH_ZONE and NXT_CT_FLUSH (connections
+    /// taken out of the pipeline's tracker, [`ctflush`]; a slave's too, no
+    /// reply). NXT_RESUME is `NXR_NOT_SUPPORTED`: sluice
     /// sends no continuations (`controller(pause)` is refused), so there
     /// is nothing to resume. A packet-in is `OFPBRC_BAD_TYPE` (only a
     /// switch sends one), another subtype `OFPBRC_BAD_EXP_TYPE` (Open
@@ -418,11 +420,6 @@ impl<D: Datapath> Agent<D> {
         match e.exp_type {
             nxt::NXT_RESUME => return Err(nxt::NXR_NOT_SUPPORTED),
             nxt::NXT_PACKET_IN | nxt::NXT_PACKET_IN2 => return Err(brc(BadRequestCode::BadType)),
-            // No connection tracker yet: as before these were known, an
-            // unknown subtype (Open vSwitch's OFPBRC_BAD_SUBTYPE).
-            nxt::NXT_CT_FLUSH_ZONE | nxt::NXT_CT_FLUSH => {
-                return Err(brc(BadRequestCode::BadExpType))
-            }
             _ => {}
         }
         let Some(decoded) = nxt::NxtMsg::decode(e) else {
@@ -432,6 +429,14 @@ impl<D: Datapath> Agent<D> {
         match decoded.map_err(|e| e.code)? {
             nxt::NxtMsg::SetPacketInFormat(f) => c.packet_in_format = f,
             nxt::NxtMsg::SetControllerId(n) => c.controller_id = n,
+            nxt::NxtMsg::CtFlushZone(zone) => {
+                let n = ctflush::flush_zone(self.pipeline.conntrack(), zone);
+                tracing::debug!(conn = id, zone, flushed = n, "NXT_CT_FLUSH_ZONE");
+            }
+            nxt::NxtMsg::CtFlush(f) => {
+                let n = ctflush::flush(self.pipeline.conntrack(), &f);
+                tracing::debug!(conn = id, ?f, flushed = n, "NXT_CT_FLUSH");
+            }
             _ => return Err(brc(BadRequestCode::BadType)),
         }
         Ok(())

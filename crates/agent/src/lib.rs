@@ -23,7 +23,8 @@
 //! port counters, opening and closing ports. The code is split by job:
 //! [`session`] (a connection's life and bytes), [`dispatch`] (what each
 //! message does), [`stats`] (multipart replies), [`ports`], [`command`],
-//! [`trace`], [`asynchronous`] (PACKET_IN, FLOW_REMOVED), [`local`] (fail
+//! [`trace`], [`ctflush`] (NXT_CT_FLUSH_ZONE, NXT_CT_FLUSH), [`asynchronous`]
+//! (PACKET_IN, FLOW_REMOVED), [`local`] (fail
 //! mode, reloads), [`timers`], [`bundle`], [`tables`] (table names, and a
 //! TABLE_FEATURES request that sets them).
 //!
@@ -85,6 +86,7 @@ pub mod buffers;
 pub mod bundle;
 mod command;
 pub mod conn;
+mod ctflush;
 mod dispatch;
 mod local;
 pub mod outbox;

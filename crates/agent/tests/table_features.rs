@@ -604,8 +604,9 @@ fn ovs_ofctl_names_tables() {
     let sock = dir.join("br0.mgmt");
     let mut a = agent(254);
     a.set_table_names(&BTreeMap::from([(3, "Config".into())]));
-    let run =
-        |a: &mut Agent<Dp>, args: &[&str]| -> (bool, String, String) { ovs_ofctl(a, &sock, args) };
+    let run = |a: &mut Agent<Dp>, args: &[&str]| -> (bool, String, String) {
+        common::ovs_ofctl(a, &sock, args)
+    };
     let (ok, _, err) = run(&mut a, &["mod-table", "SW", "1", "name:Classifier"]);
     assert!(ok, "{err}");
     assert_eq!(a.table_name(1), "Classifier");
@@ -639,81 +640,4 @@ fn ovs_ofctl_names_tables() {
         "table=Classifier, priority=5 actions=resubmit(,Config),goto_table:Out"
     );
     let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// Runs `ovs-ofctl -O OpenFlow13 ARGS` (SW: the agent's socket) against
-/// the agent, serving its connection in this thread until it exits.
-fn ovs_ofctl(a: &mut Agent<Dp>, sock: &std::path::Path, args: &[&str]) -> (bool, String, String) {
-    use std::io::{Read, Write};
-    use std::os::unix::net::UnixListener;
-    use std::time::{Duration, Instant};
-    let _ = std::fs::remove_file(sock);
-    let l = UnixListener::bind(sock).unwrap();
-    l.set_nonblocking(true).unwrap();
-    let target = format!("unix:{}", sock.display());
-    let args: Vec<&str> = args
-        .iter()
-        .map(|&x| if x == "SW" { target.as_str() } else { x })
-        .collect();
-    let mut child = std::process::Command::new("ovs-ofctl")
-        .arg("-O")
-        .arg("OpenFlow13")
-        .args(&args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("ovs-ofctl (scripts/setup.sh installs openvswitch-common)");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let mut conns: Vec<(std::os::unix::net::UnixStream, ConnId)> = Vec::new();
-    let mut buf = vec![0u8; 1 << 16];
-    let mut now = 1_000_000_000u64;
-    loop {
-        assert!(
-            Instant::now() < deadline,
-            "ovs-ofctl {args:?} did not finish"
-        );
-        if let Ok((s, _)) = l.accept() {
-            s.set_nonblocking(true).unwrap();
-            let id = a.connect(now);
-            a.set_service(id);
-            conns.push((s, id));
-        }
-        for (s, id) in conns.iter_mut() {
-            while let Some(out) = a.poll_transmit(*id) {
-                match s.write(out) {
-                    Ok(n) => a.transmitted(*id, n),
-                    Err(_) => break,
-                }
-            }
-            match s.read(&mut buf) {
-                Ok(0) => {}
-                Ok(n) => {
-                    a.handle_input(*id, &buf[..n], now);
-                }
-                Err(_) => {}
-            }
-        }
-        if let Some(status) = child.try_wait().unwrap() {
-            for (_, id) in conns.drain(..) {
-                a.disconnect(id);
-            }
-            let mut out = String::new();
-            let mut err = String::new();
-            child
-                .stdout
-                .take()
-                .unwrap()
-                .read_to_string(&mut out)
-                .unwrap();
-            child
-                .stderr
-                .take()
-                .unwrap()
-                .read_to_string(&mut err)
-                .unwrap();
-            return (status.success(), out, err);
-        }
-        now += 1_000_000;
-        std::thread::sleep(Duration::from_millis(1));
-    }
 }

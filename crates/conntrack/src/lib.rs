@@ -816,6 +816,14 @@ impl Tracker {
 
     /// Removes the connections `filter` selects; returns how many.
     pub fn flush(&self, filter: &Filter) -> usize {
+        self.flush_if(|c| filter.matches(c))
+    }
+
+    /// Removes the connections for which `pred` is true (expired ones
+    /// included); returns how many. For selections a [`Filter`] cannot
+    /// say (Open vSwitch's NXT_CT_FLUSH: a connection by either
+    /// direction's key, an address family, ICMP ids compared whole).
+    pub fn flush_if(&self, pred: impl Fn(&Conn) -> bool) -> usize {
         let mut n = 0;
         for s in 0..table::SHARDS {
             let slots: Vec<u32> = {
@@ -824,7 +832,7 @@ impl Tracker {
                     .iter()
                     .enumerate()
                     .filter_map(|(i, x)| match x {
-                        Slot::Conn(c) if filter.matches(c) => Some(i as u32),
+                        Slot::Conn(c) if pred(c) => Some(i as u32),
                         _ => None,
                     })
                     .collect()
