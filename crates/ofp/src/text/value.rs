@@ -300,16 +300,18 @@ pub fn parse_masked(field: OxmField, s: &str) -> Result<(u128, Option<u128>), Te
     Ok((value, mask.filter(|&m| m != full)))
 }
 
+/// The mask of an `n`-bit prefix of a `width`-bit field (`n` at most
+/// `width`; a whole 128-bit field's is all ones, not a shift by 128).
 fn prefix_mask(n: u32, width: u32) -> u128 {
-    if n == 0 {
-        0
+    let all = if width == 128 {
+        u128::MAX
     } else {
-        let all = if width == 128 {
-            u128::MAX
-        } else {
-            (1u128 << width) - 1
-        };
-        all & !(all >> n)
+        (1u128 << width) - 1
+    };
+    match n {
+        0 => 0,
+        n if n >= width => all,
+        n => all & !(all >> n),
     }
 }
 
@@ -389,6 +391,27 @@ pub fn format_masked(field: OxmField, v: u128, mask: Option<u128>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn whole_128_bit_masks() {
+        // A 128-bit field with every bit masked: /128, or the mask printed
+        // whole; the prefix of all 128 bits was a shift by 128 (a panic
+        // in debug builds, on os-ken's ct_label with an all-ones mask).
+        assert_eq!(prefix_mask(128, 128), u128::MAX);
+        assert_eq!(prefix_mask(32, 32), 0xffff_ffff);
+        assert_eq!(
+            parse_masked(OxmField::Ipv6Src, "2001:db8::1/128").unwrap(),
+            (0x2001_0db8_0000_0000_0000_0000_0000_0001, None)
+        );
+        assert_eq!(
+            format_masked(OxmField::Ipv6Src, 1, Some(u128::MAX)),
+            "::1/128"
+        );
+        assert_eq!(
+            format_masked(OxmField::CtLabel, 5, Some(u128::MAX)),
+            format!("0x5/{:#x}", u128::MAX)
+        );
+    }
 
     #[test]
     fn masks_and_prefixes() {
