@@ -2,7 +2,8 @@
 //!
 //! * `ofp-interop decode`: reads JSON lines `{"name", "hex"}` (messages os-ken
 //!   encoded), decodes each with this crate and writes `{"name", "ok",
-//!   "error", "hex" (our re-encoding), "summary"}`.
+//!   "error", "hex" (our re-encoding; of a Nicira message, of what
+//!   `NxtMsg` read from it), "summary"}`.
 //! * `ofp-interop corpus`: writes `{"name", "hex", "summary"}` for messages
 //!   this crate encoded (every switch-to-controller message), for os-ken to
 //!   decode.
@@ -859,9 +860,22 @@ fn main() {
                 let v: Value = serde_json::from_str(&line).expect("json line");
                 let name = v["name"].as_str().unwrap_or("?").to_string();
                 let raw = unhex(v["hex"].as_str().unwrap_or("")).unwrap_or_default();
+                // A Nicira message is read as sluice reads it (NxtMsg) and
+                // encoded again from what it read.
+                let nicira = |msg: &Message| match msg {
+                    Message::Experimenter(e) => NxtMsg::decode(e),
+                    _ => None,
+                };
                 let res = match Message::decode(&Bytes::from(raw)) {
-                    Ok((h, msg)) => json!({"name": name, "ok": true, "xid": h.xid,
-                        "hex": hex(&msg.to_bytes(h.xid)), "summary": summary(&msg)}),
+                    Ok((h, msg)) => match nicira(&msg) {
+                        Some(Err(OfpError { code, detail })) => json!({"name": name, "ok": false,
+                            "error": format!("as a Nicira message: {code}: {detail}")}),
+                        n => {
+                            let again = n.map_or_else(|| msg.clone(), |n| n.expect("ok").message());
+                            json!({"name": name, "ok": true, "xid": h.xid,
+                                "hex": hex(&again.to_bytes(h.xid)), "summary": summary(&msg)})
+                        }
+                    },
                     Err(OfpError { code, detail }) => json!({"name": name, "ok": false,
                         "error": format!("{code}: {detail}")}),
                 };
