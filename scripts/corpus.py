@@ -13,7 +13,9 @@ parse-flows`.
 
 Every flow line is judged alone. A flow is a `ct` flow when it uses
 connection tracking (ct(, ct_state, ct_mark, ct_label, ct_zone, ct_nw_*,
-ct_ipv6_*, ct_tp_*, ct_clear, nat(); those are counted apart.
+ct_ipv6_*, ct_tp_*, ct_clear, nat(); sluice runs them, so they are judged
+and counted as every other flow (the floors too), and the report also
+counts them apart.
 
 OVS's verdict (--ovs): a private ovsdb-server and ovs-vswitchd (run, db and
 log directories in a temporary directory; the machine-wide lock
@@ -60,6 +62,22 @@ LOCK = "/tmp/sluice-e2e.lock"
 CT_RE = re.compile(
     r"(?<![A-Za-z0-9_])(ct\(|ct_state|ct_mark|ct_label|ct_zone|ct_nw_|ct_ipv6_|ct_tp_|ct_clear|nat\()"
 )
+# The ct flows Open vSwitch accepts and sluice refuses, each for a reason
+# that is not connection tracking's (--check fails on any other, and on
+# one of these sluice takes now). The same list, for the wire, is
+# CORPUS_KNOWN in crates/ofp/tests/ovs_wire.rs.
+CT_KNOWN = {
+    "antrea:164": "move of 12 bits to OXM_OF_VLAN_VID[]: 13 bits in sluice (the OpenFlow 1.3 OXM, "
+                  "OFPVID_PRESENT included), 12 in Open vSwitch, so the widths differ",
+    "antrea:744": "`ct_label=0x/M`: ovs-ofctl reads the empty hex number as 0, sluice refuses it "
+                  "(docs/OVS-DIALECT.md, difference 12)",
+    **{f"netvirt:{n}": "set_field to metadata: OpenFlow 1.3 writes metadata with write_metadata; "
+                       "sluice refuses OFPBAC_BAD_SET_TYPE, Open vSwitch takes it"
+       for n in (465, 466, 469)},
+    **{f"neutron:{n}": "tp_dst=V/M: OpenFlow 1.3 has no mask for transport ports (OFPBMC_BAD_MASK); "
+                       "Open vSwitch takes one"
+       for n in range(100, 110)},
+}
 # Tried in this order when OpenFlow 1.3 refuses a flow (OpenFlow10 is
 # ovs-ofctl's default, OpenFlow 1.0 with Nicira extensions).
 LATER = ["OpenFlow14", "OpenFlow15", "OpenFlow10"]
@@ -359,6 +377,10 @@ def counts(rows):
         c[pre + "sluice_only"] += s and not o
         c[pre + "ovs_only"] += o and not s
         c["sluice_all"] += s
+        c["ovs_all"] += o
+        c["both_all"] += o and s
+        c["sluice_only_all"] += s and not o
+        c["ovs_only_all"] += o and not s
     return c
 
 
@@ -371,19 +393,31 @@ def report(judged, top=15):
                "whose port and table names come from `<system>.names` (stored in "
                "`<system>.ovs`), sluice by `sluice-ctl parse-flows --name-map` (parsed, checked "
                "as a switch checks a flow before its tables, encoded as OpenFlow 1.3). Flows "
-               "using connection tracking are counted apart. Made by `scripts/corpus.py --out`.")
+               "using connection tracking (`ct(`, `ct_state`, `nat(`, ...) are counted with the "
+               "others and again apart. Made by `scripts/corpus.py --out`.")
     out.append("")
-    out.append("## Flows without connection tracking")
+    out.append("## All flows")
     out.append("")
-    out.append("| system | flows | ct flows | non-ct flows | OVS accepts | sluice accepts | both | sluice only | OVS only |")
-    out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    out.append("| system | flows | ct flows | OVS accepts | sluice accepts | both | sluice only | OVS only |")
+    out.append("|---|---:|---:|---:|---:|---:|---:|---:|")
     for system, rows in judged.items():
         c = counts(rows)
         total.update(c)
-        out.append(f"| {system} | {c['flows']} | {c['ct']} | {c['nonct']} | {c['ovs']} | {c['sluice']} | "
-                   f"{c['both']} | {c['sluice_only']} | {c['ovs_only']} |")
+        out.append(f"| {system} | {c['flows']} | {c['ct']} | {c['ovs_all']} | {c['sluice_all']} | "
+                   f"{c['both_all']} | {c['sluice_only_all']} | {c['ovs_only_all']} |")
     t = total
-    out.append(f"| **all** | {t['flows']} | {t['ct']} | {t['nonct']} | {t['ovs']} | {t['sluice']} | "
+    out.append(f"| **all** | {t['flows']} | {t['ct']} | {t['ovs_all']} | {t['sluice_all']} | "
+               f"{t['both_all']} | {t['sluice_only_all']} | {t['ovs_only_all']} |")
+    out.append("")
+    out.append("## Flows without connection tracking")
+    out.append("")
+    out.append("| system | non-ct flows | OVS accepts | sluice accepts | both | sluice only | OVS only |")
+    out.append("|---|---:|---:|---:|---:|---:|---:|")
+    for system, rows in judged.items():
+        c = counts(rows)
+        out.append(f"| {system} | {c['nonct']} | {c['ovs']} | {c['sluice']} | "
+                   f"{c['both']} | {c['sluice_only']} | {c['ovs_only']} |")
+    out.append(f"| **all** | {t['nonct']} | {t['ovs']} | {t['sluice']} | "
                f"{t['both']} | {t['sluice_only']} | {t['ovs_only']} |")
     out.append("")
     out.append("## Flows with connection tracking")
@@ -423,6 +457,16 @@ def report(judged, top=15):
             if len(e) > 110:
                 e = e[:107] + "..."
             out.append(f"| `{k}` | {v} | {s}:{n}: {e} |")
+    out.append("")
+    out.append("## ct flows Open vSwitch accepts and sluice refuses, each with its reason")
+    out.append("")
+    out.append("| flow | reason |")
+    out.append("|---|---|")
+    for system, rows in judged.items():
+        for n, f, ct, ov, _, serr in rows:
+            if ct and ov == "ok" and serr is not None:
+                why = CT_KNOWN.get(f"{system}:{n}", f"not known: {serr}").replace("|", "\\|")
+                out.append(f"| {system}:{n} | {why} |")
     ovs_why = collections.Counter()
     for system, rows in judged.items():
         for n, f, ct, ov, why, _ in rows:
@@ -463,6 +507,14 @@ def check(judged):
         for n, f, why in bad:
             failures.append(f"{system}.flows:{n}: sluice accepts a flow Open vSwitch refuses "
                             f"under OpenFlow 1.3 ({why}): {f}")
+        # A ct flow Open vSwitch takes: refused only for a known reason.
+        for n, f, ct, ov, _, serr in rows:
+            k = f"{system}:{n}"
+            if ct and ov == "ok" and serr is not None and k not in CT_KNOWN:
+                failures.append(f"{system}.flows:{n}: sluice refuses a ct flow Open vSwitch accepts "
+                                f"({serr}), not in CT_KNOWN: {f}")
+            if k in CT_KNOWN and serr is None:
+                failures.append(f"{k}: in CT_KNOWN ({CT_KNOWN[k]}) but sluice accepts it now: take it out")
         if system not in floors:
             failures.append(f"{system}: no floor in {FLOORS}")
         elif c["sluice_all"] < floors[system]:
