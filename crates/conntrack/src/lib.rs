@@ -312,7 +312,12 @@ impl Tracker {
     /// clock, in milliseconds).
     pub fn track(&self, b: &mut [u8], v6: bool, req: &Request, now_ms: u64) -> Verdict {
         // One shared counter per packet: it also paces the sweep.
-        if self.stats.packets.fetch_add(1, Relaxed).is_multiple_of(SWEEP_EVERY) {
+        if self
+            .stats
+            .packets
+            .fetch_add(1, Relaxed)
+            .is_multiple_of(SWEEP_EVERY)
+        {
             self.sweep_step(now_ms);
         }
         let mut v = self.track_inner::<false>(b, v6, req, now_ms);
@@ -475,7 +480,14 @@ impl Tracker {
                 || (total != 0 && self.total.load(Relaxed) >= total)
         };
         let mut at_limit = full();
-        if at_limit && !DRY && self.stats.refused.load(Relaxed).is_multiple_of(REFUSED_SWEEP) {
+        if at_limit
+            && !DRY
+            && self
+                .stats
+                .refused
+                .load(Relaxed)
+                .is_multiple_of(REFUSED_SWEEP)
+        {
             // Expired connections may hold the room: a bounded sweep
             // (one in REFUSED_SWEEP refusals, so a flood at the limit
             // does not buy a sweep per packet).
@@ -493,7 +505,11 @@ impl Tracker {
         let range = req.nat.and_then(|n| n.range);
         let mut translated = key;
         if let Some(r) = range {
-            let seed = self.stats.packets.load(Relaxed).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            let seed = self
+                .stats
+                .packets
+                .load(Relaxed)
+                .wrapping_mul(0x9e37_79b9_7f4a_7c15);
             match nat::choose(&key, &r, seed, NAT_TRIES, |cand| {
                 let rk = cand.reverse();
                 self.table.lock(shard_of(&rk)).find(&rk).is_none()

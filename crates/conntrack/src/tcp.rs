@@ -116,7 +116,28 @@ fn seq_len(t: &Tcp) -> u32 {
         .wrapping_add((t.flags & f::FIN != 0) as u32)
 }
 
+/// A segment taken: the sender's largest window and highest sequence
+/// number, and how far the receiver may now send.
+fn slide(src: &mut Peer, dst: &mut Peer, win: u32, end: u32, ack: u32, swin: u32) {
+    if (src.max_win as u32) < win {
+        src.max_win = win.min(u16::MAX as u32) as u16;
+    }
+    if seq_gt(end, src.seqlo) {
+        src.seqlo = end;
+    }
+    if seq_ge(ack.wrapping_add(swin), dst.seqhi) {
+        dst.seqhi = ack.wrapping_add(swin.max(1));
+    }
+}
+
 impl TcpConn {
+    /// A reset taken: both ends closed.
+    fn reset_both(&mut self, src: &mut Peer, dst: &mut Peer) {
+        src.state = PeerState::TimeWait;
+        dst.state = PeerState::TimeWait;
+        self.reset = true;
+    }
+
     /// The connection a first segment (`valid_new`) opens.
     pub fn new(t: &Tcp) -> TcpConn {
         let mut c = TcpConn::default();
@@ -255,15 +276,7 @@ impl TcpConn {
             && rst_ok;
         let swin = win << sws;
         if in_window {
-            if (src.max_win as u32) < win {
-                src.max_win = win.min(u16::MAX as u32) as u16;
-            }
-            if seq_gt(end, src.seqlo) {
-                src.seqlo = end;
-            }
-            if seq_ge(ack.wrapping_add(swin), dst.seqhi) {
-                dst.seqhi = ack.wrapping_add(swin.max(1));
-            }
+            slide(&mut src, &mut dst, win, end, ack, swin);
             if fl & f::SYN != 0 && src.state < PeerState::SynSent {
                 src.state = PeerState::SynSent;
             }
@@ -278,9 +291,7 @@ impl TcpConn {
                 }
             }
             if fl & f::RST != 0 {
-                src.state = PeerState::TimeWait;
-                dst.state = PeerState::TimeWait;
-                self.reset = true;
+                self.reset_both(&mut src, &mut dst);
             }
         } else if (dst.state < PeerState::SynSent
             || dst.state >= PeerState::FinWait2
@@ -292,22 +303,12 @@ impl TcpConn {
             // answered, a stream picked up late, stray segments after a
             // close. Sequencing follows; the states advance only on FIN
             // and RST.
-            if (src.max_win as u32) < win {
-                src.max_win = win.min(u16::MAX as u32) as u16;
-            }
-            if seq_gt(end, src.seqlo) {
-                src.seqlo = end;
-            }
-            if seq_ge(ack.wrapping_add(swin), dst.seqhi) {
-                dst.seqhi = ack.wrapping_add(swin.max(1));
-            }
+            slide(&mut src, &mut dst, win, end, ack, swin);
             if fl & f::FIN != 0 && src.state < PeerState::Closing {
                 src.state = PeerState::Closing;
             }
             if fl & f::RST != 0 {
-                src.state = PeerState::TimeWait;
-                dst.state = PeerState::TimeWait;
-                self.reset = true;
+                self.reset_both(&mut src, &mut dst);
             }
         } else {
             return Update::Invalid;

@@ -6,10 +6,8 @@
 //!
 //! Needs `ovs-ofctl`: without it the test fails, it does not skip.
 
-use std::io::{Read, Write};
 use std::os::unix::net::UnixListener;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use ofp::msg::ct_flush::{parse_ct_tuple, CtFlush, CtTuple, OFPBPC_BAD_LEN, OFPBPC_BAD_VALUE};
@@ -18,7 +16,7 @@ use ofp::msg::simple::ExperimenterMsg;
 use ofp::{ErrorCode, Message};
 
 mod ovs_ofctl;
-use ovs_ofctl::{ovs_ofctl, read_msg};
+use ovs_ofctl::{accept_ovs_ofctl, answer_keepalive, ovs_ofctl, read_msg};
 
 /// The experimenter message `ovs-ofctl -O OpenFlow13 ARGS` sends.
 fn capture(args: &[&str], n: usize) -> Vec<u8> {
@@ -35,36 +33,13 @@ fn capture(args: &[&str], n: usize) -> Vec<u8> {
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     let mut child = cmd.spawn().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let mut conn = loop {
-        match listener.accept() {
-            Ok((c, _)) => break c,
-            Err(_) => {
-                if let Some(st) = child.try_wait().unwrap() {
-                    let mut e = String::new();
-                    child.stderr.take().unwrap().read_to_string(&mut e).unwrap();
-                    panic!("ovs-ofctl {args:?} exited ({st}) without connecting: {e}");
-                }
-                assert!(Instant::now() < deadline, "ovs-ofctl never connected");
-                std::thread::sleep(Duration::from_millis(2));
-            }
-        }
-    };
-    conn.set_nonblocking(false).unwrap();
-    conn.set_read_timeout(Some(Duration::from_secs(20)))
-        .unwrap();
-    conn.write_all(&[4, 0, 0, 8, 0, 0, 0, 1]).unwrap();
+    let mut conn = accept_ovs_ofctl(&listener, &mut child).unwrap_or_else(|(st, e)| {
+        panic!("ovs-ofctl {args:?} exited ({st}) without connecting: {e}")
+    });
     let mut got = None;
     while let Some(m) = read_msg(&mut conn) {
-        match m[1] {
-            4 => got = Some(m),
-            2 | 20 => {
-                let mut r = m[..8].to_vec();
-                r[1] += 1;
-                r[2..4].copy_from_slice(&8u16.to_be_bytes());
-                conn.write_all(&r).unwrap();
-            }
-            _ => {}
+        if !answer_keepalive(&mut conn, &m) && m[1] == 4 {
+            got = Some(m);
         }
     }
     child.wait().unwrap();

@@ -14,7 +14,6 @@
 use std::io::{Read, Write};
 use std::os::unix::net::UnixListener;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use ofp::msg::flow::{PacketIn, PacketInReason};
@@ -23,7 +22,7 @@ use ofp::port::NO_BUFFER;
 use ofp::{Match, Message, Oxm, OxmField};
 
 mod ovs_ofctl;
-use ovs_ofctl::{ovs_ofctl, read_msg};
+use ovs_ofctl::{accept_ovs_ofctl, answer_keepalive, ovs_ofctl, read_msg};
 
 /// Runs `ovs-ofctl monitor -P format` against a switch that, once the
 /// format is set (ovs-ofctl's barrier after it answered), sends `msgs`
@@ -46,34 +45,15 @@ fn monitor(format: &str, msgs: &[Message], n: usize) -> (Vec<Vec<u8>>, String) {
         .stderr(Stdio::piped())
         .spawn()
         .expect("run ovs-ofctl");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let mut conn = loop {
-        match listener.accept() {
-            Ok((c, _)) => break c,
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                assert!(
-                    child.try_wait().unwrap().is_none(),
-                    "ovs-ofctl exited without connecting"
-                );
-                assert!(Instant::now() < deadline, "ovs-ofctl never connected");
-                std::thread::sleep(Duration::from_millis(2));
-            }
-            Err(e) => panic!("accept: {e}"),
-        }
-    };
-    conn.set_nonblocking(false).unwrap();
-    conn.set_read_timeout(Some(Duration::from_secs(20)))
-        .unwrap();
-    conn.write_all(&[4, 0, 0, 8, 0, 0, 0, 1]).unwrap();
+    let mut conn = accept_ovs_ofctl(&listener, &mut child)
+        .unwrap_or_else(|(st, e)| panic!("ovs-ofctl exited ({st}) without connecting: {e}"));
     let mut sent = Vec::new();
     while let Some(m) = read_msg(&mut conn) {
         match m[1] {
-            // ECHO_REQUEST, BARRIER_REQUEST: answer with the same xid.
+            // ECHO_REQUEST, BARRIER_REQUEST: answered; the barrier
+            // follows the format request.
             2 | 20 => {
-                let mut r = m[..8].to_vec();
-                r[1] += 1;
-                r[2..4].copy_from_slice(&8u16.to_be_bytes());
-                conn.write_all(&r).unwrap();
+                answer_keepalive(&mut conn, &m);
                 if m[1] == 20 {
                     break;
                 }

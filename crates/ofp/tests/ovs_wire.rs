@@ -15,10 +15,8 @@
 //! Needs `ovs-ofctl` (Debian's openvswitch-common, which `scripts/setup.sh`
 //! installs): without it the test fails, it does not skip.
 
-use std::io::{Read, Write};
 use std::os::unix::net::UnixListener;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use ofp::msg::Message;
@@ -359,7 +357,7 @@ const REFUSED: &[&str] = &[
 ];
 
 mod ovs_ofctl;
-use ovs_ofctl::{ovs_ofctl, read_msg};
+use ovs_ofctl::{accept_ovs_ofctl, answer_keepalive, ovs_ofctl, read_msg};
 
 /// What ovs-ofctl did with `flow`: the FLOW_MOD it sent, or its error.
 fn ovs_flow_mod(flow: &str, dir: &std::path::Path, n: usize) -> Result<Vec<u8>, String> {
@@ -375,48 +373,18 @@ fn ovs_flow_mod(flow: &str, dir: &std::path::Path, n: usize) -> Result<Vec<u8>, 
         .stderr(Stdio::piped())
         .spawn()
         .expect("run ovs-ofctl");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let mut conn = loop {
-        match listener.accept() {
-            Ok((c, _)) => break c,
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                if let Some(st) = child.try_wait().unwrap() {
-                    let mut err = String::new();
-                    child
-                        .stderr
-                        .take()
-                        .unwrap()
-                        .read_to_string(&mut err)
-                        .unwrap();
-                    assert!(!st.success(), "ovs-ofctl exited without connecting: {flow}");
-                    return Err(err);
-                }
-                assert!(
-                    Instant::now() < deadline,
-                    "ovs-ofctl never connected: {flow}"
-                );
-                std::thread::sleep(Duration::from_millis(2));
-            }
-            Err(e) => panic!("accept: {e}"),
+    let mut conn = match accept_ovs_ofctl(&listener, &mut child) {
+        Ok(c) => c,
+        Err((st, err)) => {
+            assert!(!st.success(), "ovs-ofctl exited without connecting: {flow}");
+            return Err(err);
         }
     };
-    conn.set_nonblocking(false).unwrap();
-    conn.set_read_timeout(Some(Duration::from_secs(20)))
-        .unwrap();
-    conn.write_all(&[4, 0, 0, 8, 0, 0, 0, 1]).unwrap();
     let mut flow_mod = None;
     while let Some(m) = read_msg(&mut conn) {
-        match m[1] {
-            // FLOW_MOD
-            14 => flow_mod = Some(m),
-            // ECHO_REQUEST, BARRIER_REQUEST: answer with the same xid.
-            2 | 20 => {
-                let mut r = m[..8].to_vec();
-                r[1] += 1;
-                r[2..4].copy_from_slice(&8u16.to_be_bytes());
-                conn.write_all(&r).unwrap();
-            }
-            _ => {}
+        // FLOW_MOD; ECHO_REQUEST and BARRIER_REQUEST answered.
+        if !answer_keepalive(&mut conn, &m) && m[1] == 14 {
+            flow_mod = Some(m);
         }
     }
     let st = child.wait().unwrap();

@@ -98,11 +98,21 @@ fn pool(n: u32, flags: u8, seq: u32) -> Vec<u8> {
 }
 
 pub fn run(plan: Plan, quick: bool, json: bool) {
-    let sizes: [u32; 2] = if quick { [1_000, 100_000] } else { [1_000, 1_000_000] };
+    let sizes: [u32; 2] = if quick {
+        [1_000, 100_000]
+    } else {
+        [1_000, 1_000_000]
+    };
     if !json {
         println!(
             "{:>9} {:>10} {:>12} {:>12} {:>10} {:>12} {:>12}",
-            "conns", "new_ns", "tracked_ns", "untracked_ns", "delta_ns", "heap_B/conn", "rss_B/conn"
+            "conns",
+            "new_ns",
+            "tracked_ns",
+            "untracked_ns",
+            "delta_ns",
+            "heap_B/conn",
+            "rss_B/conn"
         );
     }
     for n in sizes {
