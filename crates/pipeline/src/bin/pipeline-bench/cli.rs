@@ -33,7 +33,8 @@ sections (none given: --configs --ingest):
   --probe SCENARIO PACKETS
               no timing: run PACKETS packets of one scenario (cache_hit,
               group_select, tables-flat, tables-br-int-resubmit,
-              tables-br-int-goto) for an instruction count under callgrind
+              tables-br-int-goto, ct_established, ct_untracked) for an
+              instruction count under callgrind
               (scripts/bench/icount.sh)
 
 options:

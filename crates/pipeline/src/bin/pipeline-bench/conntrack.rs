@@ -44,7 +44,7 @@ const FIREWALL: [&str; 4] = [
 const UNTRACKED: [&str; 1] = ["table=0,priority=100,ip,in_port=1,actions=output:2"];
 
 /// Bytes of each frame: Ethernet, IPv4, TCP.
-const LEN: usize = 54;
+pub const LEN: usize = 54;
 
 fn pipeline(flows: &[&str]) -> Pipeline {
     let mut p = Pipeline::new(Config {
@@ -97,6 +97,41 @@ fn pool(n: u32, flags: u8, seq: u32) -> Vec<u8> {
     v
 }
 
+/// The firewall with `n` connections established, and the originator's
+/// ACK of each (`LEN` bytes apiece): for `--probe ct_established`.
+pub fn established(n: u32) -> (Pipeline, Vec<u8>) {
+    let mut fw = pipeline(&FIREWALL);
+    let snap = fw.snapshot();
+    let mut w = Worker::new(0);
+    let mut buf = Vec::with_capacity(LEN);
+    for i in 0..n {
+        for (port, f) in [(1, frame(i, 0x02, 1000)), (2, reply(i))] {
+            buf.clear();
+            buf.extend_from_slice(&f);
+            assert_eq!(w.process(&snap, port, &mut buf, 1_000_000).len(), 1);
+        }
+    }
+    (fw, pool(n, 0x10, 1001))
+}
+
+/// The untracked pipeline (for `--probe ct_untracked`).
+pub fn untracked() -> Pipeline {
+    pipeline(&UNTRACKED)
+}
+
+/// Connection `i`'s SYN-ACK from the responder.
+fn reply(i: u32) -> Vec<u8> {
+    let mut f = frame(i, 0x12, 5000);
+    let (s, d) = (f[26..30].to_vec(), f[30..34].to_vec());
+    f[26..30].copy_from_slice(&d);
+    f[30..34].copy_from_slice(&s);
+    let (sp, dp) = (f[34..36].to_vec(), f[36..38].to_vec());
+    f[34..36].copy_from_slice(&dp);
+    f[36..38].copy_from_slice(&sp);
+    f[42..46].copy_from_slice(&1001u32.to_be_bytes());
+    f
+}
+
 pub fn run(plan: Plan, quick: bool, json: bool) {
     let sizes: [u32; 2] = if quick {
         [1_000, 100_000]
@@ -137,16 +172,7 @@ pub fn run(plan: Plan, quick: bool, json: bool) {
         // The responder's SYN-ACKs make the connections established.
         let mut replies = Vec::with_capacity(n as usize * LEN);
         for i in 0..n {
-            let mut f = frame(i, 0x12, 5000);
-            // Swap addresses and ports: the reply.
-            let (s, d) = (f[26..30].to_vec(), f[30..34].to_vec());
-            f[26..30].copy_from_slice(&d);
-            f[30..34].copy_from_slice(&s);
-            let (sp, dp) = (f[34..36].to_vec(), f[36..38].to_vec());
-            f[34..36].copy_from_slice(&dp);
-            f[36..38].copy_from_slice(&sp);
-            f[42..46].copy_from_slice(&1001u32.to_be_bytes());
-            replies.extend_from_slice(&f);
+            replies.extend_from_slice(&reply(i));
         }
         for i in 0..n as usize {
             buf.clear();

@@ -9,7 +9,10 @@
 //! * `cache_hit`, `group_select`: the stages rule set (`stages.rs`), one
 //!   TCP flow, its rule `output:2` or a select group of 4 buckets;
 //! * `tables-flat`, `tables-br-int-resubmit`, `tables-br-int-goto`: the
-//!   tables section's pipelines (`tables.rs`) and its 992 packets, in turn.
+//!   tables section's pipelines (`tables.rs`) and its 992 packets, in turn;
+//! * `ct_established`, `ct_untracked`: the conntrack section's firewall
+//!   (`conntrack.rs`) with 1 000 connections established, their
+//!   originator's ACKs in turn; the same ACKs through one plain flow.
 
 use pipeline::Worker;
 
@@ -20,13 +23,35 @@ pub const SCENARIOS: &[&str] = &[
     "tables-flat",
     "tables-br-int-resubmit",
     "tables-br-int-goto",
+    "ct_established",
+    "ct_untracked",
 ];
 
 /// Runs `packets` packets of `scenario`.
 pub fn run(scenario: &str, packets: u64) -> Result<(), String> {
     let mut w = Worker::new(0);
     let mut outs = 0u64;
-    if let Some(variant) = scenario.strip_prefix("tables-") {
+    if let Some(which) = scenario.strip_prefix("ct_") {
+        let (mut fw, acks) = crate::conntrack::established(1000);
+        let mut plain = crate::conntrack::untracked();
+        let snap = match which {
+            "established" => fw.snapshot(),
+            "untracked" => plain.snapshot(),
+            _ => {
+                return Err(format!(
+                    "unknown scenario {scenario:?}: one of {SCENARIOS:?}"
+                ))
+            }
+        };
+        let len = crate::conntrack::LEN;
+        let n = acks.len() / len;
+        let mut buf = Vec::with_capacity(len);
+        for i in 0..packets as usize {
+            buf.clear();
+            buf.extend_from_slice(&acks[(i % n) * len..(i % n + 1) * len]);
+            outs += w.process(&snap, 1, &mut buf, 3_000_000).len() as u64;
+        }
+    } else if let Some(variant) = scenario.strip_prefix("tables-") {
         let snap = crate::tables::pipeline(variant).snapshot();
         let mut frames = crate::tables::traffic();
         let n = frames.len();
