@@ -1975,6 +1975,8 @@ test_jumbo_frames_and_offload_warnings() {
 . scripts/e2e_overlay.sh
 # The XDP fast path.
 . scripts/e2e_xdp.sh
+# Connection tracking, and Open vSwitch's conntrack as a peer.
+. scripts/e2e_ct.sh
 
 for t in ${*:-$(declare -F | awk '$3 ~ /^test_/ {print $3}')}; do
     "$t"
