@@ -11,6 +11,13 @@
                                         line, read it back, all within SECS;
                                         prints "ok LOCAL_IP:PORT PEER_IP:PORT"
                                         and exits 0, or prints why and exits 1
+  cttraffic.py twice IP PORT SECS FLAG
+                                        one exchange as connect does, then
+                                        creates FLAG.ready and waits (at
+                                        most 20 s) for FLAG.go; then a
+                                        second exchange on the same
+                                        connection within SECS; prints
+                                        "first ok|fail second ok|fail"
   cttraffic.py stray IFACE SRC_MAC DST_MAC SRC_IP DST_IP DPORT
                                         sends an unsolicited TCP SYN-ACK (no
                                         connection has it: +inv in a tracker)
@@ -33,10 +40,12 @@ def serve(log, ports):
     def handle(conn, peer, port):
         with lock, open(log, "a") as f:
             f.write(f"{peer[0]} {peer[1]} {port}\n")
-        conn.settimeout(5)
+        conn.settimeout(20)
         try:
-            data = conn.recv(100)
-            if data:
+            while True:
+                data = conn.recv(100)
+                if not data:
+                    break
                 conn.sendall(data)
         except OSError:
             pass
@@ -86,6 +95,42 @@ def connect(ip, port, secs, sport=0):
         print(f"refused or timed out: {e}")
         return 1
     print(f"ok {me[0]}:{me[1]} {peer[0]}:{peer[1]}")
+    return 0
+
+
+def exchange(s, secs):
+    s.settimeout(secs)
+    deadline = time.monotonic() + secs
+    try:
+        s.sendall(b"sluice ct e2e\n")
+        got = b""
+        while len(got) < 14 and time.monotonic() < deadline:
+            s.settimeout(max(0.05, deadline - time.monotonic()))
+            d = s.recv(100)
+            if not d:
+                break
+            got += d
+        return got == b"sluice ct e2e\n"
+    except OSError:
+        return False
+
+
+def twice(ip, port, secs, flag):
+    import os
+
+    try:
+        s = socket.create_connection((ip, port), timeout=secs)
+    except OSError as e:
+        print(f"refused or timed out: {e}")
+        open(flag + ".ready", "w").close()
+        return 1
+    first = exchange(s, secs)
+    open(flag + ".ready", "w").close()
+    deadline = time.monotonic() + 20
+    while not os.path.exists(flag + ".go") and time.monotonic() < deadline:
+        time.sleep(0.02)
+    second = exchange(s, secs)
+    print(f"first {'ok' if first else 'fail'} second {'ok' if second else 'fail'}")
     return 0
 
 
@@ -143,6 +188,8 @@ def main():
         return serve(args[0], [int(p) for p in args[1:]])
     if cmd == "connect":
         return connect(args[0], int(args[1]), float(args[2]), int(args[3]) if len(args) > 3 else 0)
+    if cmd == "twice":
+        return twice(args[0], int(args[1]), float(args[2]), args[3])
     if cmd == "stray":
         return stray(*args)
     if cmd == "sniff":
