@@ -18,6 +18,10 @@
                                         second exchange on the same
                                         connection within SECS; prints
                                         "first ok|fail second ok|fail"
+  cttraffic.py refused IP PORT SECS     a UDP datagram to a closed PORT: exits
+                                        0 if the ICMP port unreachable it
+                                        causes comes back (ECONNREFUSED)
+                                        within SECS, else 1
   cttraffic.py stray IFACE SRC_MAC DST_MAC SRC_IP DST_IP DPORT
                                         sends an unsolicited TCP SYN-ACK (no
                                         connection has it: +inv in a tracker)
@@ -134,6 +138,26 @@ def twice(ip, port, secs, flag):
     return 0
 
 
+def refused(ip, port, secs):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.connect((ip, port))
+    deadline = time.monotonic() + secs
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            print("no ICMP error came back")
+            return 1
+        try:
+            s.send(b"sluice ct e2e\n")
+            s.settimeout(min(0.3, left))
+            s.recv(100)
+        except ConnectionRefusedError:
+            print("ok: refused")
+            return 0
+        except OSError:
+            pass
+
+
 def csum(b):
     if len(b) % 2:
         b += b"\0"
@@ -190,6 +214,8 @@ def main():
         return connect(args[0], int(args[1]), float(args[2]), int(args[3]) if len(args) > 3 else 0)
     if cmd == "twice":
         return twice(args[0], int(args[1]), float(args[2]), args[3])
+    if cmd == "refused":
+        return refused(args[0], int(args[1]), float(args[2]))
     if cmd == "stray":
         return stray(*args)
     if cmd == "sniff":

@@ -172,6 +172,8 @@ FLOWS
         ct_case "tutorial: TCP h2 -> h1:8080 (new from the right)" drop ct_tcp h2 "$A.1" 8080 1
         ct_case "tutorial: ping h2 -> h1" drop ct_ping h2 "$A.1" 1
         ct_case "tutorial: a connection reached h1" drop test -s "$log1"
+        ct_case "tutorial: UDP h1 -> h2:9, its port unreachable back (+rel: no flow)" drop \
+            ip netns exec "$P-h1" python3 scripts/cttraffic.py refused "$A.2" 9 1
     else
         r=1
     fi
@@ -312,7 +314,10 @@ ct_scn_neutron() { # kind
 # sluice, which translates their source to CT_NET2.1 (nat(src=...) without
 # a port range: the tracker keeps each source port while it is free, else
 # finds another) and routes (MAC rewrites); the replies go back through
-# ct(nat) to each host. All three connect from the same source port.
+# ct(nat) to each host, and so do ICMP errors related to a connection
+# (their quoted packet translated back too: the host's kernel takes the
+# error only if it quotes the datagram it sent). All three connect from the
+# same source port.
 ct_scn_snat() { # kind
     P=sle2e$$cts
     TESTBED_HOSTS=4 testbed_up "$P" || return 1
@@ -333,6 +338,7 @@ ct_scn_snat() { # kind
         echo "table=0,priority=10,ip,in_port=4,nw_dst=$B.1,ct_state=-trk,actions=ct(zone=5,nat,table=1)"
         for i in 1 2 3; do
             echo "table=1,priority=10,ip,ct_state=+trk+est,nw_dst=$A.$i,actions=set_field:$CT_GWMAC->eth_src,set_field:$(ct_mac $i)->eth_dst,output:$i"
+            echo "table=1,priority=10,ip,ct_state=+trk+rel,nw_dst=$A.$i,actions=set_field:$CT_GWMAC->eth_src,set_field:$(ct_mac $i)->eth_dst,output:$i"
         done
         echo "table=0,priority=0,actions=drop"
     } >"$f"
@@ -342,6 +348,8 @@ ct_scn_snat() { # kind
             ct_case "snat: TCP h$i -> outside:8080 from port 33333" pass ct_tcp "h$i" "$B.4" 8080 3 33333
             ct_case "snat: ping h$i -> outside" pass ct_ping "h$i" "$B.4" 2
         done
+        ct_case "snat: UDP h2 -> outside:9, its port unreachable back (+rel, inner packet translated)" pass \
+            ip netns exec "$P-h2" python3 scripts/cttraffic.py refused "$B.4" 9 2
         ct_case "snat: the server saw 3 connections, all from $B.1" pass \
             test "$(awk -v g="$B.1" '$1 == g' "$log" | wc -l)/$(wc -l <"$log")" = 3/3
         ct_case "snat: the first host's port kept (33333)" pass grep -q "^$B.1 33333 8080$" "$log"
