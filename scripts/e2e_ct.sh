@@ -173,7 +173,7 @@ FLOWS
         ct_case "tutorial: ping h2 -> h1" drop ct_ping h2 "$A.1" 1
         ct_case "tutorial: a connection reached h1" drop test -s "$log1"
         ct_case "tutorial: UDP h1 -> h2:9, its port unreachable back (+rel: no flow)" drop \
-            ip netns exec "$P-h1" python3 scripts/cttraffic.py refused "$A.2" 9 1
+            ip netns exec "$P-h1" python3 scripts/cttraffic.py refused "$A.2" 9 1 >/dev/null
     else
         r=1
     fi
@@ -349,7 +349,7 @@ ct_scn_snat() { # kind
             ct_case "snat: ping h$i -> outside" pass ct_ping "h$i" "$B.4" 2
         done
         ct_case "snat: UDP h2 -> outside:9, its port unreachable back (+rel, inner packet translated)" pass \
-            ip netns exec "$P-h2" python3 scripts/cttraffic.py refused "$B.4" 9 2
+            ip netns exec "$P-h2" python3 scripts/cttraffic.py refused "$B.4" 9 2 >/dev/null
         ct_case "snat: the server saw 3 connections, all from $B.1" pass \
             test "$(awk -v g="$B.1" '$1 == g' "$log" | wc -l)/$(wc -l <"$log")" = 3/3
         ct_case "snat: the first host's port kept (33333)" pass grep -q "^$B.1 33333 8080$" "$log"
