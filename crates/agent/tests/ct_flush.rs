@@ -427,48 +427,37 @@ fn ovs_ofctl_flushes() {
     std::fs::create_dir_all(&dir).unwrap();
     let sock = dir.join("br0.mgmt");
     let mut a = agent();
-    let run = |a: &mut Agent<Dp>, args: &[&str]| {
-        let (ok, _, err) = common::ovs_ofctl(a, &sock, args);
+    // Each: what ovs-ofctl is asked, and which connections are left.
+    let cases: [(&[&str], Vec<&str>); 8] = [
+        (&["ct-flush-zone", "SW", "5"], all_but(&["tcp5", "udp5"])),
+        (&["ct-flush", "SW", "zone=7"], all_but(&["snat"])),
+        (
+            &[
+                "ct-flush",
+                "SW",
+                "ct_nw_src=10.0.0.1,ct_nw_dst=10.0.0.2,ct_nw_proto=6,ct_tp_src=1000,ct_tp_dst=80",
+            ],
+            all_but(&["tcp0"]),
+        ),
+        (&["ct-flush", "SW", "ct_nw_src=10.0.0.1"], vec!["snat", "udp6"]),
+        (&["ct-flush", "SW", "", "ct_nw_dst=192.168.1.1"], all_but(&["snat"])),
+        (
+            &[
+                "ct-flush",
+                "SW",
+                "zone=0",
+                "ct_nw_src=10.0.0.1,ct_nw_dst=10.0.0.2,ct_nw_proto=1,icmp_id=7,icmp_type=8,icmp_code=0",
+            ],
+            all_but(&["echo"]),
+        ),
+        (&["ct-flush", "SW", "ct_ipv6_dst=fd00::2"], all_but(&["udp6"])),
+        (&["ct-flush", "SW"], vec![]),
+    ];
+    for (args, want) in cases {
+        fill(&a);
+        let (ok, _, err) = common::ovs_ofctl(&mut a, &sock, args);
         assert!(ok, "{args:?}: {err}");
-    };
-    fill(&a);
-    run(&mut a, &["ct-flush-zone", "SW", "5"]);
-    assert_eq!(left(&a), all_but(&["tcp5", "udp5"]));
-    fill(&a);
-    run(&mut a, &["ct-flush", "SW", "zone=7"]);
-    assert_eq!(left(&a), all_but(&["snat"]));
-    fill(&a);
-    run(
-        &mut a,
-        &[
-            "ct-flush",
-            "SW",
-            "ct_nw_src=10.0.0.1,ct_nw_dst=10.0.0.2,ct_nw_proto=6,ct_tp_src=1000,ct_tp_dst=80",
-        ],
-    );
-    assert_eq!(left(&a), all_but(&["tcp0"]));
-    fill(&a);
-    run(&mut a, &["ct-flush", "SW", "ct_nw_src=10.0.0.1"]);
-    assert_eq!(left(&a), vec!["snat", "udp6"]);
-    fill(&a);
-    run(&mut a, &["ct-flush", "SW", "", "ct_nw_dst=192.168.1.1"]);
-    assert_eq!(left(&a), all_but(&["snat"]));
-    fill(&a);
-    run(
-        &mut a,
-        &[
-            "ct-flush",
-            "SW",
-            "zone=0",
-            "ct_nw_src=10.0.0.1,ct_nw_dst=10.0.0.2,ct_nw_proto=1,icmp_id=7,icmp_type=8,icmp_code=0",
-        ],
-    );
-    assert_eq!(left(&a), all_but(&["echo"]));
-    fill(&a);
-    run(&mut a, &["ct-flush", "SW", "ct_ipv6_dst=fd00::2"]);
-    assert_eq!(left(&a), all_but(&["udp6"]));
-    fill(&a);
-    run(&mut a, &["ct-flush", "SW"]);
-    assert!(left(&a).is_empty());
+        assert_eq!(left(&a), want, "{args:?}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
