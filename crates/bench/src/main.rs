@@ -17,6 +17,9 @@
 //!   reply out of the port it came in on. It reports how many round trips
 //!   it served and at what rate (first PACKET_IN to last PACKET_OUT).
 //!
+//! * `conn-server`, `conn-client`: TCP connections per second (handshake,
+//!   small request and response, close) through a switch, for the lab's
+//!   `conntrack` scenario (see `conns`).
 //! * `ct-gen`, `ct-replay`: seeded packet sequences for the connection
 //!   tracker's kernel oracle and the tracker's verdicts on them (see
 //!   `ctgen`; `scripts/ct_oracle.py` compares them with Linux's).
@@ -27,6 +30,7 @@
 //! beside the switch's.
 
 mod arp;
+mod conns;
 mod ctgen;
 mod lab;
 mod responder;
@@ -113,6 +117,41 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Serve short TCP exchanges: read REQUEST bytes, write RESPONSE bytes,
+    /// close (the server first); THREADS connections at a time; ends after
+    /// MAX_SECONDS.
+    ConnServer {
+        #[arg(long)]
+        listen: String,
+        #[arg(long, default_value_t = 64)]
+        threads: usize,
+        #[arg(long, default_value_t = 64)]
+        request: usize,
+        #[arg(long, default_value_t = 256)]
+        response: usize,
+        #[arg(long, default_value_t = 600.0)]
+        max_seconds: f64,
+    },
+    /// Open connections to a conn-server in CONCURRENCY loops for SECONDS
+    /// (connect, request, response, close); prints one JSON object:
+    /// connections completed, failures, connections/s, connect-to-close
+    /// time percentiles.
+    ConnClient {
+        #[arg(long)]
+        connect: std::net::SocketAddr,
+        #[arg(long, default_value_t = 16)]
+        concurrency: usize,
+        #[arg(long, default_value_t = 5.0)]
+        seconds: f64,
+        #[arg(long, default_value_t = 64)]
+        request: usize,
+        #[arg(long, default_value_t = 256)]
+        response: usize,
+        /// Seconds each connect and each read may take before the
+        /// connection counts as failed.
+        #[arg(long, default_value_t = 3.0)]
+        timeout: f64,
+    },
     /// Write SCENARIOS seeded packet sequences for the conntrack oracle,
     /// one packet a line: SCENARIO INDEX FAMILY KIND HEX.
     CtGen {
@@ -152,6 +191,34 @@ fn main() -> ExitCode {
                 }
                 String::new()
             }),
+        Cmd::ConnServer {
+            listen,
+            threads,
+            request,
+            response,
+            max_seconds,
+        } => conns::serve(&conns::ServerOptions {
+            listen,
+            threads,
+            request,
+            response,
+            max_seconds,
+        }),
+        Cmd::ConnClient {
+            connect,
+            concurrency,
+            seconds,
+            request,
+            response,
+            timeout,
+        } => conns::client(&conns::ClientOptions {
+            connect,
+            concurrency,
+            seconds,
+            request,
+            response,
+            timeout: std::time::Duration::from_secs_f64(timeout.max(0.01)),
+        }),
         Cmd::CtGen { seed, scenarios } => Ok(ctgen::generate(seed, scenarios)),
         Cmd::CtReplay => {
             let mut input = String::new();
