@@ -28,6 +28,26 @@
 #   counter), so the cost of cache misses shows. Each row carries the
 #   capture's distinct flows (fewer than K when LAB_FRAMES < K, and with
 #   Zipf's tail).
+# conntrack: a stateful firewall between the two hosts (new TCP
+#   connections only from host 1 to host 2, replies and established
+#   traffic both ways, ARP passed, the rest dropped) in sluice (each back
+#   end of LAB_CT_BACKENDS, default afpacket) and Open vSwitch's netdev
+#   datapath with the Open vSwitch conntrack tutorial's flows (the same
+#   client, sluice-ctl add-flows), and in the Linux kernel (a bridge with
+#   br_netfilter and an nftables forward chain: `ct state
+#   established,related accept`, `ct state new` from host 1 to host 2,
+#   policy drop); each also without the firewall (sluice and Open vSwitch:
+#   in_port=1 -> 2 and back; the bridge with no rules). Per switch: TCP
+#   connections per second (`sluice-bench conn-client` for LAB_SECONDS
+#   with each count of concurrent loops in LAB_CT_CONCURRENCY, default
+#   "1 16", spread over 16 server ports so no 4-tuple repeats: handshake,
+#   64-byte request, 256-byte response, close) with failures and
+#   connect-to-close times, and the connections the tracker gained
+#   (closed ones stay in TIME_WAIT, so about one per connection); iperf3
+#   TCP; the switch's CPU and the machine's during each test; whether a
+#   connection from host 2 to host 1 is dropped. LAB_CT_BACKENDS: sluice's
+#   back ends (default "afpacket afxdp"). Switches rotate by one each
+#   round (BENCH_ROUND).
 #
 # --json prints one JSON object per row on stdout (progress on stderr);
 # otherwise a Markdown table. Knobs: LAB_SECONDS (each iperf3 test,
@@ -43,8 +63,8 @@ SCENARIO=forwarding
 for a in "$@"; do
     case $a in
         --json) JSON=1 ;;
-        forwarding | flows) SCENARIO=$a ;;
-        *) echo "lab: unknown argument $a (--json, forwarding, flows)" >&2; exit 2 ;;
+        forwarding | flows | conntrack) SCENARIO=$a ;;
+        *) echo "lab: unknown argument $a (--json, forwarding, flows, conntrack)" >&2; exit 2 ;;
     esac
 done
 . scripts/testbed.sh
@@ -62,7 +82,7 @@ BACKENDS=${LAB_BACKENDS:-"afpacket afxdp xdp xdp-generic"}
 HOST_GRO=0
 case " $BACKENDS " in *" xdp "*) HOST_GRO=1 ;; esac
 WORKERS=${LAB_WORKERS:-2}
-BIN=target/release
+BIN=${CARGO_TARGET_DIR:-target}/release
 P=sllab$$
 D=$(mktemp -d)
 SW_PID=
@@ -456,6 +476,187 @@ scenario_flows() {
     for be in $BACKENDS; do [ "${be%-generic}" = xdp ] || flows_switch "nullx $be" nullx "$be"; done
     for be in $BACKENDS; do flows_switch "$(sluice_label "$be") $(set_rules "$FSET") rules" sluice "$be"; done
     if have_ovs; then flows_switch "Open vSwitch netdev $(set_rules "$FSET") rules" ovs netdev; else progress "Open vSwitch: skipped"; fi
+}
+
+# The conntrack scenario (see the top). The firewall: Open vSwitch's
+# conntrack tutorial's flows (crates/pipeline/tests/conntrack.rs,
+# FIREWALL), ARP by NORMAL.
+CT_FIREWALL='table=0,priority=1,actions=drop
+table=0,priority=10,arp,actions=normal
+table=0,priority=100,ip,ct_state=-trk,actions=ct(table=1)
+table=1,in_port=1,ip,ct_state=+trk+new,actions=ct(commit),output:2
+table=1,in_port=1,ip,ct_state=+trk+est,actions=output:2
+table=1,in_port=2,ip,ct_state=+trk+new,actions=drop
+table=1,in_port=2,ip,ct_state=+trk+est,actions=output:1'
+CT_PLAIN='in_port=1,actions=output:2
+in_port=2,actions=output:1'
+
+# The machine's busy CPU time (all CPUs, in ticks) from /proc/stat.
+machine_busy() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat; }
+
+# The connections the firewall's tracker holds now.
+ct_nconns() { # kind
+    case $1 in
+        sluice) "$BIN/sluice-ctl" ct-get-nconns "unix:$D/lab.mgmt" 2>/dev/null | tr -dc 0-9 ;;
+        ovs) ovs-appctl -t "$D/ovs/ovs-vswitchd.$OVS_VS_PID.ctl" dpctl/ct-get-nconns 2>/dev/null | tr -dc 0-9 ;;
+        kernel) ip netns exec "$P-sw" cat /proc/sys/net/netfilter/nf_conntrack_count 2>/dev/null | tr -dc 0-9 ;;
+    esac
+}
+
+# The Linux bridge between p1 and p2; with fw, br_netfilter hands bridged
+# IPv4 to an nftables forward chain with the firewall's policy.
+start_kernel_ct() { # fw|none
+    ip netns exec "$P-sw" ip link add br0 type bridge
+    ip netns exec "$P-sw" ip link set p1 master br0
+    ip netns exec "$P-sw" ip link set p2 master br0
+    ip netns exec "$P-sw" ip link set br0 up
+    if [ "$1" = fw ]; then
+        ip netns exec "$P-sw" sysctl -qw net.bridge.bridge-nf-call-iptables=1
+        printf '%s\n' "table ip ctlab {" \
+            "    chain forward {" \
+            "        type filter hook forward priority filter; policy drop;" \
+            "        ct state established,related accept" \
+            "        ct state new ip saddr $TESTBED_NET.1 ip daddr $TESTBED_NET.2 accept" \
+            "    }" "}" | ip netns exec "$P-sw" nft -f -
+    fi
+}
+
+host1_reaches_host2() { ip netns exec "$P-h1" ping -c 1 -W 1 "$TESTBED_NET.2" >/dev/null 2>&1; }
+
+# One row: switch KIND (sluice, ovs, kernel) with back end BE, with the
+# firewall (fw) or without (none).
+conntrack_row() { # kind backend fw|none
+    local kind=$1 be=$2 fw=$3 label
+    case $kind in
+        sluice) label="sluice $be" ;;
+        ovs) label="Open vSwitch netdev" ;;
+        kernel) label="Linux bridge" ;;
+    esac
+    case $fw in fw) label="$label, ct firewall" ;; none) label="$label, no firewall" ;; esac
+    progress "$label"
+    lab_up 2
+    # Source ports: the widest range, so a run never reuses one.
+    ip netns exec "$P-h1" sysctl -qw net.ipv4.ip_local_port_range="1024 65535"
+    local set=ctplain
+    [ "$fw" = fw ] && set=ctfw
+    SW_PID=
+    case $kind in
+        sluice) start_sluice "$set" "$be" 1 ;;
+        ovs) start_ovs "$set" ;;
+        kernel) start_kernel_ct "$fw" ;;
+    esac
+    wait_until 20 "host 1 to reach host 2 through $label" host1_reaches_host2 || exit 1
+    ip netns exec "$P-h2" "$BIN/sluice-bench" conn-server --listen "$TESTBED_NET.2:5500" --ports "$CT_PORTS" \
+        --max-seconds $((SECS * 6 + 120)) >/dev/null 2>&1 &
+    local srv=$!
+    wait_until 10 "conn-server listening in host 2" tcp_listening "$P-h2" $((5500 + CT_PORTS - 1)) || exit 1
+    local n0 n1 t0 t1 m0 m1 s0 s1 out conc conn_rows=()
+    for conc in $CT_CONC; do
+        n0=$(ct_nconns "$kind")
+        t0=$([ -n "$SW_PID" ] && cpu_ticks "$SW_PID" || echo 0)
+        m0=$(machine_busy)
+        s0=$(date +%s.%N)
+        out=$(ip netns exec "$P-h1" timeout $((SECS + 60)) "$BIN/sluice-bench" conn-client \
+            --connect "$TESTBED_NET.2:5500" --ports "$CT_PORTS" --concurrency "$conc" --seconds "$SECS") || {
+            echo "lab: conn-client failed through $label" >&2
+            exit 1
+        }
+        s1=$(date +%s.%N)
+        m1=$(machine_busy)
+        t1=$([ -n "$SW_PID" ] && cpu_ticks "$SW_PID" || echo 0)
+        n1=$(ct_nconns "$kind")
+        local conn_cpu=null machine_cpu
+        [ -n "$SW_PID" ] && conn_cpu=$(python3 -c "print(round(($t1 - $t0) / $(getconf CLK_TCK) / ($s1 - $s0) * 100, 1))")
+        machine_cpu=$(python3 -c "print(round(($m1 - $m0) / $(getconf CLK_TCK) / ($s1 - $s0) * 100, 1))")
+        conn_rows+=("$conc|$out|${n0:-null}|${n1:-null}|$conn_cpu|$machine_cpu")
+    done
+    kill "$srv" 2>/dev/null || true
+    wait "$srv" 2>/dev/null || true
+    # Established throughput, and the switch's CPU over the client's run.
+    ip netns exec "$P-h2" timeout $((SECS + 60)) iperf3 -s -1 -p 5401 >/dev/null 2>&1 &
+    local isrv=$! tout
+    wait_until 10 "iperf3 listening in host 2" tcp_listening "$P-h2" 5401 || exit 1
+    t0=$([ -n "$SW_PID" ] && cpu_ticks "$SW_PID" || echo 0)
+    s0=$(date +%s.%N)
+    tout=$(ip netns exec "$P-h1" timeout $((SECS + 20)) iperf3 -c "$TESTBED_NET.2" -p 5401 -t "$SECS" -J 2>/dev/null || true)
+    s1=$(date +%s.%N)
+    t1=$([ -n "$SW_PID" ] && cpu_ticks "$SW_PID" || echo 0)
+    kill "$isrv" 2>/dev/null || true
+    wait "$isrv" 2>/dev/null || true
+    local tcp tcp_cpu=null rss=null
+    tcp=$(echo "$tout" | python3 -c 'import json,sys
+try:
+    print(round(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"] / 1e6))
+except Exception:
+    print("null")')
+    if [ -n "$SW_PID" ]; then
+        tcp_cpu=$(python3 -c "print(round(($t1 - $t0) / $(getconf CLK_TCK) / ($s1 - $s0) * 100, 1))")
+        rss=$(rss_mb "$SW_PID")
+    fi
+    # The policy: host 2 may not open a connection to host 1 (dropped: the
+    # connect hangs until the bound; passed: host 1 answers with a RST).
+    local rc=0 blocked=false
+    ip netns exec "$P-h2" timeout 1 bash -c "exec 3<>/dev/tcp/$TESTBED_NET.1/5999" 2>/dev/null || rc=$?
+    [ "$rc" = 124 ] && blocked=true
+    case $kind in
+        sluice) stop_sluice ;;
+        ovs) stop_ovs ;;
+    esac
+    testbed_down "$P"
+    [ "$tcp" = null ] && { echo "lab: iperf3 gave no figure through $label" >&2; exit 1; }
+    python3 - "$JSON" "$label" "$kind" "$be" "$fw" "$tcp" "$tcp_cpu" "$rss" "$blocked" "${conn_rows[@]}" <<'PY'
+import json, sys
+a = sys.argv[1:]
+base = {"scenario": "conntrack", "switch": a[1], "kind": a[2], "backend": a[3], "firewall": a[4],
+        "reverse_blocked": a[8] == "true"}
+rows = []
+for cr in a[9:]:
+    conc, out, n0, n1, cpu, mcpu = cr.split("|")
+    c = json.loads(out)
+    n0, n1 = json.loads(n0), json.loads(n1)
+    rows.append({**base, "test": "connections", "concurrency": int(conc), "conns_per_s": c["conns_per_s"],
+                 "connections": c["connections"], "conn_failures": c["conn_failures"],
+                 "conn_p50_ms": c["conn_p50_ms"], "conn_p99_ms": c["conn_p99_ms"],
+                 "conn_max_ms": c["conn_max_ms"], "ct_conns_after": n1,
+                 "ct_conns_added": n1 - n0 if n0 is not None and n1 is not None else None,
+                 "cpu_pct": json.loads(cpu), "machine_cpu_pct": json.loads(mcpu)})
+tcp, tcp_cpu = json.loads(a[5]), json.loads(a[6])
+rows.append({**base, "test": "tcp", "tcp_mbit": tcp, "cpu_pct": tcp_cpu,
+             "cpu_pct_per_gbit": round(tcp_cpu / (tcp / 1000), 1) if tcp_cpu is not None and tcp else None,
+             "rss_mb": json.loads(a[7])})
+for row in rows:
+    if a[0] == "1":
+        print(json.dumps(row))
+    else:
+        f = lambda v: "-" if v is None else str(v)
+        print("| " + " | ".join(f(row.get(k)) for k in ("switch", "test", "concurrency", "conns_per_s", "conn_failures",
+              "conn_p50_ms", "conn_p99_ms", "ct_conns_added", "tcp_mbit", "cpu_pct", "machine_cpu_pct",
+              "reverse_blocked")) + " |")
+PY
+}
+
+scenario_conntrack() {
+    command -v nft >/dev/null 2>&1 || { echo "lab: conntrack needs nft (Debian nftables)" >&2; exit 1; }
+    CT_CONC=${LAB_CT_CONCURRENCY:-"1 16"}
+    CT_PORTS=16
+    local ct_backends=${LAB_CT_BACKENDS:-"afpacket afxdp"}
+    printf '%s\n' "$CT_FIREWALL" >"$D/ctfw.rules"
+    printf '%s\n' "$CT_PLAIN" >"$D/ctplain.rules"
+    if [ "$JSON" = 0 ]; then
+        echo "| switch | test | loops | connections/s | failures | connect-to-close p50 (ms) | p99 | tracked connections added | TCP (Mbit/s) | switch CPU (%) | machine CPU (% of 200) | host 2 -> host 1 dropped |"
+        echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+    fi
+    local items=() be
+    for be in $ct_backends; do items+=("sluice:$be:fw" "sluice:$be:none"); done
+    have_ovs && items+=("ovs:netdev:fw" "ovs:netdev:none")
+    items+=("kernel:kernel:fw" "kernel:kernel:none")
+    local turn=${BENCH_ROUND:-1} n=${#items[@]} i item k b f
+    for i in $(seq 0 $((n - 1))); do
+        item=${items[$(((i + turn - 1) % n))]}
+        IFS=: read -r k b f <<<"$item"
+        conntrack_row "$k" "$b" "$f"
+    done
+    have_ovs || progress "Open vSwitch: skipped (LAB_OVS=0 or ovs-vswitchd not installed)"
 }
 
 "scenario_$SCENARIO"

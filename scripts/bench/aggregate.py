@@ -19,7 +19,7 @@ import statistics
 KEY_NUMERIC = {
     "rules", "ports", "workers", "active_flows", "flows", "frames",
     "offered_fps", "installed", "samples", "packets", "step_flows",
-    "change_log", "packets_per_publication",
+    "change_log", "packets_per_publication", "concurrency",
 }
 # Fields that are neither key nor metric.
 IGNORED = {"round"}

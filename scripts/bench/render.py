@@ -181,6 +181,46 @@ def flows_ratios(rows):
     return ratio_table(lines)
 
 
+def conntrack_ratios(rows):
+    """The stateful firewall: sluice's against Open vSwitch's and the
+    kernel's, and each switch with the firewall against itself without,
+    round by round: connections/s for each count of concurrent loops, and
+    TCP."""
+    ct = [r for r in rows if r.get("scenario") == "conntrack"]
+    lines = []
+    fw = lambda r: r.get("firewall") == "fw"
+    concs = sorted({r["concurrency"] for r in ct if r.get("test") == "connections"})
+    tests = [("conns_per_s", f"connections/s, {c} loop{'s' if c > 1 else ''}",
+              {"test": "connections", "concurrency": c}) for c in concs]
+    tests.append(("tcp_mbit", "TCP", {"test": "tcp"}))
+    names = []
+    for r in ct:
+        if r["switch"] not in names:
+            names.append(r["switch"])
+    sluices = [n for n in names if any(r["switch"] == n and r.get("kind") == "sluice" and fw(r) for r in ct)]
+    for metric, mlabel, where in tests:
+        for sw in sluices:
+            for peer in ("ovs", "kernel"):
+                peers = [r["switch"] for r in ct if r.get("kind") == peer and fw(r)]
+                if peers:
+                    line = ratio_line(f"{sw} / {peers[0]}, {mlabel}",
+                                      ag.ratio(ct, metric, {"switch": sw, **where}, {"switch": peers[0], **where}))
+                    if line:
+                        lines.append(line)
+        for n in names:
+            r = next(r for r in ct if r["switch"] == n)
+            if not fw(r):
+                continue
+            plain = [x["switch"] for x in ct if x.get("kind") == r.get("kind")
+                     and x.get("backend") == r.get("backend") and x.get("firewall") == "none"]
+            if plain:
+                line = ratio_line(f"{n} / {plain[0]}, {mlabel}",
+                                  ag.ratio(ct, metric, {"switch": n, **where}, {"switch": plain[0], **where}))
+                if line:
+                    lines.append(line)
+    return ratio_table(lines)
+
+
 def control_ratios(rows):
     """sluice against Open vSwitch driven by the same client, round by
     round: rates for adds and modifies, times for the rest (the same work
@@ -337,6 +377,18 @@ def write(out_dir, name, rows, meta):
             w("\n" + r)
         plot("roundtrips", "PACKET_IN/PACKET_OUT round trips served vs offered")
 
+    def conntrack_body():
+        w(table(by("conntrack", test="connections"), lead=("switch", "concurrency")))
+        w("\n" + table(by("conntrack", test="tcp"), lead=("switch",)))
+        w("\nconns_per_s: TCP connections completed per second (handshake, 64-byte request, 256-byte "
+          "response, close; `sluice-bench conn-client`); ct_conns_added: connections the switch's "
+          "tracker holds after the test less before it (closed ones stay in TIME_WAIT); CPU figures "
+          "are the switch process's (the kernel's firewall runs in softirq, on no process's account); "
+          "reverse_blocked: a connection from host 2 to host 1 was dropped.\n")
+        r = conntrack_ratios(rows)
+        if r:
+            w("\n" + r)
+
     def delay_body():
         w(table(by("delay"), lead=("switch",)))
 
@@ -376,6 +428,7 @@ def write(out_dir, name, rows, meta):
     for title, sname, body in [
         ("Forwarding", "forwarding", fw_body),
         ("Scaling with active flows", "flows", flows_body),
+        ("A stateful firewall: connection tracking", "conntrack", conntrack_body),
         ("In-switch delay under a moderate load", "delay", delay_body),
         ("Control plane", "control", control_body),
         ("Flow-mod rate and memory as the table fills", "flowcurve", curve_body),

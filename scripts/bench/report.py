@@ -80,6 +80,16 @@ SCENARIOS = [
         ["root", "tool:tcpreplay"],
     ),
     Scenario(
+        "conntrack",
+        "a stateful firewall between the two namespace hosts (Open vSwitch's conntrack tutorial "
+        "flows in sluice and Open vSwitch netdev, nftables ct on a Linux bridge), each also "
+        "without it: TCP connections/s, TCP throughput, the switch's CPU",
+        ["scripts/lab.sh", "--json", "conntrack"],
+        {"LAB_SECONDS": "5"},
+        {"LAB_SECONDS": "2"},
+        ["root", "tool:iperf3", "tool:nft"],
+    ),
+    Scenario(
         "control",
         "flow adds, modify, delete (sluice and Open vSwitch, plain and bundled), "
         "PACKET_IN -> PACKET_OUT round trips, update-to-dataplane latency",

@@ -18,7 +18,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub struct ServerOptions {
-    pub listen: String,
+    pub listen: SocketAddr,
+    /// Listen on this many consecutive ports from `listen`'s.
+    pub ports: u16,
     pub threads: usize,
     pub request: usize,
     pub response: usize,
@@ -28,14 +30,21 @@ pub struct ServerOptions {
 }
 
 /// Accepts and answers until `max_seconds` have passed. Each thread
-/// blocks in accept() on the shared listener and serves one connection at
-/// a time: read the request's bytes, write the response, close.
+/// blocks in accept() on one of the listeners (`threads` spread over the
+/// ports) and serves one connection at a time: read the request's bytes,
+/// write the response, close.
 pub fn serve(o: &ServerOptions) -> Result<String, String> {
-    let l = TcpListener::bind(&o.listen).map_err(|e| format!("{}: {e}", o.listen))?;
-    let l = Arc::new(l);
+    let mut listeners = Vec::new();
+    for i in 0..o.ports.max(1) {
+        let mut a = o.listen;
+        a.set_port(o.listen.port() + i);
+        listeners.push(Arc::new(
+            TcpListener::bind(a).map_err(|e| format!("{a}: {e}"))?,
+        ));
+    }
     let response = Arc::new(vec![b'r'; o.response]);
-    for _ in 0..o.threads.max(1) {
-        let l = l.clone();
+    for t in 0..o.threads.max(listeners.len()) {
+        let l = listeners[t % listeners.len()].clone();
         let response = response.clone();
         let request = o.request;
         std::thread::spawn(move || loop {
@@ -60,6 +69,11 @@ fn answer(mut s: TcpStream, request: usize, response: &[u8]) -> io::Result<()> {
 
 pub struct ClientOptions {
     pub connect: SocketAddr,
+    /// Loop i connects to `connect`'s port + i mod `ports`: the 4-tuples
+    /// spread over several server ports, so the client's source ports
+    /// are not reused within a run (a reused 4-tuple would reopen a
+    /// tracked connection still in TIME_WAIT rather than commit a new one).
+    pub ports: u16,
     pub concurrency: usize,
     pub seconds: f64,
     pub request: usize,
@@ -85,9 +99,11 @@ pub fn client(o: &ClientOptions) -> Result<String, String> {
     let stop = Arc::new(AtomicBool::new(false));
     let t0 = Instant::now();
     let mut handles = Vec::new();
-    for _ in 0..o.concurrency.max(1) {
+    for i in 0..o.concurrency.max(1) {
         let stop = stop.clone();
-        let (addr, request, response, timeout) = (o.connect, o.request, o.response, o.timeout);
+        let mut addr = o.connect;
+        addr.set_port(o.connect.port() + (i % o.ports.max(1) as usize) as u16);
+        let (request, response, timeout) = (o.request, o.response, o.timeout);
         handles.push(std::thread::spawn(move || {
             let req = vec![b'q'; request];
             let mut buf = vec![0u8; response + 1];

@@ -122,7 +122,10 @@ enum Cmd {
     /// MAX_SECONDS.
     ConnServer {
         #[arg(long)]
-        listen: String,
+        listen: std::net::SocketAddr,
+        /// Listen on PORTS consecutive ports from LISTEN's.
+        #[arg(long, default_value_t = 1)]
+        ports: u16,
         #[arg(long, default_value_t = 64)]
         threads: usize,
         #[arg(long, default_value_t = 64)]
@@ -139,6 +142,10 @@ enum Cmd {
     ConnClient {
         #[arg(long)]
         connect: std::net::SocketAddr,
+        /// Spread the loops over PORTS consecutive server ports from
+        /// CONNECT's (loop i on port + i mod PORTS).
+        #[arg(long, default_value_t = 1)]
+        ports: u16,
         #[arg(long, default_value_t = 16)]
         concurrency: usize,
         #[arg(long, default_value_t = 5.0)]
@@ -193,12 +200,14 @@ fn main() -> ExitCode {
             }),
         Cmd::ConnServer {
             listen,
+            ports,
             threads,
             request,
             response,
             max_seconds,
         } => conns::serve(&conns::ServerOptions {
             listen,
+            ports,
             threads,
             request,
             response,
@@ -206,6 +215,7 @@ fn main() -> ExitCode {
         }),
         Cmd::ConnClient {
             connect,
+            ports,
             concurrency,
             seconds,
             request,
@@ -213,6 +223,7 @@ fn main() -> ExitCode {
             timeout,
         } => conns::client(&conns::ClientOptions {
             connect,
+            ports,
             concurrency,
             seconds,
             request,
