@@ -484,7 +484,9 @@ pub fn set_field(f: &mut [u8], off: &Offsets, o: &Oxm) -> Edit {
         | F::Unknown(_) => Edit::Done,
         // Read-only (as in Open vSwitch): validation refuses writes.
         F::IpFrag | F::TcpFlags => Edit::Done,
-        // Connection tracking is refused by validation (not supported yet).
+        // The ct fields are read-only outside `ct`'s exec(), which sets
+        // ct_mark and ct_label on the connection (exec/ct.rs): validation
+        // refuses any other write.
         F::CtState
         | F::CtZone
         | F::CtMark
