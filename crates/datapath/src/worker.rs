@@ -6,8 +6,9 @@
 //!
 //! A round: apply the port changes posted to the worker's inbox (at this
 //! batch boundary, never in the middle of one); pick up the current
-//! pipeline snapshot; receive a batch from each port that has frames and
-//! run every frame through the pipeline, queuing its outputs (`emit.rs`);
+//! pipeline snapshot; receive a batch from each port that has frames, look
+//! ahead over it ([`pipeline::Worker::look_ahead`]) and run every frame
+//! through the pipeline, queuing its outputs (`emit.rs`);
 //! worker 0 runs up to [`PACKET_OUTS_PER_ROUND`] PACKET_OUTs; shaped
 //! queues release what their rate allows; every port's queue is sent in
 //! one call. A round that found no work readies the ports for a wait
@@ -27,6 +28,7 @@ use std::sync::Arc;
 use arc_swap::ArcSwap;
 use netdev::umem::{TxFrame, ZcBatch};
 use netdev::{Batch, Port};
+use pipeline::lookahead::LOOKAHEAD;
 use pipeline::{Snapshot, Worker};
 
 use crate::bridge::{Inbox, WorkerCmd};
@@ -614,6 +616,14 @@ impl BridgeWorker {
         }
         let mut woke = false;
         for j in 0..n {
+            if j % LOOKAHEAD == 0 && !self.nullx {
+                // While the exact-match cache misses, what the next
+                // packets' lookups read is loaded for all of them at once
+                // (`pipeline::lookahead`).
+                let next = j..n.min(j + LOOKAHEAD);
+                at.worker
+                    .look_ahead(at.snap, next.map(|k| (in_port, rx.bytes(k))));
+            }
             let len = rx.bytes(j).len();
             if len < ETH_HLEN {
                 // A runt: not an Ethernet frame (no link delivers one; a

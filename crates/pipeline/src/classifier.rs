@@ -21,7 +21,7 @@
 //! they hold until their next batch, so a packet sees the old rules or the
 //! new ones, never a mix. Nothing here locks.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use packet::{FlowKey, KEY_WORDS};
@@ -39,6 +39,135 @@ fn mix(h: u64, w: u64) -> u64 {
     x ^ (x >> 29)
 }
 
+/// One rule's place in a subtable: what a lookup reads of it after its
+/// values, together on one cache line.
+#[derive(Clone, Debug)]
+struct Entry<T> {
+    /// What the owner stores with the rule (the flow table: its `Arc<Rule>`).
+    data: Option<T>,
+    /// Next slot in the same hash chain (chains are kept by falling priority).
+    next: u32,
+    /// NIL for a free slot.
+    rule: RuleId,
+    prio: u16,
+}
+
+/// A chain's place in the index: the full hash of its masked values and
+/// its first slot (NIL: an empty bucket).
+#[derive(Clone, Copy, Debug)]
+struct Bucket {
+    hash: u64,
+    slot: u32,
+}
+
+const EMPTY: Bucket = Bucket { hash: 0, slot: NIL };
+
+/// Hash of masked values -> first slot of its chain: open addressing with
+/// linear probing, at most three quarters full, removal by backward shift
+/// (no tombstones). Its own rather than a `HashMap` so that a lookup is one
+/// bucket read a worker can issue ahead of time ([`crate::lookahead`]),
+/// and the bucket holds the slot itself.
+#[derive(Clone, Debug, Default)]
+struct Index {
+    buckets: Vec<Bucket>,
+    used: usize,
+}
+
+impl Index {
+    #[inline]
+    fn home(&self, h: u64) -> usize {
+        // The hash's low bits come out of a multiply-xorshift: spread enough.
+        h as usize & (self.buckets.len() - 1)
+    }
+
+    /// The first slot of the chain for `h`.
+    #[inline]
+    fn get(&self, h: u64) -> Option<u32> {
+        if self.buckets.is_empty() {
+            return None;
+        }
+        let mask = self.buckets.len() - 1;
+        let mut i = self.home(h);
+        loop {
+            let b = self.buckets[i];
+            if b.slot == NIL {
+                return None;
+            }
+            if b.hash == h {
+                return Some(b.slot);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Makes `slot` the first of the chain for `h`, creating the chain.
+    fn set(&mut self, h: u64, slot: u32) {
+        if (self.used + 1) * 4 > self.buckets.len() * 3 {
+            self.grow();
+        }
+        let mask = self.buckets.len() - 1;
+        let mut i = self.home(h);
+        loop {
+            let b = &mut self.buckets[i];
+            if b.slot == NIL {
+                *b = Bucket { hash: h, slot };
+                self.used += 1;
+                return;
+            }
+            if b.hash == h {
+                b.slot = slot;
+                return;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Forgets the chain for `h` (there must be one).
+    fn remove(&mut self, h: u64) {
+        let mask = self.buckets.len() - 1;
+        let mut hole = self.home(h);
+        while self.buckets[hole].hash != h || self.buckets[hole].slot == NIL {
+            debug_assert!(self.buckets[hole].slot != NIL, "no chain to remove");
+            hole = (hole + 1) & mask;
+        }
+        // Backward shift: every bucket after the hole, up to the next empty
+        // one, moves into the hole unless its home lies after the hole.
+        let mut j = hole;
+        loop {
+            j = (j + 1) & mask;
+            let b = self.buckets[j];
+            if b.slot == NIL {
+                break;
+            }
+            let home = self.home(b.hash);
+            let stays = if hole <= j {
+                hole < home && home <= j
+            } else {
+                hole < home || home <= j
+            };
+            if !stays {
+                self.buckets[hole] = b;
+                hole = j;
+            }
+        }
+        self.buckets[hole] = EMPTY;
+        self.used -= 1;
+    }
+
+    fn grow(&mut self) {
+        let n = (self.buckets.len() * 2).max(8);
+        let old = std::mem::replace(&mut self.buckets, vec![EMPTY; n]);
+        self.used = 0;
+        for b in old.into_iter().filter(|b| b.slot != NIL) {
+            self.set(b.hash, b.slot);
+        }
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.buckets.capacity() * std::mem::size_of::<Bucket>()
+    }
+}
+
 /// Rules that share one mask.
 #[derive(Clone, Debug)]
 struct Subtable<T> {
@@ -47,39 +176,11 @@ struct Subtable<T> {
     words: Box<[u8]>,
     /// Masked values, `words.len()` per slot.
     values: Vec<u64>,
-    prio: Vec<u16>,
-    rule: Vec<RuleId>,
-    /// What the owner stores with each rule (the flow table: its `Arc<Rule>`).
-    data: Vec<Option<T>>,
-    /// Next slot in the same hash chain (chains are kept by falling priority).
-    next: Vec<u32>,
+    entries: Vec<Entry<T>>,
     free: Vec<u32>,
-    /// Hash of masked words -> first slot of its chain.
-    index: HashMap<u64, u32, BuildIdentity>,
+    index: Index,
     /// How many rules have each priority (to know the maximum after removals).
     prios: BTreeMap<u16, u32>,
-}
-
-#[derive(Clone, Copy, Default, Debug)]
-struct BuildIdentity;
-#[derive(Default)]
-struct Identity(u64);
-impl std::hash::Hasher for Identity {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, _: &[u8]) {
-        unreachable!("only u64 keys are hashed")
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = v;
-    }
-}
-impl std::hash::BuildHasher for BuildIdentity {
-    type Hasher = Identity;
-    fn build_hasher(&self) -> Identity {
-        Identity(0)
-    }
 }
 
 impl<T: Clone> Subtable<T> {
@@ -91,12 +192,9 @@ impl<T: Clone> Subtable<T> {
             mask,
             words,
             values: Vec::new(),
-            prio: Vec::new(),
-            rule: Vec::new(),
-            data: Vec::new(),
-            next: Vec::new(),
+            entries: Vec::new(),
             free: Vec::new(),
-            index: HashMap::default(),
+            index: Index::default(),
             prios: BTreeMap::new(),
         }
     }
@@ -106,7 +204,7 @@ impl<T: Clone> Subtable<T> {
     }
 
     fn len(&self) -> usize {
-        self.rule.len() - self.free.len()
+        self.entries.len() - self.free.len()
     }
 
     #[inline]
@@ -133,111 +231,118 @@ impl<T: Clone> Subtable<T> {
     /// Best (priority, rule, slot) in this subtable for `key`.
     #[inline]
     fn lookup(&self, key: &FlowKey) -> Option<(u16, RuleId, u32)> {
-        let h = self.hash_key(key);
-        let mut slot = *self.index.get(&h)?;
+        let mut slot = self.index.get(self.hash_key(key))?;
         let mut best: Option<(u16, RuleId, u32)> = None;
         while slot != NIL {
-            let p = self.prio[slot as usize];
-            if best.is_some_and(|(bp, _, _)| p < bp) {
+            let e = &self.entries[slot as usize];
+            if best.is_some_and(|(bp, _, _)| e.prio < bp) {
                 break; // chains fall in priority: nothing better follows
             }
-            if self.slot_matches(slot, key) {
-                let r = self.rule[slot as usize];
-                if best.is_none_or(|(bp, br, _)| p > bp || (p == bp && r < br)) {
-                    best = Some((p, r, slot));
-                }
+            if self.slot_matches(slot, key)
+                && best.is_none_or(|(bp, br, _)| e.prio > bp || (e.prio == bp && e.rule < br))
+            {
+                best = Some((e.prio, e.rule, slot));
             }
-            slot = self.next[slot as usize];
+            slot = e.next;
         }
         best
     }
 
     fn insert(&mut self, key: &MaskedKey, priority: u16, id: RuleId, data: T) {
         let n = self.words.len();
+        let entry = Entry {
+            data: Some(data),
+            next: NIL,
+            rule: id,
+            prio: priority,
+        };
         let slot = match self.free.pop() {
             Some(s) => {
                 for (j, &i) in self.words.iter().enumerate() {
                     self.values[s as usize * n + j] = key.value.w[i as usize];
                 }
-                self.prio[s as usize] = priority;
-                self.rule[s as usize] = id;
-                self.data[s as usize] = Some(data);
+                self.entries[s as usize] = entry;
                 s
             }
             None => {
                 self.values
                     .extend(self.words.iter().map(|&i| key.value.w[i as usize]));
-                self.prio.push(priority);
-                self.rule.push(id);
-                self.data.push(Some(data));
-                self.next.push(NIL);
-                (self.rule.len() - 1) as u32
+                self.entries.push(entry);
+                (self.entries.len() - 1) as u32
             }
         };
         let h = self.hash_key(&key.value);
         // Insert into the chain, keeping it in falling priority order.
-        match self.index.get(&h).copied() {
-            None => {
-                self.next[slot as usize] = NIL;
-                self.index.insert(h, slot);
-            }
-            Some(first) if self.prio[first as usize] <= priority => {
-                self.next[slot as usize] = first;
-                self.index.insert(h, slot);
+        match self.index.get(h) {
+            None => self.index.set(h, slot),
+            Some(first) if self.entries[first as usize].prio <= priority => {
+                self.entries[slot as usize].next = first;
+                self.index.set(h, slot);
             }
             Some(first) => {
                 let mut at = first;
-                while self.next[at as usize] != NIL
-                    && self.prio[self.next[at as usize] as usize] > priority
-                {
-                    at = self.next[at as usize];
+                loop {
+                    let nx = self.entries[at as usize].next;
+                    if nx == NIL || self.entries[nx as usize].prio <= priority {
+                        break;
+                    }
+                    at = nx;
                 }
-                self.next[slot as usize] = self.next[at as usize];
-                self.next[at as usize] = slot;
+                self.entries[slot as usize].next = self.entries[at as usize].next;
+                self.entries[at as usize].next = slot;
             }
         }
         *self.prios.entry(priority).or_default() += 1;
     }
 
+    /// The slot of rule `id` (with this key and priority), if here.
+    fn slot_of(&self, key: &MaskedKey, priority: u16, id: RuleId) -> Option<u32> {
+        let mut at = self.index.get(self.hash_key(&key.value))?;
+        while at != NIL {
+            let e = &self.entries[at as usize];
+            if e.rule == id && e.prio == priority {
+                return Some(at);
+            }
+            at = e.next;
+        }
+        None
+    }
+
     /// Gives rule `id` new data; false if it is not here.
     fn replace_data(&mut self, key: &MaskedKey, priority: u16, id: RuleId, data: T) -> bool {
-        let h = self.hash_key(&key.value);
-        let Some(&first) = self.index.get(&h) else {
-            return false;
-        };
-        let mut at = first;
-        while at != NIL {
-            if self.rule[at as usize] == id && self.prio[at as usize] == priority {
-                self.data[at as usize] = Some(data);
-                return true;
+        match self.slot_of(key, priority, id) {
+            Some(at) => {
+                self.entries[at as usize].data = Some(data);
+                true
             }
-            at = self.next[at as usize];
+            None => false,
         }
-        false
     }
 
     fn remove(&mut self, key: &MaskedKey, priority: u16, id: RuleId) -> bool {
         let h = self.hash_key(&key.value);
-        let Some(first) = self.index.get(&h).copied() else {
+        let Some(first) = self.index.get(h) else {
             return false;
         };
         let mut prev = NIL;
         let mut at = first;
         while at != NIL {
-            if self.rule[at as usize] == id && self.prio[at as usize] == priority {
-                let nxt = self.next[at as usize];
-                if prev == NIL {
-                    if nxt == NIL {
-                        self.index.remove(&h);
-                    } else {
-                        self.index.insert(h, nxt);
-                    }
+            let e = &self.entries[at as usize];
+            if e.rule == id && e.prio == priority {
+                let nxt = e.next;
+                if prev != NIL {
+                    self.entries[prev as usize].next = nxt;
+                } else if nxt == NIL {
+                    self.index.remove(h);
                 } else {
-                    self.next[prev as usize] = nxt;
+                    self.index.set(h, nxt);
                 }
-                self.rule[at as usize] = NIL;
-                self.data[at as usize] = None;
-                self.next[at as usize] = NIL;
+                self.entries[at as usize] = Entry {
+                    data: None,
+                    next: NIL,
+                    rule: NIL,
+                    prio: 0,
+                };
                 self.free.push(at);
                 if let Some(c) = self.prios.get_mut(&priority) {
                     *c -= 1;
@@ -248,7 +353,7 @@ impl<T: Clone> Subtable<T> {
                 return true;
             }
             prev = at;
-            at = self.next[at as usize];
+            at = e.next;
         }
         false
     }
@@ -321,11 +426,9 @@ impl<T: Clone> Classifier<T> {
     /// particular order: for compilers of the table (the XDP fast path).
     pub fn entries(&self) -> impl Iterator<Item = (RuleId, u16, &T)> {
         self.subtables.iter().flat_map(|st| {
-            st.rule
+            st.entries
                 .iter()
-                .zip(st.prio.iter())
-                .zip(st.data.iter())
-                .filter_map(|((&id, &p), d)| Some((id, p, d.as_ref()?)))
+                .filter_map(|e| Some((e.rule, e.prio, e.data.as_ref()?)))
         })
     }
 
@@ -397,7 +500,7 @@ impl<T: Clone> Classifier<T> {
     #[inline]
     pub fn lookup_data(&self, key: &FlowKey) -> Option<&T> {
         let (_, _, st, slot) = self.find_best(key)?;
-        self.subtables[st].data[slot as usize].as_ref()
+        self.subtables[st].entries[slot as usize].data.as_ref()
     }
 
     #[inline]
@@ -418,6 +521,36 @@ impl<T: Clone> Classifier<T> {
         best
     }
 
+    /// For looking ahead ([`crate::lookahead`]): the hash of `key` in the
+    /// first subtable (the one a lookup starts with), 0 when there is none.
+    #[inline]
+    pub(crate) fn ahead_hash(&self, key: &FlowKey) -> u64 {
+        self.subtables.first().map_or(0, |st| st.hash_key(key))
+    }
+
+    /// For looking ahead: reads the first subtable's index for `hash`; the
+    /// first slot of its chain (NIL: none).
+    #[inline]
+    pub(crate) fn ahead_chain(&self, hash: u64) -> u32 {
+        self.subtables
+            .first()
+            .and_then(|st| st.index.get(hash))
+            .unwrap_or(NIL)
+    }
+
+    /// For looking ahead: reads slot `slot` of the first subtable (its
+    /// entry and its first value) and gives its data, with the value read
+    /// for the caller to fold into a sink.
+    #[inline]
+    pub(crate) fn ahead_entry(&self, slot: u32) -> (Option<&T>, u64) {
+        let Some(st) = self.subtables.first().filter(|_| slot != NIL) else {
+            return (None, 0);
+        };
+        let e = &st.entries[slot as usize];
+        let v = st.slot_values(slot).first().copied().unwrap_or(0);
+        (e.data.as_ref(), v)
+    }
+
     /// Calls `f` with the priority and data of every rule that matches
     /// `key` with a priority above `above` (every matching rule when
     /// `None`), subtable by subtable from the highest priority down;
@@ -435,24 +568,24 @@ impl<T: Clone> Classifier<T> {
                 break;
             }
             let h = st.hash_key(key);
-            let Some(&first) = st.index.get(&h) else {
+            let Some(first) = st.index.get(h) else {
                 continue;
             };
             // A chain holds the rules of one hash, by falling priority.
             let mut at = first;
             while at != NIL {
-                let p = st.prio[at as usize];
-                if above.is_some_and(|a| p <= a) {
+                let e = &st.entries[at as usize];
+                if above.is_some_and(|a| e.prio <= a) {
                     break;
                 }
                 if st.slot_matches(at, key) {
-                    if let Some(d) = st.data[at as usize].as_ref() {
-                        if !f(p, d) {
+                    if let Some(d) = e.data.as_ref() {
+                        if !f(e.prio, d) {
                             return;
                         }
                     }
                 }
-                at = st.next[at as usize];
+                at = e.next;
             }
         }
     }
@@ -463,14 +596,45 @@ impl<T: Clone> Classifier<T> {
             .iter()
             .map(|s| {
                 s.values.capacity() * 8
-                    + s.prio.capacity() * 2
-                    + s.rule.capacity() * 4
-                    + s.data.capacity() * std::mem::size_of::<Option<T>>()
-                    + s.next.capacity() * 4
+                    + s.entries.capacity() * std::mem::size_of::<Entry<T>>()
                     + s.free.capacity() * 4
-                    + s.index.capacity() * 13
+                    + s.index.heap_bytes()
                     + std::mem::size_of::<Subtable<T>>()
             })
             .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::HashMap;
+
+    proptest! {
+        /// The index answers as a map from hash to slot through any
+        /// sequence of sets and removals, with hashes crowded onto a few
+        /// home buckets so that probing and the backward shift wrap.
+        #[test]
+        fn index_is_a_map(ops in proptest::collection::vec((any::<bool>(), 0u64..40, 0u32..1000), 1..400)) {
+            let mut ix = Index::default();
+            let mut model: HashMap<u64, u32> = HashMap::new();
+            for (set, k, slot) in ops {
+                // Few distinct low bits, distinct full hashes.
+                let h = (k << 40) | (k % 3);
+                if set || !model.contains_key(&h) {
+                    ix.set(h, slot);
+                    model.insert(h, slot);
+                } else {
+                    ix.remove(h);
+                    model.remove(&h);
+                }
+                prop_assert_eq!(ix.used, model.len());
+                for k in 0u64..40 {
+                    let h = (k << 40) | (k % 3);
+                    prop_assert_eq!(ix.get(h), model.get(&h).copied());
+                }
+            }
+        }
     }
 }

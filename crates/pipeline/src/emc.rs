@@ -12,6 +12,15 @@
 //! publication, one masked compare per listed change); a miss costs that
 //! plus the classifier lookup it saves next time. Each worker owns its
 //! cache: no sharing, no locks.
+//!
+//! Admission: when more than a quarter of the lookups miss (checked every
+//! [`WINDOW`] misses), the cache is thrashing: more flows are active than
+//! it holds, and a miss that overwrites a slot only evicts a flow as likely
+//! to come back as the new one. Then only one miss in [`ADMIT`] is cached.
+//! A flow carrying traffic still gets in after a few of its packets, while
+//! a flood of one-packet flows (a scan, random 5-tuples) mostly does not,
+//! and the misses stop paying for writing a whole key. (Open vSwitch's
+//! exact-match cache admits one miss in 100 always, `emc-insert-inv-prob`.)
 
 use std::sync::Arc;
 
@@ -24,13 +33,17 @@ const TUNNEL_WORDS_AT: usize = packet::slots::TUN_IPV4_SRC.word as usize;
 use crate::changes::ChangeLog;
 use crate::rule::Rule;
 
+/// `repr(C)` and cache-line aligned: the rule, the version and the first
+/// key words share the slot's first line, and the packet words fill the
+/// next three ([`Emc::touch`] reads one word of each).
+#[repr(C, align(64))]
 struct Slot {
+    rule: Option<Arc<Rule>>,
     version: u64,
     table: u8,
     /// The key's metadata words are all zero ([`FlowKey::metadata_zero`]).
     plain: bool,
     key: FlowKey,
-    rule: Option<Arc<Rule>>,
 }
 
 /// The cache.
@@ -41,7 +54,19 @@ pub struct Emc {
     pub misses: u64,
     /// Hits on entries of an earlier version, kept by the change log.
     pub kept: u64,
+    /// Misses not cached (admission, see the module docs).
+    pub refused: u64,
+    /// Hits at the last admission check.
+    mark: u64,
+    /// Whether the cache is thrashing (fewer than three hits a miss over
+    /// the last [`WINDOW`] misses).
+    thrashing: bool,
 }
+
+/// Misses between two admission checks.
+pub const WINDOW: u64 = 256;
+/// While thrashing, one miss in `ADMIT` is cached.
+pub const ADMIT: u64 = 16;
 
 /// Odd multipliers, one per key word.
 const K: [u64; KEY_WORDS] = {
@@ -105,6 +130,9 @@ impl Emc {
             hits: 0,
             misses: 0,
             kept: 0,
+            refused: 0,
+            mark: 0,
+            thrashing: false,
         }
     }
 
@@ -144,13 +172,31 @@ impl Emc {
         Err(i)
     }
 
+    /// For looking ahead ([`crate::lookahead`]): the slot a lookup of
+    /// `key` in `table` will read.
+    #[inline(always)]
+    pub(crate) fn slot_of(&self, table: u8, key: &FlowKey) -> usize {
+        hash(key, table, key.metadata_zero()) as usize & self.mask
+    }
+
+    /// For looking ahead: reads a word of each cache line of slot `i` that
+    /// a lookup or an insertion touches; their fold, for a sink.
+    #[inline]
+    pub(crate) fn touch(&self, i: usize) -> u64 {
+        let s = &self.slots[i];
+        let w = &s.key.w;
+        s.version ^ w[5] ^ w[13] ^ w[21] ^ w[29] ^ w[37]
+    }
+
     /// The rule cached in slot `i` (None: the cached answer is "no rule").
     #[inline]
     pub fn rule(&self, i: usize) -> Option<&Arc<Rule>> {
         self.slots[i].rule.as_ref()
     }
 
-    /// Caches the classifier's answer in slot `i` (from [`Emc::find`]).
+    /// Caches the classifier's answer in slot `i` (from [`Emc::find`]),
+    /// unless the cache is thrashing and does not admit this one (see the
+    /// module docs).
     #[inline]
     pub fn put(
         &mut self,
@@ -160,6 +206,15 @@ impl Emc {
         key: &FlowKey,
         rule: Option<&Arc<Rule>>,
     ) {
+        // Once per WINDOW misses (`put` follows every miss of `find`).
+        if self.misses.is_multiple_of(WINDOW) {
+            self.thrashing = self.hits - self.mark < 3 * WINDOW;
+            self.mark = self.hits;
+        }
+        if self.thrashing && !self.misses.is_multiple_of(ADMIT) {
+            self.refused += 1;
+            return;
+        }
         let s = &mut self.slots[i];
         s.version = version;
         s.table = table;

@@ -16,7 +16,8 @@
 //!   publishes immutable [`Snapshot`]s, each with the recent rule changes
 //!   ([`changes`]) so the workers' exact-match caches ([`emc`]) keep what
 //!   a publication did not touch; [`paths`] caches whole multi-table
-//!   walks per ingress key.
+//!   walks per ingress key; [`lookahead`] loads what a batch's lookups
+//!   will read while the cache misses.
 //! * [`exec`] runs packets through a snapshot ([`Worker::process`]):
 //!   instructions, the action set, groups, meters; [`edit`] changes headers
 //!   in place with incremental checksums; [`meter`] holds the meters'
@@ -35,6 +36,7 @@ pub mod edit;
 pub mod emc;
 pub mod exec;
 mod expiry;
+pub mod lookahead;
 pub mod matchkey;
 pub mod meter;
 pub mod paths;

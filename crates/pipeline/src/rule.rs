@@ -75,6 +75,16 @@ impl Counters {
         }
     }
 
+    /// For looking ahead ([`crate::lookahead`]): reads the slots' pointer
+    /// (`level` 0) or `worker`'s slot (1); what it read, for a sink.
+    #[inline]
+    pub(crate) fn touch(&self, level: u8, worker: usize) -> u64 {
+        match level {
+            0 => self.slots.len() as u64,
+            _ => self.slots.get(worker).map_or(0, |s| s.packets.load(Relaxed)),
+        }
+    }
+
     /// Sums every worker's slot.
     pub fn totals(&self) -> Totals {
         self.slots.iter().fold(Totals::default(), |t, s| Totals {
@@ -177,6 +187,35 @@ impl Rule {
     /// The compiled match.
     pub fn key(&self) -> MaskedKey {
         self.packed.unpack()
+    }
+
+    /// For looking ahead ([`crate::lookahead`]): reads, level by level,
+    /// what a packet's run reads of this rule: its first line (0), the
+    /// counters' and the instructions' first lines (1), this worker's
+    /// counter slot and the first action (2). What it read, for a sink.
+    #[inline]
+    pub(crate) fn touch(&self, level: u8, worker: usize) -> u64 {
+        match level {
+            0 => self.cookie ^ self.id as u64,
+            1 => {
+                let first = match self.instructions.first() {
+                    Some(Instruction::ApplyActions(list)) => list.len() as u64,
+                    Some(_) => 1,
+                    None => 0,
+                };
+                first ^ self.counters.touch(0, worker)
+            }
+            _ => {
+                let first = match self.instructions.first() {
+                    Some(Instruction::ApplyActions(list)) => {
+                        list.first().is_some_and(|a| matches!(a, ofp::Action::Output { .. }))
+                            as u64
+                    }
+                    _ => 0,
+                };
+                first ^ self.counters.touch(1, worker)
+            }
+        }
     }
 
     /// Whether the rule's instructions output to `port` (for out_port

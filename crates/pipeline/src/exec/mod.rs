@@ -125,6 +125,7 @@ pub struct Worker {
     exec: Exec,
     emc: Option<Emc>,
     paths: Option<crate::paths::Paths>,
+    ahead: crate::lookahead::Ahead,
 }
 
 /// Default exact-match cache size (entries).
@@ -143,6 +144,7 @@ impl Worker {
             exec: Exec::new(),
             emc: (entries > 0).then(|| Emc::new(entries)),
             paths: (entries > 0).then(|| crate::paths::Paths::new(entries / 2)),
+            ahead: crate::lookahead::Ahead::new(),
         }
     }
 
@@ -189,6 +191,12 @@ impl Worker {
         self.emc.as_ref().map_or((0, 0), |e| (e.hits, e.misses))
     }
 
+    /// Misses the exact-match cache did not admit while thrashing
+    /// ([`crate::emc`]).
+    pub fn cache_refused(&self) -> u64 {
+        self.emc.as_ref().map_or(0, |e| e.refused)
+    }
+
     /// Hits and misses of the cache of whole walks ([`crate::paths`]).
     pub fn path_stats(&self) -> (u64, u64) {
         self.paths.as_ref().map_or((0, 0), |p| (p.hits, p.misses))
@@ -198,6 +206,30 @@ impl Worker {
     /// change since touched (counted in the hits too).
     pub fn cache_kept(&self) -> u64 {
         self.emc.as_ref().map_or(0, |e| e.kept)
+    }
+
+    /// Looks ahead over the packets (ingress port, frame) about to run
+    /// through `snap`, up to [`crate::lookahead::LOOKAHEAD`] of them: while
+    /// the exact-match cache misses, loads into the CPU's caches what their
+    /// first lookups will read ([`crate::lookahead`]). Changes no result;
+    /// call it for a batch, then [`Worker::process`] each packet.
+    pub fn look_ahead<'a>(
+        &mut self,
+        snap: &Snapshot,
+        frames: impl IntoIterator<Item = (u32, &'a [u8])>,
+    ) {
+        let sink = self.ahead.run(self.emc.as_ref(), snap, self.id, frames);
+        std::hint::black_box(sink);
+    }
+
+    /// Turns the look ahead on (the default) or off, for comparisons.
+    pub fn set_lookahead(&mut self, on: bool) {
+        self.ahead.enabled = on;
+    }
+
+    /// Batches looked ahead over so far.
+    pub fn lookahead_batches(&self) -> u64 {
+        self.ahead.batches
     }
 
     /// Runs one packet received on `in_port` through `snap`. The frame may

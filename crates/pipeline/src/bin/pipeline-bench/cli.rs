@@ -16,6 +16,8 @@ sections (none given: --configs --ingest):
   --ingest    1 000 000 FLOW_MOD adds: rate, deletes, memory per rule
   --scaling   many flows: rules installed and active flows grow
               (uniform and Zipf traffic through the exact-match cache)
+  --flows-at K[,K...]
+              --scaling's active-flows axis alone, at these K
   --stages    ns added by each stage: parse, cache hit, classifier miss,
               and each action kind over a plain output
   --churn     one flow-mod and publication per pass over the traffic:
@@ -63,6 +65,8 @@ pub struct Opts {
     /// Hidden: run the ingest memory probe for this many rules and print
     /// the RSS growth in bytes (see `ingest.rs`).
     pub rss_child: Option<u32>,
+    /// `--flows-at`: the active-flows axis alone, at these K.
+    pub flows_at: Option<Vec<usize>>,
     /// `--probe SCENARIO PACKETS` (see `probe.rs`).
     pub probe: Option<(String, u64)>,
 }
@@ -92,6 +96,12 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Option<Opts>, Str
             "--ingest" => (o.ingest, any) = (true, true),
             "--scaling" => (o.scaling, any) = (true, true),
             "--stages" => (o.stages, any) = (true, true),
+            "--flows-at" => {
+                let v = args.next().ok_or("a list of flow counts after --flows-at")?;
+                let ks: Result<Vec<usize>, _> = v.split(',').map(str::parse).collect();
+                o.flows_at = Some(ks.map_err(|_| format!("--flows-at: not a list of counts: {v:?}"))?);
+                (o.scaling, any) = (true, true);
+            }
             "--churn" => (o.churn, any) = (true, true),
             "--tables" => (o.tables, any) = (true, true),
             "--learn" => (o.learn, any) = (true, true),

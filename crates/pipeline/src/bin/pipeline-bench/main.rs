@@ -83,7 +83,7 @@ fn main() {
         ingest::run(opts.json);
     }
     if opts.scaling {
-        scaling::run(plan, opts.quick, opts.json);
+        scaling::run(plan, opts.quick, opts.json, opts.flows_at.as_deref());
     }
     if opts.stages {
         stages::run(plan, opts.json);

@@ -45,11 +45,18 @@ struct Point {
     flows: usize,
     dist: Dist,
     cached: Stat,
+    no_ahead: Stat,
     no_cache: Stat,
     hit_rate: f64,
 }
 
-/// Walks `count` packets of `seq` from `cursor` (wrapping) through `w`.
+/// Frames handed to the worker at once, as the datapath's receive batch
+/// (each batch is looked ahead over, `Worker::look_ahead`).
+const RX_BATCH: usize = pipeline::lookahead::LOOKAHEAD;
+
+/// Walks `count` packets of `seq` from `cursor` (wrapping) through `w`,
+/// [`RX_BATCH`] at a time: copied into the batch's buffers, looked ahead
+/// over, then run one by one.
 #[allow(clippy::too_many_arguments)] // the worker, what it runs, and where
 fn walk(
     w: &mut Worker,
@@ -58,33 +65,41 @@ fn walk(
     seq: &[u32],
     cursor: &mut usize,
     count: usize,
-    buf: &mut Vec<u8>,
+    bufs: &mut [Vec<u8>],
     now: u64,
 ) -> u64 {
     let mut acc = 0;
-    for _ in 0..count {
-        let i = seq[*cursor] as usize;
-        *cursor += 1;
-        if *cursor == seq.len() {
-            *cursor = 0;
+    let mut left = count;
+    while left > 0 {
+        let n = left.min(bufs.len());
+        for buf in &mut bufs[..n] {
+            let i = seq[*cursor] as usize;
+            *cursor += 1;
+            if *cursor == seq.len() {
+                *cursor = 0;
+            }
+            buf.clear();
+            buf.extend_from_slice(pool.frame(i));
         }
-        buf.clear();
-        buf.extend_from_slice(pool.frame(i));
-        acc += w.process(snap, IN_PORT, buf, now).len() as u64;
+        w.look_ahead(snap, bufs[..n].iter().map(|b| (IN_PORT, &b[..])));
+        for buf in &mut bufs[..n] {
+            acc += w.process(snap, IN_PORT, buf, now).len() as u64;
+        }
+        left -= n;
     }
     acc
 }
 
 /// ns per packet of `w` along `seq`, and its cache hit rate while timed.
 fn timed(plan: Plan, mut w: Worker, snap: &Snapshot, pool: &Pool, seq: &[u32]) -> (Stat, f64) {
-    let mut buf = Vec::with_capacity(128);
+    let mut bufs: Vec<Vec<u8>> = (0..RX_BATCH).map(|_| Vec::with_capacity(128)).collect();
     let mut cursor = 0;
     let mut now = 1;
-    walk(&mut w, snap, pool, seq, &mut cursor, WARM_UP, &mut buf, now);
+    walk(&mut w, snap, pool, seq, &mut cursor, WARM_UP, &mut bufs, now);
     let (h0, m0) = w.cache_stats();
     let stat = rounds(plan, BATCH, || {
         now += 1;
-        walk(&mut w, snap, pool, seq, &mut cursor, BATCH, &mut buf, now)
+        walk(&mut w, snap, pool, seq, &mut cursor, BATCH, &mut bufs, now)
     });
     let (h1, m1) = w.cache_stats();
     let (h, m) = ((h1 - h0) as f64, (m1 - m0) as f64);
@@ -92,10 +107,15 @@ fn timed(plan: Plan, mut w: Worker, snap: &Snapshot, pool: &Pool, seq: &[u32]) -
 }
 
 /// Both workers along `seq`.
-fn point(plan: Plan, snap: &Snapshot, pool: &Pool, seq: &[u32]) -> (Stat, Stat, f64) {
+/// The worker as the datapath runs it, the same without looking ahead,
+/// and without the cache (looking ahead).
+fn point(plan: Plan, snap: &Snapshot, pool: &Pool, seq: &[u32]) -> (Stat, Stat, Stat, f64) {
     let (cached, hit_rate) = timed(plan, Worker::new(0), snap, pool, seq);
+    let mut plain = Worker::new(0);
+    plain.set_lookahead(false);
+    let (no_ahead, _) = timed(plan, plain, snap, pool, seq);
     let (no_cache, _) = timed(plan, Worker::with_cache(0, 0), snap, pool, seq);
-    (cached, no_cache, hit_rate)
+    (cached, no_ahead, no_cache, hit_rate)
 }
 
 fn seq_len(k: usize) -> usize {
@@ -105,7 +125,7 @@ fn seq_len(k: usize) -> usize {
 fn header(json: bool) {
     if !json {
         println!(
-            "\n{:<12} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>11} {:>9} {:>7}",
+            "\n{:<12} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>11} {:>11} {:>9} {:>7}",
             "axis",
             "rules",
             "flows",
@@ -113,6 +133,7 @@ fn header(json: bool) {
             "ns/pkt",
             "min_ns",
             "max_ns",
+            "no_ahead_ns",
             "no_cache_ns",
             "cache_hit",
             "Mpps"
@@ -124,12 +145,12 @@ fn print(p: &Point, json: bool) {
     let mpps = 1e3 / p.cached.median;
     if json {
         println!(
-            "{{\"scenario\": \"scaling\", \"axis\": \"{}\", \"rules\": {}, \"active_flows\": {}, \"dist\": \"{}\", \"ns_per_pkt\": {:.1}, \"min_ns\": {:.1}, \"max_ns\": {:.1}, \"no_cache_ns\": {:.1}, \"cache_hit_rate\": {:.3}, \"mpps\": {mpps:.2}}}",
-            p.axis, p.rules, p.flows, p.dist.name(), p.cached.median, p.cached.min, p.cached.max, p.no_cache.median, p.hit_rate
+            "{{\"scenario\": \"scaling\", \"axis\": \"{}\", \"rules\": {}, \"active_flows\": {}, \"dist\": \"{}\", \"ns_per_pkt\": {:.1}, \"min_ns\": {:.1}, \"max_ns\": {:.1}, \"no_ahead_ns\": {:.1}, \"no_cache_ns\": {:.1}, \"cache_hit_rate\": {:.3}, \"mpps\": {mpps:.2}}}",
+            p.axis, p.rules, p.flows, p.dist.name(), p.cached.median, p.cached.min, p.cached.max, p.no_ahead.median, p.no_cache.median, p.hit_rate
         );
     } else {
         println!(
-            "{:<12} {:>8} {:>8} {:>8} {:>8.1} {:>8.1} {:>8.1} {:>11.1} {:>9.3} {:>7.2}",
+            "{:<12} {:>8} {:>8} {:>8} {:>8.1} {:>8.1} {:>8.1} {:>11.1} {:>11.1} {:>9.3} {:>7.2}",
             p.axis,
             p.rules,
             p.flows,
@@ -137,6 +158,7 @@ fn print(p: &Point, json: bool) {
             p.cached.median,
             p.cached.min,
             p.cached.max,
+            p.no_ahead.median,
             p.no_cache.median,
             p.hit_rate,
             mpps
@@ -144,8 +166,9 @@ fn print(p: &Point, json: bool) {
     }
 }
 
-/// Both axes, a table or JSON lines.
-pub fn run(plan: Plan, quick: bool, json: bool) {
+/// Both axes, a table or JSON lines; with `only`, the active-flows axis
+/// alone at those K.
+pub fn run(plan: Plan, quick: bool, json: bool, only: Option<&[usize]>) {
     let mut rng = Rng::new(0x5eed_cafe);
     header(json);
     let rule_counts: &[u32] = if quick {
@@ -153,13 +176,13 @@ pub fn run(plan: Plan, quick: bool, json: bool) {
     } else {
         &[20, 200, 2_000, 20_000, 200_000, 1_000_000]
     };
-    for &n in rule_counts {
+    for &n in rule_counts.iter().filter(|_| only.is_none()) {
         let mut p = exact_pipeline(n);
         let snap = p.snapshot();
         let k = (n as usize).min(MAX_POOL);
         let pool = Pool::new(pick(n, k, &mut rng).into_iter().map(exact_frame));
         let seq = sequence(Dist::Uniform, k, seq_len(k), &mut rng);
-        let (cached, no_cache, hit_rate) = point(plan, &snap, &pool, &seq);
+        let (cached, no_ahead, no_cache, hit_rate) = point(plan, &snap, &pool, &seq);
         print(
             &Point {
                 axis: "rules",
@@ -167,6 +190,7 @@ pub fn run(plan: Plan, quick: bool, json: bool) {
                 flows: k,
                 dist: Dist::Uniform,
                 cached,
+                no_ahead,
                 no_cache,
                 hit_rate,
             },
@@ -179,15 +203,16 @@ pub fn run(plan: Plan, quick: bool, json: bool) {
     } else {
         (1_000_000, &[1, 10, 100, 1_000, 10_000, 100_000, 1_000_000])
     };
+    let ks = only.unwrap_or(ks);
     let mut p = exact_pipeline(n);
     let snap = p.snapshot();
     // The active flows are the first K of the rules in a random order.
     let order = pick(n, n as usize, &mut rng);
-    for &k in ks {
+    for &k in ks.iter().filter(|&&k| k >= 1 && k <= n as usize) {
         let pool = Pool::new(order[..k].iter().map(|&i| exact_frame(i)));
         for dist in [Dist::Uniform, Dist::Zipf] {
             let seq = sequence(dist, pool.len(), seq_len(k), &mut rng);
-            let (cached, no_cache, hit_rate) = point(plan, &snap, &pool, &seq);
+            let (cached, no_ahead, no_cache, hit_rate) = point(plan, &snap, &pool, &seq);
             print(
                 &Point {
                     axis: "active_flows",
@@ -195,6 +220,7 @@ pub fn run(plan: Plan, quick: bool, json: bool) {
                     flows: k,
                     dist,
                     cached,
+                    no_ahead,
                     no_cache,
                     hit_rate,
                 },
