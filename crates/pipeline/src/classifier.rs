@@ -528,8 +528,21 @@ impl<T: Clone> Classifier<T> {
         self.subtables.first().map_or(0, |st| st.hash_key(key))
     }
 
-    /// For looking ahead: reads the first subtable's index for `hash`; the
-    /// first slot of its chain (NIL: none).
+    /// For looking ahead: reads the home bucket of `hash` in the first
+    /// subtable's index, without acting on what it holds (a branch on a
+    /// value still in memory would stall the pass); what it read.
+    #[inline]
+    pub(crate) fn ahead_bucket(&self, hash: u64) -> u64 {
+        match self.subtables.first() {
+            Some(st) if !st.index.buckets.is_empty() => {
+                st.index.buckets[st.index.home(hash)].hash
+            }
+            _ => 0,
+        }
+    }
+
+    /// For looking ahead, once the bucket is read: the first slot of the
+    /// chain for `hash` in the first subtable (NIL: none).
     #[inline]
     pub(crate) fn ahead_chain(&self, hash: u64) -> u32 {
         self.subtables
@@ -538,17 +551,23 @@ impl<T: Clone> Classifier<T> {
             .unwrap_or(NIL)
     }
 
-    /// For looking ahead: reads slot `slot` of the first subtable (its
-    /// entry and its first value) and gives its data, with the value read
-    /// for the caller to fold into a sink.
+    /// For looking ahead: reads slot `slot`'s entry and the first and last
+    /// of its values in the first subtable; what it read.
     #[inline]
-    pub(crate) fn ahead_entry(&self, slot: u32) -> (Option<&T>, u64) {
+    pub(crate) fn ahead_slot(&self, slot: u32) -> u64 {
         let Some(st) = self.subtables.first().filter(|_| slot != NIL) else {
-            return (None, 0);
+            return 0;
         };
-        let e = &st.entries[slot as usize];
-        let v = st.slot_values(slot).first().copied().unwrap_or(0);
-        (e.data.as_ref(), v)
+        let v = st.slot_values(slot);
+        let (first, last) = (v.first().copied(), v.last().copied());
+        st.entries[slot as usize].prio as u64 ^ first.unwrap_or(0) ^ last.unwrap_or(0)
+    }
+
+    /// For looking ahead, once the slot is read: its data.
+    #[inline]
+    pub(crate) fn ahead_data(&self, slot: u32) -> Option<&T> {
+        let st = self.subtables.first().filter(|_| slot != NIL)?;
+        st.entries[slot as usize].data.as_ref()
     }
 
     /// Calls `f` with the priority and data of every rule that matches

@@ -33,11 +33,14 @@ const TUNNEL_WORDS_AT: usize = packet::slots::TUN_IPV4_SRC.word as usize;
 use crate::changes::ChangeLog;
 use crate::rule::Rule;
 
-/// `repr(C)` and cache-line aligned: the rule, the version and the first
-/// key words share the slot's first line, and the packet words fill the
-/// next three ([`Emc::touch`] reads one word of each).
+/// `repr(C)` and cache-line aligned: the key's hash, the rule, the
+/// version and the first key words share the slot's first line, so a
+/// lookup of another key (the common miss when the cache thrashes) reads
+/// that line alone; the packet words fill the next three.
 #[repr(C, align(64))]
 struct Slot {
+    /// [`hash`] of the key held (compared before the key).
+    hash: u64,
     rule: Option<Arc<Rule>>,
     version: u64,
     table: u8,
@@ -58,6 +61,8 @@ pub struct Emc {
     pub refused: u64,
     /// Hits at the last admission check.
     mark: u64,
+    /// The hash of the last key looked up (`put` follows its `find`).
+    last: u64,
     /// Whether the cache is thrashing (fewer than three hits a miss over
     /// the last [`WINDOW`] misses).
     thrashing: bool,
@@ -119,6 +124,7 @@ impl Emc {
             // Version 0 is never published, so fresh slots never hit.
             slots: (0..n)
                 .map(|_| Slot {
+                    hash: 0,
                     version: 0,
                     table: 0,
                     plain: true,
@@ -132,6 +138,7 @@ impl Emc {
             kept: 0,
             refused: 0,
             mark: 0,
+            last: 0,
             thrashing: false,
         }
     }
@@ -150,9 +157,12 @@ impl Emc {
         // Most lookups are of keys without metadata (a packet's first
         // table): those compare and hash the packet words only.
         let plain = key.metadata_zero();
-        let i = hash(key, table, plain) as usize & self.mask;
+        let h = hash(key, table, plain);
+        self.last = h;
+        let i = h as usize & self.mask;
         let s = &mut self.slots[i];
-        if s.table == table
+        if s.hash == h
+            && s.table == table
             && s.plain == plain
             && s.key.same_packet(key)
             && (plain || s.key.same(key))
@@ -172,20 +182,38 @@ impl Emc {
         Err(i)
     }
 
-    /// For looking ahead ([`crate::lookahead`]): the slot a lookup of
-    /// `key` in `table` will read.
+    /// For looking ahead ([`crate::lookahead`]): the hash of `key` in
+    /// `table`, which picks the slot a lookup reads.
     #[inline(always)]
-    pub(crate) fn slot_of(&self, table: u8, key: &FlowKey) -> usize {
-        hash(key, table, key.metadata_zero()) as usize & self.mask
+    pub(crate) fn hash_of(&self, table: u8, key: &FlowKey) -> u64 {
+        hash(key, table, key.metadata_zero())
     }
 
-    /// For looking ahead: reads a word of each cache line of slot `i` that
-    /// a lookup or an insertion touches; their fold, for a sink.
+    /// For looking ahead: reads the first line of the slot a key of hash
+    /// `h` picks, without acting on it.
     #[inline]
-    pub(crate) fn touch(&self, i: usize) -> u64 {
-        let s = &self.slots[i];
+    pub(crate) fn touch_head(&self, h: u64) -> u64 {
+        self.slots[h as usize & self.mask].hash
+    }
+
+    /// For looking ahead, once the first line is read: reads the key's
+    /// lines when the slot holds hash `h` (a lookup compares them). Their
+    /// fold, for a sink.
+    #[inline]
+    pub(crate) fn touch(&self, h: u64) -> u64 {
+        let s = &self.slots[h as usize & self.mask];
+        if s.hash != h {
+            return s.hash;
+        }
         let w = &s.key.w;
         s.version ^ w[5] ^ w[13] ^ w[21] ^ w[29] ^ w[37]
+    }
+
+    /// For looking ahead: the rule slot `h` holds, if it holds that hash.
+    #[inline]
+    pub(crate) fn rule_of(&self, h: u64) -> Option<&Arc<Rule>> {
+        let s = &self.slots[h as usize & self.mask];
+        (s.hash == h).then_some(s.rule.as_ref()).flatten()
     }
 
     /// The rule cached in slot `i` (None: the cached answer is "no rule").
@@ -194,7 +222,8 @@ impl Emc {
         self.slots[i].rule.as_ref()
     }
 
-    /// Caches the classifier's answer in slot `i` (from [`Emc::find`]),
+    /// Caches the classifier's answer in slot `i` (from the [`Emc::find`]
+    /// of this `key` just before),
     /// unless the cache is thrashing and does not admit this one (see the
     /// module docs).
     #[inline]
@@ -216,6 +245,8 @@ impl Emc {
             return;
         }
         let s = &mut self.slots[i];
+        debug_assert_eq!(self.last, hash(key, table, key.metadata_zero()));
+        s.hash = self.last;
         s.version = version;
         s.table = table;
         s.plain = key.metadata_zero();

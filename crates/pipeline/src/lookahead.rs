@@ -34,6 +34,7 @@ use packet::{extract, FlowKey};
 
 use crate::emc::Emc;
 use crate::exec::Snapshot;
+use crate::rule::Rule;
 
 /// The most packets one look ahead covers: the datapath's receive batch.
 /// (A longer look ahead would start evicting what its first packets need.)
@@ -42,8 +43,8 @@ pub const LOOKAHEAD: usize = 32;
 /// One packet's place in the passes.
 #[derive(Clone, Copy, Default)]
 struct Lane {
-    /// The exact-match cache slot its first lookup reads.
-    emc: usize,
+    /// Its hash in the exact-match cache (which picks the slot).
+    emc: u64,
     /// Its hash in table 0's first subtable.
     hash: u64,
     /// The first slot of that hash's chain (NIL: none).
@@ -112,37 +113,40 @@ impl Ahead {
         let mut n = 0;
         for (lane, (port, frame)) in self.lanes.iter_mut().zip(frames) {
             extract(frame, port, &mut self.key);
-            lane.emc = emc.map_or(0, |e| e.slot_of(0, &self.key));
+            lane.emc = emc.map_or(0, |e| e.hash_of(0, &self.key));
             lane.hash = cls.ahead_hash(&self.key);
             n += 1;
         }
         let lanes = &mut self.lanes[..n];
-        // The cache slots and the index buckets.
+        // Each pass reads one link of every packet's chain, and acts only
+        // on what an earlier pass read (a branch on a value still on its
+        // way from memory would hold the pass up on it).
+        // The cache slots' first lines and the index buckets.
+        for l in lanes.iter() {
+            if let Some(e) = emc {
+                sink ^= e.touch_head(l.emc);
+            }
+            sink ^= cls.ahead_bucket(l.hash);
+        }
+        // The slots' keys (when they hold the hash); the chains' entries
+        // and values.
         for l in lanes.iter_mut() {
             if let Some(e) = emc {
                 sink ^= e.touch(l.emc);
             }
             l.slot = cls.ahead_chain(l.hash);
+            sink ^= cls.ahead_slot(l.slot);
         }
-        // The chains' first entries and values; the rules the slots hold.
-        for l in lanes.iter() {
-            let (_, v) = cls.ahead_entry(l.slot);
-            sink ^= v;
-            if let Some(r) = emc.and_then(|e| e.rule(l.emc)) {
-                sink ^= r.touch(0, worker);
-            }
+        // The rules, then their counters and instructions, then the
+        // counter slot and the first action.
+        let mut rules: [[Option<&Rule>; 2]; LOOKAHEAD] = [[None; 2]; LOOKAHEAD];
+        for (l, r) in lanes.iter().zip(rules.iter_mut()) {
+            r[0] = cls.ahead_data(l.slot).map(|r| &**r);
+            r[1] = emc.and_then(|e| e.rule_of(l.emc)).map(|r| &**r);
         }
-        // The rules' lines, link by link.
         for level in 0..3 {
-            for l in lanes.iter() {
-                if let (Some(r), _) = cls.ahead_entry(l.slot) {
-                    sink ^= r.touch(level, worker);
-                }
-                if level > 0 {
-                    if let Some(r) = emc.and_then(|e| e.rule(l.emc)) {
-                        sink ^= r.touch(level, worker);
-                    }
-                }
+            for r in rules[..n].iter().flatten().flatten() {
+                sink ^= r.touch(level, worker);
             }
         }
         sink

@@ -198,12 +198,9 @@ impl Rule {
         match level {
             0 => self.cookie ^ self.id as u64,
             1 => {
-                let first = match self.instructions.first() {
-                    Some(Instruction::ApplyActions(list)) => list.len() as u64,
-                    Some(_) => 1,
-                    None => 0,
-                };
-                first ^ self.counters.touch(0, worker)
+                // No branch on what is read here: it is still in memory.
+                let apply = matches!(self.instructions.first(), Some(Instruction::ApplyActions(_)));
+                apply as u64 ^ self.counters.touch(0, worker)
             }
             _ => {
                 let first = match self.instructions.first() {
