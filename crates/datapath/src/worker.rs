@@ -186,7 +186,9 @@ pub struct BridgeWorker {
     /// Which worker of the bridge this is (0-based).
     pub worker: usize,
     pub(crate) ports: Vec<WorkerPort>,
-    pipeline: Arc<ArcSwap<Snapshot>>,
+    /// The published snapshot's handle (out of the worker only during a
+    /// round, see `round`).
+    pipeline: Option<Arc<ArcSwap<Snapshot>>>,
     pub(crate) counters: Arc<BridgeCounters>,
     macs: Arc<MacTable>,
     /// The queues to and from the bridge's OpenFlow agent (None: frames
@@ -315,7 +317,7 @@ impl BridgeWorker {
         BridgeWorker {
             worker,
             ports: Vec::new(),
-            pipeline,
+            pipeline: Some(pipeline),
             counters,
             macs,
             channels,
@@ -438,7 +440,13 @@ impl BridgeWorker {
             ..
         } = st;
         let Plumbing { tx, index, .. } = plumbing;
-        let snap = self.pipeline.load_full();
+        // The handle leaves the worker for the round so that the snapshot
+        // can be borrowed through arc-swap's guard (`load`), which writes
+        // only this thread's own slot; `load_full` would add to and take
+        // from the snapshot's one reference count, a cache line every
+        // worker wrote once a round.
+        let handle = self.pipeline.take().expect("a round at a time");
+        let snap = handle.load();
         self.counters.heartbeat_ns.store(now, Relaxed);
         let mut got = 0;
         let mut woke = false;
@@ -572,6 +580,7 @@ impl BridgeWorker {
         // control plane from reusing the classifiers of an old version
         // (`pipeline::published`).
         drop(snap);
+        self.pipeline = Some(handle);
         if got == 0 {
             for p in &mut self.ports {
                 p.dev.before_wait();

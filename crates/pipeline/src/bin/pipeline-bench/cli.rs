@@ -17,7 +17,11 @@ sections (none given: --configs --ingest):
   --scaling   many flows: rules installed and active flows grow
               (uniform and Zipf traffic through the exact-match cache)
   --flows-at K[,K...]
-              --scaling's active-flows axis alone, at these K
+              --scaling's active-flows axis alone, at these K (with
+              --threads: the K it runs)
+  --threads N N threads, each its own worker, on one snapshot of the 1m
+              rule set, against one thread, in alternating rounds:
+              packets/s and scaling efficiency at K active flows
   --stages    ns added by each stage: parse, cache hit, classifier miss,
               and each action kind over a plain output
   --churn     one flow-mod and publication per pass over the traffic:
@@ -65,6 +69,8 @@ pub struct Opts {
     /// Hidden: run the ingest memory probe for this many rules and print
     /// the RSS growth in bytes (see `ingest.rs`).
     pub rss_child: Option<u32>,
+    /// `--threads N`.
+    pub threads: Option<usize>,
     /// `--flows-at`: the active-flows axis alone, at these K.
     pub flows_at: Option<Vec<usize>>,
     /// `--probe SCENARIO PACKETS` (see `probe.rs`).
@@ -100,7 +106,12 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Option<Opts>, Str
                 let v = args.next().ok_or("a list of flow counts after --flows-at")?;
                 let ks: Result<Vec<usize>, _> = v.split(',').map(str::parse).collect();
                 o.flows_at = Some(ks.map_err(|_| format!("--flows-at: not a list of counts: {v:?}"))?);
-                (o.scaling, any) = (true, true);
+                any = true;
+            }
+            "--threads" => {
+                let n = args.next().and_then(|v| v.parse().ok()).filter(|&n: &usize| (1..=256).contains(&n));
+                o.threads = Some(n.ok_or("a thread count (1-256) after --threads")?);
+                any = true;
             }
             "--churn" => (o.churn, any) = (true, true),
             "--tables" => (o.tables, any) = (true, true),
@@ -135,6 +146,9 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Option<Opts>, Str
             }
             _ => return Err(format!("unknown flag: {a}")),
         }
+    }
+    if o.flows_at.is_some() && o.threads.is_none() {
+        o.scaling = true;
     }
     if !any {
         (o.configs, o.ingest) = (true, true);

@@ -69,8 +69,14 @@ pub fn table_miss() -> FlowMod {
 /// A one-table pipeline with ports 1-3 up, exact rules `0..n` and the
 /// table-miss rule, added one FLOW_MOD at a time.
 pub fn exact_pipeline(n: u32) -> Pipeline {
+    exact_pipeline_for(n, 1)
+}
+
+/// [`exact_pipeline`] with counter slots for `workers` workers.
+pub fn exact_pipeline_for(n: u32, workers: usize) -> Pipeline {
     let mut p = Pipeline::new(pipeline::Config {
         n_tables: 1,
+        workers,
         ..Default::default()
     });
     for port in 1..=OUT_PORT {

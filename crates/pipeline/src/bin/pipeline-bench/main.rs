@@ -26,6 +26,7 @@
 //!   under callgrind;
 //! * `learn.rs`: a flood of distinct packets through a MAC-learning
 //!   flow, the worker's and the control plane's side;
+//! * `threads.rs`: N threads on one snapshot against one thread;
 //! * `conntrack.rs`: a stateful firewall (`ct`) with many connections
 //!   tracked against the same packets untracked; new connections; memory
 //!   per connection.
@@ -46,6 +47,7 @@ mod rules;
 mod scaling;
 mod stages;
 mod tables;
+mod threads;
 mod traffic;
 
 fn main() {
@@ -84,6 +86,9 @@ fn main() {
     }
     if opts.scaling {
         scaling::run(plan, opts.quick, opts.json, opts.flows_at.as_deref());
+    }
+    if let Some(n) = opts.threads {
+        threads::run(plan, opts.quick, opts.json, n, opts.flows_at.as_deref());
     }
     if opts.stages {
         stages::run(plan, opts.json);
