@@ -11,6 +11,7 @@ JSON=0
 . scripts/testbed.sh
 testbed_prepare delay >&2
 RATE=${DELAY_RATE:-20M}
+BIN=${CARGO_TARGET_DIR:-target}/release
 RUNS=${RUNS:-2}
 P=sldelay$$
 SW_PID=
@@ -24,7 +25,7 @@ for pin in "" "--cpu 1"; do
         testbed_up "$P"
         out=$(mktemp)
         # shellcheck disable=SC2086
-        ip netns exec "$P-sw" target/release/sluice --port p1 --port p2 $pin >"$out" 2>&1 &
+        ip netns exec "$P-sw" "$BIN/sluice" --port p1 --port p2 $pin >"$out" 2>&1 &
         SW_PID=$!
         sleep 0.5
         ip netns exec "$P-h2" timeout 300 iperf3 -s -1 -p 5501 >/dev/null 2>&1 &

@@ -23,6 +23,9 @@
 //! * `ct-gen`, `ct-replay`: seeded packet sequences for the connection
 //!   tracker's kernel oracle and the tracker's verdicts on them (see
 //!   `ctgen`; `scripts/ct_oracle.py` compares them with Linux's).
+//! * `gaps`: a spin loop that records every gap in its clock reads over a
+//!   threshold, and the CPUs' steal time (see `gaps`): the time the
+//!   machine, not the switch, takes from a thread.
 //!
 //! The responder is single-threaded and batches its writes: it reads
 //! whatever the socket holds, answers every complete message, and writes
@@ -32,6 +35,7 @@
 mod arp;
 mod conns;
 mod ctgen;
+mod gaps;
 mod lab;
 mod responder;
 
@@ -171,6 +175,19 @@ enum Cmd {
     /// tracker's verdict appended (new, est, rel or inv; every packet
     /// committed; a fresh tracker for each scenario).
     CtReplay,
+    /// Spin SECONDS reading the clock; report the gaps between reads over
+    /// THRESHOLD_US (counts over 50/150/500/1000/10000 us, the longest)
+    /// and each CPU's steal time meanwhile. Pin it with `taskset -c N`,
+    /// e.g. `taskset -c 1 sluice-bench gaps --seconds 10`.
+    Gaps {
+        #[arg(long, default_value_t = 10.0)]
+        seconds: f64,
+        #[arg(long, default_value_t = 50)]
+        threshold_us: u64,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -230,6 +247,11 @@ fn main() -> ExitCode {
             response,
             timeout: std::time::Duration::from_secs_f64(timeout.max(0.01)),
         }),
+        Cmd::Gaps {
+            seconds,
+            threshold_us,
+            json,
+        } => Ok(gaps::run(seconds, threshold_us, json)),
         Cmd::CtGen { seed, scenarios } => Ok(ctgen::generate(seed, scenarios)),
         Cmd::CtReplay => {
             let mut input = String::new();

@@ -61,6 +61,7 @@ impl BridgeCounters {
         let t = BridgeCounters::default();
         for c in list {
             t.delay.absorb(&c.delay);
+            t.worst.absorb(&c.worst);
             for (a, b) in [
                 (&t.to_controller, &c.to_controller),
                 (&t.dropped, &c.dropped),
@@ -84,6 +85,10 @@ pub struct BridgeCounters {
     /// moment its batch is handed to the kernel for transmission (sendmmsg
     /// called), per frame, in ns: the time the frame spends in the switch.
     pub delay: histogram::Histogram,
+    /// The batch that waited longest (the delay histogram's maximum): when
+    /// it was handed on and how many frames it held, to find what it
+    /// waited for in a trace of the same time.
+    pub worst: WorstBatch,
     /// Packets for the controller.
     pub to_controller: AtomicU64,
     /// Packets that left the pipeline with no output.
@@ -114,4 +119,60 @@ pub struct BridgeCounters {
     /// True while the worker's loop runs; false once it has returned or
     /// unwound (not summed).
     pub running: AtomicBool,
+}
+
+/// The slowest batch a worker handed on: its delay, its frames and when
+/// (single writer, written only when a batch is slower than every one
+/// before it; a reader may see the fields of two such batches mixed).
+#[derive(Default)]
+pub struct WorstBatch {
+    /// Its delay, ns.
+    pub delay_ns: AtomicU64,
+    /// Its frames.
+    pub frames: AtomicU64,
+    /// When it was handed to the kernel for transmission
+    /// ([`crate::clock`] ns).
+    pub at_ns: AtomicU64,
+}
+
+impl WorstBatch {
+    /// Records a batch of `frames` frames handed on at `at_ns` after
+    /// `delay_ns`, if it is the slowest so far (single writer).
+    #[inline]
+    pub fn see(&self, delay_ns: u64, frames: u64, at_ns: u64) {
+        if delay_ns > self.delay_ns.load(Relaxed) {
+            self.delay_ns.store(delay_ns, Relaxed);
+            self.frames.store(frames, Relaxed);
+            self.at_ns.store(at_ns, Relaxed);
+        }
+    }
+
+    /// Takes `other`'s batch if it was slower (to sum workers' records).
+    pub fn absorb(&self, other: &WorstBatch) {
+        let d = other.delay_ns.load(Relaxed);
+        if d > self.delay_ns.load(Relaxed) {
+            self.delay_ns.store(d, Relaxed);
+            self.frames.store(other.frames.load(Relaxed), Relaxed);
+            self.at_ns.store(other.at_ns.load(Relaxed), Relaxed);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_worst_batch_is_the_slowest_of_every_worker() {
+        let (a, b) = (Arc::new(BridgeCounters::default()), Arc::new(BridgeCounters::default()));
+        a.worst.see(5_000, 3, 100);
+        a.worst.see(4_000, 1, 200); // faster: not kept
+        b.worst.see(9_000, 2, 150);
+        assert_eq!(a.worst.delay_ns.load(Relaxed), 5_000);
+        assert_eq!(a.worst.at_ns.load(Relaxed), 100);
+        let t = BridgeCounters::sum(&[a, b]);
+        assert_eq!(t.worst.delay_ns.load(Relaxed), 9_000);
+        assert_eq!(t.worst.frames.load(Relaxed), 2);
+        assert_eq!(t.worst.at_ns.load(Relaxed), 150);
+    }
 }

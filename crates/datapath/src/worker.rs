@@ -553,7 +553,9 @@ impl BridgeWorker {
         if got > 0 {
             let done = self.clock.now_ns();
             for &(t, n) in rx_batches.iter().take(self.ports.len()).filter(|b| b.1 > 0) {
-                self.counters.delay.record(done.saturating_sub(t), n);
+                let d = done.saturating_sub(t);
+                self.counters.delay.record(d, n);
+                self.counters.worst.see(d, n, done);
             }
         }
         for (i, q) in tx.iter_mut().enumerate() {
@@ -780,5 +782,21 @@ mod tests {
         // A clock that stands still: every frame took 0 ns.
         assert_eq!(w.counters.delay.count(), 1);
         assert_eq!(w.counters.delay.max(), 0);
+    }
+
+    #[test]
+    fn the_worst_batch_is_the_histograms_maximum_with_its_time() {
+        let (mut w, wires, _) = bridge_of(2, "priority=0,actions=output:2");
+        for _ in 0..2 {
+            wires[0].inject(&frame([2; 6], [4; 6]));
+        }
+        let before = crate::clock::now_ns();
+        w.poll_once(before);
+        let worst = &w.counters.worst;
+        assert!(worst.delay_ns.load(Relaxed) > 0);
+        assert_eq!(worst.delay_ns.load(Relaxed), w.counters.delay.max());
+        assert_eq!(worst.frames.load(Relaxed), 2);
+        let at = worst.at_ns.load(Relaxed);
+        assert!(at >= before && at <= crate::clock::now_ns());
     }
 }

@@ -463,6 +463,24 @@ impl Running {
             us(t.delay.quantile(0.999)),
             us(t.delay.max())
         );
+        let w = &t.worst;
+        if w.frames.load(Relaxed) > 0 {
+            // When, as Unix time: to find it in a trace of the machine
+            // (`perf record -k CLOCK_REALTIME`, `sluice-bench gaps`).
+            let ago = datapath::clock::now_ns().saturating_sub(w.at_ns.load(Relaxed));
+            let unix = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64)
+                .saturating_sub(ago);
+            println!(
+                "slowest batch: {:.1} us, {} frames, handed on at {}.{:06} (Unix time), {:.3} s before exit",
+                us(w.delay_ns.load(Relaxed)),
+                w.frames.load(Relaxed),
+                unix / 1_000_000_000,
+                unix % 1_000_000_000 / 1_000,
+                ago as f64 / 1e9
+            );
+        }
         let ch = &self.control.channels;
         let limited: u64 = self
             .control

@@ -174,6 +174,7 @@ fn every_family_is_well_formed_and_typed() {
         ("sluice_controller_connected", "gauge"),
         ("sluice_connection_info", "gauge"),
         ("sluice_delay_seconds", "histogram"),
+        ("sluice_delay_worst_seconds", "gauge"),
         ("sluice_learn_flows_total", "counter"),
         ("sluice_learn_repeats_total", "counter"),
         ("sluice_learn_dropped_total", "counter"),
@@ -474,8 +475,38 @@ fn delay_is_a_cumulative_histogram_over_the_workers() {
     );
     let sum = value(&text, "sluice_delay_seconds_sum{bridge=\"br0\"}");
     assert!((sum - 5.040008400).abs() < 1e-9, "{sum}");
+    // No batch recorded as the slowest yet: no age.
+    assert!(!text.contains("sluice_delay_worst_age_seconds{"));
     // No quantiles any more.
     assert!(!text.contains("quantile="));
+}
+
+#[test]
+fn the_slowest_batch_and_the_targets_bound() {
+    let s = sources("br0", 2);
+    s.counters[0].delay.record(120_000, 1);
+    s.counters[0].worst.see(120_000, 1, 1_000_000_000);
+    s.counters[1].delay.record(180_000, 2);
+    s.counters[1].worst.see(180_000, 2, 2_000_000_000);
+    let text = render_at(&[s], 3_500_000_000);
+    check_format(&text);
+    let b = |le: &str| {
+        value(
+            &text,
+            &format!("sluice_delay_seconds_bucket{{bridge=\"br0\",le=\"{le}\"}}"),
+        )
+    };
+    // The target's bound: frames at or under 150 us.
+    assert_eq!(b("0.00015"), 1.0);
+    assert_eq!(b("0.0002"), 3.0);
+    assert_eq!(
+        value(&text, "sluice_delay_worst_seconds{bridge=\"br0\"}"),
+        0.00018
+    );
+    assert_eq!(
+        value(&text, "sluice_delay_worst_age_seconds{bridge=\"br0\"}"),
+        1.5
+    );
 }
 
 #[test]
