@@ -21,6 +21,24 @@ pub const TX_QUEUE_MAX: usize = 1024;
 /// Buffers a transmit queue keeps between rounds (two receive batches'
 /// worth); a burst's extra buffers are freed once it has been sent.
 pub const TX_KEEP: usize = 64;
+/// Buffers a transmit queue starts with, written once so that their pages
+/// are mapped (a receive batch's worth: one port's batch to another).
+/// Without them, the first burst of a run allocated its buffers and took
+/// a page fault for each inside the in-switch delay's window: the worst
+/// frame of a moderate load (docs/PERFORMANCE.md, "The worst frame under
+/// a moderate load").
+pub const TX_PREFAULT: usize = 32;
+
+/// An empty buffer of `frame` bytes' capacity whose pages are mapped: written
+/// once (through `black_box`, so that the write of zeros to fresh, zeroed
+/// memory is not optimized away).
+fn prefaulted(frame: usize) -> Vec<u8> {
+    let mut b = Vec::with_capacity(frame);
+    b.resize(frame, 0);
+    std::hint::black_box(&mut b[..]).fill(0);
+    b.clear();
+    b
+}
 
 /// One port's frames to send this round: copies in reusable buffers or
 /// UMEM chunks (and, for a tunnel port, each frame's tunnel metadata).
@@ -43,10 +61,10 @@ pub(crate) struct TxQueue {
 impl TxQueue {
     pub(crate) fn new(frame: usize, tunnel: bool) -> TxQueue {
         TxQueue {
-            frames: Vec::new(),
-            chunks: Vec::new(),
+            frames: (0..TX_PREFAULT).map(|_| prefaulted(frame)).collect(),
+            chunks: Vec::with_capacity(TX_PREFAULT),
             n_chunks: 0,
-            meta: Vec::new(),
+            meta: Vec::with_capacity(if tunnel { TX_PREFAULT } else { 0 }),
             tunnel,
             n: 0,
             overflow: 0,
@@ -185,6 +203,23 @@ mod tests {
         // And it works as before.
         q.push(&[7; 60]);
         assert_eq!(q.frames[0], vec![7; 60]);
+    }
+
+    #[test]
+    fn a_new_queue_has_a_batch_of_buffers_ready() {
+        let mut q = TxQueue::new(netdev::MAX_FRAME, false);
+        assert_eq!(q.frames.len(), TX_PREFAULT);
+        assert!(q.frames.iter().all(|b| b.is_empty() && b.capacity() >= netdev::MAX_FRAME));
+        let before: Vec<*const u8> = q.frames.iter().map(|b| b.as_ptr()).collect();
+        for _ in 0..TX_PREFAULT {
+            q.push(&[5; 1500]);
+        }
+        // A batch's worth of frames goes into the buffers made up front.
+        let after: Vec<*const u8> = q.frames.iter().map(|b| b.as_ptr()).collect();
+        assert_eq!(before, after);
+        assert_eq!(q.n, TX_PREFAULT);
+        q.reset();
+        assert_eq!(q.frames.len(), TX_PREFAULT);
     }
 
     #[test]

@@ -120,10 +120,19 @@ impl Batch {
         Batch::with_frame_size(size, MAX_FRAME)
     }
 
-    /// A batch of up to `size` frames of `frame` bytes each.
+    /// A batch of up to `size` frames of `frame` bytes each. The buffers
+    /// are written once, so that their pages are mapped before the first
+    /// receive (zeroed memory from the allocator is often not yet: the
+    /// first frames would each take a page fault on the way in).
     pub fn with_frame_size(size: usize, frame: usize) -> Batch {
         Batch {
-            bufs: (0..size).map(|_| vec![0u8; frame]).collect(),
+            bufs: (0..size)
+                .map(|_| {
+                    let mut b = vec![0u8; frame];
+                    std::hint::black_box(&mut b[..]).fill(0);
+                    b
+                })
+                .collect(),
             lens: vec![0; size],
             tun: vec![TunnelMeta::default(); size],
             tunneled: false,
