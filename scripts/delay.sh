@@ -4,6 +4,7 @@
 # unpinned and with the worker pinned (--cpu 1), RUNS times each (default 2).
 # Prints sluice's own delay percentiles; with --json, one JSON object per
 # run on stdout (a scenario of scripts/bench/report.py). Root only.
+# SLUICE=PATH runs that binary instead of the build's (before/after runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JSON=0
@@ -25,7 +26,7 @@ for pin in "" "--cpu 1"; do
         testbed_up "$P"
         out=$(mktemp)
         # shellcheck disable=SC2086
-        ip netns exec "$P-sw" "$BIN/sluice" --port p1 --port p2 $pin >"$out" 2>&1 &
+        ip netns exec "$P-sw" "${SLUICE:-$BIN/sluice}" --port p1 --port p2 $pin >"$out" 2>&1 &
         SW_PID=$!
         sleep 0.5
         ip netns exec "$P-h2" timeout 300 iperf3 -s -1 -p 5501 >/dev/null 2>&1 &
@@ -52,7 +53,7 @@ if m:
 print(json.dumps(row))
 PY
         else
-            echo "${pin:-unpinned}: $(sed -n 's/.*frames): //p' "$out")"
+            echo "${pin:-unpinned}: $(sed -n 's/.*frames): //p' "$out"); slowest batch $(sed -n 's/^slowest batch: \([^,]*, [0-9]* frames\).*/\1/p' "$out")"
         fi
         rm -f "$out"
         testbed_down "$P"

@@ -535,11 +535,6 @@ impl BridgeWorker {
                 woke = true;
             }
         }
-        if woke {
-            if let Some(ch) = &self.channels {
-                ch.packet_in_wake.wake();
-            }
-        }
         // Shaped queues release what their rate allows.
         let mut waiting = false;
         for (x, port) in self.ports.iter_mut().enumerate() {
@@ -560,6 +555,14 @@ impl BridgeWorker {
         }
         for (i, q) in tx.iter_mut().enumerate() {
             self.ports[i].send_queued(q, slices, items);
+        }
+        // The agent's wake-up (a write to an eventfd, which may also let
+        // the agent's thread take this CPU) after the frames are handed
+        // on, not inside their delay.
+        if woke {
+            if let Some(ch) = &self.channels {
+                ch.packet_in_wake.wake();
+            }
         }
         PortCounters::add(&self.counters.batches, 1);
         self.counters
