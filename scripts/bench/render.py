@@ -406,6 +406,10 @@ def write(out_dir, name, rows, meta):
             w("\n### Scaling: rules and active flows (one core, no I/O)\n")
             plot("pipeline_scaling", "pipeline-bench ns/packet vs rules and active flows")
             w(table(sc, lead=("axis", "rules", "active_flows", "dist")))
+        th = by("threads")
+        if th:
+            w("\n### Two threads against one on one snapshot (packets/s, scaling efficiency)\n")
+            w(table(th, lead=("threads", "rules", "active_flows")))
         ch = by("churn")
         if ch:
             w("\n### The exact-match cache while flow-mods keep coming (a publication per pass)\n")

@@ -119,8 +119,9 @@ SCENARIOS = [
     Scenario(
         "pipeline",
         "the pipeline alone on one core (pipeline-bench): rule sets, scaling with rules and "
-        "active flows, the cost of each stage, ingest, the cache under flow-mod churn",
-        ["target/release/pipeline-bench", "--json", "--all"],
+        "active flows, the cost of each stage, ingest, the cache under flow-mod churn, "
+        "two threads against one",
+        ["target/release/pipeline-bench", "--json", "--all", "--threads", "2"],
         {},
         {},
         [],
