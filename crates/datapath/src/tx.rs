@@ -33,8 +33,7 @@ pub const TX_PREFAULT: usize = 32;
 /// once (through `black_box`, so that the write of zeros to fresh, zeroed
 /// memory is not optimized away).
 fn prefaulted(frame: usize) -> Vec<u8> {
-    let mut b = Vec::with_capacity(frame);
-    b.resize(frame, 0);
+    let mut b = vec![0; frame];
     std::hint::black_box(&mut b[..]).fill(0);
     b.clear();
     b
