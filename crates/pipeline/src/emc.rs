@@ -21,6 +21,10 @@
 //! a flood of one-packet flows (a scan, random 5-tuples) mostly does not,
 //! and the misses stop paying for writing a whole key. (Open vSwitch's
 //! exact-match cache admits one miss in 100 always, `emc-insert-inv-prob`.)
+//! When fewer than one lookup in nine hits, the cache is bypassed: only one
+//! lookup in [`ADMIT`] consults it ([`Emc::consult`]), enough to notice
+//! when the traffic changes, and the others go straight to the classifier
+//! without paying for the cache's hash and slot.
 
 use std::sync::Arc;
 
@@ -59,12 +63,18 @@ pub struct Emc {
     pub kept: u64,
     /// Misses not cached (admission, see the module docs).
     pub refused: u64,
-    /// Hits at the last admission check.
-    mark: u64,
+    /// Lookups that skipped the cache while it was bypassed.
+    pub bypassed: u64,
+    /// Whether lookups skip the cache (see the module docs).
+    bypass: bool,
+    /// Lookups asked about while bypassed.
+    asked: u64,
+    /// Hits and misses at the last admission check.
+    mark: (u64, u64),
     /// The hash of the last key looked up (`put` follows its `find`).
     last: u64,
-    /// Whether the cache is thrashing (fewer than three hits a miss over
-    /// the last [`WINDOW`] misses).
+    /// Whether the cache is thrashing (more than a quarter of the lookups
+    /// missed since the last check).
     thrashing: bool,
 }
 
@@ -137,10 +147,47 @@ impl Emc {
             misses: 0,
             kept: 0,
             refused: 0,
-            mark: 0,
+            bypassed: 0,
+            bypass: false,
+            asked: 0,
+            mark: (0, 0),
             last: 0,
             thrashing: false,
         }
+    }
+
+    /// Judges the lookups since the last check: thrashing when more than a
+    /// quarter missed, bypassed when fewer than one in nine hit.
+    fn judge(&mut self) {
+        let (dh, dm) = (self.hits - self.mark.0, self.misses - self.mark.1);
+        self.thrashing = dm * 4 > dh + dm;
+        self.bypass = dh * 9 < dh + dm;
+        self.mark = (self.hits, self.misses);
+    }
+
+    /// Whether this lookup consults the cache: always, unless the cache is
+    /// bypassed (then one lookup in [`ADMIT`]).
+    #[inline(always)]
+    pub fn consult(&mut self) -> bool {
+        if !self.bypass {
+            return true;
+        }
+        self.asked += 1;
+        if self.asked.is_multiple_of(ADMIT) {
+            // While bypassed, misses are few: judged every WINDOW lookups
+            // made, so that the cache comes back when traffic does.
+            if self.asked.is_multiple_of(WINDOW * ADMIT) {
+                self.judge();
+            }
+            return true;
+        }
+        self.bypassed += 1;
+        false
+    }
+
+    /// Whether the cache is bypassed (see the module docs).
+    pub fn bypassed_now(&self) -> bool {
+        self.bypass
     }
 
     /// The slot holding `key` for `table` at `version`, if cached (an
@@ -237,8 +284,7 @@ impl Emc {
     ) {
         // Once per WINDOW misses (`put` follows every miss of `find`).
         if self.misses.is_multiple_of(WINDOW) {
-            self.thrashing = self.hits - self.mark < 3 * WINDOW;
-            self.mark = self.hits;
+            self.judge();
         }
         if self.thrashing && !self.misses.is_multiple_of(ADMIT) {
             self.refused += 1;

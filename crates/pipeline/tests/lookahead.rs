@@ -4,7 +4,8 @@
 //! distinct packets than a small cache holds, run in batches through a
 //! worker that looks ahead, one that does not, and one without a cache.
 //! Outputs and bytes must be the same for all three, the first two must
-//! count the same cache hits, misses and refusals, and the look ahead must
+//! count the same cache hits, misses, refusals and bypasses, and the look
+//! ahead must
 //! have run.
 
 use ofp::text::parse_flow_mod;
@@ -114,13 +115,14 @@ proptest! {
         }
         prop_assert_eq!(ahead.cache_stats(), plain.cache_stats());
         prop_assert_eq!(ahead.cache_refused(), plain.cache_refused());
+        prop_assert_eq!(ahead.cache_bypassed(), plain.cache_bypassed());
         prop_assert!(ahead.lookahead_batches() > 0);
         prop_assert_eq!(plain.lookahead_batches(), 0);
     }
 }
 
-/// A cache that thrashes refuses most misses, and one that does not
-/// refuses none.
+/// A cache that thrashes refuses most misses (and, hitting almost never,
+/// is bypassed), and one that does not refuses none.
 #[test]
 fn admission_only_while_thrashing() {
     let snap = build(&["priority=1,actions=output:2".to_string()]).snapshot();
@@ -130,10 +132,35 @@ fn admission_only_while_thrashing() {
     let mut w = Worker::with_cache(0, 16);
     run(&mut w, &snap, &many);
     let (_, misses) = w.cache_stats();
-    assert!(w.cache_refused() * 2 > misses, "{} of {misses}", w.cache_refused());
+    // The first window's misses are all cached; after it, one in 16.
+    let window = pipeline::emc::WINDOW;
+    let admitted = misses - window - w.cache_refused();
+    assert!(misses > window && admitted <= (misses - window) / 16 + 1, "{admitted} of {misses}");
+    // Almost nothing hits: most lookups skip the cache.
+    assert!(w.cache_bypassed() > 2000, "{}", w.cache_bypassed());
     let few: Vec<(u32, Vec<u8>)> = (0..4000u32).map(|i| (1, frame((i % 4) as u8, 80))).collect();
     let mut w = Worker::new(0);
     run(&mut w, &snap, &few);
     assert_eq!(w.cache_refused(), 0);
+    assert_eq!(w.cache_bypassed(), 0);
     assert_eq!(w.cache_stats().1, 4);
+}
+
+/// After a flood the cache bypasses itself; when the traffic is a few
+/// flows again, it is consulted again and answers them.
+#[test]
+fn the_cache_comes_back_after_a_flood() {
+    let snap = build(&["priority=1,actions=output:2".to_string()]).snapshot();
+    let flood: Vec<(u32, Vec<u8>)> = (0..20_000u32)
+        .map(|i| (1, frame((i % 60) as u8, 80 + (i / 60 % 4) as u16)))
+        .collect();
+    let few: Vec<(u32, Vec<u8>)> = (0..20_000u32).map(|i| (1, frame((i % 4) as u8, 80))).collect();
+    let mut w = Worker::with_cache(0, 16);
+    run(&mut w, &snap, &flood);
+    assert!(w.cache_bypassed() > 10_000, "{}", w.cache_bypassed());
+    run(&mut w, &snap, &few);
+    let (bypassed, (hits, _)) = (w.cache_bypassed(), w.cache_stats());
+    run(&mut w, &snap, &few);
+    assert_eq!(w.cache_bypassed(), bypassed, "still bypassed");
+    assert_eq!(w.cache_stats().0 - hits, 20_000, "every packet a hit again");
 }

@@ -197,6 +197,12 @@ impl Worker {
         self.emc.as_ref().map_or(0, |e| e.refused)
     }
 
+    /// Lookups that skipped the exact-match cache while it was bypassed
+    /// ([`crate::emc`]).
+    pub fn cache_bypassed(&self) -> u64 {
+        self.emc.as_ref().map_or(0, |e| e.bypassed)
+    }
+
     /// Hits and misses of the cache of whole walks ([`crate::paths`]).
     pub fn path_stats(&self) -> (u64, u64) {
         self.paths.as_ref().map_or((0, 0), |p| (p.hits, p.misses))
@@ -218,7 +224,9 @@ impl Worker {
         snap: &Snapshot,
         frames: impl IntoIterator<Item = (u32, &'a [u8])>,
     ) {
-        let sink = self.ahead.run(self.emc.as_ref(), snap, self.id, frames);
+        // A bypassed cache is not looked ahead into (most lookups skip it).
+        let emc = self.emc.as_ref().filter(|e| !e.bypassed_now());
+        let sink = self.ahead.run(emc, snap, self.id, frames);
         std::hint::black_box(sink);
     }
 
@@ -642,7 +650,11 @@ impl Exec {
                 self.key.set(s::IN_PORT, p as u64);
             }
             let replayed = cx.replay_next();
-            let found = match (replayed, emc.as_deref_mut().filter(|_| !T)) {
+            let cache = match emc.as_deref_mut() {
+                Some(e) if !T => e.consult().then_some(e),
+                _ => None,
+            };
+            let found = match (replayed, cache) {
                 (Some(r), _) => r,
                 (None, Some(e)) => {
                     match e.find(snap.version, &snap.changes, table as u8, &self.key) {
