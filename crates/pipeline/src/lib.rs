@@ -1,7 +1,9 @@
 //! # pipeline: what happens to a packet
 //!
 //! Pure data structures, no threads and no I/O: packets in memory in,
-//! decisions out; flow-mods in, new versions out.
+//! decisions out; flow-mods in, new versions out. (One exception, for
+//! the daemon to start: [`garbage::on_thread`], where what a big change
+//! leaves to free is dropped.)
 //!
 //! * [`matchkey`] compiles an OpenFlow match into a masked flow key.
 //! * [`classifier`] finds the highest-priority rule for a flow key
@@ -36,6 +38,7 @@ pub mod edit;
 pub mod emc;
 pub mod exec;
 mod expiry;
+pub mod garbage;
 pub mod lookahead;
 pub mod matchkey;
 pub mod meter;

@@ -129,8 +129,10 @@ impl Published {
             || self.copies.iter().any(|c| Arc::strong_count(&c.1) == 1)
     }
 
-    /// The tables with every logged change applied.
-    pub(crate) fn tables(&mut self) -> Arc<Tables> {
+    /// The tables with every logged change applied. A table's
+    /// classifiers emptied at once ([`Op::Clear`]) go to `dispose`, and
+    /// the changes logged before its last clear are skipped.
+    pub(crate) fn tables(&mut self, dispose: &crate::garbage::Disposer) -> Arc<Tables> {
         let end = self.end();
         let newest = self.copies.len() - 1;
         if self.copies[newest].0 == end {
@@ -159,7 +161,23 @@ impl Published {
         };
         let t = Arc::get_mut(&mut tables).expect("a free or fresh copy");
         let from = (pos - self.base) as usize;
-        for (table, op) in self.log.range(from..) {
+        // Where each table's last clear is: what comes before it in that
+        // table is moot (a MODIFY of a million flows followed by a DELETE
+        // of them all need not be applied first).
+        let mut cleared: Vec<usize> = Vec::new();
+        for (i, (table, op)) in self.log.range(from..).enumerate() {
+            if matches!(op, Op::Clear) {
+                let t = *table as usize;
+                if cleared.len() <= t {
+                    cleared.resize(t + 1, 0);
+                }
+                cleared[t] = i + 1;
+            }
+        }
+        for (i, (table, op)) in self.log.range(from..).enumerate() {
+            if cleared.get(*table as usize).is_some_and(|&c| i + 1 < c) {
+                continue;
+            }
             let tc = &mut t[*table as usize];
             match op {
                 Op::Add(r) => tc.of(r).insert_with(r.id, &r.key(), r.priority, r.clone()),
@@ -182,7 +200,7 @@ impl Published {
                         tc.of(r).insert_with(r.id, &key, r.priority, r.clone());
                     }
                 }
-                Op::Clear => *tc = TableClassifier::default(),
+                Op::Clear => dispose.dispose(std::mem::take(tc)),
             }
         }
         self.copies.push_back((end, tables.clone()));
@@ -308,7 +326,7 @@ mod tests {
                         p.log(t, [Op::Clear]);
                     }
                     Step::Publish => {
-                        let tables = p.tables();
+                        let tables = p.tables(&Default::default());
                         for (t, cls) in tables.iter().enumerate() {
                             let mut fresh: Classifier<Arc<Rule>> = Classifier::new();
                             for (_, r) in live.iter().filter(|(lt, _)| *lt as usize == t) {
@@ -349,23 +367,23 @@ mod tests {
         for i in 0..100 {
             p.log(0, [Op::Add(rule(i, &key(0, i as u8), 1))]);
         }
-        let a = p.tables();
+        let a = p.tables(&Default::default());
         p.log(0, [Op::Add(rule(100, &key(1, 7), 2))]);
-        let b = p.tables();
+        let b = p.tables(&Default::default());
         assert!(!Arc::ptr_eq(&a, &b));
         drop(a);
         // The copy `a` was is free again: the next publication reuses it.
         p.log(0, [Op::Remove(rule(100, &key(1, 7), 2))]);
         assert!(p.reusable(false));
         let a_ptr = Arc::as_ptr(&p.copies[0].1);
-        let c = p.tables();
+        let c = p.tables(&Default::default());
         assert_eq!(Arc::as_ptr(&c), a_ptr, "the free copy is the one published");
         assert_eq!(c[0].len(), 100);
         assert_eq!(b[0].len(), 101, "the snapshot held is untouched");
         // Both held now: the next publication must copy.
         p.log(0, [Op::Add(rule(101, &key(1, 9), 2))]);
         assert!(!p.reusable(false));
-        let d = p.tables();
+        let d = p.tables(&Default::default());
         assert_eq!(d[0].len(), 101);
         assert_eq!(c[0].len(), 100);
         assert_eq!(b[0].len(), 101);

@@ -51,6 +51,10 @@ pub struct FlowTable {
     /// Rules removed from this table so far (only grows): what the
     /// learned flows' bookkeeping needs to know whether any went.
     removals: u64,
+    /// The longest match (wire bytes) a rule of this table has had (only
+    /// grows): a MODIFY whose instructions fit a FLOW_STATS entry with
+    /// it need not look at each rule's.
+    pub(crate) match_len_max: usize,
 }
 
 /// Rule changes a table keeps between two snapshots (more than any
@@ -70,6 +74,7 @@ impl FlowTable {
             changes_overflow: false,
             learned: 0,
             removals: 0,
+            match_len_max: 0,
         }
     }
 
@@ -121,6 +126,16 @@ impl FlowTable {
                 *eh == h && r.priority == priority && r.packed.is(key)
             })
             .map(|(_, r)| r)
+    }
+
+    /// Every rule by its hash and the address of its version, without
+    /// reading the rules (what a job in rounds looks at,
+    /// [`crate::control::FlowModJob`]).
+    pub(crate) fn addresses(&self) -> Vec<(u64, usize)> {
+        self.exact
+            .iter()
+            .map(|(h, r)| (*h, Arc::as_ptr(r) as usize))
+            .collect()
     }
 
     /// Every rule, in no particular order.
@@ -181,6 +196,7 @@ impl FlowTable {
     /// no rule has its match and priority (else [`FlowTable::replace`]).
     pub(crate) fn insert_keyed(&mut self, rule: Arc<Rule>, key: &MaskedKey) {
         self.learned += usize::from(rule.learned);
+        self.match_len_max = self.match_len_max.max(rule.match_.wire_len());
         self.ops.push(Op::Add(rule.clone()));
         if rule.idle_timeout != 0 || rule.hard_timeout != 0 {
             self.timed.insert(rule.id, rule.clone());
@@ -205,6 +221,30 @@ impl FlowTable {
         self.timed.remove(&removed.id);
         self.changed(&key);
         Some(removed)
+    }
+
+    /// Removes every rule at once: the table's maps are swapped for empty
+    /// ones and the published classifiers emptied ([`Op::Clear`]) rather
+    /// than each rule removed, its key unpacked and hashed. Returns the
+    /// map of the rules removed (what was logged and is now moot goes to
+    /// `dispose`, as the timed rules' map).
+    pub(crate) fn take_all(
+        &mut self,
+        dispose: &crate::garbage::Disposer,
+    ) -> hashbrown::HashTable<(u64, Arc<Rule>)> {
+        let all = std::mem::take(&mut self.exact);
+        self.removals += all.len() as u64;
+        self.learned = 0;
+        dispose.dispose((
+            std::mem::take(&mut self.timed),
+            std::mem::take(&mut self.ops),
+        ));
+        self.deadlines = Deadlines::default();
+        self.ops.push(Op::Clear);
+        // Every cached answer of this table may change.
+        self.changes_overflow = true;
+        self.changes = Vec::new();
+        all
     }
 
     /// Replaces a rule by a new version with the same id, match and

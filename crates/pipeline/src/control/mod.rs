@@ -40,7 +40,7 @@ pub mod groups_meters;
 pub mod learn;
 
 use flows::age;
-pub use flows::{flow_stats_entry, FLOW_ENTRY_MAX};
+pub use flows::{flow_stats_entry, Applied, FlowModJob, FLOW_ENTRY_MAX, ROUND};
 use groups_meters::bucket_liveness;
 pub use groups_meters::GROUP_BUCKETS_MAX;
 
@@ -175,6 +175,8 @@ pub struct Pipeline {
     /// The connection tracker `ct` actions use: one for the pipeline's
     /// life, shared by every snapshot (connections outlive flow changes).
     conntrack: Arc<conntrack::Tracker>,
+    /// Where what a big change leaves to free goes ([`crate::garbage`]).
+    disposer: crate::garbage::Disposer,
 }
 
 impl Pipeline {
@@ -204,7 +206,19 @@ impl Pipeline {
                 config.ct_timeouts,
                 config.ct_limits,
             )),
+            disposer: Default::default(),
         }
+    }
+
+    /// Sets where what a big change leaves to free is dropped
+    /// ([`crate::garbage`]; by default at once, on the caller's thread).
+    pub fn set_disposer(&mut self, d: crate::garbage::Disposer) {
+        self.disposer = d;
+    }
+
+    /// Where what a big change leaves to free is dropped.
+    pub fn disposer(&self) -> &crate::garbage::Disposer {
+        &self.disposer
     }
 
     /// The connection tracker (its connections, limits and timeouts).
@@ -256,7 +270,7 @@ impl Pipeline {
             fresh.extend(t.changes.drain(..).map(|k| (t.id, k)));
             if t.is_empty() && !t.ops.is_empty() {
                 // Whatever came before, the table ends empty.
-                t.ops.clear();
+                self.disposer.dispose(std::mem::take(&mut t.ops));
                 self.published.log(t.id, [Op::Clear]);
             } else if !t.ops.is_empty() {
                 self.published.log(t.id, t.ops.drain(..));
@@ -272,7 +286,7 @@ impl Pipeline {
                 self.config.change_log,
             );
         }
-        let tables = self.published.tables();
+        let tables = self.published.tables(&self.disposer);
         Arc::new(Snapshot {
             version: self.version,
             changes: self.changes.clone(),
