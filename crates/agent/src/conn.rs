@@ -79,8 +79,9 @@ pub struct Conn {
     /// Bytes to send, in order.
     pub outbox: Outbox,
     /// A FLOW_STATS reply being produced a message at a time, as the
-    /// outbox drains (see [`crate::Agent::pump`]).
-    pub(crate) job: Option<crate::FlowStatsJob>,
+    /// outbox drains, or a FLOW_MOD applied a round at a time (see
+    /// [`crate::Agent::pump`]).
+    pub(crate) job: Option<crate::Job>,
     pub(crate) last_rx_ns: u64,
     /// When the connection was made.
     pub(crate) opened_ns: u64,
@@ -216,6 +217,13 @@ impl Conn {
         self.within_budget()
             && self.phase != Phase::Closing
             && (self.job.is_some() || self.framer.has_frame())
+    }
+
+    /// Whether a FLOW_MOD is being applied in rounds: each
+    /// [`crate::Agent::pump`] does one, and the daemon should turn to
+    /// its other work between them.
+    pub fn in_rounds(&self) -> bool {
+        matches!(self.job, Some(crate::Job::FlowMod(_)))
     }
 
     /// Whether the peer has let the outbox grow past the hard cap.

@@ -46,7 +46,7 @@ impl<D: Datapath> Agent<D> {
                 self.send(id, &M::GetConfigReply(c), xid);
             }
             M::SetConfig(c) => self.set_config(c)?,
-            M::FlowMod(fm) => self.flow_mod(fm, frame, now_ns)?,
+            M::FlowMod(fm) => self.flow_mod(id, fm, frame, now_ns)?,
             M::GroupMod(gm) => {
                 let removed = self.pipeline.group_mod(&gm, now_ns).map_err(|e| e.code)?;
                 self.dirty = true;
@@ -151,8 +151,12 @@ impl<D: Datapath> Agent<D> {
 
     /// FLOW_MOD, validated by the caller: applied, FLOW_REMOVED for what it
     /// removed, and the buffered packet it names run through the tables.
+    /// One that names more rules than a round changes becomes the
+    /// connection's job ([`Agent::flow_mod_round`]): its later messages
+    /// wait until the last round.
     pub(crate) fn flow_mod(
         &mut self,
+        id: ConnId,
         fm: ofp::FlowMod,
         frame: &Bytes,
         now_ns: u64,
@@ -172,15 +176,56 @@ impl<D: Datapath> Agent<D> {
             None
         };
         // Validated above (Message::validate), and `frame` is its wire form.
-        let removed = self
+        let applied = self
             .pipeline
-            .flow_mod_with_match(&fm, ofp::FlowMod::match_bytes(frame), now_ns)
+            .flow_mod_rounds(&fm, ofp::FlowMod::match_bytes(frame), now_ns)
             .map_err(|e| e.code)?;
         if buffered.is_some() {
             let _ = self.buffers.take(fm.buffer_id);
         }
         self.dirty = true;
+        match applied {
+            pipeline::control::Applied::Done(removed) => {
+                self.flow_removed(&removed, now_ns);
+                self.pipeline.disposer().dispose(removed);
+                self.run_buffered(buffered);
+            }
+            pipeline::control::Applied::Rounds(job) => {
+                if let Some(c) = self.conns.get_mut(&id) {
+                    c.job = Some(Job::FlowMod(FlowModRounds { job, buffered }));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The next round of connection `id`'s FLOW_MOD in rounds: its
+    /// FLOW_REMOVED messages, and once it is done the buffered packet it
+    /// named.
+    pub(crate) fn flow_mod_round(&mut self, id: ConnId, now_ns: u64) -> Progress {
+        let Some(c) = self.conns.get_mut(&id) else {
+            return Progress::Done;
+        };
+        let Some(Job::FlowMod(mut rounds)) = c.job.take() else {
+            return Progress::Done;
+        };
+        let (removed, done) = self.pipeline.flow_mod_round(&mut rounds.job);
+        self.dirty = true;
         self.flow_removed(&removed, now_ns);
+        self.pipeline.disposer().dispose(removed);
+        if done {
+            self.run_buffered(rounds.buffered.take());
+            return Progress::Done;
+        }
+        if let Some(c) = self.conns.get_mut(&id) {
+            c.job = Some(Job::FlowMod(rounds));
+        }
+        Progress::Yield
+    }
+
+    /// Runs the buffered packet a FLOW_MOD named through the tables (as
+    /// they are now: published first).
+    fn run_buffered(&mut self, buffered: Option<(u32, Bytes)>) {
         if let Some((in_port, data)) = buffered {
             self.publish();
             let _ = self.datapath.packet_out(
@@ -192,7 +237,6 @@ impl<D: Datapath> Agent<D> {
                 data,
             );
         }
-        Ok(())
     }
 
     /// PORT_MOD: the OFPPC_* bits a port takes; PORT_STATUS if they changed.
@@ -325,7 +369,7 @@ impl<D: Datapath> Agent<D> {
         if let Q::Flow(freq) = &req.body {
             let rules = self.pipeline.flow_stats_rules(freq).map_err(|e| e.code)?;
             if let Some(c) = self.conns.get_mut(&id) {
-                c.job = Some(FlowStatsJob { xid, rules, at: 0 });
+                c.job = Some(Job::FlowStats(FlowStatsJob { xid, rules, at: 0 }));
             }
             return Ok(());
         }

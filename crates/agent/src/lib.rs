@@ -125,7 +125,8 @@ pub use bundle::{BundleLimits, Bundles};
 pub use conn::{Conn, ConnConfig, Phase};
 pub use local::{LocalChange, LocalRefusal};
 pub use outbox::Outbox;
-pub use stats::FlowStatsJob;
+pub use stats::{FlowModRounds, FlowStatsJob, Job};
+use stats::Progress;
 pub use tables::MAX_TABLE_NAME;
 pub use timers::Event;
 

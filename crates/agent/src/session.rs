@@ -107,7 +107,11 @@ impl<D: Datapath> Agent<D> {
                 break;
             }
             if c.job.is_some() {
-                self.continue_job(id, now_ns);
+                // A FLOW_MOD in rounds does one per call: the daemon turns
+                // to its other connections and work between them.
+                if self.continue_job(id, now_ns) == Progress::Yield {
+                    break;
+                }
                 continue;
             }
             let Some(next) = c.framer.next_frame() else {

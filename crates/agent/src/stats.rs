@@ -9,12 +9,14 @@ impl<D: Datapath> Agent<D> {
     /// many entries as fit one message, REPLY_MORE unless they are the
     /// last. The rules were taken when the request came; their counters
     /// are read now.
-    pub(crate) fn continue_job(&mut self, id: ConnId, now_ns: u64) {
+    pub(crate) fn continue_job(&mut self, id: ConnId, now_ns: u64) -> Progress {
         let Some(c) = self.conns.get_mut(&id) else {
-            return;
+            return Progress::Done;
         };
-        let Some(job) = c.job.as_mut() else {
-            return;
+        let job = match c.job.as_mut() {
+            Some(Job::FlowStats(j)) => j,
+            Some(Job::FlowMod(_)) => return self.flow_mod_round(id, now_ns),
+            None => return Progress::Done,
         };
         let mut entries = Vec::new();
         let mut len = 0;
@@ -39,7 +41,9 @@ impl<D: Datapath> Agent<D> {
         c.send(&msg, xid);
         if done {
             c.job = None;
+            return Progress::Done;
         }
+        Progress::More
     }
 
     /// Answers a multipart request: one or more reply bodies (several when
@@ -466,6 +470,38 @@ pub(crate) fn split<T: Clone>(items: Vec<T>, make: fn(Vec<T>) -> R) -> Vec<R> {
     }
     out.push(make(cur));
     out
+}
+
+/// What a connection is in the middle of: its later messages wait
+/// behind it ([`Agent::pump`]).
+#[derive(Debug)]
+pub enum Job {
+    /// A FLOW_STATS reply, a message at a time as the outbox drains.
+    FlowStats(FlowStatsJob),
+    /// A FLOW_MOD naming more rules than one round changes, a round at a
+    /// time ([`pipeline::control::FlowModJob`]).
+    FlowMod(FlowModRounds),
+}
+
+/// How far a job came in one step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Progress {
+    /// Finished: the connection's next messages may be handled.
+    Done,
+    /// A message of a reply sent: more to come as the outbox drains.
+    More,
+    /// A round of a FLOW_MOD done: the control thread turns to other
+    /// work before the next.
+    Yield,
+}
+
+/// A FLOW_MOD in rounds on one connection.
+#[derive(Debug)]
+pub struct FlowModRounds {
+    pub(crate) job: Box<pipeline::control::FlowModJob>,
+    /// The buffered packet (in_port, frame) the FLOW_MOD named, run
+    /// through the tables once the last round is done.
+    pub(crate) buffered: Option<(u32, Bytes)>,
 }
 
 /// A FLOW_STATS reply in progress on one connection.

@@ -71,6 +71,11 @@ pub fn build(cfg: config::Config, opts: Options) -> Result<Running, Box<dyn std:
     cfg.learn.apply(&mut pc);
     cfg.conntrack.apply(&mut pc);
     let mut p = Pipeline::new(pc);
+    // What a big FLOW_MOD leaves to free (a million rules: ~1 s) is freed
+    // off the control thread (pipeline::garbage).
+    if let Some(d) = pipeline::garbage::on_thread(&format!("free-{}", cfg.name)) {
+        p.set_disposer(d);
+    }
     cfg.conntrack.apply_zones(p.conntrack());
     let mut bridge = datapath::Bridge::new(&cfg.name, n, p.snapshot(), opts.nullx)?;
     if fast {

@@ -560,6 +560,13 @@ impl Control {
                 let Some(c) = self.agent.conn(id) else {
                     break;
                 };
+                if c.in_rounds() {
+                    // One round of a big FLOW_MOD per turn of the loop:
+                    // the other connections, packet-ins and timers come
+                    // between rounds.
+                    self.flush(id);
+                    break;
+                }
                 if c.outbox.len() == before {
                     break; // only part of a message waiting
                 }
