@@ -41,7 +41,12 @@ fn main() {
         .collect();
     let flows = args.first().copied().unwrap_or(1_000_000);
     let groups = args.get(1).copied().unwrap_or(65_536) as u32;
-    let mut a = Agent::new(1, Pipeline::new(pipeline::Config::default()), Null, "heavy");
+    let mut p = Pipeline::new(pipeline::Config::default());
+    // As the daemon: big changes' leftovers are freed on a thread.
+    if let Some(d) = pipeline::garbage::on_thread("heavy-free") {
+        p.set_disposer(d);
+    }
+    let mut a = Agent::new(1, p, Null, "heavy");
     for n in 1..=4u32 {
         a.handle_port_added(PortInfo::new(n, &format!("p{n}"), [2, 0, 0, 0, 0, n as u8]));
     }

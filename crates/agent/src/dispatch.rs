@@ -223,6 +223,20 @@ impl<D: Datapath> Agent<D> {
         Progress::Yield
     }
 
+    /// The rest of a FLOW_MOD in rounds whose connection is gone, at once.
+    pub(crate) fn finish_rounds(&mut self, mut rounds: FlowModRounds, now_ns: u64) {
+        loop {
+            let (removed, done) = self.pipeline.flow_mod_round(&mut rounds.job);
+            self.dirty = true;
+            self.flow_removed(&removed, now_ns);
+            self.pipeline.disposer().dispose(removed);
+            if done {
+                break;
+            }
+        }
+        self.run_buffered(rounds.buffered.take());
+    }
+
     /// Runs the buffered packet a FLOW_MOD named through the tables (as
     /// they are now: published first).
     fn run_buffered(&mut self, buffered: Option<(u32, Bytes)>) {

@@ -74,6 +74,10 @@
 //!   ([`Conn::wants_input`] tells the daemon to stop reading it), a
 //!   FLOW_STATS reply is produced a message at a time as the outbox drains
 //!   ([`Agent::pump`]; later requests, barriers included, wait behind it),
+//!   as a FLOW_MOD naming more rules than a round changes is applied a
+//!   round per `pump` ([`pipeline::control::FlowModJob`]: its FLOW_REMOVED
+//!   messages sent a round at a time, the datapath seeing each round
+//!   published, a barrier answered after the last),
 //!   and past [`ConnConfig::outbox_hard_cap`] ([`Conn::over_hard_cap`],
 //!   reachable only by asynchronous messages) the daemon closes it.
 //! * No message longer than 65 535 bytes is ever sent: multipart replies

@@ -20,7 +20,12 @@ impl<D: Datapath> Agent<D> {
 
     /// The connection is gone.
     pub fn disconnect(&mut self, id: ConnId) {
-        self.conns.remove(&id);
+        let job = self.conns.remove(&id).and_then(|c| c.job);
+        if let Some(Job::FlowMod(rounds)) = job {
+            // A FLOW_MOD the controller sent is applied whole, whether or
+            // not it stays to hear of it: what is left, now.
+            self.finish_rounds(rounds, self.now_ns);
+        }
         if self.follow_fail_mode(self.now_ns) {
             self.publish();
         }

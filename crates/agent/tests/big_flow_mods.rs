@@ -123,3 +123,22 @@ fn a_modify_of_a_big_table_goes_in_rounds_and_the_barrier_waits() {
     let changed = snap.tables[0].entries().filter(|(_, _, r)| r.outputs_to(3)).count();
     assert_eq!(changed, n as usize, "all of them by the barrier reply");
 }
+
+#[test]
+fn a_modify_in_rounds_is_applied_whole_when_its_connection_goes() {
+    let n = (pipeline::control::ROUND * 3 + 1) as u32;
+    let (mut a, id) = loaded(n);
+    let other = open(&mut a, 2);
+    assert!(a.handle_input(
+        id,
+        &command("actions=output:3", ofp::FlowModCommand::Modify, 100),
+        3
+    ));
+    assert!(a.conn(id).unwrap().in_rounds());
+    a.disconnect(id);
+    a.publish();
+    let snap = a.datapath().held.borrow().back().unwrap().clone();
+    let changed = snap.tables[0].entries().filter(|(_, _, r)| r.outputs_to(3)).count();
+    assert_eq!(changed, n as usize);
+    assert!(replies(&mut a, other).is_empty());
+}
