@@ -3,7 +3,11 @@
 //! the statistics read from the rules (FLOW_STATS, AGGREGATE).
 //!
 //! Contract: a refused FLOW_MOD changes nothing; a delete returns the
-//! rules it removed, for FLOW_REMOVED.
+//! rules it removed, for FLOW_REMOVED. A DELETE of every rule of a table
+//! takes the table out whole, at once; a non-strict MODIFY or DELETE of
+//! a table past [`ROUND`] rules may be applied a round at a time
+//! ([`Pipeline::flow_mod_rounds`], [`FlowModJob`] says what can be seen
+//! between rounds), [`Pipeline::flow_mod`] applying every round at once.
 
 use super::*;
 

@@ -50,12 +50,59 @@ pub fn rss_bytes() -> u64 {
 
 /// The memory probe (in the child): builds and publishes the pipeline of
 /// `n` exact rules and the table-miss rule, prints the RSS growth in bytes.
+///
+/// With `PIPELINE_BENCH_RSS_STAGE` set, one part of that instead (for
+/// the breakdown in docs/PERFORMANCE.md, issue 32): `rules` the rules
+/// alone, built as a FLOW_MOD ADD builds them, in a `Vec`; `table` the
+/// pipeline before any publication (rules, the table's index, the log of
+/// changes); `two` the pipeline published with the second classifier
+/// copy made too (a change published while a snapshot holds the first).
 pub fn child(n: u32) {
+    let stage = std::env::var("PIPELINE_BENCH_RSS_STAGE").unwrap_or_default();
     let rss0 = rss_bytes();
+    if stage == "rules" {
+        let rules: Vec<std::sync::Arc<pipeline::Rule>> = (0..n)
+            .map(|i| {
+                let fm = flows::exact_flow_mod(i);
+                let key = compile(&fm.match_).expect("valid");
+                std::sync::Arc::new(pipeline::Rule {
+                    id: i,
+                    table_id: 0,
+                    priority: fm.priority,
+                    table_miss: false,
+                    learned: false,
+                    packed: pipeline::matchkey::PackedKey::pack(&key),
+                    match_: pipeline::rule::StoredMatch::new(&fm.match_),
+                    instructions: fm.instructions.into_boxed_slice(),
+                    cookie: 0,
+                    idle_timeout: 0,
+                    hard_timeout: 0,
+                    flags: 0,
+                    created_ns: 0,
+                    counters: std::sync::Arc::new(pipeline::rule::Counters::new(1)),
+                })
+            })
+            .collect();
+        let rss1 = rss_bytes();
+        std::hint::black_box(&rules);
+        println!("{}", rss1.saturating_sub(rss0));
+        return;
+    }
     let mut p = flows::exact_pipeline(n);
+    if stage == "table" {
+        let rss1 = rss_bytes();
+        std::hint::black_box(&p);
+        println!("{}", rss1.saturating_sub(rss0));
+        return;
+    }
     let snap = p.snapshot();
+    let mut second = None;
+    if stage == "two" {
+        p.flow_mod(&flows::exact_flow_mod(n), 0).expect("valid");
+        second = Some(p.snapshot());
+    }
     let rss1 = rss_bytes();
-    std::hint::black_box((&p, &snap));
+    std::hint::black_box((&p, &snap, &second));
     println!("{}", rss1.saturating_sub(rss0));
 }
 
