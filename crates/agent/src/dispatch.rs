@@ -187,7 +187,7 @@ impl<D: Datapath> Agent<D> {
         match applied {
             pipeline::control::Applied::Done(removed) => {
                 self.flow_removed(&removed, now_ns);
-                self.pipeline.disposer().dispose(removed);
+                self.dispose(removed);
                 self.run_buffered(buffered);
             }
             pipeline::control::Applied::Rounds(job) => {
@@ -212,7 +212,7 @@ impl<D: Datapath> Agent<D> {
         let (removed, done) = self.pipeline.flow_mod_round(&mut rounds.job);
         self.dirty = true;
         self.flow_removed(&removed, now_ns);
-        self.pipeline.disposer().dispose(removed);
+        self.dispose(removed);
         if done {
             self.run_buffered(rounds.buffered.take());
             return Progress::Done;
@@ -229,12 +229,22 @@ impl<D: Datapath> Agent<D> {
             let (removed, done) = self.pipeline.flow_mod_round(&mut rounds.job);
             self.dirty = true;
             self.flow_removed(&removed, now_ns);
-            self.pipeline.disposer().dispose(removed);
+            self.dispose(removed);
             if done {
                 break;
             }
         }
         self.run_buffered(rounds.buffered.take());
+    }
+
+    /// Lets rules removed go: many to the pipeline's disposer (off the
+    /// control thread, in the daemon), a few dropped here (handing each
+    /// FLOW_MOD's empty list to another thread cost more than it saved:
+    /// the million-flow push ran 30% slower).
+    fn dispose(&self, removed: Vec<Removed>) {
+        if removed.len() >= DISPOSE_AT {
+            self.pipeline.disposer().dispose(removed);
+        }
     }
 
     /// Runs the buffered packet a FLOW_MOD named through the tables (as
@@ -635,6 +645,10 @@ pub(crate) fn queue_desc(p: &PortInfo) -> Vec<PacketQueue> {
         })
         .collect()
 }
+
+/// Rules removed at once from which [`Agent::dispose`] hands them to the
+/// disposer rather than dropping them.
+const DISPOSE_AT: usize = 256;
 
 /// How long the next part of a multipart request may take (Open
 /// vSwitch's 1 s).
