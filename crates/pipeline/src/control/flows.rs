@@ -595,7 +595,8 @@ pub enum Applied {
 /// A DELETE of every rule of a table (no match, cookie mask, out_port or
 /// out_group) is not split: the table is emptied at once and published
 /// whole; only the FLOW_REMOVED messages are handed back a round at a
-/// time.
+/// time. The flows a removed learner takes with it (`delete_learned`)
+/// go in the round that hands the learner back.
 #[derive(Debug)]
 pub struct FlowModJob {
     command: FlowModCommand,
