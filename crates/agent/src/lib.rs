@@ -129,8 +129,8 @@ pub use bundle::{BundleLimits, Bundles};
 pub use conn::{Conn, ConnConfig, Phase};
 pub use local::{LocalChange, LocalRefusal};
 pub use outbox::Outbox;
-pub use stats::{FlowModRounds, FlowStatsJob, Job};
 use stats::Progress;
+pub use stats::{FlowModRounds, FlowStatsJob, Job};
 pub use tables::MAX_TABLE_NAME;
 pub use timers::Event;
 

@@ -77,10 +77,17 @@ fn a_barrier_after_a_delete_of_everything_waits_for_every_flow_removed() {
     let snap = a.datapath().held.borrow().back().unwrap().clone();
     assert!(snap.tables[0].is_empty());
     let mut out = replies(&mut a, id);
-    assert!(a.conn(id).unwrap().in_rounds(), "FLOW_REMOVED still to send");
+    assert!(
+        a.conn(id).unwrap().in_rounds(),
+        "FLOW_REMOVED still to send"
+    );
     assert!(!out.iter().any(|(_, m)| matches!(m, Message::BarrierReply)));
     // Another connection is answered between rounds.
-    assert!(a.handle_input(other, &Message::EchoRequest(Default::default()).to_bytes(7), 4));
+    assert!(a.handle_input(
+        other,
+        &Message::EchoRequest(Default::default()).to_bytes(7),
+        4
+    ));
     assert!(replies(&mut a, other)
         .iter()
         .any(|(x, m)| *x == 7 && matches!(m, Message::EchoReply(_))));
@@ -114,13 +121,19 @@ fn a_modify_of_a_big_table_goes_in_rounds_and_the_barrier_waits() {
     assert!(a.conn(id).unwrap().in_rounds());
     // Each round is published: some rules changed, not yet all.
     let snap = a.datapath().held.borrow().back().unwrap().clone();
-    let changed = snap.tables[0].entries().filter(|(_, _, r)| r.outputs_to(3)).count();
+    let changed = snap.tables[0]
+        .entries()
+        .filter(|(_, _, r)| r.outputs_to(3))
+        .count();
     assert!(changed > 0 && changed < n as usize, "{changed}");
     pump_out(&mut a, id, &mut out);
     out.extend(replies(&mut a, id));
     assert!(matches!(out.as_slice(), [(101, Message::BarrierReply)]));
     let snap = a.datapath().held.borrow().back().unwrap().clone();
-    let changed = snap.tables[0].entries().filter(|(_, _, r)| r.outputs_to(3)).count();
+    let changed = snap.tables[0]
+        .entries()
+        .filter(|(_, _, r)| r.outputs_to(3))
+        .count();
     assert_eq!(changed, n as usize, "all of them by the barrier reply");
 }
 
@@ -138,7 +151,10 @@ fn a_modify_in_rounds_is_applied_whole_when_its_connection_goes() {
     a.disconnect(id);
     a.publish();
     let snap = a.datapath().held.borrow().back().unwrap().clone();
-    let changed = snap.tables[0].entries().filter(|(_, _, r)| r.outputs_to(3)).count();
+    let changed = snap.tables[0]
+        .entries()
+        .filter(|(_, _, r)| r.outputs_to(3))
+        .count();
     assert_eq!(changed, n as usize);
     assert!(replies(&mut a, other).is_empty());
 }

@@ -158,7 +158,11 @@ pub fn run(secs: f64, threshold_us: u64, json: bool) -> String {
         g.lost_over(150) as f64 / 1e6
     );
     for (at, d) in &longest {
-        out += &format!("  at {:>10.3} ms: {:>9.1} us\n", *at as f64 / 1e6, *d as f64 / 1e3);
+        out += &format!(
+            "  at {:>10.3} ms: {:>9.1} us\n",
+            *at as f64 / 1e6,
+            *d as f64 / 1e3
+        );
     }
     out += "  steal (ms):";
     for (cpu, ms) in &steal {

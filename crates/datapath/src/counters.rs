@@ -164,7 +164,10 @@ mod tests {
 
     #[test]
     fn the_worst_batch_is_the_slowest_of_every_worker() {
-        let (a, b) = (Arc::new(BridgeCounters::default()), Arc::new(BridgeCounters::default()));
+        let (a, b) = (
+            Arc::new(BridgeCounters::default()),
+            Arc::new(BridgeCounters::default()),
+        );
         a.worst.see(5_000, 3, 100);
         a.worst.see(4_000, 1, 200); // faster: not kept
         b.worst.see(9_000, 2, 150);

@@ -208,7 +208,10 @@ mod tests {
     fn a_new_queue_has_a_batch_of_buffers_ready() {
         let mut q = TxQueue::new(netdev::MAX_FRAME, false);
         assert_eq!(q.frames.len(), TX_PREFAULT);
-        assert!(q.frames.iter().all(|b| b.is_empty() && b.capacity() >= netdev::MAX_FRAME));
+        assert!(q
+            .frames
+            .iter()
+            .all(|b| b.is_empty() && b.capacity() >= netdev::MAX_FRAME));
         let before: Vec<*const u8> = q.frames.iter().map(|b| b.as_ptr()).collect();
         for _ in 0..TX_PREFAULT {
             q.push(&[5; 1500]);

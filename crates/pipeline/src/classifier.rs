@@ -534,9 +534,7 @@ impl<T: Clone> Classifier<T> {
     #[inline]
     pub(crate) fn ahead_bucket(&self, hash: u64) -> u64 {
         match self.subtables.first() {
-            Some(st) if !st.index.buckets.is_empty() => {
-                st.index.buckets[st.index.home(hash)].hash
-            }
+            Some(st) if !st.index.buckets.is_empty() => st.index.buckets[st.index.home(hash)].hash,
             _ => 0,
         }
     }

@@ -81,7 +81,10 @@ impl Counters {
     pub(crate) fn touch(&self, level: u8, worker: usize) -> u64 {
         match level {
             0 => self.slots.len() as u64,
-            _ => self.slots.get(worker).map_or(0, |s| s.packets.load(Relaxed)),
+            _ => self
+                .slots
+                .get(worker)
+                .map_or(0, |s| s.packets.load(Relaxed)),
         }
     }
 
@@ -199,15 +202,18 @@ impl Rule {
             0 => self.cookie ^ self.id as u64,
             1 => {
                 // No branch on what is read here: it is still in memory.
-                let apply = matches!(self.instructions.first(), Some(Instruction::ApplyActions(_)));
+                let apply = matches!(
+                    self.instructions.first(),
+                    Some(Instruction::ApplyActions(_))
+                );
                 apply as u64 ^ self.counters.touch(0, worker)
             }
             _ => {
                 let first = match self.instructions.first() {
-                    Some(Instruction::ApplyActions(list)) => {
-                        list.first().is_some_and(|a| matches!(a, ofp::Action::Output { .. }))
-                            as u64
-                    }
+                    Some(Instruction::ApplyActions(list)) => list
+                        .first()
+                        .is_some_and(|a| matches!(a, ofp::Action::Output { .. }))
+                        as u64,
                     _ => 0,
                 };
                 first ^ self.counters.touch(1, worker)

@@ -156,7 +156,11 @@ fn a_modify_of_a_big_table_goes_in_rounds_each_publication_whole_rules() {
     assert_eq!(now[late as usize], Some(2), "a flow added since is left");
     assert_eq!(now[n as usize], None);
     let modified = now.iter().filter(|o| **o == Some(3)).count();
-    assert_eq!(modified, n as usize - 1, "every other flow (gone: {gone_was_changed})");
+    assert_eq!(
+        modified,
+        n as usize - 1,
+        "every other flow (gone: {gone_was_changed})"
+    );
     assert_eq!(p.flow_count(), n as usize);
     // The rules keep their ids and counters (no reset_counts).
     assert!(snap.tables[0].len() == n as usize);
@@ -188,6 +192,10 @@ fn a_filtered_delete_of_a_big_table_removes_what_it_selects_in_rounds() {
     for (i, x) in o.iter().enumerate() {
         assert_eq!(*x, (i % 2 == 0).then_some(2), "flow {i}");
     }
-    assert_eq!(outputs(&held, 4), vec![Some(2); 4], "held snapshot untouched");
+    assert_eq!(
+        outputs(&held, 4),
+        vec![Some(2); 4],
+        "held snapshot untouched"
+    );
     assert_eq!(p.flow_count(), n.div_ceil(2) as usize);
 }

@@ -135,10 +135,15 @@ fn admission_only_while_thrashing() {
     // The first window's misses are all cached; after it, one in 16.
     let window = pipeline::emc::WINDOW;
     let admitted = misses - window - w.cache_refused();
-    assert!(misses > window && admitted <= (misses - window) / 16 + 1, "{admitted} of {misses}");
+    assert!(
+        misses > window && admitted <= (misses - window) / 16 + 1,
+        "{admitted} of {misses}"
+    );
     // Almost nothing hits: most lookups skip the cache.
     assert!(w.cache_bypassed() > 2000, "{}", w.cache_bypassed());
-    let few: Vec<(u32, Vec<u8>)> = (0..4000u32).map(|i| (1, frame((i % 4) as u8, 80))).collect();
+    let few: Vec<(u32, Vec<u8>)> = (0..4000u32)
+        .map(|i| (1, frame((i % 4) as u8, 80)))
+        .collect();
     let mut w = Worker::new(0);
     run(&mut w, &snap, &few);
     assert_eq!(w.cache_refused(), 0);
@@ -154,7 +159,9 @@ fn the_cache_comes_back_after_a_flood() {
     let flood: Vec<(u32, Vec<u8>)> = (0..20_000u32)
         .map(|i| (1, frame((i % 60) as u8, 80 + (i / 60 % 4) as u16)))
         .collect();
-    let few: Vec<(u32, Vec<u8>)> = (0..20_000u32).map(|i| (1, frame((i % 4) as u8, 80))).collect();
+    let few: Vec<(u32, Vec<u8>)> = (0..20_000u32)
+        .map(|i| (1, frame((i % 4) as u8, 80)))
+        .collect();
     let mut w = Worker::with_cache(0, 16);
     run(&mut w, &snap, &flood);
     assert!(w.cache_bypassed() > 10_000, "{}", w.cache_bypassed());

@@ -103,13 +103,19 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Option<Opts>, Str
             "--scaling" => (o.scaling, any) = (true, true),
             "--stages" => (o.stages, any) = (true, true),
             "--flows-at" => {
-                let v = args.next().ok_or("a list of flow counts after --flows-at")?;
+                let v = args
+                    .next()
+                    .ok_or("a list of flow counts after --flows-at")?;
                 let ks: Result<Vec<usize>, _> = v.split(',').map(str::parse).collect();
-                o.flows_at = Some(ks.map_err(|_| format!("--flows-at: not a list of counts: {v:?}"))?);
+                o.flows_at =
+                    Some(ks.map_err(|_| format!("--flows-at: not a list of counts: {v:?}"))?);
                 any = true;
             }
             "--threads" => {
-                let n = args.next().and_then(|v| v.parse().ok()).filter(|&n: &usize| (1..=256).contains(&n));
+                let n = args
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .filter(|&n: &usize| (1..=256).contains(&n));
                 o.threads = Some(n.ok_or("a thread count (1-256) after --threads")?);
                 any = true;
             }

@@ -95,7 +95,16 @@ fn timed(plan: Plan, mut w: Worker, snap: &Snapshot, pool: &Pool, seq: &[u32]) -
     let mut bufs: Vec<Vec<u8>> = (0..RX_BATCH).map(|_| Vec::with_capacity(128)).collect();
     let mut cursor = 0;
     let mut now = 1;
-    walk(&mut w, snap, pool, seq, &mut cursor, WARM_UP, &mut bufs, now);
+    walk(
+        &mut w,
+        snap,
+        pool,
+        seq,
+        &mut cursor,
+        WARM_UP,
+        &mut bufs,
+        now,
+    );
     let (h0, m0) = w.cache_stats();
     let stat = rounds(plan, BATCH, || {
         now += 1;
