@@ -7,24 +7,12 @@
 
 use conntrack::build::{self, Ip, Seg};
 use ofp::text::parse_flow_mod;
-use pipeline::{Config, Pipeline, PortState, Worker};
+use pipeline::{Pipeline, Worker};
+
+mod common;
 
 fn pipeline(flows: &[&str]) -> Pipeline {
-    let mut p = Pipeline::new(Config {
-        n_tables: 16,
-        ..Config::default()
-    });
-    for n in 1..=4 {
-        p.set_port(PortState::up(n));
-    }
-    for f in flows {
-        let fm = parse_flow_mod(f).unwrap_or_else(|e| panic!("{f}: {e}"));
-        ofp::msg::Message::FlowMod(fm.clone())
-            .validate()
-            .unwrap_or_else(|e| panic!("{f}: {e}"));
-        p.flow_mod(&fm, 0).unwrap_or_else(|e| panic!("{f}: {e}"));
-    }
-    p
+    common::pipeline(16, 4, flows)
 }
 
 fn eth(ip: &[u8]) -> Vec<u8> {

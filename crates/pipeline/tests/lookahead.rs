@@ -8,20 +8,13 @@
 //! ahead must
 //! have run.
 
-use ofp::text::parse_flow_mod;
-use pipeline::{Config, Pipeline, PortState, Snapshot, Worker};
+use pipeline::{Pipeline, Snapshot, Worker};
 use proptest::prelude::*;
 
+mod common;
+
 fn frame(src: u8, dport: u16) -> Vec<u8> {
-    packet::build::tcp_v4(
-        [2, 0, 0, 0, 0, src],
-        [2, 0, 0, 0, 0, 9],
-        [10, 0, 0, src],
-        [10, 0, 1, src / 3],
-        1000 + src as u16,
-        dport,
-        2,
-    )
+    common::tcp_frame(src, 1, src / 3, 1000 + src as u16, dport)
 }
 
 fn flow() -> impl Strategy<Value = String> {
@@ -57,20 +50,7 @@ fn flow() -> impl Strategy<Value = String> {
 }
 
 fn build(flows: &[String]) -> Pipeline {
-    let mut p = Pipeline::new(Config {
-        n_tables: 3,
-        ..Config::default()
-    });
-    for n in 1..=4 {
-        p.set_port(PortState::up(n));
-    }
-    for f in flows {
-        let fm = parse_flow_mod(f).unwrap_or_else(|e| panic!("{f}: {e}"));
-        if ofp::msg::Message::FlowMod(fm.clone()).validate().is_ok() {
-            let _ = p.flow_mod(&fm, 0);
-        }
-    }
-    p
+    common::pipeline_of_valid(3, 4, flows)
 }
 
 type Seen = Vec<Vec<(u32, Vec<u8>)>>;

@@ -10,7 +10,7 @@ use ofp::msg::group::GroupModCommand;
 use ofp::port::port_no;
 use ofp::text::{parse_flow_mod, parse_group_mod};
 use ofp::ErrorCode;
-use pipeline::{Config, Output, Pipeline, PortState, Worker};
+use pipeline::{Output, Pipeline, PortState, Worker};
 
 fn frame() -> Vec<u8> {
     let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x88, 0xb5];
@@ -32,19 +32,10 @@ fn ip_frame(ttl: u8) -> Vec<u8> {
     f
 }
 
+mod common;
+
 fn pipeline(flows: &[&str]) -> Pipeline {
-    let mut p = Pipeline::new(Config {
-        n_tables: 16,
-        ..Config::default()
-    });
-    for n in 1..=5 {
-        p.set_port(PortState::up(n));
-    }
-    for f in flows {
-        let fm = parse_flow_mod(f).unwrap_or_else(|e| panic!("{f}: {e}"));
-        p.flow_mod(&fm, 0).unwrap_or_else(|e| panic!("{f}: {e}"));
-    }
-    p
+    common::pipeline(16, 5, flows)
 }
 
 fn outputs(p: &mut Pipeline, f: &mut Vec<u8>) -> (Vec<Output>, u64) {

@@ -7,19 +7,13 @@
 //! (a new publication) must be seen at once.
 
 use ofp::text::parse_flow_mod;
-use pipeline::{Config, Pipeline, PortState, Worker};
+use pipeline::{Pipeline, Worker};
 use proptest::prelude::*;
 
+mod common;
+
 fn frame(src: u8, dport: u16) -> Vec<u8> {
-    packet::build::tcp_v4(
-        [2, 0, 0, 0, 0, src],
-        [2, 0, 0, 0, 0, 9],
-        [10, 0, 0, src],
-        [10, 0, 0, 9],
-        1000,
-        dport,
-        2,
-    )
+    common::tcp_frame(src, 0, 9, 1000, dport)
 }
 
 /// One random flow of table `t` (of 4).
@@ -73,20 +67,7 @@ fn conj_flows() -> Vec<String> {
 }
 
 fn build(flows: &[String]) -> Pipeline {
-    let mut p = Pipeline::new(Config {
-        n_tables: 4,
-        ..Config::default()
-    });
-    for n in 1..=4 {
-        p.set_port(PortState::up(n));
-    }
-    for f in flows {
-        let fm = parse_flow_mod(f).unwrap_or_else(|e| panic!("{f}: {e}"));
-        if ofp::msg::Message::FlowMod(fm.clone()).validate().is_ok() {
-            let _ = p.flow_mod(&fm, 0);
-        }
-    }
-    p
+    common::pipeline_of_valid(4, 4, flows)
 }
 
 type Seen = Vec<(u32, Vec<u8>)>;

@@ -9,21 +9,12 @@
 
 use ofp::msg::group::GroupModCommand;
 use ofp::text::{parse_flow_mod, parse_group_mod};
-use pipeline::{Config, Pipeline, PortState, Worker};
+use pipeline::{Pipeline, Worker};
+
+mod common;
 
 fn pipeline(flows: &[&str]) -> Pipeline {
-    let mut p = Pipeline::new(Config {
-        n_tables: 16,
-        ..Config::default()
-    });
-    for n in 1..=8 {
-        p.set_port(PortState::up(n));
-    }
-    for f in flows {
-        let fm = parse_flow_mod(f).unwrap_or_else(|e| panic!("{f}: {e}"));
-        p.flow_mod(&fm, 0).unwrap_or_else(|e| panic!("{f}: {e}"));
-    }
-    p
+    common::pipeline(16, 8, flows)
 }
 
 fn outs(w: &mut Worker, p: &mut Pipeline, in_port: u32, frame: &[u8]) -> Vec<u32> {
