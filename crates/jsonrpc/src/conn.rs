@@ -1,0 +1,341 @@
+//! One JSON-RPC connection: a non-blocking [`Stream`], a [`Framer`] for
+//! what comes in, and a buffer for what goes out.
+//!
+//! Contract (no threads, no clock; the owner polls):
+//! * [`Conn::receive`] reads what the socket has, at most
+//!   [`ConnLimits::read_per_call`] bytes per call (fairness between
+//!   connections on one thread), and returns the complete messages. When
+//!   it stopped at that bound rather than because the socket was empty,
+//!   [`Conn::has_more_input`] is true and the owner should call it again
+//!   without waiting for `poll(2)` (a TLS stream may hold decrypted bytes
+//!   the socket no longer signals).
+//! * The end of the stream with messages still in the same read gives the
+//!   messages first and [`ConnError::Closed`] on the next call, so a peer
+//!   that half-closes after its request still gets served. A framing error
+//!   or an invalid message is returned at once (messages from the same
+//!   call are dropped: the peer is broken, the owner closes).
+//! * [`Conn::send`] only queues (serializing into the output buffer);
+//!   [`Conn::flush`] writes as far as the socket takes. The budget: a send
+//!   while more than [`ConnLimits::max_backlog`] bytes are still unsent
+//!   fails with [`ConnError::Backlog`] and the owner is to drop the
+//!   connection: a peer that never reads costs at most the budget plus
+//!   one message, and one large reply to a peer that does read still goes
+//!   out whole.
+//! * [`Conn::wants_write`] tells a poll loop to ask for POLLOUT.
+
+use std::io;
+use std::os::fd::RawFd;
+
+use crate::framer::{FrameError, Framer, Limits};
+use crate::{Message, Stream};
+
+/// A connection's limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnLimits {
+    /// Of one incoming message.
+    pub frame: Limits,
+    /// Unsent bytes beyond which a send fails.
+    pub max_backlog: usize,
+    /// Most bytes one `receive` reads.
+    pub read_per_call: usize,
+}
+
+impl Default for ConnLimits {
+    fn default() -> ConnLimits {
+        ConnLimits {
+            frame: Limits::default(),
+            max_backlog: 16 << 20,
+            read_per_call: 256 << 10,
+        }
+    }
+}
+
+/// Why a connection is over (every error means: close it).
+#[derive(Debug)]
+pub enum ConnError {
+    /// The peer closed the stream.
+    Closed,
+    /// A socket (or TLS) error.
+    Io(io::Error),
+    /// The byte stream could not be cut into JSON values.
+    Frame(FrameError),
+    /// A JSON value that is not a JSON-RPC message (Open vSwitch's words).
+    Invalid(String),
+    /// The peer does not read: this many bytes wait, over the budget.
+    Backlog { unsent: usize, limit: usize },
+}
+
+impl std::fmt::Display for ConnError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConnError::Closed => write!(f, "connection closed by peer"),
+            ConnError::Io(e) => write!(f, "{e}"),
+            ConnError::Frame(e) => write!(f, "{e}"),
+            ConnError::Invalid(e) => write!(f, "received bad JSON-RPC message: {e}"),
+            ConnError::Backlog { unsent, limit } => write!(
+                f,
+                "peer is not reading: {unsent} bytes unsent, over the {limit}-byte budget"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ConnError {}
+
+/// One connection (see the module docs).
+pub struct Conn {
+    stream: Stream,
+    framer: Framer,
+    limits: ConnLimits,
+    out: Vec<u8>,
+    /// Bytes of `out` already written.
+    sent: usize,
+    eof: bool,
+    more_input: bool,
+}
+
+/// Bytes read per `read(2)`.
+const CHUNK: usize = 16 << 10;
+
+impl Conn {
+    pub fn new(stream: Stream, limits: ConnLimits) -> Conn {
+        Conn {
+            stream,
+            framer: Framer::new(limits.frame),
+            limits,
+            out: Vec::new(),
+            sent: 0,
+            eof: false,
+            more_input: false,
+        }
+    }
+
+    /// The socket, for `poll(2)`.
+    pub fn fd(&self) -> RawFd {
+        self.stream.fd()
+    }
+
+    /// Reads and returns the complete messages (see the module docs).
+    pub fn receive(&mut self) -> Result<Vec<Message>, ConnError> {
+        self.more_input = false;
+        if self.eof {
+            return Err(ConnError::Closed);
+        }
+        let mut msgs = Vec::new();
+        let mut left = self.limits.read_per_call.max(1);
+        let mut buf = [0u8; CHUNK];
+        while left > 0 {
+            let want = left.min(CHUNK);
+            match self.stream.read(&mut buf[..want]) {
+                Ok(0) => {
+                    self.eof = true;
+                    break;
+                }
+                Ok(n) => {
+                    left -= n;
+                    self.framer.push(&buf[..n]);
+                    while let Some(v) = self.framer.next() {
+                        let v = v.map_err(ConnError::Frame)?;
+                        msgs.push(Message::from_value(v).map_err(ConnError::Invalid)?);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(msgs),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(ConnError::Io(e)),
+            }
+        }
+        if self.eof {
+            return if msgs.is_empty() {
+                Err(ConnError::Closed)
+            } else {
+                Ok(msgs)
+            };
+        }
+        self.more_input = true;
+        Ok(msgs)
+    }
+
+    /// Whether the last `receive` stopped at its byte bound (call it again
+    /// soon, without waiting for the socket to signal).
+    pub fn has_more_input(&self) -> bool {
+        self.more_input
+    }
+
+    /// Whether the peer has closed its side (replies may still be flushed).
+    pub fn peer_closed(&self) -> bool {
+        self.eof
+    }
+
+    /// Queues a message; fails when the unsent backlog is already over the
+    /// budget (the message is then not queued).
+    pub fn send(&mut self, m: &Message) -> Result<(), ConnError> {
+        let unsent = self.backlog();
+        if unsent > self.limits.max_backlog {
+            return Err(ConnError::Backlog {
+                unsent,
+                limit: self.limits.max_backlog,
+            });
+        }
+        if self.sent > 0 && self.sent == self.out.len() {
+            self.out.clear();
+            self.sent = 0;
+        }
+        // Writing a `Value` into a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut self.out, &m.to_value());
+        Ok(())
+    }
+
+    /// Bytes queued and not yet written to the socket.
+    pub fn backlog(&self) -> usize {
+        self.out.len() - self.sent
+    }
+
+    /// Writes queued bytes until done or the socket would block.
+    pub fn flush(&mut self) -> Result<(), ConnError> {
+        while self.sent < self.out.len() {
+            match self.stream.write(&self.out[self.sent..]) {
+                Ok(0) => return Err(ConnError::Io(io::ErrorKind::WriteZero.into())),
+                Ok(n) => self.sent += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(ConnError::Io(e)),
+            }
+        }
+        if self.sent == self.out.len() {
+            self.out.clear();
+            self.sent = 0;
+        } else if self.sent > (1 << 20) && self.sent * 2 > self.out.len() {
+            self.out.drain(..self.sent);
+            self.sent = 0;
+        }
+        self.stream.flush_transport().map_err(ConnError::Io)
+    }
+
+    /// Whether anything waits for the socket to become writable.
+    pub fn wants_write(&self) -> bool {
+        self.sent < self.out.len() || self.stream.wants_write()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::io::{Read, Write};
+    use std::os::unix::net::UnixStream;
+
+    fn pair(limits: ConnLimits) -> (Conn, UnixStream) {
+        let (a, b) = UnixStream::pair().unwrap();
+        a.set_nonblocking(true).unwrap();
+        (Conn::new(Stream::Unix(a), limits), b)
+    }
+
+    fn req(id: u64) -> Message {
+        Message::Request {
+            method: "echo".into(),
+            params: json!([id]),
+            id: json!(id),
+        }
+    }
+
+    #[test]
+    fn requests_in_and_replies_out() {
+        let (mut c, mut peer) = pair(ConnLimits::default());
+        assert!(c.receive().unwrap().is_empty(), "nothing yet");
+        peer.write_all(&req(1).to_bytes()).unwrap();
+        peer.write_all(b" \n").unwrap();
+        peer.write_all(&req(2).to_bytes()[..5]).unwrap();
+        assert_eq!(c.receive().unwrap(), vec![req(1)]);
+        peer.write_all(&req(2).to_bytes()[5..]).unwrap();
+        assert_eq!(c.receive().unwrap(), vec![req(2)]);
+        let reply = Message::Reply {
+            result: json!([2]),
+            id: json!(2),
+        };
+        c.send(&reply).unwrap();
+        assert!(c.wants_write());
+        c.flush().unwrap();
+        assert!(!c.wants_write());
+        let mut got = vec![0u8; 100];
+        let n = peer.read(&mut got).unwrap();
+        assert_eq!(
+            Message::from_value(serde_json::from_slice(&got[..n]).unwrap()),
+            Ok(reply)
+        );
+    }
+
+    #[test]
+    fn a_half_close_after_a_request_delivers_it_then_closed() {
+        let (mut c, mut peer) = pair(ConnLimits::default());
+        peer.write_all(&req(7).to_bytes()).unwrap();
+        peer.shutdown(std::net::Shutdown::Write).unwrap();
+        assert_eq!(c.receive().unwrap(), vec![req(7)]);
+        assert!(c.peer_closed());
+        assert!(matches!(c.receive(), Err(ConnError::Closed)));
+    }
+
+    #[test]
+    fn reads_are_bounded_per_call() {
+        let limits = ConnLimits {
+            read_per_call: 64,
+            ..ConnLimits::default()
+        };
+        let (mut c, mut peer) = pair(limits);
+        let one = req(1).to_bytes();
+        for _ in 0..10 {
+            peer.write_all(&one).unwrap();
+        }
+        let mut n = 0;
+        let mut calls = 0;
+        while n < 10 {
+            n += c.receive().unwrap().len();
+            calls += 1;
+            assert!(
+                calls <= 10 * one.len() / 64 + 2,
+                "bounded reads make progress"
+            );
+        }
+        assert!(calls > 1, "more than one call for {} bytes", 10 * one.len());
+    }
+
+    #[test]
+    fn garbage_and_non_messages_are_errors() {
+        let (mut c, mut peer) = pair(ConnLimits::default());
+        peer.write_all(b"hello").unwrap();
+        assert!(matches!(
+            c.receive(),
+            Err(ConnError::Frame(FrameError::Syntax(_)))
+        ));
+        let (mut c, mut peer) = pair(ConnLimits::default());
+        peer.write_all(b"{\"id\":1}").unwrap();
+        let e = c.receive().unwrap_err();
+        assert!(matches!(e, ConnError::Invalid(_)), "{e}");
+    }
+
+    #[test]
+    fn a_peer_that_never_reads_hits_the_budget() {
+        let limits = ConnLimits {
+            max_backlog: 1 << 20,
+            ..ConnLimits::default()
+        };
+        let (mut c, _peer) = pair(limits);
+        let big = Message::Notify {
+            method: "update".into(),
+            params: json!(["x".repeat(64 << 10)]),
+        };
+        let mut sent = 0usize;
+        let err = loop {
+            match c.send(&big) {
+                Ok(()) => sent += 1,
+                Err(e) => break e,
+            }
+            c.flush().unwrap();
+            assert!(sent < 1000, "the budget must stop a peer that never reads");
+        };
+        let ConnError::Backlog { unsent, limit } = err else {
+            panic!("{err}");
+        };
+        assert_eq!(limit, 1 << 20);
+        assert!(unsent > limit && unsent <= limit + (65 << 10), "{unsent}");
+    }
+}
