@@ -236,4 +236,65 @@ mod tests {
             .unwrap();
         assert!(e.contains("needs a TLS identity"), "{e}");
     }
+
+    /// Both ends non-blocking in one thread: each side is pumped until the
+    /// handshake is done and the request has crossed.
+    #[test]
+    fn a_request_and_its_reply_over_pssl() {
+        let dir = tmp("pssl");
+        let ca = tls::testpki::Ca::new("ca");
+        let server_id = tls::Tls::load(&ca.identity(&dir, "server")).unwrap();
+        let client_id = tls::Tls::load(&ca.identity(&dir, "client")).unwrap();
+        let l = Listener::bind(
+            &Remote::parse("pssl:0:127.0.0.1").unwrap(),
+            Some(&server_id),
+            0,
+        )
+        .unwrap();
+        let port = l.local_addr().unwrap().port();
+        let remote = Remote::parse(&format!("ssl:127.0.0.1:{port}")).unwrap();
+        let mut client = Conn::new(
+            Stream::connect(&remote, Some(&client_id)).unwrap(),
+            ConnLimits::default(),
+        );
+        let req = Message::Request {
+            method: "echo".into(),
+            params: json!(["over TLS"]),
+            id: json!("a"),
+        };
+        client.send(&req).unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let mut server: Option<Conn> = None;
+        let mut answered = false;
+        let reply = loop {
+            assert!(std::time::Instant::now() < deadline, "no reply over TLS");
+            client.flush().unwrap();
+            if server.is_none() {
+                server = l
+                    .accept()
+                    .unwrap()
+                    .map(|s| Conn::new(s, ConnLimits::default()));
+            }
+            if let Some(s) = server.as_mut() {
+                for m in s.receive().unwrap() {
+                    assert_eq!(m, req);
+                    s.send(&Message::Reply {
+                        result: json!(["over TLS"]),
+                        id: json!("a"),
+                    })
+                    .unwrap();
+                    answered = true;
+                }
+                s.flush().unwrap();
+            }
+            let got = client.receive().unwrap();
+            if let Some(m) = got.into_iter().next() {
+                break m;
+            }
+            std::thread::yield_now();
+        };
+        assert!(answered);
+        assert_eq!(reply.id(), Some(&json!("a")));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
