@@ -17,8 +17,10 @@
 //! same way and exits 70 ([`health`] says why).
 
 mod config;
+mod database;
 mod dial;
 mod health;
+mod launch;
 mod metrics;
 mod notify;
 mod openflow;
@@ -94,6 +96,18 @@ struct Args {
     /// back (third <-> fourth, ...). The floor for every benchmark.
     #[arg(long)]
     nullx: bool,
+    /// Serve Open vSwitch's database (OVSDB, RFC 7047) on this remote, as
+    /// ovsdb-server's --remote: punix:PATH, ptcp:PORT[:IP], pssl:PORT[:IP],
+    /// or an active unix:PATH, tcp:IP:PORT, ssl:IP:PORT (repeatable). The
+    /// database then configures every bridge (docs/OVSDB.md).
+    #[arg(long = "ovsdb", value_name = "REMOTE")]
+    ovsdb: Vec<String>,
+    /// The database file (created if missing; kept crash-safe).
+    #[arg(long, value_name = "FILE", default_value = "/var/lib/sluice/conf.db")]
+    ovsdb_file: std::path::PathBuf,
+    /// The schema the database follows: Open vSwitch's.
+    #[arg(long, value_name = "FILE", default_value = database::DEFAULT_SCHEMA)]
+    ovsdb_schema: std::path::PathBuf,
     /// Check the configuration (file, flags, TLS files) and exit: 0 and a
     /// summary when it is valid, 1 and the error otherwise. Touches no
     /// interface.
@@ -207,39 +221,32 @@ fn run() -> Result<Option<String>, Box<dyn std::error::Error>> {
             })?;
     }
 
+    let launcher = launch::Launcher {
+        nullx: args.nullx,
+        no_local: args.no_local,
+        run_dir: args.run_dir.clone(),
+        tls: tls_identity.clone(),
+        set_log: set_log.clone(),
+        stop: stop.clone(),
+        deaths: deaths.clone(),
+    };
     let mut workers = Vec::new();
     for (i, r) in running.iter_mut().enumerate() {
         if i == 0 {
             r.bridge_mut().inject_worker_panic(fault.worker_panic_after);
         }
-        // Each worker's body runs guarded: a panic is logged, recorded and
-        // stops the daemon.
-        let (s, d, bridge) = (stop.clone(), deaths.clone(), r.name.clone());
-        let guard: datapath::WorkerGuard = Arc::new(move |worker, body| {
-            let who = health::Who::Worker {
-                bridge: &bridge,
-                worker,
-            };
-            health::guarded(&d, &s, who, body)
-        });
-        let cpus = r.cpus.clone();
-        for (name, handle) in r.bridge_mut().spawn_workers(&cpus, &stop, &guard)? {
-            workers.push(health::Thread { name, handle });
-        }
-        let port_list = r
-            .bridge()
-            .ports()
-            .map(|s| format!("{}={}", s.name, running::port_label(s.port_no)))
-            .collect::<Vec<_>>()
-            .join(" ");
-        tracing::info!(
-            bridge = %r.name,
-            datapath_id = %format!("{:#018x}", r.datapath_id),
-            mode = if args.nullx { "nullx mode" } else { "pipeline" },
-            workers = r.cpus.len(),
-            ports = %port_list,
-            "bridge running"
-        );
+        launcher.spawn(r, &mut workers)?;
+    }
+
+    // The database's bridges (`--ovsdb`), started as it describes them.
+    let mut db = match args.ovsdb.is_empty() {
+        true => None,
+        false => Some(start_database(&args, tls_identity.clone())?),
+    };
+    let mut base = config_file(&args).unwrap_or_default();
+    let mut last_status = Instant::now();
+    if let Some(h) = &mut db {
+        sync_database(h, &base, &mut running, &mut workers, &launcher, true);
     }
 
     // Every bridge runs: tell the service manager.
@@ -279,6 +286,13 @@ fn run() -> Result<Option<String>, Box<dyn std::error::Error>> {
         for r in &running {
             r.control.poll_fds(&mut fds);
         }
+        if let Some(h) = &db {
+            fds.push(libc::pollfd {
+                fd: h.fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            });
+        }
         // An error (EINTR: a signal) is a wake-up like any other.
         let _ = netdev::os::poll(&mut fds, timeout_ms);
         timeout_ms = 100;
@@ -300,8 +314,29 @@ fn run() -> Result<Option<String>, Box<dyn std::error::Error>> {
         }
         if reload.swap(false, Relaxed) {
             notify.reloading();
-            reload_config(&args, &mut running);
+            match &mut db {
+                // The database configures the bridges: the file gives
+                // only what the schema has no place for.
+                Some(h) => {
+                    match load_config(&args) {
+                        Ok(_) => {
+                            base = config_file(&args).unwrap_or_default();
+                            h.force();
+                            tracing::info!("SIGHUP: [conntrack] and [tls] read again; bridges follow the database");
+                        }
+                        Err(e) => tracing::error!(error = %e, "configuration NOT reloaded"),
+                    }
+                }
+                None => reload_config(&args, &mut running),
+            }
             notify.send("READY=1");
+        }
+        if let Some(h) = &mut db {
+            let periodic = last_status.elapsed() >= Duration::from_secs(1);
+            if periodic {
+                last_status = Instant::now();
+            }
+            sync_database(h, &base, &mut running, &mut workers, &launcher, periodic);
         }
         notify.watchdog();
         let now = datapath::clock::now_ns();
@@ -330,6 +365,12 @@ fn run() -> Result<Option<String>, Box<dyn std::error::Error>> {
         }
     }
     notify.send("STOPPING=1");
+    for r in &running {
+        r.stop.store(true, Relaxed);
+    }
+    if let Some(mut h) = db.take() {
+        h.stop();
+    }
     let death = deaths.first();
     // Workers see `stop` within one round (<= 10 ms idle); one that does
     // not (stalled) is left behind after 2 s so that a dead bridge cannot
@@ -447,6 +488,23 @@ fn load_config(
         return Err("--private-key, --certificate and --ca-cert go together".into());
     }
     let tls_identity = config::load_tls(&file.tls)?;
+    if !args.ovsdb.is_empty() {
+        // One source of truth: the database configures the bridges.
+        if !args.ports.is_empty()
+            || !file.bridges.is_empty()
+            || !file.ports.is_empty()
+            || !args.cpus.is_empty()
+            || args.workers.is_some()
+            || args.backend.is_some()
+            || !args.controllers.is_empty()
+            || !args.listen.is_empty()
+            || args.fail_mode.is_some()
+        {
+            return Err("with --ovsdb the database configures the bridges: --port, --cpu, --workers, --backend, --controller, --listen, --fail-mode and the file's [bridge]/[[bridges]]/[[port]] do not apply (the file may give [conntrack] and [tls]; docs/OVSDB.md)".into());
+        }
+        config::check_shared(&file)?;
+        return Ok((Vec::new(), tls_identity));
+    }
     if config_path(args).is_none() && args.ports.is_empty() {
         return Err(format!(
             "no ports: give --port NAME, --config FILE, or write {DEFAULT_CONFIG}"
@@ -454,6 +512,60 @@ fn load_config(
         .into());
     }
     Ok((config::check_all(file, &args.ports)?, tls_identity))
+}
+
+/// Opens the database and starts serving it (`--ovsdb`).
+fn start_database(
+    args: &Args,
+    identity: Option<tls::Tls>,
+) -> Result<database::Handle, Box<dyn std::error::Error>> {
+    let mut remotes = Vec::new();
+    for r in &args.ovsdb {
+        remotes.push(jsonrpc::Remote::parse(r).map_err(|e| format!("--ovsdb {r}: {e}"))?);
+    }
+    Ok(database::Handle::start(database::Options {
+        remotes,
+        schema: args.ovsdb_schema.clone(),
+        file: args.ovsdb_file.clone(),
+        identity,
+    })?)
+}
+
+/// The database side's round: a changed database is applied to the
+/// bridges and `cur_cfg` written back; with `status`, the switch's state
+/// (link, MTU, controllers) is written back even when nothing changed.
+fn sync_database(
+    h: &mut database::Handle,
+    base: &config::File,
+    running: &mut Vec<Running>,
+    workers: &mut Vec<health::Thread>,
+    launcher: &launch::Launcher,
+    status: bool,
+) {
+    let changed = h.changed();
+    if let Some(db) = &changed {
+        let applied = database::apply::reconcile(db, base, running, workers, launcher);
+        h.errors = applied.errors;
+        h.applied_cfg = Some(applied.next_cfg);
+    }
+    if changed.is_none() && !status {
+        return;
+    }
+    let Some(db) = h.current.clone() else { return };
+    let ops = database::status::ops(
+        &db,
+        &database::apply::state(running),
+        &h.errors,
+        h.applied_cfg,
+    );
+    h.write(ops);
+}
+
+/// The configuration file's contents (None: no file, or it does not
+/// parse; `load_config` has said why).
+fn config_file(args: &Args) -> Option<config::File> {
+    let p = config_path(args)?;
+    config::parse_file(&std::fs::read_to_string(p).ok()?).ok()
 }
 
 /// SIGHUP: applies the configuration file's changes, or keeps everything

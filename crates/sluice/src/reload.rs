@@ -227,7 +227,7 @@ fn port_plan(r: &Running, new: &Config) -> (Vec<u32>, Vec<PortSpec>) {
 }
 
 /// What a running bridge cannot change, as lines for the log.
-fn needs_restart(old: &Config, new: &Config) -> Vec<&'static str> {
+pub fn needs_restart(old: &Config, new: &Config) -> Vec<&'static str> {
     let mut v = Vec::new();
     if old.workers != new.workers {
         v.push("workers/cpus");

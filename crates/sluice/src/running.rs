@@ -49,6 +49,9 @@ pub struct Running {
     pub config: config::Config,
     /// The management socket's endpoint (None in nullx mode).
     pub mgmt: Option<openflow::Endpoint>,
+    /// Stops this bridge's workers (the daemon's stop sets it too; a
+    /// bridge removed at run time sets it alone).
+    pub stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// How often detached ports look for their interface.
@@ -161,6 +164,7 @@ pub fn build(cfg: config::Config, opts: Options) -> Result<Running, Box<dyn std:
         mtus: HashMap::new(),
         last_retry: Instant::now(),
         offload_warned: Default::default(),
+        stop: Default::default(),
     };
     for spec in specs {
         running.add_port(spec)?;

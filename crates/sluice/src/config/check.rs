@@ -28,6 +28,14 @@ pub(super) fn bridge(
     let default_backend = default_backend(&file)?;
     let requests = port_requests(&file.ports, cli_ports)?;
     let ports = ports(&requests, file.ports.len(), default_backend)?;
+    // A bridge of only its LOCAL port is one, as in Open vSwitch (a
+    // database's `add-br`); with no port at all it would be nothing.
+    if ports.ports.is_empty() && !file.local_port {
+        return Err(err(
+            "port",
+            "no ports: give at least one [[port]] or --port, or keep the LOCAL port",
+        ));
+    }
     let datapath_id = datapath_id(&file.datapath_id)?;
     let endpoints = endpoints(&file, has_tls)?;
     let flows = parse_each(&file.flows, "flows", ofp::text::parse_flow_mod)?;
@@ -203,12 +211,6 @@ fn ports(
             ));
         }
         out.add(no, &r.name, spec);
-    }
-    if out.ports.is_empty() {
-        return Err(err(
-            "port",
-            "no ports: give at least one [[port]] or --port",
-        ));
     }
     Ok(out)
 }

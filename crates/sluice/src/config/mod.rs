@@ -32,7 +32,9 @@ mod tests;
 
 pub use ct::CtSettings;
 pub use datapath::Backend;
-pub use schema::{parse_file, FailMode, File, QueueSection, TlsSection};
+pub use schema::{
+    parse_file, BridgeSection, FailMode, File, PortSection, QueueSection, TlsSection,
+};
 
 /// A pcap port of a bridge.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -193,6 +195,12 @@ pub fn load_tls(section: &Option<TlsSection>) -> Result<Option<tls::Tls>, Config
     })
     .map(Some)
     .map_err(|e| err(format!("tls.{}", e.what), e.problem))
+}
+
+/// Checks what a file gives every bridge alike (`[conntrack]`): with
+/// `--ovsdb`, all a file may give besides `[tls]`.
+pub fn check_shared(file: &File) -> Result<(), ConfigError> {
+    ct::check(&file.conntrack).map(|_| ())
 }
 
 /// Checks a file's contents plus ports given on the command line (`NAME`

@@ -231,7 +231,11 @@ fn good_and_bad_configs() {
     assert_eq!(e.key, "port[0].ofport");
     let e = check_all(File::default(), &["a".into(), "a".into()]).unwrap_err();
     assert_eq!(e.key, "port[1].name");
-    let e = check_all(File::default(), &[]).unwrap_err();
+    // A bridge of its LOCAL port alone is one (as `ovs-vsctl add-br`
+    // makes); without it, a bridge needs a port.
+    assert_eq!(check_all(File::default(), &[]).unwrap()[0].ports, vec![]);
+    let f = parse_file("[bridge]\nlocal_port = false\n").unwrap();
+    let e = check_all(f, &[]).unwrap_err();
     assert_eq!(e.key, "port");
     let f = parse_file("[bridge]\nflows = [\"tp_dst=80,actions=drop\"]\n[[port]]\nname = \"a\"\n")
         .unwrap();

@@ -68,6 +68,12 @@ impl Control {
         self.view.store(Arc::new(self.snapshot_view()));
     }
 
+    /// The view as it is now (the database's status write-back reads it
+    /// on the control thread itself).
+    pub fn current_view(&self) -> View {
+        self.snapshot_view()
+    }
+
     fn snapshot_view(&self) -> View {
         let a = &self.agent;
         let conns = a

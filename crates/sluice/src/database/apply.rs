@@ -1,0 +1,163 @@
+//! Bringing the running bridges in line with the database, on the control
+//! thread: bridges the database no longer has are removed, new ones built
+//! and started, and each kept bridge gets its changes the way a reload
+//! applies a file's ([`crate::reload::apply`]: ports added and deleted,
+//! controllers, table names). What a running bridge cannot change
+//! (datapath id, fail mode) rebuilds it: its flows go, as a new bridge's
+//! would. Then [`state`] reads back what runs, for [`super::status`].
+
+use std::collections::{BTreeMap, HashMap};
+
+use ovsdb::{Database, Uuid};
+
+use super::desired;
+use super::status::{BridgeState, PortState};
+use crate::config;
+use crate::health;
+use crate::launch::Launcher;
+use crate::running::{self, Running};
+
+/// What a round of reconciling leaves to write back.
+pub struct Applied {
+    pub errors: BTreeMap<Uuid, String>,
+    pub next_cfg: i64,
+}
+
+/// Applies the database to the running bridges.
+pub fn reconcile(
+    db: &Database,
+    base: &config::File,
+    running: &mut Vec<Running>,
+    workers: &mut Vec<health::Thread>,
+    launcher: &Launcher,
+) -> Applied {
+    let want = desired::read(db, base);
+    let mut errors = want.errors;
+    // Removed, or changed in what a running bridge cannot change.
+    let mut i = 0;
+    while i < running.len() {
+        let keep = want.bridges.iter().any(|c| {
+            c.name == running[i].name
+                && crate::reload::needs_restart(&running[i].config, c).is_empty()
+        });
+        if keep {
+            i += 1;
+        } else {
+            let r = running.remove(i);
+            launcher.remove(r, workers);
+        }
+    }
+    for cfg in want.bridges {
+        let name = cfg.name.clone();
+        if let Some(r) = running.iter_mut().find(|r| r.name == name) {
+            match crate::reload::apply(std::slice::from_mut(r), vec![cfg]) {
+                Ok(problems) => problems.iter().for_each(|p| tracing::warn!("ovsdb: {p}")),
+                Err(e) => tracing::warn!(bridge = %name, error = %e, "ovsdb: changes not applied"),
+            }
+            continue;
+        }
+        // A new bridge: built without its ports, which are then added one
+        // by one (a port that cannot open is named, the rest run).
+        let mut bare = cfg.clone();
+        bare.ports.clear();
+        bare.backends.clear();
+        bare.queues.clear();
+        bare.pinned.clear();
+        bare.pcap.clear();
+        let mut r = match running::build(bare, launcher.options()) {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::error!(bridge = %name, error = %e, "ovsdb: bridge cannot start");
+                for (u, _) in interfaces_of(db, &name) {
+                    errors.insert(u, format!("bridge {name}: {e}"));
+                }
+                continue;
+            }
+        };
+        if let Err(e) = launcher.spawn(&mut r, workers) {
+            tracing::error!(bridge = %name, error = %e, "ovsdb: bridge workers cannot start");
+            continue;
+        }
+        match crate::reload::apply(std::slice::from_mut(&mut r), vec![cfg]) {
+            Ok(problems) => problems.iter().for_each(|p| tracing::warn!("ovsdb: {p}")),
+            Err(e) => tracing::warn!(bridge = %name, error = %e, "ovsdb: ports not added"),
+        }
+        running.push(r);
+    }
+    Applied {
+        errors,
+        next_cfg: want.next_cfg,
+    }
+}
+
+/// The Interface rows (UUID, name) of a bridge.
+fn interfaces_of(db: &Database, bridge: &str) -> Vec<(Uuid, String)> {
+    let mut out = Vec::new();
+    let Some(t) = db.table("Bridge") else {
+        return out;
+    };
+    for row in t.rows.values() {
+        let b = desired::R {
+            db,
+            table: "Bridge",
+            row,
+        };
+        if b.str("name") != Some(bridge) {
+            continue;
+        }
+        for p in b.refs("ports", "Port") {
+            for i in p.refs("interfaces", "Interface") {
+                out.push((i.uuid(), i.str("name").unwrap_or_default().to_string()));
+            }
+        }
+    }
+    out
+}
+
+/// What the running bridges show the database.
+pub fn state(running: &[Running]) -> Vec<BridgeState> {
+    running
+        .iter()
+        .map(|r| {
+            let mut ports = HashMap::new();
+            for (no, p) in r.control.agent.ports() {
+                let ofport = if *no == ofp::port::port_no::LOCAL {
+                    65534
+                } else {
+                    *no as i64
+                };
+                ports.insert(
+                    p.name.clone(),
+                    PortState {
+                        ofport,
+                        admin_up: p.config & 1 == 0,
+                        link_up: p.link_up,
+                        mac: p.hw_addr,
+                        mtu: netdev::mtu(&p.name).map(|m| m as u32),
+                        ifindex: netdev::link::ifindex(&p.name),
+                    },
+                );
+            }
+            let view = r.control.current_view();
+            let mut controllers = HashMap::new();
+            for (target, up) in &view.controllers {
+                let role = view
+                    .conns
+                    .iter()
+                    .find(|c| !c.management && c.peer == *target)
+                    .map_or("other", |c| match c.role {
+                        "master" => "master",
+                        "slave" => "slave",
+                        _ => "other",
+                    });
+                controllers.insert(target.clone(), (*up, role));
+            }
+            BridgeState {
+                name: r.name.clone(),
+                datapath_id: r.datapath_id,
+                ports,
+                controllers,
+            }
+        })
+        .collect()
+}

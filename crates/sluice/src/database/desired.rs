@@ -1,0 +1,356 @@
+//! What the database asks of the switch: Open vSwitch's `Open_vSwitch`
+//! schema read into sluice's own configuration (one checked
+//! [`config::Config`] per bridge), with the problems of each row that
+//! could not be had.
+//!
+//! The mapping (docs/OVSDB.md has the full table):
+//! * Bridge: `name`; `other_config:datapath-id` (16 hex digits), else an
+//!   id derived from the name (as Open vSwitch derives one from the
+//!   bridge's MAC: stable across restarts, locally administered);
+//!   `fail_mode` (`secure`, else standalone); `controller` (active
+//!   targets dialled, passive ones listened on); `flow_tables` (names).
+//! * Port and Interface: every Interface of every Port; the Interface
+//!   named like its bridge is the bridge's LOCAL port; `type` ``""``,
+//!   `system` (an interface), `vxlan`, `geneve` (with `options`);
+//!   `ofport_request`. A Port with several Interfaces (a bond) and other
+//!   types are refused on the Interface's `error`.
+//! * Port `qos` -> QoS `queues` -> Queue `other_config:max-rate` and
+//!   `min-rate` (bit/s; sluice's queues count kbit/s).
+//!
+//! A row that cannot be had is left out and named in [`Desired::errors`]
+//! (written back to the Interface's `error` column); the rest applies.
+
+use std::collections::{BTreeMap, HashSet};
+
+use ovsdb::db::Row;
+use ovsdb::{Database, Datum, Uuid};
+
+use crate::config::{self, BridgeSection, FailMode, PortSection, QueueSection};
+
+/// A row of a table, read by column name.
+#[derive(Clone, Copy)]
+pub struct R<'a> {
+    pub db: &'a Database,
+    pub table: &'a str,
+    pub row: &'a Row,
+}
+
+impl<'a> R<'a> {
+    pub fn col(&self, name: &str) -> Option<&'a Datum> {
+        let ts = self.db.schema.tables.get(self.table)?;
+        ts.column(name).map(|i| &self.row.cols[i])
+    }
+
+    pub fn str(&self, name: &str) -> Option<&'a str> {
+        self.col(name)
+            .and_then(|d| d.first())
+            .and_then(|a| a.as_str())
+    }
+
+    pub fn int(&self, name: &str) -> Option<i64> {
+        self.col(name)
+            .and_then(|d| d.first())
+            .and_then(|a| a.as_i64())
+    }
+
+    /// A string-to-string map column.
+    pub fn map(&self, name: &str) -> BTreeMap<String, String> {
+        self.col(name)
+            .map(|d| {
+                d.pairs()
+                    .filter_map(|(k, v)| Some((k.as_str()?.to_string(), v.as_str()?.to_string())))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The rows a reference column (a set of UUIDs) points at, in `table`.
+    pub fn refs(&self, name: &str, table: &'a str) -> Vec<R<'a>> {
+        self.col(name)
+            .map(|d| {
+                d.keys
+                    .iter()
+                    .filter_map(|a| a.as_uuid())
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|u| {
+                self.db.row(table, u).map(|row| R {
+                    db: self.db,
+                    table,
+                    row,
+                })
+            })
+            .collect()
+    }
+
+    pub fn uuid(&self) -> Uuid {
+        self.row.uuid
+    }
+}
+
+/// The only row of Open_vSwitch, if there is one.
+pub fn root(db: &Database) -> Option<R<'_>> {
+    db.table("Open_vSwitch")
+        .and_then(|t| t.rows.values().next())
+        .map(|row| R {
+            db,
+            table: "Open_vSwitch",
+            row,
+        })
+}
+
+/// The Manager targets Open_vSwitch's `manager_options` names.
+pub fn manager_targets(db: &Database) -> Vec<String> {
+    root(db)
+        .map(|r| {
+            r.refs("manager_options", "Manager")
+                .iter()
+                .filter_map(|m| m.str("target").map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The switch the database describes.
+#[derive(Default)]
+pub struct Desired {
+    /// One configuration per bridge that could be had.
+    pub bridges: Vec<config::Config>,
+    /// Problems by Interface row (its `error` column).
+    pub errors: BTreeMap<Uuid, String>,
+    /// Open_vSwitch's `next_cfg`: what `cur_cfg` becomes once applied.
+    pub next_cfg: i64,
+}
+
+/// Reads the database. `base` gives what the daemon's own configuration
+/// file adds to every bridge (`[conntrack]`, `[tls]`).
+pub fn read(db: &Database, base: &config::File) -> Desired {
+    let mut out = Desired::default();
+    let Some(ovs) = root(db) else {
+        return out;
+    };
+    out.next_cfg = ovs.int("next_cfg").unwrap_or(0);
+    let mut bridges = ovs.refs("bridges", "Bridge");
+    bridges.sort_by(|a, b| a.str("name").cmp(&b.str("name")));
+    let mut dpids = HashSet::new();
+    let mut taken: HashSet<String> = HashSet::new();
+    for b in bridges {
+        let Some(name) = b.str("name") else { continue };
+        let (mut section, ifaces) = bridge_section(&b, &mut out.errors, &mut taken);
+        // Check; a port the check refuses is left out and named, and the
+        // check runs again without it.
+        let cfg = loop {
+            let file = config::File {
+                bridges: vec![section.clone()],
+                conntrack: base.conntrack.clone(),
+                tls: base.tls.clone(),
+                ..config::File::default()
+            };
+            match config::check_all(file, &[]) {
+                Ok(mut c) => break c.pop(),
+                Err(e) => {
+                    let port = e
+                        .key
+                        .strip_prefix("bridges[0].ports[")
+                        .and_then(|r| r.split(']').next())
+                        .and_then(|i| i.parse::<usize>().ok())
+                        .filter(|&i| i < section.ports.len());
+                    match port {
+                        Some(i) => {
+                            let p = section.ports.remove(i);
+                            if let Some(u) = ifaces.get(&p.name) {
+                                out.errors.insert(*u, e.problem.clone());
+                            }
+                        }
+                        None => {
+                            tracing::warn!(bridge = %name, error = %e, "ovsdb: bridge left out");
+                            for u in ifaces.values() {
+                                out.errors
+                                    .insert(*u, format!("bridge {name}: {}", e.problem));
+                            }
+                            break None;
+                        }
+                    }
+                }
+            }
+        };
+        let Some(cfg) = cfg else { continue };
+        if !dpids.insert(cfg.datapath_id) {
+            for u in ifaces.values() {
+                out.errors.insert(
+                    *u,
+                    format!(
+                        "bridge {name}: datapath id {:016x} is another bridge's",
+                        cfg.datapath_id
+                    ),
+                );
+            }
+            continue;
+        }
+        out.bridges.push(cfg);
+    }
+    out
+}
+
+/// A bridge's section, and its Interfaces' rows by name.
+fn bridge_section(
+    b: &R,
+    errors: &mut BTreeMap<Uuid, String>,
+    taken: &mut HashSet<String>,
+) -> (BridgeSection, BTreeMap<String, Uuid>) {
+    let name = b.str("name").unwrap_or_default().to_string();
+    let other = b.map("other_config");
+    let datapath_id = Some(match other.get("datapath-id") {
+        Some(h) if h.len() == 16 && h.bytes().all(|c| c.is_ascii_hexdigit()) => format!("0x{h}"),
+        _ => format!("{:#x}", derived_dpid(&name)),
+    });
+    let mut controllers = Vec::new();
+    let mut listen = Vec::new();
+    for c in b.refs("controller", "Controller") {
+        let Some(t) = c.str("target") else { continue };
+        if t.starts_with('p') {
+            listen.push(t.to_string());
+        } else {
+            controllers.push(t.to_string());
+        }
+    }
+    let mut tables = BTreeMap::new();
+    if let Some(d) = b.col("flow_tables") {
+        for (k, v) in d.pairs() {
+            let (Some(no), Some(u)) = (k.as_i64(), v.as_uuid()) else {
+                continue;
+            };
+            if let Some(row) = b.db.row("Flow_Table", u) {
+                let ft = R {
+                    db: b.db,
+                    table: "Flow_Table",
+                    row,
+                };
+                if let Some(n) = ft.str("name") {
+                    tables.insert(no.to_string(), n.to_string());
+                }
+            }
+        }
+    }
+    let mut ports = Vec::new();
+    let mut ifaces = BTreeMap::new();
+    let mut plist = b.refs("ports", "Port");
+    plist.sort_by(|x, y| x.str("name").cmp(&y.str("name")));
+    for p in plist {
+        let is = p.refs("interfaces", "Interface");
+        if is.len() > 1 {
+            for i in &is {
+                errors.insert(
+                    i.uuid(),
+                    "bonds (a port of several interfaces) are not supported by sluice".into(),
+                );
+            }
+            continue;
+        }
+        let queues = queues(&p);
+        for i in is {
+            let Some(iname) = i.str("name") else { continue };
+            if iname == name {
+                // The bridge's own interface: its LOCAL port.
+                ifaces.insert(iname.to_string(), i.uuid());
+                continue;
+            }
+            if !taken.insert(iname.to_string()) {
+                errors.insert(i.uuid(), format!("{iname} is a port of another bridge"));
+                continue;
+            }
+            ifaces.insert(iname.to_string(), i.uuid());
+            let ty = i.str("type").unwrap_or("");
+            let tunnel = match ty {
+                "" | "system" => None,
+                "vxlan" | "geneve" => Some(ty.to_string()),
+                t => {
+                    errors.insert(
+                        i.uuid(),
+                        format!("interface type {t:?} is not supported by sluice (system, vxlan, geneve)"),
+                    );
+                    continue;
+                }
+            };
+            let options = i
+                .map("options")
+                .into_iter()
+                .map(|(k, v)| (k, toml::Value::String(v)))
+                .collect();
+            ports.push(PortSection {
+                name: iname.to_string(),
+                ofport: i.int("ofport_request").and_then(|n| u32::try_from(n).ok()),
+                backend: None,
+                queues: queues.clone(),
+                pcap_in: None,
+                pcap_out: None,
+                pcap_rate: None,
+                r#type: tunnel,
+                options,
+            });
+        }
+    }
+    let section = BridgeSection {
+        name,
+        datapath_id,
+        fail_mode: match b.str("fail_mode") {
+            Some("secure") => FailMode::Secure,
+            _ => FailMode::Standalone,
+        },
+        ports,
+        controllers,
+        listen,
+        tables,
+        ..BridgeSection::default()
+    };
+    (section, ifaces)
+}
+
+/// A Port's queues: QoS `queues` -> Queue `other_config` max-rate and
+/// min-rate, bit/s to kbit/s (rounded up, so a limit never vanishes).
+fn queues(p: &R) -> Vec<QueueSection> {
+    let mut out = Vec::new();
+    for q in p.refs("qos", "QoS") {
+        let Some(d) = q.col("queues") else { continue };
+        for (k, v) in d.pairs() {
+            let (Some(id), Some(u)) = (k.as_i64(), v.as_uuid()) else {
+                continue;
+            };
+            let Some(row) = q.db.row("Queue", u) else {
+                continue;
+            };
+            let qr = R {
+                db: q.db,
+                table: "Queue",
+                row,
+            };
+            let oc = qr.map("other_config");
+            let rate = |k: &str| {
+                oc.get(k)
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .map_or(0, |b| b.div_ceil(1000))
+            };
+            if let Ok(id) = u32::try_from(id) {
+                out.push(QueueSection {
+                    id,
+                    max_rate: rate("max-rate"),
+                    min_rate: rate("min-rate"),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// A datapath id for a bridge the database gives none: 48 bits of a hash
+/// of its name, locally administered (as a MAC would be).
+pub fn derived_dpid(name: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in name.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    (h & 0x0000_feff_ffff_ffff) | 0x0000_0200_0000_0000
+}
