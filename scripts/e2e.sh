@@ -1971,6 +1971,27 @@ test_jumbo_frames_and_offload_warnings() {
     finish "jumbo frames pass whole, also after an MTU change; GRO and checksum offloads are named" $r
 }
 
+# Mininet: its tree topology (depth 2, fanout 3: 4 switches, 9 hosts) with
+# every switch a sluice (dist/mininet/sluice.py, as `mn --custom ... --switch
+# sluice` loads it), under os-ken's simple_switch_13 and then Faucet
+# (scripts/e2e_mininet.py; about 10 s). Mininet runs with Debian's
+# /usr/bin/python3, where Debian's package puts its module (setup.sh says
+# why); the controllers from their venvs. The script stops everything it
+# started (net.stop(), then each controller by its PID), also on failure
+# and on the timeout's SIGTERM.
+test_mininet_tree_under_osken_and_faucet() {
+    P=sle2e$$mn
+    local r=0 name="Mininet: tree 2,3 of sluice switches under simple_switch_13 and Faucet: pingall loses nothing, TCP across leaves"
+    if ! /usr/bin/python3 -c 'import mininet.net' 2>/dev/null || ! command -v mnexec >/dev/null; then
+        echo "     Mininet not found for /usr/bin/python3 (scripts/setup.sh installs Debian's mininet)"
+        finish "$name" 1
+        return
+    fi
+    timeout -k 15 150 env SLUICE="$(realpath "$SLUICE")" SLUICE_CTL="$(realpath "$CTL")" \
+        /usr/bin/python3 scripts/e2e_mininet.py osken faucet || r=1
+    finish "$name" $r
+}
+
 # Tunnel ports: their own testbed, in their own file.
 . scripts/e2e_overlay.sh
 # The XDP fast path.

@@ -31,6 +31,19 @@ $demo || command -v tcpreplay >/dev/null 2>&1 || need_apt+=(tcpreplay)
 # ct state, conntrack -F empties the table between scenarios).
 $demo || command -v conntrack >/dev/null 2>&1 || need_apt+=(conntrack)
 $demo || [ -e /usr/lib/x86_64-linux-gnu/libnftables.so.1 ] || ldconfig -p 2>/dev/null | grep -q libnftables.so.1 || need_apt+=(nftables)
+# Mininet (not for the demo): the tree-topology e2e test runs sluice as
+# Mininet's switches (dist/mininet/sluice.py, scripts/e2e_mininet.py).
+# Debian's package, not PyPI's: it brings `mn` and `mnexec` (a C helper that
+# PyPI's mininet, a 2020 dev release, does not build) and installs its
+# Python module for Debian's /usr/bin/python3 only
+# (/usr/lib/python3/dist-packages). The `python3` on PATH may be another
+# interpreter (a pyenv build on CI's machines), whose venvs, even with
+# --system-site-packages, never see that directory; so the test runs
+# Mininet with /usr/bin/python3, as Debian's `mn` does (its shebang), and
+# the controllers as processes of their own from their venvs. Checked by
+# importing it, so a missing or broken module installs it again.
+$demo || { command -v mnexec >/dev/null 2>&1 && [ -x /usr/bin/python3 ] &&
+    /usr/bin/python3 -c 'import mininet.net, mininet.topolib' >/dev/null 2>&1; } || need_apt+=(mininet)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
 command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
 if ((${#need_apt[@]})); then
@@ -50,21 +63,42 @@ fi
 
 $demo && exit 0
 
-venv=.venv
-req=tests/interop/requirements.txt
-if [ ! -x "$venv/bin/python" ]; then
-    echo "setup: creating $venv"
-    python3 -m venv "$venv"
-fi
-# Installs when any pinned requirement (NAME==VERSION) is missing or at
-# another version, so a line added to the file is installed on the next run.
-if ! "$venv/bin/python" - "$req" >/dev/null 2>&1 <<'PY'; then
+# ensure_venv DIR REQUIREMENTS: a venv at DIR holding every pinned
+# requirement (NAME==VERSION) of the file. Installs when any is missing or
+# at another version, so a line added to the file is installed on the next
+# run.
+ensure_venv() {
+    local venv=$1 req=$2
+    if [ ! -x "$venv/bin/python" ]; then
+        echo "setup: creating $venv"
+        python3 -m venv "$venv"
+    fi
+    if ! "$venv/bin/python" - "$req" >/dev/null 2>&1 <<'PY'; then
 import importlib.metadata as m, sys
 for line in open(sys.argv[1]):
     name, _, version = line.split("#")[0].strip().partition("==")
     if name and m.version(name.strip()) != version.strip():
         sys.exit(1)
 PY
-    echo "setup: installing $(grep -v '^#' "$req" | tr '\n' ' ')into $venv"
-    "$venv/bin/pip" install -q --disable-pip-version-check -r "$req"
+        echo "setup: installing $(grep -v '^#' "$req" | tr '\n' ' ')into $venv"
+        "$venv/bin/pip" install -q --disable-pip-version-check -r "$req"
+    fi
+}
+
+ensure_venv .venv tests/interop/requirements.txt
+# Faucet, the Mininet test's second controller, in a venv of its own: it
+# pins an older os-ken than .venv's (tests/mininet/faucet-requirements.txt).
+ensure_venv .venv-faucet tests/mininet/faucet-requirements.txt
+# os-ken's own learning switch, os_ken.app.simple_switch_13, which the
+# Mininet test runs unchanged: os-ken's releases after 1.4.1 no longer ship
+# their sample apps, and 1.4.1 itself no longer imports on Python 3.11 with
+# today's eventlet. So the app's module alone is taken from os-ken 1.4.1
+# (installed apart, without dependencies, in a folder named after its
+# version) and served as `simple_switch_13` by .venv's os-ken 4.2.2
+# (tests/controller/run_osken.py, with that folder's os_ken/app on
+# PYTHONPATH); it uses only os-ken's stable app API.
+ss13=.venv/os-ken-1.4.1
+if [ ! -f "$ss13/os_ken/app/simple_switch_13.py" ]; then
+    echo "setup: installing os-ken 1.4.1's sample apps into $ss13"
+    .venv/bin/pip install -q --disable-pip-version-check --no-deps --target "$ss13" os-ken==1.4.1
 fi
