@@ -1974,7 +1974,7 @@ test_jumbo_frames_and_offload_warnings() {
 # Mininet: its tree topology (depth 2, fanout 3: 4 switches, 9 hosts) with
 # every switch a sluice (dist/mininet/sluice.py, as `mn --custom ... --switch
 # sluice` loads it), under os-ken's simple_switch_13 and then Faucet
-# (scripts/e2e_mininet.py; about 10 s). Mininet runs with Debian's
+# (scripts/e2e_mininet.py; 10-15 s). Mininet runs with Debian's
 # /usr/bin/python3, where Debian's package puts its module (setup.sh says
 # why); the controllers from their venvs. The script stops everything it
 # started (net.stop(), then each controller by its PID), also on failure
