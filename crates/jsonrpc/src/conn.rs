@@ -185,6 +185,29 @@ impl Conn {
         Ok(())
     }
 
+    /// Queues a message already in JSON form (the caller vouches that it
+    /// is one), under the same budget as [`Conn::send`].
+    pub fn send_value(&mut self, v: &serde_json::Value) -> Result<(), ConnError> {
+        let unsent = self.backlog();
+        if unsent > self.limits.max_backlog {
+            return Err(ConnError::Backlog {
+                unsent,
+                limit: self.limits.max_backlog,
+            });
+        }
+        if self.sent > 0 && self.sent == self.out.len() {
+            self.out.clear();
+            self.sent = 0;
+        }
+        let _ = serde_json::to_writer(&mut self.out, v);
+        Ok(())
+    }
+
+    /// Bytes of a message received in part (held until it is whole).
+    pub fn buffered(&self) -> usize {
+        self.framer.buffered()
+    }
+
     /// Bytes queued and not yet written to the socket.
     pub fn backlog(&self) -> usize {
         self.out.len() - self.sent

@@ -119,6 +119,28 @@ impl Message {
         }
     }
 
+    /// The message as a JSON object, without copying its parameters or
+    /// result (a transaction of a million operations is large).
+    pub fn into_value(self) -> Value {
+        let mut o = Map::new();
+        let (a, b, c) = match self {
+            Message::Request { method, params, id } => {
+                (("method", Value::String(method)), ("params", params), id)
+            }
+            Message::Notify { method, params } => (
+                ("method", Value::String(method)),
+                ("params", params),
+                Value::Null,
+            ),
+            Message::Reply { result, id } => (("result", result), ("error", Value::Null), id),
+            Message::Error { error, id } => (("result", Value::Null), ("error", error), id),
+        };
+        o.insert(a.0.into(), a.1);
+        o.insert(b.0.into(), b.1);
+        o.insert("id".into(), c);
+        Value::Object(o)
+    }
+
     /// The message as a JSON object, members as Open vSwitch writes them.
     pub fn to_value(&self) -> Value {
         let mut o = Map::new();

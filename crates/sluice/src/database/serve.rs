@@ -19,13 +19,19 @@ use std::sync::mpsc::{Receiver, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use jsonrpc::{Conn, ConnLimits, Listener, Message, Remote, Stream};
+use jsonrpc::{Conn, ConnLimits, Listener, Remote, Stream};
 use netdev::os::EventFd;
 use ovsdb::server::{Out, Server, SessionId};
 use serde_json::Value;
 
 /// Connections served at once (more wait in the listen backlog).
 pub const MAX_CONNS: usize = 1024;
+
+/// Bytes of partial messages all connections may hold together; past it,
+/// connections holding more than [`SMALL`] are not read until it falls
+/// (they wait in their socket buffers: backpressure, not an error).
+pub const INPUT_BUDGET: usize = 256 << 20;
+const SMALL: usize = 1 << 20;
 
 /// How often an active remote (a manager) is dialled again after a
 /// failure.
@@ -145,9 +151,13 @@ impl Serve {
             }
             let keys: Vec<u64> = self.clients.keys().copied().collect();
             let mut busy = false;
+            let held: usize = self.clients.values().map(|c| c.conn.buffered()).sum();
             for k in &keys {
                 let c = &self.clients[k];
                 let mut p = pollin(c.conn.fd());
+                if held > INPUT_BUDGET && c.conn.buffered() > SMALL {
+                    p.events = 0;
+                }
                 if c.conn.wants_write() {
                     p.events |= libc::POLLOUT;
                 }
@@ -175,8 +185,10 @@ impl Serve {
             self.dial();
             let base = 1 + nl + managed.len();
             for (i, k) in keys.iter().enumerate() {
-                let ready = fds[base + i].revents != 0
-                    || self.clients.get(k).is_some_and(|c| c.conn.has_more_input());
+                let gated = fds[base + i].events == 0;
+                let ready = !gated
+                    && ((fds[base + i].revents & !libc::POLLOUT) != 0
+                        || self.clients.get(k).is_some_and(|c| c.conn.has_more_input()));
                 if ready {
                     self.serve_client(*k);
                 }
@@ -217,7 +229,7 @@ impl Serve {
             Ok(msgs) => {
                 for m in msgs {
                     let now = self.now_ms();
-                    let outs = self.server.handle(session, &m.to_value(), now);
+                    let outs = self.server.handle(session, &m.into_value(), now);
                     self.route(outs);
                 }
             }
@@ -248,14 +260,7 @@ impl Serve {
             let Some(c) = self.clients.get_mut(&session) else {
                 continue;
             };
-            let m = match Message::from_value(v) {
-                Ok(m) => m,
-                Err(e) => {
-                    tracing::error!(error = %e, "ovsdb: an outgoing message is not JSON-RPC");
-                    continue;
-                }
-            };
-            if let Err(e) = c.conn.send(&m) {
+            if let Err(e) = c.conn.send_value(&v) {
                 tracing::warn!(client = %c.from, error = %e, "ovsdb: closing the connection");
                 dead.push(session);
             }
