@@ -166,7 +166,6 @@ fn kill_9_mid_stream_leaves_every_transaction_whole_or_absent() {
     }
     let dir = temp_dir("crash");
     let mut acked: u64 = 0;
-    let mut next: u64 = 0;
     for round in 0..6u64 {
         let mut child = start(&dir);
         let mut c = Client::connect(&dir);
@@ -187,8 +186,7 @@ fn kill_9_mid_stream_leaves_every_transaction_whole_or_absent() {
             (0..q.len() as u64).collect::<Vec<_>>(),
             "in order, no gap"
         );
-        next = q.len() as u64;
-        acked = next;
+        let next = q.len() as u64;
         // Stream transactions from another thread and kill the daemon at
         // a time that varies by round.
         let d2 = dir.clone();
@@ -212,7 +210,6 @@ fn kill_9_mid_stream_leaves_every_transaction_whole_or_absent() {
             "round {round}: no transaction went through"
         );
     }
-    let _ = next;
     // The last round's database opens too.
     let mut child = start(&dir);
     let mut c = Client::connect(&dir);
