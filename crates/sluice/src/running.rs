@@ -182,6 +182,15 @@ fn is_interface(spec: &PortSpec) -> bool {
 }
 
 impl Running {
+    /// A port's interface index and MTU as last seen (None: not an
+    /// interface, or not there).
+    pub fn link_facts(&self, port_no: u32) -> (Option<u32>, Option<u32>) {
+        (
+            self.ifindex.get(&port_no).copied(),
+            self.mtus.get(&port_no).copied(),
+        )
+    }
+
     pub fn bridge(&self) -> &datapath::Bridge {
         self.control.agent.datapath()
     }

@@ -121,10 +121,16 @@ pub fn state(running: &[Running]) -> Vec<BridgeState> {
         .map(|r| {
             let mut ports = HashMap::new();
             for (no, p) in r.control.agent.ports() {
-                let ofport = if *no == ofp::port::port_no::LOCAL {
-                    65534
-                } else {
-                    *no as i64
+                let local = *no == ofp::port::port_no::LOCAL;
+                let ofport = if local { 65534 } else { *no as i64 };
+                // What the daemon last saw of the interface (no system
+                // call per port per round); LOCAL's own device is asked.
+                let (ifindex, mtu) = match local {
+                    true => (
+                        netdev::link::ifindex(&p.name),
+                        netdev::mtu(&p.name).map(|m| m as u32),
+                    ),
+                    false => r.link_facts(*no),
                 };
                 ports.insert(
                     p.name.clone(),
@@ -133,8 +139,8 @@ pub fn state(running: &[Running]) -> Vec<BridgeState> {
                         admin_up: p.config & 1 == 0,
                         link_up: p.link_up,
                         mac: p.hw_addr,
-                        mtu: netdev::mtu(&p.name).map(|m| m as u32),
-                        ifindex: netdev::link::ifindex(&p.name),
+                        mtu,
+                        ifindex,
                     },
                 );
             }
