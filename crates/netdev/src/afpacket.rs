@@ -140,13 +140,18 @@ impl AfPacket {
     /// Opens a port on interface `name`.
     pub fn open_with(name: &str, opts: Options) -> io::Result<AfPacket> {
         let ifindex = ifindex(name)?;
-        let proto = (libc::ETH_P_ALL as u16).to_be() as libc::c_int;
+        // Protocol 0: the socket takes no frame until `bind` names the
+        // interface and ETH_P_ALL. With ETH_P_ALL here it would take every
+        // interface's frames into its ring until then (another port's
+        // frames, received as this one's), and each ring setsockopt and
+        // the bind would first unhook it, waiting for the network stack's
+        // readers (synchronize_net).
         // SAFETY: plain socket(2) call; the result is checked.
         let fd = unsafe {
             libc::socket(
                 libc::AF_PACKET,
                 libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
-                proto,
+                0,
             )
         };
         if fd < 0 {
