@@ -129,10 +129,12 @@ mod client;
 mod commands;
 mod features;
 mod flows;
-mod frame;
 mod manage;
 mod print;
 mod target;
+
+/// The PACKET argument of `trace` and `packet-out` (shared with the daemon).
+use pipeline::flow_packet as frame;
 
 use std::io::Write;
 use std::process::ExitCode;

@@ -38,6 +38,7 @@ pub mod edit;
 pub mod emc;
 pub mod exec;
 mod expiry;
+pub mod flow_packet;
 pub mod garbage;
 pub mod lookahead;
 pub mod matchkey;

@@ -1,10 +1,14 @@
-//! The PACKET argument of `trace` and `packet-out`: either the frame in
-//! hex (`0002...`, separators `:` `.` `-` and spaces allowed) or a flow
-//! description in the match syntax (`tcp,nw_src=10.0.0.1,tp_dst=80`,
-//! like the flow ofproto/trace takes), from which a well-formed frame is
-//! built: Ethernet (addresses default to zero), an 802.1Q tag if vlan_vid
-//! names one, then ARP, IPv4 or IPv6 with TCP, UDP, SCTP, ICMP or ICMPv6,
-//! with valid checksums. Fields a frame cannot carry are refused by name.
+//! A packet from the command line, for `trace` and `packet-out`: either
+//! the frame in hex (`0002...`, separators `:` `.` `-` and spaces allowed)
+//! or a flow description in the match syntax
+//! (`tcp,nw_src=10.0.0.1,tp_dst=80`, like the flow ofproto/trace takes),
+//! from which a well-formed frame is built: Ethernet (addresses default to
+//! zero), an 802.1Q tag if vlan_vid names one, then ARP, IPv4 or IPv6 with
+//! TCP, UDP, SCTP, ICMP or ICMPv6, with valid checksums. Fields a frame
+//! cannot carry are refused by name.
+//!
+//! Here, next to [`crate::trace`], because both `sluice-ctl` and the
+//! daemon's `ofproto/trace` (unixctl) read packets this way.
 
 use ofp::oxm::{MatchEntry, OxmField as F, OFPVID_PRESENT};
 use ofp::Match;
