@@ -210,6 +210,42 @@ pub fn with_umask<T>(mask: libc::mode_t, f: impl FnOnce() -> T) -> T {
     r
 }
 
+/// A POSIX record lock (fcntl(2) `F_SETLK`, `F_WRLCK`) on the whole of
+/// `file` (open for writing), as Open vSwitch locks its pidfiles: its
+/// tools (`ovs-appctl`) trust a pidfile only while the process it names
+/// holds this lock (they ask with `F_GETLK`; a flock(2) lock is invisible
+/// to that). Err `WouldBlock` when another process holds it. The lock is
+/// the process's, released when it exits or closes *any* descriptor of
+/// that file.
+pub fn lock_record(file: &std::fs::File) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock is plain data (all-zero is a valid value).
+    let mut l: libc::flock = unsafe { std::mem::zeroed() };
+    l.l_type = libc::F_WRLCK as libc::c_short;
+    l.l_whence = libc::SEEK_SET as libc::c_short;
+    // SAFETY: fcntl(F_SETLK) reads one flock we own; the descriptor is
+    // open (borrowed from `file`).
+    match check(unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETLK, &l) }) {
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EACCES | libc::EAGAIN)) => {
+            Err(io::ErrorKind::WouldBlock.into())
+        }
+        r => r.map(|_| ()),
+    }
+}
+
+/// The process holding a record lock that conflicts with a write lock on
+/// the whole of `file` (fcntl(2) `F_GETLK`), if any.
+pub fn record_lock_holder(file: &std::fs::File) -> io::Result<Option<u32>> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock is plain data (all-zero is a valid value).
+    let mut l: libc::flock = unsafe { std::mem::zeroed() };
+    l.l_type = libc::F_WRLCK as libc::c_short;
+    l.l_whence = libc::SEEK_SET as libc::c_short;
+    // SAFETY: fcntl(F_GETLK) reads and writes one flock we own.
+    check(unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETLK, &mut l) })?;
+    Ok((l.l_type != libc::F_UNLCK as libc::c_short).then_some(l.l_pid as u32))
+}
+
 /// Pins the calling thread to `cpu`.
 pub fn pin_to_cpu(cpu: usize) -> io::Result<()> {
     if cpu >= 8 * size_of::<libc::cpu_set_t>() {

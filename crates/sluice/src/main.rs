@@ -26,6 +26,7 @@ mod notify;
 mod openflow;
 mod reload;
 mod running;
+mod unixctl;
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
@@ -89,9 +90,22 @@ struct Args {
     /// Fail mode with no controller: standalone (NORMAL learning) or secure (keep the flows).
     #[arg(long, value_name = "MODE")]
     fail_mode: Option<String>,
-    /// Where each bridge's management socket (BRIDGE.mgmt) goes.
-    #[arg(long, value_name = "DIR", default_value = "/run/sluice")]
-    run_dir: std::path::PathBuf,
+    /// Where each bridge's management socket (BRIDGE.mgmt) goes
+    /// [default: /run/sluice; with --ovs, Open vSwitch's: $OVS_RUNDIR or
+    /// /var/run/openvswitch].
+    #[arg(long, value_name = "DIR")]
+    run_dir: Option<std::path::PathBuf>,
+    /// Stand in for Open vSwitch's ovs-vswitchd: the run directory becomes
+    /// Open vSwitch's (unless --run-dir is given), with the pidfile
+    /// ovs-vswitchd.pid and the unixctl socket ovs-vswitchd.PID.ctl that
+    /// ovs-appctl looks for; ovs-ofctl finds the bridges' BRIDGE.mgmt
+    /// sockets there.
+    #[arg(long)]
+    ovs: bool,
+    /// Serve Open vSwitch's unixctl (ovs-appctl -t PATH) on this socket
+    /// (with --ovs, instead of RUN_DIR/ovs-vswitchd.PID.ctl).
+    #[arg(long, value_name = "PATH")]
+    unixctl: Option<std::path::PathBuf>,
     /// nullx mode: no pipeline, the first port's frames go to the second and
     /// back (third <-> fourth, ...). The floor for every benchmark.
     #[arg(long)]
@@ -149,7 +163,8 @@ fn main() {
 /// died.
 fn run() -> Result<Option<String>, Box<dyn std::error::Error>> {
     let args = Args::parse();
-    let set_log = init_logging();
+    let log = init_logging();
+    let run_dir = unixctl::run_dir(args.ovs, args.run_dir.as_deref());
     let (cfgs, tls_identity) = load_config(&args)?;
     if args.check_config {
         for c in &cfgs {
@@ -186,9 +201,9 @@ fn run() -> Result<Option<String>, Box<dyn std::error::Error>> {
             running::Options {
                 nullx: args.nullx,
                 no_local: args.no_local,
-                run_dir: &args.run_dir,
+                run_dir: &run_dir,
                 tls: tls_identity.clone(),
-                set_log: Some(set_log.clone()),
+                set_log: Some(log.set.clone()),
             },
         )?;
         running.push(r);
@@ -224,9 +239,9 @@ fn run() -> Result<Option<String>, Box<dyn std::error::Error>> {
     let launcher = launch::Launcher {
         nullx: args.nullx,
         no_local: args.no_local,
-        run_dir: args.run_dir.clone(),
+        run_dir: run_dir.clone(),
         tls: tls_identity.clone(),
-        set_log: set_log.clone(),
+        set_log: log.set.clone(),
         stop: stop.clone(),
         deaths: deaths.clone(),
     };
@@ -248,6 +263,23 @@ fn run() -> Result<Option<String>, Box<dyn std::error::Error>> {
     if let Some(h) = &mut db {
         sync_database(h, &base, &mut running, &mut workers, &launcher, true);
     }
+
+    // ovs-appctl's socket (and, with --ovs, the pidfile it reads).
+    let mut ctl = match (&args.unixctl, args.ovs) {
+        (Some(path), _) => Some(unixctl::Server::start(
+            path,
+            args.ovs
+                .then(|| unixctl::ovs::pidfile_path(&run_dir))
+                .as_deref(),
+            Some(log.clone()),
+        )?),
+        (None, true) => Some(unixctl::Server::start(
+            &unixctl::ovs::ctl_path(&run_dir),
+            Some(&unixctl::ovs::pidfile_path(&run_dir)),
+            Some(log.clone()),
+        )?),
+        (None, false) => None,
+    };
 
     // Every bridge runs: tell the service manager.
     let mut notify = notify::Notify::from_env();
@@ -275,7 +307,13 @@ fn run() -> Result<Option<String>, Box<dyn std::error::Error>> {
                 timeout_ms = timeout_ms.min(ms.min(100) as i32);
             }
         }
+        if ctl.as_ref().is_some_and(unixctl::Server::busy) {
+            timeout_ms = 0;
+        }
         let mut fds = Vec::new();
+        if let Some(c) = &ctl {
+            c.poll_fds(&mut fds, datapath::clock::now_ns());
+        }
         if let Some(w) = &links {
             fds.push(libc::pollfd {
                 fd: w.fd(),
@@ -345,6 +383,12 @@ fn run() -> Result<Option<String>, Box<dyn std::error::Error>> {
             r.watch_workers(now);
             r.retry_detached();
         }
+        if let Some(c) = &mut ctl {
+            if c.service(&mut running, now) == unixctl::After::Exit {
+                tracing::info!("exit asked for (unixctl): stopping");
+                stop.store(true, Relaxed);
+            }
+        }
         // A worker whose thread ended while the daemon runs has died, even
         // if its panic was not caught (belt and braces with `guarded`).
         if let Some(t) = workers.iter().find(|t| t.handle.is_finished()) {
@@ -371,6 +415,7 @@ fn run() -> Result<Option<String>, Box<dyn std::error::Error>> {
     if let Some(mut h) = db.take() {
         h.stop();
     }
+    drop(ctl);
     let death = deaths.first();
     // Workers see `stop` within one round (<= 10 ms idle); one that does
     // not (stalled) is left behind after 2 s so that a dead bridge cannot
@@ -390,8 +435,9 @@ fn run() -> Result<Option<String>, Box<dyn std::error::Error>> {
 }
 
 /// Structured logs on stderr; RUST_LOG sets the first filter (default
-/// info), `sluice-ctl vlog` changes it while the daemon runs.
-fn init_logging() -> datapath::SetLog {
+/// info), `sluice-ctl vlog` and `ovs-appctl vlog/set` change it while the
+/// daemon runs.
+fn init_logging() -> unixctl::Logging {
     use tracing_subscriber::{fmt, prelude::*, reload, EnvFilter};
     let initial = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let (filter, handle) = reload::Layer::new(initial);
@@ -404,13 +450,17 @@ fn init_logging() -> datapath::SetLog {
                 .with_target(false),
         )
         .init();
-    Arc::new(move |spec: &str| {
-        let f = EnvFilter::try_new(spec).map_err(|e| format!("vlog {spec:?}: {e}"))?;
-        let text = f.to_string();
-        handle.reload(f).map_err(|e| format!("vlog: {e}"))?;
-        tracing::info!(filter = %text, "log filter changed");
-        Ok(text)
-    })
+    let reader = handle.clone();
+    unixctl::Logging {
+        set: Arc::new(move |spec: &str| {
+            let f = EnvFilter::try_new(spec).map_err(|e| format!("vlog {spec:?}: {e}"))?;
+            let text = f.to_string();
+            handle.reload(f).map_err(|e| format!("vlog: {e}"))?;
+            tracing::info!(filter = %text, "log filter changed");
+            Ok(text)
+        }),
+        get: Arc::new(move || reader.with_current(|f| f.to_string()).unwrap_or_default()),
+    }
 }
 
 /// Where the configuration comes from: `--config`, else the default
