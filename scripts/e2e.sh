@@ -37,11 +37,13 @@ start_sluice() { # args for sluice
     OUT=$(mktemp)
     # A run directory of the test's own unless it names one: remembered
     # port numbers (RUN_DIR/BRIDGE.ports) never leak from test to test.
-    if [[ " $* " != *" --run-dir "* ]]; then
+    # With --ovs and no --run-dir, the test sets OVS_RUNDIR.
+    if [[ " $* " != *" --run-dir "* && " $* " != *" --ovs "* ]]; then
         [ -n "$AUTO_RD" ] || AUTO_RD=$(mktemp -d)
         set -- "$@" --run-dir "$AUTO_RD"
     fi
     # Its run directory, for sluice-ctl.
+    [[ " $* " == *" --ovs "* ]] && SLUICE_RD=${OVS_RUNDIR:-/var/run/openvswitch}
     local a prev=
     for a in "$@"; do
         [ "$prev" = --run-dir ] && SLUICE_RD=$a
@@ -1991,6 +1993,94 @@ test_mininet_tree_under_osken_and_faucet() {
         /usr/bin/python3 scripts/e2e_mininet.py osken faucet || r=1
     finish "$name" $r
 }
+
+# Open vSwitch's own tools against sluice standing in for ovs-vswitchd
+# (--ovs): ovs-appctl finds it through OVS_RUNDIR's pidfile and
+# ovs-vswitchd.PID.ctl, ovs-ofctl through RUNDIR/br0.mgmt.
+test_ovs_appctl_against_sluice() {
+    P=sle2e$$oa
+    need_ovs_ofctl "ovs-appctl and ovs-ofctl against sluice --ovs" || return
+    testbed_up "$P" || return 1
+    local r=0 rd out mac1 mac2 st pid
+    rd=$(mktemp -d)
+    export OVS_RUNDIR=$rd
+    start_sluice --ovs --port p1=1 --port p2=2 --no-local
+    pid=$SLUICE_PID
+    [ "$(cat "$rd/ovs-vswitchd.pid" 2>/dev/null)" = "$pid" ] || { echo "     pidfile: $(ls -l "$rd")"; r=1; }
+    out=$(ovs-appctl version) || r=1
+    [[ $out == "ovs-vswitchd (sluice) "* ]] || { echo "     version: $out"; r=1; }
+    # The MAC table after traffic, as ovs-vswitchd shows it.
+    ping_ok h1 "$TESTBED_NET.2" || { echo "     no ping h1 -> h2"; r=1; }
+    mac1=$(ip netns exec "$P-h1" cat /sys/class/net/eth0/address)
+    mac2=$(ip netns exec "$P-h2" cat /sys/class/net/eth0/address)
+    out=$(ovs-appctl fdb/show br0)
+    echo "$out" | head -1 | grep -qx " port  VLAN  MAC                Age" &&
+        echo "$out" | grep -Eq "^ +1 +0  $mac1 +[0-9]+$" && echo "$out" | grep -Eq "^ +2 +0  $mac2 +[0-9]+$" ||
+        { echo "     fdb/show: $out"; r=1; }
+    # ofproto/trace in ovs-vswitchd's shape; NORMAL follows the MAC table.
+    out=$(ovs-appctl ofproto/trace br0 "in_port=1,tcp,dl_src=$mac1,dl_dst=$mac2,nw_src=$TESTBED_NET.1,nw_dst=$TESTBED_NET.2,tp_dst=80")
+    echo "$out" | head -1 | grep -q "^Flow: tcp,in_port=1," &&
+        echo "$out" | grep -qx 'bridge("br0")' && echo "$out" | grep -qx -- '-------------' &&
+        echo "$out" | grep -qx "Datapath actions: 2" || { echo "     ofproto/trace: $out"; r=1; }
+    # A port by name, and the bridge left out (sluice has one).
+    out=$(ovs-appctl ofproto/trace "in_port=p2,dl_dst=$mac1,dl_type=0x88b5") &&
+        echo "$out" | grep -qx "Datapath actions: 1" || { echo "     ofproto/trace by name: $out"; r=1; }
+    # Log levels: listed in ovs-vswitchd's table, set per module.
+    out=$(ovs-appctl vlog/list)
+    echo "$out" | head -1 | grep -qx "                 console    syslog    file" ||
+        { echo "     vlog/list: $out"; r=1; }
+    ovs-appctl vlog/set datapath:file:dbg || r=1
+    ovs-appctl vlog/list | grep -Eq "^datapath +DBG +DBG +DBG$" || { echo "     vlog/set: $(ovs-appctl vlog/list)"; r=1; }
+    # An unknown command: ovs-vswitchd's words, status 2; bad arguments too.
+    out=$(ovs-appctl foo/bar 2>&1)
+    st=$?
+    [ $st = 2 ] && echo "$out" | grep -q '"foo/bar" is not a valid command' || { echo "     foo/bar ($st): $out"; r=1; }
+    out=$(ovs-appctl fdb/show nobr 2>&1) && r=1
+    echo "$out" | grep -qx "no such bridge" || { echo "     fdb/show nobr: $out"; r=1; }
+    # ...and the connection stays up: a second request on it is answered.
+    out=$(python3 - "$rd/ovs-vswitchd.$pid.ctl" <<'PY'
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(10)
+s.connect(sys.argv[1])
+dec = json.JSONDecoder()
+buf = ""
+for i, m in enumerate(["foo/bar", "version"]):
+    s.sendall(json.dumps({"method": m, "params": [], "id": i}).encode())
+    while True:
+        try:
+            reply, end = dec.raw_decode(buf)
+            buf = buf[end:]
+            break
+        except ValueError:
+            buf += s.recv(65536).decode()
+    print("error" if reply.get("error") else "ok", reply["id"], (reply.get("result") or "").strip())
+PY
+    )
+    echo "$out" | head -1 | grep -qx "error 0 " && echo "$out" | tail -1 | grep -q "^ok 1 ovs-vswitchd (sluice) " ||
+        { echo "     one connection: $out"; r=1; }
+    ovs-appctl dpctl/dump-conntrack >/dev/null || { echo "     dpctl/dump-conntrack"; r=1; }
+    ovs-appctl coverage/show | grep -Eq "^rx_packets +[0-9.]+/sec" || { echo "     coverage/show: $(ovs-appctl coverage/show)"; r=1; }
+    ovs-appctl bridge/dump-flows br0 | grep -q "priority=0,actions=NORMAL" || { echo "     bridge/dump-flows"; r=1; }
+    # ovs-ofctl with no target syntax: RUNDIR/br0.mgmt.
+    out=$(ovs-ofctl -O OpenFlow13 dump-flows br0) && echo "$out" | grep -q "actions=NORMAL" ||
+        { echo "     ovs-ofctl dump-flows: $out"; r=1; }
+    # exit: answered, then a clean stop (status 0), its files gone.
+    ovs-appctl exit || { echo "     exit refused"; r=1; }
+    wait_until 10 "sluice to stop after ovs-appctl exit" sluice_gone || r=1
+    wait "$pid"
+    st=$?
+    SLUICE_PID=
+    [ $st = 0 ] || { echo "     sluice exited $st"; r=1; }
+    grep -q "exit asked for (unixctl)" "$OUT" || { echo "     no exit line"; r=1; }
+    [ ! -e "$rd/ovs-vswitchd.pid" ] && [ ! -e "$rd/ovs-vswitchd.$pid.ctl" ] ||
+        { echo "     left behind: $(ls "$rd")"; r=1; }
+    unset OVS_RUNDIR
+    rm -rf "$rd"
+    finish "ovs-appctl and ovs-ofctl against sluice --ovs (OVS_RUNDIR)" $r
+}
+
+sluice_gone() { ! kill -0 "$SLUICE_PID" 2>/dev/null; }
 
 # Tunnel ports: their own testbed, in their own file.
 . scripts/e2e_overlay.sh

@@ -57,7 +57,10 @@ impl Coverage {
         let rate = |name: &str, total: u64, window_s: u64| -> f64 {
             match self.then(name, now_ns.saturating_sub(window_s * 1_000_000_000)) {
                 Some((t, was)) if now_ns > t => {
-                    let secs = ((now_ns - t) as f64 / 1e9).min(window_s as f64).max(1e-9);
+                    // Over the time since that sample (the window, or a
+                    // little more: samples are 5 s apart; less when the
+                    // daemon is younger than the window).
+                    let secs = (now_ns - t) as f64 / 1e9;
                     total.saturating_sub(was) as f64 / secs
                 }
                 _ => 0.0,
