@@ -15,7 +15,6 @@
 mod endpoint;
 mod listen;
 mod loglimit;
-mod stream;
 mod view;
 
 use std::collections::HashMap;
@@ -29,9 +28,11 @@ use bytes::Bytes;
 use datapath::channel::Channels;
 
 pub use endpoint::Endpoint;
+/// One connection's socket, whatever its transport (shared with the
+/// JSON-RPC side: unixctl, OVSDB).
+use jsonrpc::Stream;
 use listen::{bind_unix, Listener, ListenerState, ACCEPT_BACKOFF_NS};
 use loglimit::LogLimit;
-use stream::Stream;
 pub use view::{ConnView, View};
 
 use crate::dial;
@@ -635,7 +636,8 @@ impl Control {
         let Some(s) = self.streams.get_mut(&id) else {
             return;
         };
-        s.flush_transport();
+        // A transport error shows at the next write.
+        let _ = s.flush_transport();
         while let Some(out) = self.agent.poll_transmit(id) {
             match s.write(out) {
                 Ok(0) => break,
