@@ -300,3 +300,6 @@ fn client_limits() -> ConnLimits {
         read_per_call: 64 << 10,
     }
 }
+
+#[cfg(test)]
+mod tests;
