@@ -2014,29 +2014,31 @@ test_ovs_appctl_against_sluice() {
     mac1=$(ip netns exec "$P-h1" cat /sys/class/net/eth0/address)
     mac2=$(ip netns exec "$P-h2" cat /sys/class/net/eth0/address)
     out=$(ovs-appctl fdb/show br0)
-    echo "$out" | head -1 | grep -qx " port  VLAN  MAC                Age" &&
-        echo "$out" | grep -Eq "^ +1 +0  $mac1 +[0-9]+$" && echo "$out" | grep -Eq "^ +2 +0  $mac2 +[0-9]+$" ||
+    [ "${out%%$'\n'*}" = " port  VLAN  MAC                Age" ] &&
+        grep -Eq "^ +1 +0  $mac1 +[0-9]+$" <<<"$out" && grep -Eq "^ +2 +0  $mac2 +[0-9]+$" <<<"$out" ||
         { echo "     fdb/show: $out"; r=1; }
     # ofproto/trace in ovs-vswitchd's shape; NORMAL follows the MAC table.
     out=$(ovs-appctl ofproto/trace br0 "in_port=1,tcp,dl_src=$mac1,dl_dst=$mac2,nw_src=$TESTBED_NET.1,nw_dst=$TESTBED_NET.2,tp_dst=80")
-    echo "$out" | head -1 | grep -q "^Flow: tcp,in_port=1," &&
-        echo "$out" | grep -qx 'bridge("br0")' && echo "$out" | grep -qx -- '-------------' &&
-        echo "$out" | grep -qx "Datapath actions: 2" || { echo "     ofproto/trace: $out"; r=1; }
+    [[ $out == "Flow: tcp,in_port=1,"* ]] || { echo "     ofproto/trace's first line: $out"; r=1; }
+    for want in 'bridge("br0")' '-------------' 'Datapath actions: 2'; do
+        grep -qxF -- "$want" <<<"$out" || { echo "     ofproto/trace lacks $want: $out"; r=1; }
+    done
     # A port by name, and the bridge left out (sluice has one).
     out=$(ovs-appctl ofproto/trace "in_port=p2,dl_dst=$mac1,dl_type=0x88b5") &&
-        echo "$out" | grep -qx "Datapath actions: 1" || { echo "     ofproto/trace by name: $out"; r=1; }
+        grep -qx "Datapath actions: 1" <<<"$out" || { echo "     ofproto/trace by name: $out"; r=1; }
     # Log levels: listed in ovs-vswitchd's table, set per module.
     out=$(ovs-appctl vlog/list)
-    echo "$out" | head -1 | grep -qx "                 console    syslog    file" ||
+    [ "${out%%$'\n'*}" = "                 console    syslog    file" ] ||
         { echo "     vlog/list: $out"; r=1; }
     ovs-appctl vlog/set datapath:file:dbg || r=1
-    ovs-appctl vlog/list | grep -Eq "^datapath +DBG +DBG +DBG$" || { echo "     vlog/set: $(ovs-appctl vlog/list)"; r=1; }
+    out=$(ovs-appctl vlog/list)
+    grep -Eq "^datapath +DBG +DBG +DBG$" <<<"$out" || { echo "     vlog/set: $out"; r=1; }
     # An unknown command: ovs-vswitchd's words, status 2; bad arguments too.
     out=$(ovs-appctl foo/bar 2>&1)
     st=$?
-    [ $st = 2 ] && echo "$out" | grep -q '"foo/bar" is not a valid command' || { echo "     foo/bar ($st): $out"; r=1; }
+    [ $st = 2 ] && grep -q '"foo/bar" is not a valid command' <<<"$out" || { echo "     foo/bar ($st): $out"; r=1; }
     out=$(ovs-appctl fdb/show nobr 2>&1) && r=1
-    echo "$out" | grep -qx "no such bridge" || { echo "     fdb/show nobr: $out"; r=1; }
+    grep -qx "no such bridge" <<<"$out" || { echo "     fdb/show nobr: $out"; r=1; }
     # ...and the connection stays up: a second request on it is answered.
     out=$(python3 - "$rd/ovs-vswitchd.$pid.ctl" <<'PY'
 import json, socket, sys
@@ -2057,13 +2059,15 @@ for i, m in enumerate(["foo/bar", "version"]):
     print("error" if reply.get("error") else "ok", reply["id"], (reply.get("result") or "").strip())
 PY
     )
-    echo "$out" | head -1 | grep -qx "error 0 " && echo "$out" | tail -1 | grep -q "^ok 1 ovs-vswitchd (sluice) " ||
+    [[ $out == "error 0 "$'\n'"ok 1 ovs-vswitchd (sluice) "* ]] ||
         { echo "     one connection: $out"; r=1; }
     ovs-appctl dpctl/dump-conntrack >/dev/null || { echo "     dpctl/dump-conntrack"; r=1; }
-    ovs-appctl coverage/show | grep -Eq "^rx_packets +[0-9.]+/sec" || { echo "     coverage/show: $(ovs-appctl coverage/show)"; r=1; }
-    ovs-appctl bridge/dump-flows br0 | grep -q "priority=0,actions=NORMAL" || { echo "     bridge/dump-flows"; r=1; }
+    out=$(ovs-appctl coverage/show)
+    grep -Eq "^rx_packets +[0-9.]+/sec" <<<"$out" || { echo "     coverage/show: $out"; r=1; }
+    out=$(ovs-appctl bridge/dump-flows br0)
+    grep -q "priority=0,actions=NORMAL" <<<"$out" || { echo "     bridge/dump-flows: $out"; r=1; }
     # ovs-ofctl with no target syntax: RUNDIR/br0.mgmt.
-    out=$(ovs-ofctl -O OpenFlow13 dump-flows br0) && echo "$out" | grep -q "actions=NORMAL" ||
+    out=$(ovs-ofctl -O OpenFlow13 dump-flows br0) && grep -q "actions=NORMAL" <<<"$out" ||
         { echo "     ovs-ofctl dump-flows: $out"; r=1; }
     # exit: answered, then a clean stop (status 0), its files gone.
     ovs-appctl exit || { echo "     exit refused"; r=1; }
