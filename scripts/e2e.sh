@@ -2003,9 +2003,13 @@ test_ovs_appctl_against_sluice() {
     testbed_up "$P" || return 1
     local r=0 rd out mac1 mac2 st pid
     rd=$(mktemp -d)
-    export OVS_RUNDIR=$rd
-    start_sluice --ovs --port p1=1 --port p2=2 --no-local
+    export OVS_RUNDIR=$rd OVS_DBDIR=$rd
+    # --ovs: the database at RUNDIR/db.sock configures the bridge, as
+    # Open vSwitch's does.
+    start_sluice --ovs --no-local
     pid=$SLUICE_PID
+    ovs-vsctl --timeout=20 add-br br0 -- add-port br0 p1 -- set interface p1 ofport_request=1 \
+        -- add-port br0 p2 -- set interface p2 ofport_request=2 || { echo "     ovs-vsctl failed"; r=1; }
     [ "$(cat "$rd/ovs-vswitchd.pid" 2>/dev/null)" = "$pid" ] || { echo "     pidfile: $(ls -l "$rd")"; r=1; }
     out=$(ovs-appctl version) || r=1
     [[ $out == "ovs-vswitchd (sluice) "* ]] || { echo "     version: $out"; r=1; }
@@ -2079,7 +2083,7 @@ PY
     grep -q "exit asked for (unixctl)" "$OUT" || { echo "     no exit line"; r=1; }
     [ ! -e "$rd/ovs-vswitchd.pid" ] && [ ! -e "$rd/ovs-vswitchd.$pid.ctl" ] ||
         { echo "     left behind: $(ls "$rd")"; r=1; }
-    unset OVS_RUNDIR
+    unset OVS_RUNDIR OVS_DBDIR
     rm -rf "$rd"
     finish "ovs-appctl and ovs-ofctl against sluice --ovs (OVS_RUNDIR)" $r
 }

@@ -116,9 +116,11 @@ struct Args {
     /// database then configures every bridge (docs/OVSDB.md).
     #[arg(long = "ovsdb", value_name = "REMOTE")]
     ovsdb: Vec<String>,
-    /// The database file (created if missing; kept crash-safe).
-    #[arg(long, value_name = "FILE", default_value = "/var/lib/sluice/conf.db")]
-    ovsdb_file: std::path::PathBuf,
+    /// The database file (created if missing; kept crash-safe). Default:
+    /// /var/lib/sluice/conf.db; with --ovs and OVS_DBDIR set,
+    /// OVS_DBDIR/sluice-conf.db (never Open vSwitch's own conf.db).
+    #[arg(long, value_name = "FILE")]
+    ovsdb_file: Option<std::path::PathBuf>,
     /// The schema the database follows: Open vSwitch's.
     #[arg(long, value_name = "FILE", default_value = database::DEFAULT_SCHEMA)]
     ovsdb_schema: std::path::PathBuf,
@@ -254,9 +256,9 @@ fn run() -> Result<Option<String>, Box<dyn std::error::Error>> {
     }
 
     // The database's bridges (`--ovsdb`), started as it describes them.
-    let mut db = match args.ovsdb.is_empty() {
-        true => None,
-        false => Some(start_database(&args, tls_identity.clone())?),
+    let mut db = match uses_database(&args) {
+        false => None,
+        true => Some(start_database(&args, &run_dir, tls_identity.clone())?),
     };
     let mut base = config_file(&args).unwrap_or_default();
     let mut last_status = Instant::now();
@@ -538,7 +540,7 @@ fn load_config(
         return Err("--private-key, --certificate and --ca-cert go together".into());
     }
     let tls_identity = config::load_tls(&file.tls)?;
-    if !args.ovsdb.is_empty() {
+    if uses_database(args) {
         // One source of truth: the database configures the bridges.
         if !args.ports.is_empty()
             || !file.bridges.is_empty()
@@ -550,7 +552,7 @@ fn load_config(
             || !args.listen.is_empty()
             || args.fail_mode.is_some()
         {
-            return Err("with --ovsdb the database configures the bridges: --port, --cpu, --workers, --backend, --controller, --listen, --fail-mode and the file's [bridge]/[[bridges]]/[[port]] do not apply (the file may give [conntrack] and [tls]; docs/OVSDB.md)".into());
+            return Err("with --ovsdb (and --ovs) the database configures the bridges: --port, --cpu, --workers, --backend, --controller, --listen, --fail-mode and the file's [bridge]/[[bridges]]/[[port]] do not apply (the file may give [conntrack] and [tls]; docs/OVSDB.md)".into());
         }
         config::check_shared(&file)?;
         return Ok((Vec::new(), tls_identity));
@@ -567,18 +569,34 @@ fn load_config(
 /// Opens the database and starts serving it (`--ovsdb`).
 fn start_database(
     args: &Args,
+    run_dir: &std::path::Path,
     identity: Option<tls::Tls>,
 ) -> Result<database::Handle, Box<dyn std::error::Error>> {
     let mut remotes = Vec::new();
     for r in &args.ovsdb {
         remotes.push(jsonrpc::Remote::parse(r).map_err(|e| format!("--ovsdb {r}: {e}"))?);
     }
+    // Standing in for Open vSwitch: where its tools look for the database.
+    if remotes.is_empty() && args.ovs {
+        remotes.push(jsonrpc::Remote::PUnix(run_dir.join("db.sock")));
+    }
+    let file = match (&args.ovsdb_file, std::env::var_os("OVS_DBDIR")) {
+        (Some(f), _) => f.clone(),
+        (None, Some(d)) if args.ovs => std::path::Path::new(&d).join("sluice-conf.db"),
+        _ => std::path::PathBuf::from("/var/lib/sluice/conf.db"),
+    };
     Ok(database::Handle::start(database::Options {
         remotes,
         schema: args.ovsdb_schema.clone(),
-        file: args.ovsdb_file.clone(),
+        file,
         identity,
     })?)
+}
+
+/// Whether the database configures the bridges: `--ovsdb`, or `--ovs`
+/// (which serves it where Open vSwitch's tools look).
+fn uses_database(args: &Args) -> bool {
+    !args.ovsdb.is_empty() || args.ovs
 }
 
 /// The database side's round: a changed database is applied to the

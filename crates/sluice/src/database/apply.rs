@@ -161,6 +161,11 @@ pub fn state(running: &[Running]) -> Vec<BridgeState> {
             BridgeState {
                 name: r.name.clone(),
                 datapath_id: r.datapath_id,
+                local: r
+                    .control
+                    .agent
+                    .ports()
+                    .contains_key(&ofp::port::port_no::LOCAL),
                 ports,
                 controllers,
             }

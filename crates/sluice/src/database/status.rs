@@ -37,6 +37,8 @@ pub struct BridgeState {
     pub ports: HashMap<String, PortState>,
     /// Controllers by target: connected, role (`master`, `slave`, `other`).
     pub controllers: HashMap<String, (bool, &'static str)>,
+    /// Whether it has its LOCAL port (not with `--no-local`).
+    pub local: bool,
 }
 
 /// The interface types sluice opens (Open_vSwitch `iface_types`).
@@ -72,12 +74,17 @@ pub fn ops(
                 Datum::scalar(Atom::Integer(p.map_or(-1, |p| p.ofport))),
                 &mut w,
             );
-            want(
-                &r,
-                "error",
-                opt(errors.get(&row.uuid).map(|e| s(e))),
-                &mut w,
-            );
+            // A bridge's own interface when the daemon runs it without
+            // its LOCAL port says so (ofport -1 alone reads as a failure).
+            let no_local = p.is_none() && bridges.iter().any(|b| b.name == name && !b.local);
+            let error = match errors.get(&row.uuid) {
+                Some(e) => Some(s(e)),
+                None if no_local => Some(s(
+                    "sluice runs this bridge without its LOCAL port (--no-local)",
+                )),
+                None => None,
+            };
+            want(&r, "error", opt(error), &mut w);
             want(
                 &r,
                 "admin_state",
