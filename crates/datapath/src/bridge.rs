@@ -299,13 +299,32 @@ impl Bridge {
     /// Opens `spec`'s devices and adds the port. Refused if its number or
     /// name is taken.
     pub fn add_port(&mut self, spec: PortSpec) -> std::io::Result<Attached> {
-        self.check_free(&spec)?;
-        let umems = self.umems_for(&spec);
-        let (devs, program) = crate::open::open_xdp(&spec, self.workers(), umems.as_deref())?;
+        let opener = self.opener(&spec)?;
+        let opened = opener.open(&spec)?;
+        Ok(self.add_port_opened(spec, opened))
+    }
+
+    /// What opening `spec`'s devices needs, checked and prepared here (its
+    /// number and name free, the shared UMEMs mapped): the opening itself
+    /// ([`Opener::open`]) may then run on any thread, several at once.
+    /// Opening an AF_PACKET ring waits on the kernel (two network-stack
+    /// grace periods a socket, ~30 ms here), so many ports open in
+    /// parallel in about the time of one.
+    pub fn opener(&mut self, spec: &PortSpec) -> std::io::Result<Opener> {
+        self.check_free(spec)?;
+        Ok(Opener {
+            workers: self.workers(),
+            umems: self.umems_for(spec),
+        })
+    }
+
+    /// Adds a port from what [`Opener::open`] opened for `spec`.
+    pub fn add_port_opened(&mut self, spec: PortSpec, opened: crate::open::Opened) -> Attached {
+        let (devs, program) = opened;
         let port_no = spec.port_no;
         let a = self.add_port_devices(spec, devs);
         self.serve_fast(port_no, program);
-        Ok(a)
+        a
     }
 
     /// The workers' shared UMEMs, for a port that may open AF_XDP sockets
@@ -574,6 +593,19 @@ impl Bridge {
         let e = self.ports.iter().find(|e| e.spec.port_no == port_no)?;
         let q = e.queues.iter().find(|q| q.queue_id == queue_id)?;
         Some(q.counters.clone())
+    }
+}
+
+/// Opens a port's devices away from its bridge (see [`Bridge::opener`]).
+pub struct Opener {
+    workers: usize,
+    umems: Option<Vec<Arc<netdev::umem::Umem>>>,
+}
+
+impl Opener {
+    /// Opens the devices of `spec` (the spec the opener was made for).
+    pub fn open(&self, spec: &PortSpec) -> std::io::Result<crate::open::Opened> {
+        crate::open::open_xdp(spec, self.workers, self.umems.as_deref())
     }
 }
 

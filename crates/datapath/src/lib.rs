@@ -67,7 +67,7 @@ mod sleep;
 mod tx;
 pub mod worker;
 
-pub use bridge::{Attached, Bridge, Inbox, PortView, SetLog, WorkerGuard};
+pub use bridge::{Attached, Bridge, Inbox, Opener, PortView, SetLog, WorkerGuard};
 pub use counters::{BridgeCounters, PortCounters};
 pub use for_agent::APPLY_TIMEOUT;
 pub use normal::{Decision, MacTable};

@@ -314,9 +314,9 @@ pub fn apply(running: &mut [Running], new: Vec<Config>) -> Result<Vec<String>, S
                 r.name
             ));
         }
-        for spec in adds {
-            let (no, name) = (spec.port_no, spec.name.clone());
-            match r.add_port(spec) {
+        let labels: Vec<(u32, String)> = adds.iter().map(|s| (s.port_no, s.name.clone())).collect();
+        for ((no, name), res) in labels.into_iter().zip(r.add_ports(adds)) {
+            match res {
                 Ok(()) => {
                     tracing::info!(bridge = %r.name, port = no, name = %name, "port added (configuration)")
                 }

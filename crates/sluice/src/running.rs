@@ -54,6 +54,9 @@ pub struct Running {
     pub stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
+/// Ports whose devices [`Running::add_ports`] opens at once.
+pub const OPEN_AT_ONCE: usize = 32;
+
 /// How often detached ports look for their interface.
 const RETRY: Duration = Duration::from_secs(1);
 
@@ -166,8 +169,8 @@ pub fn build(cfg: config::Config, opts: Options) -> Result<Running, Box<dyn std:
         offload_warned: Default::default(),
         stop: Default::default(),
     };
-    for spec in specs {
-        running.add_port(spec)?;
+    for r in running.add_ports(specs) {
+        r?;
     }
     Ok(running)
 }
@@ -199,11 +202,60 @@ impl Running {
         self.control.agent.datapath_mut()
     }
 
-    /// Adds a port from its spec (at start, or a reload): opened, handed
+    /// Adds ports from their specs (at start, or a reload): opened, handed
     /// to the workers, announced to controllers, its number remembered. An
     /// interface that does not exist yet gives a port that is down and
     /// waits for it (as in Open vSwitch: a VM's tap before the VM).
-    pub fn add_port(&mut self, spec: PortSpec) -> Result<(), String> {
+    ///
+    /// Their devices are opened in parallel (at most [`OPEN_AT_ONCE`] at a
+    /// time: each AF_PACKET ring waits on the kernel, not the CPU), then
+    /// the ports are added in order. One result per spec.
+    pub fn add_ports(&mut self, specs: Vec<PortSpec>) -> Vec<Result<(), String>> {
+        let mut openers = Vec::with_capacity(specs.len());
+        for spec in &specs {
+            let exists = !is_interface(spec) || netdev::link::ifindex(&spec.name).is_some();
+            let dp = self.control.agent.datapath_mut();
+            openers.push(if exists { dp.opener(spec).ok() } else { None });
+        }
+        let mut opened: Vec<Option<std::io::Result<datapath::open::Opened>>> =
+            (0..specs.len()).map(|_| None).collect();
+        for chunk in (0..specs.len()).collect::<Vec<_>>().chunks(OPEN_AT_ONCE) {
+            let done: Vec<(usize, std::io::Result<datapath::open::Opened>)> =
+                std::thread::scope(|sc| {
+                    let hs: Vec<_> = chunk
+                        .iter()
+                        .filter_map(|&i| {
+                            let o = openers[i].as_ref()?;
+                            let spec = &specs[i];
+                            Some((i, sc.spawn(move || o.open(spec))))
+                        })
+                        .collect();
+                    hs.into_iter()
+                        .map(|(i, h)| {
+                            let r = h.join().unwrap_or_else(|_| {
+                                Err(std::io::Error::other("opening the port panicked"))
+                            });
+                            (i, r)
+                        })
+                        .collect()
+                });
+            for (i, r) in done {
+                opened[i] = Some(r);
+            }
+        }
+        specs
+            .into_iter()
+            .zip(opened)
+            .map(|(spec, o)| self.add_port_with(spec, o))
+            .collect()
+    }
+
+    /// Adds a port, its devices opened already (`opened`) or opened here.
+    fn add_port_with(
+        &mut self,
+        spec: PortSpec,
+        opened: Option<std::io::Result<datapath::open::Opened>>,
+    ) -> Result<(), String> {
         let (no, name) = (spec.port_no, spec.name.clone());
         let queues = spec
             .queues
@@ -226,7 +278,10 @@ impl Running {
                 link_up: false,
             }
         } else {
-            dp.add_port(spec).map_err(named)?
+            match opened {
+                Some(o) => dp.add_port_opened(spec, o.map_err(named)?),
+                None => dp.add_port(spec).map_err(named)?,
+            }
         };
         if !local {
             dp.numbers.remember(&name, no);
