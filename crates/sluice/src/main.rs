@@ -620,11 +620,14 @@ fn sync_database(
         return;
     }
     let Some(db) = h.current.clone() else { return };
+    // Statistics every 5 s, as Open vSwitch writes them.
+    let stats = h.stats_due();
     let ops = database::status::ops(
         &db,
         &database::apply::state(running),
         &h.errors,
         h.applied_cfg,
+        stats,
     );
     h.write(ops);
 }

@@ -141,6 +141,7 @@ pub fn state(running: &[Running]) -> Vec<BridgeState> {
                         mac: p.hw_addr,
                         mtu,
                         ifindex,
+                        stats: stats_of(r, *no),
                     },
                 );
             }
@@ -171,4 +172,23 @@ pub fn state(running: &[Running]) -> Vec<BridgeState> {
             }
         })
         .collect()
+}
+
+/// A port's counters as the Interface `statistics` column names them.
+fn stats_of(r: &Running, port_no: u32) -> Vec<(&'static str, u64)> {
+    use std::sync::atomic::Ordering::Relaxed;
+    let Some(c) = r.bridge().port_counters(port_no) else {
+        return Vec::new();
+    };
+    vec![
+        ("rx_packets", c.rx_packets.load(Relaxed)),
+        ("rx_bytes", c.rx_bytes.load(Relaxed)),
+        (
+            "rx_errors",
+            c.rx_errors.load(Relaxed) + c.rx_truncated.load(Relaxed),
+        ),
+        ("tx_packets", c.tx_packets.load(Relaxed)),
+        ("tx_bytes", c.tx_bytes.load(Relaxed)),
+        ("tx_dropped", c.tx_dropped.load(Relaxed)),
+    ]
 }

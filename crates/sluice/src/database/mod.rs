@@ -59,6 +59,8 @@ pub struct Handle {
     pub applied_cfg: Option<i64>,
     /// Apply `current` again at the next round (a reload).
     forced: bool,
+    /// When Interface statistics were last written.
+    stats_at: std::time::Instant,
 }
 
 impl Handle {
@@ -123,6 +125,7 @@ impl Handle {
             errors: Default::default(),
             applied_cfg: None,
             forced: false,
+            stats_at: std::time::Instant::now(),
         })
     }
 
@@ -144,6 +147,15 @@ impl Handle {
             None if std::mem::take(&mut self.forced) => self.current.clone(),
             None => None,
         }
+    }
+
+    /// Whether Interface statistics are due (every 5 s).
+    pub fn stats_due(&mut self) -> bool {
+        if self.stats_at.elapsed() < std::time::Duration::from_secs(5) {
+            return false;
+        }
+        self.stats_at = std::time::Instant::now();
+        true
     }
 
     /// Makes the next round apply the current database again.

@@ -1,7 +1,7 @@
 //! What the switch writes back into the database, as Open vSwitch's
 //! `ovs-vswitchd` does: per Interface its `ofport` (-1 when it could not
-//! be had), `error`, `admin_state`, `link_state`, `mtu`, `mac_in_use` and
-//! `ifindex`; per Bridge its `datapath_id`; per Controller `is_connected`
+//! be had), `error`, `admin_state`, `link_state`, `mtu`, `mac_in_use`,
+//! `ifindex` and, every 5 s, `statistics`; per Bridge its `datapath_id`; per Controller `is_connected`
 //! and `role`; in Open_vSwitch the versions and types sluice supports and,
 //! once a configuration is applied, `cur_cfg` (what `ovs-vsctl` waits for
 //! unless `--no-wait`).
@@ -26,6 +26,9 @@ pub struct PortState {
     pub mac: [u8; 6],
     pub mtu: Option<u32>,
     pub ifindex: Option<u32>,
+    /// Counters for the `statistics` column (`rx_packets`, `tx_bytes`,
+    /// ...), as Open vSwitch names them.
+    pub stats: Vec<(&'static str, u64)>,
 }
 
 /// A running bridge, as the database shows it.
@@ -44,12 +47,15 @@ pub struct BridgeState {
 /// The interface types sluice opens (Open_vSwitch `iface_types`).
 pub const IFACE_TYPES: &[&str] = &["geneve", "internal", "system", "vxlan"];
 
-/// What to write: update operations (empty: nothing differs).
+/// What to write: update operations (empty: nothing differs). With
+/// `stats`, the Interface `statistics` column too (Open vSwitch writes it
+/// every 5 s; every commit wakes every monitor of the column).
 pub fn ops(
     db: &Database,
     bridges: &[BridgeState],
     errors: &BTreeMap<Uuid, String>,
     cur_cfg: Option<i64>,
+    stats: bool,
 ) -> Vec<Value> {
     let mut ops = Vec::new();
     let ports: HashMap<&str, &PortState> = bridges
@@ -106,6 +112,21 @@ pub fn ops(
                 &mut w,
             );
             want(&r, "mac_in_use", opt(p.map(|p| s(&mac(p.mac)))), &mut w);
+            if stats {
+                let d = Datum::map(
+                    p.map(|p| p.stats.as_slice())
+                        .unwrap_or_default()
+                        .iter()
+                        .map(|(k, v)| {
+                            (
+                                Atom::String(k.to_string()),
+                                Atom::Integer(i64::try_from(*v).unwrap_or(i64::MAX)),
+                            )
+                        })
+                        .collect(),
+                );
+                want(&r, "statistics", d, &mut w);
+            }
             want(
                 &r,
                 "ifindex",
