@@ -57,6 +57,12 @@ impl PortNumbers {
     /// The number for `name`, given the numbers `taken` by other ports:
     /// the remembered one if free, else the lowest free one.
     pub fn choose(&self, name: &str, taken: &[u32]) -> Option<u32> {
+        self.choose_in(name, &taken.iter().copied().collect())
+    }
+
+    /// [`PortNumbers::choose`] with the numbers taken in a set (many
+    /// ports planned at once).
+    pub fn choose_in(&self, name: &str, taken: &std::collections::HashSet<u32>) -> Option<u32> {
         if let Some(n) = self.get(name).filter(|n| !taken.contains(n)) {
             return Some(n);
         }

@@ -612,8 +612,11 @@ fn sync_database(
 ) {
     let changed = h.changed();
     if let Some(db) = &changed {
-        let applied = database::apply::reconcile(db, base, running, workers, launcher);
-        h.errors = applied.errors;
+        let applied =
+            database::apply::reconcile(db, base, running, workers, launcher, &mut h.applied);
+        if let Some(e) = applied.errors {
+            h.errors = e;
+        }
         h.applied_cfg = Some(applied.next_cfg);
     }
     if changed.is_none() && !status {

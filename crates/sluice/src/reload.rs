@@ -187,40 +187,47 @@ fn port_plan(r: &Running, new: &Config) -> (Vec<u32>, Vec<PortSpec>) {
     let dp = r.control.agent.datapath();
     let mut dels = Vec::new();
     let mut adds = Vec::new();
-    let mut taken: Vec<u32> = Vec::new();
+    let mut taken: HashSet<u32> = HashSet::new();
     let wanted = new.port_specs();
+    // By name and number: a bridge of thousands of ports (a database's)
+    // is planned in linear time.
+    let by_name: std::collections::HashMap<&str, &PortSpec> =
+        wanted.iter().map(|w| (w.name.as_str(), w)).collect();
+    let pinned: HashSet<u32> = new.pinned.iter().copied().collect();
+    let mut current: std::collections::HashMap<String, u32> = Default::default();
     for cur in dp.ports() {
         if cur.port_no == ofp::port::port_no::LOCAL {
             continue;
         }
-        let keep = wanted.iter().any(|w| {
-            w.name == cur.name
-                && w.backend == cur.backend
+        current.insert(cur.name.clone(), cur.port_no);
+        let keep = by_name.get(cur.name.as_str()).is_some_and(|w| {
+            w.backend == cur.backend
                 && w.pcap == cur.pcap
                 && w.queues == cur.queues
-                && (!new.pinned.contains(&w.port_no) || w.port_no == cur.port_no)
+                && (!pinned.contains(&w.port_no) || w.port_no == cur.port_no)
         });
         if keep {
-            taken.push(cur.port_no);
+            taken.insert(cur.port_no);
         } else {
             dels.push(cur.port_no);
         }
     }
     taken.extend(new.pinned.iter().copied());
+    let deleted: HashSet<u32> = dels.iter().copied().collect();
     for mut w in wanted {
-        if let Some(cur) = dp.port_named(&w.name) {
-            if !dels.contains(&cur.port_no) {
+        if let Some(no) = current.get(&w.name) {
+            if !deleted.contains(no) {
                 continue; // kept as it is
             }
         }
         if !new.pinned.contains(&w.port_no) {
             // Unpinned: the number it had last, else a free one.
-            match dp.numbers.choose(&w.name, &taken) {
+            match dp.numbers.choose_in(&w.name, &taken) {
                 Some(n) => w.port_no = n,
                 None => continue,
             }
         }
-        taken.push(w.port_no);
+        taken.insert(w.port_no);
         adds.push(w);
     }
     (dels, adds)

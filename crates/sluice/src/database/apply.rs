@@ -19,19 +19,33 @@ use crate::running::{self, Running};
 
 /// What a round of reconciling leaves to write back.
 pub struct Applied {
-    pub errors: BTreeMap<Uuid, String>,
+    /// The Interface rows' problems (None: as the last round left them).
+    pub errors: Option<BTreeMap<Uuid, String>>,
     pub next_cfg: i64,
 }
 
-/// Applies the database to the running bridges.
+/// Applies the database to the running bridges. `last` is the
+/// fingerprint of what the last round applied ([`desired::Sections`]):
+/// when nothing the switch reads changed, nothing is checked or applied
+/// (a status write, statistics, an `ovs-vsctl` that changed only
+/// `next_cfg`), so a round costs a walk of the rows.
 pub fn reconcile(
     db: &Database,
     base: &config::File,
     running: &mut Vec<Running>,
     workers: &mut Vec<health::Thread>,
     launcher: &Launcher,
+    last: &mut Option<u64>,
 ) -> Applied {
-    let want = desired::read(db, base);
+    let read = desired::sections(db);
+    if *last == Some(read.fingerprint) {
+        return Applied {
+            errors: None,
+            next_cfg: read.next_cfg,
+        };
+    }
+    *last = Some(read.fingerprint);
+    let want = desired::check(read, base);
     let mut errors = want.errors;
     // Removed, or changed in what a running bridge cannot change.
     let mut i = 0;
@@ -85,7 +99,7 @@ pub fn reconcile(
         running.push(r);
     }
     Applied {
-        errors,
+        errors: Some(errors),
         next_cfg: want.next_cfg,
     }
 }

@@ -124,21 +124,58 @@ pub struct Desired {
     pub next_cfg: i64,
 }
 
-/// Reads the database. `base` gives what the daemon's own configuration
-/// file adds to every bridge (`[conntrack]`, `[tls]`).
-pub fn read(db: &Database, base: &config::File) -> Desired {
-    let mut out = Desired::default();
-    let Some(ovs) = root(db) else {
-        return out;
+/// The database's bridges as configuration sections, before any check.
+pub struct Sections {
+    /// Each bridge's section and its Interface rows by name.
+    pub bridges: Vec<(BridgeSection, BTreeMap<String, Uuid>)>,
+    pub errors: BTreeMap<Uuid, String>,
+    pub next_cfg: i64,
+    /// A hash of all of the above but `next_cfg`: equal when nothing the
+    /// switch reads changed (a commit of status only, an `ovs-vsctl` that
+    /// changed nothing but `next_cfg`).
+    pub fingerprint: u64,
+}
+
+/// Reads the database into sections (a walk of its rows; no check).
+pub fn sections(db: &Database) -> Sections {
+    let mut out = Sections {
+        bridges: Vec::new(),
+        errors: BTreeMap::new(),
+        next_cfg: 0,
+        fingerprint: 0,
     };
-    out.next_cfg = ovs.int("next_cfg").unwrap_or(0);
-    let mut bridges = ovs.refs("bridges", "Bridge");
-    bridges.sort_by(|a, b| a.str("name").cmp(&b.str("name")));
+    if let Some(ovs) = root(db) {
+        out.next_cfg = ovs.int("next_cfg").unwrap_or(0);
+        let mut bridges = ovs.refs("bridges", "Bridge");
+        bridges.sort_by(|a, b| a.str("name").cmp(&b.str("name")));
+        let mut taken: HashSet<String> = HashSet::new();
+        for b in bridges {
+            if b.str("name").is_none() {
+                continue;
+            }
+            out.bridges
+                .push(bridge_section(&b, &mut out.errors, &mut taken));
+        }
+    }
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    format!("{:?}{:?}", out.bridges, out.errors).hash(&mut h);
+    out.fingerprint = h.finish();
+    out
+}
+
+/// Checks the sections into configurations. `base` gives what the
+/// daemon's own configuration file adds to every bridge (`[conntrack]`,
+/// `[tls]`).
+pub fn check(read: Sections, base: &config::File) -> Desired {
+    let mut out = Desired {
+        bridges: Vec::new(),
+        errors: read.errors,
+        next_cfg: read.next_cfg,
+    };
     let mut dpids = HashSet::new();
-    let mut taken: HashSet<String> = HashSet::new();
-    for b in bridges {
-        let Some(name) = b.str("name") else { continue };
-        let (mut section, ifaces) = bridge_section(&b, &mut out.errors, &mut taken);
+    for (mut section, ifaces) in read.bridges {
+        let name = section.name.clone();
         // Check; a port the check refuses is left out and named, and the
         // check runs again without it.
         let cfg = loop {

@@ -59,6 +59,9 @@ pub struct Handle {
     pub applied_cfg: Option<i64>,
     /// Apply `current` again at the next round (a reload).
     forced: bool,
+    /// The fingerprint of the configuration last applied (None: apply
+    /// the next one whatever it is).
+    pub applied: Option<u64>,
     /// When Interface statistics were last written.
     stats_at: std::time::Instant,
 }
@@ -125,6 +128,7 @@ impl Handle {
             errors: Default::default(),
             applied_cfg: None,
             forced: false,
+            applied: None,
             stats_at: std::time::Instant::now(),
         })
     }
@@ -161,6 +165,7 @@ impl Handle {
     /// Makes the next round apply the current database again.
     pub fn force(&mut self) {
         self.forced = true;
+        self.applied = None;
     }
 
     /// Queues a transaction of the switch's own (results are logged when
