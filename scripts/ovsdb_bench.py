@@ -182,23 +182,30 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ports", type=int, default=1000)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--switches", default="sluice,ovs",
+                    help="which to run, in this order each round (sluice, ovs)")
     ap.add_argument("--sluice", default=os.path.join(
         os.environ.get("CARGO_TARGET_DIR", "target"), "release", "sluice"))
     a = ap.parse_args()
     if os.geteuid() != 0:
         raise SystemExit("ovsdb_bench: needs root (namespaces)")
-    res = {"sluice": [], "ovs": []}
+    kinds = [k for k in a.switches.split(",") if k]
+    if any(k not in ("sluice", "ovs") for k in kinds):
+        raise SystemExit(f"ovsdb_bench: --switches {a.switches}: sluice and/or ovs")
+    res = {k: [] for k in kinds}
     for r in range(a.rounds):
-        for kind in ("sluice", "ovs"):
+        for kind in kinds:
             m = run(kind, a.ports, a.sluice)
             res[kind].append(m)
             print(f"round {r} {kind}: " + " ".join(f"{k}={v:.2f}" if isinstance(v, float) else f"{k}={v}"
                                                   for k, v in m.items()), flush=True)
     print(f"\nmedians over {a.rounds} interleaved rounds, {a.ports} ports:")
     for k in ("one_by_one_s", "one_by_one_seen_s", "batch_s", "batch_seen_s"):
-        s = statistics.median(m[k] for m in res["sluice"])
-        o = statistics.median(m[k] for m in res["ovs"])
-        print(f"  {k:20} sluice {s:8.2f}  ovs {o:8.2f}  ovs/sluice {o / s:5.2f}x")
+        med = {kind: statistics.median(m[k] for m in res[kind]) for kind in kinds}
+        line = "  ".join(f"{kind} {v:8.2f}" for kind, v in med.items())
+        if len(med) == 2:
+            line += f"  ovs/sluice {med['ovs'] / med['sluice']:5.2f}x"
+        print(f"  {k:20} {line}")
 
 
 if __name__ == "__main__":
