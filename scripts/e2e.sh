@@ -2096,6 +2096,8 @@ sluice_gone() { ! kill -0 "$SLUICE_PID" 2>/dev/null; }
 . scripts/e2e_xdp.sh
 # Connection tracking, and Open vSwitch's conntrack as a peer.
 . scripts/e2e_ct.sh
+# Open vSwitch's database clients (sluice --ovsdb).
+. scripts/e2e_ovsdb.sh
 
 for t in ${*:-$(declare -F | awk '$3 ~ /^test_/ {print $3}')}; do
     "$t"
