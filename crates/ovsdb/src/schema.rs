@@ -280,6 +280,20 @@ impl Type {
         }
     }
 
+    /// Checks every atom of `d` (keys, and values of a map) against its
+    /// base type's constraints.
+    pub fn check_atoms(&self, d: &Datum) -> Result<()> {
+        for k in &d.keys {
+            self.key.check(k)?;
+        }
+        if let Some(vt) = &self.value {
+            for v in &d.values {
+                vt.check(v)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Checks the number of elements.
     pub fn check_size(&self, d: &Datum) -> Result<()> {
         let n = d.len();
@@ -299,13 +313,15 @@ impl Type {
 }
 
 impl BaseType {
+    /// The type's default atom (RFC 7047 section 5.1), whatever the
+    /// constraints: what every client's IDL assumes for a column an update
+    /// leaves out, so it must not depend on the constraints. An insert
+    /// that leaves such a column at a default its constraints refuse is
+    /// refused (as ovsdb-server does).
     fn default_atom(&self) -> Atom {
-        if let Some(e) = self.enumeration.as_ref().and_then(|e| e.first()) {
-            return e.clone();
-        }
         match self.atomic {
-            AtomicType::Integer => Atom::Integer(self.min_integer.max(0)),
-            AtomicType::Real => Atom::Real(self.min_real.max(0.0)),
+            AtomicType::Integer => Atom::Integer(0),
+            AtomicType::Real => Atom::Real(0.0),
             AtomicType::Boolean => Atom::Boolean(false),
             AtomicType::String => Atom::String(String::new()),
             AtomicType::Uuid => Atom::Uuid(crate::Uuid::ZERO),

@@ -301,9 +301,25 @@ impl<'a> Txn<'a> {
             ));
         }
         let mut cols: Vec<Datum> = ts.columns.iter().map(|c| c.ty.default_datum()).collect();
+        let mut given = vec![false; cols.len()];
         let row = member(op, "row")?;
         for (i, d) in self.parse_row(ts, row)? {
             cols[i] = d;
+            given[i] = true;
+        }
+        // A column left out takes its type's default (0, "", false, or
+        // the empty set), which must meet the column's constraints too: a
+        // row that leaves out an enum column whose values do not include
+        // "" is refused, as ovsdb-server refuses it.
+        for (i, c) in ts.columns.iter().enumerate() {
+            if !given[i] {
+                c.ty.check_atoms(&cols[i]).map_err(|e| {
+                    Error::new(
+                        e.tag,
+                        format!("column {} (its default): {}", c.name, e.details),
+                    )
+                })?;
+            }
         }
         let version = self.gen.fresh();
         self.put(
