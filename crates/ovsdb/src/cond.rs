@@ -119,7 +119,12 @@ impl Cond {
             ">" => Func::Gt,
             "includes" => Func::Includes,
             "excludes" => Func::Excludes,
-            f => return Err(Error::syntax(format!("{v}: unknown function {f:?}"))),
+            f => {
+                return Err(Error::new(
+                    "unknown function",
+                    format!("{v}: unknown function {f:?}"),
+                ))
+            }
         };
         let ty = col.ty(t);
         if matches!(func, Func::Lt | Func::Le | Func::Ge | Func::Gt)
@@ -289,11 +294,24 @@ impl Mutation {
             "%=" => MutOp::Mod,
             "insert" => MutOp::Insert,
             "delete" => MutOp::Delete,
-            m => return Err(Error::syntax(format!("{v}: unknown mutator {m:?}"))),
+            m => {
+                return Err(Error::new(
+                    "unknown mutator",
+                    format!("{v}: unknown mutator {m:?}"),
+                ))
+            }
         };
         let ty = &c.ty;
         let mut keys_only = false;
         let arg = match op {
+            MutOp::Insert | MutOp::Delete if ty.is_scalar() => {
+                // Only sets and maps grow and shrink (a malformed request,
+                // as ovsdb-server says).
+                return Err(Error::syntax(format!(
+                    "{} cannot be applied to column {name} of one element",
+                    a[1]
+                )));
+            }
             MutOp::Insert | MutOp::Delete => {
                 let mut loose = ty.clone();
                 loose.min = 0;
@@ -318,7 +336,7 @@ impl Mutation {
                     || !matches!(ty.key.atomic, AtomicType::Integer | AtomicType::Real)
                     || (op == MutOp::Mod && ty.key.atomic != AtomicType::Integer)
                 {
-                    return Err(Error::constraint(format!(
+                    return Err(Error::syntax(format!(
                         "{} cannot be applied to column {name}",
                         a[1]
                     )));

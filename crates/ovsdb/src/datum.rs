@@ -242,7 +242,10 @@ impl Datum {
         named: &mut dyn FnMut(&str) -> Option<Uuid>,
     ) -> Result<Datum> {
         let d = Datum::parse_unsized(ty, v, named)?;
-        ty.check_size(&d)?;
+        // A value of the wrong size is malformed, as ovsdb-server says
+        // ("syntax error"); a mutation's result of the wrong size is a
+        // "constraint violation" (checked where it is made).
+        ty.check_size(&d).map_err(|e| Error::syntax(e.details))?;
         Ok(d)
     }
 

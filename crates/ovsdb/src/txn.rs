@@ -221,6 +221,34 @@ impl<'a> Txn<'a> {
                 ),
             ));
         }
+        let allowed: &[&str] = match name {
+            "insert" => &["uuid", "uuid-name", "row"],
+            "select" => &["where", "columns"],
+            "update" => &["where", "row"],
+            "mutate" => &["where", "mutations"],
+            "delete" => &["where"],
+            "wait" => &["timeout", "where", "columns", "until", "rows"],
+            "commit" => &["durable"],
+            "comment" => &["comment"],
+            "assert" => &["lock"],
+            _ => &[],
+        };
+        let r = self.run_op(name, op, env)?;
+        // A member the operation does not have is an error (once the
+        // operation is otherwise fine), as ovsdb-server says.
+        let table = !matches!(name, "commit" | "abort" | "comment" | "assert");
+        if let Some(k) = op
+            .keys()
+            .find(|k| *k != "op" && !(table && *k == "table") && !allowed.contains(&k.as_str()))
+        {
+            return Err(Error::syntax(format!(
+                "member {k:?} is not allowed in a {name} operation"
+            )));
+        }
+        Ok(r)
+    }
+
+    fn run_op(&mut self, name: &str, op: &Map<String, Value>, env: &Env) -> Result<Value> {
         match name {
             "insert" => self.insert(op),
             "select" => self.select(op),
@@ -807,7 +835,13 @@ fn columns(ts: &TableSchema, v: Option<&Value>) -> Result<Option<Vec<usize>>> {
         let n = c
             .as_str()
             .ok_or_else(|| Error::syntax("\"columns\" must be a list of column names"))?;
-        out.push(col_code(Col::parse(ts, n)?));
+        // Malformed, not an "unknown column" (that is for conditions,
+        // rows and mutations), as ovsdb-server says.
+        let code = col_code(Col::parse(ts, n).map_err(|e| Error::syntax(e.details))?);
+        if out.contains(&code) {
+            return Err(Error::syntax(format!("\"columns\" names {n} twice")));
+        }
+        out.push(code);
     }
     Ok(Some(out))
 }
