@@ -8,8 +8,9 @@
 //! * `monitor_cond` with `update2`: per row one of `initial`, `insert`,
 //!   `delete`, `modify`; an insert leaves out columns at their default
 //!   value; a modify carries each changed column's difference
-//!   ([`Datum::diff`]); each table may have a `where` clause, and a row
-//!   entering or leaving it is an insert or delete;
+//!   ([`Datum::diff`]); each table may have a `where` clause (a row
+//!   matches if it matches any of its conditions), and a row entering or
+//!   leaving it is an insert or delete;
 //! * `monitor_cond_since` with `update3`: as `update2`, with the id of the
 //!   transaction that made it, so a client that comes back can ask for
 //!   only what it missed.
@@ -159,7 +160,7 @@ impl Monitor {
                 if kind != Kind::Monitor {
                     if let Some(w) = req.get("where") {
                         any_cond = true;
-                        conds.push(Where::parse(ts, w, &mut |_| None)?);
+                        conds.extend(clauses(ts, w)?);
                     } else {
                         conds.push(Where::default());
                     }
@@ -199,12 +200,10 @@ impl Monitor {
             };
             let mut conds = Vec::new();
             for req in list {
-                let w = req
-                    .get("where")
-                    .map(|w| Where::parse(ts, w, &mut |_| None))
-                    .transpose()?
-                    .unwrap_or_default();
-                conds.push(w);
+                match req.get("where") {
+                    Some(w) => conds.extend(clauses(ts, w)?),
+                    None => conds.push(Where::default()),
+                }
             }
             parsed.push((tname.clone(), union(conds)));
         }
@@ -330,6 +329,17 @@ impl Monitor {
         }
         (!out.is_empty()).then_some(Value::Object(out))
     }
+}
+
+/// A monitor request's `where`: a row matches if it matches any of its
+/// clauses (unlike a transaction's, where it must match every one), and
+/// every row if there is none; one single-clause [`Where`] per clause.
+fn clauses(ts: &TableSchema, w: &Value) -> Result<Vec<Where>> {
+    let all = Where::parse(ts, w, &mut |_| None)?;
+    if all.0.is_empty() {
+        return Ok(vec![Where::default()]);
+    }
+    Ok(all.0.into_iter().map(|c| Where(vec![c])).collect())
 }
 
 /// Rows matching any of several requests' `where` clauses.

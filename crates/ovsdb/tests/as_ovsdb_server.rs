@@ -211,3 +211,102 @@ fn errors_named_as_ovsdb_server_names_them() {
     );
     assert_eq!(r, vec![json!({})]);
 }
+
+fn initial_names(s: &mut Server, c: u64, method: &str, id: &str, reqs: Value) -> Vec<String> {
+    let out = s.handle(
+        c,
+        &json!({"id": 9, "method": method, "params": ["T", id, reqs]}),
+        0,
+    );
+    let r = &out.iter().find(|(x, m)| *x == c && m["id"] == 9).unwrap().1;
+    assert!(r["error"].is_null(), "{r}");
+    let mut names: Vec<String> = r["result"]["R"]
+        .as_object()
+        .map(|rows| {
+            rows.values()
+                .map(|v| v["initial"]["name"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// A monitor_cond request's `where` holds clauses of which a row must
+/// match any (ovsdb-server(7): "every row ... that matches one of the
+/// conditions"; the IDLs send one clause per value they want, OVN's one
+/// per datapath), where a transaction's must all match. sluice required
+/// every clause, so a client asking for rows x or y got none.
+#[test]
+fn monitor_conditions_match_any_clause() {
+    let (mut s, c) = server();
+    for (name, n) in [("x", 1), ("y", 2), ("z", 3)] {
+        let r = txn(
+            &mut s,
+            c,
+            json!([{"op": "insert", "table": "R", "row": {"name": name, "e": "a", "pos": 1, "n": n}}]),
+        );
+        assert!(r[0]["uuid"].is_array(), "{r:?}");
+    }
+    let cols = json!(["name"]);
+    let w = json!([["name", "==", "x"], ["name", "==", "y"]]);
+    assert_eq!(
+        initial_names(
+            &mut s,
+            c,
+            "monitor_cond",
+            "a",
+            json!({"R": [{"columns": cols, "where": w}]})
+        ),
+        ["x", "y"]
+    );
+    assert_eq!(
+        initial_names(
+            &mut s,
+            c,
+            "monitor_cond",
+            "b",
+            json!({"R": [{"columns": cols, "where": []}]})
+        ),
+        ["x", "y", "z"]
+    );
+    assert_eq!(
+        initial_names(
+            &mut s,
+            c,
+            "monitor_cond",
+            "c",
+            json!({"R": [{"columns": cols, "where": [false]}]})
+        ),
+        Vec::<String>::new()
+    );
+    // Two requests: either's clauses.
+    assert_eq!(
+        initial_names(
+            &mut s,
+            c,
+            "monitor_cond",
+            "d",
+            json!({"R": [{"columns": cols, "where": [["n", ">", 2]]}, {"columns": cols, "where": [["name", "==", "x"]]}]})
+        ),
+        ["x", "z"]
+    );
+    // monitor_cond_change: the same; z enters, x and y leave.
+    let out = s.handle(
+        c,
+        &json!({"id": 10, "method": "monitor_cond_change", "params": ["a", "a", {"R": [{"where": [["n", "==", 3], ["name", "==", "nobody"]]}]}]}),
+        0,
+    );
+    let u = &out
+        .iter()
+        .find(|(_, m)| m["method"] == "update2")
+        .expect("an update2")
+        .1;
+    let rows = u["params"][1]["R"].as_object().unwrap();
+    let mut kinds: Vec<String> = rows
+        .values()
+        .map(|v| v.as_object().unwrap().keys().next().unwrap().clone())
+        .collect();
+    kinds.sort();
+    assert_eq!(kinds, ["delete", "delete", "insert"], "{u}");
+}
