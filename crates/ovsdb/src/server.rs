@@ -14,8 +14,9 @@
 //! that sees the reply already holds the change.
 //!
 //! Databases: the one served (its schema given, kept in a [`Log`]) and
-//! `_Server`, read-only, with one row per database (a standalone server,
-//! always connected and leader), which the IDLs monitor first.
+//! `_Server`, read-only, with one row per database, its own included (a
+//! standalone server, always connected and leader), which the IDLs
+//! monitor first.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::Path;
@@ -139,32 +140,39 @@ impl Server {
             },
         );
         let mut sdb = Database::new(Arc::new(server_schema()));
+        // One row per database, _Server's own included (as ovsdb-server
+        // lists it).
+        let server_text = sdb.schema.json.to_string();
         let ts = &sdb.schema.tables["Database"];
-        let mut cols: Vec<Datum> = ts.columns.iter().map(|c| c.ty.default_datum()).collect();
-        let set = |cols: &mut Vec<Datum>, n: &str, a: crate::Atom| {
-            if let Some(i) = ts.column(n) {
-                cols[i] = Datum::scalar(a);
-            }
-        };
-        set(&mut cols, "name", crate::Atom::String(name));
-        set(&mut cols, "model", crate::Atom::String("standalone".into()));
-        set(&mut cols, "connected", crate::Atom::Boolean(true));
-        set(&mut cols, "leader", crate::Atom::Boolean(true));
-        set(&mut cols, "schema", crate::Atom::String(schema_text));
-        let uuid = server.gen.fresh();
-        let row = Row {
-            uuid,
-            version: server.gen.fresh(),
-            cols,
-        };
-        let c = Commit {
-            id: server.gen.fresh(),
-            changes: vec![Change {
+        let mut changes = Vec::new();
+        for (dbname, text) in [(name, schema_text), ("_Server".to_string(), server_text)] {
+            let mut cols: Vec<Datum> = ts.columns.iter().map(|c| c.ty.default_datum()).collect();
+            let set = |cols: &mut Vec<Datum>, n: &str, a: crate::Atom| {
+                if let Some(i) = ts.column(n) {
+                    cols[i] = Datum::scalar(a);
+                }
+            };
+            set(&mut cols, "name", crate::Atom::String(dbname));
+            set(&mut cols, "model", crate::Atom::String("standalone".into()));
+            set(&mut cols, "connected", crate::Atom::Boolean(true));
+            set(&mut cols, "leader", crate::Atom::Boolean(true));
+            set(&mut cols, "schema", crate::Atom::String(text));
+            let uuid = server.gen.fresh();
+            let row = Row {
+                uuid,
+                version: server.gen.fresh(),
+                cols,
+            };
+            changes.push(Change {
                 table: "Database".into(),
                 uuid,
                 old: None,
                 new: Some(Arc::new(row)),
-            }],
+            });
+        }
+        let c = Commit {
+            id: server.gen.fresh(),
+            changes,
             comment: None,
             durable: false,
         };

@@ -310,3 +310,29 @@ fn monitor_conditions_match_any_clause() {
     kinds.sort();
     assert_eq!(kinds, ["delete", "delete", "insert"], "{u}");
 }
+
+/// _Server's Database table lists every database, _Server too, as
+/// ovsdb-server's does.
+#[test]
+fn server_database_lists_itself() {
+    let (mut s, c) = server();
+    let out = s.handle(
+        c,
+        &json!({"id": 1, "method": "transact", "params": ["_Server", {"op": "select", "table": "Database", "where": [], "columns": ["name", "model", "connected", "leader"]}]}),
+        0,
+    );
+    let mut rows: Vec<String> = out[0].1["result"][0]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.to_string())
+        .collect();
+    rows.sort();
+    assert_eq!(
+        rows,
+        [
+            r#"{"connected":true,"leader":true,"model":"standalone","name":"T"}"#,
+            r#"{"connected":true,"leader":true,"model":"standalone","name":"_Server"}"#
+        ]
+    );
+}
