@@ -271,7 +271,25 @@ impl Server {
         let params = msg.get("params").unwrap_or(&empty);
         let p = params.as_array().map(Vec::as_slice).unwrap_or(&[]);
         if id.is_null() {
-            // A notification: none is defined from clients but "echo".
+            // A notification: "cancel" [ID] (RFC 7047 section 4.1.4) gives
+            // up a transaction still blocked in a "wait"; it is answered
+            // with the error "canceled". Others are ignored.
+            if method == "cancel" && p.len() == 1 {
+                if let Some(i) = self
+                    .blocked
+                    .iter()
+                    .position(|b| b.session == s && b.id == p[0])
+                {
+                    let b = self.blocked.remove(i);
+                    out.push((
+                        s,
+                        error_reply(
+                            &b.id,
+                            Error::new("canceled", "canceled by the client").to_json(),
+                        ),
+                    ));
+                }
+            }
             return out;
         }
         let r: Result<Value, Value> = match method {
@@ -320,15 +338,18 @@ impl Server {
             "monitor_cond" => self.monitor(s, &id, p, Kind::Cond),
             "monitor_cond_since" => self.monitor(s, &id, p, Kind::CondSince),
             "monitor_cond_change" => self.cond_change(s, p, &mut out),
-            "cancel" => {
-                let key = p.first().map(Value::to_string).unwrap_or_default();
+            // RFC 7047 section 4.1.7; the errors are plain strings, as
+            // ovsdb-server sends them.
+            "monitor_cancel" if p.len() != 1 => Err(json!("invalid parameters")),
+            "monitor_cancel" => {
+                let key = p[0].to_string();
                 match self
                     .sessions
                     .get_mut(&s)
                     .and_then(|x| x.monitors.remove(&key))
                 {
                     Some(_) => Ok(json!({})),
-                    None => Err(json!({"error": "unknown monitor", "details": key})),
+                    None => Err(json!("unknown monitor")),
                 }
             }
             "lock" | "steal" | "unlock" => {
@@ -495,7 +516,7 @@ impl Server {
             return Err(json!("unknown session"));
         };
         let Some((dbname, mut m)) = sess.monitors.remove(&old) else {
-            return Err(json!({"error": "unknown monitor", "details": old}));
+            return Err(Error::syntax(format!("unknown monitor session {old}")).to_json());
         };
         if new != old && sess.monitors.contains_key(&new) {
             sess.monitors.insert(old, (dbname, m));

@@ -336,3 +336,54 @@ fn server_database_lists_itself() {
         ]
     );
 }
+
+/// RFC 7047's monitor_cancel (section 4.1.7) ends a monitor; sluice knew
+/// it as "cancel" and answered monitor_cancel "unknown method". "cancel"
+/// is the notification that gives up a request still pending (section
+/// 4.1.4): a transaction blocked in a wait is answered "canceled".
+#[test]
+fn monitor_cancel_and_cancel() {
+    let (mut s, c) = server();
+    let call = |s: &mut Server, method: &str, params: Value| {
+        let out = s.handle(c, &json!({"id": 3, "method": method, "params": params}), 0);
+        out.into_iter()
+            .find(|(x, m)| *x == c && m["id"] == 3)
+            .expect("a reply")
+            .1
+    };
+    let r = call(
+        &mut s,
+        "monitor",
+        json!(["T", "m", {"R": {"columns": ["name"]}}]),
+    );
+    assert_eq!(r["result"], json!({}), "{r}");
+    let r = call(&mut s, "monitor_cancel", json!(["m"]));
+    assert_eq!(r["result"], json!({}), "{r}");
+    // Gone: no update for a commit; a second cancel is refused.
+    let out = s.handle(
+        c,
+        &json!({"id": 4, "method": "transact", "params": ["T", {"op": "insert", "table": "R", "row": {"name": "x", "e": "a", "pos": 1}}]}),
+        0,
+    );
+    assert!(out.iter().all(|(_, m)| m["method"].is_null()), "{out:?}");
+    let r = call(&mut s, "monitor_cancel", json!(["m"]));
+    assert_eq!(r["error"], "unknown monitor", "{r}");
+    let r = call(&mut s, "monitor_cond_change", json!(["nope", "x", {}]));
+    assert_eq!(r["error"]["error"], "syntax error", "{r}");
+    // A wait that blocks, then is canceled.
+    let out = s.handle(
+        c,
+        &json!({"id": "w", "method": "transact", "params": ["T", {"op": "wait", "table": "R", "where": [], "columns": ["name"], "until": "==", "rows": [], "timeout": 60000}]}),
+        0,
+    );
+    assert!(out.is_empty(), "blocked: {out:?}");
+    let out = s.handle(
+        c,
+        &json!({"id": null, "method": "cancel", "params": ["w"]}),
+        0,
+    );
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!(out[0].1["id"], "w");
+    assert_eq!(out[0].1["error"]["error"], "canceled", "{out:?}");
+    assert_eq!(s.next_deadline(), None);
+}

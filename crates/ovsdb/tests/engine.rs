@@ -230,8 +230,8 @@ fn monitors_see_commits_before_the_reply() {
         u2["params"][1]["Bridge"][uuid]["modify"],
         json!({"external_ids": ["map", [["k", "v"]]]})
     );
-    // cancel stops updates.
-    let (r, _) = call(&mut s, b, "cancel", json!(["m"]));
+    // monitor_cancel stops updates.
+    let (r, _) = call(&mut s, b, "monitor_cancel", json!(["m"]));
     assert_eq!(r["result"], json!({}));
 }
 
