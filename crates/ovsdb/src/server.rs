@@ -465,7 +465,7 @@ impl Server {
             .get(&s)
             .is_some_and(|x| x.monitors.contains_key(&key))
         {
-            return Err(json!({"error": "duplicate monitor ID", "details": key}));
+            return Err(Error::syntax(format!("duplicate monitor ID {key}")).to_json());
         }
         let m = Monitor::parse(&st.db, p[1].clone(), kind, &p[2]).map_err(|e| e.to_json())?;
         let result = match kind {
@@ -520,7 +520,7 @@ impl Server {
         };
         if new != old && sess.monitors.contains_key(&new) {
             sess.monitors.insert(old, (dbname, m));
-            return Err(json!({"error": "duplicate monitor ID", "details": new}));
+            return Err(Error::syntax(format!("duplicate monitor ID {new}")).to_json());
         }
         let st = &self.dbs[&dbname];
         let r = m.change_conditions(&st.db, &p[2]);

@@ -357,6 +357,9 @@ fn monitor_cancel_and_cancel() {
         json!(["T", "m", {"R": {"columns": ["name"]}}]),
     );
     assert_eq!(r["result"], json!({}), "{r}");
+    // An id in use: a malformed request, as ovsdb-server says.
+    let r = call(&mut s, "monitor", json!(["T", "m", {"R": {}}]));
+    assert_eq!(r["error"]["error"], "syntax error", "{r}");
     let r = call(&mut s, "monitor_cancel", json!(["m"]));
     assert_eq!(r["result"], json!({}), "{r}");
     // Gone: no update for a commit; a second cancel is refused.
