@@ -179,6 +179,7 @@ impl Monitor {
     /// Replaces the conditions of some tables (`monitor_cond_change`) and
     /// returns the update that brings the client's view in line: rows
     /// that now match are inserted, rows that no longer match deleted.
+    /// (Only the conditions change: naming columns is refused.)
     pub fn change_conditions(&mut self, db: &Database, changes: &Value) -> Result<Option<Value>> {
         let o = changes
             .as_object()
@@ -200,12 +201,22 @@ impl Monitor {
             };
             let mut conds = Vec::new();
             for req in list {
+                if req.get("columns").is_some() {
+                    return Err(Error::syntax(format!(
+                        "table {tname}: changing columns is unsupported"
+                    )));
+                }
                 match req.get("where") {
                     Some(w) => conds.extend(clauses(ts, w)?),
                     None => conds.push(Where::default()),
                 }
             }
             parsed.push((tname.clone(), union(conds)));
+        }
+        // A `monitor` (update) has no conditions: the change is taken and
+        // changes nothing, as with ovsdb-server.
+        if self.kind == Kind::Monitor {
+            return Ok(None);
         }
         let mut out = Map::new();
         for (tname, w) in parsed {

@@ -390,3 +390,56 @@ fn monitor_cancel_and_cancel() {
     assert_eq!(out[0].1["error"]["error"], "canceled", "{out:?}");
     assert_eq!(s.next_deadline(), None);
 }
+
+/// monitor_cond_change on a `monitor` (update, no conditions) is taken
+/// and changes nothing, as with ovsdb-server; sluice applied the
+/// condition and sent an "update" whose rows were in update2's form
+/// ({"delete": null}), which no update client reads. Changing columns is
+/// refused.
+#[test]
+fn condition_change_of_a_plain_monitor_changes_nothing() {
+    let (mut s, c) = server();
+    let r = txn(
+        &mut s,
+        c,
+        json!([{"op": "insert", "table": "R", "row": {"name": "x", "e": "a", "pos": 1}}]),
+    );
+    assert!(r[0]["uuid"].is_array(), "{r:?}");
+    let out = s.handle(
+        c,
+        &json!({"id": 1, "method": "monitor", "params": ["T", "m", {"R": {"columns": ["name"]}}]}),
+        0,
+    );
+    assert!(out[0].1["result"]["R"].is_object(), "{out:?}");
+    let out = s.handle(
+        c,
+        &json!({"id": 2, "method": "monitor_cond_change", "params": ["m", "m2", {"R": [{"where": [false]}]}]}),
+        0,
+    );
+    assert_eq!(out.len(), 1, "only the reply: {out:?}");
+    assert_eq!(out[0].1["result"], json!({}), "{out:?}");
+    // Renamed, and still sending every row's changes.
+    let out = s.handle(
+        c,
+        &json!({"id": 3, "method": "transact", "params": ["T", {"op": "update", "table": "R", "where": [], "row": {"name": "y"}}]}),
+        0,
+    );
+    let u = &out
+        .iter()
+        .find(|(_, m)| m["method"] == "update")
+        .expect("an update")
+        .1;
+    assert_eq!(u["params"][0], "m2", "{u}");
+    let out = s.handle(
+        c,
+        &json!({"id": 4, "method": "monitor_cond", "params": ["T", "c", {"R": [{"columns": ["name"]}]}]}),
+        0,
+    );
+    assert!(out[0].1["error"].is_null(), "{out:?}");
+    let out = s.handle(
+        c,
+        &json!({"id": 5, "method": "monitor_cond_change", "params": ["c", "c", {"R": [{"columns": ["n"]}]}]}),
+        0,
+    );
+    assert_eq!(out[0].1["error"]["error"], "syntax error", "{out:?}");
+}
