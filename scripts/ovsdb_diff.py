@@ -17,6 +17,15 @@ the answers are compared once made comparable:
 * of an error, only its `error` member counts: `details` and `syntax` are
   free text, which no client reads.
 
+Then monitors (tests/ovsdb/diff_monitors.json), on connections of the
+script's own, since ovsdb-client prints updates in a form that hides
+what a server sent: monitor, monitor_cond (with where clauses and a
+condition change), monitor_cond_since, on _Server, refused ones, and
+monitor_cancel; after each of a list of steps (transactions, condition
+changes) a row inserted into table Mark tells when every update of the
+step has arrived, and each monitor's reply and updates, step by step,
+are compared as above (rows of updates are keyed by their UUIDs' names).
+
 A difference fails the run unless tests/ovsdb/diff_known.txt lists the
 case with the reason (a known difference that no longer differs fails
 too, so the list stays true). Needs Open vSwitch's ovsdb-server,
@@ -31,6 +40,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -39,6 +49,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCHEMA = os.path.join(ROOT, "tests/ovsdb/diff.ovsschema")
 CASES = os.path.join(ROOT, "tests/ovsdb/diff_cases.json")
+MONITORS = os.path.join(ROOT, "tests/ovsdb/diff_monitors.json")
 KNOWN = os.path.join(ROOT, "tests/ovsdb/diff_known.txt")
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 # Each server's answer to one request: a bound, so a server that never
@@ -143,7 +154,16 @@ def canon(v, labels):
         for k, x in v.items():
             if "error" in v and k in ("details", "syntax"):
                 continue
-            out[k] = canon(x, labels)
+            # Rows of a monitor's update are keyed by their UUID.
+            out[labels.get(k, "<?>") if UUID_RE.match(k) else k] = canon(x, labels)
+        # Rows of UUIDs without a name: numbered in the order of their
+        # contents (not of their UUIDs).
+        unnamed = sorted((canon(x, labels) for k, x in v.items() if UUID_RE.match(k) and k not in labels),
+                         key=lambda x: json.dumps(x, sort_keys=True))
+        if len(unnamed) > 1:
+            out.pop("<?>", None)
+            for i, x in enumerate(unnamed):
+                out[f"<?{i}>"] = x
         if isinstance(out.get("rows"), list):
             out["rows"] = sorted(out["rows"], key=lambda x: json.dumps(x, sort_keys=True))
         return out
@@ -188,6 +208,152 @@ def run_case(target, case):
     return {"exit": rc, "out": text}
 
 
+class Rpc:
+    """A JSON-RPC connection of our own (for monitors, which ovsdb-client
+    prints in a form that hides what a server sent): requests, and the
+    notifications that arrive meanwhile."""
+
+    def __init__(self, sock):
+        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.s.settimeout(TIMEOUT)
+        self.s.connect(sock)
+        self.buf = ""
+        self.notes = []
+        self.next_id = 0
+
+    def close(self):
+        self.s.close()
+
+    def _read(self):
+        dec = json.JSONDecoder()
+        while True:
+            text = self.buf.lstrip()
+            if text:
+                try:
+                    msg, end = dec.raw_decode(text)
+                    self.buf = text[end:]
+                    return msg
+                except ValueError:
+                    pass
+            try:
+                data = self.s.recv(65536)
+            except socket.timeout:
+                sys.exit(f"ovsdb_diff: no message within {TIMEOUT} s")
+            if not data:
+                sys.exit("ovsdb_diff: a server closed a monitor's connection")
+            self.buf += data.decode()
+
+    def call(self, method, params):
+        """Sends a request; its reply (notifications before it are kept)."""
+        self.next_id += 1
+        rid = f"r{self.next_id}"
+        self.s.sendall(json.dumps({"id": rid, "method": method, "params": params}).encode())
+        while True:
+            msg = self._read()
+            if msg.get("id") == rid and "method" not in msg:
+                return msg
+            self._note(msg)
+
+    def _note(self, msg):
+        if msg.get("method") == "echo" and msg.get("id") is not None:
+            self.s.sendall(json.dumps({"id": msg["id"], "result": msg.get("params", []), "error": None}).encode())
+        else:
+            self.notes.append(msg)
+
+    def until(self, cond):
+        """Reads notifications until one satisfies cond (bounded by TIMEOUT
+        per message)."""
+        while not any(cond(n) for n in self.notes):
+            self._note(self._read())
+
+
+def marks_in(note):
+    """The Mark steps a notification inserts (monitor, update2, update3)."""
+    params = note.get("params") or []
+    updates = params[-1] if params else None
+    out = []
+    if isinstance(updates, dict):
+        for row in (updates.get("Mark") or {}).values():
+            if isinstance(row, dict):
+                new = row.get("new") or row.get("insert") or row.get("initial")
+                if isinstance(new, dict) and "step" in new:
+                    out.append(new["step"])
+    return out
+
+
+def run_monitors(targets, spec):
+    """The monitors of diff_monitors.json opened on each server, then its
+    steps (transactions, condition changes), each followed by a Mark row
+    whose update tells that the step's updates have all arrived: per
+    monitor, its reply and the notifications of each step, made
+    comparable."""
+    out = {}
+    for name, t in targets.items():
+        conns = {}
+        got = {}
+        for m in spec["monitors"]:
+            c = Rpc(t.sock)
+            reply = c.call(m["method"], m["params"])
+            got[m["name"]] = {"reply": canon(reply.get("result") if reply.get("error") is None else {"error": reply["error"]}, t.labels), "steps": []}
+            # Requests on the monitor's connection right after it.
+            for method, params in m.get("then", []):
+                r = c.call(method, params)
+                got[m["name"]]["steps"].append({method: canon(r.get("result") if r.get("error") is None else {"error": r["error"]}, t.labels),
+                                                "notifications": [canon({k: v for k, v in n.items() if k != "id"}, t.labels) for n in c.notes]})
+                c.notes = []
+            if m.get("no_steps") or reply.get("error") is not None:
+                c.close()
+            else:
+                conns[m["name"]] = c
+        tx = Rpc(t.sock)
+        for i, step in enumerate(spec["steps"], start=1):
+            replies = {}
+            if "txn" in step:
+                r = tx.call("transact", ["Diff"] + step["txn"])
+                label_inserts(t, "monitor-" + step["name"], step["txn"], r.get("result"))
+                replies["transact"] = canon(r.get("result") if r.get("error") is None else {"error": r["error"]}, t.labels)
+            else:
+                c = conns[step["cond_change"]]
+                r = c.call("monitor_cond_change", step["params"])
+                replies["monitor_cond_change"] = canon(r.get("result") if r.get("error") is None else {"error": r["error"]}, t.labels)
+            mark = [{"op": "insert", "table": "Mark", "row": {"step": i}}]
+            r = tx.call("transact", ["Diff"] + mark)
+            label_inserts(t, f"mark{i}", mark, r.get("result"))
+            for mname, c in conns.items():
+                c.until(lambda n, i=i: i in marks_in(n))
+                notes = [canon({k: v for k, v in n.items() if k != "id"}, t.labels) for n in c.notes]
+                c.notes = []
+                got[mname]["steps"].append({"step": step["name"], **replies, "notifications": notes})
+        tx.close()
+        for c in conns.values():
+            c.close()
+        out[name] = got
+    return out
+
+
+def first_difference(a, b, path="$"):
+    """Where two answers first differ (for the report)."""
+    if type(a) is not type(b):
+        return path, a, b
+    if isinstance(a, dict):
+        for k in sorted(set(a) | set(b)):
+            if k not in a or k not in b:
+                return f"{path}.{k}", a.get(k, "(absent)"), b.get(k, "(absent)")
+            d = first_difference(a[k], b[k], f"{path}.{k}")
+            if d:
+                return d
+        return None
+    if isinstance(a, list):
+        for i, (x, y) in enumerate(zip(a, b)):
+            d = first_difference(x, y, f"{path}[{i}]")
+            if d:
+                return d
+        if len(a) != len(b):
+            return f"{path} (length)", len(a), len(b)
+        return None
+    return None if a == b else (path, a, b)
+
+
 def read_known():
     known = {}
     with open(KNOWN) as f:
@@ -221,7 +387,9 @@ def main():
     if dup:
         sys.exit(f"ovsdb_diff: case names used twice: {sorted(dup)}")
     known = read_known()
-    unknown_known = set(known) - set(names)
+    with open(MONITORS) as f:
+        monitor_names = ["monitor:" + m["name"] for m in json.load(f)["monitors"]]
+    unknown_known = set(known) - set(names) - set(monitor_names)
     if unknown_known:
         sys.exit(f"ovsdb_diff: {KNOWN} names cases that do not exist: {sorted(unknown_known)}")
 
@@ -242,6 +410,21 @@ def main():
                 known_seen.append(case["name"])
             else:
                 diffs.append((case, a, b, None))
+        with open(MONITORS) as f:
+            spec = json.load(f)
+        mons = run_monitors(targets, spec)
+        for m in spec["monitors"]:
+            case = {"name": "monitor:" + m["name"], "client": [m["method"]] + m["params"][:2]}
+            a, b = mons["ovsdb-server"][m["name"]], mons["sluice"][m["name"]]
+            names.append(case["name"])
+            if json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True):
+                same += 1
+                if case["name"] in known:
+                    diffs.append((case, a, b, "listed in diff_known.txt but no longer differs"))
+            elif case["name"] in known:
+                known_seen.append(case["name"])
+            else:
+                diffs.append((case, a, b, None))
     finally:
         stop(targets)
     for i, (case, a, b, why) in enumerate(diffs):
@@ -250,6 +433,10 @@ def main():
             break
         print(f"DIFF {case['name']}" + (f" ({why})" if why else ""))
         print(f"  request:      {json.dumps(case.get('txn', case.get('client')))[:400]}")
+        d = first_difference(a, b)
+        if d and len(json.dumps(a)) > 300:
+            print(f"  first at:     {d[0]}")
+            a, b = d[1], d[2]
         print(f"  ovsdb-server: {json.dumps(a, sort_keys=True)[:600]}")
         print(f"  sluice:       {json.dumps(b, sort_keys=True)[:600]}")
     for n in known_seen:
@@ -258,7 +445,8 @@ def main():
         print(f"ovsdb_diff: servers' files in {dirname}")
     else:
         shutil.rmtree(dirname, ignore_errors=True)
-    print(f"ovsdb_diff: {len(cases)} cases, {same} the same, {len(known_seen)} known differences, {len(diffs)} unexpected")
+    print(f"ovsdb_diff: {len(cases) + len(monitor_names)} cases ({len(monitor_names)} of them monitors), {same} the same, "
+          f"{len(known_seen)} known differences, {len(diffs)} unexpected")
     return 1 if diffs else 0
 
 

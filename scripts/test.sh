@@ -37,8 +37,9 @@ phase "flow corpus (sluice-ctl parse-flows against Open vSwitch's stored verdict
 .venv/bin/python scripts/corpus.py --check
 phase "OVSDB server against Open vSwitch's ovsdb-server (scripts/ovsdb_diff.py)"
 # 135 requests (every operation, error and constraint of RFC 7047) through
-# ovsdb-client to both servers on a schema of the test's own; fails on any
-# difference not listed in tests/ovsdb/diff_known.txt. About two seconds.
+# ovsdb-client, and 11 monitors through 16 changes, to both servers on a
+# schema of the test's own; fails on any difference not listed in
+# tests/ovsdb/diff_known.txt. About two seconds.
 timeout -k 10 300 python3 scripts/ovsdb_diff.py
 phase "end-to-end (network namespaces)"
 # A backstop: a test that hangs fails the run with its output instead of
