@@ -28,7 +28,10 @@ ovsdb_start() {
     # database file, its socket and the bridges' management sockets.
     AUTO_RD=$(mktemp -d)
     OVSDB_DIR=$AUTO_RD
-    start_sluice --ovsdb "punix:$OVSDB_DIR/db.sock" --ovsdb-file "$OVSDB_DIR/conf.db"
+    # An empty configuration file: /etc/sluice/sluice.toml (make install
+    # puts one there) must not add bridges of its own.
+    : >"$OVSDB_DIR/empty.toml"
+    start_sluice --config "$OVSDB_DIR/empty.toml" --ovsdb "punix:$OVSDB_DIR/db.sock" --ovsdb-file "$OVSDB_DIR/conf.db"
 }
 
 # no_ping FROM IP: true if a ping from host FROM to IP gets no answer
