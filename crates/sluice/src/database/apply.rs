@@ -150,6 +150,7 @@ pub fn state(running: &[Running]) -> Vec<BridgeState> {
                     p.name.clone(),
                     PortState {
                         ofport,
+                        attached: local || r.bridge().is_attached(*no),
                         admin_up: p.config & 1 == 0,
                         link_up: p.link_up,
                         mac: p.hw_addr,

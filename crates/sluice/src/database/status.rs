@@ -21,6 +21,10 @@ use super::desired::R;
 pub struct PortState {
     /// The OpenFlow port number (LOCAL is 65534, as Open vSwitch shows it).
     pub ofport: i64,
+    /// Whether its interface is open (a port waiting for its interface
+    /// shows ofport -1 and an error, as in Open vSwitch, though sluice
+    /// keeps its number for it).
+    pub attached: bool,
     pub admin_up: bool,
     pub link_up: bool,
     pub mac: [u8; 6],
@@ -77,14 +81,20 @@ pub fn ops(
             want(
                 &r,
                 "ofport",
-                Datum::scalar(Atom::Integer(p.map_or(-1, |p| p.ofport))),
+                Datum::scalar(Atom::Integer(
+                    p.filter(|p| p.attached).map_or(-1, |p| p.ofport),
+                )),
                 &mut w,
             );
             // A bridge's own interface when the daemon runs it without
             // its LOCAL port says so (ofport -1 alone reads as a failure).
             let no_local = p.is_none() && bridges.iter().any(|b| b.name == name && !b.local);
+            let detached = p.is_some_and(|p| !p.attached);
             let error = match errors.get(&row.uuid) {
                 Some(e) => Some(s(e)),
+                None if detached => Some(s(&format!(
+                    "could not open network device {name} (No such device)"
+                ))),
                 None if no_local => Some(s(
                     "sluice runs this bridge without its LOCAL port (--no-local)",
                 )),
