@@ -169,20 +169,7 @@ impl Conn {
     /// Queues a message; fails when the unsent backlog is already over the
     /// budget (the message is then not queued).
     pub fn send(&mut self, m: &Message) -> Result<(), ConnError> {
-        let unsent = self.backlog();
-        if unsent > self.limits.max_backlog {
-            return Err(ConnError::Backlog {
-                unsent,
-                limit: self.limits.max_backlog,
-            });
-        }
-        if self.sent > 0 && self.sent == self.out.len() {
-            self.out.clear();
-            self.sent = 0;
-        }
-        // Writing a `Value` into a Vec cannot fail.
-        let _ = serde_json::to_writer(&mut self.out, &m.to_value());
-        Ok(())
+        self.send_value(&m.to_value())
     }
 
     /// Queues a message already in JSON form (the caller vouches that it

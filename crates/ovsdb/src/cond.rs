@@ -27,18 +27,7 @@ pub enum Col {
 /// The type of `_uuid` and `_version`.
 pub fn uuid_type() -> Type {
     Type {
-        key: BaseType {
-            atomic: AtomicType::Uuid,
-            enumeration: None,
-            min_integer: i64::MIN,
-            max_integer: i64::MAX,
-            min_real: f64::MIN,
-            max_real: f64::MAX,
-            min_length: 0,
-            max_length: usize::MAX,
-            ref_table: None,
-            ref_type: crate::schema::RefType::Strong,
-        },
+        key: BaseType::plain(AtomicType::Uuid),
         value: None,
         min: 1,
         max: 1,

@@ -106,16 +106,8 @@ impl Monitor {
             .ok_or_else(|| Error::syntax("monitor requests must be an object"))?;
         let mut tables = BTreeMap::new();
         for (tname, r) in o {
-            let ts = db.schema.tables.get(tname).ok_or_else(|| {
-                Error::syntax(format!(
-                    "no table named {tname:?} in database {}",
-                    db.schema.name
-                ))
-            })?;
-            let list: Vec<&Value> = match r {
-                Value::Array(a) => a.iter().collect(),
-                v => vec![v],
-            };
+            let ts = table_of(db, tname)?;
+            let list = requests(r);
             let mut mon = TableMon {
                 cols: Vec::new(),
                 select: Select {
@@ -186,19 +178,11 @@ impl Monitor {
             .ok_or_else(|| Error::syntax("condition changes must be an object"))?;
         let mut parsed = Vec::new();
         for (tname, r) in o {
-            let ts = db.schema.tables.get(tname).ok_or_else(|| {
-                Error::syntax(format!(
-                    "no table named {tname:?} in database {}",
-                    db.schema.name
-                ))
-            })?;
+            let ts = table_of(db, tname)?;
             if !self.tables.contains_key(tname) {
                 return Err(Error::syntax(format!("table {tname} is not monitored")));
             }
-            let list: Vec<&Value> = match r {
-                Value::Array(a) => a.iter().collect(),
-                v => vec![v],
-            };
+            let list = requests(r);
             let mut conds = Vec::new();
             for req in list {
                 if req.get("columns").is_some() {
@@ -351,6 +335,24 @@ fn clauses(ts: &TableSchema, w: &Value) -> Result<Vec<Where>> {
         return Ok(vec![Where::default()]);
     }
     Ok(all.0.into_iter().map(|c| Where(vec![c])).collect())
+}
+
+/// A monitored table's schema, or the error naming it.
+fn table_of<'a>(db: &'a Database, tname: &str) -> Result<&'a TableSchema> {
+    db.schema.tables.get(tname).ok_or_else(|| {
+        Error::syntax(format!(
+            "no table named {tname:?} in database {}",
+            db.schema.name
+        ))
+    })
+}
+
+/// A table's monitor requests: one object, or a list of them.
+fn requests(r: &Value) -> Vec<&Value> {
+    match r {
+        Value::Array(a) => a.iter().collect(),
+        v => vec![v],
+    }
 }
 
 /// Rows matching any of several requests' `where` clauses.

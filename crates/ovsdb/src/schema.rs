@@ -73,7 +73,8 @@ pub struct BaseType {
 }
 
 impl BaseType {
-    fn plain(atomic: AtomicType) -> BaseType {
+    /// A base type of `atomic` with no constraint.
+    pub fn plain(atomic: AtomicType) -> BaseType {
         BaseType {
             atomic,
             enumeration: None,

@@ -244,6 +244,7 @@ fn level_of(module: &str) -> Level {
         "jsonrpc",
         "netdev",
         "ofp",
+        "ovsdb",
         "pipeline",
         "sluice",
         "tls"

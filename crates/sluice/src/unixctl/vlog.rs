@@ -31,6 +31,7 @@ pub const MODULES: &[&str] = &[
     "jsonrpc",
     "netdev",
     "ofp",
+    "ovsdb",
     "pipeline",
     "sluice",
     "tls",
