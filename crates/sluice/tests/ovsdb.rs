@@ -191,17 +191,32 @@ fn kill_9_mid_stream_leaves_every_transaction_whole_or_absent() {
         // a time that varies by round.
         let d2 = dir.clone();
         let start_n = next;
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(start_n));
+        let seen = done.clone();
         let writer = std::thread::spawn(move || {
             let mut c = Client::connect(&d2);
             let mut n = start_n;
             loop {
                 match c.transact(pair(n)) {
-                    Some(r) if r["result"][1]["uuid"].is_array() => n += 1,
+                    Some(r) if r["result"][1]["uuid"].is_array() => {
+                        n += 1;
+                        seen.store(n, std::sync::atomic::Ordering::Relaxed);
+                    }
                     _ => return n,
                 }
             }
         });
-        std::thread::sleep(Duration::from_millis(40 + 37 * round));
+        // Once the first transaction is through (however loaded the
+        // machine), a delay that varies by round.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while done.load(std::sync::atomic::Ordering::Relaxed) == start_n {
+            assert!(
+                Instant::now() < deadline,
+                "round {round}: no transaction acknowledged within 30 s"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        std::thread::sleep(Duration::from_millis(10 + 37 * round));
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
         acked = writer.join().unwrap();
