@@ -30,6 +30,7 @@ use pipeline::Snapshot;
 use crate::channel::Channels;
 use crate::open::{Backend, PortSpec};
 use crate::queue::{Queue, QueueCounters};
+use crate::vlan::{PortVlans, VlanConfig};
 use crate::{BridgeCounters, BridgeWorker, MacTable, PortCounters, WorkerPort};
 
 /// A change to one worker's port set.
@@ -141,6 +142,9 @@ pub struct Bridge {
     pub pipeline: Arc<ArcSwap<Snapshot>>,
     pub channels: Arc<Channels>,
     pub macs: Arc<MacTable>,
+    /// The ports' VLAN settings, as NORMAL reads them (republished whole
+    /// at each change).
+    vlans: Arc<ArcSwap<PortVlans>>,
     /// One set per worker.
     pub counters: Vec<Arc<BridgeCounters>>,
     ports: Vec<Entry>,
@@ -171,6 +175,7 @@ impl Bridge {
         let pipeline = Arc::new(ArcSwap::new(snap));
         let channels = Arc::new(Channels::new(CHANNEL_DEPTH)?);
         let macs = Arc::new(MacTable::default());
+        let vlans: Arc<ArcSwap<PortVlans>> = Arc::default();
         let counters: Vec<Arc<BridgeCounters>> = (0..workers).map(|_| Arc::default()).collect();
         let inboxes: Vec<Arc<Inbox>> = (0..workers).map(|_| Arc::default()).collect();
         let ws = (0..workers)
@@ -180,6 +185,7 @@ impl Bridge {
                     pipeline.clone(),
                     counters[w].clone(),
                     macs.clone(),
+                    vlans.clone(),
                     Some(channels.clone()),
                     inboxes[w].clone(),
                 );
@@ -196,6 +202,7 @@ impl Bridge {
             pipeline,
             channels,
             macs,
+            vlans,
             counters,
             ports: Vec::new(),
             posted: vec![0; workers],
@@ -390,6 +397,7 @@ impl Bridge {
     /// Puts a new port's entry in place, detached, in number order; its
     /// index.
     fn insert(&mut self, spec: PortSpec) -> usize {
+        self.publish_vlan(spec.port_no, &spec.vlan);
         let n = self.workers();
         let queues: Vec<Queue> = spec
             .queues
@@ -462,6 +470,7 @@ impl Bridge {
             f.remove_port(port_no);
         }
         let e = self.ports.remove(at);
+        self.publish_vlan(port_no, &VlanConfig::default());
         self.macs.forget_port(port_no);
         self.publish_view();
         Some(e.spec)
@@ -504,6 +513,37 @@ impl Bridge {
         self.publish_view();
         self.serve_fast(port_no, program);
         Ok(a)
+    }
+
+    /// Changes a port's VLAN settings in place (the port stays open):
+    /// NORMAL follows them from the workers' next round, and forgets the
+    /// addresses learned on the port (as Open vSwitch does when a port's
+    /// VLAN settings change). False if there is no such port.
+    pub fn set_port_vlan(&mut self, port_no: u32, vlan: VlanConfig) -> bool {
+        let Some(e) = self.ports.iter_mut().find(|e| e.spec.port_no == port_no) else {
+            return false;
+        };
+        if e.spec.vlan == vlan {
+            return true;
+        }
+        e.spec.vlan = vlan.clone();
+        self.publish_vlan(port_no, &vlan);
+        self.macs.forget_port(port_no);
+        true
+    }
+
+    /// Publishes the VLAN settings with port `port_no`'s replaced.
+    fn publish_vlan(&self, port_no: u32, vlan: &VlanConfig) {
+        let cur = self.vlans.load();
+        if cur.is_plain() && vlan.is_default() {
+            return;
+        }
+        self.vlans.store(Arc::new(cur.with(port_no, vlan)));
+    }
+
+    /// The ports' VLAN settings as NORMAL runs them now.
+    pub fn vlans(&self) -> Arc<PortVlans> {
+        self.vlans.load_full()
     }
 
     /// Waits until every running worker has applied what was posted to it,
@@ -694,6 +734,48 @@ mod tests {
         assert!(w3.take_sent().is_empty());
         assert!(!bridge.is_attached(3));
         assert_eq!(bridge.port_counters(3).unwrap().tx_packets.load(Relaxed), 2);
+    }
+
+    #[test]
+    fn vlan_settings_change_in_place_while_the_worker_runs() {
+        let mut p = Pipeline::new(Config::default());
+        p.flow_mod(
+            &ofp::text::parse_flow_mod("priority=0,actions=normal").unwrap(),
+            0,
+        )
+        .unwrap();
+        let mut bridge = Bridge::new("br", 1, p.snapshot(), false).unwrap();
+        let mut worker = bridge.take_workers().remove(0);
+        let t = 1_000;
+        let round = |w: &mut BridgeWorker| {
+            w.poll_once(t);
+        };
+        let wires: Vec<Wire> = (1..=3).map(|n| memory(&mut bridge, &mut p, n)).collect();
+        let access = |tag| VlanConfig::check(Some(tag), &[], None).unwrap();
+        assert!(bridge.set_port_vlan(1, access(10)));
+        assert!(bridge.set_port_vlan(2, access(10)));
+        assert!(bridge.set_port_vlan(3, access(20)));
+        assert!(!bridge.set_port_vlan(9, access(20)));
+        // 1 -> 2 in VLAN 10; 3 (VLAN 20) gets nothing.
+        wires[0].inject(&frame(9, 1));
+        round(&mut worker);
+        assert_eq!(wires[1].take_sent().len(), 1);
+        assert!(wires[2].take_sent().is_empty());
+        assert_eq!(bridge.macs.lookup(10, 0x0200_0000_0001, t), Some(1));
+        // Port 1 moves to VLAN 20: from the next round it reaches 3, and
+        // what it had learned is forgotten.
+        assert!(bridge.set_port_vlan(1, access(20)));
+        assert_eq!(bridge.macs.lookup(10, 0x0200_0000_0001, t), None);
+        wires[0].inject(&frame(9, 1));
+        round(&mut worker);
+        assert!(wires[1].take_sent().is_empty());
+        assert_eq!(wires[2].take_sent().len(), 1);
+        assert_eq!(bridge.port(1).unwrap().vlan, access(20));
+        // A removed port's settings go with it.
+        bridge.remove_port(3);
+        bridge.set_port_vlan(1, VlanConfig::default());
+        bridge.set_port_vlan(2, VlanConfig::default());
+        assert!(bridge.vlans().is_plain());
     }
 
     #[test]

@@ -15,8 +15,9 @@ use pipeline::Snapshot;
 
 use crate::channel;
 use crate::counters::{BridgeCounters, PortCounters};
-use crate::normal::{Decision, MacTable};
+use crate::normal::{Egress, MacTable};
 use crate::tx::TxQueue;
+use crate::vlan::PortVlans;
 use crate::worker::WorkerPort;
 
 /// Port number -> position in a worker's port list, asked once per
@@ -75,6 +76,8 @@ pub(crate) struct Emit<'a> {
     pub(crate) tx: &'a mut [TxQueue],
     pub(crate) index: &'a PortIndex,
     pub(crate) macs: &'a MacTable,
+    /// The ports' VLAN settings, as the round found them.
+    pub(crate) vlans: &'a PortVlans,
     pub(crate) counters: &'a BridgeCounters,
     pub(crate) channels: Option<&'a channel::Channels>,
     pub(crate) snap: &'a Snapshot,
@@ -110,24 +113,26 @@ impl Emit<'_> {
                 }
             }
             port_no::NORMAL => {
-                let Some((vlan, src, dst)) = packet::l2_addresses(data) else {
-                    return false;
-                };
-                match self.macs.forward(vlan, src, dst, in_port, self.now) {
-                    Decision::Port(p) => {
-                        if let Some(x) = self.index.get(p) {
-                            self.queue(x, data, whole, own, &o.tunnel);
+                let (macs, vlans, snap) = (self.macs, self.vlans, self.snap);
+                crate::normal::switch(
+                    macs,
+                    vlans,
+                    &snap.ports,
+                    data,
+                    in_port,
+                    self.now,
+                    true,
+                    |p, e, flooded| {
+                        let Some(x) = self.index.get(p) else {
+                            return;
+                        };
+                        match e {
+                            Egress::Keep if !flooded => self.queue(x, data, whole, own, &o.tunnel),
+                            Egress::Keep => self.tx[x].push_meta(data, &o.tunnel),
+                            e => self.tx[x].push_edited(data, e, &o.tunnel),
                         }
-                    }
-                    Decision::Flood => {
-                        for p in self.snap.ports.flood_from(in_port) {
-                            if let Some(y) = self.index.get(p) {
-                                self.tx[y].push_meta(data, &o.tunnel);
-                            }
-                        }
-                    }
-                    Decision::Drop => {}
-                }
+                    },
+                );
             }
             p => {
                 if let Some(x) = self.index.get(p) {

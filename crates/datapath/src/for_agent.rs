@@ -132,7 +132,8 @@ impl Datapath for Bridge {
         frame: &[u8],
         now_ns: u64,
     ) -> Option<pipeline::trace::NormalHop> {
-        self.macs.explain(&snap.ports, frame, in_port, now_ns)
+        self.macs
+            .explain(&self.vlans(), &snap.ports, frame, in_port, now_ns)
     }
 
     fn command(&mut self, words: &[String]) -> Option<Result<String, String>> {

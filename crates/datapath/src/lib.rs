@@ -65,12 +65,13 @@ pub mod request;
 mod rx;
 mod sleep;
 mod tx;
+pub mod vlan;
 pub mod worker;
 
 pub use bridge::{Attached, Bridge, Inbox, Opener, PortView, SetLog, WorkerGuard};
 pub use counters::{BridgeCounters, PortCounters};
 pub use for_agent::APPLY_TIMEOUT;
-pub use normal::{Decision, MacTable};
+pub use normal::{Decision, Egress, MacTable};
 pub use open::{
     tunnel_proto, tunnel_spec, Backend, PcapSpec, PortSpec, QueueSpec, BACKENDS, TUNNEL_OPTIONS,
     TUNNEL_TYPES,
@@ -78,6 +79,7 @@ pub use open::{
 pub use packet::tunnel::Proto as TunnelProto;
 pub use request::{PortRequest, RequestError};
 pub use tx::{TX_KEEP, TX_QUEUE_MAX};
+pub use vlan::{PortVlan, PortVlans, VlanConfig, VlanMode};
 pub use worker::{BridgeWorker, Round, WorkerPort, PACKET_OUTS_PER_ROUND};
 
 /// Shortest frame the worker takes: an Ethernet header.

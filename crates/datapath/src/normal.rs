@@ -1,15 +1,26 @@
 //! The NORMAL action: an Ethernet learning switch, VLAN-aware, with aging.
 //!
-//! Learns (VLAN, source MAC) -> ingress port from every frame it sees;
-//! forwards to the learned port of (VLAN, destination MAC), floods unknown,
-//! broadcast and multicast destinations, and never sends a frame back out of
-//! its ingress port. Entries age out after `aging_ns` without traffic
-//! (300 s by default, as in Open vSwitch and the Linux bridge).
+//! A frame is first admitted by its ingress port's VLAN settings, which
+//! say which VLAN it is in ([`crate::vlan`]; a port without settings is a
+//! trunk of every VLAN, a frame's VLAN its tag's, 0 untagged). Then NORMAL
+//! learns (VLAN, source MAC) -> ingress port; forwards to the learned port
+//! of (VLAN, destination MAC), floods unknown, broadcast and multicast
+//! destinations to the ports that carry the VLAN, and never sends a frame
+//! back out of its ingress port. Each output leaves with the VLAN header
+//! its port gives the VLAN ([`Egress`]). Entries age out after `aging_ns`
+//! without traffic (300 s by default, as in Open vSwitch and the Linux
+//! bridge).
+//!
+//! [`switch`] is NORMAL, once: the workers run it (learning) and `trace`
+//! runs it (not learning, [`MacTable::explain`]), so the two cannot
+//! disagree.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use pipeline::trace::NormalHop;
+use pipeline::trace::{NormalHop, VlanHeader};
 use pipeline::PortTable;
+
+use crate::vlan::{PortVlans, Refused, TRUNK_ALL};
 
 /// Whether a MAC is a group (broadcast or multicast) address.
 fn multicast(mac: u64) -> bool {
@@ -158,36 +169,92 @@ impl MacTable {
         }
     }
 
-    /// [`MacTable::decide`] for `trace`: the ports (FLOOD's from `ports`)
-    /// and why, in words.
+    /// NORMAL for `trace`: where [`switch`] would send `frame` from
+    /// `in_port` as the table stands (nothing learned), each port with the
+    /// VLAN header the frame leaves it with, and why, in words. None for
+    /// a frame shorter than an Ethernet header.
     pub fn explain(
         &self,
+        vlans: &PortVlans,
         ports: &PortTable,
         frame: &[u8],
         in_port: u32,
         now_ns: u64,
     ) -> Option<NormalHop> {
-        let (vlan, _, dst) = packet::l2_addresses(frame)?;
-        let flood = || ports.flood_from(in_port).collect::<Vec<u32>>();
+        let came = VlanHeader::of(frame);
+        let mut outs = Vec::new();
+        let verdict = switch(
+            self,
+            vlans,
+            ports,
+            frame,
+            in_port,
+            now_ns,
+            false,
+            |p, e, _| outs.push((p, e.header(came))),
+        );
+        let (_, _, dst) = packet::l2_addresses(frame)?;
         let dst_s = ofp::text::format_mac(dst);
-        let vl = if vlan == 0 {
-            String::new()
-        } else {
-            format!(" in VLAN {vlan}")
+        let vl = |vlan: u16| {
+            if vlan == 0 {
+                String::new()
+            } else {
+                format!(" in VLAN {vlan}")
+            }
         };
-        let (why, ports) = match self.decide(vlan, dst, in_port, now_ns) {
-            Decision::Flood if multicast(dst) => (
-                format!("dst {dst_s} is broadcast/multicast: flooded"),
-                flood(),
-            ),
-            Decision::Flood => (format!("dst {dst_s} not learned{vl}: flooded"), flood()),
-            Decision::Drop => (
-                format!("dst {dst_s} learned on the ingress port{vl}: dropped"),
-                Vec::new(),
-            ),
-            Decision::Port(p) => (format!("dst {dst_s} learned on port {p}{vl}"), vec![p]),
-        };
-        Some(NormalHop { why, ports })
+        let mut why = String::new();
+        if !vlans.is_plain() {
+            why = format!("in_port {in_port} is {}", port_words(vlans, in_port));
+            if let Some(v) = verdict.vlan() {
+                why.push_str(&format!(": the frame is in VLAN {v}"));
+            }
+            why.push_str("; ");
+        }
+        why.push_str(&match verdict {
+            Verdict::NotEthernet => return None,
+            Verdict::Refused(r) => format!("{r}: dropped"),
+            Verdict::Flood {
+                multicast: true, ..
+            } => format!("dst {dst_s} is broadcast/multicast: flooded"),
+            Verdict::Flood { vlan, .. } => format!("dst {dst_s} not learned{}: flooded", vl(vlan)),
+            Verdict::Hairpin { vlan } => {
+                format!(
+                    "dst {dst_s} learned on the ingress port{}: dropped",
+                    vl(vlan)
+                )
+            }
+            Verdict::Learned { vlan, port } => {
+                format!("dst {dst_s} learned on port {port}{}", vl(vlan))
+            }
+        });
+        if let (false, Verdict::Flood { vlan, .. }) = (vlans.is_plain(), verdict) {
+            let left: Vec<String> = ports
+                .flood_from(in_port)
+                .filter(|&p| !vlans.get(p).carries(vlan))
+                .map(|p| p.to_string())
+                .collect();
+            if !left.is_empty() {
+                why.push_str(&format!(
+                    " (not to port{} {}, which do{} not carry VLAN {vlan})",
+                    if left.len() == 1 { "" } else { "s" },
+                    left.join(","),
+                    if left.len() == 1 { "es" } else { "" }
+                ));
+            }
+        }
+        for (p, h) in &outs {
+            if *h != came && !vlans.is_plain() {
+                let to = match h {
+                    None => "untagged".to_string(),
+                    Some(h) => format!("tagged VLAN {}", h.vid),
+                };
+                why.push_str(&format!(
+                    "; out of port {p} ({}): {to}",
+                    port_words(vlans, *p)
+                ));
+            }
+        }
+        Some(NormalHop { why, came, outs })
     }
 
     /// Forgets every address learned on `port` (its link went away).
@@ -243,6 +310,176 @@ impl MacTable {
             .filter(|s| s.key.load(Ordering::Relaxed) != 0)
             .filter(|s| self.fresh(s.value.load(Ordering::Relaxed), now_ms))
             .count()
+    }
+}
+
+/// Port `p`'s VLAN settings in trace's words.
+fn port_words(vlans: &PortVlans, p: u32) -> String {
+    let v = vlans.get(p);
+    match v.mode {
+        crate::vlan::VlanMode::Access => format!("an {v}"),
+        _ => format!("a {v}"),
+    }
+}
+
+/// How a frame NORMAL sends out of one port differs from the frame it got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Egress {
+    /// As it came.
+    Keep,
+    /// Its outer VLAN header taken off.
+    Pop,
+    /// A VLAN header put on (it came with none).
+    Push(VlanHeader),
+    /// Its outer VLAN header replaced.
+    Set(VlanHeader),
+}
+
+impl Egress {
+    /// From the header a frame came with to the one it leaves with.
+    #[inline]
+    pub fn between(came: Option<VlanHeader>, out: Option<VlanHeader>) -> Egress {
+        match (came, out) {
+            (a, b) if a == b => Egress::Keep,
+            (Some(_), None) => Egress::Pop,
+            (None, Some(h)) => Egress::Push(h),
+            (_, Some(h)) => Egress::Set(h),
+            (None, None) => Egress::Keep,
+        }
+    }
+
+    /// The outer header a frame that came with `came` leaves with.
+    pub fn header(self, came: Option<VlanHeader>) -> Option<VlanHeader> {
+        match self {
+            Egress::Keep => came,
+            Egress::Pop => None,
+            Egress::Push(h) | Egress::Set(h) => Some(h),
+        }
+    }
+
+    /// `frame` as it leaves, into `buf` (emptied first). A frame a pop
+    /// leaves shorter than Ethernet allows is padded with zeros, as the
+    /// pipeline's pop_vlan does. `frame` must have the header it came
+    /// with whole (as [`switch`] found it).
+    pub fn write(self, frame: &[u8], buf: &mut Vec<u8>) {
+        buf.clear();
+        let tag = |h: VlanHeader| {
+            let [a, b] = h.tpid.to_be_bytes();
+            let [c, d] = h.tci().to_be_bytes();
+            [a, b, c, d]
+        };
+        match self {
+            Egress::Keep => buf.extend_from_slice(frame),
+            Egress::Pop => {
+                buf.extend_from_slice(&frame[..12]);
+                buf.extend_from_slice(&frame[16..]);
+                if buf.len() < pipeline::edit::MIN_FRAME {
+                    buf.resize(pipeline::edit::MIN_FRAME, 0);
+                }
+            }
+            Egress::Push(h) => {
+                buf.extend_from_slice(&frame[..12]);
+                buf.extend_from_slice(&tag(h));
+                buf.extend_from_slice(&frame[12..]);
+            }
+            Egress::Set(h) => {
+                buf.extend_from_slice(&frame[..12]);
+                buf.extend_from_slice(&tag(h));
+                buf.extend_from_slice(&frame[16..]);
+            }
+        }
+    }
+}
+
+/// What NORMAL did with a frame (for `trace`'s words).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Shorter than an Ethernet header (or its VLAN header cut short).
+    NotEthernet,
+    /// The ingress port does not admit it.
+    Refused(Refused),
+    /// Flooded to the ports that carry `vlan`: its destination is
+    /// broadcast or multicast, or not learned.
+    Flood { vlan: u16, multicast: bool },
+    /// Sent to the port its destination was learned on.
+    Learned { vlan: u16, port: u32 },
+    /// Its destination was learned on the ingress port: dropped.
+    Hairpin { vlan: u16 },
+}
+
+impl Verdict {
+    /// The VLAN the frame was switched in, if it was admitted.
+    pub fn vlan(&self) -> Option<u16> {
+        match *self {
+            Verdict::Flood { vlan, .. }
+            | Verdict::Learned { vlan, .. }
+            | Verdict::Hairpin { vlan } => Some(vlan),
+            _ => None,
+        }
+    }
+}
+
+/// NORMAL: `frame` received on `in_port`, admitted by its VLAN settings
+/// (`vlans`), learned (if `learn`) and sent: `out(port, egress, flooded)`
+/// for each port, in `ports`' flood order. Bounded work, no allocation;
+/// a bridge whose ports have no VLAN settings takes the plain path (one
+/// egress for every port).
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub fn switch(
+    macs: &MacTable,
+    vlans: &PortVlans,
+    ports: &PortTable,
+    frame: &[u8],
+    in_port: u32,
+    now_ns: u64,
+    learn: bool,
+    mut out: impl FnMut(u32, Egress, bool),
+) -> Verdict {
+    let Some((_, src, dst)) = packet::l2_addresses(frame) else {
+        return Verdict::NotEthernet;
+    };
+    let came = VlanHeader::of(frame);
+    let inside = match vlans.get(in_port).admit(came) {
+        Ok(h) => h,
+        Err(r) => return Verdict::Refused(r),
+    };
+    let vlan = inside.vid;
+    if learn && !multicast(src) && src != 0 {
+        macs.learn(vlan, src, in_port, now_ns);
+    }
+    match macs.decide(vlan, dst, in_port, now_ns) {
+        Decision::Port(p) => {
+            // As Open vSwitch: to the learned port whatever VLANs it
+            // carries (a port's addresses are forgotten when its settings
+            // change), with the header it gives the VLAN.
+            out(
+                p,
+                Egress::between(came, vlans.get(p).header_out(inside)),
+                false,
+            );
+            Verdict::Learned { vlan, port: p }
+        }
+        Decision::Drop => Verdict::Hairpin { vlan },
+        Decision::Flood => {
+            if vlans.is_plain() {
+                let e = Egress::between(came, TRUNK_ALL.header_out(inside));
+                for p in ports.flood_from(in_port) {
+                    out(p, e, true);
+                }
+            } else {
+                for p in ports.flood_from(in_port) {
+                    let v = vlans.get(p);
+                    if v.carries(vlan) {
+                        out(p, Egress::between(came, v.header_out(inside)), true);
+                    }
+                }
+            }
+            Verdict::Flood {
+                vlan,
+                multicast: multicast(dst),
+            }
+        }
     }
 }
 
@@ -339,5 +576,278 @@ mod tests {
                 "address {i}"
             );
         }
+    }
+
+    use crate::vlan::VlanConfig;
+    use pipeline::PortState;
+
+    /// A port's settings as a user writes them: number, tag, trunks, mode.
+    type Settings<'a> = (u32, Option<i64>, &'a [i64], Option<&'a str>);
+
+    fn vlans(cfgs: &[Settings]) -> PortVlans {
+        cfgs.iter()
+            .fold(PortVlans::default(), |t, (p, tag, trunks, mode)| {
+                t.with(*p, &VlanConfig::check(*tag, trunks, *mode).unwrap())
+            })
+    }
+
+    fn frame(dst: u64, src: u64, tag: Option<(u16, u16)>) -> Vec<u8> {
+        let mut f = dst.to_be_bytes()[2..].to_vec();
+        f.extend_from_slice(&src.to_be_bytes()[2..]);
+        if let Some((tpid, tci)) = tag {
+            f.extend_from_slice(&tpid.to_be_bytes());
+            f.extend_from_slice(&tci.to_be_bytes());
+        }
+        f.extend_from_slice(&[0x88, 0xb5]);
+        f.resize(f.len() + 50, 0xee);
+        f
+    }
+
+    /// Where [`switch`] sends a frame: (port, VID it leaves with, or None
+    /// untagged), and the verdict.
+    fn run(
+        t: &MacTable,
+        v: &PortVlans,
+        ports: &PortTable,
+        f: &[u8],
+        in_port: u32,
+    ) -> (Vec<(u32, Option<u16>)>, Verdict) {
+        let mut outs = Vec::new();
+        let verdict = switch(t, v, ports, f, in_port, 1_000, true, |p, e, _| {
+            let mut b = Vec::new();
+            e.write(f, &mut b);
+            outs.push((p, VlanHeader::of(&b).map(|h| h.vid)));
+        });
+        (outs, verdict)
+    }
+
+    const B: u64 = 0xffff_ffff_ffff;
+
+    #[test]
+    fn flooding_and_learning_are_per_vlan() {
+        // 1, 2: access VLAN 10; 3: access VLAN 20; 4: trunk of 10 and 20;
+        // 5: native-untagged VLAN 20, trunk of 10; 6: no settings.
+        let v = vlans(&[
+            (1, Some(10), &[], None),
+            (2, Some(10), &[], None),
+            (3, Some(20), &[], None),
+            (4, None, &[10, 20], None),
+            (5, Some(20), &[10], Some("native-untagged")),
+        ]);
+        let ports = PortTable::new((1..=6).map(PortState::up).collect());
+        let t = MacTable::default();
+        let (a, b, c) = (0x0200_0000_000a, 0x0200_0000_000b, 0x0200_0000_000c);
+        // A broadcast from access port 1: VLAN 10's ports, tagged on the
+        // trunks, untagged on the access ports.
+        let (outs, verdict) = run(&t, &v, &ports, &frame(B, a, None), 1);
+        assert_eq!(
+            verdict,
+            Verdict::Flood {
+                vlan: 10,
+                multicast: true
+            }
+        );
+        assert_eq!(
+            outs,
+            [(2, None), (4, Some(10)), (5, Some(10)), (6, Some(10))]
+        );
+        // VLAN 20 from the trunk: 3 untagged, 5 (its native VLAN)
+        // untagged, not back to 4.
+        let (outs, _) = run(&t, &v, &ports, &frame(B, b, Some((0x8100, 20))), 4);
+        assert_eq!(outs, [(3, None), (5, None), (6, Some(20))]);
+        // a was learned in VLAN 10 only.
+        let (outs, verdict) = run(&t, &v, &ports, &frame(a, c, Some((0x8100, 10))), 4);
+        assert_eq!(verdict, Verdict::Learned { vlan: 10, port: 1 });
+        assert_eq!(outs, [(1, None)]);
+        let (outs, verdict) = run(&t, &v, &ports, &frame(a, c, None), 5);
+        assert_eq!(
+            verdict,
+            Verdict::Flood {
+                vlan: 20,
+                multicast: false
+            },
+            "a is unknown in VLAN 20"
+        );
+        assert_eq!(outs, [(3, None), (4, Some(20)), (6, Some(20))]);
+        // c is now known in VLAN 10 on 4 and in VLAN 20 on 5.
+        assert_eq!(t.lookup(10, c, 1_000), Some(4));
+        assert_eq!(t.lookup(20, c, 1_000), Some(5));
+        // Refused frames are not learned.
+        let (outs, verdict) = run(
+            &t,
+            &v,
+            &ports,
+            &frame(B, 0x0200_0000_00dd, Some((0x8100, 30))),
+            4,
+        );
+        assert_eq!(verdict, Verdict::Refused(Refused::NotTrunked { vid: 30 }));
+        assert!(outs.is_empty());
+        assert_eq!(t.lookup(30, 0x0200_0000_00dd, 1_000), None);
+        let (_, verdict) = run(&t, &v, &ports, &frame(B, a, Some((0x8100, 10))), 1);
+        assert_eq!(
+            verdict,
+            Verdict::Refused(Refused::TaggedOnAccess { vid: 10, vlan: 10 })
+        );
+        // A port with no settings carries every VLAN, tagged; its
+        // untagged frames are VLAN 0, which only it carries here.
+        let (outs, verdict) = run(&t, &v, &ports, &frame(B, a, None), 6);
+        assert_eq!(verdict.vlan(), Some(0));
+        assert!(outs.is_empty(), "{outs:?}");
+    }
+
+    #[test]
+    fn frames_leave_with_their_ports_header() {
+        let f = frame(B, 0x0200_0000_000a, Some((0x88a8, 3 << 13)));
+        let mut b = Vec::new();
+        // Popped: the rest moves up.
+        Egress::Pop.write(&f, &mut b);
+        assert_eq!(b[..12], f[..12]);
+        assert_eq!(b[12..], f[16..]);
+        // Set: TPID and TCI replaced, DEI clear.
+        let h = VlanHeader {
+            tpid: 0x88a8,
+            vid: 10,
+            pcp: 3,
+        };
+        Egress::Set(h).write(&f, &mut b);
+        assert_eq!(b[12..16], [0x88, 0xa8, 0x60, 0x0a]);
+        assert_eq!(b[16..], f[16..]);
+        // Pushed onto an untagged frame.
+        let u = frame(B, 0x0200_0000_000a, None);
+        Egress::Push(VlanHeader {
+            tpid: 0x8100,
+            vid: 4095,
+            pcp: 7,
+        })
+        .write(&u, &mut b);
+        assert_eq!(b[12..16], [0x81, 0x00, 0xef, 0xff]);
+        assert_eq!(b[16..], u[12..]);
+        // A short frame popped is padded to Ethernet's minimum.
+        let mut short = f[..20].to_vec();
+        short[12..14].copy_from_slice(&[0x81, 0x00]);
+        Egress::Pop.write(&short, &mut b);
+        assert_eq!(b.len(), 60);
+        // Between headers: only a change is an edit.
+        let q = |vid, pcp| {
+            Some(VlanHeader {
+                tpid: 0x8100,
+                vid,
+                pcp,
+            })
+        };
+        assert_eq!(Egress::between(q(5, 0), q(5, 0)), Egress::Keep);
+        assert_eq!(Egress::between(None, None), Egress::Keep);
+        assert_eq!(Egress::between(q(5, 0), None), Egress::Pop);
+        assert_eq!(
+            Egress::between(None, q(5, 0)),
+            Egress::Push(q(5, 0).unwrap())
+        );
+        assert_eq!(
+            Egress::between(q(5, 0), q(6, 0)),
+            Egress::Set(q(6, 0).unwrap())
+        );
+    }
+
+    #[test]
+    fn a_plain_bridge_switches_as_before_but_drops_empty_priority_tags() {
+        let v = PortVlans::default();
+        let ports = PortTable::new((1..=3).map(PortState::up).collect());
+        let t = MacTable::default();
+        let a = 0x0200_0000_000a;
+        for tag in [
+            None,
+            Some((0x8100, 7)),
+            Some((0x88a8, 4095)),
+            Some((0x8100, 5 << 13)),
+        ] {
+            let f = frame(B, a, tag);
+            let mut seen = Vec::new();
+            switch(&t, &v, &ports, &f, 1, 1_000, true, |p, e, _| {
+                seen.push((p, e))
+            });
+            assert_eq!(seen, [(2, Egress::Keep), (3, Egress::Keep)], "{tag:?}");
+        }
+        assert_eq!(t.lookup(7, a, 1_000), Some(1));
+        // A tag of VID 0 and PCP 0 says nothing: it goes (Open vSwitch's
+        // priority-tags "never"), whatever its DEI.
+        for tci in [0, 1 << 12] {
+            let f = frame(B, a, Some((0x8100, tci)));
+            let mut seen = Vec::new();
+            switch(&t, &v, &ports, &f, 1, 1_000, true, |p, e, _| {
+                seen.push((p, e))
+            });
+            assert_eq!(seen, [(2, Egress::Pop), (3, Egress::Pop)]);
+        }
+    }
+
+    #[test]
+    fn trace_says_what_vlans_did() {
+        let v = vlans(&[
+            (1, Some(10), &[], None),
+            (2, Some(10), &[], None),
+            (3, Some(20), &[], None),
+            (4, None, &[10, 20], None),
+        ]);
+        let ports = PortTable::new((1..=4).map(PortState::up).collect());
+        let t = MacTable::default();
+        let hop = t
+            .explain(&v, &ports, &frame(B, 0x0200_0000_000a, None), 1, 0)
+            .unwrap();
+        assert_eq!(
+            hop.why,
+            "in_port 1 is an access port of VLAN 10: the frame is in VLAN 10; \
+             dst ff:ff:ff:ff:ff:ff is broadcast/multicast: flooded \
+             (not to port 3, which does not carry VLAN 10); \
+             out of port 4 (a trunk of VLANs 10,20): tagged VLAN 10"
+        );
+        let q10 = VlanHeader {
+            tpid: 0x8100,
+            vid: 10,
+            pcp: 0,
+        };
+        assert_eq!(hop.outs, [(2, None), (4, Some(q10))]);
+        assert_eq!(
+            pipeline::trace::normal_actions(&hop).join(","),
+            "2,push_vlan(vid=10,pcp=0),4"
+        );
+        let hop = t
+            .explain(
+                &v,
+                &ports,
+                &frame(B, 0x0200_0000_000a, Some((0x8100, 30))),
+                4,
+                0,
+            )
+            .unwrap();
+        assert_eq!(
+            hop.why,
+            "in_port 4 is a trunk of VLANs 10,20; \
+             a VLAN 30 frame on a port that does not trunk VLAN 30: dropped"
+        );
+        assert!(hop.outs.is_empty());
+        let hop = t
+            .explain(
+                &v,
+                &ports,
+                &frame(B, 0x0200_0000_000a, Some((0x8100, 20))),
+                4,
+                0,
+            )
+            .unwrap();
+        assert_eq!(
+            pipeline::trace::normal_actions(&hop).join(","),
+            "pop_vlan,3"
+        );
+        // A plain bridge says what it always said.
+        let hop = t
+            .explain(
+                &PortVlans::default(),
+                &ports,
+                &frame(0x0200_0000_000b, 1, None),
+                1,
+                0,
+            )
+            .unwrap();
+        assert_eq!(hop.why, "dst 02:00:00:00:00:0b not learned: flooded");
     }
 }

@@ -100,6 +100,8 @@ pub struct PortSpec {
     /// Set for [`Backend::Pcap`] only.
     pub pcap: Option<PcapSpec>,
     pub queues: Vec<QueueSpec>,
+    /// What NORMAL does with the port's VLANs (default: a trunk of all).
+    pub vlan: crate::vlan::VlanConfig,
 }
 
 impl PortSpec {
@@ -111,6 +113,7 @@ impl PortSpec {
             backend,
             pcap: None,
             queues: Vec::new(),
+            vlan: Default::default(),
         }
     }
 }

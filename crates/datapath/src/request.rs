@@ -15,6 +15,7 @@ use std::path::PathBuf;
 
 use crate::open::{tunnel_proto, tunnel_spec, Backend, PcapSpec, PortSpec, QueueSpec};
 use crate::open::{BACKENDS, TUNNEL_OPTIONS, TUNNEL_TYPES};
+use crate::vlan::VlanConfig;
 
 /// The largest queue rate accepted, kbit/s (1 Pbit/s): rates become
 /// bit/s (x1000) and shaping intervals, and stay where that arithmetic
@@ -38,6 +39,14 @@ pub struct PortRequest {
     pub tunnel: Option<String>,
     /// A tunnel port's options, as text.
     pub options: Vec<(String, String)>,
+    /// VLAN settings as given (checked into a [`VlanConfig`]): an access
+    /// port's VLAN or a native port's native VLAN.
+    pub tag: Option<i64>,
+    /// The VLANs a trunk carries (empty: all).
+    pub trunks: Vec<i64>,
+    /// "access", "trunk", "native-tagged", "native-untagged"; None: access
+    /// with a tag, trunk without.
+    pub vlan_mode: Option<String>,
 }
 
 /// A field of a port request and what is wrong with it.
@@ -109,7 +118,8 @@ impl PortRequest {
     /// Reads `add-port`'s words: `IFACE [ofport=N] [backend=NAME]
     /// [pcap_in=FILE] [pcap_out=FILE]`, or for a tunnel port `NAME
     /// type=vxlan|geneve [ofport=N] OPTION=VALUE...` with the tunnel
-    /// options (also written `options:remote_ip=...` as ovs-vsctl does).
+    /// options (also written `options:remote_ip=...` as ovs-vsctl does);
+    /// either with `tag=VLAN`, `trunks=VLAN,...` and `vlan_mode=MODE`.
     /// `taken` is the numbers in use. Refusals come in the order a user
     /// reads the words (the name, then each word, then how they go
     /// together), in `add-port`'s terms; [`PortRequest::check`] then
@@ -123,7 +133,7 @@ impl PortRequest {
         let mut r = PortRequest::named(name);
         for w in &words[1..] {
             let (k, v) = w.split_once('=').ok_or_else(|| {
-                whole(format!("{w:?}: expected KEY=VALUE (ofport, backend, pcap_in, pcap_out, type, or a tunnel option)"))
+                whole(format!("{w:?}: expected KEY=VALUE (ofport, backend, pcap_in, pcap_out, type, tag, trunks, vlan_mode, or a tunnel option)"))
             })?;
             let k = k.strip_prefix("options:").unwrap_or(k);
             match k {
@@ -163,12 +173,32 @@ impl PortRequest {
                 }
                 "pcap_in" => r.pcap_in = Some(v.into()),
                 "pcap_out" => r.pcap_out = Some(v.into()),
+                "tag" => {
+                    let n = v.parse().map_err(|_| {
+                        RequestError::new("tag", Some(v), "not a VLAN ID (0 to 4095)")
+                    })?;
+                    r.tag = Some(n);
+                }
+                "trunks" => {
+                    r.trunks = v
+                        .split(',')
+                        .map(|t| t.trim().parse::<i64>())
+                        .collect::<Result<_, _>>()
+                        .map_err(|_| {
+                            RequestError::new(
+                                "trunks",
+                                Some(v),
+                                "VLAN IDs (0 to 4095) separated by commas",
+                            )
+                        })?;
+                }
+                "vlan_mode" => r.vlan_mode = Some(v.to_string()),
                 _ => {
                     return Err(RequestError::new(
                         k,
                         None,
                         format!(
-                            "no such option (ofport, backend, pcap_in, pcap_out, type, {TUNNEL_OPTIONS})"
+                            "no such option (ofport, backend, pcap_in, pcap_out, type, tag, trunks, vlan_mode, {TUNNEL_OPTIONS})"
                         ),
                     ))
                 }
@@ -228,12 +258,28 @@ impl PortRequest {
         };
         let pcap = self.pcap(backend)?;
         let queues = self.checked_queues()?;
+        let vlan =
+            VlanConfig::check(self.tag, &self.trunks, self.vlan_mode.as_deref()).map_err(|e| {
+                let value = match e.field {
+                    "tag" => self.tag.map(|t| t.to_string()),
+                    "trunks" => Some(
+                        self.trunks
+                            .iter()
+                            .map(i64::to_string)
+                            .collect::<Vec<_>>()
+                            .join(","),
+                    ),
+                    _ => self.vlan_mode.clone(),
+                };
+                RequestError::new(e.field, value.as_deref(), e.problem)
+            })?;
         Ok(PortSpec {
             port_no,
             name: self.name.clone(),
             backend,
             pcap,
             queues,
+            vlan,
         })
     }
 
@@ -406,6 +452,36 @@ mod tests {
                 "pcap_in/pcap_out go with backend=pcap",
             ),
             (&[], "which interface?"),
+        ] {
+            let e = add_port(w).unwrap_err();
+            assert!(e.starts_with(said), "{w:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn vlan_settings_from_words_and_their_refusals() {
+        let s = add_port(&["eth1", "tag=10"]).unwrap();
+        assert_eq!(s.vlan.tag, Some(10));
+        let s = add_port(&["eth1", "trunks=20,10", "vlan_mode=trunk"]).unwrap();
+        assert_eq!(s.vlan.trunks, [10, 20]);
+        let s = add_port(&["eth1", "tag=5", "vlan_mode=native-untagged", "trunks=7"]).unwrap();
+        assert_eq!(
+            s.vlan.to_string(),
+            "tag=5 trunks=7 vlan_mode=native-untagged"
+        );
+        assert!(add_port(&["eth1"]).unwrap().vlan.is_default());
+        for (w, said) in [
+            (&["eth1", "tag=x"][..], "tag=x: not a VLAN ID (0 to 4095)"),
+            (&["eth1", "tag=4096"], "tag=4096: 4096 is not a VLAN ID"),
+            (&["eth1", "trunks=1,a"], "trunks=1,a: VLAN IDs"),
+            (
+                &["eth1", "tag=1", "trunks=2"],
+                "trunks=2: an access port carries",
+            ),
+            (
+                &["eth1", "vlan_mode=dot1q-tunnel", "tag=3"],
+                "vlan_mode=dot1q-tunnel: dot1q-tunnel is not supported",
+            ),
         ] {
             let e = add_port(w).unwrap_err();
             assert!(e.starts_with(said), "{w:?}: {e}");

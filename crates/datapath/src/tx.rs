@@ -104,6 +104,22 @@ impl TxQueue {
         }
     }
 
+    /// [`TxQueue::push_meta`] of `data` as NORMAL's `egress` makes it.
+    pub(crate) fn push_edited(
+        &mut self,
+        data: &[u8],
+        egress: crate::normal::Egress,
+        tun: &TunnelDst,
+    ) {
+        if self.tunnel && self.n < TX_QUEUE_MAX {
+            self.meta.truncate(self.n);
+            self.meta.push(*tun);
+        }
+        if let Some(b) = self.slot() {
+            egress.write(data, b);
+        }
+    }
+
     /// Queues a chunk of the port's UMEM; false if the queue is full (the
     /// chunk is still the caller's; the drop is counted).
     pub(crate) fn push_chunk(&mut self, d: Desc) -> bool {

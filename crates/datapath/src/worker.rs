@@ -38,6 +38,7 @@ use crate::emit::{same_umem, Emit, PortIndex};
 use crate::normal::MacTable;
 use crate::rx::Received;
 use crate::tx::TxQueue;
+use crate::vlan::PortVlans;
 use crate::{channel, queue, sleep, ETH_HLEN};
 
 /// Sets a worker's `running` flag back to false however its loop ends,
@@ -191,6 +192,9 @@ pub struct BridgeWorker {
     pipeline: Option<Arc<ArcSwap<Snapshot>>>,
     pub(crate) counters: Arc<BridgeCounters>,
     macs: Arc<MacTable>,
+    /// The ports' VLAN settings (NORMAL's), loaded once a round as the
+    /// snapshot is.
+    vlans: Arc<ArcSwap<PortVlans>>,
     /// The queues to and from the bridge's OpenFlow agent (None: frames
     /// for the controller are counted and dropped).
     channels: Option<Arc<channel::Channels>>,
@@ -311,6 +315,7 @@ impl BridgeWorker {
         pipeline: Arc<ArcSwap<Snapshot>>,
         counters: Arc<BridgeCounters>,
         macs: Arc<MacTable>,
+        vlans: Arc<ArcSwap<PortVlans>>,
         channels: Option<Arc<channel::Channels>>,
         inbox: Arc<Inbox>,
     ) -> BridgeWorker {
@@ -320,6 +325,7 @@ impl BridgeWorker {
             pipeline: Some(pipeline),
             counters,
             macs,
+            vlans,
             channels,
             nullx: false,
             panic_after_batches: None,
@@ -447,6 +453,7 @@ impl BridgeWorker {
         // worker wrote once a round.
         let handle = self.pipeline.take().expect("a round at a time");
         let snap = handle.load();
+        let vlans = self.vlans.load();
         self.counters.heartbeat_ns.store(now, Relaxed);
         let mut got = 0;
         let mut woke = false;
@@ -481,6 +488,7 @@ impl BridgeWorker {
             let mut at = Serve {
                 worker: exec,
                 snap: &snap,
+                vlans: &vlans,
                 tx,
                 index,
                 now,
@@ -510,6 +518,7 @@ impl BridgeWorker {
                         tx,
                         index,
                         macs: &self.macs,
+                        vlans: &vlans,
                         counters: &self.counters,
                         channels: Some(&ch),
                         snap: &snap,
@@ -585,6 +594,7 @@ impl BridgeWorker {
         // control plane from reusing the classifiers of an old version
         // (`pipeline::published`).
         drop(snap);
+        drop(vlans);
         self.pipeline = Some(handle);
         if got == 0 {
             for p in &mut self.ports {
@@ -603,6 +613,7 @@ impl BridgeWorker {
 struct Serve<'a> {
     worker: &'a mut Worker,
     snap: &'a Snapshot,
+    vlans: &'a PortVlans,
     tx: &'a mut [TxQueue],
     index: &'a PortIndex,
     now: u64,
@@ -671,6 +682,7 @@ impl BridgeWorker {
                 tx: at.tx,
                 index: at.index,
                 macs: &self.macs,
+                vlans: at.vlans,
                 counters: &self.counters,
                 channels: self.channels.as_deref(),
                 snap: at.snap,
@@ -718,6 +730,7 @@ mod tests {
         let w = BridgeWorker::new(
             0,
             Arc::new(ArcSwap::new(p.snapshot())),
+            Arc::default(),
             Arc::default(),
             Arc::default(),
             None,

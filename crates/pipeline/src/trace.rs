@@ -29,13 +29,83 @@ pub struct Trace {
     pub final_frame: Vec<u8>,
 }
 
-/// Where the NORMAL action sends one packet, as the MAC table says.
+/// Where the NORMAL action sends one packet, as the MAC table and the
+/// ports' VLAN settings say.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NormalHop {
     /// Why, in words ("dst 02:..:0b learned on port 2").
     pub why: String,
-    /// The ports (empty: dropped).
-    pub ports: Vec<u32>,
+    /// The frame's outer VLAN header as NORMAL got it.
+    pub came: Option<VlanHeader>,
+    /// The ports, each with the outer VLAN header the frame leaves it
+    /// with (empty: dropped).
+    pub outs: Vec<(u32, Option<VlanHeader>)>,
+}
+
+/// An outer VLAN header (802.1Q or 802.1ad) as NORMAL reads and writes
+/// it. The DEI bit is not part of it: a header NORMAL leaves alone keeps
+/// its DEI, one it writes has none (as in Open vSwitch).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct VlanHeader {
+    pub tpid: u16,
+    pub vid: u16,
+    pub pcp: u8,
+}
+
+impl VlanHeader {
+    /// The frame's outer VLAN header: an 802.1Q (0x8100) or 802.1ad
+    /// (0x88a8) tag after the MACs, if it has one whole.
+    #[inline]
+    pub fn of(frame: &[u8]) -> Option<VlanHeader> {
+        let tpid = u16::from_be_bytes([*frame.get(12)?, *frame.get(13)?]);
+        if tpid != 0x8100 && tpid != 0x88a8 {
+            return None;
+        }
+        let tci = u16::from_be_bytes([*frame.get(14)?, *frame.get(15)?]);
+        Some(VlanHeader {
+            tpid,
+            vid: tci & 0x0fff,
+            pcp: (tci >> 13) as u8,
+        })
+    }
+
+    /// The tag control information as written (DEI clear).
+    pub fn tci(&self) -> u16 {
+        (self.pcp as u16 & 7) << 13 | self.vid & 0x0fff
+    }
+
+    /// As Open vSwitch's datapath actions write it:
+    /// `push_vlan(vid=10,pcp=0)`, with `tpid=0x88a8,` first for 802.1ad.
+    pub fn push_text(&self) -> String {
+        let tpid = if self.tpid == 0x8100 {
+            String::new()
+        } else {
+            format!("tpid={:#06x},", self.tpid)
+        };
+        format!("push_vlan({tpid}vid={},pcp={})", self.vid, self.pcp)
+    }
+}
+
+/// NORMAL's outputs as Open vSwitch's datapath actions write them: each
+/// port after the VLAN actions that make the frame's header what it
+/// leaves that port with, from the header the previous one left with
+/// (`pop_vlan,2,push_vlan(vid=10,pcp=0),3`).
+pub fn normal_actions(hop: &NormalHop) -> Vec<String> {
+    let mut now = hop.came;
+    let mut out = Vec::new();
+    for (port, h) in &hop.outs {
+        if *h != now {
+            if now.is_some() {
+                out.push("pop_vlan".to_string());
+            }
+            if let Some(h) = h {
+                out.push(h.push_text());
+            }
+            now = *h;
+        }
+        out.push(ofp::text::format_port(*port));
+    }
+    out
 }
 
 /// Traces `frame` received on `in_port` through `snap`.
@@ -77,15 +147,10 @@ impl Trace {
                     }
                 }
                 if let Some(hop) = normal(o) {
-                    if hop.ports.is_empty() {
+                    if hop.outs.is_empty() {
                         return None;
                     }
-                    s = hop
-                        .ports
-                        .iter()
-                        .map(|p| ofp::text::format_port(*p))
-                        .collect::<Vec<_>>()
-                        .join(",");
+                    s = normal_actions(&hop).join(",");
                 }
                 if o.tunnel != TunnelDst::default() && o.controller.is_none() {
                     s = format!("set(tunnel({})),{s}", describe_tunnel(&o.tunnel.meta()));

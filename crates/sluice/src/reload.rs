@@ -8,7 +8,11 @@
 //! * Ports: a port no longer listed is deleted, a new one added, one whose
 //!   back end, captures, queues or pinned number changed is deleted and
 //!   added again (controllers hear PORT_STATUS DELETE/ADD); a new port
-//!   that cannot be opened is reported and the rest applied. Ports added
+//!   that cannot be opened is reported and the rest applied. A port whose
+//!   VLAN settings (`tag`, `trunks`, `vlan_mode`) alone changed keeps its
+//!   devices and number and gets them in place: they are NORMAL's, which
+//!   no controller sees (NORMAL forgets the addresses learned on it, as
+//!   Open vSwitch does). Ports added
 //!   at run time with `add-port` and not in the file are deleted too: the
 //!   file is the configuration, as Open vSwitch's database is.
 //! * Static flows, groups and meters: those of the old file that are not
@@ -181,12 +185,28 @@ impl StaticPlan {
     }
 }
 
-/// The ports to delete (numbers) and to add (specs) to make a bridge's
-/// ports those of `new`.
-fn port_plan(r: &Running, new: &Config) -> (Vec<u32>, Vec<PortSpec>) {
+/// How a bridge's ports become those of `new`.
+#[derive(Default)]
+struct PortPlan {
+    /// Ports to delete, by number.
+    dels: Vec<u32>,
+    /// Ports to add.
+    adds: Vec<PortSpec>,
+    /// Kept ports whose VLAN settings change, in place (no PORT_STATUS:
+    /// nothing a controller sees changes; NORMAL forgets the addresses
+    /// learned on them, as Open vSwitch does).
+    vlans: Vec<(u32, datapath::VlanConfig)>,
+}
+
+/// The ports to delete (numbers), to add (specs) and to change in place
+/// to make a bridge's ports those of `new`. A port is kept when its
+/// interface, back end, captures, queues and pinned number stay; its VLAN
+/// settings alone change in place.
+fn port_plan(r: &Running, new: &Config) -> PortPlan {
     let dp = r.control.agent.datapath();
     let mut dels = Vec::new();
     let mut adds = Vec::new();
+    let mut vlans = Vec::new();
     let mut taken: HashSet<u32> = HashSet::new();
     let wanted = new.port_specs();
     // By name and number: a bridge of thousands of ports (a database's)
@@ -200,14 +220,17 @@ fn port_plan(r: &Running, new: &Config) -> (Vec<u32>, Vec<PortSpec>) {
             continue;
         }
         current.insert(cur.name.clone(), cur.port_no);
-        let keep = by_name.get(cur.name.as_str()).is_some_and(|w| {
+        let keep = by_name.get(cur.name.as_str()).filter(|w| {
             w.backend == cur.backend
                 && w.pcap == cur.pcap
                 && w.queues == cur.queues
                 && (!pinned.contains(&w.port_no) || w.port_no == cur.port_no)
         });
-        if keep {
+        if let Some(w) = keep {
             taken.insert(cur.port_no);
+            if w.vlan != cur.vlan {
+                vlans.push((cur.port_no, w.vlan.clone()));
+            }
         } else {
             dels.push(cur.port_no);
         }
@@ -230,7 +253,7 @@ fn port_plan(r: &Running, new: &Config) -> (Vec<u32>, Vec<PortSpec>) {
         taken.insert(w.port_no);
         adds.push(w);
     }
-    (dels, adds)
+    PortPlan { dels, adds, vlans }
 }
 
 /// What a running bridge cannot change, as lines for the log.
@@ -281,7 +304,7 @@ pub fn apply(running: &mut [Running], new: Vec<Config>) -> Result<Vec<String>, S
             .iter()
             .find(|r| r.name == cfg.name)
             .expect("same names");
-        let (dels, adds) = port_plan(r, &cfg);
+        let PortPlan { dels, adds, vlans } = port_plan(r, &cfg);
         let stat = StaticPlan::new(&r.config, &cfg);
         let (labels, changes) = stat.changes();
         let new_ports: Vec<u32> = adds.iter().map(|a| a.port_no).collect();
@@ -289,13 +312,13 @@ pub fn apply(running: &mut [Running], new: Vec<Config>) -> Result<Vec<String>, S
             .agent
             .try_local_changes(&dels, &new_ports, &changes)
             .map_err(|e| format!("bridge {}: {}: {}", cfg.name, labels[e.at], e.why))?;
-        plans.push((cfg, dels, adds, stat));
+        plans.push((cfg, dels, adds, vlans, stat));
     }
     let mut problems = Vec::new();
     // Every bridge's deletions before any addition: a port (a tunnel
     // port's UDP port, an interface) moving from one bridge to another
     // is free by the time it is added.
-    for (cfg, dels, _, _) in &plans {
+    for (cfg, dels, _, _, _) in &plans {
         let r = running
             .iter_mut()
             .find(|r| r.name == cfg.name)
@@ -310,7 +333,7 @@ pub fn apply(running: &mut [Running], new: Vec<Config>) -> Result<Vec<String>, S
             }
         }
     }
-    for (cfg, _, adds, stat) in plans {
+    for (cfg, _, adds, vlans, stat) in plans {
         let r = running
             .iter_mut()
             .find(|r| r.name == cfg.name)
@@ -320,6 +343,12 @@ pub fn apply(running: &mut [Running], new: Vec<Config>) -> Result<Vec<String>, S
                 "bridge {}: {what} changed: takes effect at the next start",
                 r.name
             ));
+        }
+        for (no, vlan) in vlans {
+            let dp = r.control.agent.datapath_mut();
+            if dp.set_port_vlan(no, vlan.clone()) {
+                tracing::info!(bridge = %r.name, port = no, vlan = %vlan, "port VLAN settings changed (configuration)");
+            }
         }
         let labels: Vec<(u32, String)> = adds.iter().map(|s| (s.port_no, s.name.clone())).collect();
         for ((no, name), res) in labels.into_iter().zip(r.add_ports(adds)) {

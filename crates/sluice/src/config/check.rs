@@ -72,6 +72,7 @@ pub(super) fn bridge(
         meters,
         ports: ports.ports,
         queues: ports.queues,
+        vlans: ports.vlans,
         pcap: ports.pcap,
         pinned: ports.pinned,
         default_backend,
@@ -151,6 +152,9 @@ fn request_of(ps: &PortSection, key: &str) -> Result<PortRequest, ConfigError> {
             .collect(),
         tunnel: ps.r#type.clone(),
         options,
+        tag: ps.tag,
+        trunks: ps.trunks.clone(),
+        vlan_mode: ps.vlan_mode.clone(),
     })
 }
 
@@ -161,6 +165,7 @@ struct Ports {
     ports: Vec<(u32, String)>,
     backends: Vec<(u32, Backend)>,
     queues: Vec<(u32, QueueSection)>,
+    vlans: Vec<(u32, datapath::VlanConfig)>,
     pcap: Vec<PcapPortConfig>,
     /// The numbers the requests give (`ofport`).
     pinned: Vec<u32>,
@@ -227,6 +232,9 @@ impl Ports {
                 output: p.output,
                 rate: p.rate,
             });
+        }
+        if !spec.vlan.is_default() {
+            self.vlans.push((no, spec.vlan));
         }
         for q in spec.queues {
             self.queues.push((

@@ -85,6 +85,8 @@ pub struct Config {
     pub ports: Vec<(u32, String)>,
     /// Queues per OpenFlow port number.
     pub queues: Vec<(u32, QueueSection)>,
+    /// VLAN settings per OpenFlow port number (ports with some).
+    pub vlans: Vec<(u32, datapath::VlanConfig)>,
     /// OpenFlow endpoints: controllers to connect to and sockets to listen on.
     pub endpoints: Vec<crate::openflow::Endpoint>,
     pub packet_in_rate: Option<u32>,
@@ -154,6 +156,12 @@ impl Config {
                             max_rate: q.max_rate,
                         })
                         .collect(),
+                    vlan: self
+                        .vlans
+                        .iter()
+                        .find(|(n, _)| n == no)
+                        .map(|(_, v)| v.clone())
+                        .unwrap_or_default(),
                 }
             })
             .collect()

@@ -166,6 +166,17 @@ pub struct PortSection {
     /// 0), `local_ip`, `dst_port`, `ttl`, `tos`.
     #[serde(default)]
     pub options: std::collections::BTreeMap<String, toml::Value>,
+    /// The VLAN of an access port, the native VLAN of a native-tagged or
+    /// native-untagged one (0-4095), as Open vSwitch's Port `tag`.
+    #[serde(default)]
+    pub tag: Option<i64>,
+    /// The VLANs a trunk (or native) port carries; empty: all.
+    #[serde(default)]
+    pub trunks: Vec<i64>,
+    /// "access", "trunk", "native-tagged" or "native-untagged"; default:
+    /// access with a `tag`, trunk without.
+    #[serde(default)]
+    pub vlan_mode: Option<String>,
 }
 
 /// A port's egress queue: `max_rate`/`min_rate` in kbit/s (0: none).

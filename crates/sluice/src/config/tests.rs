@@ -484,3 +484,64 @@ fn bad_conntrack_settings_name_their_key() {
     let e = parse_file("[conntrack]\nmax = 1\n").unwrap_err();
     assert!(e.problem.contains("unknown field `max`"), "{e}");
 }
+
+#[test]
+fn vlan_keys_are_read_and_checked() {
+    let c = check_all(
+        parse_file(
+            "[[port]]\nname = \"a\"\ntag = 10\n[[port]]\nname = \"b\"\ntrunks = [20, 10]\n[[port]]\nname = \"c\"\ntag = 20\nvlan_mode = \"native-untagged\"\n[[port]]\nname = \"d\"\n",
+        )
+        .unwrap(),
+        &[],
+    )
+    .unwrap();
+    let specs = c[0].port_specs();
+    let v: Vec<String> = specs.iter().map(|s| s.vlan.to_string()).collect();
+    assert_eq!(
+        v,
+        [
+            "tag=10",
+            "trunks=10,20",
+            "tag=20 vlan_mode=native-untagged",
+            "trunk of every VLAN"
+        ]
+    );
+    assert_eq!(specs[0].vlan.mode(), datapath::VlanMode::Access);
+    assert_eq!(c[0].vlans.len(), 3, "only ports with settings are listed");
+    for (text, key, said) in [
+        (
+            "tag = 4096",
+            "port[0].tag",
+            "4096 is not a VLAN ID (0 to 4095)",
+        ),
+        ("trunks = [1, -2]", "port[0].trunks", "-2 is not a VLAN ID"),
+        (
+            "vlan_mode = \"hybrid\"",
+            "port[0].vlan_mode",
+            "\"hybrid\" is not a VLAN mode",
+        ),
+        (
+            "tag = 1\ntrunks = [2]",
+            "port[0].trunks",
+            "an access port carries",
+        ),
+        (
+            "tag = 1\nvlan_mode = \"trunk\"",
+            "port[0].tag",
+            "a trunk port has no tag",
+        ),
+        (
+            "vlan_mode = \"native-tagged\"",
+            "port[0].tag",
+            "vlan_mode \"native-tagged\" needs a tag",
+        ),
+    ] {
+        let e = check_all(
+            parse_file(&format!("[[port]]\nname = \"a\"\n{text}\n")).unwrap(),
+            &[],
+        )
+        .unwrap_err();
+        assert_eq!(e.key, key, "{text}: {e:?}");
+        assert!(e.problem.starts_with(said), "{text}: {e:?}");
+    }
+}

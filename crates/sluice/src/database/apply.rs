@@ -76,6 +76,7 @@ pub fn reconcile(
         bare.ports.clear();
         bare.backends.clear();
         bare.queues.clear();
+        bare.vlans.clear();
         bare.pinned.clear();
         bare.pcap.clear();
         let mut r = match running::build(bare, launcher.options()) {

@@ -16,6 +16,10 @@
 //!   types are refused on the Interface's `error`.
 //! * Port `qos` -> QoS `queues` -> Queue `other_config:max-rate` and
 //!   `min-rate` (bit/s; sluice's queues count kbit/s).
+//! * Port `tag`, `trunks`, `vlan_mode`, read as Open vSwitch runs them
+//!   ([`vlan_keys`]): what it ignores is left out, so that the
+//!   configuration check, which refuses such contradictions in a file,
+//!   takes them.
 //!
 //! A row that cannot be had is left out and named in [`Desired::errors`]
 //! (written back to the Interface's `error` column); the rest applies.
@@ -51,6 +55,13 @@ impl<'a> R<'a> {
         self.col(name)
             .and_then(|d| d.first())
             .and_then(|a| a.as_i64())
+    }
+
+    /// An integer set column (empty if absent).
+    pub fn ints(&self, name: &str) -> Vec<i64> {
+        self.col(name)
+            .map(|d| d.keys.iter().filter_map(|a| a.as_i64()).collect())
+            .unwrap_or_default()
     }
 
     /// A string-to-string map column.
@@ -287,6 +298,7 @@ fn bridge_section(
             continue;
         }
         let queues = queues(&p);
+        let (tag, trunks, vlan_mode) = vlan_keys(&p);
         for i in is {
             let Some(iname) = i.str("name") else { continue };
             if iname == name {
@@ -326,6 +338,9 @@ fn bridge_section(
                 pcap_rate: None,
                 r#type: tunnel,
                 options,
+                tag,
+                trunks: trunks.clone(),
+                vlan_mode: vlan_mode.clone(),
             });
         }
     }
@@ -343,6 +358,33 @@ fn bridge_section(
         ..BridgeSection::default()
     };
     (section, ifaces)
+}
+
+/// A Port's VLAN settings as Open vSwitch runs them (vswitchd/bridge.c,
+/// ofproto-dpif.c `bundle_set`): `tag`, `trunks`, `vlan_mode` as given,
+/// but for what it ignores. A trunk's `tag` is ignored; an access port's
+/// `trunks` too (with a warning when no `vlan_mode` made it one: "ignoring
+/// trunks in favor of implicit vlan"); an access or native port without a
+/// `tag` is in VLAN 0. A `vlan_mode` sluice does not have
+/// (`dot1q-tunnel`) is passed on for the check to refuse, on the
+/// Interface's `error`.
+fn vlan_keys(p: &R) -> (Option<i64>, Vec<i64>, Option<String>) {
+    let tag = p.int("tag");
+    let trunks = p.ints("trunks");
+    let mode = p.str("vlan_mode").map(str::to_string);
+    match mode.as_deref() {
+        None if tag.is_some() => {
+            if !trunks.is_empty() {
+                tracing::warn!(port = p.str("name").unwrap_or(""), "ovsdb: port has a tag and trunks: ignoring trunks in favor of implicit vlan (as Open vSwitch)");
+            }
+            (tag, Vec::new(), None)
+        }
+        None => (None, trunks, None),
+        Some("trunk") => (None, trunks, mode),
+        Some("access") => (Some(tag.unwrap_or(0)), Vec::new(), mode),
+        Some("native-tagged" | "native-untagged") => (Some(tag.unwrap_or(0)), trunks, mode),
+        Some(_) => (tag, trunks, mode),
+    }
 }
 
 /// A Port's queues: QoS `queues` -> Queue `other_config` max-rate and
