@@ -1702,6 +1702,60 @@ test_add_and_del_port_at_run_time() {
     finish "add-port/del-port at run time under traffic; port numbers stable" $r
 }
 
+# NORMAL and the ports' VLAN settings, configured through Open vSwitch's
+# database as ovs-vsctl writes it: p1 and p2 access ports of VLAN 10, p3
+# of VLAN 20, p4 a trunk of 10 and 20.
+test_vlan_access_and_trunk_ports() {
+    P=sle2e$$vl
+    TESTBED_HOSTS=4 testbed_up "$P" || return 1
+    local r=0 rd out src=0200000000a1 src4=0200000000a4
+    rd=$(mktemp -d)
+    start_sluice --ovsdb "punix:$rd/db.sock" --ovsdb-file "$rd/conf.db" --run-dir "$rd" || {
+        rm -rf "$rd"
+        finish "VLANs: access ports, a trunk, a tag changed with ovs-vsctl" 1
+        return
+    }
+    local VS="ovs-vsctl --timeout=10 --db=unix:$rd/db.sock"
+    # ovs-vsctl returns once sluice has applied the change (cur_cfg).
+    $VS add-br br0 \
+        -- add-port br0 p1 tag=10 -- set interface p1 ofport_request=1 \
+        -- add-port br0 p2 tag=10 -- set interface p2 ofport_request=2 \
+        -- add-port br0 p3 tag=20 -- set interface p3 ofport_request=3 \
+        -- add-port br0 p4 trunks=10,20 -- set interface p4 ofport_request=4 || r=1
+    wait_until 10 "br0's management socket" test -S "$rd/br0.mgmt" || r=1
+    # The two access ports of VLAN 10 reach each other; VLAN 20 does not
+    # reach them.
+    ping_ok h1 "$TESTBED_NET.2" || { echo "     no ping h1 -> h2 (both VLAN 10)"; r=1; }
+    ping_ok h3 "$TESTBED_NET.1" && { echo "     h3 (VLAN 20) reached h1 (VLAN 10)"; r=1; }
+    # The trunk gets VLAN 10's broadcasts tagged; its VLAN 20 frames reach
+    # h3 untagged.
+    frame_arrives h1 h4 "${src}8100000a88b5" "ffffffffffff${src}88b5$PAD" ||
+        { echo "     the trunk did not get h1's broadcast tagged VID 10"; r=1; }
+    frame_arrives h4 h3 "${src4}88b5" "ffffffffffff${src4}8100001488b5$PAD" ||
+        { echo "     h3 did not get the trunk's VLAN 20 frame untagged"; r=1; }
+    # trace says it: the VLAN, the port left out, the tag pushed; and an
+    # access port drops a tagged frame.
+    out=$(ctl_rd trace br0 1 "dl_src=02:00:00:00:00:aa,dl_dst=ff:ff:ff:ff:ff:ff,dl_type=0x88b5")
+    echo "$out" | grep -q "NORMAL: in_port 1 is an access port of VLAN 10: the frame is in VLAN 10;.*not to port 3" &&
+        echo "$out" | grep -q "^Datapath actions: 2,push_vlan(vid=10,pcp=0),4" ||
+        { echo "     trace: $out"; r=1; }
+    out=$(ctl_rd trace br0 1 "dl_src=02:00:00:00:00:aa,dl_dst=ff:ff:ff:ff:ff:ff,dl_vlan=10,dl_type=0x88b5")
+    echo "$out" | grep -q "a VLAN 10 tagged frame on an access port of VLAN 10: dropped" &&
+        echo "$out" | grep -q "^Datapath actions: drop" || { echo "     trace of a tagged frame: $out"; r=1; }
+    # p3 moves to VLAN 10 in place (same port number, no re-add): h3 now
+    # reaches h1.
+    $VS set port p3 tag=10 || r=1
+    ping_ok h3 "$TESTBED_NET.1" || { echo "     no ping h3 -> h1 after tag=10"; r=1; }
+    [ "$($VS get interface p3 ofport)" = 3 ] || { echo "     p3's ofport: $($VS get interface p3 ofport)"; r=1; }
+    grep -q "port VLAN settings changed" "$OUT" || { echo "     no in-place change logged"; r=1; }
+    grep -q "port deleted" "$OUT" && { echo "     a port was deleted"; r=1; }
+    # A setting sluice refuses is the Interface's error.
+    $VS set port p2 vlan_mode=dot1q-tunnel >/dev/null 2>&1
+    wait_until 5 "p2's error" sh -c "$VS get interface p2 error | grep -q dot1q-tunnel" || r=1
+    rm -rf "$rd"
+    finish "VLANs: access ports, a trunk, a tag changed with ovs-vsctl" $r
+}
+
 test_recreated_interface_is_attached_again() {
     P=sle2e$$rc
     testbed_up "$P" || return 1

@@ -433,3 +433,98 @@ pub fn derived_dpid(name: &str) -> u64 {
     }
     (h & 0x0000_feff_ffff_ffff) | 0x0000_0200_0000_0000
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Value};
+
+    use ovsdb::schema::Schema;
+    use ovsdb::server::Server;
+
+    /// A database of Open vSwitch's schema (as Debian's openvswitch-common
+    /// installs it) holding bridge br0 with one port per `(name, columns)`.
+    fn db_with_ports(ports: &[(&str, Value)]) -> Server {
+        let text = std::fs::read_to_string(super::super::DEFAULT_SCHEMA)
+            .expect("openvswitch-common's vswitch.ovsschema (scripts/setup.sh installs it)");
+        let schema = Schema::from_json(&serde_json::from_str(&text).unwrap()).unwrap();
+        let (mut s, _) = Server::new(schema, None).unwrap();
+        let sid = s.open_session();
+        let mut ops = vec![json!("Open_vSwitch")];
+        let mut refs = Vec::new();
+        for (i, (name, cols)) in ports.iter().enumerate() {
+            ops.push(json!({"op": "insert", "table": "Interface", "row": {"name": name}, "uuid-name": format!("i{i}")}));
+            let mut row = cols.clone();
+            row["name"] = json!(name);
+            row["interfaces"] = json!(["named-uuid", format!("i{i}")]);
+            ops.push(
+                json!({"op": "insert", "table": "Port", "row": row, "uuid-name": format!("p{i}")}),
+            );
+            refs.push(json!(["named-uuid", format!("p{i}")]));
+        }
+        ops.push(json!({"op": "insert", "table": "Bridge", "row": {"name": "br0", "ports": ["set", refs]}, "uuid-name": "b"}));
+        ops.push(json!({"op": "insert", "table": "Open_vSwitch", "row": {"bridges": ["named-uuid", "b"]}}));
+        let out = s.handle(
+            sid,
+            &json!({"id": 1, "method": "transact", "params": ops}),
+            0,
+        );
+        let reply = &out
+            .iter()
+            .find(|(x, m)| *x == sid && m["id"] == 1)
+            .unwrap()
+            .1;
+        assert!(
+            reply["result"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|r| r.get("error").is_none()),
+            "{reply}"
+        );
+        s
+    }
+
+    #[test]
+    fn vlan_columns_are_read_as_open_vswitch_runs_them() {
+        let s = db_with_ports(&[
+            ("a1", json!({"tag": 10})),
+            ("a2", json!({"tag": 10, "trunks": ["set", [20, 30]]})),
+            ("t1", json!({"trunks": ["set", [30, 20]]})),
+            ("t2", json!({"tag": 5, "vlan_mode": "trunk"})),
+            (
+                "n1",
+                json!({"tag": 7, "trunks": 8, "vlan_mode": "native-untagged"}),
+            ),
+            ("x0", json!({"vlan_mode": "access", "trunks": 9})),
+            ("q1", json!({"tag": 3, "vlan_mode": "dot1q-tunnel"})),
+        ]);
+        let d = super::read(s.db(), &crate::config::File::default());
+        let cfg = &d.bridges[0];
+        let by_name = |n: &str| {
+            let no = cfg.ports.iter().find(|(_, m)| m == n).map(|(no, _)| *no);
+            no.map(|no| {
+                cfg.port_specs()
+                    .into_iter()
+                    .find(|s| s.port_no == no)
+                    .unwrap()
+                    .vlan
+                    .to_string()
+            })
+        };
+        assert_eq!(by_name("a1").unwrap(), "tag=10");
+        assert_eq!(by_name("a2").unwrap(), "tag=10", "trunks ignored");
+        assert_eq!(by_name("t1").unwrap(), "trunks=20,30");
+        assert_eq!(by_name("t2").unwrap(), "vlan_mode=trunk", "tag ignored");
+        assert_eq!(
+            by_name("n1").unwrap(),
+            "tag=7 trunks=8 vlan_mode=native-untagged"
+        );
+        assert_eq!(by_name("x0").unwrap(), "tag=0 vlan_mode=access");
+        assert_eq!(by_name("q1"), None, "dot1q-tunnel is refused");
+        let errors: Vec<&String> = d.errors.values().collect();
+        assert!(
+            errors.len() == 1 && errors[0].contains("dot1q-tunnel is not supported"),
+            "{errors:?}"
+        );
+    }
+}
