@@ -538,6 +538,13 @@ pub enum Cmd {
         /// Adds each packet's trace, as `trace` prints it (`"steps"`).
         #[arg(long)]
         steps: bool,
+        /// Resolves NORMAL as the datapath does: the case's `port N
+        /// tag=.. trunks=.. vlan_mode=..` lines give ports' VLAN settings
+        /// and its `fdb PORT VLAN MAC` lines the learned addresses; each
+        /// NORMAL output becomes the ports it goes to, each frame with the
+        /// VLAN header it leaves with (`"normal"`: why).
+        #[arg(long)]
+        normal: bool,
     },
 }
 

@@ -120,10 +120,11 @@ pub fn run(
         ports,
         name_map,
         steps,
+        normal,
     } = &cmd
     {
         check_bundle(&cmd, opts)?;
-        return offline_trace::offline_trace(files, ports, name_map.as_deref(), *steps);
+        return offline_trace::offline_trace(files, ports, name_map.as_deref(), *steps, *normal);
     }
     let text = run_text(cmd, &connect, opts)?;
     Ok(Output { text, status: 0 })

@@ -12,6 +12,10 @@
 //! - `group_id=...`: a group, as `ovs-ofctl add-group(s)` takes it;
 //! - `packet IN_PORT PACKET`: a frame received on IN_PORT, PACKET in hex
 //!   or described as `trace` takes it (a match: `tcp,tp_dst=80`);
+//! - `port N KEY=VALUE...`: port N's VLAN settings, as `add-port` takes
+//!   them (`tag=10`, `trunks=10,20`, `vlan_mode=native-untagged`), for
+//!   NORMAL (with `--normal`);
+//! - `fdb PORT VLAN MAC`: an address NORMAL has learned (with `--normal`);
 //! - anything else: a flow, as `ovs-ofctl add-flow(s)` takes it;
 //! - blank lines and `#` comments are skipped.
 //!
@@ -31,7 +35,11 @@
 //!   `"NORMAL"`, `"CONTROLLER"`, the last with `"reason"`, `"table"`,
 //!   `"max_len"` and `"controller_id"`).
 //!   An output to a port number the switch lacks is left out (the
-//!   datapath has nowhere to send it). `"check"` is added when the same
+//!   datapath has nowhere to send it). With `--normal`, a NORMAL output
+//!   is replaced by the outputs the datapath's NORMAL gives it
+//!   (`datapath::normal::switch`, as `trace` runs it: learning nothing),
+//!   each frame with the VLAN header it leaves that port with, and
+//!   `"normal"` says why (NORMAL's line of the trace). `"check"` is added when the same
 //!   packet run again (now in the exact-match cache) or traced
 //!   (`pipeline::trace`) went elsewhere, with those outputs; `"steps"`
 //!   holds the trace's text with `--steps`.
@@ -39,6 +47,8 @@
 use std::fmt::Write as _;
 
 use bytes::Bytes;
+use datapath::normal::Egress;
+use datapath::{MacTable, PortRequest, PortVlans, VlanConfig};
 use ofp::port::port_no;
 use ofp::text::{parse_flow_mod, parse_group_mod};
 use ofp::Message;
@@ -53,6 +63,10 @@ struct Case {
     groups: Vec<(usize, String)>,
     flows: Vec<(usize, String)>,
     packets: Vec<(u32, Vec<u8>)>,
+    /// Ports' VLAN settings (`port` lines).
+    vlans: Vec<(u32, VlanConfig)>,
+    /// Learned addresses (`fdb` lines): port, VLAN, MAC.
+    fdb: Vec<(u32, u16, u64)>,
 }
 
 impl Case {
@@ -62,7 +76,71 @@ impl Case {
             groups: Vec::new(),
             flows: Vec::new(),
             packets: Vec::new(),
+            vlans: Vec::new(),
+            fdb: Vec::new(),
         }
+    }
+}
+
+/// NORMAL as the datapath runs it, for a case: its ports' VLAN settings
+/// and a MAC table holding the case's `fdb` lines.
+struct Normal {
+    macs: MacTable,
+    vlans: PortVlans,
+}
+
+/// When the `fdb` addresses were learned and the packets run (ns).
+const NORMAL_NOW: u64 = 1_000_000_000;
+
+impl Normal {
+    fn of(case: &Case) -> Normal {
+        let macs = MacTable::default();
+        for &(port, vlan, mac) in &case.fdb {
+            macs.learn(vlan, mac, port, NORMAL_NOW);
+        }
+        let vlans = case
+            .vlans
+            .iter()
+            .fold(PortVlans::default(), |t, (p, c)| t.with(*p, c));
+        Normal { macs, vlans }
+    }
+
+    /// `outs` with each NORMAL output replaced by where NORMAL sends it
+    /// (frames as they leave each port); and NORMAL's words.
+    fn resolve(
+        &self,
+        snap: &pipeline::Snapshot,
+        in_port: u32,
+        outs: &[Out],
+        final_frame: &[u8],
+    ) -> (Vec<Out>, Vec<String>) {
+        let mut out = Vec::new();
+        let mut why = Vec::new();
+        for o in outs {
+            if o.port != port_no::NORMAL {
+                out.push(o.clone());
+                continue;
+            }
+            let frame = o.data.as_deref().unwrap_or(final_frame);
+            let Some(hop) = self
+                .macs
+                .explain(&self.vlans, &snap.ports, frame, in_port, NORMAL_NOW)
+            else {
+                continue;
+            };
+            for (p, h) in &hop.outs {
+                let mut b = Vec::new();
+                Egress::between(hop.came, *h).write(frame, &mut b);
+                out.push(Out {
+                    port: *p,
+                    data: Some(b),
+                    controller: None,
+                    ..o.clone()
+                });
+            }
+            why.push(hop.why);
+        }
+        (out, why)
     }
 }
 
@@ -91,6 +169,20 @@ fn hex(b: &[u8]) -> String {
             let _ = write!(s, "{x:02x}");
             s
         })
+}
+
+/// A MAC address as `02:00:00:00:00:0a`.
+fn mac(s: &str) -> Option<u64> {
+    let parts: Vec<&str> = s.split(':').collect();
+    if parts.len() != 6 {
+        return None;
+    }
+    parts.iter().try_fold(0u64, |a, p| {
+        (p.len() == 2)
+            .then(|| u8::from_str_radix(p, 16).ok())
+            .flatten()
+            .map(|b| a << 8 | b as u64)
+    })
 }
 
 /// Reads `--ports`: N (1..=N) or numbers and ranges (`1-4,10`).
@@ -166,7 +258,7 @@ fn apply(p: &mut Pipeline, text: &str, group: bool) -> std::result::Result<(), S
     .map_err(|e| e.to_string())
 }
 
-fn run_case(case: &Case, ports: &[u32], steps: bool, out: &mut String) {
+fn run_case(case: &Case, ports: &[u32], steps: bool, normal: bool, out: &mut String) {
     let mut p = Pipeline::new(Config::default());
     for n in ports {
         p.set_port(PortState::up(*n));
@@ -182,16 +274,27 @@ fn run_case(case: &Case, ports: &[u32], steps: bool, out: &mut String) {
     }
     let snap = p.snapshot();
     let mut worker = Worker::new(0);
+    let nl = normal.then(|| Normal::of(case));
+    // NORMAL resolved (with --normal), and its words.
+    let resolved = |outs: &[Out], f: &[u8], in_port: u32| match &nl {
+        Some(n) => n.resolve(&snap, in_port, outs, f),
+        None => (outs.to_vec(), Vec::new()),
+    };
     for (i, (in_port, frame)) in case.packets.iter().enumerate() {
         let mut f = frame.clone();
         let outs = worker.process(&snap, *in_port, &mut f, 1_000).to_vec();
+        let (outs, why) = resolved(&outs, &f, *in_port);
         let first = describe(&outs, &f, ports);
         // Again, now that the exact-match cache holds the packet.
         let mut g = frame.clone();
         let outs = worker.process(&snap, *in_port, &mut g, 2_000).to_vec();
-        let again = describe(&outs, &g, ports);
+        let again = describe(&resolved(&outs, &g, *in_port).0, &g, ports);
         let t = pipeline::trace::trace(&snap, *in_port, frame);
-        let traced = describe(&t.outputs, &t.final_frame, ports);
+        let traced = describe(
+            &resolved(&t.outputs, &t.final_frame, *in_port).0,
+            &t.final_frame,
+            ports,
+        );
         let _ = write!(
             out,
             "{{\"case\":{name},\"packet\":{i},\"in_port\":{in_port},\"outputs\":[{}]",
@@ -207,8 +310,19 @@ fn run_case(case: &Case, ports: &[u32], steps: bool, out: &mut String) {
         if !checks.is_empty() {
             let _ = write!(out, ",\"check\":{{{}}}", checks.join(","));
         }
+        if !why.is_empty() {
+            let _ = write!(out, ",\"normal\":{}", json_str(&why.join("\n")));
+        }
         if steps {
-            let _ = write!(out, ",\"steps\":{}", json_str(&t.text(*in_port)));
+            let text = match &nl {
+                Some(n) => t.text_with(*in_port, &|o: &Out| {
+                    let data = o.data.as_deref().unwrap_or(&t.final_frame);
+                    n.macs
+                        .explain(&n.vlans, &snap.ports, data, *in_port, NORMAL_NOW)
+                }),
+                None => t.text(*in_port),
+            };
+            let _ = write!(out, ",\"steps\":{}", json_str(&text));
         }
         out.push_str("}\n");
     }
@@ -232,7 +346,36 @@ fn read_cases(
             continue;
         }
         let case = cases.last_mut().expect("one case at least");
-        if let Some(rest) = l.strip_prefix("packet ") {
+        if let Some(rest) = l.strip_prefix("port ") {
+            let words: Vec<String> = rest.split_whitespace().map(str::to_string).collect();
+            let no = words
+                .first()
+                .and_then(|w| w.parse::<u32>().ok())
+                .ok_or_else(|| format!("{file}:{at}: port: expected `port N KEY=VALUE...`"))?;
+            // add-port's words, checked as add-port checks them.
+            let mut w = vec!["p".to_string()];
+            w.extend_from_slice(&words[1..]);
+            let spec = PortRequest::from_words(&w, &[])
+                .and_then(|r| r.check(no, datapath::Backend::Local))
+                .map_err(|e| format!("{file}:{at}: port {no}: {}", e.in_words()))?;
+            case.vlans.push((no, spec.vlan));
+        } else if let Some(rest) = l.strip_prefix("fdb ") {
+            let w: Vec<&str> = rest.split_whitespace().collect();
+            let parsed = match w[..] {
+                [p, v, m] => (|| {
+                    let port = map.port_or(p);
+                    Some((
+                        ofp::text::parse_port(&port).ok()?,
+                        v.parse::<u16>().ok().filter(|&v| v <= 4095)?,
+                        mac(m)?,
+                    ))
+                })(),
+                _ => None,
+            };
+            case.fdb.push(parsed.ok_or_else(|| {
+                format!("{file}:{at}: fdb: expected `fdb PORT VLAN MAC` (VLAN 0-4095)")
+            })?);
+        } else if let Some(rest) = l.strip_prefix("packet ") {
             let rest = rest.trim_start();
             let (port, packet) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
             let port = map.port_or(port);
@@ -249,12 +392,14 @@ fn read_cases(
     Ok(())
 }
 
-/// offline-trace FILE... [--ports PORTS] [--name-map FILE] [--steps].
+/// offline-trace FILE... [--ports PORTS] [--name-map FILE] [--steps]
+/// [--normal].
 pub(super) fn offline_trace(
     files: &[String],
     ports: &str,
     name_map: Option<&str>,
     steps: bool,
+    normal: bool,
 ) -> Result<Output> {
     let read = |f: &str| {
         if f == "-" {
@@ -278,7 +423,7 @@ pub(super) fn offline_trace(
         if i == 0 && empty {
             continue;
         }
-        run_case(case, &ports, steps, &mut out);
+        run_case(case, &ports, steps, normal, &mut out);
     }
     Ok(Output {
         text: out,
@@ -295,7 +440,7 @@ mod tests {
         read_cases("t", text, &NameMap::default(), &mut cases).unwrap();
         let mut out = String::new();
         for c in &cases[1..] {
-            run_case(c, &[1, 2, 3, 4], false, &mut out);
+            run_case(c, &[1, 2, 3, 4], false, false, &mut out);
         }
         out
     }
@@ -340,5 +485,57 @@ mod tests {
         let mut cases = vec![Case::new("-")];
         let e = read_cases("t", "packet x 00", &NameMap::default(), &mut cases).unwrap_err();
         assert!(e.starts_with("t:1: packet"), "{e}");
+    }
+
+    #[test]
+    fn normal_is_resolved_with_the_ports_vlans_and_the_fdb() {
+        let mut cases = vec![Case::new("-")];
+        read_cases(
+            "t",
+            "case v\n\
+             port 1 tag=10\nport 2 tag=20\nport 3 trunks=10,20\n\
+             fdb 3 20 02:00:00:00:00:0b\n\
+             actions=normal\n\
+             packet 1 ffffffffffff0200000000aa88b5\n\
+             packet 2 02000000000b0200000000aa88b5\n\
+             packet 1 ffffffffffff0200000000aa8100000a88b5\n",
+            &NameMap::default(),
+            &mut cases,
+        )
+        .unwrap();
+        let mut out = String::new();
+        run_case(&cases[1], &[1, 2, 3, 4], false, true, &mut out);
+        let lines: Vec<&str> = out.lines().collect();
+        // Broadcast from access port 1: the trunk, tagged VID 10, and
+        // port 4 (no settings: a trunk of all), tagged too.
+        assert!(
+            lines[0].contains(
+                "\"outputs\":[{\"port\":3,\"frame\":\"ffffffffffff0200000000aa8100000a88b5\"},\
+                 {\"port\":4,\"frame\":\"ffffffffffff0200000000aa8100000a88b5\"}]"
+            ),
+            "{out}"
+        );
+        // To the address learned in VLAN 20 on the trunk.
+        assert!(
+            lines[1].contains(
+                "\"outputs\":[{\"port\":3,\"frame\":\"02000000000b0200000000aa8100001488b5\"}]"
+            ),
+            "{out}"
+        );
+        assert!(lines[1].contains("learned on port 3 in VLAN 20"), "{out}");
+        // A tagged frame on an access port is dropped.
+        assert!(lines[2].contains("\"outputs\":[]"), "{out}");
+        assert!(!out.contains("\"check\""), "{out}");
+        let mut cases = vec![Case::new("-")];
+        let e = read_cases("t", "port 1 tag=5000", &NameMap::default(), &mut cases).unwrap_err();
+        assert!(e.starts_with("t:1: port 1: tag=5000:"), "{e}");
+        let e = read_cases(
+            "t",
+            "fdb 1 4096 02:00:00:00:00:01",
+            &NameMap::default(),
+            &mut cases,
+        )
+        .unwrap_err();
+        assert!(e.starts_with("t:1: fdb"), "{e}");
     }
 }
