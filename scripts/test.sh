@@ -58,6 +58,18 @@ elif [ -n "${CI:-}" ]; then
 else
     echo "ovs_diff: skipped (not root)"
 fi
+phase "NORMAL's VLANs against Open vSwitch's ofproto/trace (scripts/ovs_vlan_diff.py; root)"
+# 60 random port configurations (tag, trunks, vlan_mode; seed 1), 8 frames
+# each, through sluice-ctl offline-trace --normal and a private Open
+# vSwitch on dummy devices; fails on any difference. A few seconds.
+if [ "$(id -u)" -eq 0 ]; then
+    timeout -k 30 300 .venv/bin/python scripts/ovs_vlan_diff.py
+elif [ -n "${CI:-}" ]; then
+    echo "ovs_vlan_diff: CI must run as root" >&2
+    exit 1
+else
+    echo "ovs_vlan_diff: skipped (not root)"
+fi
 phase "connection tracker against Linux's conntrack (scripts/ct_oracle.py; root)"
 # 1 000 seeded scenarios (about 5 700 packets) through sluice's tracker and
 # the kernel's in two namespaces; fails on any difference that is not a

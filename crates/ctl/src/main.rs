@@ -410,7 +410,8 @@ pub enum Cmd {
     /// Adds interface IFACE to the bridge while it runs (sluice only).
     /// Options: ofport=N (default: the number IFACE had last, else the
     /// lowest free), backend=afpacket|afpacket-mmsg|afxdp|afxdp-generic|pcap,
-    /// pcap_in=FILE, pcap_out=FILE.
+    /// pcap_in=FILE, pcap_out=FILE; NORMAL's VLANs: tag=VLAN,
+    /// trunks=VLAN,..., vlan_mode=access|trunk|native-tagged|native-untagged.
     AddPort {
         switch: String,
         iface: String,
