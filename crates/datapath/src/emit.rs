@@ -15,7 +15,7 @@ use pipeline::Snapshot;
 
 use crate::channel;
 use crate::counters::{BridgeCounters, PortCounters};
-use crate::normal::{Egress, MacTable};
+use crate::normal::{self, Decision, Egress, MacTable};
 use crate::tx::TxQueue;
 use crate::vlan::PortVlans;
 use crate::worker::WorkerPort;
@@ -112,28 +112,7 @@ impl Emit<'_> {
                     });
                 }
             }
-            port_no::NORMAL => {
-                let (macs, vlans, snap) = (self.macs, self.vlans, self.snap);
-                crate::normal::switch(
-                    macs,
-                    vlans,
-                    &snap.ports,
-                    data,
-                    in_port,
-                    self.now,
-                    true,
-                    |p, e, flooded| {
-                        let Some(x) = self.index.get(p) else {
-                            return;
-                        };
-                        match e {
-                            Egress::Keep if !flooded => self.queue(x, data, whole, own, &o.tunnel),
-                            Egress::Keep => self.tx[x].push_meta(data, &o.tunnel),
-                            e => self.tx[x].push_edited(data, e, &o.tunnel),
-                        }
-                    },
-                );
-            }
+            port_no::NORMAL => self.normal(in_port, o, data, whole, own),
             p => {
                 if let Some(x) = self.index.get(p) {
                     let q = o
@@ -149,6 +128,72 @@ impl Emit<'_> {
             }
         }
         false
+    }
+
+    /// NORMAL ([`normal::switch`], written out: no call per output, and
+    /// a bridge whose ports have no VLAN settings goes the plain way).
+    fn normal(
+        &mut self,
+        in_port: u32,
+        o: &pipeline::Output,
+        data: &[u8],
+        whole: bool,
+        own: &mut Option<Desc>,
+    ) {
+        if self.vlans.is_plain() {
+            let Some((src, dst, came)) = normal::l2(data) else {
+                return;
+            };
+            let (vlan, e) = (came.map_or(0, |h| h.vid), normal::plain_egress(came));
+            match self.macs.forward(vlan, src, dst, in_port, self.now) {
+                Decision::Port(p) => {
+                    if let Some(x) = self.index.get(p) {
+                        match e {
+                            Egress::Keep => self.queue(x, data, whole, own, &o.tunnel),
+                            e => self.tx[x].push_edited(data, e, &o.tunnel),
+                        }
+                    }
+                }
+                Decision::Flood => {
+                    for p in self.snap.ports.flood_from(in_port) {
+                        if let Some(y) = self.index.get(p) {
+                            match e {
+                                Egress::Keep => self.tx[y].push_meta(data, &o.tunnel),
+                                e => self.tx[y].push_edited(data, e, &o.tunnel),
+                            }
+                        }
+                    }
+                }
+                Decision::Drop => {}
+            }
+            return;
+        }
+        let Ok(a) = normal::admit(self.vlans, data, in_port) else {
+            return;
+        };
+        match self.macs.forward(a.vlan, a.src, a.dst, in_port, self.now) {
+            Decision::Port(p) => {
+                if let Some(x) = self.index.get(p) {
+                    match a.to_port(self.vlans, p) {
+                        Egress::Keep => self.queue(x, data, whole, own, &o.tunnel),
+                        e => self.tx[x].push_edited(data, e, &o.tunnel),
+                    }
+                }
+            }
+            Decision::Flood => {
+                for p in self.snap.ports.flood_from(in_port) {
+                    let (Some(e), Some(y)) = (a.to_flood_port(self.vlans, p), self.index.get(p))
+                    else {
+                        continue;
+                    };
+                    match e {
+                        Egress::Keep => self.tx[y].push_meta(data, &o.tunnel),
+                        e => self.tx[y].push_edited(data, e, &o.tunnel),
+                    }
+                }
+            }
+            Decision::Drop => {}
+        }
     }
 
     /// Queues `data` on port x: the frame's chunk itself when `data` is

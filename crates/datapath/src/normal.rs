@@ -20,7 +20,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use pipeline::trace::{NormalHop, VlanHeader};
 use pipeline::PortTable;
 
-use crate::vlan::{PortVlans, Refused, TRUNK_ALL};
+#[cfg(doc)]
+use crate::vlan::{PortVlan, TRUNK_ALL};
+use crate::vlan::{PortVlans, Refused};
 
 /// Whether a MAC is a group (broadcast or multicast) address.
 fn multicast(mac: u64) -> bool {
@@ -419,13 +421,120 @@ impl Verdict {
     }
 }
 
+/// A frame NORMAL admitted ([`admit`]): the VLAN it is in, its
+/// addresses, and what it needs to say how it leaves each port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Admitted {
+    pub vlan: u16,
+    pub src: u64,
+    pub dst: u64,
+    /// Its outer VLAN header as it came.
+    came: Option<VlanHeader>,
+    /// Its header inside the switch ([`PortVlan::admit`]).
+    inside: VlanHeader,
+    /// On a bridge whose ports have no VLAN settings: how it leaves
+    /// every port.
+    plain: Option<Egress>,
+}
+
+impl Admitted {
+    /// How it leaves port `p`, the port its destination was learned on:
+    /// with the header `p` gives its VLAN, whatever VLANs `p` carries (as
+    /// Open vSwitch; a port's addresses are forgotten when its settings
+    /// change).
+    #[inline]
+    pub fn to_port(&self, vlans: &PortVlans, p: u32) -> Egress {
+        match self.plain {
+            Some(e) => e,
+            None => Egress::between(self.came, vlans.get(p).header_out(self.inside)),
+        }
+    }
+
+    /// How a flood sends it out of port `p`: None if `p` does not carry
+    /// its VLAN.
+    #[inline]
+    pub fn to_flood_port(&self, vlans: &PortVlans, p: u32) -> Option<Egress> {
+        if let Some(e) = self.plain {
+            return Some(e);
+        }
+        let v = vlans.get(p);
+        v.carries(self.vlan)
+            .then(|| Egress::between(self.came, v.header_out(self.inside)))
+    }
+}
+
+/// What NORMAL reads of a frame: its addresses and its outer VLAN header
+/// (None if it is shorter than an Ethernet header, or its tag cut short).
+#[inline(always)]
+pub fn l2(frame: &[u8]) -> Option<(u64, u64, Option<VlanHeader>)> {
+    let h: &[u8; 14] = frame.get(..14)?.try_into().ok()?;
+    let dst = u64::from_be_bytes([0, 0, h[0], h[1], h[2], h[3], h[4], h[5]]);
+    let src = u64::from_be_bytes([0, 0, h[6], h[7], h[8], h[9], h[10], h[11]]);
+    let tpid = u16::from_be_bytes([h[12], h[13]]);
+    if tpid != 0x8100 && tpid != 0x88a8 {
+        return Some((src, dst, None));
+    }
+    let t = frame.get(14..16)?;
+    let tci = u16::from_be_bytes([t[0], t[1]]);
+    let tag = VlanHeader {
+        tpid,
+        vid: tci & 0x0fff,
+        pcp: (tci >> 13) as u8,
+    };
+    Some((src, dst, Some(tag)))
+}
+
+/// How a frame with outer header `came` leaves every port of a bridge
+/// whose ports have no VLAN settings: as it came, but that a tag of VID 0
+/// and PCP 0 goes (what [`PortVlan::header_out`] says for [`TRUNK_ALL`]).
+#[inline(always)]
+pub fn plain_egress(came: Option<VlanHeader>) -> Egress {
+    match came {
+        Some(h) if h.vid == 0 && h.pcp == 0 => Egress::Pop,
+        _ => Egress::Keep,
+    }
+}
+
+/// NORMAL's first step: whether `in_port` admits `frame`, and in which
+/// VLAN. Err: why not ([`Verdict::NotEthernet`] or
+/// [`Verdict::Refused`]). A bridge whose ports have no VLAN settings
+/// takes the plain path: every port a trunk of every VLAN, the frame in
+/// its tag's VLAN, leaving every port alike ([`plain_egress`]).
+#[inline]
+pub fn admit(vlans: &PortVlans, frame: &[u8], in_port: u32) -> Result<Admitted, Verdict> {
+    let Some((src, dst, came)) = l2(frame) else {
+        return Err(Verdict::NotEthernet);
+    };
+    if vlans.is_plain() {
+        return Ok(Admitted {
+            vlan: came.map_or(0, |h| h.vid),
+            src,
+            dst,
+            came,
+            inside: VlanHeader::default(),
+            plain: Some(plain_egress(came)),
+        });
+    }
+    let inside = vlans.get(in_port).admit(came).map_err(Verdict::Refused)?;
+    Ok(Admitted {
+        vlan: inside.vid,
+        src,
+        dst,
+        came,
+        inside,
+        plain: None,
+    })
+}
+
 /// NORMAL: `frame` received on `in_port`, admitted by its VLAN settings
 /// (`vlans`), learned (if `learn`) and sent: `out(port, egress, flooded)`
-/// for each port, in `ports`' flood order. Bounded work, no allocation;
-/// a bridge whose ports have no VLAN settings takes the plain path (one
-/// egress for every port).
+/// for each port, in `ports`' flood order. `trace` runs it; the workers
+/// run the same steps ([`admit`] or, on a plain bridge, [`plain_egress`];
+/// [`MacTable::forward`]; [`Admitted::to_port`],
+/// [`Admitted::to_flood_port`]) written out in `emit.rs`, where the plain
+/// path costs what NORMAL cost before VLAN settings existed (measured:
+/// `datapath/tests/normal_speed.rs`).
 #[allow(clippy::too_many_arguments)]
-#[inline]
 pub fn switch(
     macs: &MacTable,
     vlans: &PortVlans,
@@ -436,48 +545,31 @@ pub fn switch(
     learn: bool,
     mut out: impl FnMut(u32, Egress, bool),
 ) -> Verdict {
-    let Some((_, src, dst)) = packet::l2_addresses(frame) else {
-        return Verdict::NotEthernet;
+    let a = match admit(vlans, frame, in_port) {
+        Ok(a) => a,
+        Err(v) => return v,
     };
-    let came = VlanHeader::of(frame);
-    let inside = match vlans.get(in_port).admit(came) {
-        Ok(h) => h,
-        Err(r) => return Verdict::Refused(r),
+    let d = if learn {
+        macs.forward(a.vlan, a.src, a.dst, in_port, now_ns)
+    } else {
+        macs.decide(a.vlan, a.dst, in_port, now_ns)
     };
-    let vlan = inside.vid;
-    if learn && !multicast(src) && src != 0 {
-        macs.learn(vlan, src, in_port, now_ns);
-    }
-    match macs.decide(vlan, dst, in_port, now_ns) {
+    let vlan = a.vlan;
+    match d {
         Decision::Port(p) => {
-            // As Open vSwitch: to the learned port whatever VLANs it
-            // carries (a port's addresses are forgotten when its settings
-            // change), with the header it gives the VLAN.
-            out(
-                p,
-                Egress::between(came, vlans.get(p).header_out(inside)),
-                false,
-            );
+            out(p, a.to_port(vlans, p), false);
             Verdict::Learned { vlan, port: p }
         }
         Decision::Drop => Verdict::Hairpin { vlan },
         Decision::Flood => {
-            if vlans.is_plain() {
-                let e = Egress::between(came, TRUNK_ALL.header_out(inside));
-                for p in ports.flood_from(in_port) {
+            for p in ports.flood_from(in_port) {
+                if let Some(e) = a.to_flood_port(vlans, p) {
                     out(p, e, true);
-                }
-            } else {
-                for p in ports.flood_from(in_port) {
-                    let v = vlans.get(p);
-                    if v.carries(vlan) {
-                        out(p, Egress::between(came, v.header_out(inside)), true);
-                    }
                 }
             }
             Verdict::Flood {
                 vlan,
-                multicast: multicast(dst),
+                multicast: multicast(a.dst),
             }
         }
     }
