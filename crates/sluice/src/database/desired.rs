@@ -498,7 +498,7 @@ mod tests {
             ("x0", json!({"vlan_mode": "access", "trunks": 9})),
             ("q1", json!({"tag": 3, "vlan_mode": "dot1q-tunnel"})),
         ]);
-        let d = super::read(s.db(), &crate::config::File::default());
+        let d = super::check(super::sections(s.db()), &crate::config::File::default());
         let cfg = &d.bridges[0];
         let by_name = |n: &str| {
             let no = cfg.ports.iter().find(|(_, m)| m == n).map(|(no, _)| *no);
