@@ -399,9 +399,8 @@ def main():
     targets = start(dirname, args.sluice)
     diffs, known_seen, same = [], [], 0
     try:
-        for case in cases:
-            got = {n: run_case(t, case) for n, t in targets.items()}
-            a, b = got["ovsdb-server"], got["sluice"]
+        def judge(case, a, b):
+            nonlocal same
             if json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True):
                 same += 1
                 if case["name"] in known:
@@ -410,21 +409,17 @@ def main():
                 known_seen.append(case["name"])
             else:
                 diffs.append((case, a, b, None))
+
+        for case in cases:
+            got = {n: run_case(t, case) for n, t in targets.items()}
+            judge(case, got["ovsdb-server"], got["sluice"])
         with open(MONITORS) as f:
             spec = json.load(f)
         mons = run_monitors(targets, spec)
         for m in spec["monitors"]:
             case = {"name": "monitor:" + m["name"], "client": [m["method"]] + m["params"][:2]}
-            a, b = mons["ovsdb-server"][m["name"]], mons["sluice"][m["name"]]
             names.append(case["name"])
-            if json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True):
-                same += 1
-                if case["name"] in known:
-                    diffs.append((case, a, b, "listed in diff_known.txt but no longer differs"))
-            elif case["name"] in known:
-                known_seen.append(case["name"])
-            else:
-                diffs.append((case, a, b, None))
+            judge(case, mons["ovsdb-server"][m["name"]], mons["sluice"][m["name"]])
     finally:
         stop(targets)
     for i, (case, a, b, why) in enumerate(diffs):

@@ -51,90 +51,15 @@ fn bridge() -> (Bridge, BridgeWorker, Vec<Wire>) {
 }
 
 /// ns per frame through `poll_once`: every port sends a batch a round to
-/// the next port's address (learned), one round in 8 broadcasts.
-fn measure(worker: &mut BridgeWorker, wires: &[Wire]) -> f64 {
+/// the next port's address (learned), one round in 8 broadcasts; `tag`
+/// may rewrite port i's frames (a trunk's come tagged).
+fn measure(
+    worker: &mut BridgeWorker,
+    wires: &[Wire],
+    tag: &dyn Fn(Vec<u8>, usize) -> Vec<u8>,
+) -> f64 {
     let mut now = 1_000_000_000u64;
     // Every address learned first.
-    for (i, w) in wires.iter().enumerate() {
-        w.inject(&broadcast(i as u8 + 1));
-        now += 1_000;
-        worker.poll_once(now);
-    }
-    wires.iter().for_each(|w| drop(w.take_sent()));
-    let unicast: Vec<Vec<u8>> = (0..PORTS as u8)
-        .map(|i| frame((i + 1) % PORTS as u8 + 1, i + 1))
-        .collect();
-    let flood: Vec<Vec<u8>> = (0..PORTS as u8).map(|i| broadcast(i + 1)).collect();
-    let mut spent = Duration::ZERO;
-    let mut frames = 0u64;
-    for r in 0..ROUNDS {
-        for (i, w) in wires.iter().enumerate() {
-            let f = if r % 8 == 7 { &flood[i] } else { &unicast[i] };
-            for _ in 0..BATCH {
-                w.inject(f);
-            }
-            frames += BATCH as u64;
-        }
-        now += 1_000;
-        let t = Instant::now();
-        worker.poll_once(now);
-        spent += t.elapsed();
-        wires.iter().for_each(|w| drop(w.take_sent()));
-    }
-    spent.as_nanos() as f64 / frames as f64
-}
-
-#[test]
-#[ignore]
-fn normal_ns_per_frame() {
-    let (_bridge, mut worker, wires) = bridge();
-    let mut runs: Vec<f64> = (0..5).map(|_| measure(&mut worker, &wires)).collect();
-    runs.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    println!(
-        "NORMAL, no VLAN configuration: {:.1} ns/frame (median of 5; runs {:?})",
-        runs[2],
-        runs.iter().map(|x| format!("{x:.1}")).collect::<Vec<_>>()
-    );
-}
-
-#[test]
-#[ignore]
-fn normal_with_vlans_ns_per_frame() {
-    // Ports 1-3 access ports of VLAN 10, 4 a trunk: every frame from or to
-    // port 4 is tagged or untagged on the way.
-    let (mut bridge, mut worker, wires) = bridge();
-    for no in 1..PORTS {
-        bridge.set_port_vlan(
-            no,
-            datapath::VlanConfig::check(Some(10), &[], None).unwrap(),
-        );
-    }
-    bridge.set_port_vlan(
-        PORTS,
-        datapath::VlanConfig::check(None, &[10], None).unwrap(),
-    );
-    // Port 4's frames come tagged.
-    let tagged: Vec<Wire> = wires;
-    let mut runs: Vec<f64> = (0..5)
-        .map(|_| measure_tagged(&mut worker, &tagged))
-        .collect();
-    runs.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    println!(
-        "NORMAL, access ports and a trunk: {:.1} ns/frame (median of 5; runs {:?})",
-        runs[2],
-        runs.iter().map(|x| format!("{x:.1}")).collect::<Vec<_>>()
-    );
-}
-
-/// [`measure`] with the last port's frames tagged VLAN 10.
-fn measure_tagged(worker: &mut BridgeWorker, wires: &[Wire]) -> f64 {
-    let tag = |mut f: Vec<u8>, i: usize| {
-        if i == PORTS as usize - 1 {
-            f.splice(12..12, [0x81, 0x00, 0x00, 10]);
-        }
-        f
-    };
-    let mut now = 1_000_000_000u64;
     for (i, w) in wires.iter().enumerate() {
         w.inject(&tag(broadcast(i as u8 + 1), i));
         now += 1_000;
@@ -165,4 +90,51 @@ fn measure_tagged(worker: &mut BridgeWorker, wires: &[Wire]) -> f64 {
         assert!(sent > 0);
     }
     spent.as_nanos() as f64 / frames as f64
+}
+
+#[test]
+#[ignore]
+fn normal_ns_per_frame() {
+    let (_bridge, mut worker, wires) = bridge();
+    let mut runs: Vec<f64> = (0..5)
+        .map(|_| measure(&mut worker, &wires, &|f, _| f))
+        .collect();
+    runs.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    println!(
+        "NORMAL, no VLAN configuration: {:.1} ns/frame (median of 5; runs {:?})",
+        runs[2],
+        runs.iter().map(|x| format!("{x:.1}")).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+#[ignore]
+fn normal_with_vlans_ns_per_frame() {
+    // Ports 1-3 access ports of VLAN 10, 4 a trunk: every frame from or to
+    // port 4 is tagged or untagged on the way.
+    let (mut bridge, mut worker, wires) = bridge();
+    for no in 1..PORTS {
+        bridge.set_port_vlan(
+            no,
+            datapath::VlanConfig::check(Some(10), &[], None).unwrap(),
+        );
+    }
+    bridge.set_port_vlan(
+        PORTS,
+        datapath::VlanConfig::check(None, &[10], None).unwrap(),
+    );
+    // Port 4's frames come tagged.
+    let tag = |mut f: Vec<u8>, i: usize| {
+        if i == PORTS as usize - 1 {
+            f.splice(12..12, [0x81, 0x00, 0x00, 10]);
+        }
+        f
+    };
+    let mut runs: Vec<f64> = (0..5).map(|_| measure(&mut worker, &wires, &tag)).collect();
+    runs.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    println!(
+        "NORMAL, access ports and a trunk: {:.1} ns/frame (median of 5; runs {:?})",
+        runs[2],
+        runs.iter().map(|x| format!("{x:.1}")).collect::<Vec<_>>()
+    );
 }
