@@ -125,6 +125,7 @@ impl<D: Datapath> Agent<D> {
                 | cap::GROUP_STATS
                 | cap::QUEUE_STATS,
             reserved: 0,
+            ports: self.ports.values().map(PortInfo::desc).collect(),
         };
         self.send(id, &M::FeaturesReply(reply), xid);
         Ok(())

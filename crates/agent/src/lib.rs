@@ -218,7 +218,7 @@ impl PortInfo {
         }
     }
 
-    fn desc(&self) -> PortDesc {
+    pub(crate) fn desc(&self) -> PortDesc {
         PortDesc {
             port_no: self.port_no,
             hw_addr: self.hw_addr,

@@ -530,6 +530,7 @@ fn corpus() -> Vec<(&'static str, Message)> {
                     | capabilities::TABLE_STATS
                     | capabilities::PORT_STATS,
                 reserved: 0,
+                ports: Vec::new(),
             }),
         ),
         (

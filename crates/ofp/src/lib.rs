@@ -1,8 +1,10 @@
-//! # ofp: OpenFlow 1.3, sans-IO
+//! # ofp: OpenFlow 1.0 to 1.5, sans-IO
 //!
-//! The wire format of OpenFlow 1.3 (spec 1.3.5) and the ovs-ofctl text syntax
-//! for flows, groups and meters. No sockets, no threads, no clocks: bytes in,
-//! typed messages out, and back.
+//! The wire format of OpenFlow 1.3 (spec 1.3.5), the other versions sluice
+//! speaks (1.0, 1.2, 1.4, 1.5: [`version`], [`of10`], [`of1x`]) translated
+//! onto the same 1.3-shaped [`Message`], and the ovs-ofctl text syntax
+//! for flows, groups and meters. No sockets, no threads, no clocks: bytes
+//! in, typed messages out, and back.
 //!
 //! * [`Framer`] cuts a byte stream into frames; [`Message::decode`] turns a
 //!   frame into a [`Message`] or the [`OfpError`] the switch must answer;
@@ -29,10 +31,13 @@ pub mod learn;
 pub mod msg;
 pub mod multipath;
 pub mod nicira;
+pub mod of10;
+pub mod of1x;
 pub mod oxm;
 pub mod port;
 pub mod resubmit;
 pub mod text;
+pub mod version;
 pub mod wire;
 
 pub use action::Action;
@@ -43,3 +48,4 @@ pub use instruction::Instruction;
 pub use msg::flow::{FlowMod, FlowModCommand, FlowRemoved, PacketIn, PacketOut};
 pub use msg::Message;
 pub use oxm::{Match, MatchEntry, Oxm, OxmField};
+pub use version::{Version, Versions};

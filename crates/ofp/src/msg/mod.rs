@@ -231,6 +231,38 @@ impl Message {
         }
     }
 
+    /// Appends the message as OpenFlow `version` writes it: one whole
+    /// message, or for a multipart reply too long for that version's
+    /// message several, each flagged `OFPMPF_REPLY_MORE` but the last
+    /// (as the original's flag says for the last). What the version
+    /// cannot express is left out or approximated as Open vSwitch does
+    /// (the version's module says what). On error `out` is as it was.
+    pub fn encode_as(
+        &self,
+        version: crate::Version,
+        xid: u32,
+        out: &mut Vec<u8>,
+    ) -> std::result::Result<(), TooLong> {
+        match version {
+            crate::Version::V1_3 => self.try_encode(xid, out),
+            crate::Version::V1_0 => crate::of10::encode(self, xid, out),
+            v => crate::of1x::encode(self, v, xid, out),
+        }
+    }
+
+    /// Decodes one whole frame of OpenFlow `version` (the connection's):
+    /// a header of another version is `OFPBRC_BAD_VERSION`, except HELLO.
+    /// The result is the internal (1.3-shaped) message; what the version
+    /// says that the internal form cannot hold is refused with the error
+    /// Open vSwitch gives.
+    pub fn decode_as(frame: &Bytes, version: crate::Version) -> Result<(Header, Message)> {
+        match version {
+            crate::Version::V1_3 => Message::decode(frame),
+            crate::Version::V1_0 => crate::of10::decode(frame),
+            v => crate::of1x::decode(frame, v),
+        }
+    }
+
     /// The whole message as a new buffer, if it fits 65 535 bytes.
     pub fn try_to_bytes(&self, xid: u32) -> std::result::Result<Vec<u8>, TooLong> {
         let mut v = Vec::with_capacity(64);
@@ -255,20 +287,7 @@ impl Message {
     /// that do not add up are `OFPBRC_BAD_LEN` or the specific `*_BAD_LEN` of
     /// the inner structure.
     pub fn decode(frame: &Bytes) -> Result<(Header, Message)> {
-        let h = Header::parse(frame)
-            .ok_or(OfpError::new(ErrorCode::BAD_LEN, "shorter than a header"))?;
-        if h.length as usize != frame.len() {
-            return Err(OfpError::new(
-                ErrorCode::BAD_LEN,
-                "frame length differs from header length",
-            ));
-        }
-        if h.version != OFP_VERSION && h.msg_type != MsgType::Hello {
-            return Err(OfpError::new(
-                ErrorCode::BadRequest(BadRequestCode::BadVersion),
-                "version is not 1.3",
-            ));
-        }
+        let h = check_frame(frame, OFP_VERSION)?;
         let mut r = Reader::new(frame, ErrorCode::BAD_LEN);
         r.skip(HEADER_LEN)?;
         let m = decode_body(&h, &mut r)?;
@@ -277,7 +296,33 @@ impl Message {
     }
 }
 
-fn decode_body(h: &Header, r: &mut Reader<'_>) -> Result<Message> {
+/// The header of a whole frame of wire version `version`: its length
+/// must be the frame's (`OFPBRC_BAD_LEN`), its version `version`
+/// (`OFPBRC_BAD_VERSION`) unless it is a HELLO, which carries the
+/// sender's highest version by design. The type byte is read as 1.3
+/// numbers them (OpenFlow 1.0's differ from STATS_REQUEST on: its module
+/// renumbers).
+pub(crate) fn check_frame(frame: &Bytes, version: u8) -> Result<Header> {
+    let h =
+        Header::parse(frame).ok_or(OfpError::new(ErrorCode::BAD_LEN, "shorter than a header"))?;
+    if h.length as usize != frame.len() {
+        return Err(OfpError::new(
+            ErrorCode::BAD_LEN,
+            "frame length differs from header length",
+        ));
+    }
+    if h.version != version && h.msg_type != MsgType::Hello {
+        return Err(OfpError::new(
+            ErrorCode::BadRequest(BadRequestCode::BadVersion),
+            "version is not the connection's",
+        ));
+    }
+    Ok(h)
+}
+
+/// Decodes the body after the header as OpenFlow 1.3 lays it out (the
+/// other versions' modules call it for the messages they share).
+pub(crate) fn decode_body(h: &Header, r: &mut Reader<'_>) -> Result<Message> {
     use Message as M;
     Ok(match h.msg_type {
         MsgType::Hello => M::Hello(Hello::decode(h.version, r)?),

@@ -168,7 +168,7 @@ pub mod capabilities {
 }
 
 /// OFPT_FEATURES_REPLY.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct FeaturesReply {
     pub datapath_id: u64,
     pub n_buffers: u32,
@@ -176,6 +176,10 @@ pub struct FeaturesReply {
     pub auxiliary_id: u8,
     pub capabilities: u32,
     pub reserved: u32,
+    /// The switch's ports: OpenFlow 1.0 and 1.2 list them in the reply
+    /// (1.3 on ask with PORT_DESC instead, and its codec leaves this
+    /// empty and writes none). The agent always fills it.
+    pub ports: Vec<PortDesc>,
 }
 
 impl FeaturesReply {
@@ -202,6 +206,7 @@ impl FeaturesReply {
             auxiliary_id,
             capabilities: r.u32()?,
             reserved: r.u32()?,
+            ports: Vec::new(),
         })
     }
 }

@@ -1063,6 +1063,7 @@ pub fn message() -> impl Strategy<Value = Message> {
                 auxiliary_id: a,
                 capabilities: c,
                 reserved: r,
+                ports: Vec::new(),
             }
         )),
         Just(M::GetConfigRequest),
