@@ -80,7 +80,7 @@ use ofp::error::{BadRequestCode, BundleFailedCode as B, ErrorCode};
 use ofp::msg::bundle::{bundle_flags, BundleAdd, BundleCtrl, BundleCtrlType, BundleMsg};
 use ofp::msg::simple::{ErrorMsg, ExperimenterMsg};
 use ofp::port::NO_BUFFER;
-use ofp::{FlowModCommand, Message, MsgType};
+use ofp::{FlowModCommand, Message, MsgType, Version};
 use pipeline::{Pipeline, Removed};
 
 use crate::{Agent, ConnId, Datapath};
@@ -477,8 +477,16 @@ impl<D: Datapath> Agent<D> {
         ) {
             return Err(ErrorCode::bundle(B::MsgUnsup));
         }
-        let (_, inner) = Message::decode(&a.message).map_err(|e| e.code)?;
+        let version = self.conns.get(&id).map_or(Version::V1_3, |c| c.version);
+        let (_, inner) = Message::decode_as(&a.message, version).map_err(|e| e.code)?;
         inner.validate().map_err(|e| e.code)?;
+        // The bundle keeps its messages as OpenFlow 1.3 bytes (what
+        // `apply` reads at commit): another version's are translated now.
+        let message = if version == Version::V1_3 {
+            a.message.clone()
+        } else {
+            Bytes::from(inner.to_bytes(h.xid))
+        };
         if let Message::FlowMod(fm) = &inner {
             let uses_buffer = matches!(
                 fm.command,
@@ -493,15 +501,7 @@ impl<D: Datapath> Agent<D> {
             return Ok(());
         };
         conn.bundles
-            .add(
-                a.bundle_id,
-                a.flags,
-                &a.message,
-                now_ns,
-                xid,
-                frame,
-                &bounds,
-            )
+            .add(a.bundle_id, a.flags, &message, now_ns, xid, frame, &bounds)
             .map_err(ErrorCode::bundle)
     }
 

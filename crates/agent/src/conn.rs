@@ -1,5 +1,5 @@
 //! One controller connection as the agent sees it: bytes in, bytes out,
-//! and the per-connection state OpenFlow 1.3 gives it (negotiated version,
+//! and the per-connection state OpenFlow gives it (negotiated version,
 //! role, asynchronous message filter, keepalive, PACKET_IN rate limit (a
 //! [`pipeline::bucket::Gcra`] token bucket), bundles) and the Nicira
 //! extensions add (packet-in format, controller id).
@@ -7,7 +7,7 @@
 
 use ofp::msg::nxt::PacketInFormat;
 use ofp::msg::simple::{AsyncConfig, ControllerRole};
-use ofp::{Framer, Message};
+use ofp::{Framer, Message, Version, Versions};
 use pipeline::bucket::Gcra;
 
 use crate::bundle::{BundleLimits, Bundles};
@@ -18,7 +18,7 @@ use crate::outbox::Outbox;
 pub enum Phase {
     /// Our HELLO is sent; the peer's is awaited.
     AwaitHello,
-    /// Version 1.3 agreed.
+    /// A version agreed ([`Conn::version`]).
     Open,
     /// Closing after the outbox drains (a failed handshake).
     Closing,
@@ -53,6 +53,9 @@ pub struct ConnConfig {
     pub outbox_hard_cap: usize,
     /// Bounds on the connection's bundles (see [`crate::bundle`]).
     pub bundles: BundleLimits,
+    /// The OpenFlow versions offered in our HELLO (the bridge's
+    /// `protocols`; all by default).
+    pub versions: Versions,
 }
 
 impl Default for ConnConfig {
@@ -66,6 +69,7 @@ impl Default for ConnConfig {
             hello_deadline_ns: 10_000_000_000,
             message_deadline_ns: 10_000_000_000,
             bundles: BundleLimits::default(),
+            versions: Versions::ALL,
         }
     }
 }
@@ -73,6 +77,10 @@ impl Default for ConnConfig {
 /// A controller connection.
 pub struct Conn {
     pub phase: Phase,
+    /// The version the connection speaks: the highest we offer until the
+    /// peer's HELLO, then the one negotiated. Every message in and out is
+    /// of this version; the agent behind sees only the internal form.
+    pub version: Version,
     pub role: ControllerRole,
     pub async_config: AsyncConfig,
     pub(crate) framer: Framer,
@@ -143,6 +151,7 @@ impl Conn {
     pub(crate) fn new(now_ns: u64, config: ConnConfig) -> Conn {
         let mut c = Conn {
             phase: Phase::AwaitHello,
+            version: config.versions.highest().unwrap_or(Version::V1_3),
             role: ControllerRole::Equal,
             async_config: default_async(),
             framer: Framer::new(),
@@ -164,7 +173,7 @@ impl Conn {
             partial: Default::default(),
         };
         let xid = c.xid();
-        c.send(&Message::Hello(ofp::msg::simple::Hello::ours()), xid);
+        c.send(&Message::Hello(config.versions.hello()), xid);
         c
     }
 
@@ -182,7 +191,7 @@ impl Conn {
         // whose stats could not be sent refused), so this cannot fail; if
         // it ever does, the message is dropped and logged rather than sent
         // with a clamped length that would desynchronise the peer.
-        if let Err(e) = self.outbox.push(msg, xid) {
+        if let Err(e) = self.outbox.push(msg, xid, self.version) {
             tracing::error!(msg_type = ?msg.msg_type(), xid, "not sent: {e}");
             debug_assert!(false, "a {:?} of {e}", msg.msg_type());
         }

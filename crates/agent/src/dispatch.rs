@@ -176,10 +176,16 @@ impl<D: Datapath> Agent<D> {
         } else {
             None
         };
-        // Validated above (Message::validate), and `frame` is its wire form.
+        // Validated above (Message::validate), and `frame` is its wire
+        // form: from 1.2 on the match (OXM) lies where 1.3 puts it;
+        // OpenFlow 1.0's fixed match is encoded anew.
+        let wire_match = match self.conns.get(&id).map(|c| c.version) {
+            Some(Version::V1_0) => None,
+            _ => ofp::FlowMod::match_bytes(frame),
+        };
         let applied = self
             .pipeline
-            .flow_mod_rounds(&fm, ofp::FlowMod::match_bytes(frame), now_ns)
+            .flow_mod_rounds(&fm, wire_match, now_ns)
             .map_err(|e| e.code)?;
         if buffered.is_some() {
             let _ = self.buffers.take(fm.buffer_id);

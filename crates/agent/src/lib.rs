@@ -115,12 +115,12 @@ use ofp::msg::multipart::{
     QueueStats, TableStats,
 };
 use ofp::msg::simple::{
-    ControllerRole, ErrorMsg, FeaturesReply, HelloElem, PacketQueue, PortReason, PortStatus,
+    ControllerRole, ErrorMsg, FeaturesReply, PacketQueue, PortReason, PortStatus,
     QueueGetConfigReply, QueueProp, Role, SwitchConfig,
 };
 use ofp::port::{port_config, port_no, port_state, PortDesc, NO_BUFFER};
 use ofp::wire::FixedStr;
-use ofp::{Action, Message, Oxm, OxmField, PacketIn, PacketOut};
+use ofp::{Action, Message, Oxm, OxmField, PacketIn, PacketOut, Version};
 use packet::TunnelDst;
 use pipeline::{Pipeline, PortState, Removed, Snapshot, ToController};
 

@@ -12,7 +12,7 @@
 use std::ops::Deref;
 
 use ofp::msg::TooLong;
-use ofp::Message;
+use ofp::{Message, Version};
 
 /// Capacity an empty outbox keeps.
 pub const KEEP_CAPACITY: usize = 64 << 10;
@@ -26,9 +26,11 @@ pub struct Outbox {
 }
 
 impl Outbox {
-    /// Appends `msg` with `xid` if it fits one OpenFlow message.
-    pub fn push(&mut self, msg: &Message, xid: u32) -> Result<(), TooLong> {
-        msg.try_encode(xid, &mut self.buf)
+    /// Appends `msg` with `xid`, as OpenFlow `version` writes it, if it
+    /// fits (a multipart reply may become several messages of that
+    /// version: [`Message::encode_as`]).
+    pub fn push(&mut self, msg: &Message, xid: u32, version: Version) -> Result<(), TooLong> {
+        msg.encode_as(version, xid, &mut self.buf)
     }
 
     /// Appends raw bytes (already framed messages).
@@ -103,9 +105,9 @@ mod tests {
     #[test]
     fn a_message_too_long_leaves_nothing_behind() {
         let mut o = Outbox::default();
-        o.push(&Message::BarrierReply, 1).unwrap();
+        o.push(&Message::BarrierReply, 1, Version::V1_3).unwrap();
         let big = Message::EchoReply(bytes::Bytes::from(vec![0u8; 70_000]));
-        assert!(o.push(&big, 2).is_err());
+        assert!(o.push(&big, 2, Version::V1_3).is_err());
         assert_eq!(o.len(), 8);
     }
 }

@@ -170,15 +170,16 @@ impl<D: Datapath> Agent<D> {
             self.hello(id, xid, version, frame);
             return;
         }
+        let version = self.conns[&id].version;
         // An empty part of a multipart request with more to come: held
         // as it is (a request of its type may need a body to decode).
-        if let Some(mp_type) = empty_part(frame) {
+        if let Some(mp_type) = empty_part(frame, version) {
             if let Err(code) = self.multipart_request(id, xid, mp_type, true, None, frame, now_ns) {
                 self.error(id, xid, code, frame);
             }
             return;
         }
-        let (_, msg) = match Message::decode(frame) {
+        let (_, msg) = match Message::decode_as(frame, version) {
             Ok(m) => m,
             Err(e) => {
                 self.error(id, xid, e.code, frame);
@@ -194,30 +195,36 @@ impl<D: Datapath> Agent<D> {
         }
     }
 
-    /// The peer's first message: it must be a HELLO that allows 1.3.
+    /// The peer's first message: it must be a HELLO, and the version is
+    /// the highest both speak ([`ofp::Versions::negotiate`]); none in
+    /// common is HELLO_FAILED/INCOMPATIBLE, sent in the peer's version
+    /// when we know it (else our lowest), and the connection closes.
     pub(crate) fn hello(&mut self, id: ConnId, xid: u32, version: u8, frame: &Bytes) {
         let c = self.conns.get_mut(&id).expect("live connection");
-        let ok = match Message::decode(frame) {
-            Ok((_, Message::Hello(h))) => {
-                let bitmap = h.elements.iter().find_map(|e| match e {
-                    HelloElem::VersionBitmap(b) => Some(b.clone()),
-                    _ => None,
-                });
-                match bitmap {
-                    Some(b) => b.first().is_some_and(|w| w & (1 << ofp::OFP_VERSION) != 0),
-                    None => h.version >= ofp::OFP_VERSION,
-                }
-            }
-            // A HELLO of another version may not decode as ours.
-            _ => {
-                ofp::Header::parse(frame).is_some_and(|h| h.msg_type == ofp::MsgType::Hello)
-                    && version > ofp::OFP_VERSION
-            }
+        let offered = c.config.versions;
+        let is_hello = ofp::Header::parse(frame).is_some_and(|h| h.msg_type == ofp::MsgType::Hello);
+        let agreed = match Message::decode(frame) {
+            Ok((_, Message::Hello(h))) => offered.negotiate(&h),
+            // A HELLO whose elements do not parse: its header's version
+            // is still what the peer speaks up to (the spec says to
+            // ignore what cannot be parsed).
+            _ if is_hello => offered.negotiate(&ofp::msg::simple::Hello {
+                version,
+                elements: Vec::new(),
+            }),
+            _ => None,
         };
-        if ok {
+        if let Some(v) = agreed {
+            c.version = v;
             c.phase = Phase::Open;
         } else {
-            let data = Bytes::from_static(b"sluice speaks OpenFlow 1.3 (wire version 4) only");
+            c.version = Version::from_wire(version)
+                .or(offered.lowest())
+                .unwrap_or(Version::V1_3);
+            let data = Bytes::from(format!(
+                "this bridge speaks {} (protocols); the peer offered none of them",
+                offered.names()
+            ));
             c.send(
                 &Message::Error(ErrorMsg {
                     code: ErrorCode::HelloFailed(HelloFailedCode::Incompatible),
@@ -231,10 +238,12 @@ impl<D: Datapath> Agent<D> {
 }
 
 /// The multipart type of `frame` if it is a MULTIPART_REQUEST of a known
-/// type with OFPMPF_REQ_MORE and an empty body.
-fn empty_part(frame: &[u8]) -> Option<ofp::msg::multipart::MultipartType> {
+/// type with OFPMPF_REQ_MORE and an empty body (OpenFlow 1.3 and 1.4:
+/// 1.0 and 1.2 have no REQ_MORE, and 1.5 numbers the types otherwise).
+fn empty_part(frame: &[u8], version: Version) -> Option<ofp::msg::multipart::MultipartType> {
     let h = ofp::Header::parse(frame)?;
-    if h.version != ofp::OFP_VERSION
+    if !matches!(version, Version::V1_3 | Version::V1_4)
+        || h.version != version.wire()
         || h.msg_type != ofp::MsgType::MultipartRequest
         || frame.len() != ofp::header::HEADER_LEN + 8
         || u16::from_be_bytes([frame[10], frame[11]]) & ofp::msg::multipart::MPF_MORE == 0

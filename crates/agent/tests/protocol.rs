@@ -124,14 +124,14 @@ fn handshake_features_and_echo() {
 }
 
 #[test]
-fn a_peer_without_1_3_gets_hello_failed() {
+fn a_peer_without_a_common_version_gets_hello_failed() {
     let mut a = agent();
     let id = a.connect(0);
     replies(&mut a, id);
-    // A HELLO whose bitmap offers only OpenFlow 1.0 (wire version 1).
+    // A HELLO whose bitmap offers only OpenFlow 1.1 (wire version 2).
     let hello = Message::Hello(Hello {
         version: OFP_VERSION,
-        elements: vec![ofp::msg::simple::HelloElem::VersionBitmap(vec![1 << 1])],
+        elements: vec![ofp::msg::simple::HelloElem::VersionBitmap(vec![1 << 2])],
     });
     assert!(
         !a.handle_input(id, &hello.to_bytes(9), 0),
@@ -140,6 +140,66 @@ fn a_peer_without_1_3_gets_hello_failed() {
     let (xid, code, _) = error_of(&replies(&mut a, id));
     assert_eq!(xid, 9);
     assert_eq!(code, ErrorCode::HelloFailed(HelloFailedCode::Incompatible));
+}
+
+/// Our HELLO offers every version with a bitmap; the connection speaks
+/// the highest both sides have, by bitmap or, without one, by the
+/// peer's header; a bridge's `protocols` narrows what it offers.
+#[test]
+fn each_connection_speaks_the_highest_common_version() {
+    use ofp::{Version, Versions};
+    let mut a = agent();
+    let id = a.connect(0);
+    match &replies(&mut a, id)[..] {
+        [(_, Message::Hello(h))] => {
+            assert_eq!(h.version, 6, "our highest, OpenFlow 1.5");
+            assert_eq!(
+                h.elements,
+                vec![ofp::msg::simple::HelloElem::VersionBitmap(vec![0b111_1010])]
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    let cases: [(u8, Option<u32>, Option<Version>); 5] = [
+        (1, None, Some(Version::V1_0)),
+        (4, None, Some(Version::V1_3)),
+        (6, Some(1 << 1 | 1 << 4 | 1 << 5), Some(Version::V1_4)),
+        (3, None, Some(Version::V1_2)),
+        (6, Some(1 << 2), None),
+    ];
+    for (peer, bitmap, want) in cases {
+        let mut a = agent();
+        let id = a.connect(0);
+        replies(&mut a, id);
+        let hello = Message::Hello(Hello {
+            version: peer,
+            elements: bitmap
+                .map(|b| vec![ofp::msg::simple::HelloElem::VersionBitmap(vec![b])])
+                .unwrap_or_default(),
+        });
+        let up = a.handle_input(id, &hello.to_bytes(1), 0);
+        assert_eq!(up, want.is_some(), "peer {peer} {bitmap:?}");
+        if let Some(v) = want {
+            assert_eq!(
+                a.conn(id).map(|c| c.version),
+                Some(v),
+                "peer {peer} {bitmap:?}"
+            );
+        }
+    }
+    // A bridge that speaks only 1.3 refuses a 1.0 peer.
+    let mut a = agent();
+    a.conn_config_mut().versions = Versions::only(Version::V1_3);
+    let id = a.connect(0);
+    match &replies(&mut a, id)[..] {
+        [(_, Message::Hello(h))] => assert_eq!(h.version, 4),
+        other => panic!("{other:?}"),
+    }
+    let hello = Message::Hello(Hello {
+        version: 1,
+        elements: Vec::new(),
+    });
+    assert!(!a.handle_input(id, &hello.to_bytes(1), 0));
 }
 
 #[test]

@@ -245,7 +245,12 @@ mod tests {
 
     fn bundle_of(path: &std::path::Path, flows: &[&str]) -> Result<String> {
         let t = Target::parse(&format!("unix:{}", path.display()), "/nonexistent").unwrap();
-        let mut c = Client::connect(&t, Duration::from_secs(5), None)?;
+        let mut c = Client::connect(
+            &t,
+            Duration::from_secs(5),
+            None,
+            ofp::Versions::only(ofp::Version::V1_3),
+        )?;
         let mut batch = Batch::new(&mut c);
         for f in flows {
             assert!(batch.push(&flow(f)));

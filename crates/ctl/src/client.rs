@@ -1,4 +1,5 @@
-//! A blocking OpenFlow 1.3 client for one switch connection.
+//! A blocking OpenFlow client for one switch connection, of the version
+//! negotiated from those `-O` offers ([`Client::version`]).
 //!
 //! [`Client::connect`] opens the endpoint and exchanges HELLOs. Requests
 //! are queued with [`Client::send`] (which returns the xid) and written by
@@ -18,8 +19,8 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use ofp::msg::multipart::{MultipartReply, MultipartRequest, MultipartRequestBody, MPF_MORE};
-use ofp::msg::simple::{Hello, HelloElem};
-use ofp::{ErrorCode, Framer, Message, MsgType};
+use ofp::msg::simple::HelloElem;
+use ofp::{ErrorCode, Framer, Message, MsgType, Version, Versions};
 
 use crate::target::{Stream, Target};
 
@@ -38,7 +39,7 @@ pub enum ClientError {
     Refused(ErrorCode),
     #[error("the switch sent a message sluice-ctl cannot read: {0}")]
     Undecodable(ofp::OfpError),
-    #[error("the switch does not speak OpenFlow 1.3: {0}")]
+    #[error("no OpenFlow version in common with the switch: {0}")]
     Version(String),
     #[error("unexpected reply: {0}")]
     Unexpected(String),
@@ -60,6 +61,10 @@ pub struct Client {
     asyncs: VecDeque<(u32, Message)>,
     /// How long to wait for an answer.
     pub timeout: Duration,
+    /// The versions offered in our HELLO.
+    offered: Versions,
+    /// The version negotiated (every message in and out is of it).
+    version: Version,
 }
 
 const READ_CHUNK: usize = 256 * 1024;
@@ -67,8 +72,14 @@ const READ_CHUNK: usize = 256 * 1024;
 const OUT_HIGH_WATER: usize = 4 << 20;
 
 impl Client {
-    /// Connects to `target` and completes the HELLO exchange.
-    pub fn connect(target: &Target, timeout: Duration, tls: Option<&tls::Tls>) -> Result<Client> {
+    /// Connects to `target` and completes the HELLO exchange, offering
+    /// `versions`.
+    pub fn connect(
+        target: &Target,
+        timeout: Duration,
+        tls: Option<&tls::Tls>,
+        versions: Versions,
+    ) -> Result<Client> {
         let stream = target
             .open(timeout, tls)
             .map_err(|err| ClientError::Connect {
@@ -84,16 +95,21 @@ impl Client {
             replies: HashMap::new(),
             asyncs: VecDeque::new(),
             timeout,
+            offered: versions,
+            version: versions.highest().unwrap_or(Version::V1_3),
         };
         c.hello()?;
+        crate::print::set_version(c.version);
         Ok(c)
     }
 
+    /// The OpenFlow version the connection speaks.
+    pub fn version(&self) -> Version {
+        self.version
+    }
+
     fn hello(&mut self) -> Result<()> {
-        let hello = Message::Hello(Hello {
-            version: ofp::OFP_VERSION,
-            elements: vec![HelloElem::VersionBitmap(vec![1 << ofp::OFP_VERSION])],
-        });
+        let hello = Message::Hello(self.offered.hello());
         let xid = self.send(&hello);
         let deadline = Instant::now() + self.timeout;
         loop {
@@ -106,15 +122,36 @@ impl Client {
             {
                 let (_, m) = self.asyncs.remove(i).expect("found above");
                 if let Message::Hello(h) = m {
-                    let ok = h.elements.iter().any(|e| {
-                        matches!(e, HelloElem::VersionBitmap(b)
-                            if b.first().is_some_and(|w| w & (1 << ofp::OFP_VERSION) != 0))
-                    }) || h.version >= ofp::OFP_VERSION;
-                    if !ok {
-                        return Err(ClientError::Version(format!(
-                            "its HELLO offers version {} only",
-                            h.version
-                        )));
+                    match self.offered.negotiate(&h) {
+                        Some(v) => self.version = v,
+                        None => {
+                            let theirs = h
+                                .elements
+                                .iter()
+                                .find_map(|e| match e {
+                                    HelloElem::VersionBitmap(b) => b.first().copied(),
+                                    _ => None,
+                                })
+                                .map_or_else(
+                                    || format!("up to wire version {}", h.version),
+                                    |b| {
+                                        let names: Vec<String> = (0..32u8)
+                                            .filter(|n| b & (1 << n) != 0)
+                                            .map(|n| {
+                                                Version::from_wire(n)
+                                                    .map_or(format!("wire version {n}"), |v| {
+                                                        v.name().to_string()
+                                                    })
+                                            })
+                                            .collect();
+                                        names.join(",")
+                                    },
+                                );
+                            return Err(ClientError::Version(format!(
+                                "we offered {}, the switch {theirs}",
+                                self.offered.names()
+                            )));
+                        }
                     }
                 }
                 return Ok(());
@@ -137,7 +174,11 @@ impl Client {
     pub fn send(&mut self, msg: &Message) -> u32 {
         let xid = self.next_xid;
         self.next_xid = self.next_xid.wrapping_add(1).max(1);
-        msg.encode(xid, &mut self.out);
+        // A message too long for OpenFlow is not sent; the caller's wait
+        // for its answer ends in a timeout.
+        if let Err(e) = msg.encode_as(self.version, xid, &mut self.out) {
+            eprintln!("sluice-ctl: a {:?} not sent: {e}", msg.msg_type());
+        }
         xid
     }
 
@@ -252,10 +293,13 @@ impl Client {
     /// Files every whole frame received under its xid (replies) or as an
     /// asynchronous message.
     fn sort_frames(&mut self) -> Result<()> {
-        while let Some(next) = self.framer.next_message() {
-            let (h, m) = match next {
+        while let Some(next) = self.framer.next_frame() {
+            let decoded = next
+                .map_err(|rej| rej.error)
+                .and_then(|frame| Message::decode_as(&frame, self.version));
+            let (h, m) = match decoded {
                 Ok(x) => x,
-                Err(rej) => return Err(ClientError::Undecodable(rej.error)),
+                Err(e) => return Err(ClientError::Undecodable(e)),
             };
             let asynchronous = matches!(
                 h.msg_type,
@@ -269,7 +313,7 @@ impl Client {
                 || is_nicira_packet_in(&m);
             if let Message::EchoRequest(d) = &m {
                 // Keepalive from the switch: answer at once.
-                Message::EchoReply(d.clone()).encode(h.xid, &mut self.out);
+                let _ = Message::EchoReply(d.clone()).encode_as(self.version, h.xid, &mut self.out);
             }
             if asynchronous {
                 self.asyncs.push_back((h.xid, m));
@@ -345,7 +389,11 @@ impl Client {
         let n = bodies.len();
         for (i, body) in bodies.into_iter().enumerate() {
             let flags = if i + 1 < n { MPF_MORE } else { 0 };
-            Message::MultipartRequest(MultipartRequest { flags, body }).encode(xid, &mut self.out);
+            let _ = Message::MultipartRequest(MultipartRequest { flags, body }).encode_as(
+                self.version,
+                xid,
+                &mut self.out,
+            );
         }
         let mut parts = Vec::new();
         let mut deadline = Instant::now() + self.timeout;

@@ -32,9 +32,11 @@
 //! ovs-ofctl 3.1 is the yardstick, and an end-to-end test
 //! (`test_ovs_ofctl_and_sluice_ctl_agree` in scripts/e2e.sh) installs the
 //! same flows and groups with both tools and compares what they print.
-//! - `-O OpenFlow13` / `--protocols=OpenFlow13` is accepted (so is a list
-//!   that includes it, such as `OpenFlow10,OpenFlow13`: the connection is
-//!   1.3 either way); a list without OpenFlow13 is refused with the reason.
+//! - `-O OpenFlow10,...,OpenFlow15` / `--protocols=...` offers those
+//!   versions and the connection speaks the highest the switch speaks too
+//!   (no common version: an error naming both sides' versions). Without
+//!   `-O`, sluice-ctl offers OpenFlow13 (ovs-ofctl offers OpenFlow10 by
+//!   default). OpenFlow11 is refused: sluice does not speak it.
 //! - Options go before or after the command, as with ovs-ofctl's getopt:
 //!   `sluice-ctl --strict del-flows br0 ...` and `sluice-ctl del-flows br0
 //!   ... --strict` are the same.
@@ -149,8 +151,9 @@ use clap::{Parser, Subcommand};
     about = "Operate a sluice (or any OpenFlow 1.3) switch, the ovs-ofctl way"
 )]
 struct Cli {
-    /// OpenFlow versions to offer, as ovs-ofctl's -O (OpenFlow13 is the
-    /// only one sluice-ctl speaks; a list must include it).
+    /// OpenFlow versions to offer, as ovs-ofctl's -O: a comma-separated
+    /// list of OpenFlow10, OpenFlow12, OpenFlow13, OpenFlow14, OpenFlow15
+    /// (default OpenFlow13); the highest the switch speaks too is used.
     #[arg(short = 'O', long, global = true, value_name = "VERSIONS")]
     protocols: Option<String>,
     /// Seconds to wait for the switch to answer.
@@ -213,35 +216,24 @@ pub struct Opts {
     /// Sort criteria in order: the field (`priority` or a match field)
     /// and whether descending.
     pub sort: Vec<(String, bool)>,
+    /// The OpenFlow versions to offer (`-O`; OpenFlow13 if not given).
+    pub versions: ofp::Versions,
 }
 
-/// Checks `-O`/`--protocols`: a comma-separated list of OpenFlow version
-/// names that includes OpenFlow13 (the version is then negotiated as 1.3,
-/// as ovs-ofctl would with a 1.3 switch).
-fn check_protocols(s: &str) -> Result<(), String> {
-    const KNOWN: &[&str] = &[
-        "OpenFlow10",
-        "OpenFlow11",
-        "OpenFlow12",
-        "OpenFlow13",
-        "OpenFlow14",
-        "OpenFlow15",
-    ];
-    let mut has13 = false;
-    for v in s.split(',').map(str::trim) {
-        if !KNOWN.iter().any(|k| k.eq_ignore_ascii_case(v)) {
-            return Err(format!(
-                "-O/--protocols: `{v}`: expected an OpenFlow version name like OpenFlow13"
-            ));
-        }
-        has13 |= v.eq_ignore_ascii_case("OpenFlow13");
-    }
-    if !has13 {
+/// Reads `-O`/`--protocols`: a comma-separated list of OpenFlow version
+/// names, as ovs-ofctl takes it; the connection speaks the highest one the
+/// switch speaks too. OpenFlow11, which sluice does not speak, is refused
+/// with the reason.
+fn check_protocols(s: &str) -> Result<ofp::Versions, String> {
+    if s.split(',')
+        .any(|v| v.trim().eq_ignore_ascii_case("OpenFlow11"))
+    {
         return Err(format!(
-            "-O/--protocols: `{s}`: sluice-ctl speaks OpenFlow13 only; give -O OpenFlow13"
+            "-O/--protocols: `{s}`: sluice-ctl does not speak OpenFlow11 (it speaks {})",
+            ofp::Versions::ALL.names()
         ));
     }
-    Ok(())
+    ofp::Versions::parse_list(s).map_err(|e| format!("-O/--protocols: {e}"))
 }
 
 #[derive(Subcommand)]
@@ -554,12 +546,14 @@ fn main() -> ExitCode {
         return ExitCode::from(code as u8);
     }
     let cli = Cli::parse();
-    if let Some(p) = &cli.protocols {
-        if let Err(e) = check_protocols(p) {
+    let versions = match cli.protocols.as_deref().map(check_protocols) {
+        None => ofp::Versions::only(ofp::Version::V1_3),
+        Some(Ok(v)) => v,
+        Some(Err(e)) => {
             eprintln!("sluice-ctl: {e}");
             return ExitCode::from(2);
         }
-    }
+    };
     if !(cli.timeout.is_finite() && cli.timeout > 0.0) {
         eprintln!("sluice-ctl: --timeout: expected a positive number of seconds");
         return ExitCode::from(2);
@@ -597,6 +591,7 @@ fn main() -> ExitCode {
             .map(|f| (f, false))
             .chain(cli.rsort.into_iter().map(|f| (f, true)))
             .collect(),
+        versions,
     };
     match commands::run(cli.cmd, &cli.run_dir, timeout, identity.as_ref(), &opts) {
         Ok(out) => {
@@ -619,13 +614,17 @@ mod tests {
 
     #[test]
     fn protocols_as_ovs_ofctl_takes_them() {
-        assert!(check_protocols("OpenFlow13").is_ok());
-        assert!(check_protocols("OpenFlow10,OpenFlow13").is_ok());
-        assert!(check_protocols("openflow13").is_ok());
-        let e = check_protocols("OpenFlow10").unwrap_err();
-        assert!(e.contains("OpenFlow13 only"), "{e}");
+        use ofp::{Version as V, Versions};
+        assert_eq!(check_protocols("OpenFlow13"), Ok(Versions::only(V::V1_3)));
+        assert_eq!(
+            check_protocols("OpenFlow10,OpenFlow13"),
+            Ok(Versions::only(V::V1_0).with(V::V1_3))
+        );
+        assert_eq!(check_protocols("openflow15"), Ok(Versions::only(V::V1_5)));
+        let e = check_protocols("OpenFlow10,OpenFlow11").unwrap_err();
+        assert!(e.contains("does not speak OpenFlow11"), "{e}");
         let e = check_protocols("OpenFlow13,OF9").unwrap_err();
-        assert!(e.contains("`OF9`"), "{e}");
+        assert!(e.contains("\"OF9\""), "{e}");
     }
 
     #[test]

@@ -16,10 +16,30 @@ use ofp::port::{port_config, port_features as pf, port_state, PortDesc};
 use ofp::text::{format_instructions_named, format_match, format_match_named, format_port, Names};
 use ofp::{FlowRemoved, PacketIn};
 
+/// The version the connection speaks, for the `(OF1.3)` of each line
+/// (sluice-ctl holds one connection at a time; set when it is made).
+static VERSION: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(4);
+
+/// Makes the printed lines name `v` (`(OF1.0)` ... `(OF1.5)`).
+pub fn set_version(v: ofp::Version) {
+    VERSION.store(v.wire(), std::sync::atomic::Ordering::Relaxed);
+}
+
+/// `OF1.3`, as ovs-ofctl names the connection's version.
+pub fn of() -> &'static str {
+    match ofp::Version::from_wire(VERSION.load(std::sync::atomic::Ordering::Relaxed)) {
+        Some(ofp::Version::V1_0) => "OF1.0",
+        Some(ofp::Version::V1_2) => "OF1.2",
+        Some(ofp::Version::V1_4) => "OF1.4",
+        Some(ofp::Version::V1_5) => "OF1.5",
+        _ => "OF1.3",
+    }
+}
+
 /// A reply's header line, as ovs-ofctl prints it:
 /// `OFPST_FLOW reply (OF1.3) (xid=0x2):`.
 pub fn header(what: &str, xid: u32) -> String {
-    format!("{what} (OF1.3) (xid={xid:#x}):")
+    format!("{what} ({}) (xid={xid:#x}):", of())
 }
 
 fn mac(a: &[u8; 6]) -> String {
@@ -565,7 +585,8 @@ fn packet_in_as(kind: &str, p: &PacketIn, userdata: &[u8]) -> String {
         format!(" userdata={}\n", ofp::text::format_hex_dotted(userdata))
     };
     format!(
-        "{kind} (OF1.3): table_id={} cookie={:#x} total_len={} {m} (via {}){buffer} data_len={}\n{userdata}{}\n",
+        "{kind} ({}): table_id={} cookie={:#x} total_len={} {m} (via {}){buffer} data_len={}\n{userdata}{}\n",
+        of(),
         p.table_id,
         p.cookie,
         p.total_len,
@@ -578,7 +599,8 @@ fn packet_in_as(kind: &str, p: &PacketIn, userdata: &[u8]) -> String {
 /// A FLOW_REMOVED as `monitor` prints it.
 pub fn flow_removed(f: &FlowRemoved) -> String {
     format!(
-        "OFPT_FLOW_REMOVED (OF1.3): priority={},{} reason={} table_id={} cookie={:#x} duration={} idle{} hard{} pkts{} bytes{}\n",
+        "OFPT_FLOW_REMOVED ({}): priority={},{} reason={} table_id={} cookie={:#x} duration={} idle{} hard{} pkts{} bytes{}\n",
+        of(),
         f.priority,
         format_match(&f.match_),
         f.reason,
@@ -595,7 +617,8 @@ pub fn flow_removed(f: &FlowRemoved) -> String {
 /// A PORT_STATUS as `monitor` prints it.
 pub fn port_status(p: &PortStatus) -> String {
     format!(
-        "OFPT_PORT_STATUS (OF1.3): {}\n{}",
+        "OFPT_PORT_STATUS ({}): {}\n{}",
+        of(),
         p.reason,
         port_desc(&p.desc)
     )

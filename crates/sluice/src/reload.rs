@@ -368,6 +368,7 @@ pub fn apply(running: &mut [Running], new: Vec<Config>) -> Result<Vec<String>, S
                 problems.push(format!("bridge {}: {}: {}", r.name, labels[e.at], e.why));
             }
         }
+        r.control.agent.conn_config_mut().versions = cfg.protocols;
         if let Some(rate) = cfg.packet_in_rate {
             r.control.agent.set_packet_in_rate(rate);
         }

@@ -112,6 +112,7 @@ pub fn build(cfg: config::Config, opts: Options) -> Result<Running, Box<dyn std:
     if let Some(r) = cfg.packet_in_rate {
         agent.conn_config_mut().packet_in_rate = r;
     }
+    agent.conn_config_mut().versions = cfg.protocols;
     // Standalone: NORMAL learning while no controller is connected (the
     // flow's cookie marks it as the switch's own).
     let standalone_flow = (cfg.fail_mode == config::FailMode::Standalone).then(|| {

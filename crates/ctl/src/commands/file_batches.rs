@@ -156,7 +156,12 @@ pub(super) fn add_flows(c: &mut Client, file: &str, in_bundle: bool) -> Result<S
                     return usage(&format!("{file}:{}", i + 1), "too long for a bundle");
                 }
             }
-            None => m.encode(first_xid.wrapping_add(lines.len() as u32), &mut wire),
+            None => {
+                let xid = first_xid.wrapping_add(lines.len() as u32);
+                if m.encode_as(c.version(), xid, &mut wire).is_err() {
+                    return usage(&format!("{file}:{}", i + 1), "too long for one message");
+                }
+            }
         }
         lines.push(i + 1);
     }

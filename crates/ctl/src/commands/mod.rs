@@ -103,7 +103,7 @@ pub fn run(
 ) -> Result<Output> {
     let connect = |switch: &str| -> Result<Client> {
         let t = Target::parse(switch, run_dir).map_err(CmdError::Usage)?;
-        Ok(Client::connect(&t, timeout, tls)?)
+        Ok(Client::connect(&t, timeout, tls, opts.versions)?)
     };
     // diff-flows alone has an exit status of its own (and two sources).
     if let Cmd::DiffFlows { source1, source2 } = &cmd {

@@ -55,7 +55,14 @@ pub(super) fn bridge(
         crate::openflow::DEFAULT_MAX_CONNECTIONS,
     )?;
     let learn = learn_limits(&file)?;
+    let protocols = match &file.protocols {
+        None => ofp::Versions::ALL,
+        Some(list) => {
+            ofp::Versions::parse_list(&list.join(",")).map_err(|e| err("bridge.protocols", e))?
+        }
+    };
     Ok(Config {
+        protocols,
         endpoints,
         packet_in_rate: file.packet_in_rate,
         max_flows,

@@ -105,6 +105,9 @@ pub struct Config {
     /// Port numbers the configuration gives (`ofport`); the others are
     /// the daemon's to choose (see `datapath::numbers`).
     pub pinned: Vec<u32>,
+    /// The OpenFlow versions the bridge speaks (see
+    /// [`schema::BridgeSection::protocols`]).
+    pub protocols: ofp::Versions,
     /// Table names, by table number (see [`schema::BridgeSection::tables`]).
     pub tables: std::collections::BTreeMap<u8, String>,
     /// The connection tracker's limits and timeouts (`[conntrack]`, the

@@ -90,6 +90,11 @@ pub struct BridgeSection {
     /// as TABLE_FEATURES reports them (Open vSwitch's `Flow_Table` names).
     #[serde(default)]
     pub tables: std::collections::BTreeMap<String, String>,
+    /// The OpenFlow versions the bridge speaks (`OpenFlow10` ...
+    /// `OpenFlow15`, as Open vSwitch's `protocols` column); all if not
+    /// given.
+    #[serde(default)]
+    pub protocols: Option<Vec<String>>,
 }
 
 fn default_true() -> bool {
@@ -128,6 +133,7 @@ impl Default for BridgeSection {
             learn_burst: None,
             learned_max: None,
             tables: Default::default(),
+            protocols: None,
         }
     }
 }

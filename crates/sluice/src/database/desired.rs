@@ -8,7 +8,8 @@
 //!   id derived from the name (as Open vSwitch derives one from the
 //!   bridge's MAC: stable across restarts, locally administered);
 //!   `fail_mode` (`secure`, else standalone); `controller` (active
-//!   targets dialled, passive ones listened on); `flow_tables` (names).
+//!   targets dialled, passive ones listened on); `flow_tables` (names);
+//!   `protocols` (the OpenFlow versions offered: [`protocols`]).
 //! * Port and Interface: every Interface of every Port; the Interface
 //!   named like its bridge is the bridge's LOCAL port; `type` ``""``,
 //!   `system` (an interface), `vxlan`, `geneve` (with `options`);
@@ -55,6 +56,13 @@ impl<'a> R<'a> {
         self.col(name)
             .and_then(|d| d.first())
             .and_then(|a| a.as_i64())
+    }
+
+    /// A string set column (empty if absent).
+    pub fn strs(&self, name: &str) -> Vec<&'a str> {
+        self.col(name)
+            .map(|d| d.keys.iter().filter_map(|a| a.as_str()).collect())
+            .unwrap_or_default()
     }
 
     /// An integer set column (empty if absent).
@@ -355,9 +363,28 @@ fn bridge_section(
         controllers,
         listen,
         tables,
+        protocols: protocols(b),
         ..BridgeSection::default()
     };
     (section, ifaces)
+}
+
+/// A Bridge's `protocols`: the versions named that sluice speaks (a
+/// name it does not, such as `OpenFlow11`, is left out with a warning,
+/// as Open vSwitch leaves out names it does not know); none: all.
+fn protocols(b: &R) -> Option<Vec<String>> {
+    let (known, unknown): (Vec<&str>, Vec<&str>) = b
+        .strs("protocols")
+        .into_iter()
+        .partition(|p| ofp::Version::parse(p).is_some());
+    if !unknown.is_empty() {
+        tracing::warn!(
+            bridge = b.str("name").unwrap_or(""),
+            ?unknown,
+            "ovsdb: protocols sluice does not speak are left out"
+        );
+    }
+    (!known.is_empty()).then(|| known.into_iter().map(str::to_string).collect())
 }
 
 /// A Port's VLAN settings as Open vSwitch runs them (vswitchd/bridge.c,
