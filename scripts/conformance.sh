@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# make conformance: the Ryu/os-ken OpenFlow 1.3 switch test tool
-# (os_ken/tests/switch/tester.py and its of13/ cases, shipped in the os-ken
+# make conformance: the Ryu/os-ken switch test tool
+# (os_ken/tests/switch/tester.py and its of10/, of13/ and of14/ cases,
+# OpenFlow 1.0, 1.3 and 1.4, shipped in the os-ken
 # version pinned in tests/interop/requirements.txt) against sluice, with
 # Open vSwitch's userspace datapath as the tester switch, in a namespace of
 # its own: sluice (datapath id 1, ports 1-3) and an Open vSwitch netdev
@@ -9,11 +10,18 @@
 # tool's default interval, 0). Root only.
 #
 #   scripts/conformance.sh                 # all of of13/ (991 cases)
+#   scripts/conformance.sh --of 10         # all of of10/ (192 cases), sluice
+#                                          # speaking OpenFlow 1.0 only
+#   scripts/conformance.sh --of 14         # all of of14/ (1 003 cases), 1.4
 #   scripts/conformance.sh action          # one category (a directory of of13/)
 #   scripts/conformance.sh match/00_IN_PORT.json   # one file
 #   scripts/conformance.sh --quick         # the subset `make test` runs
 #
 # Options:
+#   --of N        the version of the cases and of the target's connection
+#                 (10, 13 or 14; default 13): the target bridge speaks only
+#                 that version (`protocols`), the tester stays OpenFlow 1.3
+#                 (Open vSwitch, as in the tool's own documentation).
 #   --quick       every action file's first two cases and every match
 #                 file's first case (190 cases, about 20 seconds): the
 #                 subset the README's test command runs.
@@ -33,9 +41,15 @@
 # switches' logs stay in the directory it names.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-quick=false fixed=false record=false what=
+quick=false fixed=false record=false what= of=13 want_of=false
 for a in "$@"; do
+    if $want_of; then
+        of=$a want_of=false
+        continue
+    fi
     case $a in
+        --of) want_of=true ;;
+        --of=*) of=${a#--of=} ;;
         --quick) quick=true ;;
         --fixed-tool) fixed=true ;;
         --record) record=true ;;
@@ -43,6 +57,12 @@ for a in "$@"; do
         *) what=$a ;;
     esac
 done
+case $of in
+    10) ofname=OpenFlow10 ;;
+    13) ofname=OpenFlow13 ;;
+    14) ofname=OpenFlow14 ;;
+    *) echo "conformance: --of $of: the tool has cases for 10, 13 and 14" >&2; exit 2 ;;
+esac
 if [ "$(id -u)" -ne 0 ]; then
     echo "conformance: needs root (network namespaces)" >&2
     exit 1
@@ -51,12 +71,12 @@ scripts/setup.sh >/dev/null || exit 1
 [ -n "${CONFORMANCE_NO_BUILD:-}" ] || cargo build -q --locked --release -p sluice || exit 1
 . scripts/testbed.sh
 
-cases=$(.venv/bin/python -c 'import os, os_ken.tests.switch as t; print(os.path.join(os.path.dirname(t.__file__), "of13"))')
+cases=$(.venv/bin/python -c 'import os, os_ken.tests.switch as t; print(os.path.join(os.path.dirname(t.__file__), "of'"$of"'"))')
 work=$(mktemp -d /tmp/sluice-conformance.XXXXXX)
 if $quick; then
     # The tool runs one directory: a copy of the chosen cases, each file
     # cut to its first cases (the file's first element is its title).
-    target="$work/of13"
+    target="$work/of$of"
     .venv/bin/python - "$cases" "$target" <<'PY' || exit 1
 import json, os, sys
 src, dst = sys.argv[1], sys.argv[2]
@@ -112,6 +132,7 @@ datapath_id = "1"
 fail_mode = "secure"
 local_port = false
 controllers = ["tcp:127.0.0.1:6653"]
+protocols = ["$ofname"]
 [[port]]
 name = "t1"
 ofport = 1
@@ -133,7 +154,7 @@ vs() { ip netns exec "$NS" ovs-vsctl --timeout=30 --db="unix:$work/ovs/db.sock" 
 if [ "${CONFORMANCE_TARGET:-sluice}" = ovs ]; then
     # Open vSwitch as the target too, for comparison: a second netdev
     # bridge of the same ovs-vswitchd, set up as sluice is.
-    vs add-br target -- set bridge target datapath_type=netdev protocols=OpenFlow13 \
+    vs add-br target -- set bridge target datapath_type=netdev protocols=$ofname \
         other-config:datapath-id=0000000000000001 other-config:disable-in-band=true fail-mode=secure
     for i in 1 2 3; do vs add-port target "t$i" -- set interface "t$i" ofport_request="$i"; done
     vs set-controller target tcp:127.0.0.1:6653 -- set controller target connection-mode=out-of-band
@@ -168,6 +189,7 @@ $quick && limit=300
 ip netns exec "$NS" env OSKEN_HUB_TYPE=eventlet OSKEN_TOOL_FIXES=$($fixed && echo 1 || echo 0) \
     timeout "$limit" .venv/bin/python tests/controller/run_osken.py 6653 os_ken.tests.switch.tester -- \
     --test-switch-dir "$target" --test-switch-target 0000000000000001 \
+    --test-switch-target-version "openflow$of" --test-switch-tester-version openflow13 \
     --test-switch-tester 0000000000000002 >"$work/tester.log" 2>&1 &
 OSKEN_PID=$!
 wait "$OSKEN_PID"
@@ -184,7 +206,7 @@ if ! grep -q -- '---  Test end  ---' "$work/tester.log"; then
 fi
 ip netns exec "$NS" ovs-appctl -t "$(echo "$work"/ovs/ovs-vswitchd.*.ctl)" coverage/show >"$work/ovs/coverage.txt" 2>&1
 echo "conformance: $seconds s; logs in $work"
-sel=${what:-all of of13}
+sel=${what:-all of of$of}
 $quick && sel="the quick subset"
 tool="the tool as published"
 $fixed && tool="the tool with tests/controller/tool_fixes.py"
@@ -199,7 +221,7 @@ if $record; then
         echo "### $(date -u +%Y-%m-%d\ %H:%M) UTC: $title"
         echo
         echo "Commit $commit (at the start), os-ken $osken, Open vSwitch $ovs (tester), $(nproc) cores, $seconds s."
-        echo "Command: \`sudo scripts/conformance.sh$($fixed && echo ' --fixed-tool')$($quick && echo ' --quick') --record${what:+ $what}\`."
+        echo "Command: \`sudo scripts/conformance.sh$([ "$of" = 13 ] || echo " --of $of")$($fixed && echo ' --fixed-tool')$($quick && echo ' --quick') --record${what:+ $what}\`."
         echo
         cat "$work/result.md"
     } >>docs/CONFORMANCE.md

@@ -70,8 +70,11 @@ impl<D: Datapath> Agent<D> {
             ctl.max_len
         };
         let reason = ctl.reason.value();
+        // A table miss of OpenFlow 1.0-1.2 goes to those versions only.
         let to = |c: &Conn| {
-            c.controller_id == ctl.controller_id && c.wants(c.async_config.packet_in_mask, reason)
+            c.controller_id == ctl.controller_id
+                && c.wants(c.async_config.packet_in_mask, reason)
+                && (!ctl.implicit_miss || c.version < Version::V1_3)
         };
         if !self.conns.values().any(to) {
             return;

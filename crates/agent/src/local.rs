@@ -56,17 +56,37 @@ impl<D: Datapath> Agent<D> {
     }
 
     /// Installs or removes the standalone flow as a controller comes or
-    /// goes; true if it did.
+    /// goes, and turns OpenFlow 1.0-1.2's table miss on or off as
+    /// controllers of those versions come or go; true if it did either.
     pub(crate) fn follow_fail_mode(&mut self, now_ns: u64) -> bool {
+        let miss = self.follow_table_miss();
         let Some(fm) = self.standalone_flow.clone() else {
-            return false;
+            return miss;
         };
         let want = !self.has_controller();
         if want == self.fail_flow_installed {
-            return false;
+            return miss;
         }
         self.fail_flow(&fm, want, now_ns);
         self.fail_flow_installed = want;
+        true
+    }
+
+    /// A packet no rule matches is a packet-in (OFPR_NO_MATCH) while a
+    /// controller of OpenFlow 1.0-1.2 is connected, whose versions send
+    /// table misses to the controller by default; management connections
+    /// do not count (Open vSwitch: `connmgr_wants_packet_in_on_miss`).
+    /// True if it changed.
+    fn follow_table_miss(&mut self) -> bool {
+        let want = self
+            .conns
+            .values()
+            .any(|c| c.phase == Phase::Open && c.version < ofp::Version::V1_3 && !c.service);
+        if want == self.pipeline.miss_to_controller {
+            return false;
+        }
+        self.pipeline.miss_to_controller = want;
+        self.dirty = true;
         true
     }
 

@@ -1118,3 +1118,38 @@ fn packet_ins_by_controller_id_and_format() {
     assert!(p.userdata.is_empty());
     assert_eq!(p.metadata, ofp::Match::new().with(Oxm::exact(F::InPort, 1)));
 }
+
+/// OpenFlow 1.0-1.2's table miss: while a controller of those versions
+/// is connected, a packet no rule matches is a packet-in for it (and not
+/// for a 1.3 controller beside it); when it goes, misses are dropped
+/// again.
+#[test]
+fn a_table_miss_goes_to_controllers_of_1_0_to_1_2_only() {
+    use pipeline::ToController;
+    let mut a = agent();
+    let v13 = open(&mut a);
+    assert!(!a.pipeline().miss_to_controller);
+    let v10 = a.connect(0);
+    a.poll_transmit(v10).map(|b| b.len()).unwrap_or(0);
+    let hello10 = Message::Hello(Hello {
+        version: 1,
+        elements: Vec::new(),
+    });
+    assert!(a.handle_input(v10, &hello10.to_bytes(1), 0));
+    assert_eq!(a.conn(v10).map(|c| c.version), Some(ofp::Version::V1_0));
+    assert!(
+        a.pipeline().miss_to_controller,
+        "a 1.0 controller turns it on"
+    );
+    let pending = |a: &Agent<FakeDp>, id| a.poll_transmit(id).map_or(0, |b| b.len());
+    let (b13, b10) = (pending(&a, v13), pending(&a, v10));
+    let miss = ToController {
+        implicit_miss: true,
+        ..ToController::new(ofp::msg::flow::PacketInReason::NoMatch, 0, 0, 0)
+    };
+    a.handle_packet_in(1, miss, Bytes::from(vec![0u8; 60]), 1);
+    assert_eq!(pending(&a, v13), b13, "not for the 1.3 controller");
+    assert!(pending(&a, v10) > b10, "for the 1.0 controller");
+    a.disconnect(v10);
+    assert!(!a.pipeline().miss_to_controller, "off when it goes");
+}

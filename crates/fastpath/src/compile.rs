@@ -345,6 +345,7 @@ pub fn compile(
                     counter_base,
                     no_recv,
                     inline_max,
+                    miss_up: snap.miss_to_controller,
                 },
                 &mut subs,
                 &mut tables,
@@ -388,6 +389,9 @@ struct Emit<'a> {
     counter_base: u32,
     no_recv: bool,
     inline_max: usize,
+    /// A miss goes up (to the controllers of OpenFlow 1.0-1.2) instead
+    /// of being dropped.
+    miss_up: bool,
 }
 
 /// The hash table of subtable `s`, made on first use.
@@ -591,7 +595,17 @@ fn emit_actions(a: &mut Asm, e: &Emit<'_>, up: Label) {
     if !e.finals.is_empty() {
         a.jmp_imm(Cond::Ne, R9, 0, hit);
     }
-    // No rule: dropped (OpenFlow 1.3 without a table-miss entry).
+    // No rule: up while an OpenFlow 1.0-1.2 controller wants table
+    // misses, else dropped (OpenFlow 1.3 without a table-miss entry).
+    if e.miss_up {
+        a.ja(up);
+        if e.finals.is_empty() {
+            return;
+        }
+        a.bind(hit);
+        dispatch(a, e, 0, e.finals.len() as u32, up);
+        return;
+    }
     a.mov(R1, R6);
     a.call(Helper::XdpGetBuffLen);
     a.mov(R9, R0);

@@ -688,3 +688,25 @@ fn set_ip_proto_on_ipv6_without_a_parsed_transport() {
     assert_eq!(ports(&run(&mut p, 1, &mut f)), vec![2]);
     assert_eq!((f[20], f[54]), (0, 17));
 }
+
+/// OpenFlow 1.0-1.2's table miss (`Pipeline::miss_to_controller`, which
+/// the agent sets while such a controller is connected): a packet no rule
+/// matches goes to the controller as NO_MATCH, with the switch's
+/// miss_send_len (max_len 0), marked for those versions only; without it,
+/// it is dropped. A resubmit that finds nothing still does nothing.
+#[test]
+fn a_table_miss_is_a_packet_in_for_old_versions_only_when_asked() {
+    let mut p = pipeline(&["table=1,priority=1,actions=output:3"]);
+    assert!(run(&mut p, 1, &mut tcp(64, 1)).is_empty());
+    p.miss_to_controller = true;
+    let outs = run(&mut p, 1, &mut tcp(64, 1));
+    assert_eq!(ports(&outs), vec![port_no::CONTROLLER]);
+    let c = outs[0].controller.as_ref().expect("a packet-in");
+    assert_eq!(
+        (c.reason, c.table_id, c.max_len, c.implicit_miss),
+        (PacketInReason::NoMatch, 0, 0, true)
+    );
+    let mut p = pipeline(&["priority=1,actions=resubmit(,2),output:2"]);
+    p.miss_to_controller = true;
+    assert_eq!(ports(&run(&mut p, 1, &mut tcp(64, 1))), vec![2]);
+}

@@ -158,6 +158,12 @@ pub struct Pipeline {
     ports: PortTable,
     /// OFPC_INVALID_TTL_TO_CONTROLLER (set by SET_CONFIG).
     pub invalid_ttl_to_controller: bool,
+    /// A packet no rule matches goes to the controllers as a packet-in
+    /// (OFPR_NO_MATCH) instead of being dropped: OpenFlow 1.0-1.2's
+    /// table miss. The agent sets it while a controller of those versions
+    /// is connected (as Open vSwitch's `connmgr_wants_packet_in_on_miss`
+    /// decides); only those controllers get the packet-ins.
+    pub miss_to_controller: bool,
     version: u64,
     /// The recent rule changes, as the snapshots carry them.
     changes: Arc<ChangeLog>,
@@ -199,6 +205,7 @@ impl Pipeline {
             table_counters: Arc::new((0..n).map(|_| Counters::new(config.workers)).collect()),
             ports: PortTable::default(),
             invalid_ttl_to_controller: false,
+            miss_to_controller: false,
             version: 0,
             changes: Arc::new(ChangeLog::default()),
             published: Published::new(n as usize),
@@ -311,6 +318,7 @@ impl Pipeline {
                 .collect(),
             ports: self.ports.clone(),
             invalid_ttl_to_controller: self.invalid_ttl_to_controller,
+            miss_to_controller: self.miss_to_controller,
             conntrack: self.conntrack.clone(),
         })
     }

@@ -683,19 +683,35 @@ impl Exec {
                 self.recorded.push(found.cloned());
             }
             let Some(rule) = found else {
-                // No match and no table-miss entry: the packet is dropped.
+                // No match and no table-miss entry: the packet is dropped,
+                // or with a controller of OpenFlow 1.0-1.2 connected, sent
+                // to it (that version's table miss).
                 if let Some(c) = tc {
                     c.hit(worker, 0, now_ns);
                 }
+                let to_controller = cx.resubmit_depth == 0 && cx.snap.miss_to_controller;
                 if T {
                     self.note(format!(
                         "{table:>2}. No match: {}.",
-                        if cx.resubmit_depth == 0 {
+                        if to_controller {
+                            "to the OpenFlow 1.0-1.2 controllers (their table miss)"
+                        } else if cx.resubmit_depth == 0 {
                             "drop (no table-miss rule)"
                         } else {
                             "nothing (a resubmit that finds no rule does nothing)"
                         }
                     ));
+                }
+                if to_controller {
+                    let meta = ToController {
+                        extra: self.packet_in_extra(bytes::Bytes::new()),
+                        implicit_miss: true,
+                        // max_len 0 with NO_MATCH: the switch's miss_send_len.
+                        ..ToController::new(PacketInReason::NoMatch, table as u8, 0, 0)
+                    };
+                    self.push(port_no::CONTROLLER, cx, Some(meta));
+                    // Outputs made before stay; the action set does not run.
+                    return Walk::Stop;
                 }
                 return if cx.resubmit_depth == 0 {
                     Walk::Stop

@@ -86,6 +86,9 @@ pub struct Snapshot {
     pub ports: crate::ports::PortTable,
     /// OFPC_INVALID_TTL_TO_CONTROLLER.
     pub invalid_ttl_to_controller: bool,
+    /// A table miss is a packet-in for OpenFlow 1.0-1.2 controllers
+    /// ([`crate::Pipeline::miss_to_controller`]).
+    pub miss_to_controller: bool,
     /// The connection tracker (`ct`), the pipeline's one.
     pub conntrack: Arc<conntrack::Tracker>,
 }
@@ -106,6 +109,9 @@ pub struct ToController {
     pub controller_id: u16,
     /// The rest, when there is any.
     pub extra: Option<Arc<PacketInExtra>>,
+    /// A table miss of OpenFlow 1.0-1.2 ([`Snapshot::miss_to_controller`]):
+    /// only connections of those versions get it.
+    pub implicit_miss: bool,
 }
 
 impl ToController {
@@ -119,6 +125,7 @@ impl ToController {
             max_len,
             controller_id: 0,
             extra: None,
+            implicit_miss: false,
         }
     }
 
