@@ -807,9 +807,9 @@ FLOWS
     b=$(ctl diff-flows "$f" "$S" | sort)
     [ "$a" = "$b" ] && [ "$(echo "$b" | wc -l)" = 4 ] ||
         { echo "     diff-flows: ovs-ofctl said: $a"; echo "     sluice-ctl said: $b"; r=1; }
-    # Another version is refused, with the reason.
-    a=$("$CTL" -O OpenFlow10 dump-flows "$S" 2>&1) && r=1
-    echo "$a" | grep -q "OpenFlow13 only" || { echo "     -O OpenFlow10: $a"; r=1; }
+    # A version sluice does not speak is refused, with the reason.
+    a=$("$CTL" -O OpenFlow11 dump-flows "$S" 2>&1) && r=1
+    echo "$a" | grep -q "does not speak OpenFlow11" || { echo "     -O OpenFlow11: $a"; r=1; }
     rm -rf "$rd"
     finish "ovs-ofctl and sluice-ctl print the same flows and groups (reserved ports, default priority, cookies, 7 tables); diff-flows and replace-flows agree" $r
 }
@@ -2157,6 +2157,8 @@ sluice_gone() { ! kill -0 "$SLUICE_PID" 2>/dev/null; }
 . scripts/e2e_ct.sh
 # Open vSwitch's database clients (sluice --ovsdb).
 . scripts/e2e_ovsdb.sh
+# OpenFlow 1.0, 1.2, 1.4 and 1.5 controllers and tools.
+. scripts/e2e_versions.sh
 
 for t in ${*:-$(declare -F | awk '$3 ~ /^test_/ {print $3}')}; do
     "$t"

@@ -217,6 +217,7 @@ impl<D: Datapath> Agent<D> {
         if let Some(v) = agreed {
             c.version = v;
             c.phase = Phase::Open;
+            tracing::info!(conn = id, version = v.name(), "OpenFlow version agreed");
         } else {
             c.version = Version::from_wire(version)
                 .or(offered.lowest())

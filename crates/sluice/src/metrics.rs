@@ -370,7 +370,7 @@ fn render_at(all: &[Sources], now: u64) -> String {
     e.family(
         "sluice_connection_info",
         Kind::Gauge,
-        "Always 1, one per OpenFlow connection: its peer, kind (controller or management), state (hello, open, closing) and role (equal, master, slave)",
+        "Always 1, one per OpenFlow connection: its peer, kind (controller or management), state (hello, open, closing), role (equal, master, slave) and OpenFlow version (OpenFlow10 ... OpenFlow15)",
     );
     for b in &bridges {
         for c in &b.control.conns {
@@ -384,6 +384,7 @@ fn render_at(all: &[Sources], now: u64) -> String {
                     ("kind", &kind),
                     ("state", &c.state),
                     ("role", &c.role),
+                    ("version", &c.version),
                 ],
                 1u64,
             );

@@ -406,6 +406,7 @@ fn controllers_and_connections() {
                 management: false,
                 state: "open",
                 role: "master",
+                version: "OpenFlow13",
             },
             openflow::ConnView {
                 id: 4,
@@ -413,6 +414,7 @@ fn controllers_and_connections() {
                 management: true,
                 state: "hello",
                 role: "equal",
+                version: "OpenFlow15",
             },
         ],
         controllers: vec![
@@ -438,11 +440,11 @@ fn controllers_and_connections() {
         0.0
     );
     assert_eq!(
-        value(&text, "sluice_connection_info{bridge=\"br0\",conn=\"3\",peer=\"tcp:127.0.0.1:6653\",kind=\"controller\",state=\"open\",role=\"master\"}"),
+        value(&text, "sluice_connection_info{bridge=\"br0\",conn=\"3\",peer=\"tcp:127.0.0.1:6653\",kind=\"controller\",state=\"open\",role=\"master\",version=\"OpenFlow13\"}"),
         1.0
     );
     assert_eq!(
-        value(&text, "sluice_connection_info{bridge=\"br0\",conn=\"4\",peer=\"unix:/run/sluice/br0.mgmt\",kind=\"management\",state=\"hello\",role=\"equal\"}"),
+        value(&text, "sluice_connection_info{bridge=\"br0\",conn=\"4\",peer=\"unix:/run/sluice/br0.mgmt\",kind=\"management\",state=\"hello\",role=\"equal\",version=\"OpenFlow15\"}"),
         1.0
     );
 }

@@ -49,6 +49,9 @@ pub struct ConnView {
     pub state: &'static str,
     /// `equal`, `master`, `slave`.
     pub role: &'static str,
+    /// The OpenFlow version it speaks (`OpenFlow13`); during the
+    /// handshake, the highest offered.
+    pub version: &'static str,
 }
 
 impl Control {
@@ -88,6 +91,7 @@ impl Control {
                     Phase::Closing => "closing",
                 },
                 role: c.role.name().unwrap_or("equal"),
+                version: c.version.name(),
             })
             .collect();
         let controllers = self
@@ -173,6 +177,7 @@ mod tests {
                 management: false,
                 state: "hello",
                 role: "equal",
+                version: "OpenFlow15",
             }]
         );
         assert_eq!(v.ports, vec![(1, true)]);
