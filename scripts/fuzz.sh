@@ -15,7 +15,7 @@ if [ "${1:-}" = "--seconds" ]; then
     shift 2
 fi
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(decode text pipeline actions agent classifier tunnel conntrack ovsdb)
+[ ${#targets[@]} -gt 0 ] || targets=(decode versions text pipeline actions agent classifier tunnel conntrack ovsdb)
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --version 0.13.1 --locked
 mkdir -p logs
 for t in "${targets[@]}"; do
