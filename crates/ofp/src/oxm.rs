@@ -81,6 +81,12 @@ pub enum OxmField {
     PbbIsid,
     TunnelId,
     Ipv6Exthdr,
+    /// `OXM_OF_PBB_UCA` (field 41, OpenFlow 1.4 on): the Use Customer
+    /// Address bit of a PBB I-TAG. Open vSwitch has no such field; sluice
+    /// takes it in every version (the os-ken switch test tool's OpenFlow
+    /// 1.4 cases use it). Not listed in TABLE_FEATURES ([`OxmField::KNOWN`]
+    /// is 1.3's forty).
+    PbbUca,
     /// `NXM_NX_TUN_IPV4_SRC` (class 0x0001, field 31): the outer IPv4
     /// source of the tunnel a packet came in by or leaves through.
     TunIpv4Src,
@@ -171,7 +177,7 @@ pub const ONF_EXPERIMENTER: u32 = 0x4f4e_4600;
 const ONF_TCP_FLAGS: u8 = 42;
 
 /// Number of slots [`OxmField::index`] hands out.
-pub const FIELD_SLOTS: usize = 91;
+pub const FIELD_SLOTS: usize = 92;
 
 const REG_NAMES: [&str; 16] = [
     "reg0", "reg1", "reg2", "reg3", "reg4", "reg5", "reg6", "reg7", "reg8", "reg9", "reg10",
@@ -227,6 +233,7 @@ impl From<u8> for OxmField {
             37 => PbbIsid,
             38 => TunnelId,
             39 => Ipv6Exthdr,
+            41 => PbbUca,
             128 => TunIpv4Src,
             129 => TunIpv4Dst,
             130 => TunIpv6Src,
@@ -302,6 +309,7 @@ impl From<OxmField> for u8 {
             PbbIsid => 37,
             TunnelId => 38,
             Ipv6Exthdr => 39,
+            PbbUca => 41,
             TunIpv4Src => 128,
             TunIpv4Dst => 129,
             TunIpv6Src => 130,
@@ -544,6 +552,7 @@ impl OxmField {
             MplsTc => "mpls_tc",
             MplsBos => "mpls_bos",
             PbbIsid => "pbb_isid",
+            PbbUca => "pbb_uca",
             TunnelId => "tunnel_id",
             Ipv6Exthdr => "ipv6_exthdr",
             TunIpv4Src => "tun_src",
@@ -579,24 +588,28 @@ impl OxmField {
     pub fn from_name(s: &str) -> Option<Self> {
         Self::KNOWN
             .iter()
+            .chain(&[OxmField::PbbUca])
             .chain(Self::NICIRA)
             .chain(Self::CT)
             .copied()
             .find(|v| v.name().is_some_and(|n| n.eq_ignore_ascii_case(s)))
     }
 
-    /// True for the OpenFlow basic fields (field numbers 0..=39).
+    /// True for the OpenFlow basic fields (field numbers 0..=39, and
+    /// 1.4's PBB_UCA, 41).
     #[inline]
     pub fn is_basic(self) -> bool {
-        !matches!(self, OxmField::Unknown(_)) && self.value() < 40
+        !matches!(self, OxmField::Unknown(_)) && (self.value() < 40 || self == OxmField::PbbUca)
     }
 
     /// A dense index below [`FIELD_SLOTS`] for every known field (basic
-    /// fields by number, then the Nicira ones); `None` for unknown ones.
+    /// fields by number, then the Nicira ones, then PBB_UCA); `None` for
+    /// unknown ones.
     #[inline]
     pub fn index(self) -> Option<usize> {
         match self {
             OxmField::Unknown(_) => None,
+            OxmField::PbbUca => Some(FIELD_SLOTS - 1),
             f if f.info().is_none() => None,
             f if f.value() < 40 => Some(f.value() as usize),
             f => Some(40 + (f.value() - 128) as usize),
@@ -697,6 +710,7 @@ impl OxmField {
             OxmField::MplsTc => fi(1, 3, false, true, Dec),
             OxmField::MplsBos => fi(1, 1, false, true, Dec),
             OxmField::PbbIsid => fi(3, 24, true, true, Dec),
+            OxmField::PbbUca => fi(1, 1, false, true, Dec),
             OxmField::TunnelId => fi(8, 64, true, true, Hex),
             OxmField::Ipv6Exthdr => fi(2, 9, true, false, Hex),
             OxmField::TunIpv4Src | OxmField::TunIpv4Dst => fi(4, 32, true, true, Ipv4),
@@ -769,7 +783,7 @@ impl OxmField {
             F::Ipv6NdSll => &[(F::Icmpv6Type, &[135])],
             F::Ipv6NdTll => &[(F::Icmpv6Type, &[136])],
             F::MplsLabel | F::MplsTc | F::MplsBos => &[(F::EthType, MPLS)],
-            F::PbbIsid => &[(F::EthType, &[0x88e7])],
+            F::PbbIsid | F::PbbUca => &[(F::EthType, &[0x88e7])],
             F::NwTtl | F::IpFrag => &[(F::EthType, IP)],
             F::TcpFlags => &[(F::IpProto, &[6])],
             _ => &[],

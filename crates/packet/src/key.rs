@@ -97,6 +97,8 @@ pub mod slots {
     pub const MPLS_BOS: Slot = Slot::new(14, 0, 1);
     pub const MPLS_LABEL: Slot = Slot::new(15, 40, 20);
     pub const PBB_ISID: Slot = Slot::new(15, 0, 24);
+    /// The I-TAG's Use Customer Address bit (`pbb_uca`).
+    pub const PBB_UCA: Slot = Slot::new(14, 1, 1);
     /// Tunnel id (`tun_id`: the VNI of a packet received from a tunnel
     /// port, or what a flow set for the tunnel it is sent into).
     pub const TUNNEL_ID: Slot = Slot::new(16, 0, 64);
@@ -372,6 +374,7 @@ mod tests {
             MPLS_BOS,
             MPLS_LABEL,
             PBB_ISID,
+            PBB_UCA,
             TUNNEL_ID,
             TUN_IPV4_SRC,
             TUN_IPV4_DST,

@@ -159,6 +159,7 @@ pub fn extract(frame: &[u8], in_port: u32, key: &mut FlowKey) -> Offsets {
         ethertype::PBB => {
             if let Some(itag) = be32(frame, l3) {
                 key.set(s::PBB_ISID, (itag & 0x00ff_ffff) as u64);
+                key.set(s::PBB_UCA, ((itag >> 27) & 1) as u64);
                 key.add_flags(flags::PBB);
                 off.l2_5 = Some(l3 as u16);
             }

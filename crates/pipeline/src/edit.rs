@@ -463,6 +463,17 @@ pub fn set_field(f: &mut [u8], off: &Offsets, o: &Oxm) -> Edit {
             h.set_u32::<0>(w);
             Edit::Done
         }
+        F::PbbUca => {
+            if off.l3_type != ethertype::PBB {
+                return Edit::Skipped;
+            }
+            let Some(mut h) = Hdr::<4>::at(f, off.l2_5.map(usize::from)) else {
+                return Edit::Skipped;
+            };
+            let w = (h.u32::<0>() & !(1 << 27)) | ((v as u32 & 1) << 27);
+            h.set_u32::<0>(w);
+            Edit::Done
+        }
         // Not packet fields: the pipeline keeps them in the key.
         F::InPort
         | F::InPhyPort

@@ -75,6 +75,7 @@ pub fn build(m: &Match) -> Result<Vec<u8>, String> {
                 | F::TunnelId
                 | F::InPhyPort
                 | F::PbbIsid
+                | F::PbbUca
                 | F::MplsLabel
                 | F::MplsTc
                 | F::MplsBos

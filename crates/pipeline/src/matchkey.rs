@@ -181,6 +181,7 @@ fn place(f: OxmField, eth_type: u64) -> (&'static [Slot], u64) {
         F::MplsTc => (&[s::MPLS_TC], flags::MPLS),
         F::MplsBos => (&[s::MPLS_BOS], flags::MPLS),
         F::PbbIsid => (&[s::PBB_ISID], flags::PBB),
+        F::PbbUca => (&[s::PBB_UCA], flags::PBB),
         F::TunnelId => (&[s::TUNNEL_ID], 0),
         // Tunnel fields are metadata: zero when the packet has none.
         F::TunIpv4Src => (&[s::TUN_IPV4_SRC], 0),

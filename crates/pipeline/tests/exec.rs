@@ -710,3 +710,27 @@ fn a_table_miss_is_a_packet_in_for_old_versions_only_when_asked() {
     p.miss_to_controller = true;
     assert_eq!(ports(&run(&mut p, 1, &mut tcp(64, 1))), vec![2]);
 }
+
+/// OpenFlow 1.4's PBB_UCA: the I-TAG's Use Customer Address bit, matched
+/// and set (the other bits of the tag and the I-SID stay).
+#[test]
+fn pbb_uca_is_matched_and_set() {
+    let frame = |uca: u32| {
+        let mut v = vec![0x22; 6];
+        v.extend([0x12, 0x11, 0x11, 0x11, 0x11, 0x11, 0x88, 0xe7]);
+        let itag = (5u32 << 29) | (uca << 27) | 100;
+        v.extend(itag.to_be_bytes());
+        v.extend([0x22; 12]);
+        v.extend([0x08, 0x00]);
+        v.extend([0u8; 20]);
+        v
+    };
+    let mut p = pipeline(&[
+        "priority=2,dl_type=0x88e7,pbb_uca=1,actions=output:2",
+        "priority=1,dl_type=0x88e7,pbb_uca=0,actions=set_field:1->pbb_uca,output:3",
+    ]);
+    assert_eq!(ports(&run(&mut p, 1, &mut frame(1))), vec![2]);
+    let mut f = frame(0);
+    assert_eq!(ports(&run(&mut p, 1, &mut f)), vec![3]);
+    assert_eq!(f, frame(1), "the bit set, the rest as it was");
+}

@@ -332,6 +332,7 @@ fn print_rank(f: OxmField) -> u8 {
         F::Ipv6NdSll => 64,
         F::Ipv6NdTll => 65,
         F::PbbIsid => 66,
+        F::PbbUca => 66,
         F::Ipv6Exthdr => 67,
         F::Unknown(_) => 68,
     }
