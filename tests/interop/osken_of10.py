@@ -301,7 +301,10 @@ def osken_view(m):
         acts = actions_view(m.actions, ctx_of_match(mv))
         exact = (m.match.wildcards & OFPFW_ALL) == 0
         return {"type": "flow_mod", "cookie": m.cookie, "cookie_mask": 0,
-                "table_id": 0 if m.command == ofp.OFPFC_ADD else 255,
+                # ADD and MODIFY: table 0 (sluice's MODIFY names one table;
+                # Open vSwitch's 1.0 MODIFY takes every table); DELETE: all.
+                "table_id": 255 if m.command in (ofp.OFPFC_DELETE,
+                                                 ofp.OFPFC_DELETE_STRICT) else 0,
                 "command": m.command, "idle_timeout": m.idle_timeout,
                 "hard_timeout": m.hard_timeout,
                 "priority": 0xFFFF if exact else m.priority, "buffer_id": m.buffer_id,

@@ -240,7 +240,7 @@ proptest! {
         if let Ok((_, msg)) = Message::decode_as(&frame(14, xid, &body), Version::V1_0) {
             let Message::FlowMod(f) = &msg else { panic!("not a flow mod: {msg:?}") };
             prop_assert_eq!(f.cookie_mask, 0);
-            prop_assert_eq!(f.table_id, if command == 0 { 0 } else { 0xff });
+            prop_assert_eq!(f.table_id, if command >= 3 { 0xff } else { 0 });
             stable(&msg, xid)?;
         }
     }
@@ -564,7 +564,7 @@ fn flow_mod_expressible() -> impl Strategy<Value = FlowMod> {
                 FlowMod {
                     cookie,
                     cookie_mask: 0,
-                    table_id: if c == 0 { 0 } else { 0xff },
+                    table_id: if c >= 3 { 0xff } else { 0 },
                     command,
                     idle_timeout: idle,
                     hard_timeout: hard,

@@ -80,9 +80,14 @@ impl FlowMod {
     /// lies there, padded to 8 bytes (its length field excludes the
     /// padding); None if the message is too short to hold it. For a
     /// receiver that keeps a validated match as the bytes it came in.
+    /// None too for an OpenFlow 1.0 FLOW_MOD (version byte 1), whose match
+    /// is no OXM match (its module, [`crate::of10`], translates it).
     pub fn match_bytes(message: &[u8]) -> Option<&[u8]> {
         // The header (8) and the fixed fields before the match (40).
         const AT: usize = 48;
+        if message.first() == Some(&crate::of10::OFP10_VERSION) {
+            return None;
+        }
         let h = message.get(AT..AT + 4)?;
         let len = u16::from_be_bytes([h[2], h[3]]) as usize;
         message.get(AT..AT + len.div_ceil(8) * 8)

@@ -42,8 +42,13 @@
 //!   protocol) for set_vlan_* and set_tp_*, as Open vSwitch checks a
 //!   packet-out's actions against the packet's flow.
 //! * FLOW_MOD 14: read as Open vSwitch's `ofputil_decode_flow_mod` reads
-//!   `OFPT10_FLOW_MOD`: an ADD goes to table 0, MODIFY and DELETE (strict
-//!   or not) apply to every table (table_id 0xff); the cookie is kept and
+//!   `OFPT10_FLOW_MOD`: an ADD goes to table 0 and DELETE (strict or not)
+//!   applies to every table (table_id 0xff). Open vSwitch's MODIFY applies
+//!   to every table too, but the internal MODIFY names one table (sluice's
+//!   pipeline answers a MODIFY of table 0xff `OFPFMFC_BAD_TABLE_ID`, as
+//!   1.3 says), so a 1.0 MODIFY is table 0's: the table every 1.0 ADD
+//!   goes to. Flows other controllers put in other tables are not
+//!   modified by a 1.0 MODIFY, where Open vSwitch would. The cookie is kept and
 //!   `cookie_mask` is 0 (1.0 has no cookie filter); `out_group` is
 //!   `OFPG_ANY`; an exact-match flow (no wildcard bit) gets priority
 //!   0xffff whatever the message says; a command above 4 is
@@ -62,6 +67,7 @@
 //!   queue's internal `port` is the reply's.
 //!
 //! What the two cannot say to each other:
+//! * 1.0's MODIFY of every table (above): table 0 only.
 //! * 1.0's FLOW_MOD MODIFY adds the flow when none matches (Open vSwitch
 //!   does so for 1.0), and sets the cookie of the flows it modifies. The
 //!   internal [`crate::FlowMod`] has no field for either (its MODIFY is
@@ -566,10 +572,14 @@ fn decode_flow_mod(r: &mut Reader<'_>) -> Result<FlowMod> {
     Ok(FlowMod {
         cookie,
         cookie_mask: 0,
-        table_id: if command == FlowModCommand::Add {
-            0
-        } else {
+        // ADD and MODIFY: table 0; DELETE: every table (module doc).
+        table_id: if matches!(
+            command,
+            FlowModCommand::Delete | FlowModCommand::DeleteStrict
+        ) {
             TABLE_ALL
+        } else {
+            0
         },
         command,
         idle_timeout,

@@ -86,6 +86,24 @@ fn flow_mod_delete_applies_to_all_tables_and_exact_gets_top_priority() {
 }
 
 #[test]
+fn flow_mod_modify_is_table_0s_and_keeps_no_oxm_bytes() {
+    let mut b = hdr(14, 72);
+    b.extend_from_slice(&[0x00, 0x38, 0x20, 0xfe, 0, 1]);
+    b.extend_from_slice(&[0; 34]);
+    b.extend_from_slice(&9u64.to_be_bytes());
+    b.extend_from_slice(&[0, 1, 0, 0, 0, 0, 0x80, 0]); // MODIFY
+    b.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0]);
+    let Message::FlowMod(f) = dec(&b).unwrap() else {
+        panic!()
+    };
+    assert_eq!(f.command, FlowModCommand::Modify);
+    assert_eq!(f.table_id, 0);
+    assert_eq!((f.cookie, f.cookie_mask), (9, 0));
+    // The 1.3 codec's raw-match shortcut must not read a 1.0 frame.
+    assert_eq!(FlowMod::match_bytes(&b), None);
+}
+
+#[test]
 fn flow_mod_refusals_as_ovs() {
     let base = |command: u16, flags: u16, idle: u16| {
         let mut b = hdr(14, 72);
