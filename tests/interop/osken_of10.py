@@ -308,7 +308,9 @@ def osken_view(m):
                 "command": m.command, "idle_timeout": m.idle_timeout,
                 "hard_timeout": m.hard_timeout,
                 "priority": 0xFFFF if exact else m.priority, "buffer_id": m.buffer_id,
-                "out_port": port32(m.out_port), "out_group": ANY32, "flags": m.flags,
+                "out_port": port32(m.out_port), "out_group": ANY32,
+                # 1.0's ADD resets counters: 1.3's RESET_COUNTS (4).
+                "flags": m.flags | (4 if m.command == ofp.OFPFC_ADD else 0),
                 "match": mv, "instructions": [["apply_actions", acts]] if acts else []}
     if isinstance(m, p.OFPPacketOut):
         data = bytes(m.data or b"")

@@ -573,7 +573,8 @@ fn flow_mod_expressible() -> impl Strategy<Value = FlowMod> {
                     buffer_id,
                     out_port,
                     out_group: 0xffff_ffff,
-                    flags,
+                    // 1.0's ADD resets counters (RESET_COUNTS).
+                    flags: if c == 0 { flags | 4 } else { flags },
                     match_,
                     instructions: if actions.is_empty() {
                         vec![]

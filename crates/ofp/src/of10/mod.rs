@@ -56,8 +56,12 @@
 //!   `CHECK_OVERLAP` and `EMERG` are `OFPFMFC_BAD_FLAGS`; `EMERG` (the
 //!   emergency flow cache, gone from 1.0.1) is `OFPFMFC_BAD_EMERG_TIMEOUT`
 //!   with a timeout and `OFPFMFC_ALL_TABLES_FULL` without, as Open vSwitch
-//!   answers; the actions become one apply_actions instruction (`action10`).
-//!   Writing does the reverse (the table id is not written).
+//!   answers; an ADD gets 1.3's `RESET_COUNTS` flag (1.0's ADD always
+//!   resets the counters of the flow it replaces, its other commands
+//!   never, as Open vSwitch's `ofputil_decode_flow_mod_flags` says); the
+//!   actions become one apply_actions instruction (`action10`). Writing
+//!   does the reverse (the table id and the flags 1.0 lacks are not
+//!   written).
 //! * STATS_REQUEST 16 / REPLY 17: `stats10`.
 //! * BARRIER_REQUEST 18 / REPLY 19.
 //! * QUEUE_GET_CONFIG_REQUEST 20: a 16-bit port; REPLY 21: port, 6 pad,
@@ -567,6 +571,14 @@ fn decode_flow_mod(r: &mut Reader<'_>) -> Result<FlowMod> {
             )
         });
     }
+    // 1.0's ADD always resets the counters of a flow it replaces, and
+    // its other commands never do (Open vSwitch's
+    // `ofputil_decode_flow_mod_flags`): 1.3's RESET_COUNTS says the same.
+    let flags = if command == FlowModCommand::Add {
+        flags | crate::msg::flow::flow_mod_flags::RESET_COUNTS
+    } else {
+        flags
+    };
     let match_ = match10::from_10(&m10);
     let instructions: Vec<Instruction> = action10::decode_instructions(r, Ctx::of_match(&match_))?;
     Ok(FlowMod {

@@ -43,7 +43,8 @@ fn flow_mod_add_golden() {
         cookie: 5,
         idle_timeout: 10,
         priority: 100,
-        flags: 1,
+        // send_flow_rem, and 1.0's ADD resets counters.
+        flags: 1 | 4,
         match_: Match::new().with(Oxm::exact(OxmField::InPort, 1)),
         instructions: vec![Instruction::ApplyActions(vec![Action::Output {
             port: 2,
