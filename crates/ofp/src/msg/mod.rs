@@ -237,6 +237,14 @@ impl Message {
     /// (as the original's flag says for the last). What the version
     /// cannot express is left out or approximated as Open vSwitch does
     /// (the version's module says what). On error `out` is as it was.
+    ///
+    /// OpenFlow 1.0 ([`crate::of10`]): a STATS_REPLY too long for one
+    /// message is split between its entries into several, each flagged
+    /// `OFPSF_REPLY_MORE` (1, as 1.3's flag) but the last, which carries
+    /// the original's flags; [`TooLong`] only when one indivisible part
+    /// (one entry, or a message that is not a list, such as a
+    /// FEATURES_REPLY with its ports) cannot fit. A message 1.0 has no
+    /// form for appends nothing and succeeds.
     pub fn encode_as(
         &self,
         version: crate::Version,

@@ -35,7 +35,9 @@
 //!   Open vSwitch's `encode_packet_in_reason` does for 1.0.
 //! * FLOW_REMOVED 11: match, cookie, priority, reason, durations,
 //!   idle_timeout, counters. Read: table_id 255 and hard_timeout 0, as
-//!   Open vSwitch's `ofputil_decode_flow_removed`.
+//!   Open vSwitch's `ofputil_decode_flow_removed`; written without them.
+//!   The reason is written as it is (1.3's `GROUP_DELETE`, 3, too), as
+//!   Open vSwitch's `ofputil_encode_flow_removed` does for 1.0.
 //! * PORT_STATUS 12, PORT_MOD 15: `port10`.
 //! * PACKET_OUT 13: buffer_id, 16-bit in_port, actions_len, actions,
 //!   data; the actions read with what the packet says (its VLAN tag and IP

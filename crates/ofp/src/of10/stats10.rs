@@ -8,7 +8,10 @@
 //! * FLOW (1) / AGGREGATE (2): request `ofp_match` (match10), `table_id`
 //!   (0xff: all), pad, a 16-bit `out_port` (`OFPP_NONE`: any). Internally
 //!   `out_group` is `OFPG_ANY` and the cookie and its mask 0, as Open
-//!   vSwitch's `ofputil_decode_flow_stats_request` for 1.0. A reply entry
+//!   vSwitch's `ofputil_decode_flow_stats_request` for 1.0. The request's
+//!   match is read like a flow's, normalised (match10): Open vSwitch does
+//!   not normalise a stats request's match, but the internal OXM match
+//!   cannot hold a field without its prerequisites. A reply entry
 //!   is 88 bytes plus its actions: length, table_id, pad, match,
 //!   durations, priority, timeouts, 6 pad, cookie, counters, the flow's
 //!   instructions as a 1.0 action list (action10: goto_table and
