@@ -346,6 +346,32 @@ fn corpus() -> Vec<(&'static str, Message)> {
     drop_flow.match_ = Match::new().with(Oxm::exact(OxmField::VlanVid, 0));
     drop_flow.instructions = vec![];
     drop_flow.priority = 1;
+    // A flow 1.0 cannot say all of: what a 1.0 controller sees of it.
+    let beyond = FlowStats {
+        table_id: 1,
+        match_: Match::new()
+            .with(Oxm::exact(OxmField::InPort, 1))
+            .with(Oxm::exact(OxmField::Metadata, 5))
+            .with(Oxm::exact(OxmField::EthType, 0x0800)),
+        instructions: vec![
+            Instruction::ApplyActions(vec![
+                Action::Group(3),
+                Action::DecNwTtl,
+                sf(OxmField::TunnelId, 0x77),
+                Action::PushVlan(0x8100),
+                sf(OxmField::VlanVid, 0x1005),
+                Action::SetQueue(4),
+                Action::Output {
+                    port: 2,
+                    max_len: 0,
+                },
+            ]),
+            Instruction::Meter(1),
+            Instruction::ClearActions,
+            Instruction::GotoTable(2),
+        ],
+        ..flow.clone()
+    };
     let mp = |body| Message::MultipartReply(MultipartReply::new(body));
     vec![
         (
@@ -519,6 +545,10 @@ fn corpus() -> Vec<(&'static str, Message)> {
                     },
                 ],
             }),
+        ),
+        (
+            "flow_stats_reply_beyond_1_0",
+            mp(MultipartReplyBody::Flow(vec![beyond])),
         ),
     ]
 }
