@@ -31,7 +31,8 @@
 //!   the internal match's `in_port` (`OFPP_NONE` if there is none) and
 //!   leaves the other match fields, the table id and the cookie out (1.0
 //!   has no room for them; Open vSwitch's 1.0 packet-in drops them too).
-//!   The reason is written as it is: 1.3's `INVALID_TTL` (2) too, as
+//!   The reason is written as it is, 1.3's `INVALID_TTL` (2) too, and
+//!   1.4's `ACTION_SET`, `GROUP` and `PACKET_OUT` (3-5) as `ACTION`, as
 //!   Open vSwitch's `encode_packet_in_reason` does for 1.0.
 //! * FLOW_REMOVED 11: match, cookie, priority, reason, durations,
 //!   idle_timeout, counters. Read: table_id 255 and hard_timeout 0, as
@@ -464,7 +465,12 @@ fn encode_packet_in(p: &PacketIn, out: &mut Vec<u8>) {
         .get(OxmField::InPort)
         .map_or(port_no::ANY, |o| o.value as u32);
     out.put_u16(port_to_10(in_port));
-    out.put_u8(p.reason.value());
+    // 1.4's ACTION_SET, GROUP and PACKET_OUT are ACTION before 1.4
+    // (Open vSwitch's `encode_packet_in_reason`).
+    out.put_u8(match p.reason.value() {
+        3..=5 => PacketInReason::Action.value(),
+        r => r,
+    });
     out.put_u8(0);
     out.extend_from_slice(&p.data);
 }
