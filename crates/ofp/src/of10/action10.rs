@@ -625,8 +625,9 @@ mod tests {
         assert_eq!(code(&[0, 0, 0, 8, 0, 1]), ErrorCode::ACTION_BAD_LEN);
     }
 
-    /// Open vSwitch's Nicira forms of 1.1+ actions (ovs-ofctl -O
-    /// OpenFlow10 writes `group:5` as this NXAST_GROUP).
+    /// Open vSwitch's Nicira forms of 1.1+ actions: `ovs-ofctl ofp-print`
+    /// reads a 1.0 FLOW_MOD with this list as
+    /// `actions=group:5,dec_ttl,push_mpls:0x8847,set_queue:9`.
     #[test]
     fn nicira_forms_of_newer_actions() {
         let golden: &[u8] = &[

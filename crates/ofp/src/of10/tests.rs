@@ -27,7 +27,7 @@ fn hdr(ty: u8, len: u16) -> Vec<u8> {
 
 /// FLOW_MOD ADD `in_port=1,actions=output:2` (priority 100, cookie 5,
 /// idle 10, send_flow_rem): `ovs-ofctl ofp-print` shows "OFPT_FLOW_MOD
-/// (xid=0x1234): ADD in_port=1 cookie:0x5 idle:10 pri:100
+/// (xid=0x1234): ADD priority=100,in_port=1 cookie:0x5 idle:10
 /// send_flow_rem actions=output:2".
 #[test]
 fn flow_mod_add_golden() {
@@ -139,9 +139,10 @@ fn flow_mod_refusals_as_ovs() {
 }
 
 /// FEATURES_REPLY with one port: `ovs-ofctl ofp-print` shows
-/// "OFPT_FEATURES_REPLY (xid=0x1234): dpid:0000000000000001 n_tables:254,
-/// n_buffers:256 capabilities: FLOW_STATS TABLE_STATS PORT_STATS
-/// QUEUE_STATS ARP_MATCH_IP actions: output enqueue set_vlan_vid ..."
+/// "OFPT_FEATURES_REPLY (xid=0x1234): dpid:0000000000000001 /
+/// n_tables:254, n_buffers:256 / capabilities: FLOW_STATS TABLE_STATS
+/// PORT_STATS QUEUE_STATS ARP_MATCH_IP / actions: output enqueue
+/// set_vlan_vid ... / 1(p1): addr:00:00:00:00:00:01 ... current: 1GB-FD".
 #[test]
 fn features_reply_golden() {
     let mut b = hdr(6, 32 + 48);
