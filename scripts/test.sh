@@ -31,6 +31,8 @@ cargo build -q --locked -p ofp --example ofp-interop
 .venv/bin/python tests/interop/osken_interop.py target/debug/examples/ofp-interop
 cargo build -q --locked -p ofp --example of10-interop
 .venv/bin/python tests/interop/osken_of10.py target/debug/examples/of10-interop
+cargo build -q --locked -p ofp --example of1x-interop
+.venv/bin/python tests/interop/osken_of1x.py target/debug/examples/of1x-interop
 phase "benchmark report arithmetic and rendering"
 .venv/bin/python -m unittest discover -s scripts/bench -p 'test_*.py'
 phase "release build (what the end-to-end tests run)"
