@@ -74,6 +74,14 @@ fn action_summary(a: &Action) -> Value {
             m.insert("max_len".into(), json!(max_len));
         }
         Action::SetQueue(q) => drop(m.insert("queue_id".into(), json!(q))),
+        Action::RegMove(r) => {
+            if V15.load(std::sync::atomic::Ordering::Relaxed) {
+                m.insert("type".into(), json!(28));
+            }
+            m.insert("n_bits".into(), json!(r.n_bits));
+            m.insert("src_offset".into(), json!(r.src_ofs));
+            m.insert("dst_offset".into(), json!(r.dst_ofs));
+        }
         Action::Group(g) => drop(m.insert("group_id".into(), json!(g))),
         Action::PushVlan(e) | Action::PushMpls(e) | Action::PopMpls(e) => {
             m.insert("ethertype".into(), json!(e));
@@ -106,8 +114,37 @@ fn instruction_summary(i: &Instruction) -> Value {
     }
 }
 
+/// Whether summaries describe OpenFlow 1.5 (set once by `main`).
+static V15: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 fn instructions(v: &[Instruction]) -> Value {
-    Value::Array(v.iter().map(instruction_summary).collect())
+    if !V15.load(std::sync::atomic::Ordering::Relaxed) {
+        return Value::Array(v.iter().map(instruction_summary).collect());
+    }
+    // 1.5: the meter is the first apply action (see of1x::v15_actions).
+    let meter = v.iter().find_map(|i| match i {
+        Instruction::Meter(m) => Some(*m),
+        _ => None,
+    });
+    let has_apply = v.iter().any(|i| matches!(i, Instruction::ApplyActions(_)));
+    let meter_action = |m: u32| json!({"type": 29, "meter_id": m});
+    Value::Array(
+        v.iter()
+            .filter_map(|i| match (i, meter) {
+                (Instruction::Meter(m), _) => {
+                    (!has_apply).then(|| json!({"type": 4, "actions": [meter_action(*m)]}))
+                }
+                (Instruction::ApplyActions(a), Some(m)) => {
+                    let mut acts = vec![meter_action(m)];
+                    if let Value::Array(rest) = actions(a) {
+                        acts.extend(rest);
+                    }
+                    Some(json!({"type": 4, "actions": acts}))
+                }
+                _ => Some(instruction_summary(i)),
+            })
+            .collect(),
+    )
 }
 
 fn bucket(v: Version, i: usize, b: &Bucket) -> Value {
@@ -479,10 +516,9 @@ fn corpus(v: Version) -> Vec<(String, Message)> {
     let mut out: Vec<(String, Message)> = Vec::new();
     let mut add = |n: &str, msg: Message| out.push((n.to_string(), msg));
     let full = m("in_port=1,dl_dst=02:00:00:00:00:02,dl_src=02:00:00:00:00:01,tcp,nw_src=10.0.0.0/8,nw_dst=10.1.2.3,tp_dst=80");
-    let insts = ofp::text::parse_instructions(if v != Version::V1_4 {
-        "set_field:02:00:00:00:00:03->eth_dst,output:2,group:3,write_metadata:0x1/0xff,goto_table:2"
-    } else {
-        "meter:1,set_field:02:00:00:00:00:03->eth_dst,output:2,group:3,write_metadata:0x1/0xff,goto_table:2"
+    let insts = ofp::text::parse_instructions(match v {
+        Version::V1_2 => "set_field:02:00:00:00:00:03->eth_dst,output:2,group:3,write_metadata:0x1/0xff,goto_table:2",
+        _ => "meter:1,set_field:02:00:00:00:00:03->eth_dst,output:2,group:3,write_metadata:0x1/0xff,goto_table:2",
     })
     .expect("instructions");
     let reply = |body| Message::MultipartReply(MultipartReply::new(body));
@@ -689,6 +725,26 @@ fn corpus(v: Version) -> Vec<(String, Message)> {
         })),
     );
     if v == Version::V1_5 {
+        let copy =
+            ofp::text::parse_instructions("move:NXM_NX_REG0[0..15]->NXM_NX_REG1[8..23],output:2")
+                .expect("instructions");
+        add(
+            "flow_stats_reply_copy_field",
+            reply(B::Flow(vec![FlowStats {
+                table_id: 1,
+                duration_sec: 1,
+                duration_nsec: 0,
+                priority: 7,
+                idle_timeout: 0,
+                hard_timeout: 0,
+                flags: 0,
+                cookie: 0,
+                packet_count: 0,
+                byte_count: 0,
+                match_: Match::new(),
+                instructions: copy,
+            }])),
+        );
         add(
             "group_desc_reply_2b",
             reply(B::GroupDesc(vec![GroupDesc {
@@ -801,6 +857,7 @@ fn main() {
         std::process::exit(2);
     };
     let v = version(v);
+    V15.store(v == Version::V1_5, std::sync::atomic::Ordering::Relaxed);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     match mode.as_str() {

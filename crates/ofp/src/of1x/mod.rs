@@ -30,6 +30,7 @@
 pub mod v12;
 pub mod v14;
 pub mod v15;
+mod v15_actions;
 
 use bytes::{BufMut, Bytes};
 

@@ -45,21 +45,20 @@
 //! * GROUP_DESC and PORT_DESC requests carry a group id / port number in
 //!   1.5; the internal requests select everything, so only `OFPG_ALL` /
 //!   `OFPP_ANY` are read, another id is `OFPBRC_BAD_STAT`.
-//! * Not translated (left out for time; documented in the report): the
-//!   COPY_FIELD (28) and METER (29) actions — a 1.5 peer's COPY_FIELD is
-//!   `OFPBAC_BAD_TYPE` and the internal `RegMove` goes out as Nicira's
-//!   NXAST_REG_MOVE, which Open vSwitch reads in every version. Packet
-//!   registers (OXM class 0x8001) need nothing: `oxm.rs` knows them as
-//!   `xreg0`-`xreg7`.
+//! * The COPY_FIELD (28) and METER (29) actions in FLOW_MOD, PACKET_OUT,
+//!   buckets and flow descriptions: see `v15_actions` (COPY_FIELD is the
+//!   internal `RegMove`; METER first in apply-actions is the internal
+//!   meter instruction). Packet registers (OXM class 0x8001) need
+//!   nothing: `oxm.rs` knows them as `xreg0`-`xreg7`.
 
-use bytes::BufMut;
+use bytes::{BufMut, Bytes};
 
-use super::{bad_multipart, bad_property, entries, pull_prop, v14, ReplyBody};
-use crate::action::{decode_actions, encode_actions};
+use super::{bad_multipart, bad_property, entries, pull_prop, v14, v15_actions, ReplyBody};
+use crate::action::{decode_actions, encode_actions, Action};
 use crate::error::{BadMatchCode, BadRequestCode, ErrorCode, GroupModFailedCode, OfpError, Result};
 use crate::header::{Header, MsgType};
-use crate::instruction::{decode_instructions, encode_instructions};
-use crate::msg::flow::{FlowRemoved, FlowRemovedReason, PacketOut};
+use crate::instruction::{decode_instructions, encode_instructions, Instruction};
+use crate::msg::flow::{FlowMod, FlowRemoved, FlowRemovedReason, PacketOut};
 use crate::msg::group::{Bucket, GroupMod, GroupModCommand, GroupType};
 use crate::msg::multipart::{
     AggregateStats, FlowStats, GroupDesc, MeterFeatures, MultipartReply, MultipartReplyBody,
@@ -80,6 +79,7 @@ pub const OXS_CLASS: u16 = 0x8002;
 pub(crate) fn decode_body(h: &Header, r: &mut Reader<'_>) -> Result<Message> {
     Ok(match h.msg_type {
         MsgType::PacketOut => Message::PacketOut(decode_packet_out(r)?),
+        MsgType::FlowMod => Message::FlowMod(decode_flow_mod(r)?),
         MsgType::FlowRemoved => Message::FlowRemoved(decode_flow_removed(r)?),
         MsgType::GroupMod => Message::GroupMod(decode_group_mod(r)?),
         MsgType::MultipartRequest => match r.peek_u16(0)? {
@@ -151,6 +151,15 @@ pub(crate) fn encode_body(msg: &Message, xid: u32, out: &mut Vec<u8>) -> Option<
             encode_packet_out(p, out);
             MsgType::PacketOut.value()
         }
+        Message::FlowMod(f) => {
+            let mut tmp = Vec::new();
+            f.encode(&mut tmp);
+            // The fixed part (40 bytes), then the match padded to 8.
+            let at = (40 + pad8(u16::from_be_bytes([tmp[42], tmp[43]]) as usize)).min(tmp.len());
+            out.extend_from_slice(&tmp[..at]);
+            v15_actions::instructions_out(&tmp[at..], out);
+            MsgType::FlowMod.value()
+        }
         Message::FlowRemoved(f) => {
             encode_flow_removed(f, out);
             MsgType::FlowRemoved.value()
@@ -218,6 +227,44 @@ pub(crate) fn reply_body(body: &MultipartReplyBody) -> ReplyBody {
         }
         other => v14::reply_body(other),
     }
+}
+
+/// An action list of 1.5 read (COPY_FIELD and METER: `v15_actions`).
+fn decode_actions15(raw: &[u8]) -> Result<Vec<Action>> {
+    let mut v = Vec::with_capacity(raw.len());
+    v15_actions::actions_in(raw, &mut v)?;
+    let b = Bytes::from(v);
+    decode_actions(&mut Reader::new(&b, ErrorCode::ACTION_BAD_LEN))
+}
+
+fn encode_actions15(actions: &[Action], out: &mut Vec<u8>) {
+    let mut tmp = Vec::new();
+    encode_actions(actions, &mut tmp);
+    v15_actions::actions_out(&tmp, out);
+}
+
+fn decode_instructions15(raw: &[u8]) -> Result<Vec<Instruction>> {
+    let mut v = Vec::with_capacity(raw.len());
+    v15_actions::instructions_in(raw, &mut v)?;
+    let b = Bytes::from(v);
+    decode_instructions(&mut Reader::new(&b, ErrorCode::BAD_LEN))
+}
+
+/// FLOW_MOD: 1.4's layout, the instructions through `v15_actions`.
+fn decode_flow_mod(r: &mut Reader<'_>) -> Result<FlowMod> {
+    let body = r.rest();
+    let at = match body.get(42..44) {
+        Some(l) => 40 + pad8(u16::from_be_bytes([l[0], l[1]]) as usize),
+        None => body.len(),
+    }
+    .min(body.len());
+    let mut v = body[..at].to_vec();
+    v15_actions::instructions_in(&body[at..], &mut v)?;
+    let b = Bytes::from(v);
+    let mut rr = Reader::new(&b, ErrorCode::BAD_LEN);
+    let f = FlowMod::decode(&mut rr)?;
+    rr.finish(ErrorCode::BAD_LEN)?;
+    Ok(f)
 }
 
 /// The OXS statistics sluice reads and writes.
@@ -304,7 +351,7 @@ fn encode_packet_out(p: &PacketOut, out: &mut Vec<u8>) {
         })
         .encode(out);
     let start = out.len();
-    encode_actions(&p.actions, out);
+    encode_actions15(&p.actions, out);
     patch_len(out, at, start);
     out.extend_from_slice(&p.data);
 }
@@ -335,7 +382,8 @@ fn decode_packet_out(r: &mut Reader<'_>) -> Result<PacketOut> {
     let mut a = r
         .sub(actions_len, ErrorCode::ACTION_BAD_LEN)
         .map_err(|_| OfpError::new(ErrorCode::BAD_LEN, "actions_len beyond message end"))?;
-    let actions = decode_actions(&mut a)?;
+    let n = a.remaining();
+    let actions = decode_actions15(a.slice(n)?)?;
     Ok(PacketOut {
         buffer_id,
         in_port,
@@ -411,7 +459,9 @@ pub fn encode_flow_desc(f: &FlowStats, out: &mut Vec<u8>) {
         },
         out,
     );
-    encode_instructions(&f.instructions, out);
+    let mut tmp = Vec::new();
+    encode_instructions(&f.instructions, &mut tmp);
+    v15_actions::instructions_out(&tmp, out);
     patch_len(out, at, start);
 }
 
@@ -433,7 +483,8 @@ pub fn decode_flow_desc(r: &mut Reader<'_>) -> Result<FlowStats> {
     let cookie = e.u64()?;
     let match_ = Match::decode(&mut e)?;
     let s = decode_oxs(&mut e)?;
-    let instructions = decode_instructions(&mut e)?;
+    let n = e.remaining();
+    let instructions = decode_instructions15(e.slice(n)?)?;
     let (duration_sec, duration_nsec) = s.duration.unwrap_or((0, 0));
     Ok(FlowStats {
         table_id,
@@ -459,7 +510,7 @@ pub fn encode_buckets(buckets: &[Bucket], out: &mut Vec<u8>) {
         let aat = len_placeholder(out);
         out.put_u32(i as u32);
         let astart = out.len();
-        encode_actions(&b.actions, out);
+        encode_actions15(&b.actions, out);
         patch_len(out, aat, astart);
         out.put_u16(0); // OFPGBPT15_WEIGHT
         out.put_u16(8);
@@ -500,7 +551,7 @@ pub fn decode_buckets(r: &mut Reader<'_>, group_type: GroupType) -> Result<Vec<B
         let mut a = b.sub(alen, ErrorCode::ACTION_BAD_LEN)?;
         let mut bucket = Bucket {
             weight: u16::from(group_type == GroupType::Select),
-            actions: decode_actions(&mut a)?,
+            actions: decode_actions15(a.slice(alen)?)?,
             ..Bucket::default()
         };
         while !b.is_empty() {

@@ -1,0 +1,219 @@
+//! OpenFlow 1.5's COPY_FIELD (28) and METER (29) actions onto the
+//! internal (1.3-shaped) actions and instructions, as byte-level
+//! rewrites of an action or instruction list (the rest of each list is
+//! copied as it is, and the 1.3 codec reads or wrote it).
+//!
+//! Contract, following Open vSwitch (lib/ofp-actions.c):
+//!
+//! * COPY_FIELD (`ofp15_action_copy_field`: n_bits, src_offset,
+//!   dst_offset, two OXM headers, 24 bytes) is the internal
+//!   `Action::RegMove`, whose 1.3 form is Nicira's NXAST_REG_MOVE (the
+//!   same numbers and headers): read into it, and an `Action::RegMove`
+//!   is written as COPY_FIELD to 1.5 peers (Open vSwitch's `encode_REG_MOVE`
+//!   does the same). A COPY_FIELD naming experimenter OXMs, or of another
+//!   length, is left as it is and the 1.3 decoder refuses it
+//!   (`OFPBAC_BAD_TYPE`).
+//! * METER (`ofp_action_meter`) is the internal `Instruction::Meter`:
+//!   Open vSwitch writes the meter as the first action of the
+//!   apply-actions list in 1.5 and refuses it elsewhere. Read: a METER
+//!   first in APPLY_ACTIONS becomes a meter instruction placed where the
+//!   apply-actions instruction is (an apply-actions left empty by it is
+//!   dropped); a METER later in APPLY_ACTIONS is
+//!   `OFPBAC_UNSUPPORTED_ORDER`; one in WRITE_ACTIONS, a bucket or a
+//!   PACKET_OUT is `OFPBAC_BAD_TYPE` (Open vSwitch's "meter action not
+//!   allowed here"). Written: the meter instruction's id goes first into
+//!   the apply-actions list, or into an apply-actions list of its own
+//!   where the flow has none. The 1.3 meter instruction (type 6) received
+//!   from a 1.5 peer is `OFPBIC_UNKNOWN_INST`, as Open vSwitch answers.
+
+use bytes::BufMut;
+
+use crate::action::NX_VENDOR_ID;
+use crate::error::{BadActionCode, BadInstructionCode, ErrorCode, OfpError, Result};
+
+const OFPAT15_COPY_FIELD: u16 = 28;
+const OFPAT15_METER: u16 = 29;
+const NXAST_REG_MOVE: u16 = 6;
+const OFPIT_WRITE_ACTIONS: u16 = 3;
+const OFPIT_APPLY_ACTIONS: u16 = 4;
+const OFPIT_METER: u16 = 6;
+
+fn be16(b: &[u8], at: usize) -> u16 {
+    u16::from_be_bytes([b[at], b[at + 1]])
+}
+
+/// The TLVs of `src` (type, whole TLV); stops, handing back the rest, at
+/// the first one whose length does not fit (the 1.3 decoder then reports
+/// it).
+fn tlvs(src: &[u8]) -> (Vec<(u16, &[u8])>, &[u8]) {
+    let mut v = Vec::new();
+    let mut i = 0;
+    while src.len() - i >= 4 {
+        let len = be16(src, i + 2) as usize;
+        if len < 4 || len > src.len() - i {
+            break;
+        }
+        v.push((be16(src, i), &src[i..i + len]));
+        i += len;
+    }
+    (v, &src[i..])
+}
+
+fn is_experimenter_oxm(h: &[u8]) -> bool {
+    h[0] == 0xff && h[1] == 0xff
+}
+
+/// COPY_FIELD as NXAST_REG_MOVE, when it is the plain 24-byte form.
+fn copy_field_to_reg_move(a: &[u8], out: &mut Vec<u8>) -> bool {
+    if a.len() != 24 || is_experimenter_oxm(&a[12..16]) || is_experimenter_oxm(&a[16..20]) {
+        return false;
+    }
+    out.put_u16(0xffff);
+    out.put_u16(24);
+    out.put_u32(NX_VENDOR_ID);
+    out.put_u16(NXAST_REG_MOVE);
+    out.extend_from_slice(&a[4..10]); // n_bits, src_ofs, dst_ofs
+    out.extend_from_slice(&a[12..20]); // src, dst headers
+    true
+}
+
+/// NXAST_REG_MOVE as COPY_FIELD, when it is the plain 24-byte form.
+fn reg_move_to_copy_field(a: &[u8], out: &mut Vec<u8>) -> bool {
+    if a.len() != 24
+        || be16(a, 0) != 0xffff
+        || a[4..8] != NX_VENDOR_ID.to_be_bytes()
+        || be16(a, 8) != NXAST_REG_MOVE
+    {
+        return false;
+    }
+    out.put_u16(OFPAT15_COPY_FIELD);
+    out.put_u16(24);
+    out.extend_from_slice(&a[10..16]);
+    out.put_u16(0);
+    out.extend_from_slice(&a[16..24]);
+    out.put_u32(0);
+    true
+}
+
+fn meter_not_here() -> OfpError {
+    OfpError::new(
+        ErrorCode::BadAction(BadActionCode::BadType),
+        "meter action not allowed here",
+    )
+}
+
+/// An action list of 1.5 in its 1.3 form (no METER allowed: see the
+/// module doc).
+pub(crate) fn actions_in(src: &[u8], out: &mut Vec<u8>) -> Result<()> {
+    let (list, rest) = tlvs(src);
+    for (ty, a) in list {
+        match ty {
+            OFPAT15_METER => return Err(meter_not_here()),
+            OFPAT15_COPY_FIELD if copy_field_to_reg_move(a, out) => {}
+            _ => out.extend_from_slice(a),
+        }
+    }
+    out.extend_from_slice(rest);
+    Ok(())
+}
+
+/// An action list of 1.3 in its 1.5 form.
+pub(crate) fn actions_out(src: &[u8], out: &mut Vec<u8>) {
+    let (list, rest) = tlvs(src);
+    for (_, a) in list {
+        if !reg_move_to_copy_field(a, out) {
+            out.extend_from_slice(a);
+        }
+    }
+    out.extend_from_slice(rest);
+}
+
+/// An instruction list of 1.5 in its 1.3 form.
+pub(crate) fn instructions_in(src: &[u8], out: &mut Vec<u8>) -> Result<()> {
+    let (list, rest) = tlvs(src);
+    for (ty, inst) in list {
+        match ty {
+            OFPIT_METER => {
+                return Err(OfpError::new(
+                    ErrorCode::BadInstruction(BadInstructionCode::UnknownInst),
+                    "meter is an action, not an instruction, in OpenFlow 1.5",
+                ))
+            }
+            OFPIT_WRITE_ACTIONS | OFPIT_APPLY_ACTIONS if inst.len() >= 8 => {
+                let mut acts = &inst[8..];
+                if ty == OFPIT_APPLY_ACTIONS && acts.len() >= 8 && be16(acts, 0) == OFPAT15_METER {
+                    if be16(acts, 2) != 8 {
+                        return Err(OfpError::new(
+                            ErrorCode::ACTION_BAD_LEN,
+                            "meter action length",
+                        ));
+                    }
+                    out.put_u16(OFPIT_METER);
+                    out.put_u16(8);
+                    out.extend_from_slice(&acts[4..8]);
+                    acts = &acts[8..];
+                    if acts.is_empty() {
+                        continue;
+                    }
+                }
+                let start = out.len();
+                out.extend_from_slice(&inst[..8]);
+                if let Err(e) = actions_in(acts, out) {
+                    return Err(if ty == OFPIT_APPLY_ACTIONS {
+                        OfpError::new(
+                            ErrorCode::BadAction(BadActionCode::UnsupportedOrder),
+                            "meter action not first in apply-actions",
+                        )
+                    } else {
+                        e
+                    });
+                }
+                let len = (out.len() - start) as u16;
+                out[start + 2..start + 4].copy_from_slice(&len.to_be_bytes());
+            }
+            _ => out.extend_from_slice(inst),
+        }
+    }
+    out.extend_from_slice(rest);
+    Ok(())
+}
+
+/// An instruction list of 1.3 in its 1.5 form.
+pub(crate) fn instructions_out(src: &[u8], out: &mut Vec<u8>) {
+    let (list, rest) = tlvs(src);
+    let meter = list
+        .iter()
+        .find(|(ty, i)| *ty == OFPIT_METER && i.len() == 8)
+        .map(|(_, i)| [i[4], i[5], i[6], i[7]]);
+    let has_apply = list
+        .iter()
+        .any(|(ty, i)| *ty == OFPIT_APPLY_ACTIONS && i.len() >= 8);
+    for (ty, inst) in list {
+        match ty {
+            OFPIT_METER if inst.len() == 8 => {
+                if !has_apply {
+                    out.put_u16(OFPIT_APPLY_ACTIONS);
+                    out.put_u16(16);
+                    out.put_u32(0);
+                    out.put_u16(OFPAT15_METER);
+                    out.put_u16(8);
+                    out.extend_from_slice(&inst[4..8]);
+                }
+            }
+            OFPIT_WRITE_ACTIONS | OFPIT_APPLY_ACTIONS if inst.len() >= 8 => {
+                let start = out.len();
+                out.extend_from_slice(&inst[..8]);
+                if let (OFPIT_APPLY_ACTIONS, Some(m)) = (ty, meter) {
+                    out.put_u16(OFPAT15_METER);
+                    out.put_u16(8);
+                    out.extend_from_slice(&m);
+                }
+                actions_out(&inst[8..], out);
+                let len = (out.len() - start) as u16;
+                out[start + 2..start + 4].copy_from_slice(&len.to_be_bytes());
+            }
+            _ => out.extend_from_slice(inst),
+        }
+    }
+    out.extend_from_slice(rest);
+}
