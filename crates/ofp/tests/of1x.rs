@@ -363,6 +363,19 @@ fn what_1_2_lacks_is_refused_as_open_vswitch_refuses_it() {
             .code,
         ErrorCode::BadInstruction(BadInstructionCode::UnknownInst)
     );
+    // The 1.3 flags: OFPFMFC_BAD_FLAGS.
+    let fm = Message::FlowMod(ofp::FlowMod {
+        flags: ofp::msg::flow::flow_mod_flags::NO_PKT_COUNTS,
+        ..ofp::FlowMod::default()
+    });
+    let mut b = fm.to_bytes(1);
+    b[0] = 3;
+    assert_eq!(
+        Message::decode_as(&Bytes::from(b), Version::V1_2)
+            .unwrap_err()
+            .code,
+        ErrorCode::FlowModFailed(ofp::error::FlowModFailedCode::BadFlags)
+    );
     // An error 1.2 has no number for goes out as NXBRC_UNENCODABLE_ERROR.
     let e = Message::Error(ErrorMsg {
         code: ErrorCode::MeterModFailed(MeterModFailedCode::UnknownMeter),
@@ -493,9 +506,10 @@ fn expected(m: &Message, v: Version) -> Option<Message> {
         Version::V1_2 => match m {
             M::GetAsyncRequest | M::GetAsyncReply(_) | M::SetAsync(_) | M::MeterMod(_) => None,
             M::FlowMod(f)
-                if f.instructions
-                    .iter()
-                    .any(|i| matches!(i, Instruction::Meter(_))) =>
+                if f.flags & 0x18 != 0
+                    || f.instructions
+                        .iter()
+                        .any(|i| matches!(i, Instruction::Meter(_))) =>
             {
                 None
             }

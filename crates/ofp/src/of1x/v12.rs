@@ -11,7 +11,9 @@
 //!   `OFPBRC_BAD_TYPE`; the METER, METER_CONFIG, METER_FEATURES,
 //!   TABLE_FEATURES and PORT_DESC multipart types (9-13) are
 //!   `OFPBRC_BAD_STAT`; a meter instruction in a FLOW_MOD is
-//!   `OFPBIC_UNKNOWN_INST`. The ONF bundle extension is OpenFlow 1.3's
+//!   `OFPBIC_UNKNOWN_INST`. The 1.3 FLOW_MOD flags NO_PKT_COUNTS and
+//!   NO_BYT_COUNTS are `OFPFMFC_BAD_FLAGS` (Open vSwitch's
+//!   `ofputil_decode_flow_mod_flags`). The ONF bundle extension is OpenFlow 1.3's
 //!   only (Open vSwitch's `ONFT 1.3`): its experimenter messages are
 //!   `OFPBRC_BAD_EXP_TYPE`.
 //! * FEATURES_REPLY lists the ports (`ofp11_port`, 64 bytes each, from
@@ -36,11 +38,13 @@
 use bytes::BufMut;
 
 use super::{bad_multipart, bad_type, entries, reply_body_13, v14, ReplyBody};
-use crate::error::{BadInstructionCode, BadRequestCode, ErrorCode, OfpError, Result};
+use crate::error::{
+    BadInstructionCode, BadRequestCode, ErrorCode, FlowModFailedCode, OfpError, Result,
+};
 use crate::header::{Header, MsgType};
 use crate::instruction::Instruction;
 use crate::msg::bundle::BundleMsg;
-use crate::msg::flow::{PacketIn, PacketInReason};
+use crate::msg::flow::{flow_mod_flags, PacketIn, PacketInReason};
 use crate::msg::multipart::{
     BucketCounter, FlowStats, GroupStats, MultipartReply, MultipartReplyBody, MultipartRequest,
     MultipartType, PortStats, QueueStats, TableStats,
@@ -102,6 +106,16 @@ pub(crate) fn decode_body(h: &Header, r: &mut Reader<'_>) -> Result<Message> {
                     return Err(OfpError::new(
                         ErrorCode::BadInstruction(BadInstructionCode::UnknownInst),
                         "OpenFlow 1.2 has no meter instruction",
+                    ))
+                }
+                Message::FlowMod(f)
+                    if f.flags
+                        & (flow_mod_flags::NO_PKT_COUNTS | flow_mod_flags::NO_BYT_COUNTS)
+                        != 0 =>
+                {
+                    return Err(OfpError::new(
+                        ErrorCode::FlowModFailed(FlowModFailedCode::BadFlags),
+                        "OpenFlow 1.2 has no NO_PKT_COUNTS/NO_BYT_COUNTS",
                     ))
                 }
                 Message::Experimenter(e) if BundleMsg::is_bundle(e) => {
