@@ -153,6 +153,17 @@ fn native_bundles_are_the_internal_onf_messages() {
     // An inner message of 1.5 in a 1.5 bundle too.
     let add15 = "062200180000000700000007000000010614000800000007";
     same_back(add15, Version::V1_5);
+    // Bundles nested 4 000 deep decode without exhausting the stack.
+    let mut inner = unhex("0514000800000007").to_vec();
+    while inner.len() + 16 <= 65_535 {
+        let mut outer = vec![5, 34, 0, 0, 0, 0, 0, 7, 0, 0, 0, 7, 0, 0, 0, 1];
+        let n = (outer.len() + inner.len()) as u16;
+        outer[2..4].copy_from_slice(&n.to_be_bytes());
+        outer.extend_from_slice(&inner);
+        inner = outer;
+    }
+    let m = decode(&hex(&inner), Version::V1_4);
+    assert_eq!(encode(&m, Version::V1_4, 7), inner);
     // OpenFlow 1.2 has no bundles (the ONF extension is 1.3's).
     let onf = ofp::msg::bundle::BundleCtrl {
         bundle_id: 1,

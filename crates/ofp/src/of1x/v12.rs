@@ -23,14 +23,18 @@
 //! * Statistics records of 1.1/1.2: `ofp12_table_stats` (128 bytes: the
 //!   internal counters; the name `table<N>`; match, wildcards and set-field
 //!   bitmaps of every 1.2 field; the 1.2 actions and instructions sluice
-//!   executes; metadata masks all-ones; config `OFPTC11_TABLE_MISS_MASK`
-//!   and max_entries 1 000 000, as Open vSwitch fills them), port, queue
+//!   executes; metadata masks all-ones; config `OFPTC11_TABLE_MISS_DROP`,
+//!   what sluice does on a miss, as Open vSwitch writes its miss
+//!   behaviour there; max_entries 1 000 000, Open vSwitch's default), port, queue
 //!   and group statistics without durations (read as all-ones, Open
 //!   vSwitch's "unknown"), flow statistics without flags (written as
 //!   padding, read as 0).
 //! * Errors: a code 1.2 has no number for (meter-mod and table-features
 //!   failures, the ONF extension's bundle and property errors) is written
 //!   as Open vSwitch's `NXBRC_UNENCODABLE_ERROR`.
+//! * Not emulated: 1.2's default on a table miss is to send the packet to
+//!   the controller; sluice's pipeline keeps 1.3's (drop without a
+//!   table-miss flow), and says so in the table statistics' config.
 //! * Replies of types 1.2 lacks (meters, table features, port
 //!   descriptions) and GET_ASYNC_REPLY cannot arise (their requests are
 //!   refused); if asked, they are written in the 1.3 form.
@@ -255,7 +259,7 @@ pub fn encode_table_stats(t: &TableStats, out: &mut Vec<u8>) {
     out.put_u64(u64::MAX); // metadata_match
     out.put_u64(u64::MAX); // metadata_write
     out.put_u32(INSTRUCTIONS_12);
-    out.put_u32(3); // OFPTC11_TABLE_MISS_MASK
+    out.put_u32(2); // OFPTC11_TABLE_MISS_DROP: sluice drops a miss
     out.put_u32(1_000_000); // max_entries
     out.put_u32(t.active_count);
     out.put_u64(t.lookup_count);

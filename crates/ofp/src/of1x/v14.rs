@@ -52,7 +52,8 @@
 //!   read with this version's decoder, and an error there is the answer
 //!   to the add, as Open vSwitch decodes the inner message on arrival);
 //!   internally it is held in its 1.3 form, and written back in the
-//!   connection's version.
+//!   connection's version. A bundle message inside a bundle is kept as
+//!   it came (the agent refuses it, `OFPBFC_MSG_UNSUP`).
 //! * Multipart: TABLE_DESC (14), QUEUE_DESC (15) and FLOW_MONITOR (16)
 //!   requests have no internal form: `OFPBRC_BAD_STAT`, Open vSwitch's
 //!   answer to a statistics type it does not serve.
@@ -539,7 +540,14 @@ fn decode_bundle_add(r: &mut Reader<'_>, xid: u32, version: Version) -> Result<M
         };
     };
     let _ = xid;
-    if a.message.first() == Some(&version.wire()) {
+    // A bundle message inside a bundle is the agent's to refuse
+    // (OFPBFC_MSG_UNSUP); it is kept as it is, which also bounds the
+    // recursion.
+    let nested = matches!(
+        a.message.get(1),
+        Some(&OFPT_BUNDLE_CONTROL) | Some(&OFPT_BUNDLE_ADD_MESSAGE)
+    );
+    if a.message.first() == Some(&version.wire()) && !nested {
         let (ih, inner) = super::decode(&a.message, version)?;
         a.message = Bytes::from(inner.to_bytes(ih.xid));
     }
@@ -562,6 +570,9 @@ fn encode_bundle(
         }
         Ok(BundleMsg::Add(a)) => {
             let inner = match Message::decode(&a.message) {
+                Ok((_, Message::Experimenter(ref ie))) if BundleMsg::is_bundle(ie) => {
+                    a.message.to_vec()
+                }
                 Ok((ih, m)) => {
                     let mut v = Vec::new();
                     super::encode(&m, version, ih.xid, &mut v).ok()?;

@@ -42,6 +42,14 @@
 //!   os-ken lay it out; Open vSwitch writes the 16-byte 1.3 form there.
 //! * `ofp_role_request`'s 1.5 `short_id` sits where 1.3 has padding:
 //!   read and dropped, written 0 (Open vSwitch does not use it either).
+//! * TABLE_FEATURES: 1.5 puts `command` and `features` where 1.3 has
+//!   padding; they are read as padding (every request is a query or a
+//!   whole replacement, 1.3's meaning, i.e. OFPTFC_REPLACE) and written 0
+//!   (OFPTFC_REPLACE, no OFPTFF_* feature). MODIFY/ENABLE/DISABLE are
+//!   left out.
+//! * Errors: as 1.4 (`v14`). 1.5's table-features codes that sluice's
+//!   agent sends as `NXBRC_UNENCODABLE_ERROR` stay so (the internal code
+//!   no longer says which).
 //! * GROUP_DESC and PORT_DESC requests carry a group id / port number in
 //!   1.5; the internal requests select everything, so only `OFPG_ALL` /
 //!   `OFPP_ANY` are read, another id is `OFPBRC_BAD_STAT`.
