@@ -307,6 +307,8 @@ OSKEN_CANNOT = {
 }
 OVS_EXPECT["flow_stats_reply_copy_field"] = ["OFPST_FLOW reply", "priority=7",
                                              "actions=move:NXM_NX_REG0[0..15]->NXM_NX_REG1[8..23],output:2"]
+OVS_EXPECT["flow_removed_tcp_flags"] = ["OFPT_FLOW_REMOVED", "priority=100,tcp,tcp_flags=+syn-ack",
+                                        "reason=delete"]
 OVS_EXPECT_15 = {}
 # 1.4 prints buckets without ids.
 OVS_EXPECT_14 = {"group_desc_reply": ["OFPST_GROUP_DESC reply", "group_id=5,type=select",

@@ -725,6 +725,22 @@ fn corpus(v: Version) -> Vec<(String, Message)> {
         })),
     );
     if v == Version::V1_5 {
+        add(
+            "flow_removed_tcp_flags",
+            Message::FlowRemoved(FlowRemoved {
+                cookie: 1,
+                priority: 100,
+                reason: FlowRemovedReason::Delete,
+                table_id: 0,
+                duration_sec: 61,
+                duration_nsec: 5,
+                idle_timeout: 0,
+                hard_timeout: 0,
+                packet_count: 7,
+                byte_count: 700,
+                match_: m("tcp,tcp_flags=+syn-ack"),
+            }),
+        );
         let copy =
             ofp::text::parse_instructions("move:NXM_NX_REG0[0..15]->NXM_NX_REG1[8..23],output:2")
                 .expect("instructions");

@@ -1270,6 +1270,10 @@ impl MatchEntry {
         let nicira = match class {
             OXM_CLASS_NXM_1 => OxmField::from_nxm_1(field),
             OXM_CLASS_PACKET_REGS => OxmField::from_packet_regs(field),
+            // OpenFlow 1.5's OXM_OF_TCP_FLAGS: read in every version, as
+            // Open vSwitch reads it (written in the ONF form but to 1.5
+            // peers, see `of1x::v15`).
+            OXM_CLASS_BASIC if field == ONF_TCP_FLAGS => Some(OxmField::TcpFlags),
             OXM_CLASS_EXPERIMENTER
                 if field == ONF_TCP_FLAGS
                     && body.len() >= 4

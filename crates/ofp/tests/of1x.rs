@@ -269,6 +269,31 @@ fn flow_removed_15_carries_oxs_stats() {
     assert_eq!(encode(&m, Version::V1_4, 1), v13);
 }
 
+#[test]
+fn tcp_flags_is_a_basic_field_in_1_5() {
+    let m = Message::FlowRemoved(FlowRemoved {
+        cookie: 0,
+        priority: 1,
+        reason: FlowRemovedReason::Delete,
+        table_id: 0,
+        duration_sec: 0,
+        duration_nsec: 0,
+        idle_timeout: 0,
+        hard_timeout: 0,
+        packet_count: 0,
+        byte_count: 0,
+        match_: ofp::text::parse_match("tcp,tcp_flags=+syn-ack").unwrap(),
+    });
+    let wire = encode(&m, Version::V1_5, 1);
+    // OXM_OF_TCP_FLAGS with a mask: class 0x8000, field 42, length 4.
+    assert!(hex(&wire).contains("80005504 0002 0012".replace(' ', "").as_str()));
+    assert_eq!(decode(&hex(&wire), Version::V1_5), m);
+    // 1.4 keeps the ONF form (experimenter class, ONF id).
+    assert!(
+        hex(&encode(&m, Version::V1_4, 1)).contains("ffff5508 4f4e4600".replace(' ', "").as_str())
+    );
+}
+
 // os-ken OFPPacketOut(buffer_id=NO_BUFFER, match in_port=CONTROLLER,
 // actions=[output:1], data=b"ab").
 const PACKET_OUT_15: &str = "060d003200000007ffffffff001000000001000c80000004fffffffd00000000000000100000000100000000000000006162";

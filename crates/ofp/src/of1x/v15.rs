@@ -42,6 +42,13 @@
 //!   os-ken lay it out; Open vSwitch writes the 16-byte 1.3 form there.
 //! * `ofp_role_request`'s 1.5 `short_id` sits where 1.3 has padding:
 //!   read and dropped, written 0 (Open vSwitch does not use it either).
+//! * Matches in FLOW_REMOVED and flow descriptions write `tcp_flags` as
+//!   1.5's basic OXM_OF_TCP_FLAGS (42), as Open vSwitch writes it to 1.5
+//!   peers; `oxm.rs` reads both that and 1.3's ONF form in every version
+//!   (Open vSwitch too). 1.4's PBB_UCA (41) and 1.5's ACTSET_OUTPUT (43)
+//!   and PACKET_TYPE (44) have no internal field: `OFPBMC_BAD_FIELD`.
+//!   Other messages' matches (PACKET_IN, FLOW_MOD, statistics requests)
+//!   keep the 1.3 writer.
 //! * TABLE_FEATURES: 1.5 puts `command` and `features` where 1.3 has
 //!   padding; they are read as padding (every request is a query or a
 //!   whole replacement, 1.3's meaning, i.e. OFPTFC_REPLACE) and written 0
@@ -237,6 +244,31 @@ pub(crate) fn reply_body(body: &MultipartReplyBody) -> ReplyBody {
     }
 }
 
+/// `ofp_match` as 1.5 writes it: `tcp_flags` as the basic
+/// OXM_OF_TCP_FLAGS (42) rather than 1.3's ONF experimenter form.
+pub fn encode_match(m: &Match, out: &mut Vec<u8>) {
+    let start = out.len();
+    out.put_u16(crate::oxm::OFPMT_OXM);
+    let at = len_placeholder(out);
+    for e in &m.entries {
+        match e {
+            MatchEntry::Basic(o) if o.field == OxmField::TcpFlags => {
+                let has_mask = o.mask.is_some();
+                let len = if has_mask { 4 } else { 2 };
+                out.put_u32(0x8000_0000 | 42 << 9 | u32::from(has_mask) << 8 | len);
+                out.put_u16(o.value as u16);
+                if let Some(mask) = o.mask {
+                    out.put_u16(mask as u16);
+                }
+            }
+            other => other.encode(out),
+        }
+    }
+    patch_len(out, at, start);
+    let n = out.len() - start;
+    zeros(out, pad8(n) - n);
+}
+
 /// An action list of 1.5 read (COPY_FIELD and METER: `v15_actions`).
 fn decode_actions15(raw: &[u8]) -> Result<Vec<Action>> {
     let mut v = Vec::with_capacity(raw.len());
@@ -407,7 +439,7 @@ fn encode_flow_removed(f: &FlowRemoved, out: &mut Vec<u8>) {
     out.put_u16(f.idle_timeout);
     out.put_u16(f.hard_timeout);
     out.put_u64(f.cookie);
-    f.match_.encode(out);
+    encode_match(&f.match_, out);
     encode_oxs(
         &Oxs {
             duration: Some((f.duration_sec, f.duration_nsec)),
@@ -457,7 +489,7 @@ pub fn encode_flow_desc(f: &FlowStats, out: &mut Vec<u8>) {
     out.put_u16(f.flags);
     out.put_u16(0); // importance
     out.put_u64(f.cookie);
-    f.match_.encode(out);
+    encode_match(&f.match_, out);
     encode_oxs(
         &Oxs {
             duration: Some((f.duration_sec, f.duration_nsec)),
