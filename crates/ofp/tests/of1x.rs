@@ -342,6 +342,12 @@ fn group_mod_15_buckets_and_unsupported_commands() {
     );
     assert_eq!(g.buckets.len(), 1);
     assert_eq!(g.buckets[0].weight, 3);
+    // A command_bucket_id other than ALL with ADD: OFPGMFC_BAD_BUCKET.
+    let first = GROUP_MOD_15.replace("00300000ffffffff0030", "00300000fffffffe0030");
+    assert_eq!(
+        refused(&first, Version::V1_5),
+        ErrorCode::GroupModFailed(GroupModFailedCode::BadBucket)
+    );
     // INSERT_BUCKET (3) needs bucket ids the internal form lacks.
     let insert = "060f004800000007000301000000000100300000fffffffe003000100000000000000010000000010000000000000000000000080003000000010008ffffffff00020008ffffffff";
     assert_eq!(

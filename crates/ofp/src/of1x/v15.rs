@@ -29,7 +29,11 @@
 //!   absent when read: weight 1 in a select group else 0, watch
 //!   port/group ANY, as Open vSwitch defaults them). Bucket ids are
 //!   written as the bucket's index (0, 1, ...) and `command_bucket_id` as
-//!   `OFPG15_BUCKET_ALL`; read ids are dropped — the internal `Bucket`
+//!   `OFPG15_BUCKET_ALL`; read ids are checked as Open vSwitch checks them
+//!   (above `OFPG15_BUCKET_MAX` or repeated: `OFPGMFC_BAD_BUCKET`; a
+//!   `command_bucket_id` other than ALL with ADD/MODIFY/DELETE:
+//!   `OFPGMFC_BAD_BUCKET`; `bucket_array_len` past the end:
+//!   `OFPBRC_BAD_LEN`), then dropped — the internal `Bucket`
 //!   has none, and adding one is not additive for its users. Hence the
 //!   commands INSERT_BUCKET (3) and REMOVE_BUCKET (5), which need them,
 //!   and any other unknown command are `OFPGMFC_BAD_COMMAND`, Open
@@ -87,6 +91,8 @@ use crate::Version;
 
 /// `OFPG15_BUCKET_ALL`.
 pub const BUCKET_ALL: u32 = 0xffff_ffff;
+/// `OFPG15_BUCKET_MAX`: the highest bucket id.
+pub const BUCKET_MAX: u32 = 0xffff_ff00;
 /// `OFPXSC_OPENFLOW_BASIC`: the OXS class.
 pub const OXS_CLASS: u16 = 0x8002;
 
@@ -576,6 +582,7 @@ fn bad_bucket(why: &'static str) -> OfpError {
 /// Reads `ofp15_bucket`s filling all of `r`.
 pub fn decode_buckets(r: &mut Reader<'_>, group_type: GroupType) -> Result<Vec<Bucket>> {
     let mut v = Vec::new();
+    let mut ids = Vec::new();
     while !r.is_empty() {
         let len = r.peek_u16(0)? as usize;
         if len < 8 || len > r.remaining() {
@@ -584,7 +591,11 @@ pub fn decode_buckets(r: &mut Reader<'_>, group_type: GroupType) -> Result<Vec<B
         let mut b = r.sub(len, ErrorCode::BAD_LEN)?;
         b.skip(2)?;
         let alen = b.u16()? as usize;
-        let _bucket_id = b.u32()?;
+        let bucket_id = b.u32()?;
+        if bucket_id > BUCKET_MAX || ids.contains(&bucket_id) {
+            return Err(bad_bucket("bucket id out of range or repeated"));
+        }
+        ids.push(bucket_id);
         if alen > b.remaining() {
             return Err(bad_bucket("bucket action_array_len"));
         }
@@ -637,9 +648,16 @@ fn decode_group_mod(r: &mut Reader<'_>) -> Result<GroupMod> {
     let group_id = r.u32()?;
     let blen = r.u16()? as usize;
     r.skip(2)?;
-    let _command_bucket_id = r.u32()?;
+    if r.u32()? != BUCKET_ALL {
+        return Err(bad_bucket(
+            "command_bucket_id must be ALL for ADD/MODIFY/DELETE",
+        ));
+    }
     if blen > r.remaining() {
-        return Err(bad_bucket("bucket_array_len beyond message end"));
+        return Err(OfpError::new(
+            ErrorCode::BAD_LEN,
+            "bucket_array_len beyond message end",
+        ));
     }
     let mut b = r.sub(blen, ErrorCode::BAD_LEN)?;
     let buckets = decode_buckets(&mut b, group_type)?;
