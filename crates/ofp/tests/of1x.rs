@@ -540,7 +540,9 @@ fn expected(m: &Message, v: Version) -> Option<Message> {
         if matches!(ty, 12..=17) || (ty, code) == (1, 14) || e.code.bundle_code().is_some() {
             return None;
         }
-        if matches!(e.code, ErrorCode::Experimenter { .. }) && v == Version::V1_2 {
+        if v == Version::V1_2
+            && (matches!(e.code, ErrorCode::Experimenter { .. }) || (ty, code) == (1, 13))
+        {
             return None;
         }
     }

@@ -30,7 +30,8 @@
 //!   vSwitch's "unknown"), flow statistics without flags (written as
 //!   padding, read as 0).
 //! * Errors: a code 1.2 has no number for (meter-mod and table-features
-//!   failures, the ONF extension's bundle and property errors) is written
+//!   failures, 1.3's `OFPBRC_MULTIPART_BUFFER_OVERFLOW`, the ONF
+//!   extension's bundle and property errors) is written
 //!   as Open vSwitch's `NXBRC_UNENCODABLE_ERROR`.
 //! * Not emulated: 1.2's default on a table miss is to send the packet to
 //!   the controller; sluice's pipeline keeps 1.3's (drop without a
@@ -177,7 +178,9 @@ pub(crate) fn error_code(code: ErrorCode) -> ErrorCode {
         }
     );
     match code {
-        ErrorCode::MeterModFailed(_) | ErrorCode::TableFeaturesFailed(_) => {
+        ErrorCode::MeterModFailed(_)
+        | ErrorCode::TableFeaturesFailed(_)
+        | ErrorCode::BadRequest(BadRequestCode::MultipartBufferOverflow) => {
             crate::error::NXBRC_UNENCODABLE_ERROR
         }
         _ if onf => crate::error::NXBRC_UNENCODABLE_ERROR,
