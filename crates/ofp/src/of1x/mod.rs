@@ -14,7 +14,16 @@
 //!   port and queue statistics, async config; native bundles; the new
 //!   error types); also the base of 1.5;
 //! * [`v15`]: OpenFlow 1.5 (PACKET_OUT with a match, OXS statistics in
-//!   FLOW_REMOVED and flow/aggregate replies, 1.5 group buckets).
+//!   FLOW_REMOVED and flow/aggregate replies, 1.5 group buckets, the
+//!   24-byte meter features, `tcp_flags` as a basic OXM), with
+//!   `v15_actions` for the COPY_FIELD and METER actions.
+//!
+//! Nothing here changes the internal types: what a version says that
+//! they cannot hold is dropped or refused, each case in its module's doc
+//! (1.4's flow `importance`, 1.5's bucket ids and INSERT/REMOVE_BUCKET,
+//! table eviction/vacancy properties, ...). The one shared change is in
+//! `oxm.rs`: OpenFlow 1.5's basic OXM_OF_TCP_FLAGS is read in every
+//! version, as Open vSwitch reads it.
 //!
 //! Multipart replies: [`encode`] writes a list reply too long for one
 //! message as several, each flagged `OFPMPF_REPLY_MORE` but the last
