@@ -1,6 +1,6 @@
 //! OpenFlow 1.4 (wire version 5) onto the 1.3-shaped message; also the
-//! base OpenFlow 1.5 builds on (`v15` calls [`decode_body`],
-//! [`encode_body`] and [`reply_body`] for what 1.5 did not change again).
+//! base OpenFlow 1.5 builds on (`v15` calls `decode_body`,
+//! `encode_body` and `reply_body` for what 1.5 did not change again).
 //!
 //! Contract: what 1.4 lays out as 1.3 passes through the 1.3 codec; the
 //! rest is translated here, each case as Open vSwitch (lib/ofp-port.c,
