@@ -215,6 +215,7 @@ def cases(v):
         out.append(("group_mod", p.OFPGroupMod(dp, ofp.OFPGC_ADD, ofp.OFPGT_SELECT, 1, buckets), None))
     if v == "1.2":
         out.append(("port_mod", p.OFPPortMod(dp, 1, "02:00:00:00:00:01", 0, 1, 0x20), None))
+        out.append(("queue_get_config_request", p.OFPQueueGetConfigRequest(dp, 1), None))
         out.append(("table_mod", p.OFPTableMod(dp, 1, 0), None))
     else:
         out.append(("port_mod", p.OFPPortMod(dp, port_no=1, hw_addr="02:00:00:00:00:01", config=0, mask=1,
@@ -230,6 +231,8 @@ def cases(v):
                      {"properties": [{"type": 0, "mask": 0}, {"type": 1, "mask": 1}, {"type": 2, "mask": 7},
                                      {"type": 3, "mask": 7}, {"type": 4, "mask": 0}, {"type": 5, "mask": 15}]})))
         out.append(("get_async_request", p.OFPGetAsyncRequest(dp), None))
+        out.append(("queue_get_config_request", crafted_13(p13.OFPQueueGetConfigRequest(dp13, 1), wire),
+                    ("error", "OFPBRC_BAD_TYPE")))
         out.append(("bundle_open", p.OFPBundleCtrlMsg(dp, 7, ofp.OFPBCT_OPEN_REQUEST, ofp.OFPBF_ATOMIC, []), None))
         inner = p.OFPFlowMod(dp, **fm)
         out.append(("bundle_add", p.OFPBundleAddMsg(dp, 7, ofp.OFPBF_ATOMIC, inner, []), None))

@@ -448,7 +448,10 @@ fn summary(v: Version, m: &Message) -> Value {
             json!({"type": r.mp_type().value(), "flags": r.flags, "body": reply_body(v, &r.body)})
         }
         M::QueueGetConfigRequest { port } => json!({"port": port}),
-        M::QueueGetConfigReply(q) => json!({"port": q.port}),
+        M::QueueGetConfigReply(q) => {
+            json!({"port": q.port, "queues": q.queues.iter().map(|q| json!({
+            "queue_id": q.queue_id, "port": q.port})).collect::<Vec<_>>()})
+        }
         M::RoleRequest(r) | M::RoleReply(r) => {
             json!({"role": r.role.value(), "generation_id": r.generation_id})
         }
@@ -724,6 +727,19 @@ fn corpus(v: Version) -> Vec<(String, Message)> {
             actions: [1, 1, 1, 1],
         })),
     );
+    if v == Version::V1_2 {
+        add(
+            "queue_get_config_reply",
+            Message::QueueGetConfigReply(QueueGetConfigReply {
+                port: 1,
+                queues: vec![PacketQueue {
+                    queue_id: 7,
+                    port: 1,
+                    properties: vec![QueueProp::MinRate(100)],
+                }],
+            }),
+        );
+    }
     if v == Version::V1_5 {
         add(
             "flow_removed_tcp_flags",

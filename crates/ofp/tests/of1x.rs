@@ -441,6 +441,17 @@ fn what_1_4_adds_that_sluice_does_not_serve_is_refused() {
         refused("06120010000000010011000000000000", Version::V1_5),
         bad_stat
     );
+    // QUEUE_GET_CONFIG_REQUEST is 1.1-1.3's only.
+    assert_eq!(
+        refused("0516001000000001fffffffd00000000", Version::V1_4),
+        ErrorCode::BadRequest(BadRequestCode::BadType)
+    );
+    assert_eq!(
+        decode("0316001000000001fffffffd00000000", Version::V1_2),
+        Message::QueueGetConfigRequest {
+            port: port_no::CONTROLLER
+        }
+    );
     // ROLE_STATUS (30) goes to controllers.
     assert_eq!(
         refused(
@@ -587,6 +598,7 @@ fn expected(m: &Message, v: Version) -> Option<Message> {
         },
         Version::V1_5 => match m {
             M::GroupMod(g) if matches!(g.command, GroupModCommand::Unknown(_)) => None,
+            M::QueueGetConfigRequest { .. } | M::QueueGetConfigReply(_) => None,
             M::FlowMod(f) => Some(M::FlowMod(ofp::FlowMod {
                 instructions: meter_as_15_reads_it(&f.instructions)?,
                 ..f.clone()
@@ -602,7 +614,10 @@ fn expected(m: &Message, v: Version) -> Option<Message> {
             }
             other => Some(other.clone()),
         },
-        _ => Some(m.clone()),
+        _ => match m {
+            M::QueueGetConfigRequest { .. } | M::QueueGetConfigReply(_) => None,
+            other => Some(other.clone()),
+        },
     }
 }
 

@@ -43,6 +43,9 @@
 //!   experimenter properties are accepted and dropped (sluice sends none
 //!   of those messages); another type is `OFPBPC_BAD_TYPE`; a length
 //!   other than 8 `OFPBPC_BAD_LEN`.
+//! * QUEUE_GET_CONFIG_REQUEST/REPLY (22, 23) are gone from 1.4 (the
+//!   QUEUE_DESC multipart replaced them): `OFPBRC_BAD_TYPE`, as Open
+//!   vSwitch answers; the reply cannot arise (its request is refused).
 //! * ROLE_STATUS (30), TABLE_STATUS (31), REQUESTFORWARD (32) are
 //!   switch-to-controller messages sluice does not send (no internal
 //!   form); received, they are `OFPBRC_BAD_TYPE`.
@@ -113,6 +116,11 @@ pub(crate) fn decode_body(h: &Header, r: &mut Reader<'_>, version: Version) -> R
             Message::MultipartRequest(MultipartRequest::decode(r)?)
         }
         MsgType::MultipartReply => Message::MultipartReply(decode_reply(r)?),
+        MsgType::QueueGetConfigRequest | MsgType::QueueGetConfigReply => {
+            return Err(bad_type(
+                "QUEUE_GET_CONFIG is gone in 1.4 (OFPMP_QUEUE_DESC replaced it)",
+            ))
+        }
         MsgType::Unknown(30..=32) => {
             return Err(bad_type(
                 "ROLE_STATUS/TABLE_STATUS/REQUESTFORWARD go to controllers",
