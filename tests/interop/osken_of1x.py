@@ -385,14 +385,14 @@ def main():
                 print(f"skip OF{v} sluice -> os-ken  {name}: {OSKEN_CANNOT[name]}")
             else:
                 try:
-                  version, msg_type, msg_len, xid = ofproto_parser.header(buf)
-                  msg = ofproto_parser.msg(dp, version, msg_type, msg_len, xid, buf)
-                  if msg is None:
-                      raise ValueError("os-ken could not parse it")
-                  errs += compare(item["summary"], norm(msg), name, fields)
-                  errs += compare(item["xid"], msg.xid, name + ".xid", fields)
+                    version, msg_type, msg_len, xid = ofproto_parser.header(buf)
+                    msg = ofproto_parser.msg(dp, version, msg_type, msg_len, xid, buf)
+                    if msg is None:
+                        raise ValueError("os-ken could not parse it")
+                    errs += compare(item["summary"], norm(msg), name, fields)
+                    errs += compare(item["xid"], msg.xid, name + ".xid", fields)
                 except Exception as e:  # noqa: BLE001
-                  errs.append(f"os-ken failed: {e!r}")
+                    errs.append(f"os-ken failed: {e!r}")
                 tally(report(f"OF{v} sluice -> os-ken  {name}", errs))
             if v in ("1.4", "1.5") and name in OVS_EXPECT:
                 errs = []
