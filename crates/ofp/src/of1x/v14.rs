@@ -32,7 +32,12 @@
 //!   for eviction, which sluice does not do). Flow stats replies likewise.
 //! * New reasons of PACKET_IN (ACTION_SET, GROUP, PACKET_OUT),
 //!   FLOW_REMOVED (METER_DELETE, EVICTION) and PORT_STATUS pass through
-//!   as the numbers they are (the wire enums keep unknown values).
+//!   as the numbers they are (the wire enums keep unknown values). The
+//!   agent does not tell them apart: a packet sent to the controller from
+//!   an action set, a group or a PACKET_OUT is reported as 1.3's ACTION
+//!   (1), and a flow removed with its meter as DELETE, where Open vSwitch
+//!   gives 1.4 peers the finer reason (the internal message carries no
+//!   more than 1.3 does).
 //! * SET_ASYNC / GET_ASYNC_REPLY as properties (types 0-5: packet-in,
 //!   port-status, flow-removed, each slave then master). Written: the six
 //!   the internal `AsyncConfig` holds. Read: a property absent from
