@@ -86,9 +86,11 @@ elif [ -n "${CI:-}" ]; then
 else
     echo "ct_oracle: skipped (not root)"
 fi
-phase "OpenFlow conformance, quick subset (os-ken switch test tool; root)"
+phase "OpenFlow conformance, quick subsets of 1.3, 1.0 and 1.4 (os-ken switch test tool; root)"
 if [ "$(id -u)" -eq 0 ]; then
     scripts/conformance.sh --quick --fixed-tool
+    CONFORMANCE_NO_BUILD=1 scripts/conformance.sh --quick --fixed-tool --of 10
+    CONFORMANCE_NO_BUILD=1 scripts/conformance.sh --quick --fixed-tool --of 14
 elif [ -n "${CI:-}" ]; then
     echo "conformance: CI must run as root" >&2
     exit 1

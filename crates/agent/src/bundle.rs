@@ -80,7 +80,7 @@ use ofp::error::{BadRequestCode, BundleFailedCode as B, ErrorCode};
 use ofp::msg::bundle::{bundle_flags, BundleAdd, BundleCtrl, BundleCtrlType, BundleMsg};
 use ofp::msg::simple::{ErrorMsg, ExperimenterMsg};
 use ofp::port::NO_BUFFER;
-use ofp::{FlowModCommand, Message, MsgType, Version};
+use ofp::{FlowModCommand, Message, MsgType};
 use pipeline::{Pipeline, Removed};
 
 use crate::{Agent, ConnId, Datapath};
@@ -477,16 +477,13 @@ impl<D: Datapath> Agent<D> {
         ) {
             return Err(ErrorCode::bundle(B::MsgUnsup));
         }
-        let version = self.conns.get(&id).map_or(Version::V1_3, |c| c.version);
-        let (_, inner) = Message::decode_as(&a.message, version).map_err(|e| e.code)?;
+        // Bundles are OpenFlow 1.3's (the ONF extension) and 1.4's and
+        // 1.5's (native: their codec hands the added message over in its
+        // 1.3 form), so the message is 1.3 bytes, which `apply` reads at
+        // commit. (OpenFlow 1.0 and 1.2 have none: `dispatch` refuses.)
+        let (_, inner) = Message::decode(&a.message).map_err(|e| e.code)?;
         inner.validate().map_err(|e| e.code)?;
-        // The bundle keeps its messages as OpenFlow 1.3 bytes (what
-        // `apply` reads at commit): another version's are translated now.
-        let message = if version == Version::V1_3 {
-            a.message.clone()
-        } else {
-            Bytes::from(inner.to_bytes(h.xid))
-        };
+        let message = a.message.clone();
         if let Message::FlowMod(fm) = &inner {
             let uses_buffer = matches!(
                 fm.command,

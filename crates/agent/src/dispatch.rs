@@ -82,7 +82,17 @@ impl<D: Datapath> Agent<D> {
                     c.async_config = a;
                 }
             }
+            // Bundles (the ONF extension; 1.4's and 1.5's native ones
+            // arrive as it): OpenFlow 1.0 and 1.2 have none, as Open
+            // vSwitch offers none to them.
             M::Experimenter(e) if e.experimenter == ofp::msg::bundle::ONF_EXPERIMENTER => {
+                if self
+                    .conns
+                    .get(&id)
+                    .is_some_and(|c| c.version < Version::V1_3)
+                {
+                    return Err(brc(BadRequestCode::BadExperimenter));
+                }
                 return self.onf_message(id, xid, &e, frame, now_ns);
             }
             M::Experimenter(e) if e.experimenter == nxt::NX_VENDOR_ID => {

@@ -1,4 +1,11 @@
-//! # agent: the OpenFlow 1.3 agent, sans-IO
+//! # agent: the OpenFlow agent, sans-IO
+//!
+//! Each connection negotiates its OpenFlow version (1.0, 1.2-1.5; the
+//! bridge's `protocols` in [`ConnConfig::versions`]) and its bytes go
+//! through `ofp::Message::decode_as`/`encode_as` of that version: the
+//! agent itself works on the 1.3-shaped messages. The one thing it does
+//! by version is OpenFlow 1.0-1.2's table miss (a packet-in for those
+//! controllers while one is connected: [`local`]).
 //!
 //! The [`Agent`] owns a bridge's control-plane [`Pipeline`] and talks to
 //! any number of controller connections. It sees bytes and times, never
@@ -30,7 +37,8 @@
 //!
 //! Contracts:
 //! * Every message a controller may send is answered as OpenFlow 1.3.5
-//!   says, and every refusal is the OFPT_ERROR the spec names, carrying the
+//!   says (other versions: as their translators, and Open vSwitch, say),
+//!   and every refusal is the OFPT_ERROR the spec names, carrying the
 //!   first 64 bytes of the offending message; the connection stays up
 //!   (only a broken stream — a header length below 8 — or a failed HELLO
 //!   closes it).

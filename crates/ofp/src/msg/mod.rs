@@ -232,11 +232,13 @@ impl Message {
     }
 
     /// Appends the message as OpenFlow `version` writes it: one whole
-    /// message, or for a multipart reply too long for that version's
-    /// message several, each flagged `OFPMPF_REPLY_MORE` but the last
-    /// (as the original's flag says for the last). What the version
-    /// cannot express is left out or approximated as Open vSwitch does
-    /// (the version's module says what). On error `out` is as it was.
+    /// message, or, in 1.0, 1.2, 1.4 and 1.5, for a multipart reply too
+    /// long for that version's message, several, each flagged
+    /// `OFPMPF_REPLY_MORE` but the last (as the original's flag says for
+    /// the last). In 1.3 the message is written as it is (the agent makes
+    /// its replies fit: [`Message::try_encode`]). What the version cannot
+    /// express is left out or approximated as Open vSwitch does (the
+    /// version's module says what). On error `out` is as it was.
     ///
     /// OpenFlow 1.0 ([`crate::of10`]): a STATS_REPLY too long for one
     /// message is split between its entries into several, each flagged

@@ -30,7 +30,8 @@ pub struct Hello {
 }
 
 impl Hello {
-    /// Our HELLO: version 1.3 with a bitmap that says only 1.3.
+    /// A HELLO of version 1.3 with a bitmap that says only 1.3 (a client
+    /// that speaks 1.3; the switch offers `Versions::hello`).
     pub fn ours() -> Hello {
         Hello {
             version: crate::OFP_VERSION,

@@ -23,8 +23,9 @@
 //! * Statistics records of 1.1/1.2: `ofp12_table_stats` (128 bytes: the
 //!   internal counters; the name `table<N>`; match, wildcards and set-field
 //!   bitmaps of every 1.2 field; the 1.2 actions and instructions sluice
-//!   executes; metadata masks all-ones; config `OFPTC11_TABLE_MISS_DROP`,
-//!   what sluice does on a miss, as Open vSwitch writes its miss
+//!   executes; metadata masks all-ones; config
+//!   `OFPTC11_TABLE_MISS_CONTROLLER`, what sluice does on a miss while a
+//!   1.0-1.2 controller is connected, as Open vSwitch writes its miss
 //!   behaviour there; max_entries 1 000 000, Open vSwitch's default), port, queue
 //!   and group statistics without durations (read as all-ones, Open
 //!   vSwitch's "unknown"), flow statistics without flags (written as
@@ -33,9 +34,10 @@
 //!   failures, 1.3's `OFPBRC_MULTIPART_BUFFER_OVERFLOW`, the ONF
 //!   extension's bundle and property errors) is written
 //!   as Open vSwitch's `NXBRC_UNENCODABLE_ERROR`.
-//! * Not emulated: 1.2's default on a table miss is to send the packet to
-//!   the controller; sluice's pipeline keeps 1.3's (drop without a
-//!   table-miss flow), and says so in the table statistics' config.
+//! * 1.2's default on a table miss, to send the packet to the
+//!   controller, is the agent's and the pipeline's business
+//!   (`pipeline::Pipeline::miss_to_controller`, on while a 1.0-1.2
+//!   controller is connected), not this module's.
 //! * Replies of types 1.2 lacks (meters, table features, port
 //!   descriptions) and GET_ASYNC_REPLY cannot arise (their requests are
 //!   refused); if asked, they are written in the 1.3 form.
@@ -262,7 +264,7 @@ pub fn encode_table_stats(t: &TableStats, out: &mut Vec<u8>) {
     out.put_u64(u64::MAX); // metadata_match
     out.put_u64(u64::MAX); // metadata_write
     out.put_u32(INSTRUCTIONS_12);
-    out.put_u32(2); // OFPTC11_TABLE_MISS_DROP: sluice drops a miss
+    out.put_u32(0); // OFPTC11_TABLE_MISS_CONTROLLER: a 1.2 controller gets misses
     out.put_u32(1_000_000); // max_entries
     out.put_u32(t.active_count);
     out.put_u64(t.lookup_count);
