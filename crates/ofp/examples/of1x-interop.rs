@@ -244,7 +244,7 @@ fn reply_body(v: Version, b: &MultipartReplyBody) -> Value {
             if v == Version::V1_2 {
                 if let Value::Object(m) = &mut o {
                     m.insert("name".into(), json!(format!("table{}", t.table_id)));
-                    m.insert("config".into(), json!(2));
+                    m.insert("config".into(), json!(0));
                     m.insert("max_entries".into(), json!(1_000_000));
                     m.insert("instructions".into(), json!(0x3e));
                     m.insert("metadata_match".into(), json!(u64::MAX));

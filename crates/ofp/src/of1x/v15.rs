@@ -297,7 +297,27 @@ fn decode_instructions15(raw: &[u8]) -> Result<Vec<Instruction>> {
 }
 
 /// FLOW_MOD: 1.4's layout, the instructions through `v15_actions`.
+///
+/// Most flow-mods hold nothing of 1.5's own (no COPY_FIELD or METER
+/// action, which the 1.3 codec refuses as unknown types, and no meter
+/// instruction, which 1.5 refuses): those are read by the 1.3 codec as
+/// they lie, without the copy the translation makes (a million flow-mods
+/// in 1.5 cost that copy a million times). The rest, and anything the
+/// 1.3 codec refuses, go through the translation, which gives the same
+/// result or 1.5's error.
 fn decode_flow_mod(r: &mut Reader<'_>) -> Result<FlowMod> {
+    let mut direct = r.clone();
+    if let Ok(f) = FlowMod::decode(&mut direct) {
+        if direct.is_empty()
+            && !f
+                .instructions
+                .iter()
+                .any(|i| matches!(i, crate::Instruction::Meter(_)))
+        {
+            *r = direct;
+            return Ok(f);
+        }
+    }
     let body = r.rest();
     let at = match body.get(42..44) {
         Some(l) => 40 + pad8(u16::from_be_bytes([l[0], l[1]]) as usize),
