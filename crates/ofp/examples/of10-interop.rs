@@ -32,16 +32,9 @@ use ofp::port::{port_features as pf, PortDesc};
 use ofp::wire::FixedStr;
 use ofp::{ErrorCode, Version};
 
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-fn unhex(s: &str) -> Option<Vec<u8>> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
-        .collect()
-}
+#[path = "interop_common/mod.rs"]
+mod common;
+use common::{hex, unhex};
 
 fn match_view(m: &Match) -> Value {
     let mut o = Map::new();

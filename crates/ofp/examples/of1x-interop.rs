@@ -26,44 +26,13 @@ use ofp::msg::multipart::*;
 use ofp::msg::simple::*;
 use ofp::msg::Message;
 use ofp::oxm::{Match, MatchEntry};
-use ofp::port::{port_features, port_state, PortDesc};
-use ofp::text::parse_match;
+use ofp::port::{port_features, PortDesc};
 use ofp::wire::FixedStr;
 use ofp::{ErrorCode, Version};
 
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-fn unhex(s: &str) -> Option<Vec<u8>> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| s.get(i..i + 2).and_then(|b| u8::from_str_radix(b, 16).ok()))
-        .collect()
-}
-
-fn mac(a: &[u8; 6]) -> String {
-    a.iter()
-        .map(|x| format!("{x:02x}"))
-        .collect::<Vec<_>>()
-        .join(":")
-}
-
-fn match_summary(m: &Match) -> Value {
-    Value::Array(
-        m.entries
-            .iter()
-            .map(|e| match e {
-                MatchEntry::Basic(o) => json!([
-                    o.field.name(),
-                    format!("{:#x}", o.value),
-                    o.mask.map(|m| format!("{m:#x}"))
-                ]),
-                MatchEntry::Other(o) => json!(["other", o.class, o.field]),
-            })
-            .collect(),
-    )
-}
+#[path = "interop_common/mod.rs"]
+mod common;
+use common::{hex, m, mac, match_summary, unhex};
 
 fn action_summary(a: &Action) -> Value {
     let mut m = Map::new();
@@ -493,23 +462,11 @@ fn ofp_error_12(c: ErrorCode) -> (u16, u16) {
     )
 }
 
-fn m(s: &str) -> Match {
-    parse_match(s).expect("corpus match")
-}
-
+/// `common::port`, advertising 1 Gb/s full duplex.
 fn port(n: u32, name: &str) -> PortDesc {
     PortDesc {
-        port_no: n,
-        hw_addr: [2, 0, 0, 0, 0, n as u8],
-        name: FixedStr::new(name),
-        config: 0,
-        state: port_state::LIVE,
-        curr: port_features::F_10GB_FD | port_features::COPPER,
         advertised: port_features::F_1GB_FD,
-        supported: port_features::F_10GB_FD,
-        peer: 0,
-        curr_speed: 10_000_000,
-        max_speed: 10_000_000,
+        ..common::port(n, name)
     }
 }
 

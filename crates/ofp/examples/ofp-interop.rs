@@ -35,46 +35,13 @@ use ofp::msg::simple::*;
 use ofp::msg::table_features::{prop_type, OxmId, TableFeatureProp, TableFeatures, TypeId};
 use ofp::msg::Message;
 use ofp::oxm::{Match, MatchEntry, OxmField};
-use ofp::port::{port_features, port_state, PortDesc};
-use ofp::text::parse_match;
+use ofp::port::PortDesc;
 use ofp::wire::FixedStr;
 use ofp::{ErrorCode, OfpError};
 
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-fn unhex(s: &str) -> Option<Vec<u8>> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| s.get(i..i + 2).and_then(|b| u8::from_str_radix(b, 16).ok()))
-        .collect()
-}
-
-fn mac(a: &[u8; 6]) -> String {
-    a.iter()
-        .map(|x| format!("{x:02x}"))
-        .collect::<Vec<_>>()
-        .join(":")
-}
-
-fn match_summary(m: &Match) -> Value {
-    Value::Array(
-        m.entries
-            .iter()
-            .map(|e| match e {
-                MatchEntry::Basic(o) => {
-                    json!([
-                        o.field.name(),
-                        format!("{:#x}", o.value),
-                        o.mask.map(|m| format!("{m:#x}"))
-                    ])
-                }
-                MatchEntry::Other(o) => json!(["other", o.class, o.field]),
-            })
-            .collect(),
-    )
-}
+#[path = "interop_common/mod.rs"]
+mod common;
+use common::{hex, m, mac, match_summary, port, unhex};
 
 /// A Nicira message as os-ken's classes hold it (`NXTSetPacketInFormatMsg`,
 /// `NXTPacketIn2`: absent properties are absent here, None there).
@@ -396,26 +363,6 @@ fn summary(m: &Message) -> Value {
             json!({"command": m.command.value(), "flags": m.flags, "meter_id": m.meter_id,
             "bands": m.bands.iter().map(band).collect::<Vec<_>>()})
         }
-    }
-}
-
-fn m(s: &str) -> Match {
-    parse_match(s).expect("corpus match")
-}
-
-fn port(n: u32, name: &str) -> PortDesc {
-    PortDesc {
-        port_no: n,
-        hw_addr: [2, 0, 0, 0, 0, n as u8],
-        name: FixedStr::new(name),
-        config: 0,
-        state: port_state::LIVE,
-        curr: port_features::F_10GB_FD | port_features::COPPER,
-        advertised: 0,
-        supported: port_features::F_10GB_FD,
-        peer: 0,
-        curr_speed: 10_000_000,
-        max_speed: 10_000_000,
     }
 }
 
