@@ -28,13 +28,14 @@ import base64
 import ipaddress
 import json
 import logging
-import subprocess
 import sys
 
 from os_ken.ofproto import nicira_ext as nx
 from os_ken.ofproto import ofproto_parser
 from os_ken.ofproto import ofproto_v1_3 as ofp
 from os_ken.ofproto import ofproto_v1_3_parser as p
+
+from interop_common import compare, decode_lines, norm, report, run
 
 logging.disable(logging.CRITICAL)
 
@@ -46,74 +47,6 @@ class Datapath:
 
 
 DP = Datapath()
-STRING_KEYS = {"name", "mfr_desc", "hw_desc", "sw_desc", "serial_num", "dp_desc"}
-
-
-def value_hex(v):
-    """os-ken writes MACs and addresses as text; compare them as numbers."""
-    if isinstance(v, str):
-        if v.count(":") == 5 and len(v) == 17:
-            return hex(int(v.replace(":", ""), 16))
-        return hex(int(ipaddress.ip_address(v)))
-    return hex(v)
-
-
-def norm_match(m):
-    out = []
-    for name, v in m._fields2:
-        if isinstance(v, tuple):
-            out.append([name, value_hex(v[0]), value_hex(v[1])])
-        else:
-            out.append([name, value_hex(v), None])
-    return out
-
-
-def norm(o, key=None):
-    if isinstance(o, p.OFPMatch):
-        return norm_match(o)
-    if isinstance(o, (bytes, bytearray)):
-        if key in STRING_KEYS:
-            return bytes(o).split(b"\0", 1)[0].decode("latin1")
-        return bytes(o).hex()
-    if hasattr(o, "_asdict"):
-        return {k: norm(v, k) for k, v in o._asdict().items()}
-    if isinstance(o, (list, tuple)):
-        return [norm(x) for x in o]
-    if hasattr(o, "__dict__"):
-        d = {k: norm(v, k) for k, v in vars(o).items() if not k.startswith("_") and k not in ("datapath", "buf")}
-        if isinstance(o, p.OFPActionSetField):
-            d["value"] = value_hex(o.value)
-        return d
-    return o
-
-
-def compare(ours, theirs, path, count):
-    """Every field in our summary must exist in os-ken's view with the same value."""
-    if theirs is None and ours in ("", [], {}):
-        return []  # os-ken leaves absent payloads and lists as None
-    if isinstance(ours, dict) and isinstance(theirs, list) and len(theirs) == 1:
-        theirs = theirs[0]  # os-ken wraps single-object multipart bodies in a list
-    if isinstance(ours, dict):
-        if not isinstance(theirs, dict):
-            return [f"{path}: os-ken has {theirs!r}, we have an object"]
-        errs = []
-        for k, v in ours.items():
-            if k not in theirs:
-                errs.append(f"{path}.{k}: missing in os-ken's view")
-            else:
-                errs += compare(v, theirs[k], f"{path}.{k}", count)
-        return errs
-    if isinstance(ours, list):
-        if not isinstance(theirs, list) or len(ours) != len(theirs):
-            return [f"{path}: we have {ours!r}, os-ken has {theirs!r}"]
-        errs = []
-        for i, (a, b) in enumerate(zip(ours, theirs)):
-            errs += compare(a, b, f"{path}[{i}]", count)
-        return errs
-    count[0] += 1
-    if ours != theirs:
-        return [f"{path}: we have {ours!r}, os-ken has {theirs!r}"]
-    return []
 
 
 def osken_corpus():
@@ -539,7 +472,7 @@ def check_nicira(binary):
         m.serialize()
         built.append(bytes(m.buf))
         lines.append(json.dumps({"name": c["name"], "hex": bytes(m.buf).hex(), "flow": c["text"] or ""}))
-    results = run(binary, "flows", "\n".join(lines) + "\n")
+    results = run(binary, "flows", stdin="\n".join(lines) + "\n")
     passed = failed = 0
     notes = []
     for c, raw, r in zip(cases, built, results):
@@ -602,7 +535,7 @@ def check_nicira(binary):
                ("sample3", "actions=sample(probability=1,collector_set_id=1,obs_domain_id=1,"
                            "obs_point_id=1,ingress)", 41)]
     lines = [json.dumps({"name": n, "hex": "", "flow": t}) for n, t, _ in unknown]
-    for (name, text, subtype), r in zip(unknown, run(binary, "flows", "\n".join(lines) + "\n")):
+    for (name, text, subtype), r in zip(unknown, run(binary, "flows", stdin="\n".join(lines) + "\n")):
         errs = []
         try:
             acts = osken_parse(bytes.fromhex(r["text_hex"])).instructions[0].actions
@@ -627,7 +560,7 @@ def check_nicira(binary):
           251: ("fd000000000000000000000000000000", "ffffffffffffffff0000000000000000"), 247: "11"}),
     ]
     lines = [json.dumps({"name": n, "hex": "", "flow": t}) for n, t, _ in tuple_cases]
-    for (name, text, want), r in zip(tuple_cases, run(binary, "flows", "\n".join(lines) + "\n")):
+    for (name, text, want), r in zip(tuple_cases, run(binary, "flows", stdin="\n".join(lines) + "\n")):
         errs = []
         try:
             got = {}
@@ -644,11 +577,6 @@ def check_nicira(binary):
     return passed, failed, notes
 
 
-def run(binary, mode, stdin=""):
-    out = subprocess.run([binary, mode], input=stdin, capture_output=True, text=True, check=True)
-    return [json.loads(line) for line in out.stdout.splitlines()]
-
-
 def main():
     binary = sys.argv[1]
     passed = failed = 0
@@ -656,12 +584,8 @@ def main():
 
     # 1. os-ken encodes, we decode.
     built = osken_corpus()
-    lines = []
-    for i, (name, m) in enumerate(built):
-        m.set_xid(1000 + i)
-        m.serialize()
-        lines.append(json.dumps({"name": name, "hex": bytes(m.buf).hex()}))
-    results = run(binary, "decode", "\n".join(lines) + "\n")
+    lines = decode_lines(built)
+    results = run(binary, "decode", stdin="\n".join(lines) + "\n")
     for (name, m), line, res in zip(built, lines, results):
         errs = []
         if not res["ok"]:
@@ -705,15 +629,6 @@ def main():
     print(f"compared {fields[0]} fields")
     print(f"interop: {passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
-
-
-def report(what, errs):
-    if errs:
-        print(f"FAIL {what}")
-        for e in errs:
-            print(f"     {e}")
-    else:
-        print(f"ok   {what}")
 
 
 if __name__ == "__main__":

@@ -33,6 +33,8 @@ from os_ken.ofproto import ofproto_v1_0_parser as p
 from os_ken.ofproto import ofproto_parser
 from os_ken.lib import addrconv
 
+from interop_common import decode_lines, run
+
 
 class DP:
     ofproto = ofp
@@ -595,12 +597,6 @@ def compare(ours, theirs, path):
     return [f"{path}: sluice {ours!r}, expected {theirs!r}"]
 
 
-def run(binary, mode, stdin=""):
-    out = subprocess.run([binary, mode], input=stdin, capture_output=True, text=True,
-                         check=True)
-    return [json.loads(line) for line in out.stdout.splitlines()]
-
-
 def report(what, errs, counts):
     if errs:
         print(f"FAIL {what}")
@@ -618,12 +614,8 @@ def main():
 
     # 1. os-ken encodes, sluice decodes, re-encodes, and means the same.
     built = osken_corpus()
-    lines = []
-    for i, (name, m) in enumerate(built):
-        m.set_xid(1000 + i)
-        m.serialize()
-        lines.append(json.dumps({"name": name, "hex": bytes(m.buf).hex()}))
-    results = run(binary, "decode", "\n".join(lines) + "\n")
+    lines = decode_lines(built)
+    results = run(binary, "decode", stdin="\n".join(lines) + "\n")
     for (name, m), line, res in zip(built, lines, results):
         errs = []
         want_hex = json.loads(line)["hex"]

@@ -20,7 +20,6 @@ Usage: osken_of1x.py PATH/TO/of1x-interop
 One line per message; ends with "N passed, M failed"; non-zero exit on
 failure.
 """
-import ipaddress
 import json
 import logging
 import shutil
@@ -33,6 +32,8 @@ from os_ken.ofproto import ofproto_v1_3, ofproto_v1_3_parser
 from os_ken.ofproto import ofproto_v1_4, ofproto_v1_4_parser
 from os_ken.ofproto import ofproto_v1_5, ofproto_v1_5_parser
 
+from interop_common import compare, norm, report, run
+
 logging.disable(logging.CRITICAL)
 
 VERSIONS = {
@@ -40,7 +41,6 @@ VERSIONS = {
     "1.4": (ofproto_v1_4, ofproto_v1_4_parser),
     "1.5": (ofproto_v1_5, ofproto_v1_5_parser),
 }
-STRING_KEYS = {"name", "mfr_desc", "hw_desc", "sw_desc", "serial_num", "dp_desc"}
 
 
 def datapath(ofp, p):
@@ -50,70 +50,6 @@ def datapath(ofp, p):
         id = 1
 
     return Datapath()
-
-
-def value_hex(v):
-    if isinstance(v, str):
-        if v.count(":") == 5 and len(v) == 17:
-            return hex(int(v.replace(":", ""), 16))
-        return hex(int(ipaddress.ip_address(v)))
-    return hex(v)
-
-
-def norm(o, key=None):
-    if hasattr(o, "_fields2"):
-        out = []
-        for name, v in o._fields2:
-            if isinstance(v, tuple):
-                out.append([name, value_hex(v[0]), value_hex(v[1])])
-            else:
-                out.append([name, value_hex(v), None])
-        return out
-    if isinstance(o, (bytes, bytearray)):
-        if key in STRING_KEYS:
-            return bytes(o).split(b"\0", 1)[0].decode("latin1")
-        return bytes(o).hex()
-    if hasattr(o, "_asdict"):
-        return {k: norm(v, k) for k, v in o._asdict().items()}
-    if isinstance(o, dict):
-        return {str(k): norm(v, k) for k, v in o.items()}
-    if isinstance(o, (list, tuple)):
-        return [norm(x) for x in o]
-    if hasattr(o, "__dict__"):
-        d = {k: norm(v, k) for k, v in vars(o).items() if not k.startswith("_") and k not in ("datapath", "buf")}
-        if type(o).__name__ == "OFPActionSetField":
-            d["value"] = value_hex(o.value)
-        return d
-    return o
-
-
-def compare(ours, theirs, path, count):
-    """Every field of our summary must be in os-ken's view, equal."""
-    if theirs is None and ours in ("", [], {}):
-        return []
-    if isinstance(ours, dict) and isinstance(theirs, list) and len(theirs) == 1:
-        theirs = theirs[0]
-    if isinstance(ours, dict):
-        if not isinstance(theirs, dict):
-            return [f"{path}: os-ken has {theirs!r}, we have an object"]
-        errs = []
-        for k, v in ours.items():
-            if k not in theirs:
-                errs.append(f"{path}.{k}: missing in os-ken's view")
-            else:
-                errs += compare(v, theirs[k], f"{path}.{k}", count)
-        return errs
-    if isinstance(ours, list):
-        if not isinstance(theirs, list) or len(ours) != len(theirs):
-            return [f"{path}: we have {ours!r}, os-ken has {theirs!r}"]
-        errs = []
-        for i, (a, b) in enumerate(zip(ours, theirs)):
-            errs += compare(a, b, f"{path}[{i}]", count)
-        return errs
-    count[0] += 1
-    if ours != theirs:
-        return [f"{path}: we have {ours!r}, os-ken has {theirs!r}"]
-    return []
 
 
 def crafted_13(msg, wire_version):
@@ -277,11 +213,6 @@ def cases(v):
     return out
 
 
-def run(binary, mode, v, stdin=""):
-    res = subprocess.run([binary, mode, v], input=stdin, capture_output=True, text=True, check=True)
-    return [json.loads(line) for line in res.stdout.splitlines()]
-
-
 # What ovs-ofctl must print for our encodings (1.4 and 1.5).
 OVS_EXPECT = {
     "port_status": ["OFPT_PORT_STATUS", "MOD: 3(eth3): addr:02:00:00:00:00:03", "10GB-FD COPPER",
@@ -318,16 +249,6 @@ OVS_EXPECT_14 = {"group_desc_reply": ["OFPST_GROUP_DESC reply", "group_id=5,type
                                       "bucket=weight:3,actions=output:1", "bucket=actions=output:2"]}
 
 
-def report(what, errs):
-    if errs:
-        print(f"FAIL {what}")
-        for e in errs:
-            print(f"     {e}")
-    else:
-        print(f"ok   {what}")
-    return not errs
-
-
 def main():
     binary = sys.argv[1]
     passed = failed = 0
@@ -355,7 +276,7 @@ def main():
                 buf = bytes(m.buf)
             lines.append(buf.hex())
         stdin = "".join(json.dumps({"name": n, "hex": h}) + "\n" for (n, _, _), h in zip(built, lines))
-        results = run(binary, "decode", v, stdin)
+        results = run(binary, "decode", v, stdin=stdin)
         for (name, m, expect), h, res in zip(built, lines, results):
             errs = []
             if expect and expect[0] == "error":
