@@ -153,6 +153,16 @@ fn native_bundles_are_the_internal_onf_messages() {
     // An inner message of 1.5 in a 1.5 bundle too.
     let add15 = "062200180000000700000007000000010614000800000007";
     same_back(add15, Version::V1_5);
+    // An inner message of another version (here 1.3's in a 1.4 bundle) is
+    // refused, not kept to be read later as that version (the fuzz target
+    // `versions` found it kept).
+    assert_eq!(
+        refused(
+            "052200180000000700000007000000010414000800000007",
+            Version::V1_4
+        ),
+        ErrorCode::BadRequest(ofp::error::BadRequestCode::BadVersion)
+    );
     // Bundles nested 4 000 deep decode without exhausting the stack.
     let mut inner = unhex("0514000800000007").to_vec();
     while inner.len() + 16 <= 65_535 {

@@ -74,7 +74,9 @@
 use bytes::{BufMut, Bytes};
 
 use super::{bad_multipart, bad_property, bad_type, entries, pull_prop, reply_body_13, ReplyBody};
-use crate::error::{BundleFailedCode, ErrorCode, Result, ONF_EXPERIMENTER};
+use crate::error::{
+    BadRequestCode, BundleFailedCode, ErrorCode, OfpError, Result, ONF_EXPERIMENTER,
+};
 use crate::header::{Header, MsgType};
 use crate::msg::bundle::{BundleMsg, BUNDLE_ADD_MESSAGE, BUNDLE_CONTROL};
 use crate::msg::multipart::{
@@ -560,7 +562,17 @@ fn decode_bundle_add(r: &mut Reader<'_>, xid: u32, version: Version) -> Result<M
         a.message.get(1),
         Some(&OFPT_BUNDLE_CONTROL) | Some(&OFPT_BUNDLE_ADD_MESSAGE)
     );
-    if a.message.first() == Some(&version.wire()) && !nested {
+    // The inner message must be of the outer one's version (Open vSwitch
+    // answers its extension error OFPBFC_BAD_VERSION; sluice the spec's
+    // OFPBRC_BAD_VERSION, as a 1.3 bundle's inner message of another
+    // version gets).
+    if a.message.first() != Some(&version.wire()) {
+        return Err(OfpError::new(
+            ErrorCode::BadRequest(BadRequestCode::BadVersion),
+            "the bundled message's version is not the bundle's",
+        ));
+    }
+    if !nested {
         let (ih, inner) = super::decode(&a.message, version)?;
         a.message = Bytes::from(inner.to_bytes(ih.xid));
     }
