@@ -131,12 +131,7 @@ impl Message {
     pub fn try_encode(&self, xid: u32, out: &mut Vec<u8>) -> std::result::Result<(), TooLong> {
         let start = out.len();
         self.encode(xid, out);
-        let len = out.len() - start;
-        if len > MAX_MSG_LEN {
-            out.truncate(start);
-            return Err(TooLong { len });
-        }
-        Ok(())
+        finish(out, start)
     }
 
     /// Appends the whole message (header included) to `out`. A message
@@ -304,6 +299,19 @@ impl Message {
         r.finish(ErrorCode::BAD_LEN)?;
         Ok((h, m))
     }
+}
+
+/// Ends the message begun at `start` in `out`: its length field set, or,
+/// when it does not fit OpenFlow's 16 bits, `out` as it was and the
+/// length it would have had.
+pub(crate) fn finish(out: &mut Vec<u8>, start: usize) -> std::result::Result<(), TooLong> {
+    let len = out.len() - start;
+    if len > MAX_MSG_LEN {
+        out.truncate(start);
+        return Err(TooLong { len });
+    }
+    patch_len(out, start + 2, start);
+    Ok(())
 }
 
 /// The header of a whole frame of wire version `version`: its length

@@ -116,7 +116,7 @@ use crate::msg::simple::{
     capabilities, ExperimenterMsg, FeaturesReply, Hello, PacketQueue, QueueGetConfigReply,
     QueueProp, SwitchConfig,
 };
-use crate::msg::{check_frame, Message, TooLong};
+use crate::msg::{check_frame, finish, Message, TooLong};
 use crate::oxm::{Match, Oxm, OxmField};
 use crate::port::{group_no, port_no, TABLE_ALL};
 use crate::wire::{patch_len, zeros, Reader};
@@ -247,17 +247,6 @@ pub fn encode(msg: &Message, xid: u32, out: &mut Vec<u8>) -> std::result::Result
     };
     out[start + 1] = ty;
     finish(out, start)
-}
-
-/// Checks and patches the length of the message from `start`.
-fn finish(out: &mut Vec<u8>, start: usize) -> std::result::Result<(), TooLong> {
-    let len = out.len() - start;
-    if len > MAX_MSG_LEN {
-        out.truncate(start);
-        return Err(TooLong { len });
-    }
-    patch_len(out, start + 2, start);
-    Ok(())
 }
 
 fn put_header(out: &mut Vec<u8>, ty: u8, xid: u32) {

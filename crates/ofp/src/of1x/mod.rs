@@ -46,8 +46,8 @@ use bytes::{BufMut, Bytes};
 use crate::error::{BadRequestCode, ErrorCode, OfpError, Result};
 use crate::header::{Header, HEADER_LEN, MAX_MSG_LEN};
 use crate::msg::multipart::{MultipartReply, MultipartReplyBody, MPF_MORE};
-use crate::msg::{check_frame, Message, TooLong};
-use crate::wire::{patch_len, zeros, Reader};
+use crate::msg::{check_frame, finish, Message, TooLong};
+use crate::wire::{zeros, Reader};
 use crate::Version;
 
 /// Decodes a whole frame of `version` (1.2, 1.4 or 1.5).
@@ -119,17 +119,6 @@ fn encode_inner(
             Ok(())
         }
     }
-}
-
-/// Patches the length of the message begun at `start`, or takes it back.
-fn finish(out: &mut Vec<u8>, start: usize) -> std::result::Result<(), TooLong> {
-    let len = out.len() - start;
-    if len > MAX_MSG_LEN {
-        out.truncate(start);
-        return Err(TooLong { len });
-    }
-    patch_len(out, start + 2, start);
-    Ok(())
 }
 
 /// A multipart reply's body as `version` writes it: a list of entries
