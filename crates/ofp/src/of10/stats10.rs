@@ -348,20 +348,7 @@ pub const PORT_STATS10_LEN: usize = 104;
 fn encode_port_stats(p: &PortStats, out: &mut Vec<u8>) {
     out.put_u16(port_to_10(p.port_no));
     zeros(out, 6);
-    for c in [
-        p.rx_packets,
-        p.tx_packets,
-        p.rx_bytes,
-        p.tx_bytes,
-        p.rx_dropped,
-        p.tx_dropped,
-        p.rx_errors,
-        p.tx_errors,
-        p.rx_frame_err,
-        p.rx_over_err,
-        p.rx_crc_err,
-        p.collisions,
-    ] {
+    for c in p.counters() {
         out.put_u64(c);
     }
 }

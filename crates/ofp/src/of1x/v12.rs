@@ -287,20 +287,7 @@ pub fn decode_table_stats(r: &mut Reader<'_>) -> Result<TableStats> {
 pub fn encode_port_stats(s: &PortStats, out: &mut Vec<u8>) {
     out.put_u32(s.port_no);
     zeros(out, 4);
-    for v in [
-        s.rx_packets,
-        s.tx_packets,
-        s.rx_bytes,
-        s.tx_bytes,
-        s.rx_dropped,
-        s.tx_dropped,
-        s.rx_errors,
-        s.tx_errors,
-        s.rx_frame_err,
-        s.rx_over_err,
-        s.rx_crc_err,
-        s.collisions,
-    ] {
+    for v in s.counters() {
         out.put_u64(v);
     }
 }

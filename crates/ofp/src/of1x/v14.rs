@@ -374,23 +374,17 @@ pub fn encode_port_stats(s: &PortStats, out: &mut Vec<u8>) {
     out.put_u32(s.port_no);
     out.put_u32(s.duration_sec);
     out.put_u32(s.duration_nsec);
-    for v in [
-        s.rx_packets,
-        s.tx_packets,
-        s.rx_bytes,
-        s.tx_bytes,
-        s.rx_dropped,
-        s.tx_dropped,
-        s.rx_errors,
-        s.tx_errors,
-    ] {
-        out.put_u64(v);
+    // The first eight counters in the record, the last four (frame,
+    // overrun and CRC errors, collisions) in its Ethernet property.
+    let c = s.counters();
+    for v in &c[..8] {
+        out.put_u64(*v);
     }
     out.put_u16(0); // OFPPSPT14_ETHERNET
     out.put_u16(40);
     zeros(out, 4);
-    for v in [s.rx_frame_err, s.rx_over_err, s.rx_crc_err, s.collisions] {
-        out.put_u64(v);
+    for v in &c[8..] {
+        out.put_u64(*v);
     }
 }
 

@@ -197,8 +197,8 @@ impl PortStats {
         }
     }
 
-    /// The twelve counters in wire order.
-    fn counters(&self) -> [u64; 12] {
+    /// The twelve counters in wire order (every version's layout).
+    pub fn counters(&self) -> [u64; 12] {
         [
             self.rx_packets,
             self.tx_packets,
