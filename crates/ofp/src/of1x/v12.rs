@@ -300,23 +300,8 @@ pub fn decode_port_stats(r: &mut Reader<'_>) -> Result<PortStats> {
     for v in &mut c {
         *v = r.u64()?;
     }
-    Ok(PortStats {
-        port_no,
-        rx_packets: c[0],
-        tx_packets: c[1],
-        rx_bytes: c[2],
-        tx_bytes: c[3],
-        rx_dropped: c[4],
-        tx_dropped: c[5],
-        rx_errors: c[6],
-        tx_errors: c[7],
-        rx_frame_err: c[8],
-        rx_over_err: c[9],
-        rx_crc_err: c[10],
-        collisions: c[11],
-        duration_sec: u32::MAX,
-        duration_nsec: u32::MAX,
-    })
+    // No durations in 1.2: all-ones, Open vSwitch's "unknown".
+    Ok(PortStats::with_counters(port_no, c, (u32::MAX, u32::MAX)))
 }
 
 /// `ofp11_queue_stats` (32 bytes).
