@@ -51,7 +51,7 @@
 //!   Otherwise they are published at the end of the [`Agent::handle_input`]
 //!   call that made them, whatever the tables' size: a publication applies
 //!   the changes since the last one to a copy of the classifiers the
-//!   workers no longer run ([`pipeline::published`]). Only while every
+//!   workers no longer run ([`pipeline::lookup::published`]). Only while every
 //!   copy is still held (a worker has not yet moved to the last version)
 //!   does a publication wait, for the next call or [`Agent::handle_timeout`], and at
 //!   most [`Agent::publish_interval_ns`]: past that it copies the

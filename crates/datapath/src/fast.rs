@@ -97,8 +97,8 @@ struct Shared {
 struct Live {
     compiled: Compiled,
     /// The tables' counters (not the whole snapshot: holding that would
-    /// keep its classifiers from being reused, `pipeline::published`).
-    table_counters: Arc<Vec<pipeline::rule::Counters>>,
+    /// keep its classifiers from being reused, `pipeline::lookup::published`).
+    table_counters: Arc<Vec<pipeline::lookup::rule::Counters>>,
     ports: Vec<FastPort>,
     counters: Map,
     _tables: Vec<Map>,

@@ -28,7 +28,7 @@ use std::sync::Arc;
 use arc_swap::ArcSwap;
 use netdev::umem::{TxFrame, ZcBatch};
 use netdev::{Batch, Port};
-use pipeline::lookahead::LOOKAHEAD;
+use pipeline::lookup::lookahead::LOOKAHEAD;
 use pipeline::{Snapshot, Worker};
 
 use crate::bridge::{Inbox, WorkerCmd};
@@ -592,7 +592,7 @@ impl BridgeWorker {
         }
         // Not held past the round: an idle worker must not keep the
         // control plane from reusing the classifiers of an old version
-        // (`pipeline::published`).
+        // (`pipeline::lookup::published`).
         drop(snap);
         drop(vlans);
         self.pipeline = Some(handle);
@@ -644,7 +644,7 @@ impl BridgeWorker {
             if j % LOOKAHEAD == 0 && !self.nullx {
                 // While the exact-match cache misses, what the next
                 // packets' lookups read is loaded for all of them at once
-                // (`pipeline::lookahead`).
+                // (`pipeline::lookup::lookahead`).
                 let next = j..n.min(j + LOOKAHEAD);
                 at.worker
                     .look_ahead(at.snap, next.map(|k| (in_port, rx.bytes(k))));

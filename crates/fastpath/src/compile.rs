@@ -4,7 +4,7 @@
 //! packet goes up, so a flow-mod takes effect at once, before the new
 //! program is built), parses the frame into a flow key ([`crate::parse`]),
 //! finds table 0's best rule by tuple-space search over the rules' masks,
-//! as `pipeline::classifier` does, then runs the rule's [`Final`] plan.
+//! as `pipeline::lookup::classifier` does, then runs the rule's [`Final`] plan.
 //!
 //! Matching: subtables (one per mask) are visited from the highest score
 //! down and skipped once the best match so far outranks them. A subtable

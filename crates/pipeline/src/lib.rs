@@ -5,55 +5,48 @@
 //! the daemon to start: [`garbage::on_thread`], where what a big change
 //! leaves to free is dropped.)
 //!
-//! * [`matchkey`] compiles an OpenFlow match into a masked flow key.
-//! * [`classifier`] finds the highest-priority rule for a flow key
-//!   (tuple-space search over the installed masks); [`published`] keeps
-//!   the copies snapshots carry, brought up to date from a log of rule
-//!   changes, so publishing costs the changes, not the tables' size.
-//!   [`conjunction`] is the lookup of a table with Open vSwitch's
-//!   conjunctive flows.
+//! The rooms, each importing only those listed before it:
 //!
-//! * [`control`] is the control plane's copy: tables, groups and meters with
-//!   the OpenFlow semantics of FLOW_MOD, GROUP_MOD and METER_MOD; it
-//!   publishes immutable [`Snapshot`]s, each with the recent rule changes
-//!   ([`changes`]) so the workers' exact-match caches ([`emc`]) keep what
-//!   a publication did not touch; [`paths`] caches whole multi-table
-//!   walks per ingress key; [`lookahead`] loads what a batch's lookups
-//!   will read while the cache misses.
-//! * [`exec`] runs packets through a snapshot ([`Worker::process`]):
-//!   instructions, the action set, groups, meters; [`edit`] changes headers
-//!   in place with incremental checksums; [`meter`] holds the meters'
-//!   bands and counters.
 //! * [`bucket`] is the one token bucket (GCRA) of the switch: meter bands,
-//!   the datapath's egress queues and the agent's PACKET_IN limit use it.
+//!   the datapath's egress queues and the agent's PACKET_IN limit use it;
+//!   [`meter`] holds the meters' bands and counters.
+//! * [`ports`] is the published port table (FLOOD and ALL worked out when
+//!   ports change); [`edit`] changes headers in place with incremental
+//!   checksums; [`flow_packet`] builds frames from a flow's fields.
+//! * [`lookup`] finds the rule a packet matches: compiled matches, the
+//!   classifier, the published tables and the workers' caches.
+//! * [`snapshot`] is what workers run: one immutable version of the tables,
+//!   groups, meters and ports, and the types of what a packet becomes
+//!   ([`Output`], [`ToController`]). [`describe`] writes keys and rules as
+//!   traces show them.
+//! * [`exec`] runs packets through a snapshot ([`Worker::process`]):
+//!   instructions, the action set, groups, meters, conntrack, learn.
+//! * [`control`] is the control plane's copy: tables, groups and meters with
+//!   the OpenFlow semantics of FLOW_MOD, GROUP_MOD and METER_MOD (checked
+//!   by [`validate`]); it publishes [`Snapshot`]s, each with the recent
+//!   rule changes so the workers' caches keep what a publication did not
+//!   touch.
 //! * [`trace`] tells what the pipeline does with one packet, step by step,
 //!   changing nothing.
 
 pub mod bucket;
-pub mod changes;
-pub mod classifier;
-pub mod conjunction;
 pub mod control;
+pub mod describe;
 pub mod edit;
-pub mod emc;
 pub mod exec;
-mod expiry;
 pub mod flow_packet;
 pub mod garbage;
-pub mod lookahead;
-pub mod matchkey;
+pub mod lookup;
 pub mod meter;
-pub mod paths;
 pub mod ports;
-pub mod published;
-pub mod rule;
-pub mod table;
+pub mod snapshot;
 pub mod trace;
 pub mod validate;
 
-pub use classifier::{Classifier, RuleId};
 pub use control::{Config, Pipeline, Removed};
-pub use exec::{Output, PacketInExtra, PortState, Snapshot, ToController, Worker};
-pub use matchkey::{compile, MaskedKey};
-pub use ports::PortTable;
-pub use rule::Rule;
+pub use exec::Worker;
+pub use lookup::classifier::{Classifier, RuleId};
+pub use lookup::matchkey::{compile, MaskedKey};
+pub use lookup::rule::Rule;
+pub use ports::{PortState, PortTable};
+pub use snapshot::{Output, PacketInExtra, Snapshot, ToController};

@@ -14,7 +14,33 @@
 //! for the small numbers ports usually have (below [`PortTable::DENSE`]:
 //! a byte of flags per number), a binary search for the rest (LOCAL).
 
-use crate::exec::PortState;
+/// A port as the pipeline sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PortState {
+    pub port_no: u32,
+    /// Link up and not administratively down.
+    pub live: bool,
+    /// OFPPC_NO_FLOOD: left out of FLOOD.
+    pub no_flood: bool,
+    /// OFPPC_NO_FWD: nothing is sent out of it.
+    pub no_fwd: bool,
+    /// OFPPC_NO_RECV: whatever it receives is dropped (the datapath checks
+    /// this once per received batch).
+    pub no_recv: bool,
+}
+
+impl PortState {
+    /// A live port with no OFPPC_* bit set.
+    pub fn up(port_no: u32) -> PortState {
+        PortState {
+            port_no,
+            live: true,
+            no_flood: false,
+            no_fwd: false,
+            no_recv: false,
+        }
+    }
+}
 
 /// The published port table.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -9,13 +9,11 @@
 //! miss), each instruction and action as it ran, the buckets a group took,
 //! where each output went, and the packet's final flow.
 
-use ofp::oxm::{MatchEntry, Oxm, OxmField};
-use ofp::Match;
 use packet::{FlowKey, TunnelDst, TunnelMeta};
 
-use crate::exec::{trace_run, Output, Snapshot};
-use crate::matchkey::{compile, read_field};
-use crate::rule::Rule;
+use crate::describe::{describe_key, describe_tunnel};
+use crate::exec::trace_run;
+use crate::snapshot::{Output, Snapshot};
 
 /// The account of one packet's trip through the pipeline.
 #[derive(Debug, Clone)]
@@ -207,88 +205,4 @@ impl Trace {
         ));
         out
     }
-}
-
-/// Tunnel metadata as Open vSwitch's datapath actions write it
-/// (`tun_id=0x15,dst=10.10.10.10`), the fields that are set.
-pub fn describe_tunnel(t: &TunnelMeta) -> String {
-    use std::net::{Ipv4Addr, Ipv6Addr};
-    let mut parts = vec![format!("tun_id={:#x}", t.id)];
-    if t.ipv4_src != 0 {
-        parts.push(format!("src={}", Ipv4Addr::from(t.ipv4_src)));
-    }
-    if t.ipv4_dst != 0 {
-        parts.push(format!("dst={}", Ipv4Addr::from(t.ipv4_dst)));
-    }
-    if t.ipv6_src != 0 {
-        parts.push(format!("ipv6_src={}", Ipv6Addr::from(t.ipv6_src)));
-    }
-    if t.ipv6_dst != 0 {
-        parts.push(format!("ipv6_dst={}", Ipv6Addr::from(t.ipv6_dst)));
-    }
-    parts.join(",")
-}
-
-/// A packet's flow key as an ovs-ofctl match: every field the packet
-/// really carries (its layer was parsed whole), in OXM order.
-pub fn describe_key(key: &FlowKey) -> String {
-    let mut m = Match::new();
-    let tunnel = [
-        OxmField::TunIpv4Src,
-        OxmField::TunIpv4Dst,
-        OxmField::TunIpv6Src,
-        OxmField::TunIpv6Dst,
-    ];
-    let extension = [
-        OxmField::PktMark,
-        OxmField::NwTtl,
-        OxmField::IpFrag,
-        OxmField::TcpFlags,
-    ];
-    let regs = (0u8..16).map(OxmField::Reg);
-    for f in (0u8..40)
-        .map(OxmField::from)
-        .chain(tunnel)
-        .chain(extension)
-        .chain(regs)
-    {
-        if matches!(f, OxmField::Unknown(_) | OxmField::InPhyPort) {
-            continue;
-        }
-        let Some(value) = read_field(key, f) else {
-            continue;
-        };
-        // Zero metadata, tunnel fields and VLAN (untagged) say nothing.
-        if value == 0
-            && (matches!(
-                f,
-                OxmField::Metadata
-                    | OxmField::TunnelId
-                    | OxmField::VlanVid
-                    | OxmField::PktMark
-                    | OxmField::Reg(_)
-            ) || tunnel.contains(&f))
-        {
-            continue;
-        }
-        m.entries.push(MatchEntry::Basic(Oxm::exact(f, value)));
-        // Keep the field only if its prerequisites hold and the packet
-        // really had that layer (a compiled match checks both).
-        let keep = compile(&m).is_ok_and(|c| c.matches(key));
-        if !keep {
-            m.entries.pop();
-        }
-    }
-    ofp::text::format_match(&m)
-}
-
-/// A rule as the trace shows it: match, priority, cookie, instructions.
-pub fn describe_rule(r: &Rule) -> String {
-    let m = ofp::text::format_match(&r.match_.get());
-    let m = if m.is_empty() { "(any)".into() } else { m };
-    let mut s = format!("{m}, priority {}", r.priority);
-    if r.cookie != 0 {
-        s.push_str(&format!(", cookie {:#x}", r.cookie));
-    }
-    s
 }

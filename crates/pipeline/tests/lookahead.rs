@@ -58,7 +58,7 @@ type Seen = Vec<Vec<(u32, Vec<u8>)>>;
 /// Runs `packets` in batches of 32 through `w`, looking ahead first.
 fn run(w: &mut Worker, snap: &Snapshot, packets: &[(u32, Vec<u8>)]) -> Seen {
     let mut seen = Vec::new();
-    for batch in packets.chunks(pipeline::lookahead::LOOKAHEAD) {
+    for batch in packets.chunks(pipeline::lookup::lookahead::LOOKAHEAD) {
         w.look_ahead(snap, batch.iter().map(|(port, f)| (*port, &f[..])));
         for (port, f) in batch {
             let mut f = f.clone();
@@ -113,7 +113,7 @@ fn admission_only_while_thrashing() {
     run(&mut w, &snap, &many);
     let (_, misses) = w.cache_stats();
     // The first window's misses are all cached; after it, one in 16.
-    let window = pipeline::emc::WINDOW;
+    let window = pipeline::lookup::emc::WINDOW;
     let admitted = misses - window - w.cache_refused();
     assert!(
         misses > window && admitted <= (misses - window) / 16 + 1,

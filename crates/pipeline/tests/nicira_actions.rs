@@ -180,7 +180,7 @@ fn push_and_pop_move_bits_through_the_stack() {
         .collect();
     assert_eq!(outs, vec![3]);
     use ofp::oxm::OxmField as F;
-    let reg = |n| pipeline::matchkey::read_field(w.key(), F::Reg(n)).unwrap();
+    let reg = |n| pipeline::lookup::matchkey::read_field(w.key(), F::Reg(n)).unwrap();
     assert_eq!((reg(1), reg(2)), (0xff, 0xf));
     // Last in, first out; a wide value through a narrower pop keeps its
     // low bits; a header field to a register and back.
@@ -731,7 +731,8 @@ fn multipath_and_bundle_pick_what_open_vswitch_picks() {
     for (name, mut f, want) in cases {
         let mut w = Worker::new(0);
         w.process(&snap, 1, &mut f, 0);
-        let reg = |n: u8| pipeline::matchkey::read_field(w.key(), F::Reg(n)).unwrap() as u32;
+        let reg =
+            |n: u8| pipeline::lookup::matchkey::read_field(w.key(), F::Reg(n)).unwrap() as u32;
         for (r, want) in want.iter().enumerate() {
             if r == 7 {
                 continue;
@@ -890,7 +891,7 @@ fn symmetric_hashes_take_both_vlan_tags_as_open_vswitch_does() {
     let snap = p.snapshot();
     let mut w = Worker::new(0);
     w.process(&snap, 1, &mut f, 0);
-    let reg = |n: u8| pipeline::matchkey::read_field(w.key(), F::Reg(n)).unwrap() as u32;
+    let reg = |n: u8| pipeline::lookup::matchkey::read_field(w.key(), F::Reg(n)).unwrap() as u32;
     assert_eq!((reg(0), reg(1), reg(2)), (0x281e_e190, 0x9d18_f655, 4));
 }
 

@@ -1,4 +1,4 @@
-//! The cache of whole walks (`pipeline::paths`) against no cache at all:
+//! The cache of whole walks (`pipeline::lookup::paths`) against no cache at all:
 //! random multi-table pipelines with registers, resubmit (to other ports
 //! and tables), goto_table, conjunctions and header edits; each packet
 //! run several times through a worker with its caches (the first run

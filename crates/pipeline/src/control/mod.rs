@@ -24,15 +24,16 @@ use ofp::msg::multipart::{AggregateStats, FlowStats, FlowStatsRequest};
 use ofp::port::{group_no, meter_no, port_no, TABLE_ALL};
 use ofp::{Action, OfpError};
 
-use crate::changes::ChangeLog;
-use crate::classifier::RuleId;
-use crate::exec::{GroupRt, PortState, Snapshot};
-use crate::matchkey::{compile, compile_valid, MaskedKey, PackedKey};
+use crate::lookup::changes::ChangeLog;
+use crate::lookup::classifier::RuleId;
+use crate::lookup::matchkey::{compile, compile_valid, MaskedKey, PackedKey};
+use crate::lookup::published::{Op, Published};
+use crate::lookup::rule::{Counters, Rule, StoredMatch};
+use crate::lookup::table::FlowTable;
 use crate::meter::MeterState;
+use crate::ports::PortState;
 use crate::ports::PortTable;
-use crate::published::{Op, Published};
-use crate::rule::{Counters, Rule, StoredMatch};
-use crate::table::FlowTable;
+use crate::snapshot::{GroupRt, Snapshot};
 use crate::validate::{self, Context};
 
 pub mod flows;
@@ -60,7 +61,7 @@ pub struct Config {
     pub max_meters: usize,
     pub max_bands: usize,
     /// Rule changes each snapshot lists for the workers' exact-match
-    /// caches ([`crate::changes`]): a cached answer no listed change
+    /// caches ([`crate::lookup::changes`]): a cached answer no listed change
     /// touches survives a publication. 0: every publication empties every
     /// cache.
     pub change_log: usize,
@@ -265,7 +266,7 @@ impl Pipeline {
 
     /// Publishes the current state as a new immutable version. Cost: the
     /// rule changes since the last one, applied to a classifier no snapshot
-    /// holds any more ([`crate::published`]; if every copy is held, the
+    /// holds any more ([`crate::lookup::published`]; if every copy is held, the
     /// subtables the changes touch are copied), and one `Arc` clone per
     /// group and meter.
     pub fn snapshot(&mut self) -> Arc<Snapshot> {
@@ -335,7 +336,7 @@ impl Pipeline {
     }
 
     /// Heap bytes of one copy of the published classifiers (there are two
-    /// once rules changed after a publication; see [`crate::published`]).
+    /// once rules changed after a publication; see [`crate::lookup::published`]).
     pub fn classifier_bytes(&self) -> usize {
         self.published.heap_bytes()
     }

@@ -21,7 +21,7 @@
 //! - a packet that is not IPv4 or IPv6 is `+trk+inv`.
 //!
 //! A walk that ran a `ct` depends on the tracker's state, not only on the
-//! packet: it is never recorded in the walk cache ([`crate::paths`]).
+//! packet: it is never recorded in the walk cache ([`crate::lookup::paths`]).
 //! Recirculations count against the resubmit limits (a loop of `ct` is a
 //! bounded amount of work). A trace asks the tracker what it would say
 //! and changes nothing ([`conntrack::Tracker::peek`]).

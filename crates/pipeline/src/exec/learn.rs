@@ -30,7 +30,7 @@ use ofp::oxm::{Match, MatchEntry, Oxm, OxmField};
 use ofp::resubmit::Resubmit;
 use ofp::Instruction;
 
-use crate::classifier::RuleId;
+use crate::lookup::classifier::RuleId;
 
 /// A flow a packet taught, for the control plane to add.
 #[derive(Debug, Clone, PartialEq)]

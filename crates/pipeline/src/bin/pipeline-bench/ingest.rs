@@ -71,15 +71,15 @@ pub fn child(n: u32) {
                     priority: fm.priority,
                     table_miss: false,
                     learned: false,
-                    packed: pipeline::matchkey::PackedKey::pack(&key),
-                    match_: pipeline::rule::StoredMatch::new(&fm.match_),
+                    packed: pipeline::lookup::matchkey::PackedKey::pack(&key),
+                    match_: pipeline::lookup::rule::StoredMatch::new(&fm.match_),
                     instructions: fm.instructions.into_boxed_slice(),
                     cookie: 0,
                     idle_timeout: 0,
                     hard_timeout: 0,
                     flags: 0,
                     created_ns: 0,
-                    counters: std::sync::Arc::new(pipeline::rule::Counters::new(1)),
+                    counters: std::sync::Arc::new(pipeline::lookup::rule::Counters::new(1)),
                 })
             })
             .collect();

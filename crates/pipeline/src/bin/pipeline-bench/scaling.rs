@@ -52,7 +52,7 @@ struct Point {
 
 /// Frames handed to the worker at once, as the datapath's receive batch
 /// (each batch is looked ahead over, `Worker::look_ahead`).
-const RX_BATCH: usize = pipeline::lookahead::LOOKAHEAD;
+const RX_BATCH: usize = pipeline::lookup::lookahead::LOOKAHEAD;
 
 /// Walks `count` packets of `seq` from `cursor` (wrapping) through `w`,
 /// [`RX_BATCH`] at a time: copied into the batch's buffers, looked ahead

@@ -16,7 +16,7 @@
 //!
 //! Each row: pipeline ns per packet with the caches, the ratio to `flat`,
 //! and the share of packets whose whole walk came from the cache of walks
-//! (`pipeline::paths`). The traffic is one packet per ordered pair of ports
+//! (`pipeline::lookup::paths`). The traffic is one packet per ordered pair of ports
 //! (32 ports: 992 packets), replayed, so the caches hold every flow.
 
 use ofp::text::parse_flow_mod;

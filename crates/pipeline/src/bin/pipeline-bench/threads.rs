@@ -31,7 +31,7 @@ use crate::traffic::{pick, sequence, Dist, Pool, Rng};
 /// Packets a thread runs between two looks at the clock.
 const CHUNK: usize = 1024;
 /// Frames handed to the worker at once (the receive batch).
-const RX_BATCH: usize = pipeline::lookahead::LOOKAHEAD;
+const RX_BATCH: usize = pipeline::lookup::lookahead::LOOKAHEAD;
 
 /// One thread's worker and where it is along its sequence.
 struct Lane {

@@ -2,7 +2,7 @@
 //! (exact match+priority for ADD and strict commands). The classifier the
 //! workers search is not here: the table logs each rule it adds and
 //! removes, and the pipeline applies the log to the published classifiers
-//! ([`crate::published`]).
+//! ([`crate::lookup::published`]).
 //!
 //! The indexes use the Fx hash: keys are rule ids and 352-byte masked keys
 //! chosen by the controller, hashed once per flow-mod, where SipHash's
@@ -15,11 +15,11 @@ use std::sync::Arc;
 
 use ofp::msg::flow::FlowRemovedReason;
 
-use crate::classifier::RuleId;
-use crate::expiry::{expired, Deadlines};
-use crate::matchkey::MaskedKey;
-use crate::published::Op;
-use crate::rule::Rule;
+use crate::lookup::classifier::RuleId;
+use crate::lookup::expiry::{expired, Deadlines};
+use crate::lookup::matchkey::MaskedKey;
+use crate::lookup::published::Op;
+use crate::lookup::rule::Rule;
 
 /// A flow table (the control plane's copy).
 #[derive(Clone, Debug)]
@@ -37,12 +37,12 @@ pub struct FlowTable {
     /// cache miss per flow-mod in the million-flow profile.
     pub(crate) exact: hashbrown::HashTable<(u64, Arc<Rule>)>,
     /// Rules with an idle or hard timeout, and when each may expire
-    /// ([`crate::expiry`]): expiry looks only at the rules due, so a large
+    /// ([`crate::lookup::expiry`]): expiry looks only at the rules due, so a large
     /// table of permanent or long-lived flows costs nothing to age.
     pub(crate) timed: BTreeMap<RuleId, Arc<Rule>>,
     deadlines: Deadlines,
     /// The matches of the rules added or removed since the last snapshot
-    /// (for the workers' caches, [`crate::changes`]), at most
+    /// (for the workers' caches, [`crate::lookup::changes`]), at most
     /// [`CHANGES_KEPT`]; past that only `changes_overflow` is set.
     pub(crate) changes: Vec<MaskedKey>,
     pub(crate) changes_overflow: bool,
@@ -81,7 +81,7 @@ impl FlowTable {
     /// Notes a rule change for the workers' caches. A rule's `conj_id`
     /// is left out of its change: the packets whose answer it can change
     /// are looked up with `conj_id` 0 and reach it through a conjunction
-    /// ([`crate::conjunction`]), so the change must cover them whatever
+    /// ([`crate::lookup::conjunction`]), so the change must cover them whatever
     /// their `conj_id` (a broader change only costs cached answers).
     fn changed(&mut self, key: &MaskedKey) {
         if self.changes_overflow {

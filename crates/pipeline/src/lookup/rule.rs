@@ -15,8 +15,8 @@ use std::sync::Arc;
 use bytes::Bytes;
 use ofp::{ErrorCode, Instruction, Match};
 
-use crate::classifier::RuleId;
-use crate::matchkey::{MaskedKey, PackedKey};
+use crate::lookup::classifier::RuleId;
+use crate::lookup::matchkey::{MaskedKey, PackedKey};
 
 /// One worker's counters for one rule, alone on its cache line.
 #[derive(Debug, Default)]
@@ -75,7 +75,7 @@ impl Counters {
         }
     }
 
-    /// For looking ahead ([`crate::lookahead`]): reads the slots' pointer
+    /// For looking ahead ([`crate::lookup::lookahead`]): reads the slots' pointer
     /// (`level` 0) or `worker`'s slot (1); what it read, for a sink.
     #[inline]
     pub(crate) fn touch(&self, level: u8, worker: usize) -> u64 {
@@ -181,7 +181,7 @@ pub struct Rule {
 impl Rule {
     /// Whether this is a conjunctive flow (its actions are Open vSwitch's
     /// `conjunction`s, and notes): a lookup never returns it
-    /// ([`crate::conjunction`]).
+    /// ([`crate::lookup::conjunction`]).
     pub fn is_conjunctive(&self) -> bool {
         matches!(&*self.instructions, [Instruction::ApplyActions(list)]
             if list.iter().any(|a| matches!(a, ofp::Action::Conjunction(_))))
@@ -192,7 +192,7 @@ impl Rule {
         self.packed.unpack()
     }
 
-    /// For looking ahead ([`crate::lookahead`]): reads, level by level,
+    /// For looking ahead ([`crate::lookup::lookahead`]): reads, level by level,
     /// what a packet's run reads of this rule: its first line (0), the
     /// counters' and the instructions' first lines (1), this worker's
     /// counter slot and the first action (2). What it read, for a sink.

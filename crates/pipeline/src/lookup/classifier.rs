@@ -17,7 +17,7 @@
 //! `Arc`), and an update of a clone copies only the subtables it touches
 //! (copy-on-write); an update of a classifier no one else holds changes it
 //! in place. The control plane keeps two copies and brings the one readers
-//! have left up to date ([`crate::published`]); readers keep the snapshot
+//! have left up to date ([`crate::lookup::published`]); readers keep the snapshot
 //! they hold until their next batch, so a packet sees the old rules or the
 //! new ones, never a mix. Nothing here locks.
 
@@ -26,7 +26,7 @@ use std::sync::Arc;
 
 use packet::{FlowKey, KEY_WORDS};
 
-use crate::matchkey::MaskedKey;
+use crate::lookup::matchkey::MaskedKey;
 
 /// Identifies a rule; chosen by the owner of the rules (the flow table).
 pub type RuleId = u32;
@@ -65,7 +65,7 @@ const EMPTY: Bucket = Bucket { hash: 0, slot: NIL };
 /// Hash of masked values -> first slot of its chain: open addressing with
 /// linear probing, at most three quarters full, removal by backward shift
 /// (no tombstones). Its own rather than a `HashMap` so that a lookup is one
-/// bucket read a worker can issue ahead of time ([`crate::lookahead`]),
+/// bucket read a worker can issue ahead of time ([`crate::lookup::lookahead`]),
 /// and the bucket holds the slot itself.
 #[derive(Clone, Debug, Default)]
 struct Index {
@@ -521,7 +521,7 @@ impl<T: Clone> Classifier<T> {
         best
     }
 
-    /// For looking ahead ([`crate::lookahead`]): the hash of `key` in the
+    /// For looking ahead ([`crate::lookup::lookahead`]): the hash of `key` in the
     /// first subtable (the one a lookup starts with), 0 when there is none.
     #[inline]
     pub(crate) fn ahead_hash(&self, key: &FlowKey) -> u64 {
@@ -572,7 +572,7 @@ impl<T: Clone> Classifier<T> {
     /// `key` with a priority above `above` (every matching rule when
     /// `None`), subtable by subtable from the highest priority down;
     /// stops early when `f` returns false. For the conjunctive rules of a
-    /// table (`crate::conjunction`), where all the matches count, not
+    /// table (`crate::lookup::conjunction`), where all the matches count, not
     /// only the best.
     pub fn for_each_match_above(
         &self,

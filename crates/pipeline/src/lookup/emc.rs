@@ -4,7 +4,7 @@
 //! to the rule the classifier chose for it, or to "no rule". Entries carry
 //! the snapshot version they were computed in. An entry of an earlier
 //! version is checked, when next hit, against the rule changes the
-//! snapshot lists ([`crate::changes`]): kept (and moved to the new
+//! snapshot lists ([`crate::lookup::changes`]): kept (and moved to the new
 //! version) if none matches its key, a miss otherwise or when the changes
 //! since it are no longer listed. So a flow-mod empties only the entries
 //! it could change, and a bulk push every entry, without touching them.
@@ -34,8 +34,8 @@ use packet::{FlowKey, KEY_WORDS, PACKET_WORDS};
 /// and the four IPv6 words after it).
 const TUNNEL_WORDS_AT: usize = packet::slots::TUN_IPV4_SRC.word as usize;
 
-use crate::changes::ChangeLog;
-use crate::rule::Rule;
+use crate::lookup::changes::ChangeLog;
+use crate::lookup::rule::Rule;
 
 /// `repr(C)` and cache-line aligned: the key's hash, the rule, the
 /// version and the first key words share the slot's first line, so a
@@ -229,7 +229,7 @@ impl Emc {
         Err(i)
     }
 
-    /// For looking ahead ([`crate::lookahead`]): the hash of `key` in
+    /// For looking ahead ([`crate::lookup::lookahead`]): the hash of `key` in
     /// `table`, which picks the slot a lookup reads.
     #[inline(always)]
     pub(crate) fn hash_of(&self, table: u8, key: &FlowKey) -> u64 {

@@ -24,8 +24,8 @@ use std::collections::BinaryHeap;
 
 use ofp::msg::flow::FlowRemovedReason;
 
-use crate::classifier::RuleId;
-use crate::rule::Rule;
+use crate::lookup::classifier::RuleId;
+use crate::lookup::rule::Rule;
 
 /// Stale entries tolerated beyond the live rules before a rebuild.
 pub(crate) const SLACK: usize = 1024;

@@ -4,7 +4,7 @@
 //! Why: a multi-table pipeline in Open vSwitch's dialect (Neutron's br-int:
 //! five tables chained by resubmit, registers carrying the port and the
 //! network from table to table) makes one lookup per table. The
-//! exact-match cache ([`crate::emc`]) serves one table at a time and a
+//! exact-match cache ([`crate::lookup::emc`]) serves one table at a time and a
 //! resubmit's lookups not at all, so such a pipeline cost 2.3-2.4 times a
 //! single table for the same traffic. What a packet's lookups find
 //! depends only on its ingress key (headers, ingress port, tunnel
@@ -29,7 +29,7 @@ use std::sync::Arc;
 
 use packet::FlowKey;
 
-use crate::rule::Rule;
+use crate::lookup::rule::Rule;
 
 /// Most lookups one cached walk holds.
 pub const MAX_PATH: usize = 32;
@@ -74,7 +74,7 @@ impl Paths {
         // An ingress key: its metadata words are zero, so the packet
         // words are the whole key.
         debug_assert!(key.metadata_zero());
-        let i = crate::emc::hash(key, 0xff, true) as usize & self.mask;
+        let i = crate::lookup::emc::hash(key, 0xff, true) as usize & self.mask;
         for j in [i, i ^ 1] {
             let s = &self.slots[j];
             if s.version == version && s.key.same_packet(key) {
@@ -95,7 +95,7 @@ impl Paths {
             return;
         }
         debug_assert!(key.metadata_zero());
-        let i = crate::emc::hash(key, 0xff, true) as usize & self.mask;
+        let i = crate::lookup::emc::hash(key, 0xff, true) as usize & self.mask;
         let j = if self.slots[i].version != version {
             i
         } else {

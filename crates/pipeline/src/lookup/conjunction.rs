@@ -24,8 +24,8 @@ use std::sync::Arc;
 
 use packet::{slots as s, FlowKey};
 
-use crate::published::TableClassifier;
-use crate::rule::Rule;
+use crate::lookup::published::TableClassifier;
+use crate::lookup::rule::Rule;
 
 /// One conjunctive flow's clause that a packet matched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -12,37 +12,10 @@ use ofp::msg::flow::PacketInReason;
 use ofp::msg::group::GroupType;
 use packet::TunnelDst;
 
-use crate::changes::ChangeLog;
+use crate::lookup::changes::ChangeLog;
+use crate::lookup::rule::Counters;
 use crate::meter::MeterState;
-use crate::rule::Counters;
-
-/// A port as the pipeline sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PortState {
-    pub port_no: u32,
-    /// Link up and not administratively down.
-    pub live: bool,
-    /// OFPPC_NO_FLOOD: left out of FLOOD.
-    pub no_flood: bool,
-    /// OFPPC_NO_FWD: nothing is sent out of it.
-    pub no_fwd: bool,
-    /// OFPPC_NO_RECV: whatever it receives is dropped (the datapath checks
-    /// this once per received batch).
-    pub no_recv: bool,
-}
-
-impl PortState {
-    /// A live port with no OFPPC_* bit set.
-    pub fn up(port_no: u32) -> PortState {
-        PortState {
-            port_no,
-            live: true,
-            no_flood: false,
-            no_fwd: false,
-            no_recv: false,
-        }
-    }
-}
+use crate::ports::PortTable;
 
 /// A group as workers run it.
 #[derive(Debug)]
@@ -66,10 +39,10 @@ pub struct Snapshot {
     pub changes: Arc<ChangeLog>,
     /// One classifier per table (shared with the control plane, which
     /// brings a copy no snapshot holds up to date for the next version:
-    /// [`crate::published`]).
-    pub tables: Arc<crate::published::Tables>,
+    /// [`crate::lookup::published`]).
+    pub tables: Arc<crate::lookup::published::Tables>,
     /// Whether more than one table has rules: a packet may be looked up
-    /// more than once, and its walks are worth caching ([`crate::paths`]).
+    /// more than once, and its walks are worth caching ([`crate::lookup::paths`]).
     pub multi_table: bool,
     pub table_counters: Arc<Vec<TableCounters>>,
     /// Groups, buckets' liveness and meters are looked up per packet:
@@ -83,7 +56,7 @@ pub struct Snapshot {
     pub bucket_live: Arc<FxHashMap<u32, Box<[bool]>>>,
     pub meters: FxHashMap<u32, Arc<MeterState>>,
     /// The ports, with the FLOOD and ALL sets ([`crate::ports`]).
-    pub ports: crate::ports::PortTable,
+    pub ports: PortTable,
     /// OFPC_INVALID_TTL_TO_CONTROLLER.
     pub invalid_ttl_to_controller: bool,
     /// A table miss is a packet-in for OpenFlow 1.0-1.2 controllers

@@ -36,12 +36,12 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use crate::classifier::Classifier;
-use crate::rule::Rule;
+use crate::lookup::classifier::Classifier;
+use crate::lookup::rule::Rule;
 
 /// One flow table as a snapshot holds it: the classifier of the rules a
 /// lookup can return, and apart from it the conjunctive rules (whose
-/// actions are `conjunction`s, [`crate::conjunction`]), which a lookup
+/// actions are `conjunction`s, [`crate::lookup::conjunction`]), which a lookup
 /// only consults. Dereferences to the first: everything that looks rules
 /// up or lists them sees the ordinary rules, and only the conjunction
 /// lookup and the XDP compiler look at `conj`.
@@ -222,8 +222,8 @@ impl Published {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::matchkey::{MaskedKey, PackedKey};
-    use crate::rule::{Counters, StoredMatch};
+    use crate::lookup::matchkey::{MaskedKey, PackedKey};
+    use crate::lookup::rule::{Counters, StoredMatch};
     use packet::FlowKey;
     use proptest::prelude::*;
 

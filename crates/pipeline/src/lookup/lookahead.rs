@@ -18,7 +18,7 @@
 //! bucket; the chain's first entry and its values, and the rule the cache
 //! slot holds; then each rule's first line, its counters' and
 //! instructions' lines, its counter slot and first action. The packets then
-//! run one by one as before ([`crate::Worker::process`]) and find in the
+//! run one by one as before (`Worker::process`) and find in the
 //! CPU's caches what they read.
 //!
 //! Contract: a look ahead only reads. It writes nothing a packet's run
@@ -32,9 +32,9 @@
 
 use packet::{extract, FlowKey};
 
-use crate::emc::Emc;
-use crate::exec::Snapshot;
-use crate::rule::Rule;
+use crate::lookup::emc::Emc;
+use crate::lookup::published::TableClassifier;
+use crate::lookup::rule::Rule;
 
 /// The most packets one look ahead covers: the datapath's receive batch.
 /// (A longer look ahead would start evicting what its first packets need.)
@@ -93,19 +93,20 @@ impl Ahead {
     }
 
     /// Looks ahead over up to [`LOOKAHEAD`] packets (ingress port, frame)
-    /// about to run through `snap` on `worker`. Returns the sink (the
+    /// about to be looked up in `table0` (a snapshot's first table) on
+    /// `worker`. Returns the sink (the
     /// fold of what was read), for the caller to drop.
     pub(crate) fn run<'a>(
         &mut self,
         emc: Option<&Emc>,
-        snap: &Snapshot,
+        table0: Option<&TableClassifier>,
         worker: usize,
         frames: impl IntoIterator<Item = (u32, &'a [u8])>,
     ) -> u64 {
         if !self.enabled || !self.wanted(emc) {
             return 0;
         }
-        let Some(cls) = snap.tables.first() else {
+        let Some(cls) = table0 else {
             return 0;
         };
         self.batches += 1;

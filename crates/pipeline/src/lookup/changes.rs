@@ -28,7 +28,7 @@ use std::sync::Arc;
 
 use packet::FlowKey;
 
-use crate::matchkey::MaskedKey;
+use crate::lookup::matchkey::MaskedKey;
 
 /// One rule change: the match of a rule added, removed or replaced in
 /// `table`, first visible in snapshot `version`, with the key words its
