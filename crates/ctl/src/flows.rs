@@ -236,15 +236,7 @@ impl Entry {
     /// Cookie, timeouts and instructions (in the order the spec runs them).
     fn version(&self) -> (u64, u16, u16, String) {
         let mut ins = self.instructions.clone();
-        ins.sort_by_key(|i| match i {
-            Instruction::Meter(_) => 0,
-            Instruction::ApplyActions(_) => 1,
-            Instruction::ClearActions => 2,
-            Instruction::WriteActions(_) => 3,
-            Instruction::WriteMetadata { .. } => 4,
-            Instruction::GotoTable(_) => 5,
-            Instruction::Experimenter { .. } => 6,
-        });
+        ins.sort_by_key(Instruction::run_order);
         (
             self.cookie,
             self.idle_timeout,

@@ -34,6 +34,22 @@ pub enum Instruction {
 }
 
 impl Instruction {
+    /// Where this instruction runs among a rule's instructions, as the spec
+    /// orders them (meter, apply-actions, clear-actions, write-actions,
+    /// write-metadata, goto-table; an experimenter's last): ovs-ofctl
+    /// prints and reads them in this order, whatever the message's.
+    pub fn run_order(&self) -> u8 {
+        match self {
+            Instruction::Meter(_) => 0,
+            Instruction::ApplyActions(_) => 1,
+            Instruction::ClearActions => 2,
+            Instruction::WriteActions(_) => 3,
+            Instruction::WriteMetadata { .. } => 4,
+            Instruction::GotoTable(_) => 5,
+            Instruction::Experimenter { .. } => 6,
+        }
+    }
+
     /// The instruction's type.
     pub fn instruction_type(&self) -> InstructionType {
         match self {

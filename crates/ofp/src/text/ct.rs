@@ -16,8 +16,9 @@
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 use super::actions::{
-    format_actions_named, format_subfield, parse_actions_ctx, parse_subfield, Ctx, Names,
+    format_actions_named, format_subfield, parse_actions_ctx, parse_subfield, Ctx,
 };
+use super::names::Names;
 use super::value::parse_num;
 use super::{split_top, TextError};
 use crate::action::{Action, Subfield};

@@ -2,9 +2,8 @@
 
 use std::collections::BTreeMap;
 
-use super::actions::{
-    format_instructions, format_port, parse_instructions_ctx, parse_port, Ctx, Names,
-};
+use super::actions::{format_instructions, parse_instructions_ctx, Ctx};
+use super::names::{format_port, parse_port, Names};
 use super::value::{format_masked, parse_masked, parse_num, parse_uint};
 use super::{split_at_key, split_top, TextError};
 use crate::msg::flow::{flow_mod_flags as ff, FlowMod};

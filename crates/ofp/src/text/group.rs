@@ -1,7 +1,8 @@
 //! Groups in ovs-ofctl text:
 //! `group_id=1,type=select,bucket=weight:10,watch_port:2,actions=output:1,bucket=...`.
 
-use super::actions::{format_actions, format_port, parse_actions, parse_port};
+use super::actions::{format_actions, parse_actions};
+use super::names::{format_port, parse_port};
 use super::value::parse_num;
 use super::{key_value, split_at_key, split_top, TextError};
 use crate::msg::group::{Bucket, GroupMod, GroupModCommand, GroupType};

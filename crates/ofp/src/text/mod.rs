@@ -45,19 +45,20 @@ mod flow;
 mod group;
 mod learn;
 mod meter;
+mod names;
 mod nicira;
 mod value;
 
 pub use actions::{
     format_action, format_action_named, format_actions, format_actions_named, format_instructions,
-    format_instructions_named, format_port, parse_action, parse_actions, parse_instructions,
-    parse_port, quote_name, Names,
+    format_instructions_named, parse_action, parse_actions, parse_instructions,
 };
 pub use flow::{
     field_by_name, format_flow_mod, format_match, format_match_named, parse_flow_mod, parse_match,
 };
 pub use group::{format_group_mod, parse_group_mod};
 pub use meter::{format_meter_mod, parse_meter_mod};
+pub use names::{format_port, parse_port, quote_name, Names};
 pub use nicira::format_hex_dotted;
 pub use value::{format_mac, format_masked, parse_masked, parse_num};
 

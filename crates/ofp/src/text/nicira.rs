@@ -8,7 +8,8 @@
 
 use bytes::Bytes;
 
-use super::actions::{format_subfield, parse_actions_ctx, parse_port, parse_subfield, Ctx, Names};
+use super::actions::{format_subfield, parse_actions_ctx, parse_subfield, Ctx};
+use super::names::{parse_port, Names};
 use super::value::parse_num;
 use super::{split_top, TextError};
 use crate::action::{

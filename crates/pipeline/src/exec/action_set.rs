@@ -97,6 +97,10 @@ impl ActionSet {
     pub(super) fn write(&mut self, actions: &[Action]) {
         self.written = true;
         for a in actions {
+            // Validation refuses these in write_actions; never in a set.
+            if !a.allowed_in_set() {
+                continue;
+            }
             match a {
                 Action::CopyTtlIn => self.copy_ttl_in = true,
                 Action::PopVlan => self.pop_vlan = true,
@@ -132,25 +136,11 @@ impl ActionSet {
                 // Not an action of the set: Open vSwitch takes it in
                 // write_actions and leaves it out of the set's execution.
                 Action::Resubmit(_) => {}
-                // Validation keeps conjunctions out of write_actions.
-                Action::Conjunction(_) => {}
-                // As resubmit: taken, not run from the set.
-                Action::Learn(_) => {}
                 Action::SetField(MatchEntry::Other(_)) | Action::Experimenter { .. } => {}
-                // Refused in write_actions (see `Action::allowed_in_set`).
-                Action::Note(_)
-                | Action::Exit
-                | Action::OutputReg(_)
-                | Action::StackPush(_)
-                | Action::StackPop(_)
-                | Action::Clone(_)
-                | Action::Sample(_)
-                | Action::Controller(_)
-                | Action::Multipath(_)
-                | Action::Bundle(_)
-                | Action::Nat(_) => {}
                 Action::Ct(c) => self.ct = Some(c.clone()),
                 Action::CtClear => self.ct_clear = true,
+                // Kept out above (`Action::allowed_in_set`).
+                _ => {}
             }
         }
     }

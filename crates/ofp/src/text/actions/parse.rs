@@ -1,117 +1,22 @@
-//! Actions and instructions in ovs-ofctl text.
-//!
-//! Instructions are written the ovs-ofctl way, as one list: `meter:N`, plain
-//! actions (the apply-actions instruction), `clear_actions`,
-//! `write_actions(...)`, `write_metadata:V[/M]`, `goto_table:N`. They are
-//! printed in that order, which is also the order the spec executes them,
-//! and read in that order only, as ovs-ofctl reads them.
+//! Reading actions and instructions from ovs-ofctl text: one token at a
+//! time ([`parse_action`]), with what the flow around it tells ([`Ctx`]:
+//! the match's transport protocol, whether a VLAN tag is there, `clone`
+//! depth, inside `ct(exec(...))`), and instructions in the one order
+//! ovs-ofctl reads them.
 
 use bytes::Bytes;
 
-use super::flow::field_by_name;
-use super::nicira;
-use super::value::{format_masked, parse_masked, parse_num, parse_uint};
-use super::{key_value, split_top, TextError};
 use crate::action::{
     bits_mask, Action, Conjunction, LoadForm, RegLoad, RegMove, Resubmit, OFPCML_NO_BUFFER,
 };
 use crate::instruction::Instruction;
 use crate::oxm::{MatchEntry, Oxm, OxmField, OFPVID_PRESENT};
 use crate::port::port_no;
-
-/// Parses a port: a number or a reserved name (`in_port`, `controller`, ...).
-pub fn parse_port(s: &str) -> Result<u32, TextError> {
-    port_no::from_name(s).map_or_else(|| parse_num(s, "a port number or reserved port name"), Ok)
-}
-
-/// Port and table names to print instead of numbers (ovs-ofctl's
-/// `--names`); the empty map prints numbers. Reserved ports always print
-/// by their name. As in ovs-ofctl, a name two ports (or two tables) share
-/// is not used, and a name that is not a letter followed by letters and
-/// digits is printed quoted (`"vm-1"`, as a JSON string).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Names {
-    ports: std::collections::BTreeMap<u32, String>,
-    tables: std::collections::BTreeMap<u8, String>,
-}
-
-/// `name` as ovs-ofctl prints a port or table name: as it is when it is
-/// a letter followed by letters and digits, else quoted as a JSON string.
-pub fn quote_name(name: &str) -> String {
-    let mut chars = name.chars();
-    let plain = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
-        && chars.all(|c| c.is_ascii_alphanumeric());
-    if plain {
-        return name.to_string();
-    }
-    let mut s = String::with_capacity(name.len() + 2);
-    s.push('"');
-    for c in name.chars() {
-        match c {
-            '"' => s.push_str("\\\""),
-            '\\' => s.push_str("\\\\"),
-            '\u{8}' => s.push_str("\\b"),
-            '\u{c}' => s.push_str("\\f"),
-            '\n' => s.push_str("\\n"),
-            '\r' => s.push_str("\\r"),
-            '\t' => s.push_str("\\t"),
-            c if (c as u32) < 0x20 => s.push_str(&format!("\\u{:04x}", c as u32)),
-            c => s.push(c),
-        }
-    }
-    s.push('"');
-    s
-}
-
-impl Names {
-    /// No names: every port and table prints as its number.
-    pub fn new() -> Names {
-        Names::default()
-    }
-
-    /// Prints port `no` as `name`.
-    pub fn insert_port(&mut self, no: u32, name: impl Into<String>) {
-        self.ports.insert(no, name.into());
-    }
-
-    /// Prints table `id` as `name`.
-    pub fn insert_table(&mut self, id: u8, name: impl Into<String>) {
-        self.tables.insert(id, name.into());
-    }
-
-    /// Port `p` by name when it has one (quoted where ovs-ofctl quotes
-    /// it), else as [`format_port`] writes it.
-    pub fn port(&self, p: u32) -> String {
-        match self.ports.get(&p) {
-            Some(n)
-                if port_no::name(p).is_none()
-                    && self.ports.iter().filter(|(_, m)| *m == n).count() == 1 =>
-            {
-                quote_name(n)
-            }
-            _ => format_port(p),
-        }
-    }
-
-    /// Table `t`'s name as printed (quoted where ovs-ofctl quotes it), if
-    /// it has one that no other table has.
-    pub fn table_name(&self, t: u8) -> Option<String> {
-        let n = self.tables.get(&t)?;
-        (self.tables.values().filter(|m| *m == n).count() == 1).then(|| quote_name(n))
-    }
-
-    /// Table `t` by name when it has one, else its number.
-    pub fn table(&self, t: u8) -> String {
-        self.table_name(t).unwrap_or_else(|| t.to_string())
-    }
-}
-
-/// Writes a port: reserved ports by name in upper case (`LOCAL`,
-/// `CONTROLLER`, `IN_PORT`, ...), as ovs-ofctl prints them; others as
-/// numbers. [`parse_port`] reads either case.
-pub fn format_port(p: u32) -> String {
-    port_no::name(p).map_or_else(|| p.to_string(), str::to_ascii_uppercase)
-}
+use crate::text::flow::field_by_name;
+use crate::text::names::parse_port;
+use crate::text::nicira;
+use crate::text::value::{parse_masked, parse_num, parse_uint};
+use crate::text::{key_value, split_top, TextError};
 
 /// An action or instruction's name and argument: `NAME:ARG`, `NAME=ARG`,
 /// or `NAME(ARG)`, which ovs-ofctl takes for every action alike
@@ -167,14 +72,6 @@ fn parse_resubmit(tok: &str, args: &str) -> Result<Action, TextError> {
         ));
     }
     Ok(Action::Resubmit(Resubmit::new(in_port, table)))
-}
-
-fn hex_bytes(b: &[u8]) -> String {
-    let mut s = String::from("0x");
-    for x in b {
-        s.push_str(&format!("{x:02x}"));
-    }
-    s
 }
 
 fn parse_hex_bytes(s: &str) -> Result<Bytes, TextError> {
@@ -316,52 +213,6 @@ pub(crate) fn parse_subfield(s: &str) -> Result<(OxmField, u16, u16), TextError>
     Ok((field, start, end - start + 1))
 }
 
-/// Writes `FIELD[...]` as ovs-ofctl does: `[]` for the whole field,
-/// `[n]` for one bit, `[a..b]` otherwise.
-pub(crate) fn format_subfield(f: OxmField, ofs: u16, n_bits: u16, s: &mut String) {
-    use std::fmt::Write;
-    match f.nxm_name() {
-        Some(n) => {
-            let _ = write!(s, "{n}");
-        }
-        None => {
-            let _ = write!(s, "{}", f.value());
-        }
-    }
-    let width = f.info().map_or(0, |i| i.bits as u16);
-    let _ = if ofs == 0 && n_bits == width {
-        write!(s, "[]")
-    } else if n_bits == 1 {
-        write!(s, "[{ofs}]")
-    } else {
-        write!(s, "[{ofs}..{}]", ofs as u32 + n_bits as u32 - 1)
-    };
-}
-
-fn format_load(l: &RegLoad, s: &mut String) {
-    use std::fmt::Write;
-    // ovs-ofctl prints the value with C's %#x: 0 is `0`.
-    let seg = |ofs: u16, n: u16, v: u128, s: &mut String| {
-        if !s.is_empty() {
-            s.push(',');
-        }
-        let _ = if v == 0 {
-            write!(s, "load:0->")
-        } else {
-            write!(s, "load:{v:#x}->")
-        };
-        format_subfield(l.dst, ofs, n, s);
-    };
-    let mut rest = *l;
-    while rest.n_bits > 64 {
-        seg(rest.ofs, 64, rest.value & bits_mask(0, 64), s);
-        rest.ofs = rest.ofs.wrapping_add(64);
-        rest.n_bits -= 64;
-        rest.value >>= 64;
-    }
-    seg(rest.ofs, rest.n_bits, rest.value, s);
-}
-
 /// Parses one action token, with no match around it (see [`Ctx::UNKNOWN`]).
 /// A `load:` wider than 64 bits is two actions: parse it in a list.
 pub fn parse_action(tok: &str) -> Result<Action, TextError> {
@@ -483,9 +334,9 @@ fn parse_one(tok: &str, ctx: &mut Ctx, out: &mut Vec<Action>) -> Result<Action, 
         }
         "push" | "pop" => return nicira::parse_stack(key == "pop", need("FIELD[BITS]")?),
         "clone" => return nicira::parse_clone(tok, arg.unwrap_or(""), ctx),
-        "ct" => return super::ct::parse_ct(tok, arg.unwrap_or(""), ctx),
+        "ct" => return crate::text::ct::parse_ct(tok, arg.unwrap_or(""), ctx),
         "ct_clear" if arg.is_none() => Action::CtClear,
-        "nat" => return super::ct::parse_nat(tok, arg.unwrap_or("")),
+        "nat" => return crate::text::ct::parse_nat(tok, arg.unwrap_or("")),
         "sample" => return nicira::parse_sample(tok, arg.unwrap_or("")),
         "multipath" => return nicira::parse_multipath(tok, need("(...)")?),
         "bundle" | "bundle_load" => {
@@ -597,7 +448,7 @@ fn parse_one(tok: &str, ctx: &mut Ctx, out: &mut Vec<Action>) -> Result<Action, 
         }
         "learn" => {
             let body = need("learn(SPECS)")?;
-            return Ok(Action::Learn(Box::new(super::learn::parse_learn(
+            return Ok(Action::Learn(Box::new(crate::text::learn::parse_learn(
                 tok, body,
             )?)));
         }
@@ -723,110 +574,6 @@ fn parse_one(tok: &str, ctx: &mut Ctx, out: &mut Vec<Action>) -> Result<Action, 
     Ok(a)
 }
 
-/// Writes one action.
-pub fn format_action(a: &Action) -> String {
-    format_action_named(a, &Names::new())
-}
-
-/// Writes one action, output ports by name where `names` has one.
-pub fn format_action_named(a: &Action, names: &Names) -> String {
-    if let Some(s) = nicira::format(a, names) {
-        return s;
-    }
-    let name = a.action_type().name().unwrap_or("?");
-    match a {
-        // As ovs-ofctl: `CONTROLLER:65535` (OFPCML_NO_BUFFER) or
-        // `CONTROLLER:128`, reserved ports by their upper-case name.
-        Action::Output {
-            port: port_no::CONTROLLER,
-            max_len,
-        } => format!("CONTROLLER:{max_len}"),
-        Action::Output { port, max_len: 0 } => match port_no::name(*port) {
-            Some(_) => format_port(*port),
-            None => format!("output:{}", names.port(*port)),
-        },
-        Action::Output { port, max_len } => {
-            format!("output(port={},max_len={max_len})", names.port(*port))
-        }
-        // ovs-ofctl's names for these three.
-        Action::SetMplsTtl(v) => format!("set_mpls_ttl({v})"),
-        Action::SetNwTtl(v) => format!("mod_nw_ttl:{v}"),
-        Action::DecNwTtl => "dec_ttl".into(),
-        Action::PushVlan(e) | Action::PushMpls(e) | Action::PopMpls(e) | Action::PushPbb(e) => {
-            format!("{name}:{e:#06x}")
-        }
-        Action::SetQueue(v) | Action::Group(v) => format!("{name}:{v}"),
-        Action::SetField(MatchEntry::Basic(o)) => {
-            let fname = super::flow::ovs_field_name(o.field);
-            format!(
-                "set_field:{}->{fname}",
-                format_masked(o.field, o.value, o.mask)
-            )
-        }
-        Action::SetField(MatchEntry::Other(o)) => format!(
-            "set_field:{}->oxm(class={:#06x},field={},hasmask={})",
-            hex_bytes(&o.body),
-            o.class,
-            o.field,
-            o.has_mask
-        ),
-        Action::RegLoad(l) if l.form == LoadForm::RegLoad => {
-            let mut s = String::new();
-            format_load(l, &mut s);
-            s
-        }
-        // As ovs-ofctl prints NXAST_REG_LOAD2: a set_field, masked unless
-        // it covers the whole field.
-        Action::RegLoad(l) => {
-            let m = l.masked();
-            let whole = l.ofs == 0 && l.n_bits as u32 == l.dst.info().map_or(0, |i| i.bits as u32);
-            let fname = super::flow::ovs_field_name(l.dst);
-            let mask = if whole { None } else { m.mask };
-            format!("set_field:{}->{fname}", format_masked(l.dst, m.value, mask))
-        }
-        Action::RegMove(m) => {
-            let mut s = String::from("move:");
-            format_subfield(m.src, m.src_ofs, m.n_bits, &mut s);
-            s.push_str("->");
-            format_subfield(m.dst, m.dst_ofs, m.n_bits, &mut s);
-            s
-        }
-        // As ovs-ofctl prints it: `resubmit:PORT` for another port in the
-        // current table, else `resubmit(PORT,TABLE)` leaving out the
-        // ingress port and the current table.
-        Action::Resubmit(r) => {
-            let port = (r.in_port != port_no::IN_PORT).then(|| match port_no::name(r.in_port) {
-                Some(n) => n.to_ascii_uppercase(),
-                // Unnamed reserved ports as Open vSwitch's 16-bit numbers.
-                None if r.in_port >= 0xffff_0000 => (r.in_port & 0xffff).to_string(),
-                None => names.port(r.in_port),
-            });
-            let table = (r.table != Resubmit::CURRENT_TABLE).then(|| names.table(r.table));
-            match (port, table) {
-                (Some(p), None) => format!("resubmit:{p}"),
-                (p, t) => format!(
-                    "resubmit({},{})",
-                    p.unwrap_or_default(),
-                    t.unwrap_or_default()
-                ),
-            }
-        }
-        Action::Conjunction(c) => format!("conjunction({},{}/{})", c.id, c.clause, c.n_clauses),
-        Action::Learn(l) => {
-            let mut s = String::new();
-            super::learn::format_learn(l, &mut s, names);
-            s
-        }
-        Action::Experimenter { experimenter, data } => {
-            format!(
-                "experimenter(id={experimenter:#x},data={})",
-                hex_bytes(data)
-            )
-        }
-        _ => name.to_string(),
-    }
-}
-
 /// Parses a comma-separated action list; `drop` alone is the empty list.
 /// No match is known (see [`Ctx::UNKNOWN`]).
 pub fn parse_actions(s: &str) -> Result<Vec<Action>, TextError> {
@@ -847,23 +594,6 @@ pub(crate) fn parse_actions_ctx(s: &str, ctx: &mut Ctx) -> Result<Vec<Action>, T
         parse_action_into(t, ctx, &mut v)?;
     }
     Ok(v)
-}
-
-/// Writes an action list (`drop` when empty).
-pub fn format_actions(actions: &[Action]) -> String {
-    format_actions_named(actions, &Names::new())
-}
-
-/// Writes an action list, output ports by name where `names` has one.
-pub fn format_actions_named(actions: &[Action], names: &Names) -> String {
-    if actions.is_empty() {
-        return "drop".into();
-    }
-    actions
-        .iter()
-        .map(|a| format_action_named(a, names))
-        .collect::<Vec<_>>()
-        .join(",")
 }
 
 /// Parses the `actions=` part of a flow into instructions, in canonical
@@ -983,60 +713,4 @@ pub(crate) fn parse_instructions_ctx(s: &str, ctx: Ctx) -> Result<Vec<Instructio
         v.push(Instruction::GotoTable(t));
     }
     Ok(v)
-}
-
-/// Writes instructions as an ovs-ofctl action list (`drop` when empty).
-pub fn format_instructions(ins: &[Instruction]) -> String {
-    format_instructions_named(ins, &Names::new())
-}
-
-/// Writes instructions, output ports by name where `names` has one.
-pub fn format_instructions_named(ins: &[Instruction], names: &Names) -> String {
-    // In the order they run (and are read back), whatever the message's.
-    let rank = |i: &&Instruction| match i {
-        Instruction::Meter(_) => 0,
-        Instruction::ApplyActions(_) => 1,
-        Instruction::ClearActions => 2,
-        Instruction::WriteActions(_) => 3,
-        Instruction::WriteMetadata { .. } => 4,
-        Instruction::GotoTable(_) => 5,
-        Instruction::Experimenter { .. } => 6,
-    };
-    let mut ordered: Vec<&Instruction> = ins.iter().collect();
-    ordered.sort_by_key(rank);
-    let mut parts = Vec::new();
-    for i in ordered {
-        match i {
-            Instruction::Meter(m) => parts.push(format!("meter:{m}")),
-            Instruction::ApplyActions(a) => {
-                parts.extend(a.iter().map(|a| format_action_named(a, names)))
-            }
-            Instruction::ClearActions => parts.push("clear_actions".into()),
-            Instruction::WriteActions(a) => {
-                let inner = if a.is_empty() {
-                    String::new()
-                } else {
-                    format_actions_named(a, names)
-                };
-                parts.push(format!("write_actions({inner})"))
-            }
-            Instruction::WriteMetadata { metadata, mask } => {
-                if *mask == u64::MAX {
-                    parts.push(format!("write_metadata:{metadata:#x}"))
-                } else {
-                    parts.push(format!("write_metadata:{metadata:#x}/{mask:#x}"))
-                }
-            }
-            Instruction::GotoTable(t) => parts.push(format!("goto_table:{}", names.table(*t))),
-            Instruction::Experimenter { experimenter, data } => parts.push(format!(
-                "experimenter_instruction(id={experimenter:#x},data={})",
-                hex_bytes(data)
-            )),
-        }
-    }
-    if parts.is_empty() {
-        "drop".into()
-    } else {
-        parts.join(",")
-    }
 }
