@@ -22,7 +22,7 @@
 //! they cannot hold is dropped or refused, each case in its module's doc
 //! (1.4's flow `importance`, 1.5's bucket ids and INSERT/REMOVE_BUCKET,
 //! table eviction/vacancy properties, ...). The one shared change is in
-//! `oxm.rs`: OpenFlow 1.5's basic OXM_OF_TCP_FLAGS is read in every
+//! `oxm/entry.rs`: OpenFlow 1.5's basic OXM_OF_TCP_FLAGS is read in every
 //! version, as Open vSwitch reads it.
 //!
 //! Multipart replies: [`encode`] writes a list reply too long for one

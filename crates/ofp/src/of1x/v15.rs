@@ -48,7 +48,7 @@
 //!   read and dropped, written 0 (Open vSwitch does not use it either).
 //! * Matches in FLOW_REMOVED and flow descriptions write `tcp_flags` as
 //!   1.5's basic OXM_OF_TCP_FLAGS (42), as Open vSwitch writes it to 1.5
-//!   peers; `oxm.rs` reads both that and 1.3's ONF form in every version
+//!   peers; `oxm/entry.rs` reads both that and 1.3's ONF form in every version
 //!   (Open vSwitch too). 1.4's PBB_UCA (41) and 1.5's ACTSET_OUTPUT (43)
 //!   and PACKET_TYPE (44) have no internal field: `OFPBMC_BAD_FIELD`.
 //!   Other messages' matches (PACKET_IN, FLOW_MOD, statistics requests)
@@ -68,7 +68,7 @@
 //!   buckets and flow descriptions: see `v15_actions` (COPY_FIELD is the
 //!   internal `RegMove`; METER first in apply-actions is the internal
 //!   meter instruction). Packet registers (OXM class 0x8001) need
-//!   nothing: `oxm.rs` knows them as `xreg0`-`xreg7`.
+//!   nothing: the field table (`oxm/fields.rs`) knows them as `xreg0`-`xreg7`.
 
 use bytes::{BufMut, Bytes};
 

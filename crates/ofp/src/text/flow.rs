@@ -42,31 +42,10 @@ const FLAGS: &[(&str, u16)] = &[
     ("no_byte_counts", ff::NO_BYT_COUNTS),
 ];
 
-/// A field by a name that needs no context: OXM names and ovs-ofctl aliases.
+/// A field by a name that needs no context: OXM names and ovs-ofctl aliases
+/// (the field table's rows, [`OxmField::from_ovs_name`]).
 pub fn field_by_name(name: &str) -> Option<OxmField> {
-    use OxmField as F;
-    let f = match name {
-        "dl_dst" => F::EthDst,
-        "dl_src" => F::EthSrc,
-        "dl_type" => F::EthType,
-        "dl_vlan_pcp" => F::VlanPcp,
-        "nw_ecn" => F::IpEcn,
-        "nw_proto" => F::IpProto,
-        "nw_src" => F::Ipv4Src,
-        "nw_dst" => F::Ipv4Dst,
-        "icmp_type" => F::Icmpv4Type,
-        "icmp_code" => F::Icmpv4Code,
-        "ipv6_label" => F::Ipv6Flabel,
-        "nd_target" => F::Ipv6NdTarget,
-        "nd_sll" => F::Ipv6NdSll,
-        "nd_tll" => F::Ipv6NdTll,
-        "tun_id" => F::TunnelId,
-        "ip_src" => F::Ipv4Src,
-        "ip_dst" => F::Ipv4Dst,
-        "nw_frag" => F::IpFrag,
-        _ => return OxmField::from_name(name).filter(|f| f.info().is_some()),
-    };
-    Some(f)
+    OxmField::from_ovs_name(name)
 }
 
 /// The name ovs-ofctl gives a field where no context changes it (in
@@ -74,21 +53,7 @@ pub fn field_by_name(name: &str) -> Option<OxmField> {
 /// `tun_id`, `nd_target`, ...), else the OXM name. [`field_by_name`]
 /// reads them all.
 pub fn ovs_field_name(f: OxmField) -> &'static str {
-    use OxmField as F;
-    match f {
-        F::TunnelId => "tun_id",
-        F::Ipv4Src => "ip_src",
-        F::Ipv4Dst => "ip_dst",
-        F::Ipv6Flabel => "ipv6_label",
-        F::IpProto => "nw_proto",
-        F::IpEcn => "nw_ecn",
-        F::Icmpv4Type => "icmp_type",
-        F::Icmpv4Code => "icmp_code",
-        F::Ipv6NdTarget => "nd_target",
-        F::Ipv6NdSll => "nd_sll",
-        F::Ipv6NdTll => "nd_tll",
-        _ => f.name().unwrap_or("?"),
-    }
+    f.ovs_name()
 }
 
 fn is_arp(eth: Option<u128>) -> bool {
