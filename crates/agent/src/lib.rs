@@ -211,6 +211,10 @@ pub trait Datapath {
         let _ = port_no;
         Err("this switch's ports are fixed".into())
     }
+    /// A port's link went up or down (before controllers hear it).
+    fn port_link_changed(&mut self, port_no: u32, up: bool) {
+        let _ = (port_no, up);
+    }
     /// Changes a port's settings in place (the port stays open). False if
     /// there is no such port.
     fn port_set(&mut self, port_no: u32, settings: Self::PortSettings) -> bool {

@@ -5,8 +5,9 @@
 //! Contracts:
 //! * One door: a port's devices change only through these inputs, each
 //!   asking the datapath first ([`Datapath::port_add`], `port_del`,
-//!   `port_detach`, `port_reattach`, `port_set`); a refusal changes
-//!   nothing, and the agent announces what the datapath did.
+//!   `port_detach`, `port_reattach`, `port_set`; a link's change is told
+//!   it, `port_link_changed`); a refusal changes nothing, and the agent
+//!   announces what the datapath did.
 //! * Every change that alters a port's description reaches the pipeline
 //!   (its port table) and every connection whose asynchronous
 //!   configuration asks for that PORT_STATUS reason, and is published.
@@ -77,8 +78,13 @@ impl<D: Datapath> Agent<D> {
         self.datapath.port_set(port_no, settings)
     }
 
-    /// A port's link went up or down.
+    /// A port's link went up or down: if that is news, the datapath hears
+    /// it first ([`Datapath::port_link_changed`]), then controllers
+    /// (PORT_STATUS MODIFY).
     pub fn handle_link_change(&mut self, port: u32, up: bool) {
+        if self.ports.get(&port).is_some_and(|p| p.link_up != up) {
+            self.datapath.port_link_changed(port, up);
+        }
         self.modify_port(port, |p| p.link_up = up);
     }
 

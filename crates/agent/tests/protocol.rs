@@ -22,6 +22,8 @@ struct FakeDp {
     outs: RefCell<Vec<(u32, Vec<ofp::Action>, Bytes)>>,
     /// The ports `port_set` was asked about.
     settings: Vec<u32>,
+    /// The link changes the datapath was told.
+    links: Vec<(u32, bool)>,
 }
 
 impl Datapath for FakeDp {
@@ -72,6 +74,9 @@ impl Datapath for FakeDp {
             1 => Ok(PortInfo::new(1, "p1", [2, 0, 0, 0, 9, 1])),
             _ => Err("no such interface yet".into()),
         }
+    }
+    fn port_link_changed(&mut self, port_no: u32, up: bool) {
+        self.links.push((port_no, up));
     }
     fn port_set(&mut self, port_no: u32, (): ()) -> bool {
         self.settings.push(port_no);
@@ -915,6 +920,12 @@ fn ports_detached_reattached_and_set_go_through_the_datapath() {
         a.handle_reattach_port(2).unwrap_err(),
         "no such interface yet"
     );
+    // Link changes: the datapath hears the news only, before controllers.
+    a.handle_link_change(2, true);
+    assert!(replies(&mut a, ctl).is_empty());
+    a.handle_link_change(2, false);
+    assert_eq!(status(&replies(&mut a, ctl)).1, 2);
+    assert_eq!(a.datapath().links, [(2, false)]);
     // Settings only the datapath sees: asked, not announced.
     assert!(a.handle_port_settings(1, ()));
     assert!(!a.handle_port_settings(7, ()));

@@ -202,7 +202,10 @@ mod tests {
         fn queue_stats(&self, _: u32, _: u32) -> Option<(u64, u64, u64)> {
             None
         }
-        fn port_add(&mut self, port: agent::PortInfo) -> Result<agent::PortInfo, String> {
+        fn port_add(
+            &mut self,
+            port: agent::PortInfo,
+        ) -> std::result::Result<agent::PortInfo, String> {
             Ok(port)
         }
     }

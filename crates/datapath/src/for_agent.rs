@@ -263,6 +263,13 @@ impl Datapath for Bridge {
         })
     }
 
+    fn port_link_changed(&mut self, port_no: u32, up: bool) {
+        // What was learned there may have moved while the link was down.
+        if !up {
+            self.macs.forget_port(port_no);
+        }
+    }
+
     fn port_set(&mut self, port_no: u32, vlan: VlanConfig) -> bool {
         self.set_port_vlan(port_no, vlan)
     }

@@ -13,6 +13,7 @@
 //! non-blocking and waited on with one `poll(2)`.
 
 mod endpoint;
+mod feed;
 mod listen;
 mod loglimit;
 mod view;
@@ -68,7 +69,8 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
 
 /// One bridge's OpenFlow side.
 pub struct Control {
-    pub agent: Agent<datapath::Bridge>,
+    /// Private: the daemon reads it and feeds it through `feed.rs`.
+    agent: Agent<datapath::Bridge>,
     listeners: Vec<Listener>,
     /// The endpoint each listener serves (same order as `listeners`).
     endpoints: Vec<Endpoint>,
