@@ -1,7 +1,9 @@
 //! A bridge: its ports, its workers, and everything they share (the
 //! published pipeline, the controller channels, the MAC table, counters).
 //!
-//! The control thread owns the [`Bridge`]; the workers own their port
+//! The control thread owns the [`Bridge`] (through its OpenFlow agent,
+//! whose [`agent::Datapath`] it is: once the agent has it, ports change
+//! only through the agent, `for_agent.rs`); the workers own their port
 //! handles. Ports come and go while the workers run: the bridge opens a
 //! port's devices (one handle per worker) and posts each worker its handle
 //! through the worker's [`Inbox`]; a worker looks at its inbox once per

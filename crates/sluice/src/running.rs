@@ -3,6 +3,14 @@
 //! its OpenFlow side, its ports' interfaces coming, going and changing
 //! state, and its workers' health.
 //!
+//! The daemon only feeds the bridge's agent: every port is added,
+//! detached, re-attached (and, by a reload, deleted or set) through the
+//! agent's inputs, which ask the bridge (the agent's datapath) and tell
+//! controllers; the bridge itself is read only here ([`Running::bridge`]).
+//! What stays the daemon's: whether an interface exists, which devices to
+//! open at once (on threads, with the bridge's read-only opener), the
+//! interfaces' indexes and MTUs, the log lines.
+//!
 //! Interfaces: a port whose interface is deleted is detached (its devices
 //! closed, so no worker polls a dead socket; link down, PORT_STATUS
 //! MODIFY) and keeps its number; when an interface of that name appears
@@ -221,8 +229,9 @@ impl Running {
         }
     }
 
-    /// Adds ports from their specs (at start, or a reload): opened, handed
-    /// to the workers, announced to controllers, its number remembered. An
+    /// Adds ports from their specs (at start, or a reload), through the
+    /// agent: opened, handed to the workers, announced to controllers, its
+    /// number remembered. An
     /// interface that does not exist yet gives a port that is down and
     /// waits for it (as in Open vSwitch: a VM's tap before the VM).
     ///

@@ -1,5 +1,8 @@
 //! The OpenFlow side of the daemon: endpoints, sockets, and the loop that
 //! moves bytes between them and each bridge's sans-IO [`agent::Agent`].
+//! [`Control`] owns the agent; the rest of the daemon reads it and gives
+//! it its other inputs (ports, links, commands, a reload's settings)
+//! through `feed.rs`.
 //!
 //! Endpoints (as Open vSwitch spells them): `tcp:HOST:PORT` and
 //! `tls:HOST:PORT` (or `ssl:`; connect to a controller, reconnecting with
