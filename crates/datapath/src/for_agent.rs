@@ -137,6 +137,9 @@ impl Bridge {
 }
 
 impl Datapath for Bridge {
+    type Port = NewPort;
+    type PortSettings = VlanConfig;
+
     fn publish(&self, snap: Arc<Snapshot>) {
         Bridge::publish(self, snap);
     }
@@ -180,9 +183,6 @@ impl Datapath for Bridge {
             c.tx_errors.load(Relaxed),
         ))
     }
-
-    type Port = NewPort;
-    type PortSettings = VlanConfig;
 
     fn port_from_words(&self, words: &[String], taken: &[u32]) -> Result<NewPort, String> {
         let spec = self.requested_port(words, taken)?;

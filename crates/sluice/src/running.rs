@@ -231,9 +231,9 @@ impl Running {
 
     /// Adds ports from their specs (at start, or a reload), through the
     /// agent: opened, handed to the workers, announced to controllers, its
-    /// number remembered. An
-    /// interface that does not exist yet gives a port that is down and
-    /// waits for it (as in Open vSwitch: a VM's tap before the VM).
+    /// number remembered. An interface that does not exist yet gives a
+    /// port that is down and waits for it (as in Open vSwitch: a VM's tap
+    /// before the VM).
     ///
     /// Their devices are opened in parallel (at most [`OPEN_AT_ONCE`] at a
     /// time: each AF_PACKET ring waits on the kernel, not the CPU), then
