@@ -236,6 +236,53 @@ fn ports_detached_and_deleted_through_the_agent_leave_the_bridge() {
 }
 
 #[test]
+fn a_new_port_comes_opened_detached_or_refused_through_the_agent() {
+    let mut sw = Switch::new(1);
+    let c = sw.controller();
+    // Opened elsewhere (the daemon opens many at once): its devices, or
+    // the error of opening them, which changes nothing.
+    let spec = PortSpec::new(5, "gone0", Backend::AfPacket { rings: true });
+    let failed = std::io::Error::other("no such device");
+    let e = sw
+        .agent
+        .handle_add_port(NewPort::opened(spec, Err(failed)), sw.now)
+        .unwrap_err();
+    assert_eq!(e, "no such device");
+    assert!(sw.agent.datapath().port(5).is_none());
+    assert!(!sw.agent.ports().contains_key(&5));
+    assert!(sw.output(c).is_empty());
+    // No interface yet: detached, link down, announced, its number kept.
+    let spec = PortSpec::new(6, "later0", Backend::AfPacket { rings: true });
+    let p = sw
+        .agent
+        .handle_add_port(NewPort::detached(spec), sw.now)
+        .unwrap();
+    assert_eq!((p.port_no, p.link_up, p.since_ns), (6, false, sw.now));
+    assert!(sw.agent.datapath().port(6).is_some());
+    assert!(!sw.agent.datapath().is_attached(6));
+    assert_eq!(sw.agent.datapath().numbers.get("later0"), Some(6));
+    let out = sw.output(c);
+    assert!(
+        matches!(&out[..], [Message::PortStatus(p)] if p.reason == PortReason::Add && p.desc.port_no == 6),
+        "{out:?}"
+    );
+    // A number or a name taken: the bridge's refusal, nothing said.
+    let spec = PortSpec::new(6, "other0", Backend::AfPacket { rings: true });
+    let e = sw
+        .agent
+        .handle_add_port(NewPort::detached(spec), sw.now)
+        .unwrap_err();
+    assert_eq!(e, "port number 6 is taken by later0");
+    assert!(sw.output(c).is_empty());
+    // LOCAL is the bridge's own: its number is not remembered by name.
+    let (dev, _wire) = MemoryPort::new("br0");
+    let spec = PortSpec::new(ofp::port::port_no::LOCAL, "br0", Backend::Local);
+    let port = NewPort::with_devices(spec, vec![Box::new(dev)]);
+    sw.agent.handle_add_port(port, sw.now).unwrap();
+    assert_eq!(sw.agent.datapath().numbers.get("br0"), None);
+}
+
+#[test]
 fn standalone_fail_mode_follows_the_controller() {
     let mut sw = Switch::new(3);
     sw.agent.handle_fail_mode(Some(normal_flow()), sw.now);
