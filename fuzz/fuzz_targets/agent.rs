@@ -27,6 +27,8 @@ struct Dp {
 }
 
 impl Datapath for Dp {
+    type Port = PortInfo;
+    type PortSettings = ();
     fn publish(&self, snap: Arc<Snapshot>) {
         *self.snap.borrow_mut() = Some(snap);
     }
@@ -42,6 +44,9 @@ impl Datapath for Dp {
     }
     fn queue_stats(&self, port_no: u32, queue_id: u32) -> Option<(u64, u64, u64)> {
         (port_no <= 3 && queue_id < 2).then_some((1, 1, 0))
+    }
+    fn port_add(&mut self, port: PortInfo) -> Result<PortInfo, String> {
+        Ok(port)
     }
 }
 
@@ -192,10 +197,11 @@ fuzz_target!(|data: &[u8]| {
     let dp = Dp { snap: RefCell::new(None), worker: RefCell::new(Worker::new(0)) };
     let mut a = Agent::new(1, Pipeline::new(pipeline::Config { n_tables: 4, ..Default::default() }), dp, "fuzz");
     for n in 1..=3u32 {
-        a.handle_port_added(PortInfo {
+        let p = PortInfo {
             queues: vec![(0, 0, 0), (1, 100, 1000)],
             ..PortInfo::new(n, &format!("p{n}"), [2, 0, 0, 0, 0, n as u8])
-        });
+        };
+        a.handle_add_port(p, 0).unwrap();
     }
     let mut now: u64 = 1;
     let mut conns: Vec<ConnId> = Vec::new();

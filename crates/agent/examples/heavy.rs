@@ -19,6 +19,8 @@ use pipeline::{Pipeline, Snapshot};
 struct Null;
 
 impl Datapath for Null {
+    type Port = PortInfo;
+    type PortSettings = ();
     fn publish(&self, _: Arc<Snapshot>) {}
     fn packet_out(&self, _: u32, _: Vec<ofp::Action>, _: Bytes) -> bool {
         true
@@ -31,6 +33,10 @@ impl Datapath for Null {
     }
     fn queue_stats(&self, _: u32, _: u32) -> Option<(u64, u64, u64)> {
         None
+    }
+    /// A port is as the test describes it.
+    fn port_add(&mut self, port: PortInfo) -> Result<PortInfo, String> {
+        Ok(port)
     }
 }
 
@@ -48,7 +54,8 @@ fn main() {
     }
     let mut a = Agent::new(1, p, Null, "heavy");
     for n in 1..=4u32 {
-        a.handle_port_added(PortInfo::new(n, &format!("p{n}"), [2, 0, 0, 0, 0, n as u8]));
+        let p = PortInfo::new(n, &format!("p{n}"), [2, 0, 0, 0, 0, n as u8]);
+        a.handle_add_port(p, 0).unwrap();
     }
     let id = a.connect(0);
     a.handle_input(id, &Message::Hello(Hello::ours()).to_bytes(1), 0);

@@ -1,5 +1,7 @@
 //! Management commands (sluice's COMMAND_REQUEST from the management
-//! socket): `add-port`, `del-port` here, the rest by the datapath.
+//! socket): `add-port`, `del-port` here (through the ports' one door,
+//! [`Agent::handle_add_port`] and [`Agent::handle_del_port`]), the rest
+//! by the datapath.
 //!
 //! Contract: a refused command changes nothing; the answer is the text
 //! the user sees.
@@ -21,13 +23,14 @@ impl<D: Datapath> Agent<D> {
                     return Err(format!("add-port: {name} is already port {}", p.port_no));
                 }
                 let taken: Vec<u32> = self.ports.keys().copied().collect();
-                let mut info = self
+                let port = self
                     .datapath
-                    .add_port(&words[1..], &taken)
+                    .port_from_words(&words[1..], &taken)
                     .map_err(|e| format!("add-port {name}: {e}"))?;
-                info.since_ns = self.now_ns;
+                let info = self
+                    .handle_add_port(port, self.now_ns)
+                    .map_err(|e| format!("add-port {name}: {e}"))?;
                 let (no, up) = (info.port_no, info.link_up);
-                self.handle_port_added(info);
                 Ok(format!(
                     "added {name} as port {no} (link {})\n",
                     if up { "up" } else { "down" }
@@ -48,12 +51,9 @@ impl<D: Datapath> Agent<D> {
                     return Err("del-port: the LOCAL port goes with the bridge".into());
                 }
                 // The devices first: if the datapath refuses, nothing
-                // changed. Until the pipeline without the port is
-                // published, outputs to it find no device and are dropped.
-                self.datapath
-                    .del_port(no)
+                // changed.
+                self.handle_del_port(no)
                     .map_err(|e| format!("del-port {which}: {e}"))?;
-                self.handle_port_removed(no);
                 Ok(format!("deleted port {no} ({which})\n"))
             }
             _ => self

@@ -13,13 +13,18 @@
 //!
 //! * inputs, `handle_*`: a connection's bytes ([`Agent::handle_input`];
 //!   [`Agent::connect`] and [`Agent::disconnect`] for its life), the time
-//!   ([`Agent::handle_timeout`]), port events ([`Agent::handle_port_added`],
-//!   [`Agent::handle_port_removed`], [`Agent::handle_link_change`],
-//!   [`Agent::handle_port_reattached`]), frames for the controller
+//!   ([`Agent::handle_timeout`]), ports ([`Agent::handle_add_port`],
+//!   [`Agent::handle_del_port`], [`Agent::handle_detach_port`],
+//!   [`Agent::handle_reattach_port`], [`Agent::handle_port_settings`]:
+//!   the ports' one door, each through the [`Datapath`]) and their links
+//!   ([`Agent::handle_link_change`]), frames for the controller
 //!   ([`Agent::handle_packet_in_tunneled`]), management commands
 //!   ([`Agent::handle_command`]), the fail mode
 //!   ([`Agent::handle_fail_mode`]) and a reload's static flows, groups and
 //!   meters ([`Agent::handle_local_changes`]);
+//! * commands, `set_*`: what new connections start with
+//!   ([`Agent::set_conn_config`]), PACKET_IN and learning limits, table
+//!   names;
 //! * outputs, `poll_*`: the bytes to write to each connection
 //!   ([`Agent::poll_transmit`], then [`Agent::transmitted`]), when to call
 //!   again ([`Agent::poll_timeout`]: the daemon sleeps until then) and
@@ -27,9 +32,12 @@
 //!
 //! What must touch the datapath goes through the [`Datapath`] trait:
 //! publishing a new pipeline snapshot, handing over a PACKET_OUT, reading
-//! port counters, opening and closing ports. The code is split by job:
-//! [`session`] (a connection's life and bytes), [`dispatch`] (what each
-//! message does), [`stats`] (multipart replies), [`ports`], [`command`],
+//! port counters, adding, deleting, detaching and re-attaching ports. The
+//! agent hands out its datapath read only ([`Agent::datapath`]).
+//!
+//! The code is split by job: [`session`] (a connection's life and
+//! bytes), [`dispatch`] (what each message does), [`stats`] (multipart
+//! replies), [`ports`], [`command`],
 //! [`trace`], [`ctflush`] (NXT_CT_FLUSH_ZONE, NXT_CT_FLUSH), [`asynchronous`]
 //! (PACKET_IN, FLOW_REMOVED), [`local`] (fail
 //! mode, reloads), [`timers`], [`bundle`], [`tables`] (table names, and a
@@ -142,8 +150,21 @@ pub use stats::{FlowModRounds, FlowStatsJob, Job};
 pub use tables::MAX_TABLE_NAME;
 pub use timers::Event;
 
-/// What the agent needs from the datapath.
+/// What the agent needs from the datapath (the provider contract, in the
+/// shape of Open vSwitch's ofproto provider): publication, PACKET_OUT,
+/// counters, and the ports' one door. A port is added, deleted, detached,
+/// re-attached and set only through the agent ([`Agent::handle_add_port`],
+/// [`Agent::handle_del_port`], [`Agent::handle_detach_port`],
+/// [`Agent::handle_reattach_port`], [`Agent::handle_port_settings`]),
+/// which calls these and tells controllers what changed; whoever owns the
+/// agent never reaches the datapath's ports another way.
 pub trait Datapath {
+    /// A port as this datapath takes it ([`Datapath::port_add`]): what to
+    /// open, or devices opened already (the daemon opens many at once).
+    type Port;
+    /// A port's settings the datapath changes in place and no controller
+    /// sees ([`Datapath::port_set`]: NORMAL's VLANs).
+    type PortSettings;
     /// Makes `snap` the pipeline every worker runs from its next batch.
     fn publish(&self, snap: Arc<Snapshot>);
     /// Hands a PACKET_OUT to the datapath to run and send; false if the
@@ -154,19 +175,51 @@ pub trait Datapath {
     /// A queue's counters: (tx_bytes, tx_packets, tx_errors), None if the
     /// datapath has no such queue on that port.
     fn queue_stats(&self, port_no: u32, queue_id: u32) -> Option<(u64, u64, u64)>;
-    /// `add-port`: opens the port the words describe (`IFACE
-    /// [ofport=N] [backend=NAME] ...`), hands it to the workers and says
-    /// how it looks; Err says why not (the text the user sees). `taken` is
-    /// the port numbers in use. A datapath whose ports are fixed refuses.
-    fn add_port(&mut self, words: &[String], taken: &[u32]) -> Result<PortInfo, String> {
+    /// `add-port`'s words (`IFACE [ofport=N] [backend=NAME] ...`) as a
+    /// port to add; `taken` is the port numbers in use. Err says why not
+    /// (the text the user sees). A datapath whose ports are fixed refuses.
+    fn port_from_words(&self, words: &[String], taken: &[u32]) -> Result<Self::Port, String> {
         let _ = (words, taken);
         Err("this switch's ports are fixed".into())
     }
-    /// `del-port`: closes the port's devices (the agent has already taken
-    /// it out of the pipeline).
-    fn del_port(&mut self, port_no: u32) -> Result<(), String> {
+    /// Adds a port (Open vSwitch's `port_add`): opens its devices unless
+    /// they come opened, hands them to the workers, and says how the port
+    /// looks (its `since_ns` is the agent's to set). Err says why not,
+    /// without naming the port (the caller does); nothing changed then.
+    fn port_add(&mut self, port: Self::Port) -> Result<PortInfo, String> {
+        let _ = port;
+        Err("this switch's ports are fixed".into())
+    }
+    /// Deletes a port (Open vSwitch's `port_del`): closes its devices
+    /// before it returns (the agent takes it out of the pipeline after).
+    /// Err: refused, nothing changed.
+    fn port_del(&mut self, port_no: u32) -> Result<(), String> {
         let _ = port_no;
         Err("this switch's ports are fixed".into())
+    }
+    /// Detaches a port whose interface is gone: its devices are closed
+    /// before it returns; number, counters and queues stay. False if
+    /// there is no such attached port.
+    fn port_detach(&mut self, port_no: u32) -> bool {
+        let _ = port_no;
+        false
+    }
+    /// Opens a detached port's devices again (its interface is back, or
+    /// was re-created) and says how the port looks now; Err says why not
+    /// yet.
+    fn port_reattach(&mut self, port_no: u32) -> Result<PortInfo, String> {
+        let _ = port_no;
+        Err("this switch's ports are fixed".into())
+    }
+    /// A port's link went up or down (before controllers hear it).
+    fn port_link_changed(&mut self, port_no: u32, up: bool) {
+        let _ = (port_no, up);
+    }
+    /// Changes a port's settings in place (the port stays open). False if
+    /// there is no such port.
+    fn port_set(&mut self, port_no: u32, settings: Self::PortSettings) -> bool {
+        let _ = (port_no, settings);
+        false
     }
     /// Where NORMAL sends `frame` (after the pipeline's edits) that came
     /// in on `in_port`, and why, as the datapath would decide it at
@@ -351,12 +404,6 @@ impl<D: Datapath> Agent<D> {
         &self.datapath
     }
 
-    /// The datapath, to change what the agent does not see (its ports'
-    /// devices; never the pipeline it runs).
-    pub fn datapath_mut(&mut self) -> &mut D {
-        &mut self.datapath
-    }
-
     /// The ports, by number.
     pub fn ports(&self) -> &BTreeMap<u32, PortInfo> {
         &self.ports
@@ -372,10 +419,15 @@ impl<D: Datapath> Agent<D> {
         self.conns.iter().map(|(id, c)| (*id, c))
     }
 
-    /// The configuration new connections start with (the ones open keep
-    /// theirs).
-    pub fn conn_config_mut(&mut self) -> &mut ConnConfig {
-        &mut self.conn_config
+    /// The configuration new connections start with.
+    pub fn conn_config(&self) -> &ConnConfig {
+        &self.conn_config
+    }
+
+    /// Sets the configuration new connections start with (the ones open
+    /// keep theirs).
+    pub fn set_conn_config(&mut self, config: ConnConfig) {
+        self.conn_config = config;
     }
 
     /// The PACKET_IN limit (per second, per connection) of every

@@ -28,9 +28,13 @@ const PORTS: u32 = 4;
 fn agent_with(config: pipeline::Config) -> Agent<FakeDp> {
     let mut a = Agent::new(0x2a, Pipeline::new(config), FakeDp::default(), "br0");
     // Keepalives would close a connection idle for the timeout tests.
-    a.conn_config_mut().probe_ns = u64::MAX / 4;
+    a.set_conn_config(agent::ConnConfig {
+        probe_ns: u64::MAX / 4,
+        ..*a.conn_config()
+    });
     for n in 1..=PORTS {
-        a.handle_port_added(PortInfo::new(n, &format!("p{n}"), [2, 0, 0, 0, 0, n as u8]));
+        let p = PortInfo::new(n, &format!("p{n}"), [2, 0, 0, 0, 0, n as u8]);
+        a.handle_add_port(p, 0).unwrap();
     }
     a
 }
@@ -298,8 +302,9 @@ fn too_many_bundles_messages_or_bytes() {
         max_flows: 3,
         ..Default::default()
     });
-    a.conn_config_mut().bundles.max_open = 2;
-    a.conn_config_mut().bundles.max_bytes = 1000;
+    let mut c = *a.conn_config();
+    (c.bundles.max_open, c.bundles.max_bytes) = (2, 1000);
+    a.set_conn_config(c);
     let id = open(&mut a);
     send(&mut a, id, &ctrl(1, T::OpenRequest, 0), 1);
     send(&mut a, id, &ctrl(2, T::OpenRequest, 0), 2);
@@ -336,7 +341,9 @@ fn bundle_bounds_hold_across_connections() {
         max_flows: 3,
         ..Default::default()
     });
-    a.conn_config_mut().bundles.max_total_bytes = 500;
+    let mut c = *a.conn_config();
+    c.bundles.max_total_bytes = 500;
+    a.set_conn_config(c);
     let (x, y) = (open(&mut a), open(&mut a));
     let f = add_flow("priority=1,actions=drop");
     for (c, xid) in [(x, 1), (x, 2), (y, 3)] {

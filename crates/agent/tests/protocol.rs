@@ -20,9 +20,15 @@ use common::{decode_all, replies};
 struct FakeDp {
     published: RefCell<u64>,
     outs: RefCell<Vec<(u32, Vec<ofp::Action>, Bytes)>>,
+    /// The ports `port_set` was asked about.
+    settings: Vec<u32>,
+    /// The link changes the datapath was told.
+    links: Vec<(u32, bool)>,
 }
 
 impl Datapath for FakeDp {
+    type Port = PortInfo;
+    type PortSettings = ();
     fn publish(&self, snap: Arc<Snapshot>) {
         *self.published.borrow_mut() = snap.version;
     }
@@ -41,18 +47,40 @@ impl Datapath for FakeDp {
         Some((1000 * port_no as u64 + queue_id as u64, 3, 0))
     }
     /// Interfaces named `tap*` exist; they get the lowest free number.
-    fn add_port(&mut self, words: &[String], taken: &[u32]) -> Result<PortInfo, String> {
+    fn port_from_words(&self, words: &[String], taken: &[u32]) -> Result<PortInfo, String> {
         if !words[0].starts_with("tap") {
             return Err(format!("{}: no such interface", words[0]));
         }
         let no = (1..).find(|n| !taken.contains(n)).unwrap();
         Ok(PortInfo::new(no, &words[0], [2, 0, 0, 0, 1, no as u8]))
     }
-    fn del_port(&mut self, port_no: u32) -> Result<(), String> {
+    /// A port is as the test describes it.
+    fn port_add(&mut self, port: PortInfo) -> Result<PortInfo, String> {
+        Ok(port)
+    }
+    fn port_del(&mut self, port_no: u32) -> Result<(), String> {
         if port_no == 2 {
             return Err("busy".into());
         }
         Ok(())
+    }
+    /// Port 1's devices are open (and closed by a detach); others have none.
+    fn port_detach(&mut self, port_no: u32) -> bool {
+        port_no == 1
+    }
+    /// Port 1's interface is back with another address; others' are not.
+    fn port_reattach(&mut self, port_no: u32) -> Result<PortInfo, String> {
+        match port_no {
+            1 => Ok(PortInfo::new(1, "p1", [2, 0, 0, 0, 9, 1])),
+            _ => Err("no such interface yet".into()),
+        }
+    }
+    fn port_link_changed(&mut self, port_no: u32, up: bool) {
+        self.links.push((port_no, up));
+    }
+    fn port_set(&mut self, port_no: u32, (): ()) -> bool {
+        self.settings.push(port_no);
+        port_no == 1
     }
 }
 
@@ -64,7 +92,8 @@ fn agent() -> Agent<FakeDp> {
         "br0",
     );
     for n in 1..=2 {
-        a.handle_port_added(PortInfo::new(n, &format!("p{n}"), [2, 0, 0, 0, 0, n as u8]));
+        let p = PortInfo::new(n, &format!("p{n}"), [2, 0, 0, 0, 0, n as u8]);
+        a.handle_add_port(p, 0).unwrap();
     }
     a
 }
@@ -189,7 +218,10 @@ fn each_connection_speaks_the_highest_common_version() {
     }
     // A bridge that speaks only 1.3 refuses a 1.0 peer.
     let mut a = agent();
-    a.conn_config_mut().versions = Versions::only(Version::V1_3);
+    a.set_conn_config(agent::ConnConfig {
+        versions: Versions::only(Version::V1_3),
+        ..*a.conn_config()
+    });
     let id = a.connect(0);
     match &replies(&mut a, id)[..] {
         [(_, Message::Hello(h))] => assert_eq!(h.version, 4),
@@ -413,15 +445,19 @@ fn queue_stats_report_each_queue_and_name_unknown_ones() {
         MultipartReplyBody as R, MultipartRequest, MultipartRequestBody as Q,
     };
     let mut a = agent();
-    a.handle_port_added(PortInfo {
-        port_no: 3,
-        name: "p3".into(),
-        hw_addr: [2, 0, 0, 0, 0, 3],
-        config: 0,
-        link_up: true,
-        queues: vec![(1, 0, 20_000), (7, 1_000, 0)],
-        since_ns: 0,
-    });
+    a.handle_add_port(
+        PortInfo {
+            port_no: 3,
+            name: "p3".into(),
+            hw_addr: [2, 0, 0, 0, 0, 3],
+            config: 0,
+            link_up: true,
+            queues: vec![(1, 0, 20_000), (7, 1_000, 0)],
+            since_ns: 0,
+        },
+        0,
+    )
+    .unwrap();
     let id = open(&mut a);
     let ask = |port_no, queue_id| {
         Message::MultipartRequest(MultipartRequest {
@@ -693,7 +729,10 @@ fn a_peer_that_does_not_read_is_held_to_its_budget() {
 #[test]
 fn flow_stats_are_sent_a_message_at_a_time_within_the_budget() {
     let mut a = agent();
-    a.conn_config_mut().max_outbox = 100_000;
+    a.set_conn_config(agent::ConnConfig {
+        max_outbox: 100_000,
+        ..*a.conn_config()
+    });
     let id = open(&mut a);
     let mut bytes = Vec::new();
     for i in 0..20_000u32 {
@@ -759,7 +798,10 @@ fn flow_stats_are_sent_a_message_at_a_time_within_the_budget() {
 #[test]
 fn asynchronous_messages_past_the_hard_cap_are_seen() {
     let mut a = agent();
-    a.conn_config_mut().outbox_hard_cap = 50_000;
+    a.set_conn_config(agent::ConnConfig {
+        outbox_hard_cap: 50_000,
+        ..*a.conn_config()
+    });
     let id = open(&mut a);
     for i in 0..2000 {
         a.handle_link_change(1, i % 2 == 0);
@@ -828,6 +870,75 @@ fn command_reply(r: &[(u32, Message)]) -> (bool, String) {
         }
         other => panic!("expected a command reply, got {other:?}"),
     }
+}
+
+#[test]
+fn ports_detached_reattached_and_set_go_through_the_datapath() {
+    use ofp::msg::simple::PortReason;
+    use ofp::port::port_state;
+    let mut a = agent();
+    let ctl = open(&mut a);
+    let status = |r: &[(u32, Message)]| match r {
+        [(_, Message::PortStatus(s))] => (s.reason, s.desc.port_no, s.desc.hw_addr, s.desc.state),
+        other => panic!("expected one PORT_STATUS, got {other:?}"),
+    };
+    // Detached: link down, announced, the pipeline's port no longer live.
+    assert!(a.handle_detach_port(1));
+    let r = replies(&mut a, ctl);
+    assert_eq!(
+        status(&r),
+        (
+            PortReason::Modify,
+            1,
+            [2, 0, 0, 0, 0, 1],
+            port_state::LINK_DOWN
+        )
+    );
+    assert!(!a
+        .pipeline()
+        .ports()
+        .iter()
+        .any(|p| p.port_no == 1 && p.live));
+    // A port with no devices open: nothing changes, nothing is sent.
+    assert!(!a.handle_detach_port(2));
+    assert!(a.ports()[&2].link_up);
+    // Re-attached with another address: announced as the datapath says.
+    let now = a.handle_reattach_port(1).unwrap();
+    assert_eq!(now.hw_addr, [2, 0, 0, 0, 9, 1]);
+    let r = replies(&mut a, ctl);
+    assert_eq!(
+        status(&r),
+        (PortReason::Modify, 1, [2, 0, 0, 0, 9, 1], port_state::LIVE)
+    );
+    assert!(a
+        .pipeline()
+        .ports()
+        .iter()
+        .any(|p| p.port_no == 1 && p.live));
+    // Refused: the datapath's reason, nothing changed.
+    assert_eq!(
+        a.handle_reattach_port(2).unwrap_err(),
+        "no such interface yet"
+    );
+    // Link changes: the datapath hears the news only, before controllers.
+    a.handle_link_change(2, true);
+    assert!(replies(&mut a, ctl).is_empty());
+    a.handle_link_change(2, false);
+    assert_eq!(status(&replies(&mut a, ctl)).1, 2);
+    assert_eq!(a.datapath().links, [(2, false)]);
+    // Settings only the datapath sees: asked, not announced.
+    assert!(a.handle_port_settings(1, ()));
+    assert!(!a.handle_port_settings(7, ()));
+    assert_eq!(a.datapath().settings, [1, 7]);
+    // Deleting: a port the agent does not have is refused before the
+    // datapath is asked; one the datapath refuses stays.
+    assert_eq!(a.handle_del_port(9).unwrap_err(), "no port 9");
+    assert_eq!(a.handle_del_port(2).unwrap_err(), "busy");
+    assert!(a.ports().contains_key(&2));
+    assert!(replies(&mut a, ctl).is_empty());
+    a.handle_del_port(1).unwrap();
+    let r = replies(&mut a, ctl);
+    assert_eq!(status(&r).0, PortReason::Delete);
 }
 
 #[test]

@@ -190,6 +190,8 @@ mod tests {
 
     struct Dp;
     impl agent::Datapath for Dp {
+        type Port = agent::PortInfo;
+        type PortSettings = ();
         fn publish(&self, _: Arc<pipeline::Snapshot>) {}
         fn packet_out(&self, _: u32, _: Vec<ofp::Action>, _: bytes::Bytes) -> bool {
             true
@@ -199,6 +201,12 @@ mod tests {
         }
         fn queue_stats(&self, _: u32, _: u32) -> Option<(u64, u64, u64)> {
             None
+        }
+        fn port_add(
+            &mut self,
+            port: agent::PortInfo,
+        ) -> std::result::Result<agent::PortInfo, String> {
+            Ok(port)
         }
     }
 
@@ -214,7 +222,8 @@ mod tests {
                 "br0",
             );
             for n in 1..=2 {
-                a.handle_port_added(agent::PortInfo::new(n, "p", [2, 0, 0, 0, 0, n as u8]));
+                let p = agent::PortInfo::new(n, "p", [2, 0, 0, 0, 0, n as u8]);
+                a.handle_add_port(p, 0).unwrap();
             }
             for _ in 0..conns {
                 let (mut s, _) = listener.accept().unwrap();

@@ -1,7 +1,9 @@
 //! A bridge: its ports, its workers, and everything they share (the
 //! published pipeline, the controller channels, the MAC table, counters).
 //!
-//! The control thread owns the [`Bridge`]; the workers own their port
+//! The control thread owns the [`Bridge`] (through its OpenFlow agent,
+//! whose [`agent::Datapath`] it is: once the agent has it, ports change
+//! only through the agent, `for_agent.rs`); the workers own their port
 //! handles. Ports come and go while the workers run: the bridge opens a
 //! port's devices (one handle per worker) and posts each worker its handle
 //! through the worker's [`Inbox`]; a worker looks at its inbox once per
@@ -155,16 +157,17 @@ pub struct Bridge {
     /// The XDP fast path, for a bridge with `xdp` ports.
     fast: Option<crate::fast::FastPath>,
     /// One UMEM per worker, shared by the worker's AF_XDP sockets on
-    /// every port (mapped with the first AF_XDP port; None before, or if
-    /// it could not be mapped: then each socket has its own).
-    umems: Option<Vec<Arc<netdev::umem::Umem>>>,
+    /// every port (mapped with the first AF_XDP port; unset before, or if
+    /// it could not be mapped: then each socket has its own). Set once,
+    /// from `&self`, so that [`Bridge::opener`] only reads the bridge.
+    umems: std::sync::OnceLock<Vec<Arc<netdev::umem::Umem>>>,
 }
 
 impl Bridge {
     /// A bridge of `workers` workers with no ports yet, running `snap`.
-    /// The workers wait to be started ([`Bridge::spawn_workers`]) or taken
-    /// ([`Bridge::take_workers`]); ports added before they run are served
-    /// from their first round.
+    /// The workers wait to be taken ([`Bridge::take_workers`]), then
+    /// started ([`spawn_workers`]) or driven round by round; ports added
+    /// before they run are served from their first round.
     pub fn new(
         name: &str,
         workers: usize,
@@ -209,57 +212,16 @@ impl Bridge {
             inboxes,
             view: Arc::default(),
             fast: None,
-            umems: None,
+            umems: std::sync::OnceLock::new(),
         };
         Ok(bridge)
     }
 
-    /// The workers not yet started, to be run by the caller (tests drive
-    /// them round by round with [`BridgeWorker::poll_once`]).
+    /// The workers not yet taken, to be run by the caller: on threads
+    /// ([`spawn_workers`]), or round by round ([`BridgeWorker::poll_once`],
+    /// as tests do). The bridge keeps what they share.
     pub fn take_workers(&mut self) -> Vec<BridgeWorker> {
         std::mem::take(&mut self.unstarted)
-    }
-
-    /// Makes worker 0 panic in its `after`-th round with frames (fault
-    /// injection for the daemon's tests; before the workers start).
-    pub fn inject_worker_panic(&mut self, after: Option<u64>) {
-        if let Some(w) = self.unstarted.first_mut() {
-            w.panic_after_batches = after;
-        }
-    }
-
-    /// Starts each worker not yet started on a thread of its own, named
-    /// `BRIDGE-wN`, pinned to `cpus[N]` if given, running until `stop` is
-    /// set; `guard` runs each thread's body (the daemon's catches a
-    /// panic). The threads, by name.
-    pub fn spawn_workers(
-        &mut self,
-        cpus: &[Option<usize>],
-        stop: &Arc<AtomicBool>,
-        guard: &WorkerGuard,
-    ) -> std::io::Result<Vec<(String, std::thread::JoinHandle<()>)>> {
-        let mut threads = Vec::new();
-        for w in self.take_workers() {
-            let n = w.worker;
-            let cpu = cpus.get(n).copied().flatten();
-            let (stop, guard) = (stop.clone(), guard.clone());
-            let name = format!("{}-w{n}", self.name);
-            let handle = std::thread::Builder::new()
-                .name(name.clone())
-                .spawn(move || {
-                    guard(
-                        n,
-                        Box::new(move || {
-                            if let Some(c) = cpu {
-                                crate::pin_to_cpu(c);
-                            }
-                            w.run(&stop)
-                        }),
-                    )
-                })?;
-            threads.push((name, handle));
-        }
-        Ok(threads)
     }
 
     /// How many workers the bridge has.
@@ -317,7 +279,7 @@ impl Bridge {
     /// Opening an AF_PACKET ring waits on the kernel (two network-stack
     /// grace periods a socket, ~30 ms here), so many ports open in
     /// parallel in about the time of one.
-    pub fn opener(&mut self, spec: &PortSpec) -> std::io::Result<Opener> {
+    pub fn opener(&self, spec: &PortSpec) -> std::io::Result<Opener> {
         self.check_free(spec)?;
         Ok(Opener {
             workers: self.workers(),
@@ -336,23 +298,23 @@ impl Bridge {
 
     /// The workers' shared UMEMs, for a port that may open AF_XDP sockets
     /// (mapped on first use; None if that fails, logged).
-    fn umems_for(&mut self, spec: &PortSpec) -> Option<Vec<Arc<netdev::umem::Umem>>> {
+    fn umems_for(&self, spec: &PortSpec) -> Option<Vec<Arc<netdev::umem::Umem>>> {
         if !matches!(spec.backend, Backend::AfXdp { .. } | Backend::Xdp { .. }) {
             return None;
         }
-        if self.umems.is_none() {
-            let made: std::io::Result<Vec<_>> = (0..self.workers())
-                .map(|_| netdev::umem::Umem::new(netdev::umem::SHARED_CHUNKS))
-                .collect();
-            match made {
-                Ok(u) => self.umems = Some(u),
-                Err(e) => {
-                    tracing::warn!(bridge = %self.name, error = %e, "cannot map the workers' shared UMEMs: each AF_XDP socket gets its own, and frames are copied between ports");
-                    return None;
-                }
+        if let Some(u) = self.umems.get() {
+            return Some(u.clone());
+        }
+        let made: std::io::Result<Vec<_>> = (0..self.workers())
+            .map(|_| netdev::umem::Umem::new(netdev::umem::SHARED_CHUNKS))
+            .collect();
+        match made {
+            Ok(u) => Some(self.umems.get_or_init(|| u).clone()),
+            Err(e) => {
+                tracing::warn!(bridge = %self.name, error = %e, "cannot map the workers' shared UMEMs: each AF_XDP socket gets its own, and frames are copied between ports");
+                None
             }
         }
-        self.umems.clone()
     }
 
     /// Hands an `xdp` port's program to the fast path.
@@ -634,6 +596,41 @@ impl Bridge {
         let q = e.queues.iter().find(|q| q.queue_id == queue_id)?;
         Some(q.counters.clone())
     }
+}
+
+/// Starts `workers` (a bridge's, taken with [`Bridge::take_workers`]),
+/// each on a thread of its own, named `BRIDGE-wN`, pinned to `cpus[N]` if
+/// given, running until `stop` is set; `guard` runs each thread's body
+/// (the daemon's catches a panic). The threads, by name.
+pub fn spawn_workers(
+    bridge: &str,
+    workers: Vec<BridgeWorker>,
+    cpus: &[Option<usize>],
+    stop: &Arc<AtomicBool>,
+    guard: &WorkerGuard,
+) -> std::io::Result<Vec<(String, std::thread::JoinHandle<()>)>> {
+    let mut threads = Vec::new();
+    for w in workers {
+        let n = w.worker;
+        let cpu = cpus.get(n).copied().flatten();
+        let (stop, guard) = (stop.clone(), guard.clone());
+        let name = format!("{bridge}-w{n}");
+        let handle = std::thread::Builder::new()
+            .name(name.clone())
+            .spawn(move || {
+                guard(
+                    n,
+                    Box::new(move || {
+                        if let Some(c) = cpu {
+                            crate::pin_to_cpu(c);
+                        }
+                        w.run(&stop)
+                    }),
+                )
+            })?;
+        threads.push((name, handle));
+    }
+    Ok(threads)
 }
 
 /// Opens a port's devices away from its bridge (see [`Bridge::opener`]).

@@ -2,12 +2,14 @@
 //!
 //! A bridge ([`bridge::Bridge`]) is its OpenFlow agent's
 //! [`agent::Datapath`] (`for_agent.rs`: publication, PACKET_OUT,
-//! counters, `add-port` and `del-port`, the NORMAL hop and the fast
-//! path's verdict for `trace`) and starts its own worker threads
-//! ([`Bridge::spawn_workers`]; a test takes them instead and drives them
-//! round by round). A port as a user asks for it is checked once, for the
-//! configuration file and `add-port` alike ([`request`]), and keeps the
-//! number its interface had last ([`numbers`]).
+//! counters, the ports' one door (a [`NewPort`] added, ports deleted,
+//! detached, re-attached, their VLANs set: only through the agent), the
+//! NORMAL hop and the fast path's verdict for `trace`); its workers are
+//! taken from it ([`Bridge::take_workers`]) and started on threads of
+//! their own ([`spawn_workers`]) or, in a test, driven round by round. A
+//! port as a user asks for it is checked once, for the configuration file
+//! and `add-port` alike ([`request`]), and keeps the number its interface
+//! had last ([`numbers`]).
 //!
 //! A bridge runs on one or more workers. A
 //! [`BridgeWorker`] ([`worker`]: a state machine, one bounded round per
@@ -45,7 +47,7 @@
 //! holds `running` true while its loop runs ([`BridgeCounters`]); the
 //! daemon reads both for its metrics and to notice a stalled worker. The
 //! loop does not catch panics: whoever runs it decides what a dead worker
-//! means (the daemon's guard, handed to [`Bridge::spawn_workers`], stops
+//! means (the daemon's guard, handed to [`spawn_workers`], stops
 //! and exits, see its `health` module).
 
 pub mod bridge;
@@ -68,9 +70,9 @@ mod tx;
 pub mod vlan;
 pub mod worker;
 
-pub use bridge::{Attached, Bridge, Inbox, Opener, PortView, SetLog, WorkerGuard};
+pub use bridge::{spawn_workers, Attached, Bridge, Inbox, Opener, PortView, SetLog, WorkerGuard};
 pub use counters::{BridgeCounters, PortCounters};
-pub use for_agent::APPLY_TIMEOUT;
+pub use for_agent::{NewPort, APPLY_TIMEOUT};
 pub use normal::{Decision, Egress, MacTable};
 pub use open::{
     tunnel_proto, tunnel_spec, Backend, PcapSpec, PortSpec, QueueSpec, BACKENDS, TUNNEL_OPTIONS,

@@ -12,10 +12,10 @@
 //! handshake, NORMAL back when it leaves); a reload's static flow; a
 //! PACKET_IN and a PACKET_OUT through the bridge's channels.
 
-use agent::{Agent, ConnId, Event, LocalChange, PortInfo};
+use agent::{Agent, ConnId, Event, LocalChange};
 use bytes::Bytes;
 use datapath::clock::Clock;
-use datapath::{Backend, Bridge, BridgeWorker, PortSpec};
+use datapath::{Backend, Bridge, BridgeWorker, NewPort, PortSpec};
 use netdev::memory::{MemoryPort, Wire};
 use ofp::msg::simple::{Hello, PortReason};
 use ofp::Message;
@@ -51,19 +51,13 @@ impl Switch {
         sw
     }
 
-    /// Opens memory port `no` in the bridge and tells the agent.
+    /// Adds memory port `no` through the agent (the bridge takes its
+    /// device; controllers hear of it).
     fn add_port(&mut self, no: u32) {
         let (dev, wire) = MemoryPort::new(&format!("m{no}"));
         let spec = PortSpec::new(no, &format!("m{no}"), Backend::AfPacket { rings: true });
-        let a = self
-            .agent
-            .datapath_mut()
-            .add_port_devices(spec, vec![Box::new(dev)]);
-        self.agent.handle_port_added(PortInfo {
-            link_up: a.link_up,
-            since_ns: self.now,
-            ..PortInfo::new(no, &format!("m{no}"), a.hw_addr)
-        });
+        let port = NewPort::with_devices(spec, vec![Box::new(dev)]);
+        self.agent.handle_add_port(port, self.now).unwrap();
         self.wires.push(wire);
     }
 
@@ -202,6 +196,90 @@ fn port_status_for_a_new_port_and_a_link_change() {
         "{out:?}"
     );
     assert_eq!(sw.send(1, &frame(9, 1)), vec![0, 1, 0]);
+}
+
+#[test]
+fn ports_detached_and_deleted_through_the_agent_leave_the_bridge() {
+    let mut sw = Switch::new(3);
+    let c = sw.controller();
+    sw.flow(c, "priority=1,actions=flood");
+    // Detached (its interface gone): the bridge closes the device, the
+    // port keeps its number, controllers hear its link go down.
+    assert!(sw.agent.handle_detach_port(3));
+    assert!(!sw.agent.datapath().is_attached(3));
+    assert!(sw.agent.datapath().port(3).is_some());
+    let out = sw.output(c);
+    assert!(
+        matches!(&out[..], [Message::PortStatus(p)] if p.reason == PortReason::Modify && p.desc.port_no == 3),
+        "{out:?}"
+    );
+    assert_eq!(sw.send(1, &frame(9, 1)), vec![0, 1, 0]);
+    // Twice: nothing more to close, nothing said.
+    assert!(!sw.agent.handle_detach_port(3));
+    assert!(sw.output(c).is_empty());
+    // Its interface (a memory port's name) cannot be opened again: the
+    // bridge's error, nothing changed.
+    assert!(sw.agent.handle_reattach_port(3).is_err());
+    assert!(!sw.agent.datapath().is_attached(3));
+    assert!(sw.output(c).is_empty());
+    // Deleted: gone from the bridge and the pipeline, announced.
+    sw.agent.handle_del_port(2).unwrap();
+    assert!(sw.agent.datapath().port(2).is_none());
+    let out = sw.output(c);
+    assert!(
+        matches!(&out[..], [Message::PortStatus(p)] if p.reason == PortReason::Delete && p.desc.port_no == 2),
+        "{out:?}"
+    );
+    assert_eq!(sw.send(1, &frame(9, 1)), vec![0, 0, 0]);
+    // The bridge remembers the numbers of the ports it was given.
+    assert_eq!(sw.agent.datapath().numbers.get("m2"), Some(2));
+}
+
+#[test]
+fn a_new_port_comes_opened_detached_or_refused_through_the_agent() {
+    let mut sw = Switch::new(1);
+    let c = sw.controller();
+    // Opened elsewhere (the daemon opens many at once): its devices, or
+    // the error of opening them, which changes nothing.
+    let spec = PortSpec::new(5, "gone0", Backend::AfPacket { rings: true });
+    let failed = std::io::Error::other("no such device");
+    let e = sw
+        .agent
+        .handle_add_port(NewPort::opened(spec, Err(failed)), sw.now)
+        .unwrap_err();
+    assert_eq!(e, "no such device");
+    assert!(sw.agent.datapath().port(5).is_none());
+    assert!(!sw.agent.ports().contains_key(&5));
+    assert!(sw.output(c).is_empty());
+    // No interface yet: detached, link down, announced, its number kept.
+    let spec = PortSpec::new(6, "later0", Backend::AfPacket { rings: true });
+    let p = sw
+        .agent
+        .handle_add_port(NewPort::detached(spec), sw.now)
+        .unwrap();
+    assert_eq!((p.port_no, p.link_up, p.since_ns), (6, false, sw.now));
+    assert!(sw.agent.datapath().port(6).is_some());
+    assert!(!sw.agent.datapath().is_attached(6));
+    assert_eq!(sw.agent.datapath().numbers.get("later0"), Some(6));
+    let out = sw.output(c);
+    assert!(
+        matches!(&out[..], [Message::PortStatus(p)] if p.reason == PortReason::Add && p.desc.port_no == 6),
+        "{out:?}"
+    );
+    // A number or a name taken: the bridge's refusal, nothing said.
+    let spec = PortSpec::new(6, "other0", Backend::AfPacket { rings: true });
+    let e = sw
+        .agent
+        .handle_add_port(NewPort::detached(spec), sw.now)
+        .unwrap_err();
+    assert_eq!(e, "port number 6 is taken by later0");
+    assert!(sw.output(c).is_empty());
+    // LOCAL is the bridge's own: its number is not remembered by name.
+    let (dev, _wire) = MemoryPort::new("br0");
+    let spec = PortSpec::new(ofp::port::port_no::LOCAL, "br0", Backend::Local);
+    let port = NewPort::with_devices(spec, vec![Box::new(dev)]);
+    sw.agent.handle_add_port(port, sw.now).unwrap();
+    assert_eq!(sw.agent.datapath().numbers.get("br0"), None);
 }
 
 #[test]

@@ -49,7 +49,8 @@ impl Launcher {
         });
         let cpus = r.cpus.clone();
         let stop = r.stop.clone();
-        for (name, handle) in r.bridge_mut().spawn_workers(&cpus, &stop, &guard)? {
+        let unstarted = r.take_workers();
+        for (name, handle) in datapath::spawn_workers(&r.name, unstarted, &cpus, &stop, &guard)? {
             workers.push(health::Thread { name, handle });
         }
         let port_list = r

@@ -250,7 +250,7 @@ fn run() -> Result<Option<String>, Box<dyn std::error::Error>> {
     let mut workers = Vec::new();
     for (i, r) in running.iter_mut().enumerate() {
         if i == 0 {
-            r.bridge_mut().inject_worker_panic(fault.worker_panic_after);
+            r.inject_worker_panic(fault.worker_panic_after);
         }
         launcher.spawn(r, &mut workers)?;
     }
@@ -302,7 +302,7 @@ fn run() -> Result<Option<String>, Box<dyn std::error::Error>> {
             let now = datapath::clock::now_ns();
             if let Some(next) = running
                 .iter()
-                .filter_map(|r| r.control.agent.poll_timeout())
+                .filter_map(|r| r.control.agent().poll_timeout())
                 .min()
             {
                 let ms = next.saturating_sub(now).div_ceil(1_000_000);

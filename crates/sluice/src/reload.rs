@@ -203,7 +203,7 @@ struct PortPlan {
 /// interface, back end, captures, queues and pinned number stay; its VLAN
 /// settings alone change in place.
 fn port_plan(r: &Running, new: &Config) -> PortPlan {
-    let dp = r.control.agent.datapath();
+    let dp = r.control.agent().datapath();
     let mut dels = Vec::new();
     let mut adds = Vec::new();
     let mut vlans = Vec::new();
@@ -309,7 +309,7 @@ pub fn apply(running: &mut [Running], new: Vec<Config>) -> Result<Vec<String>, S
         let (labels, changes) = stat.changes();
         let new_ports: Vec<u32> = adds.iter().map(|a| a.port_no).collect();
         r.control
-            .agent
+            .agent()
             .try_local_changes(&dels, &new_ports, &changes)
             .map_err(|e| format!("bridge {}: {}: {}", cfg.name, labels[e.at], e.why))?;
         plans.push((cfg, dels, adds, vlans, stat));
@@ -326,7 +326,6 @@ pub fn apply(running: &mut [Running], new: Vec<Config>) -> Result<Vec<String>, S
         for no in dels {
             if let Err(e) = r
                 .control
-                .agent
                 .handle_command(&["del-port".into(), no.to_string()])
             {
                 problems.push(format!("bridge {}: {e}", r.name));
@@ -345,8 +344,7 @@ pub fn apply(running: &mut [Running], new: Vec<Config>) -> Result<Vec<String>, S
             ));
         }
         for (no, vlan) in vlans {
-            let dp = r.control.agent.datapath_mut();
-            if dp.set_port_vlan(no, vlan.clone()) {
+            if r.control.handle_port_vlan(no, vlan.clone()) {
                 tracing::info!(bridge = %r.name, port = no, vlan = %vlan, "port VLAN settings changed (configuration)");
             }
         }
@@ -362,25 +360,29 @@ pub fn apply(running: &mut [Running], new: Vec<Config>) -> Result<Vec<String>, S
         if !stat.is_empty() {
             let (labels, changes) = stat.changes();
             let now = datapath::clock::now_ns();
-            if let Err(e) = r.control.agent.handle_local_changes(&changes, now) {
+            if let Err(e) = r.control.handle_local_changes(&changes, now) {
                 // Tried on a copy first: only a port that failed to open
                 // can make this differ.
                 problems.push(format!("bridge {}: {}: {}", r.name, labels[e.at], e.why));
             }
         }
-        r.control.agent.conn_config_mut().versions = cfg.protocols;
+        r.control.set_conn_config(agent::ConnConfig {
+            versions: cfg.protocols,
+            ..*r.control.agent().conn_config()
+        });
         if let Some(rate) = cfg.packet_in_rate {
-            r.control.agent.set_packet_in_rate(rate);
+            r.control.set_packet_in_rate(rate);
         }
-        cfg.learn.apply_to(&mut r.control.agent);
-        let changed = cfg
-            .conntrack
-            .apply_changes(&r.config.conntrack, r.control.agent.pipeline().conntrack());
+        r.control.set_learn_limits(&cfg.learn);
+        let changed = cfg.conntrack.apply_changes(
+            &r.config.conntrack,
+            r.control.agent().pipeline().conntrack(),
+        );
         if !changed.is_empty() {
             tracing::info!(bridge = %r.name, changed = %changed.join(", "), "connection tracker settings changed (configuration)");
         }
         if cfg.tables != r.config.tables {
-            r.control.agent.set_table_names(&cfg.tables);
+            r.control.set_table_names(&cfg.tables);
             tracing::info!(bridge = %r.name, "table names changed (configuration)");
         }
         let mut endpoints = cfg.endpoints.clone();

@@ -3,6 +3,14 @@
 //! its OpenFlow side, its ports' interfaces coming, going and changing
 //! state, and its workers' health.
 //!
+//! The daemon only feeds the bridge's agent: every port is added,
+//! detached, re-attached (and, by a reload, deleted or set) through the
+//! agent's inputs, which ask the bridge (the agent's datapath) and tell
+//! controllers; the bridge itself is read only here ([`Running::bridge`]).
+//! What stays the daemon's: whether an interface exists, which devices to
+//! open at once (on threads, with the bridge's read-only opener), the
+//! interfaces' indexes and MTUs, the log lines.
+//!
 //! Interfaces: a port whose interface is deleted is detached (its devices
 //! closed, so no worker polls a dead socket; link down, PORT_STATUS
 //! MODIFY) and keeps its number; when an interface of that name appears
@@ -36,6 +44,8 @@ pub struct Running {
     /// Each worker's CPU, if pinned.
     pub cpus: Vec<Option<usize>>,
     pub control: openflow::Control,
+    /// The bridge's workers until they are started.
+    workers: Vec<datapath::BridgeWorker>,
     /// Per worker: whether it was last seen stalled (logged once).
     stalled: Vec<bool>,
     /// Each attached port's interface index when it was opened.
@@ -107,12 +117,16 @@ pub fn build(cfg: config::Config, opts: Options) -> Result<Running, Box<dyn std:
     let channels = bridge.channels.clone();
     bridge.default_backend = cfg.default_backend;
     bridge.set_log = opts.set_log;
+    // The daemon starts the workers; the agent owns the rest of the bridge.
+    let workers = bridge.take_workers();
     let mut agent = agent::Agent::new(cfg.datapath_id, p, bridge, &cfg.name);
     agent.set_table_names(&cfg.tables);
-    if let Some(r) = cfg.packet_in_rate {
-        agent.conn_config_mut().packet_in_rate = r;
-    }
-    agent.conn_config_mut().versions = cfg.protocols;
+    let defaults = *agent.conn_config();
+    agent.set_conn_config(agent::ConnConfig {
+        packet_in_rate: cfg.packet_in_rate.unwrap_or(defaults.packet_in_rate),
+        versions: cfg.protocols,
+        ..defaults
+    });
     // Standalone: NORMAL learning while no controller is connected (the
     // flow's cookie marks it as the switch's own).
     let standalone_flow = (cfg.fail_mode == config::FailMode::Standalone).then(|| {
@@ -164,6 +178,7 @@ pub fn build(cfg: config::Config, opts: Options) -> Result<Running, Box<dyn std:
         stalled: vec![false; cpus.len()],
         cpus,
         control,
+        workers,
         ifindex: HashMap::new(),
         mtus: HashMap::new(),
         last_retry: Instant::now(),
@@ -195,18 +210,30 @@ impl Running {
         )
     }
 
+    /// The bridge, read only: it changes through the agent.
     pub fn bridge(&self) -> &datapath::Bridge {
-        self.control.agent.datapath()
+        self.control.agent().datapath()
     }
 
-    pub fn bridge_mut(&mut self) -> &mut datapath::Bridge {
-        self.control.agent.datapath_mut()
+    /// The bridge's workers, to be started ([`datapath::spawn_workers`]);
+    /// empty once taken.
+    pub fn take_workers(&mut self) -> Vec<datapath::BridgeWorker> {
+        std::mem::take(&mut self.workers)
     }
 
-    /// Adds ports from their specs (at start, or a reload): opened, handed
-    /// to the workers, announced to controllers, its number remembered. An
-    /// interface that does not exist yet gives a port that is down and
-    /// waits for it (as in Open vSwitch: a VM's tap before the VM).
+    /// Makes worker 0 panic in its `after`-th round with frames (fault
+    /// injection for the daemon's tests; before the workers start).
+    pub fn inject_worker_panic(&mut self, after: Option<u64>) {
+        if let Some(w) = self.workers.first_mut() {
+            w.panic_after_batches = after;
+        }
+    }
+
+    /// Adds ports from their specs (at start, or a reload), through the
+    /// agent: opened, handed to the workers, announced to controllers, its
+    /// number remembered. An interface that does not exist yet gives a
+    /// port that is down and waits for it (as in Open vSwitch: a VM's tap
+    /// before the VM).
     ///
     /// Their devices are opened in parallel (at most [`OPEN_AT_ONCE`] at a
     /// time: each AF_PACKET ring waits on the kernel, not the CPU), then
@@ -215,7 +242,7 @@ impl Running {
         let mut openers = Vec::with_capacity(specs.len());
         for spec in &specs {
             let exists = !is_interface(spec) || netdev::link::ifindex(&spec.name).is_some();
-            let dp = self.control.agent.datapath_mut();
+            let dp = self.bridge();
             openers.push(if exists { dp.opener(spec).ok() } else { None });
         }
         let mut opened: Vec<Option<std::io::Result<datapath::open::Opened>>> =
@@ -251,41 +278,33 @@ impl Running {
             .collect()
     }
 
-    /// Adds a port, its devices opened already (`opened`) or opened here.
+    /// Adds a port through the agent (which announces it), its devices
+    /// opened already (`opened`) or opened by the bridge; an interface
+    /// that does not exist yet gives a detached port.
     fn add_port_with(
         &mut self,
         spec: PortSpec,
         opened: Option<std::io::Result<datapath::open::Opened>>,
     ) -> Result<(), String> {
         let (no, name) = (spec.port_no, spec.name.clone());
-        let queues = spec
-            .queues
-            .iter()
-            .map(|q| (q.id, q.min_rate, q.max_rate))
-            .collect();
         let watched = is_interface(&spec);
         let local = spec.backend == Backend::Local;
-        let named = |e: std::io::Error| match local {
-            true => format!("LOCAL port of bridge {}: {e}", self.name),
-            false => format!("port {name} (ofport {no}): {e}"),
+        let missing = watched && netdev::link::ifindex(&name).is_none();
+        let port = match opened {
+            _ if missing => datapath::NewPort::detached(spec),
+            Some(o) => datapath::NewPort::opened(spec, o),
+            None => datapath::NewPort::to_open(spec),
         };
-        let dp = self.control.agent.datapath_mut();
-        let a = if watched && netdev::link::ifindex(&name).is_none() {
-            dp.add_port_detached(spec).map_err(named)?;
+        let now = datapath::clock::now_ns();
+        if let Err(e) = self.control.handle_add_port(port, now) {
+            return Err(match local {
+                true => format!("LOCAL port of bridge {}: {e}", self.name),
+                false => format!("port {name} (ofport {no}): {e}"),
+            });
+        }
+        if missing {
             tracing::warn!(bridge = %self.name, port = no, name = %name,
                 "no such interface (yet): the port is down and waits for it");
-            datapath::Attached {
-                hw_addr: [0; 6],
-                link_up: false,
-            }
-        } else {
-            match opened {
-                Some(o) => dp.add_port_opened(spec, o.map_err(named)?),
-                None => dp.add_port(spec).map_err(named)?,
-            }
-        };
-        if !local {
-            dp.numbers.remember(&name, no);
         }
         if watched {
             if let Some(i) = netdev::link::ifindex(&name) {
@@ -295,12 +314,6 @@ impl Running {
                 self.mtus.insert(no, m as u32);
             }
         }
-        self.control.agent.handle_port_added(agent::PortInfo {
-            link_up: a.link_up,
-            queues,
-            since_ns: datapath::clock::now_ns(),
-            ..agent::PortInfo::new(no, &name, a.hw_addr)
-        });
         Ok(())
     }
 
@@ -351,41 +364,36 @@ impl Running {
     fn set_link(&mut self, no: u32, name: &str, up: bool) {
         if self
             .control
-            .agent
+            .agent()
             .ports()
             .get(&no)
             .is_some_and(|p| p.link_up != up)
         {
             tracing::info!(bridge = %self.name, port = no, name = %name, up, "link state changed");
-            if !up {
-                self.bridge().macs.forget_port(no);
-            }
-            // The agent republishes the pipeline and tells controllers.
-            self.control.agent.handle_link_change(no, up);
+            // The bridge forgets the addresses learned on a port whose
+            // link went down; the agent republishes the pipeline and tells
+            // controllers.
+            self.control.handle_link_change(no, up);
         }
     }
 
-    /// The port's interface is gone: close its devices, link down.
+    /// The port's interface is gone: the agent has its devices closed
+    /// and its link down.
     fn detach(&mut self, no: u32) {
-        let dp = self.control.agent.datapath_mut();
-        if !dp.detach(no) {
+        if !self.control.handle_detach_port(no) {
             return;
-        }
-        if !dp.wait_applied(datapath::APPLY_TIMEOUT) {
-            tracing::warn!(bridge = %self.name, port = no, "a worker has not let go of the detached port within 1 s");
         }
         self.ifindex.remove(&no);
         tracing::warn!(bridge = %self.name, port = no, "interface deleted: port detached until an interface of its name comes back");
-        self.control.agent.handle_link_change(no, false);
     }
 
-    /// Opens the port's interface again; false if it cannot be opened yet.
+    /// Opens the port's interface again (through the agent, which tells
+    /// controllers); false if it cannot be opened yet.
     fn reattach(&mut self, no: u32) -> bool {
-        let dp = self.control.agent.datapath_mut();
-        let Some(name) = dp.port(no).map(|s| s.name.clone()) else {
+        let Some(name) = self.bridge().port(no).map(|s| s.name.clone()) else {
             return false;
         };
-        match dp.reattach(no) {
+        match self.control.handle_reattach_port(no) {
             Ok(a) => {
                 if let Some(i) = netdev::link::ifindex(&name) {
                     self.ifindex.insert(no, i);
@@ -393,11 +401,7 @@ impl Running {
                 if let Some(m) = netdev::mtu(&name) {
                     self.mtus.insert(no, m as u32);
                 }
-                self.bridge().macs.forget_port(no);
                 tracing::info!(bridge = %self.name, port = no, name = %name, up = a.link_up, "interface back: port attached again");
-                self.control
-                    .agent
-                    .handle_port_reattached(no, a.hw_addr, a.link_up);
                 true
             }
             Err(e) => {
@@ -558,7 +562,7 @@ impl Running {
         let ch = &self.control.channels;
         let limited: u64 = self
             .control
-            .agent
+            .agent()
             .conns()
             .map(|(_, c)| c.packet_in_dropped)
             .sum();

@@ -76,6 +76,8 @@ impl Holding {
 }
 
 impl Datapath for Holding {
+    type Port = agent::PortInfo;
+    type PortSettings = ();
     fn publish(&self, snap: Arc<Snapshot>) {
         let mut h = self.held.borrow_mut();
         h.push_back(snap);
@@ -91,6 +93,10 @@ impl Datapath for Holding {
     }
     fn queue_stats(&self, _: u32, _: u32) -> Option<(u64, u64, u64)> {
         None
+    }
+    /// A port is as the test describes it.
+    fn port_add(&mut self, port: agent::PortInfo) -> Result<agent::PortInfo, String> {
+        Ok(port)
     }
 }
 

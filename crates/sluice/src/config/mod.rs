@@ -62,11 +62,6 @@ impl LearnLimits {
     pub fn apply(&self, c: &mut pipeline::Config) {
         (c.learn_rate, c.learn_burst, c.learned_max) = (self.rate, self.burst, self.max);
     }
-
-    /// Sets them in a running bridge's agent.
-    pub fn apply_to<D: agent::Datapath>(&self, a: &mut agent::Agent<D>) {
-        a.set_learn_limits(self.rate, self.burst, self.max);
-    }
 }
 
 /// A checked configuration of one bridge.

@@ -135,7 +135,7 @@ pub fn state(running: &[Running]) -> Vec<BridgeState> {
         .iter()
         .map(|r| {
             let mut ports = HashMap::new();
-            for (no, p) in r.control.agent.ports() {
+            for (no, p) in r.control.agent().ports() {
                 let local = *no == ofp::port::port_no::LOCAL;
                 let ofport = if local { 65534 } else { *no as i64 };
                 // What the daemon last saw of the interface (no system
@@ -180,7 +180,7 @@ pub fn state(running: &[Running]) -> Vec<BridgeState> {
                 datapath_id: r.datapath_id,
                 local: r
                     .control
-                    .agent
+                    .agent()
                     .ports()
                     .contains_key(&ofp::port::port_no::LOCAL),
                 ports,

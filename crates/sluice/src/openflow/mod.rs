@@ -1,5 +1,8 @@
 //! The OpenFlow side of the daemon: endpoints, sockets, and the loop that
 //! moves bytes between them and each bridge's sans-IO [`agent::Agent`].
+//! [`Control`] owns the agent; the rest of the daemon reads it and gives
+//! it its other inputs (ports, links, commands, a reload's settings)
+//! through `feed.rs`.
 //!
 //! Endpoints (as Open vSwitch spells them): `tcp:HOST:PORT` and
 //! `tls:HOST:PORT` (or `ssl:`; connect to a controller, reconnecting with
@@ -13,6 +16,7 @@
 //! non-blocking and waited on with one `poll(2)`.
 
 mod endpoint;
+mod feed;
 mod listen;
 mod loglimit;
 mod view;
@@ -68,7 +72,8 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
 
 /// One bridge's OpenFlow side.
 pub struct Control {
-    pub agent: Agent<datapath::Bridge>,
+    /// Private: the daemon reads it and feeds it through `feed.rs`.
+    agent: Agent<datapath::Bridge>,
     listeners: Vec<Listener>,
     /// The endpoint each listener serves (same order as `listeners`).
     endpoints: Vec<Endpoint>,

@@ -139,10 +139,10 @@ mod tests {
         let bridge = datapath::Bridge::new("br0", 1, p.snapshot(), true).unwrap();
         let channels = bridge.channels.clone();
         let mut agent = agent::Agent::new(1, p, bridge, "br0");
-        agent.handle_port_added(agent::PortInfo {
-            link_up: true,
-            ..agent::PortInfo::new(1, "p1", [2, 0, 0, 0, 0, 1])
-        });
+        let (dev, _) = netdev::memory::MemoryPort::new("p1");
+        let spec = datapath::PortSpec::new(1, "p1", datapath::Backend::AfPacket { rings: true });
+        let port = datapath::NewPort::with_devices(spec, vec![Box::new(dev)]);
+        agent.handle_add_port(port, 0).unwrap();
         let ctl = [Endpoint::Tcp("127.0.0.1:9".into())];
         Control::new("br0", agent, channels, &ctl, None, 8).unwrap()
     }
@@ -191,8 +191,11 @@ mod tests {
         let (mut ids, mut peers) = (Vec::new(), Vec::new());
         // One PACKET_IN a second, no burst: of n sent at once, n - 1 are
         // limited. The first connection is offered 4 + 5, the second 5.
-        let cfg = c.agent.conn_config_mut();
-        (cfg.packet_in_rate, cfg.packet_in_burst) = (1, 0);
+        c.set_conn_config(agent::ConnConfig {
+            packet_in_rate: 1,
+            packet_in_burst: 0,
+            ..*c.agent().conn_config()
+        });
         let hello = ofp::Message::Hello(ofp::msg::simple::Hello::ours()).to_bytes(1);
         let miss =
             pipeline::ToController::new(ofp::msg::flow::PacketInReason::NoMatch, 0, 0, 0xffff);

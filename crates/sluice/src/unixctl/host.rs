@@ -45,7 +45,7 @@ impl Switch for Host<'_> {
 
     fn command(&mut self, bridge: &str, words: &[String]) -> Result<String, String> {
         let r = self.find(bridge).ok_or("no such bridge")?;
-        r.control.agent.handle_command(words)
+        r.control.handle_command(words)
     }
 
     fn port_number(&self, bridge: &str, name: &str) -> Option<u32> {
@@ -58,7 +58,7 @@ impl Switch for Host<'_> {
 
     fn trace(&mut self, bridge: &str, in_port: u32, frame: &[u8]) -> String {
         match self.find(bridge) {
-            Some(r) => r.control.agent.trace(in_port, frame),
+            Some(r) => r.control.trace(in_port, frame),
             None => String::new(),
         }
     }
@@ -70,7 +70,7 @@ impl Switch for Host<'_> {
         let now = datapath::clock::now_ns();
         let flows = r
             .control
-            .agent
+            .agent()
             .pipeline()
             .flow_stats(&Default::default(), now)
             .unwrap_or_default();
