@@ -13,7 +13,7 @@
 //!
 //! The rooms: `fields.rs` is the field table, one row per field
 //! ([`FieldRow`]: ids, width, mask, prerequisites, writability, names),
-//! from which every per-field fact and lookup is read; `entry.rs` one
+//! and `lookups.rs` every per-field fact and lookup read from it; `entry.rs` one
 //! field on the wire ([`Oxm`], [`MatchEntry`]); `matching.rs` the match
 //! and its validation. Decoding checks only structure (header lengths);
 //! [`Match::validate`] checks meaning, each error with the code the spec
@@ -21,12 +21,14 @@
 
 mod entry;
 mod fields;
+mod lookups;
 mod matching;
 #[cfg(test)]
 mod tests;
 
 pub use entry::{MatchEntry, OtherOxm, Oxm};
-pub use fields::{FieldInfo, FieldRow, Listed, NxmName, OxmField, ValueKind};
+pub use fields::{FieldInfo, FieldRow, Listed, OxmField, ValueKind};
+pub use lookups::NxmName;
 pub use matching::{Match, OFPMT_OXM};
 
 /// `OFPXMC_OPENFLOW_BASIC`.
