@@ -649,7 +649,7 @@ fn probes() -> Vec<Vec<u8>> {
     let mut v = Vec::new();
     for net in 0..2u8 {
         for i in 0..64u8 {
-            v.push(packet::build::tcp_v4(
+            v.push(packet::wire::build::tcp_v4(
                 [2, 0, 0, 0, 0, 1],
                 [2, 0, 0, 0, 0, 2],
                 [10, 9, 9, 9],
@@ -660,7 +660,7 @@ fn probes() -> Vec<Vec<u8>> {
             ));
         }
     }
-    v.push(packet::build::tcp_v4(
+    v.push(packet::wire::build::tcp_v4(
         [2, 0, 0, 0, 0, 1],
         [2, 0, 0, 0, 0, 2],
         [10, 9, 9, 9],

@@ -8,19 +8,22 @@
 //!   (RFC 1071/1624, with UDP's zero rule) and CRC32c for SCTP.
 //! * [`frame`] is the trait through which the pipeline grows and shrinks a
 //!   frame, wherever its bytes live.
-//! * [`tunnel`] holds a packet's tunnel metadata and the VXLAN and Geneve
-//!   headers.
+//! * [`tunnel`] holds a packet's tunnel metadata and the tunnel ports'
+//!   header codec.
+//! * [`wire`] has checked views of every header the switch reads or
+//!   writes (one file each), the one transport-checksum follow-up and the
+//!   one frame builder.
 //!
 //! Contract: nothing here allocates or panics, whatever the bytes: a header
 //! cut short or malformed ends parsing, and the key then matches only what
 //! was really present (see [`flags`]).
 
-pub mod build;
 pub mod checksum;
 pub mod frame;
 pub mod key;
 pub mod parse;
 pub mod tunnel;
+pub mod wire;
 
 pub use frame::FrameBuf;
 pub use key::{flags, slots, FlowKey, Slot, KEY_WORDS, PACKET_WORDS};

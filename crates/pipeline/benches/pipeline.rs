@@ -9,7 +9,7 @@ use packet::{extract, FlowKey};
 use pipeline::{Config, Pipeline, PortState, Worker};
 
 fn frame(dst_port: u16) -> Vec<u8> {
-    let mut f = packet::build::sample_tcp(dst_port, 0x10);
+    let mut f = packet::wire::build::sample_tcp(dst_port, 0x10);
     f.resize(64, 0);
     f
 }

@@ -12,7 +12,7 @@
 
 use ofp::oxm::{MatchEntry, OxmField as F, OFPVID_PRESENT};
 use ofp::Match;
-use packet::checksum;
+use packet::wire::build::{self as wb, Ip, IpFields, Transport};
 
 /// A packet read from the command line, and the in_port its description
 /// named (if any).
@@ -90,23 +90,20 @@ pub fn build(m: &Match) -> Result<Vec<u8>, String> {
             ));
         }
     }
-    let mut f = Vec::with_capacity(128);
-    f.extend_from_slice(&mac(get(m, F::EthDst)?));
-    f.extend_from_slice(&mac(get(m, F::EthSrc)?));
     let vid = get(m, F::VlanVid)? as u16;
-    if vid & OFPVID_PRESENT != 0 {
-        let tci = (get(m, F::VlanPcp)? as u16) << 13 | (vid & 0xfff);
-        f.extend_from_slice(&[0x81, 0x00]);
-        f.extend_from_slice(&tci.to_be_bytes());
-    }
+    let tci = match vid & OFPVID_PRESENT {
+        0 => None,
+        _ => Some((get(m, F::VlanPcp)? as u16) << 13 | (vid & 0xfff)),
+    };
     let eth_type = get(m, F::EthType)? as u16;
-    f.extend_from_slice(&eth_type.to_be_bytes());
-    match eth_type {
-        0x0806 => arp(m, &mut f)?,
-        0x0800 => ipv4(m, &mut f)?,
-        0x86dd => ipv6(m, &mut f)?,
-        _ => {}
-    }
+    let body = match eth_type {
+        0x0806 => arp(m)?,
+        0x0800 | 0x86dd => ip(m, eth_type == 0x86dd)?,
+        _ => Vec::new(),
+    };
+    let dst = get(m, F::EthDst)? as u64;
+    let src = get(m, F::EthSrc)? as u64;
+    let mut f = wb::ethernet(dst, src, tci, eth_type, &body);
     // Pad to the Ethernet minimum as a NIC would.
     if f.len() < 60 {
         f.resize(60, 0);
@@ -114,114 +111,76 @@ pub fn build(m: &Match) -> Result<Vec<u8>, String> {
     Ok(f)
 }
 
-fn mac(v: u128) -> [u8; 6] {
-    let b = (v as u64).to_be_bytes();
-    [b[2], b[3], b[4], b[5], b[6], b[7]]
-}
-
-fn arp(m: &Match, f: &mut Vec<u8>) -> Result<(), String> {
+fn arp(m: &Match) -> Result<Vec<u8>, String> {
     let op = exact(m, F::ArpOp)?.unwrap_or(1) as u16;
-    f.extend_from_slice(&[0, 1, 8, 0, 6, 4]);
-    f.extend_from_slice(&op.to_be_bytes());
-    f.extend_from_slice(&mac(get(m, F::ArpSha)?));
-    f.extend_from_slice(&(get(m, F::ArpSpa)? as u32).to_be_bytes());
-    f.extend_from_slice(&mac(get(m, F::ArpTha)?));
-    f.extend_from_slice(&(get(m, F::ArpTpa)? as u32).to_be_bytes());
-    Ok(())
+    let (sha, spa) = (get(m, F::ArpSha)? as u64, get(m, F::ArpSpa)? as u32);
+    let (tha, tpa) = (get(m, F::ArpTha)? as u64, get(m, F::ArpTpa)? as u32);
+    Ok(wb::arp(op, sha, spa, tha, tpa).to_vec())
 }
 
-/// The transport header for `proto` (no checksum yet) and where its
-/// checksum goes (offset within the header), if it has one.
-fn l4(m: &Match, proto: u8) -> Result<(Vec<u8>, Option<usize>), String> {
+/// The transport header for `proto`, from the match (defaults: a TCP
+/// SYN with sequence 1 and window 65535, an ICMP echo request).
+fn transport(m: &Match, proto: u8) -> Result<Transport<'static>, String> {
     let port =
         |s: F, d: F| -> Result<(u16, u16), String> { Ok((get(m, s)? as u16, get(m, d)? as u16)) };
     Ok(match proto {
         6 => {
-            let (s, d) = port(F::TcpSrc, F::TcpDst)?;
-            let mut h = Vec::with_capacity(20);
-            h.extend_from_slice(&s.to_be_bytes());
-            h.extend_from_slice(&d.to_be_bytes());
-            // seq 1, ack 0, 20-byte header, SYN, window 65535.
-            h.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x02, 0xff, 0xff, 0, 0, 0, 0]);
-            (h, Some(16))
+            let (sport, dport) = port(F::TcpSrc, F::TcpDst)?;
+            Transport::Tcp {
+                sport,
+                dport,
+                seq: 1,
+                ack: 0,
+                flags: 0x02,
+                window: 0xffff,
+                options: &[],
+            }
         }
         17 => {
-            let (s, d) = port(F::UdpSrc, F::UdpDst)?;
-            let mut h = Vec::with_capacity(8);
-            h.extend_from_slice(&s.to_be_bytes());
-            h.extend_from_slice(&d.to_be_bytes());
-            h.extend_from_slice(&[0, 8, 0, 0]);
-            (h, Some(6))
+            let (sport, dport) = port(F::UdpSrc, F::UdpDst)?;
+            Transport::Udp { sport, dport }
         }
         132 => {
-            let (s, d) = port(F::SctpSrc, F::SctpDst)?;
-            let mut h = Vec::with_capacity(12);
-            h.extend_from_slice(&s.to_be_bytes());
-            h.extend_from_slice(&d.to_be_bytes());
-            h.extend_from_slice(&[0; 8]);
-            (h, None)
+            let (sport, dport) = port(F::SctpSrc, F::SctpDst)?;
+            Transport::Sctp { sport, dport }
         }
-        1 => {
-            let t = exact(m, F::Icmpv4Type)?.unwrap_or(8) as u8;
-            let c = get(m, F::Icmpv4Code)? as u8;
-            (vec![t, c, 0, 0, 0, 0, 0, 1], Some(2))
-        }
-        58 => {
-            let t = exact(m, F::Icmpv6Type)?.unwrap_or(128) as u8;
-            let c = get(m, F::Icmpv6Code)? as u8;
-            (vec![t, c, 0, 0, 0, 0, 0, 1], Some(2))
-        }
-        _ => (Vec::new(), None),
+        // ICMP in either family, as Open vSwitch composes it.
+        1 => Transport::Icmp {
+            v6: false,
+            ty: exact(m, F::Icmpv4Type)?.unwrap_or(8) as u8,
+            code: get(m, F::Icmpv4Code)? as u8,
+            rest: [0, 0, 0, 1],
+        },
+        58 => Transport::Icmp {
+            v6: true,
+            ty: exact(m, F::Icmpv6Type)?.unwrap_or(128) as u8,
+            code: get(m, F::Icmpv6Code)? as u8,
+            rest: [0, 0, 0, 1],
+        },
+        p => Transport::Other(p),
     })
 }
 
-fn ipv4(m: &Match, f: &mut Vec<u8>) -> Result<(), String> {
+fn ip(m: &Match, v6: bool) -> Result<Vec<u8>, String> {
     let proto = get(m, F::IpProto)? as u8;
-    let (mut seg, csum_at) = l4(m, proto)?;
-    let src = (get(m, F::Ipv4Src)? as u32).to_be_bytes();
-    let dst = (get(m, F::Ipv4Dst)? as u32).to_be_bytes();
-    let tos = (get(m, F::IpDscp)? as u8) << 2 | get(m, F::IpEcn)? as u8;
-    let total = (20 + seg.len()) as u16;
-    let mut ip = vec![0x45, tos];
-    ip.extend_from_slice(&total.to_be_bytes());
-    ip.extend_from_slice(&[0, 0, 0x40, 0, 64, proto, 0, 0]);
-    ip.extend_from_slice(&src);
-    ip.extend_from_slice(&dst);
-    let sum = checksum::internet(&ip);
-    ip[10..12].copy_from_slice(&sum.to_be_bytes());
-    if let Some(at) = csum_at {
-        let sum = if proto == 1 {
-            checksum::internet(&seg)
-        } else {
-            let pseudo = checksum::pseudo_v4(src, dst, proto, seg.len() as u16);
-            checksum::finish(checksum::sum(&seg, pseudo))
-        };
-        seg[at..at + 2].copy_from_slice(&sum.to_be_bytes());
-    }
-    f.extend_from_slice(&ip);
-    f.extend_from_slice(&seg);
-    Ok(())
-}
-
-fn ipv6(m: &Match, f: &mut Vec<u8>) -> Result<(), String> {
-    let proto = get(m, F::IpProto)? as u8;
-    let (mut seg, csum_at) = l4(m, proto)?;
-    let src = get(m, F::Ipv6Src)?.to_be_bytes();
-    let dst = get(m, F::Ipv6Dst)?.to_be_bytes();
-    let tc = (get(m, F::IpDscp)? as u32) << 2 | get(m, F::IpEcn)? as u32;
-    let first = 6u32 << 28 | tc << 20 | get(m, F::Ipv6Flabel)? as u32 & 0xfffff;
-    if let Some(at) = csum_at {
-        let pseudo = checksum::pseudo_v6(src, dst, proto, seg.len() as u32);
-        let sum = checksum::finish(checksum::sum(&seg, pseudo));
-        seg[at..at + 2].copy_from_slice(&sum.to_be_bytes());
-    }
-    f.extend_from_slice(&first.to_be_bytes());
-    f.extend_from_slice(&(seg.len() as u16).to_be_bytes());
-    f.extend_from_slice(&[proto, 64]);
-    f.extend_from_slice(&src);
-    f.extend_from_slice(&dst);
-    f.extend_from_slice(&seg);
-    Ok(())
+    let t = transport(m, proto)?;
+    let fields = IpFields {
+        tos: (get(m, F::IpDscp)? as u8) << 2 | get(m, F::IpEcn)? as u8,
+        flow_label: get(m, F::Ipv6Flabel)? as u32,
+        ..IpFields::default()
+    };
+    let (src, dst) = if v6 {
+        (
+            Ip::V6(get(m, F::Ipv6Src)?.to_be_bytes()),
+            Ip::V6(get(m, F::Ipv6Dst)?.to_be_bytes()),
+        )
+    } else {
+        (
+            Ip::V4((get(m, F::Ipv4Src)? as u32).to_be_bytes()),
+            Ip::V4((get(m, F::Ipv4Dst)? as u32).to_be_bytes()),
+        )
+    };
+    Ok(wb::ip(src, dst, &fields, &t, &[]))
 }
 
 #[cfg(test)]
@@ -247,7 +206,7 @@ mod tests {
         assert_eq!(k.get(s::NW_SRC), 0x0a00_0001);
         assert_eq!(k.flags() & packet::flags::L4, packet::flags::L4);
         // IPv4 header checksum verifies.
-        assert_eq!(checksum::internet(&d.frame[14..34]), 0);
+        assert_eq!(packet::checksum::internet(&d.frame[14..34]), 0);
 
         let k = key(&parse("dl_vlan=5,udp6,ipv6_dst=2001:db8::1,udp_dst=53")
             .unwrap()

@@ -33,7 +33,7 @@ fn flow(i: u32, extra: &str) -> FlowMod {
 /// A packet flow `i` matches, as a flow key.
 fn key_of(i: u32) -> packet::FlowKey {
     let src = (0x0a00_0000 | i).to_be_bytes();
-    let frame = packet::build::tcp_v4([2; 6], [4; 6], src, [10, 9, 9, 9], 1000, 80, 0x02);
+    let frame = packet::wire::build::tcp_v4([2; 6], [4; 6], src, [10, 9, 9, 9], 1000, 80, 0x02);
     let mut k = packet::FlowKey::default();
     packet::extract(&frame, 1, &mut k);
     k

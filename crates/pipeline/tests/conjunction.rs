@@ -31,7 +31,7 @@ fn pipeline(flows: &[&str]) -> Pipeline {
 }
 
 fn frame(src: u8, dst: u8, dport: u16) -> Vec<u8> {
-    packet::build::tcp_v4(
+    packet::wire::build::tcp_v4(
         [2, 0, 0, 0, 0, 1],
         [2, 0, 0, 0, 0, 2],
         [10, 0, 0, src],

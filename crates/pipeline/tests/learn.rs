@@ -32,7 +32,7 @@ fn pipeline(config: Config, flows: &[&str]) -> Pipeline {
 }
 
 fn eth(src: u8, dst: u8) -> Vec<u8> {
-    packet::build::tcp_v4(
+    packet::wire::build::tcp_v4(
         [2, 0, 0, 0, 0, src],
         [2, 0, 0, 0, 0, dst],
         [10, 0, 0, src],
@@ -233,7 +233,7 @@ fn trace_shows_what_would_be_learned_and_learns_nothing() {
 /// A frame from source address 02:00:00:00:HI:LO (`src`) to 02:..:fe.
 fn eth16(src: u16) -> Vec<u8> {
     let [hi, lo] = src.to_be_bytes();
-    packet::build::tcp_v4(
+    packet::wire::build::tcp_v4(
         [2, 0, 0, 0, hi, lo],
         [2, 0, 0, 0, 0, 0xfe],
         [10, 0, hi, lo],

@@ -31,7 +31,7 @@ fn run(p: &mut Pipeline, in_port: u32, frame: &[u8]) -> Vec<u32> {
 }
 
 fn tcp(dport: u16, flags: u8) -> Vec<u8> {
-    packet::build::sample_tcp(dport, flags)
+    packet::wire::build::sample_tcp(dport, flags)
 }
 
 #[test]

@@ -68,7 +68,7 @@ fn a_worker_panic_stops_the_daemon_with_status_70_and_an_error_line() {
     // Batches of 32 frames: the worker panics in its 5th, after it has
     // sent it.
     let frames: Vec<Vec<u8>> = (0..1000)
-        .map(|_| packet::build::sample_tcp(80, 0x02))
+        .map(|_| packet::wire::build::sample_tcp(80, 0x02))
         .collect();
     write_pcap(&dir.join("in.pcap"), &frames);
     let cfg = two_pcap_ports(&dir, &["priority=1,actions=output:2"], None);

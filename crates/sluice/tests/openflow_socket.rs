@@ -249,7 +249,7 @@ fn trace_over_the_socket_names_the_rule() {
     // is not the ingress port.
     let req = ofp::msg::sluice::TraceRequest {
         in_port: 5,
-        frame: Bytes::from(packet::build::sample_tcp(80, 0x02)),
+        frame: Bytes::from(packet::wire::build::sample_tcp(80, 0x02)),
     };
     p.raw(&req.message().to_bytes(4));
     let (xid, m) = p.recv();

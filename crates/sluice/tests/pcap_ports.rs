@@ -8,7 +8,7 @@ use std::time::Duration;
 use pcap_file::pcap::{PcapPacket, PcapReader, PcapWriter};
 
 fn tcp_frame(dst_port: u16) -> Vec<u8> {
-    packet::build::sample_tcp(dst_port, 0x02)
+    packet::wire::build::sample_tcp(dst_port, 0x02)
 }
 
 fn read_all(p: &Path) -> Vec<Vec<u8>> {

@@ -434,7 +434,7 @@ mod tests {
     }
 
     fn tcp_frame(dst_port: u16) -> Vec<u8> {
-        packet::build::sample_tcp(dst_port, 0x02)
+        packet::wire::build::sample_tcp(dst_port, 0x02)
     }
 
     #[test]

@@ -48,7 +48,7 @@ pub fn pipeline_of_valid(n_tables: u8, ports: u32, flows: &[String]) -> Pipeline
 /// A TCP/IPv4 frame between hosts `src` and `dst` (MACs 02:..:src and
 /// 02:..:dst, addresses 10.0.0.src and 10.0.dst_net.dst) to `dport`.
 pub fn tcp_frame(src: u8, dst_net: u8, dst: u8, sport: u16, dport: u16) -> Vec<u8> {
-    packet::build::tcp_v4(
+    packet::wire::build::tcp_v4(
         [2, 0, 0, 0, 0, src],
         [2, 0, 0, 0, 0, dst],
         [10, 0, 0, src],
