@@ -6,13 +6,14 @@
 //! [`packet::extract`]) and leaves the frame valid.
 //!
 //! How out-of-bounds access is kept out: this module never indexes the
-//! frame. It reaches a header only through a [`Hdr`], a fixed-size view
-//! (`&mut [u8; N]`) taken with a checked `get_mut` at an offset the parser
-//! recorded, which does not exist when the header is not wholly there; and
-//! it reads and writes a header's fields only at constant offsets that the
-//! compiler checks against `N` (`const { assert!(..) }`), so an access past
-//! a header does not build; the ranges `Vec::splice`/`drain` take for
-//! push and pop are the ones a `Hdr` was just taken at. Which header sits
+//! frame. It reaches a header only through a checked view of
+//! [`packet::wire`] (`Ipv4`, `Tcp`, `Vlan`, ...: the header's fixed bytes,
+//! taken at an offset the parser recorded, which does not exist when the
+//! header is not wholly there), whose fields sit at constant offsets the
+//! compiler checks against the header's size; the ranges the frame's
+//! insert and remove take for push and pop are the ones a view was just
+//! taken at. Transport checksums follow through the one fix-up,
+//! [`packet::wire::transport::fix_checksum`]. Which header sits
 //! at an offset is what the parser decided (`Offsets::l3_type`,
 //! `Offsets::l4_proto`), never re-read from bytes an earlier action may
 //! have rewritten; what the parser does not record is read from the
@@ -28,9 +29,17 @@
 //! action.
 
 use ofp::oxm::{Oxm, OxmField as F};
-use packet::checksum as ck;
 use packet::parse::{ethertype, ipproto};
-use packet::{FrameBuf, Offsets};
+use packet::wire::arp::Arp;
+use packet::wire::ethernet::{Addrs, EtherType, ADDRS_LEN};
+use packet::wire::icmp::{self, Icmp, NdOption, NeighbourDiscovery};
+use packet::wire::ipv4::Ipv4;
+use packet::wire::ipv6::Ipv6;
+use packet::wire::mpls::{self, Itag, Mpls};
+use packet::wire::transport;
+use packet::wire::udp::{Ports, Sctp};
+use packet::wire::vlan::{self, Vlan};
+use packet::{checksum as ck, FrameBuf, Offsets};
 
 /// What an edit did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,93 +50,6 @@ pub enum Edit {
     Layout,
     /// The packet has no such header (or not all of it): nothing changed.
     Skipped,
-}
-
-/// An `N`-byte header inside a frame. Fields are reached with constant
-/// offsets checked against `N` when the code is built.
-struct Hdr<'a, const N: usize>(&'a mut [u8; N]);
-
-impl<'a, const N: usize> Hdr<'a, N> {
-    /// The header at `at`, if the frame holds all `N` bytes of it.
-    fn at(f: &'a mut [u8], at: Option<usize>) -> Option<Self> {
-        let at = at?;
-        let b = f.get_mut(at..at.checked_add(N)?)?;
-        Some(Hdr(b.try_into().ok()?))
-    }
-
-    fn u8<const AT: usize>(&self) -> u8 {
-        const { assert!(AT < N) };
-        self.0[AT]
-    }
-
-    fn set_u8<const AT: usize>(&mut self, v: u8) {
-        const { assert!(AT < N) };
-        self.0[AT] = v;
-    }
-
-    fn u16<const AT: usize>(&self) -> u16 {
-        const { assert!(AT + 2 <= N) };
-        u16::from_be_bytes([self.0[AT], self.0[AT + 1]])
-    }
-
-    fn set_u16<const AT: usize>(&mut self, v: u16) {
-        const { assert!(AT + 2 <= N) };
-        [self.0[AT], self.0[AT + 1]] = v.to_be_bytes();
-    }
-
-    fn u32<const AT: usize>(&self) -> u32 {
-        const { assert!(AT + 4 <= N) };
-        u32::from_be_bytes([self.0[AT], self.0[AT + 1], self.0[AT + 2], self.0[AT + 3]])
-    }
-
-    fn set_u32<const AT: usize>(&mut self, v: u32) {
-        const { assert!(AT + 4 <= N) };
-        [self.0[AT], self.0[AT + 1], self.0[AT + 2], self.0[AT + 3]] = v.to_be_bytes();
-    }
-
-    /// Replaces the `L` bytes at `AT` with the low `L` bytes of `value`;
-    /// returns what they were.
-    fn swap<const AT: usize, const L: usize>(&mut self, value: u128) -> Old {
-        const { assert!(AT + L <= N && L <= 16) };
-        let new = value.to_be_bytes();
-        let mut old = Old {
-            buf: [0; 16],
-            len: L,
-        };
-        for i in 0..L {
-            old.buf[i] = self.0[AT + i];
-            self.0[AT + i] = new[16 - L + i];
-        }
-        old
-    }
-
-    /// Rewrites the bits of `mask` in the 16-bit word at `AT`; returns the
-    /// word before and after.
-    fn masked16<const AT: usize>(&mut self, mask: u16, bits: u16) -> (u16, u16) {
-        let old = self.u16::<AT>();
-        let new = (old & !mask) | (bits & mask);
-        self.set_u16::<AT>(new);
-        (old, new)
-    }
-
-    /// Folds a change of a covered 16-bit word into the checksum at `AT`.
-    fn fold16<const AT: usize>(&mut self, (old, new): (u16, u16)) {
-        let c = ck::update16(self.u16::<AT>(), old, new);
-        self.set_u16::<AT>(c);
-    }
-}
-
-/// Up to 16 bytes a field had before a rewrite (no allocation).
-struct Old {
-    buf: [u8; 16],
-    len: usize,
-}
-
-impl std::ops::Deref for Old {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        &self.buf[..self.len]
-    }
 }
 
 fn l3(off: &Offsets) -> Option<usize> {
@@ -155,43 +77,22 @@ fn l4_proto(off: &Offsets) -> Option<u8> {
     off.l4.map(|_| off.l4_proto)
 }
 
-/// Folds a change of bytes a transport checksum covers, from `old` to
-/// `new`, into that checksum. `pseudo`: the bytes are in the IP
-/// pseudo-header (addresses, protocol), which ICMPv4's checksum does not
-/// cover. A UDP datagram without a checksum (0) stays without; a UDP
-/// checksum that comes out zero is sent as 0xffff.
+/// Folds a change of bytes the packet's transport checksum covers into it
+/// ([`transport::fix_checksum`]; `pseudo`: the bytes are in the IP
+/// pseudo-header).
 fn fix_l4(f: &mut [u8], off: &Offsets, old: &[u8], new: &[u8], pseudo: bool) {
-    let at = l4(off);
-    match l4_proto(off) {
-        Some(ipproto::TCP) => {
-            if let Some(mut h) = Hdr::<20>::at(f, at) {
-                let c = ck::update_bytes(h.u16::<16>(), old, new);
-                h.set_u16::<16>(c);
-            }
-        }
-        Some(ipproto::UDP) => {
-            if let Some(mut h) = Hdr::<8>::at(f, at) {
-                let c = h.u16::<6>();
-                // No checksum stays no checksum (IPv4, and IPv6 tunnels
-                // under RFC 6935): a computed one from an update of zero
-                // would be wrong.
-                if c == 0 {
-                    return;
-                }
-                let n = ck::update_bytes(c, old, new);
-                h.set_u16::<6>(if n == 0 { 0xffff } else { n });
-            }
-        }
-        Some(ipproto::ICMP) if pseudo => {}
-        Some(ipproto::ICMP | ipproto::ICMPV6) => {
-            if let Some(mut h) = Hdr::<4>::at(f, at) {
-                let c = ck::update_bytes(h.u16::<2>(), old, new);
-                h.set_u16::<2>(c);
-            }
-        }
-        // SCTP's CRC is recomputed by whoever changes what it covers.
-        _ => {}
+    if let (Some(at), Some(proto)) = (l4(off), l4_proto(off)) {
+        transport::fix_checksum(f, at, proto, old, new, pseudo);
     }
+}
+
+/// The view at an offset the parser may have recorded.
+fn at<'a, V>(
+    f: &'a mut [u8],
+    at: Option<usize>,
+    view: fn(&'a mut [u8], usize) -> Option<V>,
+) -> Option<V> {
+    view(f, at?)
 }
 
 /// Executes `set_field` for `o` on `f`.
@@ -200,29 +101,31 @@ pub fn set_field(f: &mut [u8], off: &Offsets, o: &Oxm) -> Edit {
     match o.field {
         F::EthDst | F::EthSrc => {
             // The MACs of a frame the parser found an EtherType in.
-            let Some(mut h) = Hdr::<12>::at(f, off.eth_type.map(|_| 0)) else {
+            let Some(mut h) = at(f, off.eth_type.map(|_| 0), Addrs::at_mut) else {
                 return Edit::Skipped;
             };
             if o.field == F::EthDst {
-                h.swap::<0, 6>(v);
+                h.set_dst(v as u64);
             } else {
-                h.swap::<6, 6>(v);
+                h.set_src(v as u64);
             }
             Edit::Done
         }
-        F::EthType => match Hdr::<2>::at(f, off.eth_type.map(usize::from)) {
-            Some(mut h) => {
-                h.set_u16::<0>(v as u16);
-                Edit::Layout
+        F::EthType => {
+            match at(f, off.eth_type.map(usize::from), EtherType::at_mut) {
+                Some(mut h) => {
+                    h.set_value(v as u16);
+                    Edit::Layout
+                }
+                None => Edit::Skipped,
             }
-            None => Edit::Skipped,
-        },
-        F::VlanVid | F::VlanPcp => match Hdr::<4>::at(f, off.vlan.map(usize::from)) {
+        }
+        F::VlanVid | F::VlanPcp => match at(f, off.vlan.map(usize::from), Vlan::at_mut) {
             Some(mut h) => {
                 if o.field == F::VlanVid {
-                    h.masked16::<2>(0x0fff, v as u16);
+                    h.set_tci_bits(0x0fff, v as u16);
                 } else {
-                    h.masked16::<2>(0xe000, (v as u16) << 13);
+                    h.set_tci_bits(0xe000, (v as u16) << 13);
                 }
                 Edit::Done
             }
@@ -230,23 +133,21 @@ pub fn set_field(f: &mut [u8], off: &Offsets, o: &Oxm) -> Edit {
         },
         F::IpDscp | F::IpEcn => {
             let (mask, bits) = if o.field == F::IpDscp {
-                (0xfc, (v as u16) << 2)
+                (0xfc, (v as u8) << 2)
             } else {
-                (0x03, v as u16 & 3)
+                (0x03, v as u8 & 3)
             };
             if is_v4(off) {
-                let Some(mut h) = Hdr::<20>::at(f, l3(off)) else {
+                let Some(mut h) = at(f, l3(off), Ipv4::at_mut) else {
                     return Edit::Skipped;
                 };
-                let w = h.masked16::<0>(mask, bits);
-                h.fold16::<10>(w);
+                h.set_tos_fix(mask, bits);
                 Edit::Done
             } else if is_v6(off) {
-                // The traffic class is bits 4..11 of the first word.
-                let Some(mut h) = Hdr::<40>::at(f, l3(off)) else {
+                let Some(mut h) = at(f, l3(off), Ipv6::at_mut) else {
                     return Edit::Skipped;
                 };
-                h.masked16::<0>(mask << 4, bits << 4);
+                h.set_traffic_class_bits(mask, bits);
                 Edit::Done
             } else {
                 Edit::Skipped
@@ -254,12 +155,10 @@ pub fn set_field(f: &mut [u8], off: &Offsets, o: &Oxm) -> Edit {
         }
         F::IpProto => {
             let (old, new) = if is_v4(off) {
-                let Some(mut h) = Hdr::<20>::at(f, l3(off)) else {
+                let Some(mut h) = at(f, l3(off), Ipv4::at_mut) else {
                     return Edit::Skipped;
                 };
-                let (old, new) = h.masked16::<8>(0x00ff, v as u16);
-                h.fold16::<10>((old, new));
-                (old as u8, new as u8)
+                (h.set_proto_fix(v as u8), v as u8)
             } else if is_v6(off) {
                 // IPv6's protocol is the Next Header that names the
                 // transport header: the fixed header's, or the last
@@ -283,33 +182,30 @@ pub fn set_field(f: &mut [u8], off: &Offsets, o: &Oxm) -> Edit {
             if !is_v4(off) {
                 return Edit::Skipped;
             }
-            let Some(mut h) = Hdr::<20>::at(f, l3(off)) else {
+            let Some(mut h) = at(f, l3(off), Ipv4::at_mut) else {
                 return Edit::Skipped;
             };
-            let old = if o.field == F::Ipv4Src {
-                h.swap::<12, 4>(v)
+            let was = if o.field == F::Ipv4Src {
+                h.set_src_fix(v as u32)
             } else {
-                h.swap::<16, 4>(v)
+                h.set_dst_fix(v as u32)
             };
-            let was = u32::from_be_bytes([old[0], old[1], old[2], old[3]]);
-            let c = ck::update32(h.u16::<10>(), was, v as u32);
-            h.set_u16::<10>(c);
-            fix_l4(f, off, &old, &(v as u32).to_be_bytes(), true);
+            fix_l4(f, off, &was.to_be_bytes(), &(v as u32).to_be_bytes(), true);
             Edit::Done
         }
         F::ArpOp | F::ArpSpa | F::ArpTpa | F::ArpSha | F::ArpTha => {
             if !is_arp(off) {
                 return Edit::Skipped;
             }
-            let Some(mut h) = Hdr::<28>::at(f, l3(off)) else {
+            let Some(mut h) = at(f, l3(off), Arp::at_mut) else {
                 return Edit::Skipped;
             };
             match o.field {
-                F::ArpOp => h.set_u16::<6>(v as u16),
-                F::ArpSha => drop(h.swap::<8, 6>(v)),
-                F::ArpSpa => drop(h.swap::<14, 4>(v)),
-                F::ArpTha => drop(h.swap::<18, 6>(v)),
-                _ => drop(h.swap::<24, 4>(v)),
+                F::ArpOp => h.set_op(v as u16),
+                F::ArpSha => h.set_sha(v as u64),
+                F::ArpSpa => h.set_spa(v as u32),
+                F::ArpTha => h.set_tha(v as u64),
+                _ => h.set_tpa(v as u32),
             }
             Edit::Done
         }
@@ -322,15 +218,19 @@ pub fn set_field(f: &mut [u8], off: &Offsets, o: &Oxm) -> Edit {
             if l4_proto(off) != Some(want) {
                 return Edit::Skipped;
             }
-            let Some(mut h) = Hdr::<4>::at(f, l4(off)) else {
+            let Some(mut h) = at(f, l4(off), Ports::at_mut) else {
                 return Edit::Skipped;
             };
-            let old = if matches!(o.field, F::TcpSrc | F::UdpSrc) {
-                h.swap::<0, 2>(v)
+            let was = if matches!(o.field, F::TcpSrc | F::UdpSrc) {
+                let was = h.src();
+                h.set_src(v as u16);
+                was
             } else {
-                h.swap::<2, 2>(v)
+                let was = h.dst();
+                h.set_dst(v as u16);
+                was
             };
-            fix_l4(f, off, &old, &(v as u16).to_be_bytes(), false);
+            fix_l4(f, off, &was.to_be_bytes(), &(v as u16).to_be_bytes(), false);
             Edit::Done
         }
         F::Icmpv4Type | F::Icmpv4Code | F::Icmpv6Type | F::Icmpv6Code => {
@@ -342,13 +242,13 @@ pub fn set_field(f: &mut [u8], off: &Offsets, o: &Oxm) -> Edit {
             if l4_proto(off) != Some(want) {
                 return Edit::Skipped;
             }
-            let Some(mut h) = Hdr::<4>::at(f, l4(off)) else {
+            let Some(mut h) = at(f, l4(off), Icmp::at_mut) else {
                 return Edit::Skipped;
             };
             let (old, new) = if matches!(o.field, F::Icmpv4Type | F::Icmpv6Type) {
-                h.masked16::<0>(0xff00, (v as u16) << 8)
+                h.set_type_code_bits(0xff00, (v as u16) << 8)
             } else {
-                h.masked16::<0>(0x00ff, v as u16)
+                h.set_type_code_bits(0x00ff, v as u16)
             };
             fix_l4(f, off, &old.to_be_bytes(), &new.to_be_bytes(), false);
             Edit::Done
@@ -358,21 +258,21 @@ pub fn set_field(f: &mut [u8], off: &Offsets, o: &Oxm) -> Edit {
             if l4_proto(off) != Some(ipproto::SCTP) || off.l4_end == 0 {
                 return Edit::Skipped;
             }
-            let Some(mut h) = Hdr::<12>::at(f, l4(off)) else {
+            let Some(mut h) = at(f, l4(off), Sctp::at_mut) else {
                 return Edit::Skipped;
             };
             if o.field == F::SctpSrc {
-                h.set_u16::<0>(v as u16);
+                h.set_src_port(v as u16);
             } else {
-                h.set_u16::<2>(v as u16);
+                h.set_dst_port(v as u16);
             }
-            h.set_u32::<8>(0);
+            h.set_crc(0);
             // CRC32c cannot be updated incrementally: recompute over the
             // segment (up to the IP length: not Ethernet's padding).
-            let at = l4(off).unwrap_or(0);
-            let c = f.get(at..off.l4_end as usize).map(ck::sctp);
-            if let (Some(c), Some(mut h)) = (c, Hdr::<12>::at(f, Some(at))) {
-                h.set_u32::<8>(u32::from_be_bytes(c));
+            let at4 = l4(off).unwrap_or(0);
+            let c = f.get(at4..off.l4_end as usize).map(ck::sctp);
+            if let (Some(c), Some(mut h)) = (c, Sctp::at_mut(f, at4)) {
+                h.set_crc(u32::from_be_bytes(c));
             }
             Edit::Done
         }
@@ -380,42 +280,46 @@ pub fn set_field(f: &mut [u8], off: &Offsets, o: &Oxm) -> Edit {
             if !is_v6(off) {
                 return Edit::Skipped;
             }
-            let Some(mut h) = Hdr::<40>::at(f, l3(off)) else {
+            let Some(mut h) = at(f, l3(off), Ipv6::at_mut) else {
                 return Edit::Skipped;
             };
-            let old = if o.field == F::Ipv6Src {
-                h.swap::<8, 16>(v)
+            let was = if o.field == F::Ipv6Src {
+                let was = h.src();
+                h.set_src(v);
+                was
             } else {
-                h.swap::<24, 16>(v)
+                let was = h.dst();
+                h.set_dst(v);
+                was
             };
-            fix_l4(f, off, &old, &v.to_be_bytes(), true);
+            fix_l4(f, off, &was.to_be_bytes(), &v.to_be_bytes(), true);
             Edit::Done
         }
         F::Ipv6Flabel => {
             if !is_v6(off) {
                 return Edit::Skipped;
             }
-            let Some(mut h) = Hdr::<40>::at(f, l3(off)) else {
+            let Some(mut h) = at(f, l3(off), Ipv6::at_mut) else {
                 return Edit::Skipped;
             };
-            let w = (h.u32::<0>() & 0xfff0_0000) | (v as u32 & 0x000f_ffff);
-            h.set_u32::<0>(w);
+            h.set_flow_label(v as u32);
             Edit::Done
         }
         F::Ipv6NdTarget => {
             if !is_v6(off) || l4_proto(off) != Some(ipproto::ICMPV6) {
                 return Edit::Skipped;
             }
-            let Some(mut h) = Hdr::<24>::at(f, l4(off)) else {
+            let Some(mut h) = at(f, l4(off), NeighbourDiscovery::at_mut) else {
                 return Edit::Skipped;
             };
             // Only a neighbour solicitation or advertisement has a target
             // (its type as the packet has it now).
-            if !matches!(h.u8::<0>(), 135 | 136) {
+            if !matches!(h.ty(), icmp::ND_SOLICIT | icmp::ND_ADVERT) {
                 return Edit::Skipped;
             }
-            let old = h.swap::<8, 16>(v);
-            fix_l4(f, off, &old, &v.to_be_bytes(), false);
+            let was = h.target();
+            h.set_target(v);
+            fix_l4(f, off, &was.to_be_bytes(), &v.to_be_bytes(), false);
             Edit::Done
         }
         F::Ipv6NdSll | F::Ipv6NdTll => {
@@ -424,19 +328,20 @@ pub fn set_field(f: &mut [u8], off: &Offsets, o: &Oxm) -> Edit {
             }
             // SLL options belong to solicitations, TLL to advertisements.
             let (kind, ty) = if o.field == F::Ipv6NdSll {
-                (1, 135)
+                (icmp::ND_OPT_SLL, icmp::ND_SOLICIT)
             } else {
-                (2, 136)
+                (icmp::ND_OPT_TLL, icmp::ND_ADVERT)
             };
-            if Hdr::<24>::at(f, l4(off)).is_none_or(|h| h.u8::<0>() != ty) {
+            if at(f, l4(off), NeighbourDiscovery::at_mut).is_none_or(|h| h.ty() != ty) {
                 return Edit::Skipped;
             }
-            let at = l4(off).and_then(|l4| nd_option(f, l4, kind));
-            let Some(mut h) = Hdr::<8>::at(f, at) else {
+            let opt = l4(off).and_then(|l4| nd_option(f, l4, kind));
+            let Some(mut h) = at(f, opt, NdOption::at_mut) else {
                 return Edit::Skipped;
             };
-            let old = h.swap::<2, 6>(v);
-            fix_l4(f, off, &old, &v.to_be_bytes()[10..], false);
+            let was = h.mac();
+            h.set_mac(v as u64);
+            fix_l4(f, off, &was.to_be_bytes()[2..], &(v as u64).to_be_bytes()[2..], false);
             Edit::Done
         }
         F::MplsLabel | F::MplsTc | F::MplsBos => {
@@ -448,30 +353,21 @@ pub fn set_field(f: &mut [u8], off: &Offsets, o: &Oxm) -> Edit {
                 F::MplsTc => (0x0000_0e00, (v as u32) << 9),
                 _ => (0x0000_0100, (v as u32) << 8),
             };
-            let lse = h.u32::<0>();
-            h.set_u32::<0>((lse & !mask) | (bits & mask));
+            h.set_lse_bits(mask, bits);
             Edit::Done
         }
-        F::PbbIsid => {
+        F::PbbIsid | F::PbbUca => {
             if off.l3_type != ethertype::PBB {
                 return Edit::Skipped;
             }
-            let Some(mut h) = Hdr::<4>::at(f, off.l2_5.map(usize::from)) else {
+            let Some(mut h) = at(f, off.l2_5.map(usize::from), Itag::at_mut) else {
                 return Edit::Skipped;
             };
-            let w = (h.u32::<0>() & 0xff00_0000) | (v as u32 & 0x00ff_ffff);
-            h.set_u32::<0>(w);
-            Edit::Done
-        }
-        F::PbbUca => {
-            if off.l3_type != ethertype::PBB {
-                return Edit::Skipped;
+            if o.field == F::PbbIsid {
+                h.set_bits(0x00ff_ffff, v as u32);
+            } else {
+                h.set_bits(1 << 27, (v as u32 & 1) << 27);
             }
-            let Some(mut h) = Hdr::<4>::at(f, off.l2_5.map(usize::from)) else {
-                return Edit::Skipped;
-            };
-            let w = (h.u32::<0>() & !(1 << 27)) | ((v as u32 & 1) << 27);
-            h.set_u32::<0>(w);
             Edit::Done
         }
         // Not packet fields: the pipeline keeps them in the key.
@@ -568,36 +464,35 @@ fn nd_option(f: &[u8], l4: usize, kind: u8) -> Option<usize> {
 }
 
 /// The outermost MPLS label stack entry.
-fn mpls<'a>(f: &'a mut [u8], off: &Offsets) -> Option<Hdr<'a, 4>> {
+fn mpls<'a>(f: &'a mut [u8], off: &Offsets) -> Option<Mpls<&'a mut [u8; 4]>> {
     match off.l3_type {
-        ethertype::MPLS | ethertype::MPLS_MCAST => Hdr::<4>::at(f, off.l2_5.map(usize::from)),
+        ethertype::MPLS | ethertype::MPLS_MCAST => at(f, off.l2_5.map(usize::from), Mpls::at_mut),
         _ => None,
     }
 }
 
-/// Where a new outermost VLAN tag goes: after the MACs.
-const AFTER_MACS: usize = 12;
-
 /// push_vlan: a new outer tag with the given TPID; VID and PCP are copied
 /// from the existing outer tag, or 0 (spec 5.12.1).
 pub fn push_vlan<B: FrameBuf + ?Sized>(f: &mut B, off: &Offsets, tpid: u16) -> Edit {
-    if off.eth_type.is_none() || f.len() < AFTER_MACS + 2 {
+    // The new tag goes after the MACs.
+    if off.eth_type.is_none() || f.len() < ADDRS_LEN + 2 {
         return Edit::Skipped;
     }
-    let tci = Hdr::<4>::at(f, off.vlan.map(usize::from)).map_or(0, |h| h.u16::<2>());
+    let tci = at(f, off.vlan.map(usize::from), Vlan::at_mut).map_or(0, |h| h.tci());
     let mut tag = [0u8; 4];
-    tag[..2].copy_from_slice(&tpid.to_be_bytes());
-    tag[2..].copy_from_slice(&tci.to_be_bytes());
-    f.insert(AFTER_MACS, &tag);
+    let mut h = Vlan::at_mut(&mut tag, 0).expect("a tag's room");
+    h.set_tpid(tpid);
+    h.set_tci(tci);
+    f.insert(ADDRS_LEN, &tag);
     Edit::Layout
 }
 
 /// pop_vlan: removes the outer tag.
 pub fn pop_vlan<B: FrameBuf + ?Sized>(f: &mut B, off: &Offsets) -> Edit {
-    let at = off.vlan.map(usize::from);
-    match (at, Hdr::<4>::at(f, at).is_some()) {
-        (Some(at), true) => {
-            f.remove(at, 4);
+    let tag = off.vlan.map(usize::from);
+    match (tag, at(f, tag, Vlan::at_mut).is_some()) {
+        (Some(tag), true) => {
+            f.remove(tag, vlan::LEN);
             pad_to_minimum(f);
             Edit::Layout
         }
@@ -608,9 +503,9 @@ pub fn pop_vlan<B: FrameBuf + ?Sized>(f: &mut B, off: &Offsets) -> Edit {
 /// The IP TTL (hop limit) of the packet, if it is IP.
 fn ip_ttl(f: &mut [u8], off: &Offsets) -> Option<u8> {
     if is_v4(off) {
-        Hdr::<20>::at(f, l3(off)).map(|h| h.u8::<8>())
+        at(f, l3(off), Ipv4::at_mut).map(|h| h.ttl())
     } else if is_v6(off) {
-        Hdr::<40>::at(f, l3(off)).map(|h| h.u8::<7>())
+        at(f, l3(off), Ipv6::at_mut).map(|h| h.hop_limit())
     } else {
         None
     }
@@ -622,15 +517,15 @@ fn ip_ttl(f: &mut [u8], off: &Offsets) -> Option<u8> {
 pub fn push_mpls<B: FrameBuf + ?Sized>(f: &mut B, off: &Offsets, eth: u16) -> Edit {
     let et = off.eth_type.map(usize::from);
     let lse = match mpls(f, off) {
-        Some(h) => h.u32::<0>() & !0x100,
+        Some(h) => h.lse() & !0x100,
         // Fields a new header cannot copy are zero (OpenFlow 1.3.5,
         // 5.12.1): a label pushed on a non-IP frame has TTL 0.
         None => 0x100 | ip_ttl(f, off).unwrap_or(0) as u32,
     };
-    let (Some(et), Some(mut h)) = (et, Hdr::<2>::at(f, et)) else {
+    let (Some(et), Some(mut h)) = (et, at(f, et, EtherType::at_mut)) else {
         return Edit::Skipped;
     };
-    h.set_u16::<0>(eth);
+    h.set_value(eth);
     f.insert(et + 2, &lse.to_be_bytes());
     Edit::Layout
 }
@@ -649,17 +544,17 @@ fn pad_to_minimum<B: FrameBuf + ?Sized>(f: &mut B) {
 
 /// pop_mpls: removes the outermost label stack entry; the EtherType becomes `eth`.
 pub fn pop_mpls<B: FrameBuf + ?Sized>(f: &mut B, off: &Offsets, eth: u16) -> Edit {
-    let (Some(at), Some(et)) = (off.l2_5.map(usize::from), off.eth_type.map(usize::from)) else {
+    let (Some(lse), Some(et)) = (off.l2_5.map(usize::from), off.eth_type.map(usize::from)) else {
         return Edit::Skipped;
     };
     if mpls(f, off).is_none() {
         return Edit::Skipped;
     }
-    let Some(mut h) = Hdr::<2>::at(f, Some(et)) else {
+    let Some(mut h) = EtherType::at_mut(f, et) else {
         return Edit::Skipped;
     };
-    h.set_u16::<0>(eth);
-    f.remove(at, 4);
+    h.set_value(eth);
+    f.remove(lse, mpls::LEN);
     pad_to_minimum(f);
     Edit::Layout
 }
@@ -667,12 +562,12 @@ pub fn pop_mpls<B: FrameBuf + ?Sized>(f: &mut B, off: &Offsets, eth: u16) -> Edi
 /// push_pbb: encapsulates the frame behind a backbone header whose MACs copy
 /// the customer's and whose I-TAG carries I-SID 0 (set it with set_field).
 pub fn push_pbb<B: FrameBuf + ?Sized>(f: &mut B, off: &Offsets, eth: u16) -> Edit {
-    let Some(h) = Hdr::<12>::at(f, off.eth_type.map(|_| 0)) else {
+    let Some(h) = at(f, off.eth_type.map(|_| 0), Addrs::at_mut) else {
         return Edit::Skipped;
     };
     let mut hdr = [0u8; 18];
-    hdr[..12].copy_from_slice(&h.0[..]);
-    hdr[12..14].copy_from_slice(&eth.to_be_bytes());
+    hdr[..ADDRS_LEN].copy_from_slice(h.bytes());
+    hdr[ADDRS_LEN..ADDRS_LEN + 2].copy_from_slice(&eth.to_be_bytes());
     f.insert(0, &hdr);
     Edit::Layout
 }
@@ -680,10 +575,15 @@ pub fn push_pbb<B: FrameBuf + ?Sized>(f: &mut B, off: &Offsets, eth: u16) -> Edi
 /// pop_pbb: removes the backbone header; the customer frame (its MACs at
 /// least) is what is left.
 pub fn pop_pbb<B: FrameBuf + ?Sized>(f: &mut B, off: &Offsets) -> Edit {
-    let at = off.l2_5.map(usize::from);
-    match at {
-        Some(at) if off.l3_type == ethertype::PBB && Hdr::<16>::at(f, Some(at)).is_some() => {
-            f.remove(0, at + 4);
+    let itag = off.l2_5.map(usize::from);
+    match itag {
+        // The I-TAG and the customer MACs after it are there.
+        Some(itag)
+            if off.l3_type == ethertype::PBB
+                && Itag::at_mut(f, itag).is_some()
+                && Addrs::at_mut(f, itag + mpls::LEN).is_some() =>
+        {
+            f.remove(0, itag + mpls::LEN);
             pad_to_minimum(f);
             Edit::Layout
         }
@@ -713,23 +613,22 @@ fn next_ttl(old: u8, set: Option<u8>) -> Option<u8> {
 /// set_nw_ttl / dec_nw_ttl (`set` = None decrements).
 pub fn nw_ttl(f: &mut [u8], off: &Offsets, set: Option<u8>) -> Ttl {
     if is_v4(off) {
-        let Some(mut h) = Hdr::<20>::at(f, l3(off)) else {
+        let Some(mut h) = at(f, l3(off), Ipv4::at_mut) else {
             return Ttl::Skipped;
         };
-        let Some(new) = next_ttl(h.u8::<8>(), set) else {
+        let Some(new) = next_ttl(h.ttl(), set) else {
             return Ttl::Expired;
         };
-        let w = h.masked16::<8>(0xff00, (new as u16) << 8);
-        h.fold16::<10>(w);
+        h.set_ttl_fix(new);
         Ttl::Ok
     } else if is_v6(off) {
-        let Some(mut h) = Hdr::<40>::at(f, l3(off)) else {
+        let Some(mut h) = at(f, l3(off), Ipv6::at_mut) else {
             return Ttl::Skipped;
         };
-        let Some(new) = next_ttl(h.u8::<7>(), set) else {
+        let Some(new) = next_ttl(h.hop_limit(), set) else {
             return Ttl::Expired;
         };
-        h.set_u8::<7>(new);
+        h.set_hop_limit(new);
         Ttl::Ok
     } else {
         Ttl::Skipped
@@ -741,9 +640,9 @@ pub fn mpls_ttl(f: &mut [u8], off: &Offsets, set: Option<u8>) -> Ttl {
     let Some(mut h) = mpls(f, off) else {
         return Ttl::Skipped;
     };
-    match next_ttl(h.u8::<3>(), set) {
+    match next_ttl(h.ttl(), set) {
         Some(t) => {
-            h.set_u8::<3>(t);
+            h.set_ttl(t);
             Ttl::Ok
         }
         None => Ttl::Expired,
@@ -754,57 +653,51 @@ pub fn mpls_ttl(f: &mut [u8], off: &Offsets, set: Option<u8>) -> Ttl {
 /// IP) to the outermost MPLS entry. copy_ttl_in: the other way. Returns
 /// false when the packet has no such pair of headers.
 pub fn copy_ttl(f: &mut [u8], off: &Offsets, outward: bool) -> bool {
-    let Some(outer) = mpls(f, off).map(|h| h.u32::<0>()) else {
+    let Some(outer) = mpls(f, off).map(|h| h.lse()) else {
         return false;
     };
-    let Some(at) = off.l2_5.map(usize::from) else {
+    let Some(lse) = off.l2_5.map(usize::from) else {
         return false;
     };
-    let inner = at + 4;
-    let bos = outer & 0x100 != 0;
-    if !bos {
+    let inner = lse + mpls::LEN;
+    // Writes the outermost entry's TTL.
+    let set_outer = |f: &mut [u8], t: u8| Mpls::at_mut(f, lse).map(|mut o| o.set_ttl(t)).is_some();
+    if outer & 0x100 == 0 {
         // The next entry of the stack.
-        let Some(mut h) = Hdr::<4>::at(f, Some(inner)) else {
+        let Some(mut h) = Mpls::at_mut(f, inner) else {
             return false;
         };
         if outward {
-            let t = h.u8::<3>();
-            Hdr::<4>::at(f, Some(at))
-                .map(|mut o| o.set_u8::<3>(t))
-                .is_some()
+            let t = h.ttl();
+            set_outer(f, t)
         } else {
-            h.set_u8::<3>(outer as u8);
+            h.set_ttl(outer as u8);
             true
         }
     } else {
         // The IP header under the stack, recognised by its version.
         match f.get(inner).map(|b| b >> 4) {
             Some(4) => {
-                let Some(mut h) = Hdr::<20>::at(f, Some(inner)) else {
+                let Some(mut h) = Ipv4::at_mut(f, inner) else {
                     return false;
                 };
                 if outward {
-                    let t = h.u8::<8>();
-                    Hdr::<4>::at(f, Some(at))
-                        .map(|mut o| o.set_u8::<3>(t))
-                        .is_some()
+                    let t = h.ttl();
+                    set_outer(f, t)
                 } else {
-                    let w = h.masked16::<8>(0xff00, (outer as u16 & 0xff) << 8);
-                    h.fold16::<10>(w);
+                    h.set_ttl_fix(outer as u8);
                     true
                 }
             }
             Some(6) => {
-                let Some(mut h) = Hdr::<40>::at(f, Some(inner)) else {
+                let Some(mut h) = Ipv6::at_mut(f, inner) else {
                     return false;
                 };
                 if outward {
-                    let t = h.u8::<7>();
-                    Hdr::<4>::at(f, Some(at))
-                        .map(|mut o| o.set_u8::<3>(t))
-                        .is_some()
+                    let t = h.hop_limit();
+                    set_outer(f, t)
                 } else {
-                    h.set_u8::<7>(outer as u8);
+                    h.set_hop_limit(outer as u8);
                     true
                 }
             }

@@ -29,3 +29,10 @@ header! {
     /// Source MAC.
     src, set_src: mac @ 6;
 }
+
+header! {
+    /// An EtherType (or a tag's TPID) where the parser found one.
+    EtherType, 2;
+    /// Its value.
+    value, set_value: u16 @ 0;
+}

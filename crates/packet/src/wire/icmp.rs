@@ -49,3 +49,15 @@ header! {
     /// The target address.
     target, set_target: addr6 @ 8;
 }
+
+header! {
+    /// A link-layer address option of neighbour discovery (RFC 4861 4.6.1)
+    /// on Ethernet: type (1 source, 2 target), length 1 (8 bytes), address.
+    NdOption, 8;
+    /// Option type.
+    ty, set_ty: u8 @ 0;
+    /// Length in 8-byte units.
+    len8, set_len8: u8 @ 1;
+    /// The link-layer address.
+    mac, set_mac: mac @ 2;
+}

@@ -1,5 +1,6 @@
 //! Checked views of packet headers, one file per header: [`ethernet`],
-//! [`vlan`], [`arp`], [`ipv4`], [`ipv6`], [`tcp`], [`udp`], [`icmp`],
+//! [`vlan`], [`mpls`] (and PBB's I-TAG), [`arp`], [`ipv4`], [`ipv6`],
+//! [`tcp`], [`udp`] (and SCTP's), [`icmp`] (and neighbour discovery),
 //! [`vxlan`], [`geneve`] (with its options); [`transport`] is the one
 //! follow-up of a transport checksum after bytes it covers changed, and
 //! [`build`] the one frame builder.
@@ -27,6 +28,7 @@ pub mod geneve;
 pub mod icmp;
 pub mod ipv4;
 pub mod ipv6;
+pub mod mpls;
 pub mod tcp;
 pub mod transport;
 pub mod udp;
