@@ -3,8 +3,13 @@
 //! packet's addresses and ports with their checksums (incrementally, RFC
 //! 1624: the cost does not grow with the packet).
 
-use crate::key::{addr, proto, words, Key, Layout, L4};
+use crate::key::{addr, words, Key, Layout, L4};
 use packet::checksum;
+use packet::wire::icmp::Icmp;
+use packet::wire::ipv4::Ipv4;
+use packet::wire::ipv6::{self, Ipv6};
+use packet::wire::transport;
+use packet::wire::udp::Ports;
 
 /// Which end a `nat` translates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,128 +137,134 @@ pub fn choose(
 /// Rewrites the packet `b` (as [`crate::key::parse`] laid it out) from
 /// key `from` to key `to` (addresses and ports; for an ICMP error, the
 /// outer destination or source and the quoted packet's matching end).
-/// Checksums are updated incrementally.
+/// Checksums are updated incrementally: IPv4's header checksum, and the
+/// transport's through the one fix-up, `packet::wire::transport` (a UDP
+/// datagram sent without a checksum stays without, IPv6's too, as Open
+/// vSwitch leaves it; SCTP's CRC is not recomputed).
 pub fn rewrite(b: &mut [u8], at: &Layout, l4: &L4, from: &Key, to: &Key) {
-    let v6 = from.v6;
-    let (alen, sa, da) = if v6 { (16, 8, 24) } else { (4, 12, 16) };
-    let l4o = at.l4;
-    // The layer-4 checksum's offset, if it covers the pseudo-header.
-    let l4sum = match from.proto {
-        proto::TCP => Some(l4o + 16),
-        proto::UDP | proto::UDPLITE => Some(l4o + 6),
-        proto::ICMPV6 if v6 => Some(l4o + 2),
-        _ => None,
+    let (proto, l4o) = (from.proto, at.l4);
+    // The transport checksum follows each change of bytes it covers.
+    let fix = |b: &mut [u8], old: &[u8], new: &[u8], pseudo: bool| {
+        transport::fix_checksum(b, l4o, proto, old, new, pseudo)
     };
-    let udp_zero = from.proto == proto::UDP && !v6 && get16(b, l4o + 6) == 0;
-    let mut ip_sum = if v6 { 0 } else { get16(b, 10) };
-    let mut l4_sum = l4sum.map(|o| get16(b, o));
-    let mut change = |b: &mut [u8], off: usize, new: &[u8], pseudo: bool, ip: bool| {
-        let n = new.len();
-        let mut old = [0u8; 16];
-        old[..n].copy_from_slice(&b[off..off + n]);
-        if &old[..n] == new {
+    let (src, dst) = (addr(to.src), addr(to.dst));
+    if from.v6 {
+        let Some(mut h) = Ipv6::at_mut(b, 0) else {
             return;
+        };
+        let (os, od) = (h.src(), h.dst());
+        h.set_src(src);
+        h.set_dst(dst);
+        if os != src {
+            fix(b, &os.to_be_bytes(), &src.to_be_bytes(), true);
         }
-        b[off..off + n].copy_from_slice(new);
-        if ip && !v6 {
-            ip_sum = checksum::update_bytes(ip_sum, &old[..n], new);
+        if od != dst {
+            fix(b, &od.to_be_bytes(), &dst.to_be_bytes(), true);
         }
-        if pseudo {
-            if let Some(s) = l4_sum.as_mut() {
-                *s = checksum::update_bytes(*s, &old[..n], new);
-            }
+    } else {
+        let Some(mut h) = Ipv4::at_mut(b, 0) else {
+            return;
+        };
+        let (src, dst) = (src as u32, dst as u32);
+        let (os, od) = (h.src(), h.dst());
+        if os != src {
+            h.set_src_fix(src);
         }
+        if od != dst {
+            h.set_dst_fix(dst);
+        }
+        if os != src {
+            fix(b, &os.to_be_bytes(), &src.to_be_bytes(), true);
+        }
+        if od != dst {
+            fix(b, &od.to_be_bytes(), &dst.to_be_bytes(), true);
+        }
+    }
+    let ported = match l4 {
+        L4::Tcp(_) | L4::Udp => true,
+        L4::Other => from.has_ports(),
+        // An ICMP query keeps its identifier (translations never change
+        // it here); an error's quoted packet is `rewrite_quoted`'s.
+        L4::IcmpQuery { .. } | L4::IcmpError { .. } => false,
     };
-    let (src, dst) = (addr(to.src).to_be_bytes(), addr(to.dst).to_be_bytes());
-    change(b, sa, &src[16 - alen..], true, true);
-    change(b, da, &dst[16 - alen..], true, true);
-    match l4 {
-        L4::Tcp(_) | L4::Udp => {
-            change(b, l4o, &to.sport.to_be_bytes(), true, false);
-            change(b, l4o + 2, &to.dport.to_be_bytes(), true, false);
-        }
-        L4::Other if from.has_ports() => {
-            change(b, l4o, &to.sport.to_be_bytes(), true, false);
-            change(b, l4o + 2, &to.dport.to_be_bytes(), true, false);
-        }
-        L4::IcmpQuery { .. } => {
-            // The identifier is kept (translations never change it here).
-        }
-        L4::IcmpError { .. } | L4::Other => {}
+    if !ported {
+        return;
     }
-    if !v6 {
-        put16(b, 10, ip_sum);
+    let Some(mut p) = Ports::at_mut(b, l4o) else {
+        return;
+    };
+    let (osp, odp) = (p.src(), p.dst());
+    p.set_src(to.sport);
+    p.set_dst(to.dport);
+    if osp != to.sport {
+        fix(b, &osp.to_be_bytes(), &to.sport.to_be_bytes(), false);
     }
-    if let (Some(o), Some(s)) = (l4sum, l4_sum) {
-        if !udp_zero {
-            put16(
-                b,
-                o,
-                if from.proto == proto::UDP && s == 0 {
-                    0xffff
-                } else {
-                    s
-                },
-            );
-        }
+    if odp != to.dport {
+        fix(b, &odp.to_be_bytes(), &to.dport.to_be_bytes(), false);
     }
 }
 
 /// Rewrites the packet quoted by an ICMP error at `inner_l3` from `from`
 /// to `to` (its addresses and ports) and the outer ICMP checksum with it;
-/// the quoted packet's own checksums are left as they are (its layer-4
-/// part is cut short: receivers do not check them).
+/// the quoted packet's IPv4 header checksum follows, its transport
+/// checksum is left as it is (its layer-4 part is cut short: receivers do
+/// not check it).
 pub fn rewrite_quoted(b: &mut [u8], at: &Layout, inner_l3: usize, from: &Key, to: &Key) {
-    let v6 = from.v6;
-    let (alen, sa, da) = if v6 { (16, 8, 24) } else { (4, 12, 16) };
-    let icmp_sum_at = at.l4 + 2;
-    let mut icmp_sum = get16(b, icmp_sum_at);
-    let ihl = if v6 {
-        40
-    } else {
-        (b[inner_l3] & 0xf) as usize * 4
+    let Some(mut sum) = Icmp::at_mut(b, at.l4).map(|h| h.checksum()) else {
+        return;
     };
-    let mut inner_ip_sum = if v6 { 0 } else { get16(b, inner_l3 + 10) };
-    let (src, dst) = (addr(to.src).to_be_bytes(), addr(to.dst).to_be_bytes());
-    let (sp, dp) = (to.sport.to_be_bytes(), to.dport.to_be_bytes());
-    let ports = if from.has_ports() { 2 } else { 0 };
-    let edits: [(usize, &[u8], bool); 4] = [
-        (inner_l3 + sa, &src[16 - alen..], true),
-        (inner_l3 + da, &dst[16 - alen..], true),
-        (inner_l3 + ihl, &sp, false),
-        (inner_l3 + ihl + 2, &dp, false),
-    ];
-    for &(off, new, ip) in &edits[..2 + ports] {
-        let n = new.len();
-        let Some(cur) = b.get(off..off + n) else {
-            continue;
+    // Every change of the quoted bytes moves the ICMP checksum.
+    let mut moved = |old: &[u8], new: &[u8]| sum = checksum::update_bytes(sum, old, new);
+    let (src, dst) = (addr(to.src), addr(to.dst));
+    let ihl = if from.v6 {
+        let Some(mut h) = Ipv6::at_mut(b, inner_l3) else {
+            return;
         };
-        let mut old = [0u8; 16];
-        old[..n].copy_from_slice(cur);
-        if &old[..n] == new {
-            continue;
+        for (old, new, v6) in [(h.src(), src, true), (h.dst(), dst, false)] {
+            if old != new {
+                if v6 {
+                    h.set_src(new);
+                } else {
+                    h.set_dst(new);
+                }
+                moved(&old.to_be_bytes(), &new.to_be_bytes());
+            }
         }
-        b[off..off + n].copy_from_slice(new);
-        icmp_sum = checksum::update_bytes(icmp_sum, &old[..n], new);
-        if ip && !v6 {
-            let before = inner_ip_sum;
-            inner_ip_sum = checksum::update_bytes(inner_ip_sum, &old[..n], new);
-            // The inner IP checksum is in the ICMP payload too.
-            icmp_sum = checksum::update_bytes(
-                icmp_sum,
-                &before.to_be_bytes(),
-                &inner_ip_sum.to_be_bytes(),
-            );
-            put16(b, inner_l3 + 10, inner_ip_sum);
+        ipv6::LEN
+    } else {
+        let Some(mut h) = Ipv4::at_mut(b, inner_l3) else {
+            return;
+        };
+        for (old, new, is_src) in [(h.src(), src as u32, true), (h.dst(), dst as u32, false)] {
+            if old != new {
+                let before = h.checksum();
+                if is_src {
+                    h.set_src_fix(new);
+                } else {
+                    h.set_dst_fix(new);
+                }
+                moved(&old.to_be_bytes(), &new.to_be_bytes());
+                // The quoted header's checksum is in the ICMP payload too.
+                moved(&before.to_be_bytes(), &h.checksum().to_be_bytes());
+            }
+        }
+        h.header_len()
+    };
+    if from.has_ports() {
+        if let Some(mut p) = Ports::at_mut(b, inner_l3 + ihl) {
+            for (old, new, is_src) in [(p.src(), to.sport, true), (p.dst(), to.dport, false)] {
+                if old != new {
+                    if is_src {
+                        p.set_src(new);
+                    } else {
+                        p.set_dst(new);
+                    }
+                    moved(&old.to_be_bytes(), &new.to_be_bytes());
+                }
+            }
         }
     }
-    put16(b, icmp_sum_at, icmp_sum);
-}
-
-fn get16(b: &[u8], at: usize) -> u16 {
-    u16::from_be_bytes([b[at], b[at + 1]])
-}
-
-fn put16(b: &mut [u8], at: usize, v: u16) {
-    b[at..at + 2].copy_from_slice(&v.to_be_bytes());
+    if let Some(mut h) = Icmp::at_mut(b, at.l4) {
+        h.set_checksum(sum);
+    }
 }
