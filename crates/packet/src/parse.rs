@@ -1,12 +1,23 @@
 //! Flow-key extraction: one pass over the headers of a frame.
 //!
-//! [`extract`] never reads out of bounds and never panics: every header is
-//! checked for length before it is read, and a header that is cut short or
-//! malformed simply ends parsing. Its layer's flag (see [`crate::flags`]) is
+//! [`extract`] never reads out of bounds and never panics: every fixed
+//! header is read through a checked view of [`crate::wire`] (none when the
+//! frame does not hold all of it), the variable parts (IPv6 extension
+//! headers, ND options) with checked gets, and a header that is cut short
+//! or malformed simply ends parsing. Its layer's flag (see [`crate::flags`]) is
 //! then not set and its fields stay zero, so the key matches only what was
 //! really present.
 
 use crate::key::{flags, slots as s, FlowKey};
+use crate::wire::arp::Arp;
+use crate::wire::ethernet::{Addrs, EtherType};
+use crate::wire::icmp::{Icmp, NdOption, NeighbourDiscovery};
+use crate::wire::ipv4::Ipv4;
+use crate::wire::ipv6::{self, Ipv6};
+use crate::wire::mpls::{Itag, Mpls};
+use crate::wire::tcp::Tcp;
+use crate::wire::udp::{Sctp, Udp};
+use crate::wire::vlan::{self, Vlan};
 
 /// EtherTypes the parser knows.
 pub mod ethertype {
@@ -85,22 +96,6 @@ fn be16(b: &[u8], at: usize) -> Option<u16> {
     Some(u16::from_be_bytes(b.get(at..at + 2)?.try_into().ok()?))
 }
 
-#[inline]
-fn be32(b: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?))
-}
-
-#[inline]
-fn be48(b: &[u8], at: usize) -> Option<u64> {
-    let x = b.get(at..at + 6)?;
-    Some(x.iter().fold(0u64, |a, &v| (a << 8) | v as u64))
-}
-
-#[inline]
-fn be64(b: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_be_bytes(b.get(at..at + 8)?.try_into().ok()?))
-}
-
 /// Parses `frame` (an Ethernet frame received on `in_port`) into `key`,
 /// overwriting its first [`crate::PACKET_WORDS`] words and keeping the
 /// metadata words after them (see [`crate::PACKET_WORDS`]); returns the
@@ -111,20 +106,21 @@ pub fn extract(frame: &[u8], in_port: u32, key: &mut FlowKey) -> Offsets {
     key.set(s::IN_PORT, in_port as u64);
     key.set(s::IN_PHY_PORT, in_port as u64);
     let mut off = Offsets::default();
-    let (Some(dst), Some(src)) = (be48(frame, 0), be48(frame, 6)) else {
+    let Some(macs) = Addrs::at(frame, 0) else {
         return off;
     };
+    let (dst, src) = (macs.dst(), macs.src());
     let mut at = 12;
-    let mut ty = match be16(frame, at) {
-        Some(t) => t,
+    let mut ty = match EtherType::at(frame, at) {
+        Some(t) => t.value(),
         None => return off,
     };
     // VLAN tags: the outermost one is the one OpenFlow 1.3 matches.
     while matches!(ty, ethertype::VLAN | ethertype::QINQ | ethertype::QINQ_OLD) {
-        let Some(tci) = be16(frame, at + 2) else {
+        let Some(tci) = Vlan::at(frame, at).map(|t| t.tci()) else {
             return off;
         };
-        let Some(inner) = be16(frame, at + 4) else {
+        let Some(inner) = EtherType::at(frame, at + vlan::LEN).map(|t| t.value()) else {
             return off;
         };
         if off.vlan.is_none() {
@@ -133,7 +129,7 @@ pub fn extract(frame: &[u8], in_port: u32, key: &mut FlowKey) -> Offsets {
             key.set(s::VLAN_PCP, (tci >> 13) as u64);
             key.add_flags(flags::VLAN);
         }
-        at += 4;
+        at += vlan::LEN;
         ty = inner;
     }
     key.set(s::ETH_DST, dst);
@@ -148,7 +144,7 @@ pub fn extract(frame: &[u8], in_port: u32, key: &mut FlowKey) -> Offsets {
         ethertype::IPV6 => ipv6(frame, l3, key, &mut off),
         ethertype::ARP | ethertype::RARP => arp(frame, l3, key, &mut off),
         ethertype::MPLS | ethertype::MPLS_MCAST => {
-            if let Some(lse) = be32(frame, l3) {
+            if let Some(lse) = Mpls::at(frame, l3).map(|h| h.lse()) {
                 key.set(s::MPLS_LABEL, (lse >> 12) as u64);
                 key.set(s::MPLS_TC, ((lse >> 9) & 7) as u64);
                 key.set(s::MPLS_BOS, ((lse >> 8) & 1) as u64);
@@ -157,7 +153,7 @@ pub fn extract(frame: &[u8], in_port: u32, key: &mut FlowKey) -> Offsets {
             }
         }
         ethertype::PBB => {
-            if let Some(itag) = be32(frame, l3) {
+            if let Some(itag) = Itag::at(frame, l3).map(|h| h.word()) {
                 key.set(s::PBB_ISID, (itag & 0x00ff_ffff) as u64);
                 key.set(s::PBB_UCA, ((itag >> 27) & 1) as u64);
                 key.add_flags(flags::PBB);
@@ -171,56 +167,40 @@ pub fn extract(frame: &[u8], in_port: u32, key: &mut FlowKey) -> Offsets {
 
 fn arp(b: &[u8], at: usize, key: &mut FlowKey, off: &mut Offsets) {
     // Only Ethernet/IPv4 ARP has the fields OpenFlow matches.
-    let Some(body) = b.get(at..at + 28) else {
+    let Some(h) = Arp::at(b, at) else {
         return;
     };
-    if body[0..6] != [0, 1, 8, 0, 6, 4] {
+    if !h.is_ethernet_ipv4() {
         return;
     }
-    let (Some(op), Some(sha), Some(spa), Some(tha), Some(tpa)) = (
-        be16(b, at + 6),
-        be48(b, at + 8),
-        be32(b, at + 14),
-        be48(b, at + 18),
-        be32(b, at + 24),
-    ) else {
-        return;
-    };
-    key.set(s::ARP_OP, op as u64);
-    key.set(s::ARP_SHA, sha);
-    key.set(s::NW_SRC, spa as u64);
-    key.set(s::ARP_THA, tha);
-    key.set(s::NW_DST, tpa as u64);
+    key.set(s::ARP_OP, h.op() as u64);
+    key.set(s::ARP_SHA, h.sha());
+    key.set(s::NW_SRC, h.spa() as u64);
+    key.set(s::ARP_THA, h.tha());
+    key.set(s::NW_DST, h.tpa() as u64);
     key.add_flags(flags::ARP);
     off.l3 = Some(at as u16);
 }
 
 fn ipv4(b: &[u8], at: usize, key: &mut FlowKey, off: &mut Offsets) {
-    let Some(h) = b.get(at..at + 20) else { return };
-    let ihl = (h[0] & 0x0f) as usize * 4;
-    if h[0] >> 4 != 4 || ihl < 20 || b.len() < at + ihl {
+    let Some(h) = Ipv4::at(b, at) else { return };
+    let ihl = h.header_len();
+    if h.version() != 4 || ihl < 20 || b.len() < at + ihl {
         return;
     }
-    let total = u16::from_be_bytes([h[2], h[3]]) as usize;
+    let total = h.total_len() as usize;
     if total < ihl {
         return;
     }
-    key.set(s::IP_DSCP, (h[1] >> 2) as u64);
-    key.set(s::IP_ECN, (h[1] & 3) as u64);
-    key.set(s::IP_PROTO, h[9] as u64);
-    key.set(s::NW_TTL, h[8] as u64);
-    key.set(
-        s::NW_SRC,
-        u32::from_be_bytes([h[12], h[13], h[14], h[15]]) as u64,
-    );
-    key.set(
-        s::NW_DST,
-        u32::from_be_bytes([h[16], h[17], h[18], h[19]]) as u64,
-    );
+    key.set(s::IP_DSCP, (h.tos() >> 2) as u64);
+    key.set(s::IP_ECN, (h.tos() & 3) as u64);
+    key.set(s::IP_PROTO, h.proto() as u64);
+    key.set(s::NW_TTL, h.ttl() as u64);
+    key.set(s::NW_SRC, h.src() as u64);
+    key.set(s::NW_DST, h.dst() as u64);
     key.add_flags(flags::IPV4);
     off.l3 = Some(at as u16);
-    let frag = u16::from_be_bytes([h[6], h[7]]);
-    let (more, offset) = (frag & 0x2000 != 0, frag & 0x1fff);
+    let (more, offset) = (h.more_fragments(), h.frag_offset());
     if more || offset != 0 {
         key.add_flags(flags::FRAG);
     }
@@ -230,42 +210,34 @@ fn ipv4(b: &[u8], at: usize, key: &mut FlowKey, off: &mut Offsets) {
     }
     // The IP total length bounds the transport header (Ethernet may pad).
     let end = (at + total).min(b.len());
-    l4(&b[..end], at + ihl, h[9], key, off);
+    l4(&b[..end], at + ihl, h.proto(), key, off);
 }
 
 fn ipv6(b: &[u8], at: usize, key: &mut FlowKey, off: &mut Offsets) {
-    let Some(h) = b.get(at..at + 40) else { return };
-    if h[0] >> 4 != 6 {
+    let Some(h) = Ipv6::at(b, at) else { return };
+    if h.version() != 6 {
         return;
     }
-    let vtcfl = u32::from_be_bytes([h[0], h[1], h[2], h[3]]);
-    let tc = (vtcfl >> 20) as u8;
+    let tc = h.traffic_class();
     key.set(s::IP_DSCP, (tc >> 2) as u64);
     key.set(s::IP_ECN, (tc & 3) as u64);
-    key.set(s::IPV6_FLABEL, (vtcfl & 0x000f_ffff) as u64);
-    key.set(s::NW_TTL, h[7] as u64);
-    let (Some(s_hi), Some(s_lo), Some(d_hi), Some(d_lo)) = (
-        be64(b, at + 8),
-        be64(b, at + 16),
-        be64(b, at + 24),
-        be64(b, at + 32),
-    ) else {
-        return;
-    };
-    key.set(s::IPV6_SRC_HI, s_hi);
-    key.set(s::IPV6_SRC_LO, s_lo);
-    key.set(s::IPV6_DST_HI, d_hi);
-    key.set(s::IPV6_DST_LO, d_lo);
+    key.set(s::IPV6_FLABEL, h.flow_label() as u64);
+    key.set(s::NW_TTL, h.hop_limit() as u64);
+    let (src, dst) = (h.src(), h.dst());
+    key.set(s::IPV6_SRC_HI, (src >> 64) as u64);
+    key.set(s::IPV6_SRC_LO, src as u64);
+    key.set(s::IPV6_DST_HI, (dst >> 64) as u64);
+    key.set(s::IPV6_DST_LO, dst as u64);
     key.add_flags(flags::IPV6);
     off.l3 = Some(at as u16);
-    let payload = u16::from_be_bytes([h[4], h[5]]) as usize;
-    let end = (at + 40 + payload).min(b.len());
+    let payload = h.payload_len() as usize;
+    let end = (at + ipv6::LEN + payload).min(b.len());
     let b = &b[..end];
 
     // Extension headers, with the spec's flags for what was seen, repeated
     // or out of the RFC 8200 order (hop, dest, routing, frag, auth, esp, dest).
-    let mut next = h[6];
-    let mut p = at + 40;
+    let mut next = h.next_header();
+    let mut p = at + ipv6::LEN;
     let mut seen: u16 = 0;
     let mut rank = 0u8;
     let mut ext: u16 = 0;
@@ -295,7 +267,7 @@ fn ipv6(b: &[u8], at: usize, key: &mut FlowKey, off: &mut Offsets) {
         if seen & bit != 0 && !(bit == exthdr::DEST && dest_count == 2) {
             ext |= exthdr::UNREP;
         }
-        if r < rank || (bit == exthdr::HOP && p != at + 40) {
+        if r < rank || (bit == exthdr::HOP && p != at + ipv6::LEN) {
             ext |= exthdr::UNSEQ;
         }
         seen |= bit;
@@ -338,40 +310,45 @@ fn ipv6(b: &[u8], at: usize, key: &mut FlowKey, off: &mut Offsets) {
 
 fn l4(b: &[u8], at: usize, proto: u8, key: &mut FlowKey, off: &mut Offsets) {
     let ok = match proto {
-        ipproto::TCP => match (be16(b, at), be16(b, at + 2), be16(b, at + 12)) {
-            (Some(sp), Some(dp), Some(x)) if (x >> 12) >= 5 && b.len() >= at + 20 => {
-                key.set(s::TP_SRC, sp as u64);
-                key.set(s::TP_DST, dp as u64);
-                key.set(s::TCP_FLAGS, (x & 0x0fff) as u64);
+        ipproto::TCP => match Tcp::at(b, at) {
+            Some(h) if h.header_len() >= 20 => {
+                key.set(s::TP_SRC, h.src_port() as u64);
+                key.set(s::TP_DST, h.dst_port() as u64);
+                key.set(s::TCP_FLAGS, h.flags() as u64);
                 true
             }
             _ => false,
         },
-        ipproto::UDP | ipproto::SCTP => {
-            let need = if proto == ipproto::UDP { 8 } else { 12 };
-            match (be16(b, at), be16(b, at + 2)) {
-                (Some(sp), Some(dp)) if b.len() >= at + need => {
-                    key.set(s::TP_SRC, sp as u64);
-                    key.set(s::TP_DST, dp as u64);
-                    true
-                }
-                _ => false,
-            }
-        }
-        ipproto::ICMP => match b.get(at..at + 4) {
+        ipproto::UDP => match Udp::at(b, at) {
             Some(h) => {
-                key.set(s::TP_SRC, h[0] as u64);
-                key.set(s::TP_DST, h[1] as u64);
+                key.set(s::TP_SRC, h.src_port() as u64);
+                key.set(s::TP_DST, h.dst_port() as u64);
                 true
             }
             None => false,
         },
-        ipproto::ICMPV6 if key.flags() & flags::IPV6 != 0 => match b.get(at..at + 4) {
+        ipproto::SCTP => match Sctp::at(b, at) {
             Some(h) => {
-                key.set(s::TP_SRC, h[0] as u64);
-                key.set(s::TP_DST, h[1] as u64);
-                if h[0] == 135 || h[0] == 136 {
-                    nd(b, at, h[0], key);
+                key.set(s::TP_SRC, h.src_port() as u64);
+                key.set(s::TP_DST, h.dst_port() as u64);
+                true
+            }
+            None => false,
+        },
+        ipproto::ICMP => match Icmp::at(b, at) {
+            Some(h) => {
+                key.set(s::TP_SRC, h.ty() as u64);
+                key.set(s::TP_DST, h.code() as u64);
+                true
+            }
+            None => false,
+        },
+        ipproto::ICMPV6 if key.flags() & flags::IPV6 != 0 => match Icmp::at(b, at) {
+            Some(h) => {
+                key.set(s::TP_SRC, h.ty() as u64);
+                key.set(s::TP_DST, h.code() as u64);
+                if h.ty() == 135 || h.ty() == 136 {
+                    nd(b, at, h.ty(), key);
                 }
                 true
             }
@@ -394,7 +371,7 @@ fn l4(b: &[u8], at: usize, proto: u8, key: &mut FlowKey, off: &mut Offsets) {
 /// Neighbour solicitation (135) / advertisement (136): target and the
 /// source/target link-layer address option.
 fn nd(b: &[u8], at: usize, ty: u8, key: &mut FlowKey) {
-    let (Some(t_hi), Some(t_lo)) = (be64(b, at + 8), be64(b, at + 16)) else {
+    let Some(target) = NeighbourDiscovery::at(b, at).map(|h| h.target()) else {
         return;
     };
     let mut sll = 0;
@@ -406,14 +383,14 @@ fn nd(b: &[u8], at: usize, ty: u8, key: &mut FlowKey) {
             return; // malformed options: the ND fields are not trustworthy
         }
         match (opt, ty) {
-            (1, 135) if olen == 8 && sll == 0 => sll = be48(b, p + 2).unwrap_or(0),
-            (2, 136) if olen == 8 && tll == 0 => tll = be48(b, p + 2).unwrap_or(0),
+            (1, 135) if olen == 8 && sll == 0 => sll = NdOption::at(b, p).map_or(0, |o| o.mac()),
+            (2, 136) if olen == 8 && tll == 0 => tll = NdOption::at(b, p).map_or(0, |o| o.mac()),
             _ => {}
         }
         p += olen;
     }
-    key.set(s::ND_TARGET_HI, t_hi);
-    key.set(s::ND_TARGET_LO, t_lo);
+    key.set(s::ND_TARGET_HI, (target >> 64) as u64);
+    key.set(s::ND_TARGET_LO, target as u64);
     key.set(s::ARP_SHA, sll);
     key.set(s::ARP_THA, tll);
     key.add_flags(flags::ND);
@@ -423,13 +400,12 @@ fn nd(b: &[u8], at: usize, ty: u8, key: &mut FlowKey) {
 /// numbers) of an Ethernet frame: what the NORMAL learning switch keys on.
 /// None for a frame too short for its headers.
 pub fn l2_addresses(f: &[u8]) -> Option<(u16, u64, u64)> {
-    let mac = |b: &[u8]| b.iter().fold(0u64, |a, &x| (a << 8) | x as u64);
-    let (dst, src) = (mac(f.get(0..6)?), mac(f.get(6..12)?));
-    let tpid = u16::from_be_bytes([*f.get(12)?, *f.get(13)?]);
-    let vlan = if matches!(tpid, 0x8100 | 0x88a8) {
-        u16::from_be_bytes([*f.get(14)?, *f.get(15)?]) & 0x0fff
+    let macs = Addrs::at(f, 0)?;
+    let tpid = EtherType::at(f, 12)?.value();
+    let vlan = if matches!(tpid, ethertype::VLAN | ethertype::QINQ) {
+        Vlan::at(f, 12)?.vid()
     } else {
         0
     };
-    Some((vlan, src, dst))
+    Some((vlan, macs.src(), macs.dst()))
 }
