@@ -4,6 +4,12 @@
 //! IPv6 packet. Parsing never panics and never reads past the slice: a
 //! packet too short or inconsistent for its own headers is [`Parsed::Bad`].
 
+use packet::wire::icmp::Icmp;
+use packet::wire::ipv4::{self, Ipv4};
+use packet::wire::ipv6::{self, Ipv6};
+use packet::wire::tcp::{self, Tcp as TcpHdr};
+use packet::wire::udp::Ports;
+
 /// A connection's key in one direction. Addresses are IPv4 in the low 32
 /// bits or IPv6 whole; for ICMP `sport` is the echo (or timestamp, info,
 /// address mask) identifier and `dport` the message's type << 8 | code.
@@ -212,22 +218,6 @@ fn be16(b: &[u8], at: usize) -> Option<u16> {
     Some(u16::from_be_bytes([*b.get(at)?, *b.get(at + 1)?]))
 }
 
-fn be32(b: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_be_bytes([
-        *b.get(at)?,
-        *b.get(at + 1)?,
-        *b.get(at + 2)?,
-        *b.get(at + 3)?,
-    ]))
-}
-
-fn addr_at(b: &[u8], at: usize, n: usize) -> Option<[u64; 2]> {
-    let s = b.get(at..at + n)?;
-    let mut a = [0u8; 16];
-    a[16 - n..].copy_from_slice(s);
-    Some(words(u128::from_be_bytes(a)))
-}
-
 /// The IP header: (protocol, layer-4 offset, IP length, addresses,
 /// fragment?). `Err` when malformed.
 struct Ip {
@@ -250,31 +240,31 @@ fn ip_header(b: &[u8], v6: bool, quoted: bool) -> Option<Ip> {
         }
     };
     if !v6 {
-        let vihl = *b.first()?;
-        let ihl = (vihl & 0xf) as usize * 4;
-        if vihl >> 4 != 4 || ihl < 20 || b.len() < ihl {
+        let h = Ipv4::at(b, 0)?;
+        let ihl = h.header_len();
+        if h.version() != 4 || ihl < ipv4::LEN || b.len() < ihl {
             return None;
         }
-        let len = be16(b, 2)? as usize;
+        let len = h.total_len() as usize;
         if len < ihl {
             return None;
         }
         let len = room(len)?;
-        let frag = be16(b, 6)?;
         Some(Ip {
-            proto: b[9],
+            proto: h.proto(),
             l4: ihl,
             len,
-            src: addr_at(b, 12, 4)?,
-            dst: addr_at(b, 16, 4)?,
-            fragment: frag & 0x3fff != 0,
+            src: words(h.src() as u128),
+            dst: words(h.dst() as u128),
+            fragment: h.more_fragments() || h.frag_offset() != 0,
         })
     } else {
-        if *b.first()? >> 4 != 6 {
+        let h = Ipv6::at(b, 0)?;
+        if h.version() != 6 {
             return None;
         }
-        let len = room(40 + be16(b, 4)? as usize)?;
-        let (mut next, mut at) = (*b.get(6)?, 40usize);
+        let len = room(ipv6::LEN + h.payload_len() as usize)?;
+        let (mut next, mut at) = (h.next_header(), ipv6::LEN);
         let mut fragment = false;
         // Extension headers: hop-by-hop, routing, destination options,
         // fragment, authentication; at most eight.
@@ -312,8 +302,8 @@ fn ip_header(b: &[u8], v6: bool, quoted: bool) -> Option<Ip> {
             proto: next,
             l4: at,
             len,
-            src: addr_at(b, 8, 16)?,
-            dst: addr_at(b, 24, 16)?,
+            src: words(h.src()),
+            dst: words(h.dst()),
             fragment,
         })
     }
@@ -368,28 +358,29 @@ fn parse_inner(b: &[u8], v6: bool, quoted: bool) -> Option<Parsed> {
     let icmp = if v6 { proto::ICMPV6 } else { proto::ICMP };
     let l4 = match ip.proto {
         proto::TCP => {
-            key.sport = be16(l4b, 0)?;
-            key.dport = be16(l4b, 2)?;
+            let ports = Ports::at(l4b, 0)?;
+            (key.sport, key.dport) = (ports.src(), ports.dst());
             if quoted {
                 L4::Other
             } else {
-                let off = (*l4b.get(12)? >> 4) as usize * 4;
-                if off < 20 || off > l4b.len() {
+                let h = TcpHdr::at(l4b, 0)?;
+                let off = h.header_len();
+                if off < tcp::LEN || off > l4b.len() {
                     return None;
                 }
                 L4::Tcp(Tcp {
-                    flags: be16(l4b, 12)? & 0x1ff,
-                    seq: be32(l4b, 4)?,
-                    ack: be32(l4b, 8)?,
-                    win: be16(l4b, 14)?,
-                    wscale: wscale_option(&l4b[20..off]),
+                    flags: h.offset_flags() & 0x1ff,
+                    seq: h.seq(),
+                    ack: h.ack(),
+                    win: h.window(),
+                    wscale: wscale_option(&l4b[tcp::LEN..off]),
                     payload: (l4b.len() - off) as u32,
                 })
             }
         }
         proto::UDP | proto::UDPLITE | proto::SCTP => {
-            key.sport = be16(l4b, 0)?;
-            key.dport = be16(l4b, 2)?;
+            let ports = Ports::at(l4b, 0)?;
+            (key.sport, key.dport) = (ports.src(), ports.dst());
             if !quoted && ip.proto != proto::SCTP && l4b.len() < 8 {
                 return None;
             }
@@ -400,8 +391,8 @@ fn parse_inner(b: &[u8], v6: bool, quoted: bool) -> Option<Parsed> {
             }
         }
         p if p == icmp => {
-            let ty = *l4b.first()?;
-            let code = *l4b.get(1)?;
+            let h = Icmp::at(l4b, 0)?;
+            let (ty, code) = (h.ty(), h.code());
             if l4b.len() < 8 {
                 return None;
             }

@@ -142,7 +142,13 @@ pub fn choose(
 /// datagram sent without a checksum stays without, IPv6's too, as Open
 /// vSwitch leaves it; SCTP's CRC is not recomputed).
 pub fn rewrite(b: &mut [u8], at: &Layout, l4: &L4, from: &Key, to: &Key) {
-    let (proto, l4o) = (from.proto, at.l4);
+    // ICMPv6's checksum covers IPv6's pseudo-header: in an IPv4 packet
+    // that protocol number is opaque, its bytes left alone.
+    let proto = match (from.v6, from.proto) {
+        (false, packet::parse::ipproto::ICMPV6) => 0,
+        (_, p) => p,
+    };
+    let l4o = at.l4;
     // The transport checksum follows each change of bytes it covers.
     let fix = |b: &mut [u8], old: &[u8], new: &[u8], pseudo: bool| {
         transport::fix_checksum(b, l4o, proto, old, new, pseudo)
