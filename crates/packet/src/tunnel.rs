@@ -7,9 +7,13 @@
 //! endpoint and the destination the local one; on send, flows set the
 //! destination (`tun_dst`) to say where the packet goes.
 //!
-//! The header codecs are pure functions on bytes (no I/O): the tunnel port
+//! The header codecs are pure functions on bytes (no I/O), over the views
+//! of [`crate::wire::vxlan`] and [`crate::wire::geneve`]: the tunnel port
 //! in `netdev` receives UDP payloads with the host's IP stack and hands
 //! them here. Decoding never panics and never reads past the slice.
+
+use crate::wire::geneve::{self, Geneve};
+use crate::wire::vxlan::{self, Vxlan};
 
 /// UDP port IANA assigned to VXLAN.
 pub const VXLAN_PORT: u16 = 4789;
@@ -19,7 +23,7 @@ pub const GENEVE_PORT: u16 = 6081;
 pub const HEADER_LEN: usize = 8;
 /// Geneve's protocol type for an Ethernet payload (transparent Ethernet
 /// bridging).
-pub const ETH_BRIDGING: u16 = 0x6558;
+pub const ETH_BRIDGING: u16 = geneve::ETH_BRIDGING;
 /// The largest VNI (24 bits).
 pub const MAX_VNI: u32 = 0x00ff_ffff;
 
@@ -105,15 +109,9 @@ impl Proto {
     /// The 8-byte header that carries an Ethernet frame with `vni` (its
     /// low 24 bits). Geneve is sent without options.
     pub fn header(self, vni: u32) -> [u8; HEADER_LEN] {
-        let v = (vni & MAX_VNI).to_be_bytes();
         match self {
-            // Flags: I (valid VNI) only.
-            Proto::Vxlan => [0x08, 0, 0, 0, v[1], v[2], v[3], 0],
-            // Version 0, no options, O and C clear, Ethernet payload.
-            Proto::Geneve => {
-                let p = ETH_BRIDGING.to_be_bytes();
-                [0, 0, p[0], p[1], v[1], v[2], v[3], 0]
-            }
+            Proto::Vxlan => vxlan::header(vni),
+            Proto::Geneve => geneve::header(vni),
         }
     }
 }
@@ -163,33 +161,34 @@ pub fn decode(proto: Proto, b: &[u8]) -> Result<Decoded, HeaderError> {
 /// Decodes the fixed 8 bytes of a header; `len` then counts the Geneve
 /// options that follow, which the caller must check are there.
 pub fn decode_fixed(proto: Proto, b: &[u8; HEADER_LEN]) -> Result<Decoded, HeaderError> {
-    let vni = u32::from_be_bytes([0, b[4], b[5], b[6]]);
     match proto {
         Proto::Vxlan => {
-            if b[0] & 0x08 == 0 {
+            let h = Vxlan::at(b, 0).ok_or(HeaderError::Short)?;
+            if h.flags() & vxlan::FLAG_VNI == 0 {
                 return Err(HeaderError::NoVni);
             }
             Ok(Decoded {
-                vni,
+                vni: h.vni(),
                 len: HEADER_LEN,
             })
         }
         Proto::Geneve => {
-            if b[0] >> 6 != 0 {
+            let h = Geneve::at(b, 0).ok_or(HeaderError::Short)?;
+            if h.version() != 0 {
                 return Err(HeaderError::Version);
             }
-            if b[1] & 0x80 != 0 {
+            if h.is_control() {
                 return Err(HeaderError::Control);
             }
-            if b[1] & 0x40 != 0 {
+            if h.has_critical() {
                 return Err(HeaderError::CriticalOptions);
             }
-            if u16::from_be_bytes([b[2], b[3]]) != ETH_BRIDGING {
+            if h.protocol() != ETH_BRIDGING {
                 return Err(HeaderError::NotEthernet);
             }
             Ok(Decoded {
-                vni,
-                len: HEADER_LEN + 4 * (b[0] & 0x3f) as usize,
+                vni: h.vni(),
+                len: HEADER_LEN + h.options_len(),
             })
         }
     }
