@@ -380,7 +380,7 @@ impl Bridge {
         at
     }
 
-    fn check_free(&self, spec: &PortSpec) -> std::io::Result<()> {
+    pub(crate) fn check_free(&self, spec: &PortSpec) -> std::io::Result<()> {
         let taken =
             |what: String| Err(std::io::Error::new(std::io::ErrorKind::AlreadyExists, what));
         if let Some(e) = self.ports.iter().find(|e| e.spec.port_no == spec.port_no) {

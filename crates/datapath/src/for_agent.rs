@@ -205,6 +205,11 @@ impl Datapath for Bridge {
             spec.backend == Backend::Local,
         );
         let queues = queues(&spec);
+        // Devices opened elsewhere come with a spec nobody here checked
+        // yet: a taken number or name is refused before any is handed out.
+        if matches!(devices, Devices::Opened(_) | Devices::Given(_)) {
+            self.check_free(&spec).map_err(err)?;
+        }
         let a = match devices {
             Devices::ToOpen => Bridge::add_port(self, spec).map_err(err)?,
             Devices::Opened(o) => self.add_port_opened(spec, o.map_err(err)?),

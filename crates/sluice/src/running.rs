@@ -8,8 +8,10 @@
 //! agent's inputs, which ask the bridge (the agent's datapath) and tell
 //! controllers; the bridge itself is read only here ([`Running::bridge`]).
 //! What stays the daemon's: whether an interface exists, which devices to
-//! open at once (on threads, with the bridge's read-only opener), the
-//! interfaces' indexes and MTUs, the log lines.
+//! open at once (on threads, with the bridge's opener, which reads the
+//! bridge and maps its shared UMEMs once), the interfaces' indexes and
+//! MTUs, its own log lines (the bridge logs what it does to a port: the
+//! slow detach warning is the `datapath` module's).
 //!
 //! Interfaces: a port whose interface is deleted is detached (its devices
 //! closed, so no worker polls a dead socket; link down, PORT_STATUS
