@@ -16,14 +16,8 @@ fn pipeline(flows: &[&str]) -> Pipeline {
 }
 
 fn eth(ip: &[u8]) -> Vec<u8> {
-    let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1];
-    f.extend_from_slice(if ip[0] >> 4 == 6 {
-        &[0x86, 0xdd]
-    } else {
-        &[0x08, 0x00]
-    });
-    f.extend_from_slice(ip);
-    f
+    let ty = if ip[0] >> 4 == 6 { 0x86dd } else { 0x0800 };
+    packet::wire::build::ethernet(0x0200_0000_0002, 0x0200_0000_0001, None, ty, ip)
 }
 
 const L: Ip = Ip::V4([10, 77, 0, 1]);

@@ -14,11 +14,10 @@ use proptest::prelude::*;
 
 /// A 42-byte ARP request, the frame of the original report.
 fn arp() -> Vec<u8> {
-    let mut f = vec![0xff; 6];
-    f.extend_from_slice(&[2, 0, 0, 0, 0, 1, 0x08, 0x06]);
-    f.extend_from_slice(&[0, 1, 8, 0, 6, 4, 0, 1]);
-    f.extend_from_slice(&[2, 0, 0, 0, 0, 1, 10, 0, 0, 1]);
-    f.extend_from_slice(&[0, 0, 0, 0, 0, 0, 10, 0, 0, 2]);
+    use packet::wire::build as wb;
+    let sha = 0x0200_0000_0001;
+    let body = wb::arp(1, sha, 0x0a00_0001, 0, 0x0a00_0002);
+    let f = wb::ethernet(0xffff_ffff_ffff, sha, None, 0x0806, &body);
     assert_eq!(f.len(), 42);
     f
 }

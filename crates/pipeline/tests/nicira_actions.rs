@@ -497,20 +497,19 @@ fn trace_shows_each_step() {
 }
 
 /// Frames for the multipath and bundle cases: Ethernet (02:..:01 to
-/// 02:..:02 unless said), then what follows.
+/// 02:..:02 unless said), then what follows; made by the one frame
+/// builder (`packet::wire`), transport headers without checksums (the
+/// hashes do not read them).
 mod frames {
+    use packet::wire::build::{self as wb, Ip, IpFields, Transport};
+    use packet::wire::tcp::Tcp;
+    use packet::wire::udp::{Sctp, Udp};
+
     pub const SRC: [u8; 6] = [2, 0, 0, 0, 0, 1];
     pub const DST: [u8; 6] = [2, 0, 0, 0, 0, 2];
 
     pub fn eth(dst: [u8; 6], src: [u8; 6], vlan: Option<u16>, ty: u16, body: &[u8]) -> Vec<u8> {
-        let mut f = dst.to_vec();
-        f.extend_from_slice(&src);
-        if let Some(vid) = vlan {
-            f.extend_from_slice(&[0x81, 0x00]);
-            f.extend_from_slice(&vid.to_be_bytes());
-        }
-        f.extend_from_slice(&ty.to_be_bytes());
-        f.extend_from_slice(body);
+        let mut f = wb::ethernet(wb::mac(dst), wb::mac(src), vlan, ty, body);
         if f.len() < 60 {
             f.resize(60, 0);
         }
@@ -518,45 +517,39 @@ mod frames {
     }
 
     pub fn ipv4(proto: u8, src: [u8; 4], dst: [u8; 4], l4: &[u8]) -> Vec<u8> {
-        let len = 20 + l4.len() as u16;
-        let mut ip = vec![0x45, 0, 0, 0, 0, 0, 0, 0, 64, proto, 0, 0];
-        ip[2..4].copy_from_slice(&len.to_be_bytes());
-        ip.extend_from_slice(&src);
-        ip.extend_from_slice(&dst);
-        let sum = packet::checksum::internet(&ip);
-        ip[10..12].copy_from_slice(&sum.to_be_bytes());
-        ip.extend_from_slice(l4);
-        ip
+        let t = Transport::Other(proto);
+        wb::ip(Ip::V4(src), Ip::V4(dst), &IpFields::default(), &t, l4)
     }
 
     pub fn ipv6(next: u8, src: u128, dst: u128, l4: &[u8]) -> Vec<u8> {
-        let mut ip = vec![0x60, 0, 0, 0];
-        ip.extend_from_slice(&(l4.len() as u16).to_be_bytes());
-        ip.extend_from_slice(&[next, 64]);
-        ip.extend_from_slice(&src.to_be_bytes());
-        ip.extend_from_slice(&dst.to_be_bytes());
-        ip.extend_from_slice(l4);
-        ip
+        let (s, d) = (Ip::V6(src.to_be_bytes()), Ip::V6(dst.to_be_bytes()));
+        wb::ip(s, d, &IpFields::default(), &Transport::Other(next), l4)
     }
 
     pub fn tcp(sp: u16, dp: u16) -> Vec<u8> {
-        let mut t = sp.to_be_bytes().to_vec();
-        t.extend_from_slice(&dp.to_be_bytes());
-        t.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 0, 0x50, 0, 0xff, 0xff, 0, 0, 0, 0]);
+        let mut t = vec![0u8; 20];
+        let mut h = Tcp::at_mut(&mut t, 0).unwrap();
+        h.set_src_port(sp);
+        h.set_dst_port(dp);
+        h.set_offset_flags(0x5000);
+        h.set_window(0xffff);
         t
     }
 
     pub fn udp(sp: u16, dp: u16) -> Vec<u8> {
-        let mut t = sp.to_be_bytes().to_vec();
-        t.extend_from_slice(&dp.to_be_bytes());
-        t.extend_from_slice(&[0, 8, 0, 0]);
+        let mut t = vec![0u8; 8];
+        let mut h = Udp::at_mut(&mut t, 0).unwrap();
+        h.set_src_port(sp);
+        h.set_dst_port(dp);
+        h.set_length(8);
         t
     }
 
     pub fn sctp(sp: u16, dp: u16) -> Vec<u8> {
-        let mut t = sp.to_be_bytes().to_vec();
-        t.extend_from_slice(&dp.to_be_bytes());
-        t.extend_from_slice(&[0; 8]);
+        let mut t = vec![0u8; 12];
+        let mut h = Sctp::at_mut(&mut t, 0).unwrap();
+        h.set_src_port(sp);
+        h.set_dst_port(dp);
         t
     }
 }

@@ -20,6 +20,7 @@ pub const UDPLITE: u8 = 136;
 /// wrong; Open vSwitch leaves it too); a UDP checksum that comes out zero
 /// is sent as 0xffff (RFC 768). A header the frame does not hold whole,
 /// or another protocol, changes nothing.
+#[inline]
 pub fn fix_checksum(frame: &mut [u8], at: usize, proto: u8, old: &[u8], new: &[u8], pseudo: bool) {
     match proto {
         ipproto::TCP => {

@@ -6,8 +6,11 @@
 //! with the commit before it while other work runs.
 //!
 //! Scenarios:
-//! * `cache_hit`, `group_select`: the stages rule set (`stages.rs`), one
-//!   TCP flow, its rule `output:2` or a select group of 4 buckets;
+//! * `cache_hit`, `group_select`, `set_field_ipv4_dst`,
+//!   `set_field_tcp_dst`: the stages rule set (`stages.rs`), one TCP flow,
+//!   its rule `output:2`, a select group of 4 buckets, or a rewrite of the
+//!   IPv4 destination or the TCP destination port (checksums following)
+//!   before `output:2`;
 //! * `tables-flat`, `tables-br-int-resubmit`, `tables-br-int-goto`: the
 //!   tables section's pipelines (`tables.rs`) and its 992 packets, in turn;
 //! * `ct_established`, `ct_untracked`: the conntrack section's firewall
@@ -20,6 +23,8 @@ use pipeline::Worker;
 pub const SCENARIOS: &[&str] = &[
     "cache_hit",
     "group_select",
+    "set_field_ipv4_dst",
+    "set_field_tcp_dst",
     "tables-flat",
     "tables-br-int-resubmit",
     "tables-br-int-goto",
@@ -63,6 +68,8 @@ pub fn run(scenario: &str, packets: u64) -> Result<(), String> {
         let actions = match scenario {
             "cache_hit" => "output:2",
             "group_select" => "group:1",
+            "set_field_ipv4_dst" => "set_field:10.0.0.9->ip_dst,output:2",
+            "set_field_tcp_dst" => "set_field:8080->tcp_dst,output:2",
             _ => {
                 return Err(format!(
                     "unknown scenario {scenario:?}: one of {SCENARIOS:?}"
@@ -70,8 +77,12 @@ pub fn run(scenario: &str, packets: u64) -> Result<(), String> {
             }
         };
         let snap = crate::stages::rig(actions);
-        let mut frame = crate::stages::test_frame(false);
+        let pristine = crate::stages::test_frame(false);
+        let mut frame = pristine.clone();
+        // A rewrite changes the frame: each packet starts from the same
+        // bytes (a copy every scenario pays alike).
         for _ in 0..packets {
+            frame.copy_from_slice(&pristine);
             outs += w
                 .process(&snap, 1, std::hint::black_box(&mut frame), 0)
                 .len() as u64;
