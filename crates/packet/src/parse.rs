@@ -309,52 +309,31 @@ fn ipv6(b: &[u8], at: usize, key: &mut FlowKey, off: &mut Offsets) {
 }
 
 fn l4(b: &[u8], at: usize, proto: u8, key: &mut FlowKey, off: &mut Offsets) {
-    let ok = match proto {
-        ipproto::TCP => match Tcp::at(b, at) {
-            Some(h) if h.header_len() >= 20 => {
-                key.set(s::TP_SRC, h.src_port() as u64);
-                key.set(s::TP_DST, h.dst_port() as u64);
-                key.set(s::TCP_FLAGS, h.flags() as u64);
-                true
+    // What goes in the two transport slots: the ports, or ICMP's type and
+    // code.
+    let pair = match proto {
+        ipproto::TCP => Tcp::at(b, at).filter(|h| h.header_len() >= 20).map(|h| {
+            key.set(s::TCP_FLAGS, h.flags() as u64);
+            (h.src_port(), h.dst_port())
+        }),
+        ipproto::UDP => Udp::at(b, at).map(|h| (h.src_port(), h.dst_port())),
+        ipproto::SCTP => Sctp::at(b, at).map(|h| (h.src_port(), h.dst_port())),
+        ipproto::ICMP => Icmp::at(b, at).map(|h| (h.ty() as u16, h.code() as u16)),
+        ipproto::ICMPV6 if key.flags() & flags::IPV6 != 0 => Icmp::at(b, at).map(|h| {
+            if h.ty() == 135 || h.ty() == 136 {
+                nd(b, at, h.ty(), key);
             }
-            _ => false,
-        },
-        ipproto::UDP => match Udp::at(b, at) {
-            Some(h) => {
-                key.set(s::TP_SRC, h.src_port() as u64);
-                key.set(s::TP_DST, h.dst_port() as u64);
-                true
-            }
-            None => false,
-        },
-        ipproto::SCTP => match Sctp::at(b, at) {
-            Some(h) => {
-                key.set(s::TP_SRC, h.src_port() as u64);
-                key.set(s::TP_DST, h.dst_port() as u64);
-                true
-            }
-            None => false,
-        },
-        ipproto::ICMP => match Icmp::at(b, at) {
-            Some(h) => {
-                key.set(s::TP_SRC, h.ty() as u64);
-                key.set(s::TP_DST, h.code() as u64);
-                true
-            }
-            None => false,
-        },
-        ipproto::ICMPV6 if key.flags() & flags::IPV6 != 0 => match Icmp::at(b, at) {
-            Some(h) => {
-                key.set(s::TP_SRC, h.ty() as u64);
-                key.set(s::TP_DST, h.code() as u64);
-                if h.ty() == 135 || h.ty() == 136 {
-                    nd(b, at, h.ty(), key);
-                }
-                true
-            }
-            None => false,
-        },
-        _ => false,
+            (h.ty() as u16, h.code() as u16)
+        }),
+        _ => None,
+    };
+    let ok = match pair {
+        Some((src, dst)) => {
+            key.set(s::TP_SRC, src as u64);
+            key.set(s::TP_DST, dst as u64);
+            true
+        }
+        None => false,
     };
     if ok {
         key.add_flags(flags::L4);
