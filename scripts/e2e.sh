@@ -18,11 +18,17 @@ fi
 # Waits that time out (wait_until, scripts/testbed.sh) are recorded here,
 # also from subshells: finish fails the test then.
 WAIT_TIMEOUT_LOG=$(mktemp)
-# Binaries from cargo's target directory (CARGO_TARGET_DIR if set).
-T=${CARGO_TARGET_DIR:-target}
-SLUICE=$T/release/sluice
-CTL=$T/release/sluice-ctl
-cargo build -q --release -p sluice -p ctl -p bench || exit 1
+# Binaries from SLUICE_BIN_DIR if set (as the pytest suite, tests/e2e,
+# takes them), else built into cargo's target directory (CARGO_TARGET_DIR
+# if set).
+if [ -n "${SLUICE_BIN_DIR:-}" ]; then
+    B=$SLUICE_BIN_DIR
+else
+    B=${CARGO_TARGET_DIR:-target}/release
+    cargo build -q --release -p sluice -p ctl -p bench || exit 1
+fi
+SLUICE=$B/sluice
+CTL=$B/sluice-ctl
 passed=0
 failed=0
 P=
@@ -591,7 +597,7 @@ test_osken_over_tls() {
     local r=0 ctl log pki
     log=$(mktemp)
     pki=$(mktemp -d)
-    "$T/release/sluice-bench" test-pki --dir "$pki" || r=1
+    "$B/sluice-bench" test-pki --dir "$pki" || r=1
     # os-ken listens with TLS only and requires the switch's certificate;
     # sluice dials it with its own identity and checks os-ken's.
     OSKEN_TLS_DIR=$pki start_osken learning_switch "$log" || r=1
@@ -609,7 +615,7 @@ test_osken_over_tls() {
     good=$(grep -c "switch 0000000000000001 connected" "$log")
     [ "$good" -ge 1 ] || { echo "     the switch never connected"; r=1; }
     # A switch whose certificate another CA signed is refused by os-ken.
-    "$T/release/sluice-bench" test-pki --dir "$pki/rogue" || r=1
+    "$B/sluice-bench" test-pki --dir "$pki/rogue" || r=1
     start_sluice --port p1 --port p2 --controller tls:127.0.0.1:6653 \
         --private-key "$pki/rogue/switch-key.pem" --certificate "$pki/rogue/switch-cert.pem" \
         --ca-cert "$pki/rogue/switch-ca.pem" --fail-mode secure --run-dir "$pki"
@@ -1330,7 +1336,7 @@ test_controller_dies_mid_stream() {
     # the controller is killed in the middle of it (its connection has
     # PACKET_INs queued and unsent).
     for i in 1 2 3 4; do
-        ip netns exec "$P-sw" "$T/release/sluice-bench" arp-responder --listen 127.0.0.1:6653 \
+        ip netns exec "$P-sw" "$B/sluice-bench" arp-responder --listen 127.0.0.1:6653 \
             --idle 60 --wait 20 >/dev/null 2>&1 &
         ctl=$!
         wait_controller "$i" || r=1
