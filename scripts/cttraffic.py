@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Traffic for the connection-tracking end-to-end tests (scripts/e2e_ct.sh).
+"""Traffic for the connection-tracking end-to-end tests (tests/e2e/test_ct.py).
 
   cttraffic.py serve LOG PORT...        a TCP echo server on each PORT (all
                                         addresses); each connection adds a

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A learn storm and a watch on the switch's control thread, for the
-end-to-end test test_learn_storm (scripts/e2e.sh).
+end-to-end test test_learn_storm (tests/e2e/test_control.py).
 
   learnstorm.py flood IFACE --count N [--first K] [--secs S]
       sends N Ethernet frames (EtherType 0x88b5), each from a source MAC

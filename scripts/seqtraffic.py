@@ -16,7 +16,7 @@
       the largest delay, and frames that arrived more than L ms after
       they were sent (late, with their sequence numbers).
 
-Python's raw sockets, no tcpdump; used by scripts/e2e.sh and
+Python's raw sockets, no tcpdump; used by tests/e2e and
 scripts/soak.sh.
 """
 import argparse

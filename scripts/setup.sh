@@ -89,6 +89,9 @@ ensure_venv .venv tests/interop/requirements.txt
 # Open vSwitch's Python database clients (the IDL and ovsdbapp), for the
 # e2e tests of sluice --ovsdb: beside os-ken in .venv, no conflict.
 ensure_venv .venv tests/ovsdb/requirements.txt
+# pytest, which runs the end-to-end tests (tests/e2e): beside the clients
+# the tests drive, in the same .venv.
+ensure_venv .venv tests/e2e/requirements.txt
 # Faucet, the Mininet test's second controller, in a venv of its own: it
 # pins an older os-ken than .venv's (tests/mininet/faucet-requirements.txt).
 ensure_venv .venv-faucet tests/mininet/faucet-requirements.txt

@@ -47,9 +47,16 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 . scripts/testbed.sh
-cargo build -q --release -p sluice -p ctl || exit 1
-SLUICE=target/release/sluice
-CTL=target/release/sluice-ctl
+# The binaries from SLUICE_BIN_DIR if set (the e2e tests pass theirs),
+# else built into target/release.
+if [ -n "${SLUICE_BIN_DIR:-}" ]; then
+    SLUICE=$SLUICE_BIN_DIR/sluice
+    CTL=$SLUICE_BIN_DIR/sluice-ctl
+else
+    cargo build -q --release -p sluice -p ctl || exit 1
+    SLUICE=target/release/sluice
+    CTL=target/release/sluice-ctl
+fi
 P=slsoak$$
 W=$(mktemp -d)
 SPID=

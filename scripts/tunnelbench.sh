@@ -11,7 +11,7 @@
 #    same client, with `ovs-ofctl --bundle add-flows` and with plain
 #    `ovs-ofctl add-flows` (wall time of the command for those two).
 # 2. Forwarding through the overlay: two hosts and two VMs as in the e2e
-#    overlay tests (scripts/e2e_overlay.sh), VXLAN between the hosts, with
+#    overlay tests (tests/e2e/test_overlay.py; scripts/overlay_testbed.sh), VXLAN between the hosts, with
 #    sluice on both hosts, the kernel's own path (a Linux bridge and a vxlan
 #    device on each host) and Open vSwitch (netdev datapath, userspace
 #    tunnels) on both: ping RTT, TCP throughput and 64-byte UDP frames/s
@@ -44,7 +44,7 @@ cleanup() {
     rm -rf "$D"
 }
 trap cleanup EXIT
-. scripts/e2e_overlay.sh
+. scripts/overlay_testbed.sh
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 rss_kb() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }

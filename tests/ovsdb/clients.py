@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Open vSwitch's Python database clients against sluice --ovsdb, for the
-end-to-end test (scripts/e2e_ovsdb.sh), one action a run:
+end-to-end test (tests/e2e/test_ovsdb.py), one action a run:
 
   clients.py idl-add-port REMOTE BRIDGE PORT OFPORT
   clients.py idl-del-port REMOTE BRIDGE PORT

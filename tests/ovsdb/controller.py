@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The smallest OpenFlow 1.3 controller, for the database end-to-end test
-(scripts/e2e_ovsdb.sh): that the switch writes a Controller row's
+(tests/e2e/test_ovsdb.py): that the switch writes a Controller row's
 is_connected and role back.
 
   controller.py PORT SECS

@@ -10,7 +10,7 @@
                                      clock of bash's EPOCHREALTIME) and
                                      exits 0, or exits 1 if none came
 
-Raw sockets (root, in the hosts' namespaces); used by scripts/e2e_ovsdb.sh.
+Raw sockets (root, in the hosts' namespaces); used by tests/e2e/test_ovsdb.py.
 """
 import select
 import socket

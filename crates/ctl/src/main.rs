@@ -30,7 +30,7 @@
 //! ## What ovs-ofctl users can count on
 //!
 //! ovs-ofctl 3.1 is the yardstick, and an end-to-end test
-//! (`test_ovs_ofctl_and_sluice_ctl_agree` in scripts/e2e.sh) installs the
+//! (`test_ovs_ofctl_and_sluice_ctl_agree` in tests/e2e/test_ovs_tools.py) installs the
 //! same flows and groups with both tools and compares what they print.
 //! - `-O OpenFlow10,...,OpenFlow15` / `--protocols=...` offers those
 //!   versions and the connection speaks the highest the switch speaks too

@@ -34,7 +34,7 @@
 //! Fault injection for tests (never set in production):
 //! `SLUICE_FAULT=worker-panic:N`, read once at start, makes worker 0 of the
 //! first bridge panic in its N-th batch that carried frames
-//! (`scripts/e2e.sh test_worker_panic_exits_loudly`).
+//! (`pytest tests/e2e -k test_worker_panic_exits_loudly`).
 
 use std::any::Any;
 use std::cell::RefCell;

@@ -44,7 +44,7 @@
 //! ofp-msgs.h), `ovs-ofctl ofp-print` and `ovs-ofctl monitor` reading what
 //! this module writes (`crates/ofp/tests/ovs_nxt.rs`), os-ken's
 //! `NXTPacketIn2` and `NXTSetPacketInFormatMsg` (the interop test), and
-//! the bytes ovs-vswitchd itself sends (`scripts/e2e.sh`,
+//! the bytes ovs-vswitchd itself sends (`tests/e2e/test_ovs_tools.py`,
 //! `test_packet_ins_as_open_vswitch_sends_them`).
 
 use bytes::{BufMut, Bytes};
