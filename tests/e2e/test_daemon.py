@@ -3,11 +3,12 @@ MTUs and offloads, and Mininet running sluice as its switches."""
 import os
 import re
 import shutil
+import signal
 import subprocess
 
 import pytest
 
-from lab import SCRIPTS, wait_until
+from lab import REPO, SCRIPTS, wait_until
 
 
 def reload_cfg(path, ports, flow, listen):
@@ -168,3 +169,47 @@ def test_mininet_tree_under_osken_and_faucet(bins):
                        capture_output=True, text=True, env=env, timeout=200)
     print(p.stdout + p.stderr)
     assert p.returncode == 0, "scripts/e2e_mininet.py failed (above)"
+
+
+def test_service_install_and_notify(testbed, sluice, tmp_path):
+    """make install into a staging root (binaries, man pages, completions,
+    the unit with its paths filled in, the example config, which checks);
+    then the service protocol: READY=1 once running, RELOADING=1 and READY=1
+    around SIGHUP, STOPPING=1 at the end."""
+    dest = tmp_path / "root"
+    r = subprocess.run(
+        ["make", "-s", "install", f"DESTDIR={dest}", "PREFIX=/usr"],
+        cwd=REPO, capture_output=True, text=True, timeout=1200,
+    )
+    assert r.returncode == 0, f"make install failed:\n{r.stdout}{r.stderr}"
+    for f in ["usr/bin/sluice", "usr/bin/sluice-ctl", "usr/share/man/man1/sluice.1",
+              "usr/share/man/man1/sluice-ctl.1", "usr/share/bash-completion/completions/sluice-ctl",
+              "etc/systemd/system/sluice.service", "etc/sluice/sluice.toml"]:
+        p = dest / f
+        assert p.exists() and p.stat().st_size > 0, f"missing {f}"
+    unit = (dest / "etc/systemd/system/sluice.service").read_text()
+    assert re.search(r"^ExecStart=/usr/bin/sluice --config /etc/sluice/sluice.toml$", unit, re.M), \
+        f"unit paths not filled in:\n{unit}"
+    if shutil.which("systemd-analyze"):
+        v = subprocess.run(["systemd-analyze", "verify", str(dest / "etc/systemd/system/sluice.service")],
+                           capture_output=True, text=True, timeout=60)
+        out = v.stdout + v.stderr
+        assert not re.search(r"unknown|invalid|failed to parse|ignoring", out, re.I), f"unit: {out}"
+    c = subprocess.run([str(dest / "usr/bin/sluice"), "--check-config", "--config", str(dest / "etc/sluice/sluice.toml")],
+                       capture_output=True, text=True, timeout=60)
+    assert c.returncode == 0, f"the example config does not check:\n{c.stdout}{c.stderr}"
+    m = subprocess.run(["man", "-l", str(dest / "usr/share/man/man1/sluice-ctl.1")],
+                       capture_output=True, text=True, timeout=60)
+    assert "add-port" in m.stdout, "man page lacks add-port"
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[bridge]\n[[port]]\nname = "p1"\n[[port]]\nname = "p2"\n')
+    s = sluice.start("--config", cfg)
+    s.hup_and_wait()
+    # Stopped here (not by the fixture) to read what it said last.
+    s.proc.send_signal(signal.SIGTERM)
+    s.proc.wait(20)
+    wait_until(5, "STOPPING=1 from sluice", lambda: s.notify.count("STOPPING=1"))
+    states = "|".join(s.notify.states) + "|"
+    assert re.fullmatch(r"READY=1\|RELOADING=1 MONOTONIC_USEC=\d+\|READY=1\|STOPPING=1\|", states), \
+        f"states: {states}"
+
