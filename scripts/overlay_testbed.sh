@@ -86,7 +86,7 @@ TOML
     log=${OUT:-/dev/null}
     mkdir -p "$AUTO_RD/$h"
     # Ready when it says so (READY=1: its bridge runs, ports open,
-    # listener bound), as start_sluice waits in e2e.sh.
+    # listener bound), as the e2e tests' sluice fixture waits (tests/e2e/lab.py).
     local sock=$AUTO_RD/$h.notify pid r=0
     notify_listen "$sock" "$sock.log" || return 1
     ip netns exec "$P-$h" env NOTIFY_SOCKET="$sock" "$SLUICE" --config "$cfg" --run-dir "$AUTO_RD/$h" >>"$log" 2>&1 &

@@ -45,19 +45,14 @@ phase "OVSDB server against Open vSwitch's ovsdb-server (scripts/ovsdb_diff.py)"
 # schema of the test's own; fails on any difference not listed in
 # tests/ovsdb/diff_known.txt. About two seconds.
 timeout -k 10 300 python3 scripts/ovsdb_diff.py
-phase "end-to-end (network namespaces: pytest tests/e2e, then scripts/e2e.sh)"
+phase "end-to-end (network namespaces: pytest tests/e2e)"
 # The pytest suite (tests/e2e/README.md; ends with pytest's "N passed"
-# line), then the tests still in bash (ends with "e2e: N passed, M
-# failed"), both against the release build above; both run, and the phase
-# fails if either does. pytest stops a test that hangs after its own limit
-# (tests/e2e/pytest.ini); the timeout here is a backstop for the whole
-# phase (about 10 minutes): a hang fails the run with its output instead
-# of holding CI.
+# line) against the release build above. pytest stops a test that hangs
+# after its own limit (tests/e2e/pytest.ini); the timeout here is a
+# backstop for the whole phase (about 10 minutes): a hang fails the run
+# with its output instead of holding CI.
 export SLUICE_BIN_DIR=${CARGO_TARGET_DIR:-target}/release
-timeout -k 30 1500 bash -c 'rc=0
-    .venv/bin/python -m pytest tests/e2e -v || rc=$?
-    scripts/e2e.sh || rc=$?
-    exit $rc' || { rc=$?; [ "$rc" -ne 124 ] || echo "e2e: stopped after 1500 s (a test hung)" >&2; exit "$rc"; }
+timeout -k 30 1500 .venv/bin/python -m pytest tests/e2e -v || { rc=$?; [ "$rc" -ne 124 ] || echo "e2e: stopped after 1500 s (a test hung)" >&2; exit "$rc"; }
 phase "pipeline against Open vSwitch's ofproto/trace, quick (scripts/ovs_diff.py; root)"
 # 300 random pipelines (seed 1) and the corpus tables, through sluice-ctl
 # offline-trace and a private Open vSwitch on dummy devices; fails on any

@@ -18,7 +18,7 @@ TESTBED_HOSTS=${TESTBED_HOSTS:-2}
 # wait_until SECONDS WHAT CMD...: runs CMD every 50 ms until it succeeds.
 # If it has not after SECONDS (fractions allowed), says so on stderr
 # ("timed out after SECONDS s waiting for: WHAT"), appends WHAT to the file
-# WAIT_TIMEOUT_LOG if that is set (e2e.sh fails the test then, even if the
+# WAIT_TIMEOUT_LOG if that is set (a caller can fail its test then, even if the
 # caller ignored the status) and returns 1.
 wait_until() { # seconds what cmd...
     local secs=$1 what=$2 t0 now whole frac=

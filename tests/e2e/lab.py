@@ -482,7 +482,7 @@ class Sluice:
 
     def port_counter(self, port, column):
         """A column of a port's line in the counters printed at exit (the
-        daemon stopped): `column` 5 is tx packets, as tx_of in e2e.sh."""
+        daemon stopped): `column` 5 is tx packets, as the daemon prints its port counters."""
         for line in self.log.splitlines():
             f = line.split()
             if f and f[0] == str(port) and len(f) >= column:
