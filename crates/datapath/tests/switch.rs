@@ -131,9 +131,11 @@ impl Switch {
     }
 }
 
-/// An Ethernet frame from `src` to `dst` (the last byte of each MAC).
+/// An Ethernet frame from `src` to `dst` (the last byte of each MAC),
+/// of the local experimental EtherType, padded to 60 bytes.
 fn frame(dst: u8, src: u8) -> Vec<u8> {
-    let mut f = vec![2, 0, 0, 0, 0, dst, 2, 0, 0, 0, 0, src, 0x88, 0xb5];
+    let mac = |b: u8| 0x0200_0000_0000 | b as u64;
+    let mut f = packet::wire::build::ethernet(mac(dst), mac(src), None, 0x88b5, &[]);
     f.resize(60, 0);
     f
 }
@@ -444,6 +446,26 @@ fn packet_in_formats_and_controller_ids_cross_the_bridge() {
         panic!("{m:?}")
     };
     assert_eq!((&p.to_packet_in(), &p.userdata[..]), (pin, &[0xff][..]));
+}
+
+#[test]
+fn a_link_down_forgets_what_was_learned_on_the_port() {
+    let mut sw = Switch::new(3);
+    let c = sw.controller();
+    sw.flow(c, "priority=0,actions=normal");
+    // 02:00:00:00:00:0b is learned on port 2.
+    assert_eq!(sw.send(2, &frame(0x0a, 0x0b)), vec![1, 0, 1]);
+    let to_b = frame(0x0b, 0x0a);
+    assert!(sw.agent.trace(1, &to_b).contains("learned on port 2"));
+    // Port 2's link goes down: the datapath is told (port_link_changed)
+    // and forgets it; the same link event again changes nothing.
+    sw.agent.handle_link_change(2, false);
+    sw.agent.handle_link_change(2, false);
+    let t = sw.agent.trace(1, &to_b);
+    assert!(t.contains("02:00:00:00:00:0b not learned: flooded"), "{t}");
+    // Up again: nothing comes back by itself.
+    sw.agent.handle_link_change(2, true);
+    assert!(sw.agent.trace(1, &to_b).contains("not learned: flooded"));
 }
 
 #[test]

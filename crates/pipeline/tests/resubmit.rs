@@ -12,8 +12,11 @@ use ofp::msg::group::GroupModCommand;
 use ofp::text::{parse_flow_mod, parse_group_mod};
 use pipeline::{Output, Pipeline, Worker};
 
+/// A 60-byte frame of the local experimental EtherType, 02:..:01 to
+/// 02:..:02.
 fn frame() -> Vec<u8> {
-    let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x88, 0xb5];
+    let mut f =
+        packet::wire::build::ethernet(0x0200_0000_0002, 0x0200_0000_0001, None, 0x88b5, &[]);
     f.resize(60, 0);
     f
 }
