@@ -31,7 +31,7 @@ pub mod proto {
     pub const UDP: u8 = 17;
     pub const ICMPV6: u8 = 58;
     pub const SCTP: u8 = 132;
-    pub const UDPLITE: u8 = 136;
+    pub const UDPLITE: u8 = packet::parse::ipproto::UDPLITE;
 }
 
 /// Splits an address into the key's two words.

@@ -41,6 +41,9 @@ pub mod ipproto {
     pub const UDP: u8 = 17;
     pub const ICMPV6: u8 = 58;
     pub const SCTP: u8 = 132;
+    /// UDP-Lite (RFC 3828): not parsed, but its checksum is followed
+    /// (`wire::transport`).
+    pub const UDPLITE: u8 = 136;
     pub const HOPOPTS: u8 = 0;
     pub const ROUTING: u8 = 43;
     pub const FRAGMENT: u8 = 44;

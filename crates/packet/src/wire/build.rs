@@ -240,7 +240,10 @@ pub fn mac(b: [u8; 6]) -> u64 {
 /// Whether IP packet `p`'s IPv4 header checksum and its TCP/UDP/ICMP
 /// checksum are right (for tests of rewrites).
 pub fn checksums_ok(p: &[u8]) -> bool {
-    let (l4, pseudo) = if p[0] >> 4 == 6 {
+    let Some(&first) = p.first() else {
+        return false;
+    };
+    let (l4, pseudo) = if first >> 4 == 6 {
         let Some(h) = Ipv6::at(p, 0) else {
             return false;
         };

@@ -9,9 +9,6 @@ use super::udp::Udp;
 use crate::checksum as ck;
 use crate::parse::ipproto;
 
-/// IP protocol number of UDP-Lite (RFC 3828).
-pub const UDPLITE: u8 = 136;
-
 /// Folds a change of covered bytes, from `old` to `new` (same length, at
 /// most 16), into the checksum of the transport header `proto` at `at` in
 /// `frame`. `pseudo`: the bytes are in the IP pseudo-header (addresses,
@@ -40,7 +37,7 @@ pub fn fix_checksum(frame: &mut [u8], at: usize, proto: u8, old: &[u8], new: &[u
             }
         }
         // UDP-Lite's checksum is mandatory: always updated.
-        UDPLITE => {
+        ipproto::UDPLITE => {
             if let Some(mut h) = Udp::at_mut(frame, at) {
                 let c = ck::update_bytes(h.checksum(), old, new);
                 h.set_checksum(c);
