@@ -124,7 +124,7 @@ fn nicira(x: u8, p: &mut &[u8]) -> Action {
             direction: SampleDirection::Default,
             form: SampleForm::Sample,
         }),
-        _ => Action::Resubmit(Resubmit { in_port: port_no::IN_PORT, table: (x >> 4) % 4 }),
+        _ => Action::Resubmit(Resubmit::new(port_no::IN_PORT, (x >> 4) % 4)),
     }
 }
 
