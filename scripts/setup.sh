@@ -44,6 +44,16 @@ $demo || [ -e /usr/lib/x86_64-linux-gnu/libnftables.so.1 ] || ldconfig -p 2>/dev
 # importing it, so a missing or broken module installs it again.
 $demo || { command -v mnexec >/dev/null 2>&1 && [ -x /usr/bin/python3 ] &&
     /usr/bin/python3 -c 'import mininet.net, mininet.topolib' >/dev/null 2>&1; } || need_apt+=(mininet)
+# OVN (not for the demo): the "OVN on sluice" e2e tests
+# (tests/e2e/test_ovn.py) run Debian's OVN unchanged, started by hand
+# (never its systemd units): ovn-central brings ovn-northd, the NB and SB
+# schemas and ovn-nbctl/ovn-sbctl; ovn-host brings ovn-controller.
+$demo || command -v ovn-northd >/dev/null 2>&1 || need_apt+=(ovn-central)
+$demo || command -v ovn-controller >/dev/null 2>&1 || need_apt+=(ovn-host)
+# isc-dhcp-client (not for the demo): dhclient, OVN's native DHCP's client
+# in the OVN tests (run with a script of the test's own: it never touches
+# the machine's resolv.conf).
+$demo || command -v dhclient >/dev/null 2>&1 || need_apt+=(isc-dhcp-client)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
 command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
 if ((${#need_apt[@]})); then

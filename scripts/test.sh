@@ -47,7 +47,9 @@ phase "OVSDB server against Open vSwitch's ovsdb-server (scripts/ovsdb_diff.py)"
 timeout -k 10 300 python3 scripts/ovsdb_diff.py
 phase "end-to-end (network namespaces: pytest tests/e2e)"
 # The pytest suite (tests/e2e/README.md; ends with pytest's "N passed"
-# line) against the release build above. pytest stops a test that hangs
+# line) against the release build above; it includes OVN on sluice
+# (tests/e2e/test_ovn.py: Debian's OVN on Open vSwitch and on sluice
+# chassis, about a minute; sluice's failing scenarios are strict xfails). pytest stops a test that hangs
 # after its own limit (tests/e2e/pytest.ini); the timeout here is a
 # backstop for the whole phase (about 10 minutes): a hang fails the run
 # with its output instead of holding CI.
