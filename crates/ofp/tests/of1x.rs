@@ -610,15 +610,35 @@ fn expected(m: &Message, v: Version) -> Option<Message> {
             M::GroupMod(g) if matches!(g.command, GroupModCommand::Unknown(_)) => None,
             M::QueueGetConfigRequest { .. } | M::QueueGetConfigReply(_) => None,
             M::FlowMod(f) => Some(M::FlowMod(ofp::FlowMod {
-                instructions: meter_as_15_reads_it(&f.instructions)?,
+                instructions: meter_as_15_reads_it(&loads_in_instructions(&f.instructions))?,
                 ..f.clone()
             })),
+            M::PacketOut(p) => Some(M::PacketOut(PacketOut {
+                actions: loads_as_15_reads_them(&p.actions),
+                ..p.clone()
+            })),
+            M::GroupMod(g) => {
+                let mut g = g.clone();
+                for b in &mut g.buckets {
+                    b.actions = loads_as_15_reads_them(&b.actions);
+                }
+                Some(M::GroupMod(g))
+            }
             M::MultipartReply(r) => {
                 let mut r = r.clone();
-                if let MultipartReplyBody::Flow(v) = &mut r.body {
-                    for f in v {
-                        f.instructions = meter_as_15_reads_it(&f.instructions)?;
+                match &mut r.body {
+                    MultipartReplyBody::Flow(v) => {
+                        for f in v {
+                            f.instructions =
+                                meter_as_15_reads_it(&loads_in_instructions(&f.instructions))?;
+                        }
                     }
+                    MultipartReplyBody::GroupDesc(v) => {
+                        for b in v.iter_mut().flat_map(|g| g.buckets.iter_mut()) {
+                            b.actions = loads_as_15_reads_them(&b.actions);
+                        }
+                    }
+                    _ => {}
                 }
                 Some(M::MultipartReply(r))
             }
@@ -629,6 +649,85 @@ fn expected(m: &Message, v: Version) -> Option<Message> {
             other => Some(other.clone()),
         },
     }
+}
+
+/// Loads as a 1.5 peer's bytes read back: a SET_FIELD, masked unless the
+/// load sets the whole field, which is read as NXAST_REG_LOAD pieces of
+/// at most 64 bits (or the unmasked SET_FIELD), nested lists too.
+fn loads_as_15_reads_them(acts: &[Action]) -> Vec<Action> {
+    use ofp::action::{LoadForm, RegLoad};
+    let mut out = Vec::new();
+    for a in acts {
+        match a {
+            Action::RegLoad(l) => {
+                let m = l.masked();
+                let mask = m.mask.unwrap_or(0);
+                if mask & l.dst.width_mask() == l.dst.width_mask() {
+                    out.push(Action::SetField(ofp::oxm::MatchEntry::Basic(Oxm::exact(
+                        l.dst, m.value,
+                    ))));
+                    continue;
+                }
+                let mut k = 0;
+                while k < l.n_bits {
+                    let n = (l.n_bits - k).min(64);
+                    out.push(Action::RegLoad(RegLoad {
+                        ofs: l.ofs + k,
+                        n_bits: n,
+                        value: (l.value >> k) & ofp::action::bits_mask(0, n),
+                        form: LoadForm::RegLoad,
+                        ..*l
+                    }));
+                    k += n;
+                }
+            }
+            // A masked SET_FIELD is read as the loads of its runs of ones
+            // (the codec carries masks the validation refuses).
+            Action::SetField(ofp::oxm::MatchEntry::Basic(o))
+                if o.mask.is_some_and(|m| m != 0 && o.value & !m == 0)
+                    && o.field != OxmField::TcpFlags =>
+            {
+                let mut m = o.mask.unwrap_or(0);
+                if m == o.field.width_mask() {
+                    out.push(Action::SetField(ofp::oxm::MatchEntry::Basic(Oxm::exact(
+                        o.field, o.value,
+                    ))));
+                    continue;
+                }
+                while m != 0 {
+                    let ofs = m.trailing_zeros() as u16;
+                    let run = (m >> ofs).trailing_ones() as u16;
+                    out.extend(loads_as_15_reads_them(&[Action::RegLoad(RegLoad {
+                        dst: o.field,
+                        ofs,
+                        n_bits: run,
+                        value: (o.value >> ofs) & ofp::action::bits_mask(0, run),
+                        form: LoadForm::RegLoad,
+                    })]));
+                    m &= !ofp::action::bits_mask(ofs, run);
+                }
+            }
+            Action::Ct(c) => {
+                let mut c = c.clone();
+                c.actions = loads_as_15_reads_them(&c.actions);
+                out.push(Action::Ct(c));
+            }
+            Action::Clone(v) => out.push(Action::Clone(loads_as_15_reads_them(v))),
+            other => out.push(other.clone()),
+        }
+    }
+    out
+}
+
+fn loads_in_instructions(insts: &[Instruction]) -> Vec<Instruction> {
+    insts
+        .iter()
+        .map(|i| match i {
+            Instruction::ApplyActions(a) => Instruction::ApplyActions(loads_as_15_reads_them(a)),
+            Instruction::WriteActions(a) => Instruction::WriteActions(loads_as_15_reads_them(a)),
+            other => other.clone(),
+        })
+        .collect()
 }
 
 /// Instructions as a 1.5 peer's bytes read back: the meter travels as
@@ -759,10 +858,20 @@ fn round_trip(m: Message, v: Version, xid: u32) -> Result<(), TestCaseError> {
         .map_err(|e| TestCaseError::fail(format!("{e:?} on {m:?}")))?;
     prop_assert_eq!(h.xid, xid);
     prop_assert_eq!(&got, &want);
-    // And the bytes are stable.
+    // And the bytes are stable: at once, or (a masked SET_FIELD of
+    // several runs of bits, read in 1.5 as one load per run) after the
+    // first pass.
     let mut again = Vec::new();
     got.encode_as(v, xid, &mut again).unwrap();
-    prop_assert_eq!(again, out);
+    if again != out {
+        prop_assert_eq!(v, Version::V1_5);
+        let (_, got2) = Message::decode_as(&Bytes::from(again.clone()), v)
+            .map_err(|e| TestCaseError::fail(format!("{e:?} on {got:?}")))?;
+        prop_assert_eq!(&got2, &got);
+        let mut third = Vec::new();
+        got2.encode_as(v, xid, &mut third).unwrap();
+        prop_assert_eq!(third, again);
+    }
     Ok(())
 }
 

@@ -664,10 +664,6 @@ const CORPUS_KNOWN: &[(&str, &str)] = &[
     ("antrea.flows:648", "VLAN"),
     // `ct_label=0x/M`: ovs-ofctl reads the empty hex number as 0, sluice refuses it (OVS-DIALECT difference 12)
     ("antrea.flows:744", "EMPTY_HEX"),
-    // set_field to metadata: not settable by OpenFlow 1.3's set_field in sluice (not ct's)
-    ("netvirt.flows:465", "METADATA"),
-    ("netvirt.flows:466", "METADATA"),
-    ("netvirt.flows:469", "METADATA"),
     // strip_vlan without a tag in the match: refused by sluice's pipeline (OFPBAC_MATCH_INCONSISTENT), which this test does not run
     ("neutron.flows:97", "STRIP_VLAN"),
     ("neutron.flows:98", "STRIP_VLAN"),

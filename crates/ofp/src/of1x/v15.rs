@@ -150,10 +150,14 @@ pub(crate) fn decode_body(h: &Header, r: &mut Reader<'_>) -> Result<Message> {
                         flow_count: o.flow_count.unwrap_or(u32::MAX),
                     })
                 }
+                // Open vSwitch's 16 bytes (1.3's layout), or the spec's 24
+                // (a `features` word and padding after them).
                 MultipartType::MeterFeatures => {
                     let mut b = r.sub(16, ErrorCode::BAD_LEN)?;
                     let m = MeterFeatures::decode(&mut b)?;
-                    r.skip(8)?;
+                    if !r.is_empty() {
+                        r.skip(8)?;
+                    }
                     MultipartReplyBody::MeterFeatures(m)
                 }
                 _ => MultipartReplyBody::GroupDesc(v14::decode_all(r, decode_group_desc)?),
@@ -239,13 +243,6 @@ pub(crate) fn reply_body(body: &MultipartReplyBody) -> ReplyBody {
             );
             ReplyBody::One(b)
         }
-        B::MeterFeatures(m) => {
-            let mut b = Vec::new();
-            m.encode(&mut b);
-            b.put_u32(0); // features: no OFPMFF_* (meters only as the first action)
-            zeros(&mut b, 4);
-            ReplyBody::One(b)
-        }
         other => v14::reply_body(other),
     }
 }
@@ -299,8 +296,9 @@ fn decode_instructions15(raw: &[u8]) -> Result<Vec<Instruction>> {
 /// FLOW_MOD: 1.4's layout, the instructions through `v15_actions`.
 ///
 /// Most flow-mods hold nothing of 1.5's own (no COPY_FIELD or METER
-/// action, which the 1.3 codec refuses as unknown types, and no meter
-/// instruction, which 1.5 refuses): those are read by the 1.3 codec as
+/// action, which the 1.3 codec refuses as unknown types, no meter
+/// instruction, which 1.5 refuses, and no masked SET_FIELD, which 1.5
+/// reads as loads): those are read by the 1.3 codec as
 /// they lie, without the copy the translation makes (a million flow-mods
 /// in 1.5 cost that copy a million times). The rest, and anything the
 /// 1.3 codec refuses, go through the translation, which gives the same
@@ -308,12 +306,7 @@ fn decode_instructions15(raw: &[u8]) -> Result<Vec<Instruction>> {
 fn decode_flow_mod(r: &mut Reader<'_>) -> Result<FlowMod> {
     let mut direct = r.clone();
     if let Ok(f) = FlowMod::decode(&mut direct) {
-        if direct.is_empty()
-            && !f
-                .instructions
-                .iter()
-                .any(|i| matches!(i, crate::Instruction::Meter(_)))
-        {
+        if direct.is_empty() && v15_actions::read_as_they_lie(&f.instructions) {
             *r = direct;
             return Ok(f);
         }

@@ -13,6 +13,17 @@
 //!   does the same). A COPY_FIELD naming experimenter OXMs, or of another
 //!   length, is left as it is and the 1.3 decoder refuses it
 //!   (`OFPBAC_BAD_TYPE`).
+//! * SET_FIELD may carry a mask in 1.5, and Open vSwitch writes every
+//!   partial `load:` that way (`set_field:0x1/0x1->reg10`). A masked
+//!   SET_FIELD is read as the NXAST_REG_LOADs that write the same bits
+//!   (one per run of ones, 64 bits at most each: the internal
+//!   `Action::RegLoad`), or as the unmasked SET_FIELD when the mask is
+//!   the whole field. Written to 1.5 peers, every NXAST_REG_LOAD and
+//!   NXAST_REG_LOAD2 is a SET_FIELD (masked unless it sets the whole
+//!   field), as Open vSwitch writes them: so a flow dumps as Open vSwitch
+//!   dumps it in either version.
+//! * Nested lists (`ct(exec(...))`, `clone(...)`) are rewritten the same
+//!   way, to the decoder's depth limit.
 //! * METER (`ofp_action_meter`) is the internal `Instruction::Meter`:
 //!   Open vSwitch writes the meter as the first action of the
 //!   apply-actions list in 1.5 and refuses it elsewhere. Read: a METER
@@ -28,12 +39,17 @@
 
 use bytes::BufMut;
 
-use crate::action::NX_VENDOR_ID;
+use crate::action::{Action, NX_VENDOR_ID};
+use crate::ct::NXAST_CT;
 use crate::error::{BadActionCode, BadInstructionCode, ErrorCode, OfpError, Result};
+use crate::nicira::{MAX_NESTING, NXAST_CLONE};
+use crate::oxm::{MatchEntry, Oxm, OxmField};
 
 const OFPAT15_COPY_FIELD: u16 = 28;
 const OFPAT15_METER: u16 = 29;
 const NXAST_REG_MOVE: u16 = 6;
+const NXAST_REG_LOAD: u16 = 7;
+const OFPAT_SET_FIELD: u16 = 25;
 const OFPIT_WRITE_ACTIONS: u16 = 3;
 const OFPIT_APPLY_ACTIONS: u16 = 4;
 const OFPIT_METER: u16 = 6;
@@ -102,27 +118,183 @@ fn meter_not_here() -> OfpError {
     )
 }
 
+/// Where the nested action list of a Nicira `ct` (24-byte head) or
+/// `clone` (16) starts; `None` for any other action.
+fn nested_at(a: &[u8]) -> Option<usize> {
+    if a.len() < 10 || be16(a, 0) != 0xffff || a[4..8] != NX_VENDOR_ID.to_be_bytes() {
+        return None;
+    }
+    match be16(a, 8) {
+        NXAST_CT if a.len() >= 24 => Some(24),
+        NXAST_CLONE if a.len() >= 16 => Some(16),
+        _ => None,
+    }
+}
+
+/// Copies action `a` whose nested list starts at `at`, the list rewritten
+/// by `each`, and sets the copy's length.
+fn with_nested(
+    a: &[u8],
+    at: usize,
+    out: &mut Vec<u8>,
+    each: impl FnOnce(&[u8], &mut Vec<u8>) -> Result<()>,
+) -> Result<()> {
+    let start = out.len();
+    out.extend_from_slice(&a[..at]);
+    each(&a[at..], out)?;
+    let len = (out.len() - start) as u16;
+    out[start + 2..start + 4].copy_from_slice(&len.to_be_bytes());
+    Ok(())
+}
+
+fn get_be(b: &[u8]) -> u128 {
+    b.iter().fold(0u128, |v, &x| (v << 8) | x as u128)
+}
+
+/// A masked SET_FIELD (OpenFlow 1.5 allows the mask; Open vSwitch writes
+/// every partial `load:` this way) as the NXAST_REG_LOADs that set the
+/// same bits: one per run of ones in the mask, 64 bits at most each, the
+/// form Open vSwitch gives such a write when it dumps it to an older
+/// version. A mask of the whole field is the unmasked SET_FIELD. `false`
+/// (the action left as it is, for the decoder to judge) for an unmasked
+/// one, an experimenter or unknown field, an empty mask, value bits
+/// outside the mask or non-zero padding.
+fn masked_set_field_in(a: &[u8], out: &mut Vec<u8>) -> bool {
+    if a.len() < 8 {
+        return false;
+    }
+    let h = u32::from_be_bytes([a[4], a[5], a[6], a[7]]);
+    let n = (h & 0xff) as usize;
+    if h & 0x100 == 0 || n % 2 != 0 || n > 32 || 8 + n > a.len() {
+        return false;
+    }
+    let w = n / 2;
+    let exact = (h & !0x1ff) | w as u32;
+    let Some(f) = OxmField::from_nxm_header(exact) else {
+        return false;
+    };
+    let (value, mask) = (get_be(&a[8..8 + w]), get_be(&a[8 + w..8 + n]));
+    if mask == 0 || value & !mask != 0 || a[8 + n..].iter().any(|&x| x != 0) {
+        return false;
+    }
+    if mask == f.width_mask() {
+        let start = out.len();
+        out.put_u16(OFPAT_SET_FIELD);
+        out.put_u16(0);
+        out.put_u32(exact);
+        out.extend_from_slice(&a[8..8 + w]);
+        out.resize(start + (out.len() - start).div_ceil(8) * 8, 0);
+        let len = (out.len() - start) as u16;
+        out[start + 2..start + 4].copy_from_slice(&len.to_be_bytes());
+        return true;
+    }
+    let mut m = mask;
+    while m != 0 {
+        let ofs = m.trailing_zeros();
+        let run = (m >> ofs).trailing_ones();
+        let mut k = 0;
+        while k < run {
+            let nb = (run - k).min(64);
+            out.put_u16(0xffff);
+            out.put_u16(24);
+            out.put_u32(NX_VENDOR_ID);
+            out.put_u16(NXAST_REG_LOAD);
+            out.put_u16((((ofs + k) as u16) << 6) | (nb as u16 - 1));
+            out.put_u32(exact);
+            out.put_u64((value >> (ofs + k)) as u64 & (u64::MAX >> (64 - nb)));
+            k += nb;
+        }
+        m &= !crate::action::bits_mask(ofs as u16, run as u16);
+    }
+    true
+}
+
+/// NXAST_REG_LOAD and NXAST_REG_LOAD2 as the SET_FIELD Open vSwitch
+/// writes for them to 1.5 peers (it has no reg_load there): masked unless
+/// the load sets the whole field. `false` for any other action, or a load
+/// of a header sluice does not know.
+fn load_to_set_field(a: &[u8], out: &mut Vec<u8>) -> bool {
+    if a.len() < 14 || be16(a, 0) != 0xffff || a[4..8] != NX_VENDOR_ID.to_be_bytes() {
+        return false;
+    }
+    let b = bytes::Bytes::copy_from_slice(a);
+    let mut r = crate::wire::Reader::new(&b, ErrorCode::ACTION_BAD_LEN);
+    let Ok(Action::RegLoad(l)) = Action::decode(&mut r) else {
+        return false;
+    };
+    let m = l.masked();
+    let o = if m
+        .mask
+        .is_some_and(|x| x & l.dst.width_mask() == l.dst.width_mask())
+    {
+        Oxm::exact(l.dst, m.value)
+    } else {
+        m
+    };
+    Action::SetField(MatchEntry::Basic(o)).encode(out);
+    true
+}
+
+/// Whether instructions the 1.3 codec read from 1.5 bytes are what the
+/// translation would give: no meter instruction (1.5 refuses it) and no
+/// masked SET_FIELD at any depth (the translation reads it as loads).
+pub(crate) fn read_as_they_lie(insts: &[crate::Instruction]) -> bool {
+    fn plain(acts: &[Action]) -> bool {
+        acts.iter().all(|a| match a {
+            Action::SetField(MatchEntry::Basic(o)) => o.mask.is_none(),
+            Action::Ct(c) => plain(&c.actions),
+            Action::Clone(l) => plain(l),
+            _ => true,
+        })
+    }
+    insts.iter().all(|i| match i {
+        crate::Instruction::Meter(_) => false,
+        crate::Instruction::ApplyActions(a) | crate::Instruction::WriteActions(a) => plain(a),
+        _ => true,
+    })
+}
+
 /// An action list of 1.5 in its 1.3 form (no METER allowed: see the
-/// module doc).
+/// module doc), nested lists (`ct`'s, `clone`'s) too.
 pub(crate) fn actions_in(src: &[u8], out: &mut Vec<u8>) -> Result<()> {
+    actions_in_nested(src, out, 0)
+}
+
+fn actions_in_nested(src: &[u8], out: &mut Vec<u8>, depth: u32) -> Result<()> {
     let (list, rest) = tlvs(src);
     for (ty, a) in list {
         match ty {
             OFPAT15_METER => return Err(meter_not_here()),
             OFPAT15_COPY_FIELD if copy_field_to_reg_move(a, out) => {}
-            _ => out.extend_from_slice(a),
+            OFPAT_SET_FIELD if masked_set_field_in(a, out) => {}
+            _ => match nested_at(a) {
+                // Deeper than the decoder goes: it refuses the list.
+                Some(at) if depth + 1 < MAX_NESTING => {
+                    with_nested(a, at, out, |l, o| actions_in_nested(l, o, depth + 1))?
+                }
+                _ => out.extend_from_slice(a),
+            },
         }
     }
     out.extend_from_slice(rest);
     Ok(())
 }
 
-/// An action list of 1.3 in its 1.5 form.
+/// An action list of 1.3 in its 1.5 form, nested lists too.
 pub(crate) fn actions_out(src: &[u8], out: &mut Vec<u8>) {
     let (list, rest) = tlvs(src);
     for (_, a) in list {
-        if !reg_move_to_copy_field(a, out) {
-            out.extend_from_slice(a);
+        if reg_move_to_copy_field(a, out) || load_to_set_field(a, out) {
+            continue;
+        }
+        match nested_at(a) {
+            Some(at) => {
+                let _ = with_nested(a, at, out, |l, o| {
+                    actions_out(l, o);
+                    Ok(())
+                });
+            }
+            None => out.extend_from_slice(a),
         }
     }
     out.extend_from_slice(rest);

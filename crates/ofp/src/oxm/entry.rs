@@ -7,7 +7,7 @@ use bytes::{BufMut, Bytes};
 
 use super::{
     OxmField, ONF_EXPERIMENTER, ONF_TCP_FLAGS, OXM_CLASS_BASIC, OXM_CLASS_EXPERIMENTER,
-    OXM_CLASS_NXM_1, OXM_CLASS_PACKET_REGS,
+    OXM_CLASS_NXM_0, OXM_CLASS_NXM_1, OXM_CLASS_PACKET_REGS,
 };
 use crate::error::{BadMatchCode, ErrorCode, OfpError, Result};
 use crate::wire::Reader;
@@ -183,6 +183,9 @@ impl MatchEntry {
             .slice(len)
             .map_err(|_| OfpError::new(bad_len, "OXM longer than its container"))?;
         let nicira = match class {
+            // Open vSwitch reads NXM headers wherever it reads OXM ones
+            // (`set_field:3->in_port` is NXM_OF_IN_PORT's header).
+            OXM_CLASS_NXM_0 => OxmField::from_nxm_header_any_len(hdr & !0x1ff),
             OXM_CLASS_NXM_1 => OxmField::from_nxm_1(field),
             OXM_CLASS_PACKET_REGS => OxmField::from_packet_regs(field),
             // OpenFlow 1.5's OXM_OF_TCP_FLAGS: read in every version, as

@@ -371,7 +371,8 @@ const NXM_XXREG_NAMES: [&str; 4] = [
 const IP: &[u128] = &[0x0800, 0x86dd];
 const V4: &[u128] = &[0x0800];
 const V6: &[u128] = &[0x86dd];
-const ARP: &[u128] = &[0x0806];
+// Open vSwitch's MFP_ARP: ARP or RARP.
+const ARP: &[u128] = &[0x0806, 0x8035];
 const MPLS: &[u128] = &[0x8847, 0x8848];
 const PBB: &[u128] = &[0x88e7];
 const ON_IP: &[(OxmField, &[u128])] = &[(OxmField::EthType, IP)];
@@ -402,7 +403,7 @@ field_table! {
     fields {
         InPort = 0 { name: "in_port", info: fi(4, 32, false, false, Dec), oxm: basic(0) }
         InPhyPort = 1 { name: "in_phy_port", info: fi(4, 32, false, false, Dec), oxm: basic(1) }
-        Metadata = 2 { name: "metadata", info: fi(8, 64, true, false, Hex), oxm: basic(2) }
+        Metadata = 2 { name: "metadata", info: fi(8, 64, true, true, Hex), oxm: basic(2) }
         EthDst = 3 {
             name: "eth_dst", info: fi(6, 48, true, true, Mac), oxm: basic(3),
             nxm: nx0(1, "NXM_OF_ETH_DST"), aliases: &["dl_dst"],
