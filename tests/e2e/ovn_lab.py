@@ -119,25 +119,32 @@ def switch_trouble(text):
 
 def refused_requests(text):
     """For each distinct OFPT_ERROR in the log: the error and the request it
-    answers (the message ovn-controller sent with that xid, as vconn's debug
-    log decodes it: a bundled flow_mod or group_mod with its actions)."""
+    answers (the message ovn-controller sent earlier on the same connection
+    with that xid, as vconn's debug log decodes it: a bundled flow_mod or
+    group_mod with its actions). vconn rate-limits its debug lines, so a
+    request may be missing ("not logged"); tests/e2e/ovn_replay.py lists
+    every refused flow."""
     lines = text.splitlines()
     sent = {}
+    out = []
     for i, line in enumerate(lines):
+        tag = re.search(r"\|(vconn(?:\([^)]*\))?)\|DBG\|", line)
+        if not tag:
+            continue
         m = re.search(r"sent \(Success\): (.*)\((xid=0x[0-9a-f]+)\):(.*)", line)
-        if m:
+        if m and "ECHO" not in m.group(1):
             body = [m.group(1).strip() + m.group(3)]
             for nxt in lines[i + 1:i + 4]:
                 if re.match(r"^\d{4}-\d\d-\d\dT", nxt):
                     break
                 body.append(nxt.strip())
-            sent.setdefault(m.group(2), []).append(" | ".join(b for b in body if b))
-    out = []
-    for line in lines:
+            sent[(tag.group(1), m.group(2))] = " | ".join(b for b in body if b)
+            continue
         m = ERROR_XID.search(line)
         if m and "received" in line:
-            req = sent.get(m.group(1), ["(request not logged)"])[-1]
+            req = sent.get((tag.group(1), m.group(1)), "(request not logged: vconn's debug log is rate-limited)")
             item = f"{m.group(2)} <- {req}"
+            item = re.sub(r" \(xid=0x[0-9a-f]+\)| ?bundle_id=(0x)?[0-9a-f]+", "", item)
             if item not in out:
                 out.append(item)
     return out
@@ -148,6 +155,12 @@ def refused_requests(text):
 # with its error (refused_requests). OVN_E2E_VLOG overrides, e.g.
 # "-vvconn:file:dbg -vofctrl:file:dbg" for the flows ofctrl computes too.
 VLOG = os.environ.get("OVN_E2E_VLOG", "-vvconn:file:dbg").split()
+
+
+# OVN_E2E_LENIENT=1: trouble from a switch fails nothing (check_switches
+# returns), so a scenario goes on to its traffic: how far it gets despite
+# the errors (a debugging aid; never for the suite's verdict).
+LENIENT = os.environ.get("OVN_E2E_LENIENT") == "1"
 
 
 def ovn_env(d):
@@ -298,9 +311,11 @@ class Chassis:
         wait_until(WAIT, f"ovn-controller on {self.name} to make br-int",
                    lambda: self.vsctl("br-exists", "br-int", check=False).returncode == 0 or self.died())
         wait_until(WAIT, f"chassis {self.name} in the southbound database",
-                   lambda: self.name in self.central.sbctl("--bare", "--columns=name", "list", "chassis") or self.died())
+                   lambda: self.name in self.central.sbctl("--bare", "--columns=name", "list", "chassis")
+                   or self.died())
         if self.died():
-            raise AssertionError(f"ovn-controller on {self.name} exited ({self.controller.returncode}):\n{tail(self.log)}")
+            raise AssertionError(
+                f"ovn-controller on {self.name} exited ({self.controller.returncode}):\n{tail(self.log)}")
         return self
 
     def died(self):
@@ -452,6 +467,8 @@ class Ovn:
         from its switch (an OpenFlow error, a dropped connection; the
         requests the switch refused), or exited; with interfaces, also if a
         local database holds an interface the switch could not make."""
+        if LENIENT:
+            return
         for ch in self.chassis:
             bad = ch.trouble()
             if bad or ch.died():
