@@ -210,6 +210,14 @@ def main():
                         continue
                     n_bad += 1
                     err = error_of(out)
+                    if "OFPT_ERROR" not in out:
+                        # Open vSwitch's client did not send it (it cannot
+                        # read its own dump back): not sluice's refusal.
+                        key = ("unsent", err, shape(actions))
+                        seen.setdefault(key, [0, actions, line.strip(), set()])
+                        seen[key][0] += 1
+                        seen[key][3].add(scen)
+                        continue
                     for kind, text, e in culprits(r, match, actions, err):
                         key = (kind, e, shape(text) if kind != "match" else "match")
                         if kind == "match":
