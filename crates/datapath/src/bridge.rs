@@ -617,6 +617,7 @@ pub fn spawn_workers(
         let name = format!("{bridge}-w{n}");
         let handle = std::thread::Builder::new()
             .name(name.clone())
+            .stack_size(pipeline::WALK_STACK)
             .spawn(move || {
                 guard(
                     n,

@@ -50,3 +50,16 @@ pub use lookup::matchkey::{compile, MaskedKey};
 pub use lookup::rule::Rule;
 pub use ports::{PortState, PortTable};
 pub use snapshot::{Output, PacketInExtra, Snapshot, ToController};
+
+/// The stack a thread that walks packets through the pipeline gets (the
+/// workers): the deepest walk the resubmit limits allow is 4 096 call
+/// levels ([`exec`]'s resubmit module doc), which a release build walks
+/// in under 4 MiB and a debug build in far more (a test walks it on this
+/// stack). The pages are touched only as deep as a walk goes. The
+/// daemon's main thread, which runs packet-outs and traces, has the
+/// process's own (8 MiB by default).
+pub const WALK_STACK: usize = if cfg!(debug_assertions) {
+    512 << 20
+} else {
+    16 << 20
+};

@@ -159,3 +159,60 @@ fn trace_follows_the_resubmit() {
         vec![2, 3]
     );
 }
+
+#[test]
+fn a_forward_chain_of_resubmits_does_not_nest() {
+    // Open vSwitch forwards a chain of 100 resubmits, each to the next
+    // table (ofproto/trace, 3.1): only a resubmit to the same or an
+    // earlier table counts toward the 64 levels.
+    let chain = || {
+        let mut flows: Vec<String> = (0..100)
+            .map(|t| format!("table={t},priority=1,actions=resubmit(,{})", t + 1))
+            .collect();
+        flows.push("table=100,priority=1,actions=output:2".into());
+        let refs: Vec<&str> = flows.iter().map(String::as_str).collect();
+        let mut p = common::pipeline(101, 4, &refs);
+        assert_eq!(run(&mut p, 1), (vec![2], 0));
+        // The same chain with a resubmit back to table 0 at its end: a
+        // loop, dropped at 64 levels (Open vSwitch: "over 4096 resubmit
+        // actions" first only when the chain is longer than 64).
+        let last = flows.len() - 1;
+        flows[last] = "table=100,priority=1,actions=output:2,resubmit(,0)".into();
+        let refs: Vec<&str> = flows.iter().map(String::as_str).collect();
+        let mut p = common::pipeline(101, 4, &refs);
+        assert_eq!(run(&mut p, 1), (vec![], 1));
+    };
+    std::thread::Builder::new()
+        .stack_size(pipeline::WALK_STACK)
+        .spawn(chain)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+#[test]
+fn the_longest_walk_the_limits_allow_fits_a_walking_threads_stack() {
+    // 254 tables, each resubmitting to the next and the last to table 0:
+    // 4 096 resubmits, every one a call level (only 16 of them nest as
+    // Open vSwitch counts), walked and traced on a stack of the size the
+    // threads that walk packets get. Open vSwitch 3.1 traces the same
+    // flows to ">>>> over 4096 resubmit actions <<<<" and a drop.
+    let run_all = || {
+        let mut flows: Vec<String> = (0..253)
+            .map(|t| format!("table={t},priority=1,actions=resubmit(,{})", t + 1))
+            .collect();
+        flows.push("table=253,priority=1,actions=output:2,resubmit(,0)".into());
+        let refs: Vec<&str> = flows.iter().map(String::as_str).collect();
+        let mut p = common::pipeline(254, 4, &refs);
+        assert_eq!(run(&mut p, 1), (vec![], 1));
+        let snap = p.snapshot();
+        let t = pipeline::trace::trace(&snap, 1, &frame());
+        assert!(t.outputs.is_empty());
+    };
+    std::thread::Builder::new()
+        .stack_size(pipeline::WALK_STACK)
+        .spawn(run_all)
+        .unwrap()
+        .join()
+        .unwrap();
+}

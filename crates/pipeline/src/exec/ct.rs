@@ -250,12 +250,14 @@ impl Exec {
         // matches it ends (not the packet's other branches); `exit` ends
         // it alone. It nests like a resubmit, under the same limits.
         cx.resubmit_depth += 1;
+        cx.in_resubmit += 1;
         if (table as usize) < cx.snap.tables.len() {
             self.walk::<T, B>(table as usize, None, frame, cx, None, depth);
         } else if T {
             self.note(format!("{table:>2}. No such table: dropped."));
         }
         cx.resubmit_depth -= 1;
+        cx.in_resubmit -= 1;
         if T {
             self.indent -= 1;
         }

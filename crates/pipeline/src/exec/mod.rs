@@ -79,9 +79,12 @@ struct Ctx<'a> {
     dropped: bool,
     /// Group buckets run so far for this packet.
     buckets_run: u32,
-    /// Resubmits run so far for this packet, and how deep they nest now.
+    /// Resubmits run so far for this packet; how deep they nest now as
+    /// Open vSwitch counts it (only those to the same or an earlier table,
+    /// and recirculations); how many resubmit levels the walk is in.
     resubmits: u32,
     resubmit_depth: u32,
+    in_resubmit: u32,
     /// The packet went over the resubmit limits: dropped whole.
     failed: bool,
     /// A cached walk being replayed ([`crate::lookup::paths`]): the rules its

@@ -8,15 +8,22 @@
 //! and the actions after the resubmit go on with the packet as they left
 //! it. A table without a matching rule does nothing here.
 //!
-//! Limits, as Open vSwitch's: resubmits nest at most [`MAX_RESUBMIT_DEPTH`]
-//! deep and one packet runs at most [`MAX_RESUBMITS`] of them; past either
-//! the packet is dropped whole (what it had been sent to included) and
-//! counted in [`crate::Worker::over_limit`], so a loop of resubmits costs
-//! a bounded amount of work and never the stack.
+//! Limits, as Open vSwitch counts them (`xlate_resubmit_resource_check`):
+//! a resubmit to the current table or an earlier one nests one level
+//! deeper, one to a later table does not (a pipeline that only moves
+//! forward, as OVN's 40 tables do, never runs out of depth), and at most
+//! [`MAX_RESUBMIT_DEPTH`] levels are allowed; one packet runs at most
+//! [`MAX_RESUBMITS`] resubmits of either kind. Past either the packet is
+//! dropped whole (what it had been sent to included) and counted in
+//! [`crate::Worker::over_limit`], so a loop of resubmits costs a bounded
+//! amount of work. Each resubmit is a Rust call level: the deepest walk
+//! is [`MAX_RESUBMITS`] levels, which the threads that walk packets have
+//! the stack for ([`crate::WALK_STACK`]).
 
 use super::*;
 
-/// How deep resubmits nest (Open vSwitch's `MAX_DEPTH`).
+/// How deep resubmits to the same or an earlier table nest (Open
+/// vSwitch's `MAX_DEPTH`).
 pub const MAX_RESUBMIT_DEPTH: u32 = 64;
 /// Resubmits one packet runs (Open vSwitch's `MAX_RESUBMITS`).
 pub const MAX_RESUBMITS: u32 = MAX_RESUBMIT_DEPTH * MAX_RESUBMIT_DEPTH;
@@ -38,7 +45,9 @@ impl Exec {
                 self.note(format!(
                     "    -> the packet is dropped: over {} (Open vSwitch's limits)",
                     if cx.resubmit_depth >= MAX_RESUBMIT_DEPTH {
-                        format!("{MAX_RESUBMIT_DEPTH} nested resubmits")
+                        format!(
+                            "{MAX_RESUBMIT_DEPTH} nested resubmits to the same or an earlier table"
+                        )
                     } else {
                         format!("{MAX_RESUBMITS} resubmits")
                     }
@@ -66,13 +75,16 @@ impl Exec {
         if T {
             self.indent += 1;
         }
-        cx.resubmit_depth += 1;
+        let deepens = u32::from(table <= cx.table_id);
+        cx.resubmit_depth += deepens;
+        cx.in_resubmit += 1;
         if (table as usize) < cx.snap.tables.len() {
             self.walk::<T, B>(table as usize, lookup_port, frame, cx, None, depth);
         } else if T {
             self.note(format!("{table:>2}. No such table: nothing."));
         }
-        cx.resubmit_depth -= 1;
+        cx.resubmit_depth -= deepens;
+        cx.in_resubmit -= 1;
         if T {
             self.indent -= 1;
         }

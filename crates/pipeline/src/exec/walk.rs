@@ -84,6 +84,7 @@ impl Exec {
             buckets_run: std::mem::take(&mut self.buckets_carried),
             resubmits: 0,
             resubmit_depth: 0,
+            in_resubmit: 0,
             failed: false,
             replay,
             replayed: 0,
@@ -203,13 +204,13 @@ impl Exec {
                 if let Some(c) = tc {
                     c.hit(worker, 0, now_ns);
                 }
-                let to_controller = cx.resubmit_depth == 0 && cx.snap.miss_to_controller;
+                let to_controller = cx.in_resubmit == 0 && cx.snap.miss_to_controller;
                 if T {
                     self.note(format!(
                         "{table:>2}. No match: {}.",
                         if to_controller {
                             "to the OpenFlow 1.0-1.2 controllers (their table miss)"
-                        } else if cx.resubmit_depth == 0 {
+                        } else if cx.in_resubmit == 0 {
                             "drop (no table-miss rule)"
                         } else {
                             "nothing (a resubmit that finds no rule does nothing)"
@@ -227,7 +228,7 @@ impl Exec {
                     // Outputs made before stay; the action set does not run.
                     return Walk::Stop;
                 }
-                return if cx.resubmit_depth == 0 {
+                return if cx.in_resubmit == 0 {
                     Walk::Stop
                 } else {
                     Walk::Done

@@ -204,6 +204,7 @@ impl Worker {
             buckets_run: 0,
             resubmits: 0,
             resubmit_depth: 0,
+            in_resubmit: 0,
             failed: false,
             replay: None,
             replayed: 0,
