@@ -96,7 +96,7 @@ impl<D: Datapath> Agent<D> {
                 return self.onf_message(id, xid, &e, frame, now_ns);
             }
             M::Experimenter(e) if e.experimenter == nxt::NX_VENDOR_ID => {
-                self.nicira_message(id, &e)?
+                self.nicira_message(id, xid, &e)?
             }
             M::Experimenter(e) => self.sluice_message(id, xid, e)?,
             // Messages only a switch sends.
@@ -496,10 +496,13 @@ impl<D: Datapath> Agent<D> {
     /// sends no continuations (`controller(pause)` is refused), so there
     /// is nothing to resume. A packet-in is `OFPBRC_BAD_TYPE` (only a
     /// switch sends one), another subtype `OFPBRC_BAD_EXP_TYPE` (Open
-    /// vSwitch's `OFPBRC_BAD_SUBTYPE`).
+    /// vSwitch's `OFPBRC_BAD_SUBTYPE`). NXT_TLV_TABLE_MOD changes the
+    /// pipeline's Geneve option table (a slave's is `OFPBRC_IS_SLAVE`),
+    /// NXT_TLV_TABLE_REQUEST is answered with it ([`pipeline::tlv`]).
     pub(crate) fn nicira_message(
         &mut self,
         id: ConnId,
+        xid: u32,
         e: &ofp::msg::simple::ExperimenterMsg,
     ) -> Result<(), ErrorCode> {
         match e.exp_type {
@@ -521,6 +524,17 @@ impl<D: Datapath> Agent<D> {
             nxt::NxtMsg::CtFlush(f) => {
                 let n = ctflush::flush(self.pipeline.conntrack(), &f);
                 tracing::debug!(conn = id, ?f, flushed = n, "NXT_CT_FLUSH");
+            }
+            nxt::NxtMsg::TlvTableMod(m) => {
+                if self.is_slave(id) {
+                    return Err(brc(BadRequestCode::IsSlave));
+                }
+                self.pipeline.tlv.apply(&m)?;
+                tracing::debug!(conn = id, ?m, "NXT_TLV_TABLE_MOD");
+            }
+            nxt::NxtMsg::TlvTableRequest => {
+                let reply = nxt::NxtMsg::TlvTableReply(self.pipeline.tlv.reply()).message();
+                self.send(id, &reply, xid);
             }
             _ => return Err(brc(BadRequestCode::BadType)),
         }

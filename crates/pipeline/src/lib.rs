@@ -28,6 +28,8 @@
 //!   touch.
 //! * [`trace`] tells what the pipeline does with one packet, step by step,
 //!   changing nothing.
+//! * [`tlv`] is the Geneve option table (which option each
+//!   `tun_metadataN` field stands for).
 
 pub mod bucket;
 pub mod control;
@@ -40,6 +42,7 @@ pub mod lookup;
 pub mod meter;
 pub mod ports;
 pub mod snapshot;
+pub mod tlv;
 pub mod trace;
 pub mod validate;
 

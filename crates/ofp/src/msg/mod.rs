@@ -15,6 +15,7 @@ pub mod nxt;
 pub mod simple;
 pub mod sluice;
 pub mod table_features;
+pub mod tlv_table;
 
 use bytes::{BufMut, Bytes};
 

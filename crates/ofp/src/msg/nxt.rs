@@ -29,6 +29,8 @@
 //!   order (`ofputil_put_packet_in` and `ofputil_encode_nx_packet_in2` in
 //!   lib/ofp-packet.c; the buffer id after FULL_LEN as Open vSwitch wrote
 //!   it while it still buffered, in 2.6).
+//! * `NXT_TLV_TABLE_MOD`, `_REQUEST` and `_REPLY` (24-26): the Geneve
+//!   option table, [`super::tlv_table`].
 //! * `NXT_RESUME` (28) is recognised and nothing more (sluice's agent
 //!   refuses it: no continuations without `controller(pause)`).
 //!
@@ -56,6 +58,8 @@ use crate::msg::Message;
 use crate::oxm::{Match, MatchEntry, Oxm, OxmField};
 use crate::port::{port_no, NO_BUFFER};
 use crate::wire::{pad8, pad_to_8, zeros, Reader};
+
+use super::tlv_table as tlv;
 
 pub use crate::action::{NXBRC_MUST_BE_ZERO, NX_VENDOR_ID};
 
@@ -169,6 +173,12 @@ pub enum NxtMsg {
     CtFlushZone(u16),
     /// NXT_CT_FLUSH: flush the connections that match.
     CtFlush(super::ct_flush::CtFlush),
+    /// NXT_TLV_TABLE_MOD ([`super::tlv_table`]).
+    TlvTableMod(super::tlv_table::TlvTableMod),
+    /// NXT_TLV_TABLE_REQUEST.
+    TlvTableRequest,
+    /// NXT_TLV_TABLE_REPLY.
+    TlvTableReply(super::tlv_table::TlvTableReply),
 }
 
 fn bad_len(why: &'static str) -> OfpError {
@@ -224,6 +234,11 @@ impl NxtMsg {
             NXT_RESUME => Ok(NxtMsg::Resume(data.clone())),
             NXT_CT_FLUSH_ZONE => super::ct_flush::decode_flush_zone(data).map(NxtMsg::CtFlushZone),
             NXT_CT_FLUSH => super::ct_flush::CtFlush::decode(data).map(NxtMsg::CtFlush),
+            tlv::NXT_TLV_TABLE_MOD => tlv::TlvTableMod::decode(data).map(NxtMsg::TlvTableMod),
+            tlv::NXT_TLV_TABLE_REQUEST => {
+                tlv::decode_request(data).map(|_| NxtMsg::TlvTableRequest)
+            }
+            tlv::NXT_TLV_TABLE_REPLY => tlv::TlvTableReply::decode(data).map(NxtMsg::TlvTableReply),
             _ => Err(OfpError::new(
                 ErrorCode::BadRequest(BadRequestCode::BadExpType),
                 "unknown Nicira message subtype",
@@ -252,6 +267,17 @@ impl NxtMsg {
                 experimenter(NXT_CT_FLUSH_ZONE, b)
             }
             NxtMsg::CtFlush(f) => experimenter(NXT_CT_FLUSH, f.encode()),
+            NxtMsg::TlvTableMod(m) => {
+                let mut b = Vec::new();
+                m.encode(&mut b);
+                experimenter(tlv::NXT_TLV_TABLE_MOD, b)
+            }
+            NxtMsg::TlvTableRequest => experimenter(tlv::NXT_TLV_TABLE_REQUEST, Vec::new()),
+            NxtMsg::TlvTableReply(r) => {
+                let mut b = Vec::new();
+                r.encode(&mut b);
+                experimenter(tlv::NXT_TLV_TABLE_REPLY, b)
+            }
         }
     }
 }

@@ -165,7 +165,7 @@ fn masked_set_field_in(a: &[u8], out: &mut Vec<u8>) -> bool {
     }
     let h = u32::from_be_bytes([a[4], a[5], a[6], a[7]]);
     let n = (h & 0xff) as usize;
-    if h & 0x100 == 0 || n % 2 != 0 || n > 32 || 8 + n > a.len() {
+    if h & 0x100 == 0 || !n.is_multiple_of(2) || n > 32 || 8 + n > a.len() {
         return false;
     }
     let w = n / 2;

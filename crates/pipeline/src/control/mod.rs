@@ -184,6 +184,8 @@ pub struct Pipeline {
     conntrack: Arc<conntrack::Tracker>,
     /// Where what a big change leaves to free goes ([`crate::garbage`]).
     disposer: crate::garbage::Disposer,
+    /// The Geneve option table ([`crate::tlv`]).
+    pub tlv: crate::tlv::TlvTable,
 }
 
 impl Pipeline {
@@ -215,6 +217,7 @@ impl Pipeline {
                 config.ct_limits,
             )),
             disposer: Default::default(),
+            tlv: Default::default(),
         }
     }
 
