@@ -30,8 +30,6 @@ SWITCHES = ("ovs", "sluice")
 _LB = ("the load balancer's group type=select,selection_method=dp_hash,bucket=...,actions=ct(commit,table=N,"
        "zone=NXM_NX_REG13[0..15],nat(dst=IP:PORT),exec(set_field:0x2/0x2->ct_mark)) gets OFPBPC_BAD_EXPERIMENTER "
        "(the selection_method group property), so the whole bundle is refused")
-_DHCP = ("OFPBAC_BAD_ARGUMENT for the DHCP flow's controller(userdata=...,pause) (put_dhcp_opts' continuation), "
-         "so the whole bundle is refused")
 _PATCH = ("the database refuses the patch ports to br-ex: 'interface type \"patch\" is not supported by "
           "sluice (system, vxlan, geneve)'")
 _GENEVE = ("the database refuses OVN's Geneve ports (options csum=true, key=flow, remote_ip=IP): 'no such "
@@ -211,7 +209,7 @@ exit 0
 """
 
 
-@pytest.mark.parametrize("switch", on(*SWITCHES, sluice=_DHCP))
+@pytest.mark.parametrize("switch", on(*SWITCHES))
 def test_ovn_dhcp(ovn, switch, need, tmp_path):
     """OVN's native DHCP: vm1 has no address; dhclient gets the one of its
     logical port, with the router and lease time of the DHCP_Options, and

@@ -137,8 +137,13 @@ impl<D: Datapath> Agent<D> {
         };
         let uses = |f| self.conns.values().any(|c| to(c) && format(c) == f);
         let nxt = uses(PacketInFormat::Nxt).then(|| NxPacketIn::from_packet_in(&pin).message());
-        let nxt2 = uses(PacketInFormat::Nxt2)
-            .then(|| PacketIn2::from_packet_in(&pin, extra.userdata.clone()).message());
+        let nxt2 = uses(PacketInFormat::Nxt2).then(|| {
+            PacketIn2 {
+                continuation: extra.continuation.clone(),
+                ..PacketIn2::from_packet_in(&pin, extra.userdata.clone())
+            }
+            .message()
+        });
         let standard = uses(PacketInFormat::Standard).then(|| Message::PacketIn(pin));
         for c in self.conns.values_mut() {
             if to(c) && c.packet_in_allowed(now_ns) {

@@ -492,11 +492,10 @@ impl<D: Datapath> Agent<D> {
     /// format and the controller id of the connection (for a slave too,
     /// as in Open vSwitch), NXT_CT_FLUSH_ZONE and NXT_CT_FLUSH (connections
     /// taken out of the pipeline's tracker, [`ctflush`]; a slave's too, no
-    /// reply). NXT_RESUME is `NXR_NOT_SUPPORTED`: sluice
-    /// sends no continuations (`controller(pause)` is refused), so there
-    /// is nothing to resume. A packet-in is `OFPBRC_BAD_TYPE` (only a
+    /// reply). A packet-in is `OFPBRC_BAD_TYPE` (only a
     /// switch sends one), another subtype `OFPBRC_BAD_EXP_TYPE` (Open
-    /// vSwitch's `OFPBRC_BAD_SUBTYPE`). NXT_TLV_TABLE_MOD changes the
+    /// vSwitch's `OFPBRC_BAD_SUBTYPE`). NXT_RESUME goes on with a paused
+    /// walk ([`Self::resume`]). NXT_TLV_TABLE_MOD changes the
     /// pipeline's Geneve option table (a slave's is `OFPBRC_IS_SLAVE`),
     /// NXT_TLV_TABLE_REQUEST is answered with it ([`pipeline::tlv`]).
     pub(crate) fn nicira_message(
@@ -506,7 +505,7 @@ impl<D: Datapath> Agent<D> {
         e: &ofp::msg::simple::ExperimenterMsg,
     ) -> Result<(), ErrorCode> {
         match e.exp_type {
-            nxt::NXT_RESUME => return Err(nxt::NXR_NOT_SUPPORTED),
+            nxt::NXT_RESUME => return self.resume(&e.data),
             nxt::NXT_PACKET_IN | nxt::NXT_PACKET_IN2 => return Err(brc(BadRequestCode::BadType)),
             _ => {}
         }
@@ -538,6 +537,39 @@ impl<D: Datapath> Agent<D> {
             }
             _ => return Err(brc(BadRequestCode::BadType)),
         }
+        Ok(())
+    }
+
+    /// NXT_RESUME: the body is NXT_PACKET_IN2's properties as the
+    /// controller sends them back (the packet, its metadata with the
+    /// ingress port, the continuation); the paused walk goes on in the
+    /// datapath ([`pipeline::continuation`]). A continuation sluice did
+    /// not write, or wrote in another process (`NXR_STALE`), is refused.
+    /// A slave may resume, as in Open vSwitch (`handle_nxt_resume` takes
+    /// it from any connection).
+    fn resume(&mut self, body: &Bytes) -> Result<(), ErrorCode> {
+        let p = nxt::PacketIn2::decode(body).map_err(|e| e.code)?;
+        if p.continuation.is_empty() {
+            return Err(brc(BadRequestCode::BadLen));
+        }
+        let c =
+            pipeline::continuation::Continuation::decode(&p.continuation).map_err(|e| e.code)?;
+        let mut in_port = port_no::CONTROLLER;
+        let mut fields = Vec::new();
+        for e in &p.metadata.entries {
+            if let ofp::MatchEntry::Basic(o) = e {
+                match o.field {
+                    ofp::oxm::OxmField::InPort => in_port = o.value as u32,
+                    ofp::oxm::OxmField::NxmInPort => {
+                        in_port = ofp::action::Resubmit::port_from_u16(o.value as u16)
+                    }
+                    _ => fields.push(*o),
+                }
+            }
+        }
+        self.publish();
+        // A full datapath queue drops the packet, as for a PACKET_OUT.
+        let _ = self.datapath.resume(in_port, c, fields, p.data);
         Ok(())
     }
 

@@ -170,6 +170,20 @@ pub trait Datapath {
     /// Hands a PACKET_OUT to the datapath to run and send; false if the
     /// datapath's queue is full (the packet is then not sent).
     fn packet_out(&self, in_port: u32, actions: Vec<Action>, frame: Bytes) -> bool;
+    /// Hands an NXT_RESUME to the datapath: the paused walk `c` goes on
+    /// with `frame` from `in_port`, `fields` (the controller's registers,
+    /// metadata, ...) over the frozen ones ([`pipeline::Worker::resume`]);
+    /// false if it could not be queued.
+    fn resume(
+        &self,
+        in_port: u32,
+        c: pipeline::continuation::Continuation,
+        fields: Vec<ofp::oxm::Oxm>,
+        frame: Bytes,
+    ) -> bool {
+        let _ = (in_port, c, fields, frame);
+        false
+    }
     /// A port's counters (None: no such port).
     fn port_stats(&self, port_no: u32) -> Option<PortStats>;
     /// A queue's counters: (tx_bytes, tx_packets, tx_errors), None if the

@@ -31,6 +31,9 @@ pub struct PacketOutJob {
     pub in_port: u32,
     pub actions: Vec<Action>,
     pub frame: Vec<u8>,
+    /// NXT_RESUME: the paused walk to go on with (`actions` is empty),
+    /// and the fields the controller sent back.
+    pub resume: Option<Box<(pipeline::continuation::Continuation, Vec<ofp::oxm::Oxm>)>>,
 }
 
 pub use netdev::os::EventFd;

@@ -149,6 +149,22 @@ impl Datapath for Bridge {
             in_port,
             actions,
             frame: frame.to_vec(),
+            resume: None,
+        })
+    }
+
+    fn resume(
+        &self,
+        in_port: u32,
+        c: pipeline::continuation::Continuation,
+        fields: Vec<ofp::oxm::Oxm>,
+        frame: Bytes,
+    ) -> bool {
+        self.channels.to_datapath(PacketOutJob {
+            in_port,
+            actions: Vec::new(),
+            frame: frame.to_vec(),
+            resume: Some(Box::new((c, fields))),
         })
     }
 

@@ -511,8 +511,12 @@ impl BridgeWorker {
                         break;
                     };
                     jobs += 1;
-                    let outs =
-                        exec.packet_out(&snap, job.in_port, &job.actions, &mut job.frame, now);
+                    let outs = match &job.resume {
+                        Some(r) => exec.resume(&snap, job.in_port, &r.0, &r.1, &mut job.frame, now),
+                        None => {
+                            exec.packet_out(&snap, job.in_port, &job.actions, &mut job.frame, now)
+                        }
+                    };
                     let mut out = Emit {
                         ports: &mut self.ports,
                         tx,

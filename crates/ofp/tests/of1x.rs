@@ -684,8 +684,12 @@ fn loads_as_15_reads_them(acts: &[Action]) -> Vec<Action> {
             // A masked SET_FIELD is read as the loads of its runs of ones
             // (the codec carries masks the validation refuses).
             Action::SetField(ofp::oxm::MatchEntry::Basic(o))
-                if o.mask.is_some_and(|m| m != 0 && o.value & !m == 0)
-                    && o.field != OxmField::TcpFlags =>
+                if o.mask.is_some_and(|m| {
+                    m != 0
+                        && o.value & !m == 0
+                        && (m == o.field.width_mask() || m & !o.field.full_mask() == 0)
+                }) && o.field != OxmField::TcpFlags
+                    && o.field.info().is_some_and(|i| i.settable) =>
             {
                 let mut m = o.mask.unwrap_or(0);
                 if m == o.field.width_mask() {

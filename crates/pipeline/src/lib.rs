@@ -32,6 +32,7 @@
 //!   `tun_metadataN` field stands for).
 
 pub mod bucket;
+pub mod continuation;
 pub mod control;
 pub mod describe;
 pub mod edit;

@@ -126,6 +126,9 @@ pub struct PacketInExtra {
     /// [`Output::tunnel`]).
     pub tun_ipv4_src: u32,
     pub tun_ipv6_src: u128,
+    /// `controller(pause)`'s continuation: `NXPINT_CONTINUATION`'s value
+    /// ([`crate::continuation`]); empty for any other packet-in.
+    pub continuation: bytes::Bytes,
 }
 
 impl PacketInExtra {

@@ -277,10 +277,6 @@ fn actions_with<G, M>(
                 let mut copy = *facts;
                 actions_with(inner, packets, cx, &mut copy)?;
             }
-            Action::Controller(c) if c.pause => return Err(err(
-                ErrorCode::BadAction(BadActionCode::BadArgument),
-                "controller(pause) needs continuations (NXT_RESUME), which sluice does not have",
-            )),
             Action::Controller(c)
                 if c.meter_id != ofp::action::NX_CTLR_NO_METER
                     && !cx.meters.contains_key(&c.meter_id) =>

@@ -237,7 +237,13 @@ fn nicira_settings_and_refusals() {
             nx_raw(nxt::NXT_SET_CONTROLLER_ID, &[0, 5]),
             ErrorCode::BAD_LEN,
         ),
-        (nx_raw(nxt::NXT_RESUME, &[0; 8]), nxt::NXR_NOT_SUPPORTED),
+        // A property of length 0: not NXT_PACKET_IN2's properties.
+        (nx_raw(nxt::NXT_RESUME, &[0; 8]), ErrorCode::BAD_LEN),
+        // A packet without a continuation: nothing to resume.
+        (
+            nx_raw(nxt::NXT_RESUME, &[0, 0, 0, 5, 0xaa, 0, 0, 0]),
+            ErrorCode::BAD_LEN,
+        ),
         (
             nx_raw(nxt::NXT_PACKET_IN2, &[0; 8]),
             ErrorCode::BadRequest(BadRequestCode::BadType),

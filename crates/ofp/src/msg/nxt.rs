@@ -24,15 +24,17 @@
 //!   all ones), `REASON` (5, u8), `METADATA` (6, OXM fields without an
 //!   `ofp_match` header: in_port and the packet's non-zero pipeline
 //!   fields), `USERDATA` (7, `controller(userdata=...)`'s bytes, only
-//!   when there are some) and `CONTINUATION` (8, kept as bytes: sluice
-//!   never pauses, so it never sends one). Written in Open vSwitch's
+//!   when there are some) and `CONTINUATION` (8, `controller(pause)`'s
+//!   frozen walk, opaque bytes: four of padding then nested properties,
+//!   see the pipeline's `continuation`). Written in Open vSwitch's
 //!   order (`ofputil_put_packet_in` and `ofputil_encode_nx_packet_in2` in
 //!   lib/ofp-packet.c; the buffer id after FULL_LEN as Open vSwitch wrote
 //!   it while it still buffered, in 2.6).
 //! * `NXT_TLV_TABLE_MOD`, `_REQUEST` and `_REPLY` (24-26): the Geneve
 //!   option table, [`super::tlv_table`].
-//! * `NXT_RESUME` (28) is recognised and nothing more (sluice's agent
-//!   refuses it: no continuations without `controller(pause)`).
+//! * `NXT_RESUME` (28): NXT_PACKET_IN2's properties as the controller
+//!   sends a paused packet back ([`PacketIn2::decode`] reads them); the
+//!   agent resumes the walk.
 //!
 //! Another Nicira subtype is `OFPBRC_BAD_EXP_TYPE`, the code Open vSwitch
 //! names `OFPBRC_BAD_SUBTYPE` (1,4). Decoding is as loose as Open
@@ -525,7 +527,7 @@ impl PacketIn2 {
         experimenter(NXT_PACKET_IN2, b)
     }
 
-    fn decode(data: &Bytes) -> Result<PacketIn2> {
+    pub fn decode(data: &Bytes) -> Result<PacketIn2> {
         let mut r = Reader::new(data, ErrorCode::BAD_LEN);
         let mut p = PacketIn2 {
             data: Bytes::new(),

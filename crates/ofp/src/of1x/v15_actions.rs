@@ -157,8 +157,8 @@ fn get_be(b: &[u8]) -> u128 {
 /// form Open vSwitch gives such a write when it dumps it to an older
 /// version. A mask of the whole field is the unmasked SET_FIELD. `false`
 /// (the action left as it is, for the decoder to judge) for an unmasked
-/// one, an experimenter or unknown field, an empty mask, value bits
-/// outside the mask or non-zero padding.
+/// one, an experimenter, unknown or read-only field, an empty mask, value bits
+/// outside the mask, mask bits beyond the field's or non-zero padding.
 fn masked_set_field_in(a: &[u8], out: &mut Vec<u8>) -> bool {
     if a.len() < 8 {
         return false;
@@ -170,7 +170,7 @@ fn masked_set_field_in(a: &[u8], out: &mut Vec<u8>) -> bool {
     }
     let w = n / 2;
     let exact = (h & !0x1ff) | w as u32;
-    let Some(f) = OxmField::from_nxm_header(exact) else {
+    let Some(f) = OxmField::from_nxm_header(exact).filter(|&f| crate::action::loadable(f)) else {
         return false;
     };
     let (value, mask) = (get_be(&a[8..8 + w]), get_be(&a[8 + w..8 + n]));
@@ -187,6 +187,9 @@ fn masked_set_field_in(a: &[u8], out: &mut Vec<u8>) -> bool {
         let len = (out.len() - start) as u16;
         out[start + 2..start + 4].copy_from_slice(&len.to_be_bytes());
         return true;
+    }
+    if mask & !f.full_mask() != 0 {
+        return false;
     }
     let mut m = mask;
     while m != 0 {

@@ -25,7 +25,7 @@ impl Exec {
         cx: &mut Ctx<'_>,
         depth: u32,
     ) {
-        for a in list {
+        for (i, a) in list.iter().enumerate() {
             if T && !matches!(a, Action::Output { .. } | Action::Group(_)) {
                 self.note(ofp::text::format_action(a));
             }
@@ -128,6 +128,9 @@ impl Exec {
                 Action::Resubmit(r) => {
                     self.resubmit::<T, _>(r, frame, cx, depth);
                     if cx.dropped || cx.exited {
+                        if cx.paused {
+                            self.freeze_actions(cx, &list[i + 1..]);
+                        }
                         return;
                     }
                 }
@@ -142,6 +145,9 @@ impl Exec {
                 Action::SetField(MatchEntry::Other(_)) | Action::Experimenter { .. } => {}
                 _ => {
                     if self.run_rare::<T, B>(a, frame, cx, depth) {
+                        if cx.paused {
+                            self.freeze_actions(cx, &list[i + 1..]);
+                        }
                         return;
                     }
                 }
@@ -199,6 +205,10 @@ impl Exec {
                     return true;
                 }
             }
+            Action::Controller(c) if c.pause => {
+                self.pause::<T>(c, frame, cx, depth);
+                return true;
+            }
             Action::Controller(c) => self.controller::<T>(c, frame, cx),
             Action::Multipath(m) => self.multipath::<T, _>(m, frame, cx),
             Action::Bundle(b) => self.bundle::<T, _>(b, frame, cx),
@@ -230,7 +240,7 @@ impl Exec {
             | Action::Experimenter { .. } => {}
             Action::Ct(c) => {
                 self.conntrack::<T, B>(c, frame, cx, depth);
-                if cx.dropped || cx.failed {
+                if cx.dropped || cx.failed || cx.paused {
                     return true;
                 }
             }

@@ -262,6 +262,8 @@ impl Exec {
             self.indent -= 1;
         }
         (cx.table_id, cx.cookie, cx.table_miss, cx.exited) = outer;
+        // A pause in the recirculation stops the packet's other branches.
+        cx.exited |= cx.paused;
         if !cx.failed {
             // A meter's drop in the copy is the copy's.
             cx.dropped = false;

@@ -48,6 +48,7 @@ mod learn;
 mod multipath;
 mod nicira;
 mod output;
+mod pause;
 mod resubmit;
 mod walk;
 mod worker;
@@ -97,6 +98,11 @@ struct Ctx<'a> {
     exited: bool,
     /// How deep `clone`s nest now.
     clone_depth: u32,
+    /// `controller(pause)` ran: the walk unwinds, each level freezing
+    /// what it had left ([`Exec::frozen`]); `exited` is set with it.
+    paused: bool,
+    /// The action set is running (no pause there).
+    in_action_set: bool,
 }
 
 impl<'a> Ctx<'a> {
@@ -165,6 +171,10 @@ struct Exec {
     /// The packet's stack for `push` and `pop`, as Open vSwitch keeps it:
     /// each value's bytes then their count (see [`nicira`]).
     stack: Vec<u8>,
+    /// What a paused walk left, innermost level first, and the index in
+    /// `outputs` of its packet-in ([`continuation`]).
+    frozen: Vec<crate::continuation::Frame>,
+    pause_output: Option<usize>,
     /// This packet ran a `ct`: its walk is not recorded ([`crate::lookup::paths`]).
     uncacheable: bool,
 }
@@ -214,6 +224,8 @@ impl Exec {
             buckets_carried: 0,
             buckets_used: 0,
             stack: Vec::new(),
+            frozen: Vec::new(),
+            pause_output: None,
             uncacheable: false,
         }
     }

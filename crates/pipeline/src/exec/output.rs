@@ -55,6 +55,7 @@ impl Exec {
             metadata: self.metadata,
             tun_ipv4_src: self.tun.ipv4_src,
             tun_ipv6_src: self.tun.ipv6_src,
+            continuation: bytes::Bytes::new(),
         };
         (!e.is_empty()).then(|| Arc::new(e))
     }

@@ -91,12 +91,20 @@ impl Exec {
             record,
             exited: false,
             clone_depth: 0,
+            paused: false,
+            in_action_set: false,
         };
         let walked = self.walk::<T, B>(0, None, frame, &mut cx, emc, 0);
         if cx.failed {
             // As Open vSwitch: a packet over the resubmit limits is dropped
             // whole, whatever it had been sent to.
             self.outputs.clear();
+            self.buckets_used = cx.buckets_run;
+            return walked;
+        }
+        if cx.paused {
+            // The action set is frozen with the rest ([`pause`]).
+            self.finish_pause(&cx);
             self.buckets_used = cx.buckets_run;
             return walked;
         }
@@ -114,6 +122,7 @@ impl Exec {
                 self.note(format!("Action set: {}", ofp::text::format_actions(&list)));
                 self.indent += 1;
             }
+            cx.in_action_set = true;
             self.run_actions::<T, _>(&list, frame, &mut cx, 0);
             if T {
                 self.indent -= 1;
@@ -248,7 +257,7 @@ impl Exec {
             cx.rule_id = rule.id;
             cx.table_miss = rule.table_miss;
             let mut goto = None;
-            for ins in rule.instructions.iter() {
+            for (k, ins) in rule.instructions.iter().enumerate() {
                 match ins {
                     Instruction::Meter(m) => {
                         if T {
@@ -276,7 +285,16 @@ impl Exec {
                         }
                         if cx.exited {
                             // Not this flow's other instructions, nor
-                            // any table after (the action set does run).
+                            // any table after (the action set does run,
+                            // unless the walk paused: then they are all
+                            // frozen for NXT_RESUME).
+                            if cx.paused {
+                                self.freeze_instructions(
+                                    table as u8,
+                                    rule.cookie,
+                                    &rule.instructions[k + 1..],
+                                );
+                            }
                             if T {
                                 self.indent -= 1;
                             }

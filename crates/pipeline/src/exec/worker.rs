@@ -9,7 +9,7 @@ use super::*;
 pub struct Worker {
     /// This worker's counter slot.
     pub id: usize,
-    exec: Exec,
+    pub(super) exec: Exec,
     emc: Option<Emc>,
     paths: Option<crate::lookup::paths::Paths>,
     ahead: crate::lookup::lookahead::Ahead,
@@ -211,6 +211,8 @@ impl Worker {
             record: false,
             exited: false,
             clone_depth: 0,
+            paused: false,
+            in_action_set: false,
         };
         e.run_actions::<false, _>(actions, frame, &mut cx, 0);
         let mut buckets = cx.buckets_run;
