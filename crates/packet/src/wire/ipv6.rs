@@ -1,10 +1,13 @@
-//! IPv6 (RFC 8200), the fixed 40 bytes; extension headers are the
-//! parser's.
+//! IPv6 (RFC 8200), the fixed 40 bytes; of the extension headers, the
+//! first two bytes most begin with and the fragment header (walking the
+//! chain is the parser's).
 
 use super::header;
 
 /// Bytes of the fixed header.
 pub const LEN: usize = 40;
+/// Bytes of a fragment header.
+pub const FRAGMENT_LEN: usize = 8;
 
 header! {
     /// An IPv6 header's fixed 40 bytes.
@@ -58,4 +61,26 @@ impl<T: core::borrow::BorrowMut<[u8; 40]>> Ipv6<T> {
         let w = (self.vtcfl() & 0xfff0_0000) | (label & 0x000f_ffff);
         self.set_vtcfl(w);
     }
+}
+
+header! {
+    /// The first two bytes of a hop-by-hop, routing or destination options
+    /// header (RFC 8200 4.3, 4.4, 4.6; AH counts its length otherwise).
+    ExtHeader, 2;
+    /// The header that follows.
+    next_header, set_next_header: u8 @ 0;
+    /// Length in 8-byte units, the first 8 not counted.
+    len8, set_len8: u8 @ 1;
+}
+
+header! {
+    /// A fragment header (RFC 8200 4.5).
+    Fragment, 8;
+    /// The header that follows.
+    next_header, set_next_header: u8 @ 0;
+    /// Fragment offset (13 bits, 8-byte units), 2 reserved bits, and M
+    /// (more fragments, the low bit).
+    offset_more, set_offset_more: u16 @ 2;
+    /// Identification.
+    ident, set_ident: u32 @ 4;
 }
