@@ -424,27 +424,25 @@ fn parse_inner(b: &[u8], v6: bool, quoted: bool) -> Option<Parsed> {
 mod tests {
     use super::*;
 
-    fn v4_tcp(flags: u8, opts: &[u8]) -> Vec<u8> {
-        let thl = 20 + opts.len();
-        let mut p = vec![0u8; 20 + thl];
-        p[0] = 0x45;
-        p[2..4].copy_from_slice(&((20 + thl) as u16).to_be_bytes());
-        p[9] = 6;
-        p[12..16].copy_from_slice(&[10, 0, 0, 1]);
-        p[16..20].copy_from_slice(&[10, 0, 0, 2]);
-        p[20..22].copy_from_slice(&1234u16.to_be_bytes());
-        p[22..24].copy_from_slice(&80u16.to_be_bytes());
-        p[24..28].copy_from_slice(&100u32.to_be_bytes());
-        p[32] = ((thl / 4) as u8) << 4;
-        p[33] = flags;
-        p[34..36].copy_from_slice(&500u16.to_be_bytes());
-        p[40..].copy_from_slice(opts);
-        p
+    use crate::build::{self, Ip, Seg};
+
+    /// 10.0.0.1:1234 to 10.0.0.2:80, sequence 100, window 500, no payload.
+    fn v4_tcp(flags: u8, wscale: Option<u8>) -> Vec<u8> {
+        let s = Seg {
+            sport: 1234,
+            dport: 80,
+            seq: 100,
+            ack: 0,
+            flags,
+            win: 500,
+            wscale,
+        };
+        build::tcp(Ip::V4([10, 0, 0, 1]), Ip::V4([10, 0, 0, 2]), &s, 0)
     }
 
     #[test]
     fn tcp_with_window_scale() {
-        let p = v4_tcp(0x02, &[1, 3, 3, 7]);
+        let p = v4_tcp(0x02, Some(7));
         let Parsed::Ok {
             key,
             l4: L4::Tcp(t),
@@ -463,7 +461,7 @@ mod tests {
 
     #[test]
     fn truncated_is_bad_and_never_panics() {
-        let p = v4_tcp(0x10, &[]);
+        let p = v4_tcp(0x10, None);
         for n in 0..p.len() {
             assert_eq!(parse(&p[..n], false), Parsed::Bad, "{n}");
             let _ = parse(&p[..n], true);
@@ -475,26 +473,17 @@ mod tests {
         // An ICMPv6 error whose quoted packet is 6 bytes (found by the
         // conntrack fuzz target: the quoted header's next-header byte was
         // read unchecked).
-        let mut p = vec![0u8; 40 + 8 + 6];
-        p[0] = 0x60;
-        p[4..6].copy_from_slice(&14u16.to_be_bytes());
-        p[6] = 58;
-        p[40] = 1;
-        p[48] = 0x60;
-        p[52..54].copy_from_slice(&100u16.to_be_bytes());
+        // The quoted IPv6 header's first 6 bytes (payload length 100).
+        let quoted = [0x60, 0, 0, 0, 0, 100];
+        let p = build::icmp(Ip::V6([0; 16]), Ip::V6([0; 16]), 1, 0, [0; 4], &quoted);
+        assert_eq!(p.len(), 40 + 8 + 6);
         assert_eq!(parse(&p, true), Parsed::Bad);
     }
 
     #[test]
     fn icmp_echo_reverses_to_its_reply() {
-        let mut p = vec![0u8; 28];
-        p[0] = 0x45;
-        p[2..4].copy_from_slice(&28u16.to_be_bytes());
-        p[9] = 1;
-        p[12..16].copy_from_slice(&[10, 0, 0, 1]);
-        p[16..20].copy_from_slice(&[10, 0, 0, 2]);
-        p[20] = 8;
-        p[24..26].copy_from_slice(&77u16.to_be_bytes());
+        let (a, b) = (Ip::V4([10, 0, 0, 1]), Ip::V4([10, 0, 0, 2]));
+        let p = build::icmp(a, b, 8, 0, [0, 77, 0, 0], &[]);
         let Parsed::Ok { key, .. } = parse(&p, false) else {
             panic!()
         };
