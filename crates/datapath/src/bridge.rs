@@ -654,7 +654,8 @@ mod tests {
     use pipeline::{Config, Pipeline, PortState};
 
     fn frame(dst: u8, src: u8) -> Vec<u8> {
-        let mut f = vec![2, 0, 0, 0, 0, dst, 2, 0, 0, 0, 0, src, 0x88, 0xb5];
+        let mac = |b: u8| 0x0200_0000_0000 | b as u64;
+        let mut f = packet::wire::build::ethernet(mac(dst), mac(src), None, 0x88b5, &[]);
         f.resize(60, 0);
         f
     }

@@ -684,15 +684,7 @@ mod tests {
     }
 
     fn frame(dst: u64, src: u64, tag: Option<(u16, u16)>) -> Vec<u8> {
-        let mut f = dst.to_be_bytes()[2..].to_vec();
-        f.extend_from_slice(&src.to_be_bytes()[2..]);
-        if let Some((tpid, tci)) = tag {
-            f.extend_from_slice(&tpid.to_be_bytes());
-            f.extend_from_slice(&tci.to_be_bytes());
-        }
-        f.extend_from_slice(&[0x88, 0xb5]);
-        f.resize(f.len() + 50, 0xee);
-        f
+        packet::wire::build::ethernet_tags(dst, src, tag.as_slice(), 0x88b5, &[0xee; 50])
     }
 
     /// Where [`switch`] sends a frame: (port, VID it leaves with, or None

@@ -744,9 +744,8 @@ mod tests {
     }
 
     fn frame(dst: [u8; 6], src: [u8; 6]) -> Vec<u8> {
-        let mut f = dst.to_vec();
-        f.extend_from_slice(&src);
-        f.extend_from_slice(&[0x88, 0xb5]);
+        use packet::wire::build::{ethernet, mac};
+        let mut f = ethernet(mac(dst), mac(src), None, 0x88b5, &[]);
         f.resize(60, 0);
         f
     }

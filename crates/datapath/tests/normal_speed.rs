@@ -9,22 +9,31 @@ use std::time::{Duration, Instant};
 
 use datapath::{Backend, Bridge, BridgeWorker, PortSpec};
 use netdev::memory::{MemoryPort, Wire};
+use packet::wire::build as wb;
+use packet::wire::ethernet::Addrs;
 use pipeline::{Config, Pipeline, PortState};
 
 const PORTS: u32 = 4;
 const BATCH: usize = 32;
 const ROUNDS: usize = 20_000;
 
-fn frame(dst: u8, src: u8) -> Vec<u8> {
-    let mut f = vec![2, 0, 0, 0, 0, dst, 2, 0, 0, 0, 0, src, 0x08, 0x00];
+fn mac(b: u8) -> u64 {
+    0x0200_0000_0000 | b as u64
+}
+
+/// 64 bytes from `src`, of EtherType IPv4 but zeros after the header.
+fn frame_to(dst: u64, src: u8) -> Vec<u8> {
+    let mut f = wb::ethernet(dst, mac(src), None, 0x0800, &[]);
     f.resize(64, 0);
     f
 }
 
+fn frame(dst: u8, src: u8) -> Vec<u8> {
+    frame_to(mac(dst), src)
+}
+
 fn broadcast(src: u8) -> Vec<u8> {
-    let mut f = frame(0, src);
-    f[..6].fill(0xff);
-    f
+    frame_to(0xffff_ffff_ffff, src)
 }
 
 /// The bridge's worker and its ports' wires, ports 1..=PORTS.
@@ -124,11 +133,13 @@ fn normal_with_vlans_ns_per_frame() {
         datapath::VlanConfig::check(None, &[10], None).unwrap(),
     );
     // Port 4's frames come tagged.
-    let tag = |mut f: Vec<u8>, i: usize| {
+    let tag = |f: Vec<u8>, i: usize| {
         if i == PORTS as usize - 1 {
-            f.splice(12..12, [0x81, 0x00, 0x00, 10]);
+            let a = Addrs::at(&f, 0).unwrap();
+            wb::ethernet(a.dst(), a.src(), Some(10), 0x0800, &f[14..])
+        } else {
+            f
         }
-        f
     };
     let mut runs: Vec<f64> = (0..5).map(|_| measure(&mut worker, &wires, &tag)).collect();
     runs.sort_by(|a, b| a.partial_cmp(b).unwrap());
