@@ -622,11 +622,9 @@ mod tests {
     use std::net::UdpSocket;
 
     fn frame(tag: u8) -> Vec<u8> {
-        let mut f = vec![0u8; 60];
-        f[..6].copy_from_slice(&[2, 0, 0, 0, 0, 2]);
-        f[6..12].copy_from_slice(&[2, 0, 0, 0, 0, 1]);
-        f[12..14].copy_from_slice(&[0x88, 0xb5]);
-        f[14] = tag;
+        let mut f =
+            packet::wire::build::ethernet(0x0200_0000_0002, 0x0200_0000_0001, None, 0x88b5, &[tag]);
+        f.resize(60, 0);
         f
     }
 

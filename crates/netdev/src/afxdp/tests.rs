@@ -3,6 +3,7 @@
 //! skip).
 
 use super::*;
+use packet::wire::build;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -47,10 +48,8 @@ fn wait_oper(name: &str, want: &str) {
 }
 
 fn frame(seq: u32) -> Vec<u8> {
-    let mut f = vec![0xff; 6];
-    f.extend_from_slice(&[2, 0, 0, 0, 0x77, 1]);
-    f.extend_from_slice(&ETHERTYPE.to_be_bytes());
-    f.extend_from_slice(&seq.to_be_bytes());
+    let src = 0x0200_0000_7701;
+    let mut f = build::ethernet(0xffff_ffff_ffff, src, None, ETHERTYPE, &seq.to_be_bytes());
     f.resize(60, 0);
     f
 }
