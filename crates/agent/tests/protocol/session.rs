@@ -7,6 +7,7 @@ use ofp::error::{BadActionCode, BadMatchCode, BadRequestCode, ErrorCode, HelloFa
 use ofp::msg::multipart::{MultipartReplyBody, MultipartRequest, MultipartRequestBody};
 use ofp::msg::simple::{ControllerRole, Hello, Role};
 use ofp::{Message, OFP_VERSION};
+use packet::wire::build as wb;
 use pipeline::{Pipeline, ToController};
 
 use crate::common::{self, replies};
@@ -384,9 +385,9 @@ fn packet_out_actions_are_checked_against_the_packet_and_a_refusal_keeps_the_buf
     let mut a = agent();
     let id = open(&mut a);
     // An ARP request padded past miss_send_len, so a PACKET_IN buffers it.
-    let mut arp = vec![0xff; 6];
-    arp.extend_from_slice(&[2, 0, 0, 0, 0, 1, 0x08, 0x06, 0, 1, 8, 0, 6, 4, 0, 1]);
-    arp.extend_from_slice(&[2, 0, 0, 0, 0, 1, 10, 0, 0, 1, 0, 0, 0, 0, 0, 0, 10, 0, 0, 2]);
+    let sha = 0x0200_0000_0001;
+    let body = wb::arp(1, sha, 0x0a00_0001, 0, 0x0a00_0002);
+    let mut arp = wb::ethernet(0xffff_ffff_ffff, sha, None, 0x0806, &body);
     arp.resize(200, 0);
     let frame = Bytes::from(arp);
     let buffer_id = table_miss(&mut a, id, &frame).buffer_id;
