@@ -9,6 +9,7 @@ use ofp::msg::meter::MeterModCommand;
 use ofp::port::port_no;
 use ofp::text::{parse_flow_mod, parse_group_mod, parse_meter_mod};
 use packet::checksum;
+use packet::wire::build::{self as wb, Ext, Ip, IpFields, Transport};
 use pipeline::{Config, Output, Pipeline, PortState, Worker};
 
 const SRC: [u8; 6] = [2, 0, 0, 0, 0, 1];
@@ -425,18 +426,26 @@ fn sample_frames() -> Vec<Vec<u8>> {
         .write(&mut b, b"y")
         .unwrap();
     v.push(b);
-    let mut b = Vec::new();
-    PacketBuilder::ethernet2(SRC, DST)
-        .ipv6([0x20; 16], [0x21; 16], 9)
-        .icmpv6_echo_request(1, 2)
-        .write(&mut b, b"z")
-        .unwrap();
-    // Make it a neighbour solicitation with an SLL option.
-    b[54] = 135;
-    b.extend_from_slice(&[0; 16]);
-    b.extend_from_slice(&[1, 1, 2, 0, 0, 0, 0, 1]);
-    v.push(b);
+    v.push(neighbour_solicitation());
     v
+}
+
+/// A neighbour solicitation (target ::) with a source link-layer address
+/// option.
+fn neighbour_solicitation() -> Vec<u8> {
+    let t = Transport::Icmp {
+        v6: true,
+        ty: 135,
+        code: 0,
+        rest: [0; 4],
+    };
+    let body = wb::nd([0; 16], Some((1, wb::mac(SRC))));
+    let fields = IpFields {
+        ttl: 9,
+        ..IpFields::default()
+    };
+    let ip = wb::ip(Ip::V6([0x20; 16]), Ip::V6([0x21; 16]), &fields, &t, &body);
+    wb::ethernet(wb::mac(DST), wb::mac(SRC), None, 0x86dd, &ip)
 }
 
 #[test]
@@ -583,20 +592,24 @@ fn trace_tells_each_step_and_changes_nothing() {
 
 /// An IPv6 TCP frame, optionally behind a hop-by-hop options header.
 fn tcp6(hop_by_hop: bool) -> Vec<u8> {
-    let b = PacketBuilder::ethernet2(SRC, DST)
-        .ipv6([0x20; 16], [0x30; 16], 64)
-        .tcp(1111, 2222, 7, 1000);
-    let mut v = Vec::new();
-    b.write(&mut v, b"payload").unwrap();
-    if hop_by_hop {
-        // Next header 6 (TCP), length 0 (8 bytes), a PadN option.
-        let ext = [6u8, 0, 1, 4, 0, 0, 0, 0];
-        v.splice(54..54, ext);
-        v[20] = 0; // the fixed header now names hop-by-hop options
-        let plen = u16::from_be_bytes([v[18], v[19]]) + 8;
-        v[18..20].copy_from_slice(&plen.to_be_bytes());
-    }
-    v
+    let t = Transport::Tcp {
+        sport: 1111,
+        dport: 2222,
+        seq: 7,
+        ack: 0,
+        flags: 0,
+        window: 1000,
+        options: &[],
+    };
+    // 8 bytes of hop-by-hop options (a PadN option) naming TCP.
+    let exts = if hop_by_hop {
+        vec![Ext::padding(0)]
+    } else {
+        vec![]
+    };
+    let fields = IpFields::default();
+    let ip = wb::ipv6_ext([0x20; 16], [0x30; 16], &fields, &exts, &t, b"payload");
+    wb::ethernet(wb::mac(DST), wb::mac(SRC), None, 0x86dd, &ip)
 }
 
 /// The transport checksum of an untagged IPv6 frame verifies, taking the
@@ -639,9 +652,8 @@ fn set_ip_proto_on_ipv6_rewrites_the_last_next_header_and_the_sum() {
 fn push_mpls_on_a_non_ip_frame_has_ttl_zero() {
     // OpenFlow 1.3.5 5.12.1: a field the new header cannot copy is zero.
     let mut p = pipeline(&["priority=1,in_port=1,arp,actions=push_mpls:0x8847,output:2"]);
-    let mut f = [&DST[..], &SRC[..], &[0x08, 0x06, 0, 1, 0x08, 0, 6, 4, 0, 1]].concat();
-    f.extend_from_slice(&SRC);
-    f.extend_from_slice(&[10, 0, 0, 1, 0, 0, 0, 0, 0, 0, 10, 0, 0, 2]);
+    let arp = wb::arp(1, wb::mac(SRC), 0x0a00_0001, 0, 0x0a00_0002);
+    let mut f = wb::ethernet(wb::mac(DST), wb::mac(SRC), None, 0x0806, &arp);
     f.resize(60, 0);
     assert_eq!(ports(&run(&mut p, 1, &mut f)), vec![2]);
     assert_eq!(&f[12..14], &[0x88, 0x47]);
@@ -665,9 +677,14 @@ fn pop_mpls_then_set_icmp_type_gives_the_plain_packet() {
         .icmpv4_echo_request(0, 0);
     let mut plain = Vec::new();
     b.write(&mut plain, &[1, 2, 3, 4, 5, 6, 7, 8]).unwrap();
-    let mut f = plain.clone();
-    f[12..14].copy_from_slice(&[0x88, 0x47]);
-    f.splice(14..14, [0x00, 0x06, 0x47, 0x40]); // label 100, TC 3, BoS, TTL 64
+    let lse = wb::mpls(100, 3, true, 64);
+    let mut f = wb::ethernet(
+        wb::mac(DST),
+        wb::mac(SRC),
+        None,
+        0x8847,
+        &[&lse[..], &plain[14..]].concat(),
+    );
     assert_eq!(ports(&run(&mut p, 1, &mut f)), vec![2]);
     let mut want = plain.clone();
     want[34] = 0; // echo reply
@@ -715,22 +732,20 @@ fn a_table_miss_is_a_packet_in_for_old_versions_only_when_asked() {
 /// and set (the other bits of the tag and the I-SID stay).
 #[test]
 fn pbb_uca_is_matched_and_set() {
-    let frame = |uca: u32| {
-        let mut v = vec![0x22; 6];
-        v.extend([0x12, 0x11, 0x11, 0x11, 0x11, 0x11, 0x88, 0xe7]);
-        let itag = (5u32 << 29) | (uca << 27) | 100;
-        v.extend(itag.to_be_bytes());
-        v.extend([0x22; 12]);
-        v.extend([0x08, 0x00]);
-        v.extend([0u8; 20]);
-        v
+    // Priority 5, I-SID 100; the customer's frame of EtherType IPv4 (20
+    // bytes of zeros).
+    let frame = |uca: bool| {
+        let c = 0x2222_2222_2222;
+        let customer = wb::ethernet(c, c, None, 0x0800, &[0; 20]);
+        let body = [&wb::itag(5, false, uca, 100)[..], &customer].concat();
+        wb::ethernet(0x2222_2222_2222, 0x1211_1111_1111, None, 0x88e7, &body)
     };
     let mut p = pipeline(&[
         "priority=2,dl_type=0x88e7,pbb_uca=1,actions=output:2",
         "priority=1,dl_type=0x88e7,pbb_uca=0,actions=set_field:1->pbb_uca,output:3",
     ]);
-    assert_eq!(ports(&run(&mut p, 1, &mut frame(1))), vec![2]);
-    let mut f = frame(0);
+    assert_eq!(ports(&run(&mut p, 1, &mut frame(true))), vec![2]);
+    let mut f = frame(false);
     assert_eq!(ports(&run(&mut p, 1, &mut f)), vec![3]);
-    assert_eq!(f, frame(1), "the bit set, the rest as it was");
+    assert_eq!(f, frame(true), "the bit set, the rest as it was");
 }
