@@ -9,12 +9,12 @@ use ofp::oxm::{MatchEntry, Oxm, OxmField};
 use ofp::port::port_no;
 use ofp::text::{parse_actions, parse_flow_mod, parse_group_mod};
 use ofp::Action;
+use packet::wire::build::{self as wb, Ip, IpFields, Transport};
 use pipeline::{Config, Pipeline, PortState, Worker};
 use proptest::prelude::*;
 
 /// A 42-byte ARP request, the frame of the original report.
 fn arp() -> Vec<u8> {
-    use packet::wire::build as wb;
     let sha = 0x0200_0000_0001;
     let body = wb::arp(1, sha, 0x0a00_0001, 0, 0x0a00_0002);
     let f = wb::ethernet(0xffff_ffff_ffff, sha, None, 0x0806, &body);
@@ -211,27 +211,34 @@ fn frames() -> Vec<Vec<u8>> {
         .write(&mut b, b"x")
         .unwrap();
     v.push(b);
-    let mut b = Vec::new();
-    PacketBuilder::ethernet2(s, d)
-        .ipv6([0x20; 16], [0x21; 16], 9)
-        .icmpv6_echo_request(1, 2)
-        .write(&mut b, b"z")
-        .unwrap();
-    b[54] = 135;
-    b.extend_from_slice(&[0; 16]);
-    b.extend_from_slice(&[1, 1, 2, 0, 0, 0, 0, 1]);
-    v.push(b);
-    // MPLS over IPv4, and a PBB frame.
-    let mut m = v[1].clone();
-    m[12..14].copy_from_slice(&[0x88, 0x47]);
-    m.splice(14..14, [0, 0, 0x11, 64]);
-    v.push(m);
-    let mut pbb = v[1].clone();
-    pbb.splice(
-        0..0,
-        [2, 0, 0, 0, 0, 9, 2, 0, 0, 0, 0, 8, 0x88, 0xe7, 0, 0, 0, 1],
-    );
-    v.push(pbb);
+    // A neighbour solicitation (target ::) with a source link-layer
+    // address option.
+    let t = Transport::Icmp {
+        v6: true,
+        ty: 135,
+        code: 0,
+        rest: [0; 4],
+    };
+    let body = wb::nd([0; 16], Some((1, wb::mac(s))));
+    let fields = IpFields {
+        ttl: 9,
+        ..IpFields::default()
+    };
+    let ip = wb::ip(Ip::V6([0x20; 16]), Ip::V6([0x21; 16]), &fields, &t, &body);
+    v.push(wb::ethernet(wb::mac(d), wb::mac(s), None, 0x86dd, &ip));
+    // MPLS over IPv4 (label 1, bottom of stack, TTL 64), and a PBB frame
+    // (I-SID 1) around the IPv4 one.
+    let lse = wb::mpls(1, 0, true, 64);
+    let m = [&lse[..], &v[1][14..]].concat();
+    v.push(wb::ethernet(wb::mac(d), wb::mac(s), None, 0x8847, &m));
+    let pbb = [&wb::itag(0, false, false, 1)[..], &v[1]].concat();
+    v.push(wb::ethernet(
+        0x0200_0000_0009,
+        0x0200_0000_0008,
+        None,
+        0x88e7,
+        &pbb,
+    ));
     let cut: Vec<Vec<u8>> = v
         .iter()
         .flat_map(|f| (0..f.len()).step_by(3).map(|n| f[..n].to_vec()))
@@ -406,11 +413,10 @@ fn run_out(acts: &[Action], f: &[u8]) -> (Vec<u8>, u64) {
 fn sctp_crc_covers_the_segment_not_the_ethernet_padding() {
     // IPv4 + SCTP common header + SHUTDOWN_COMPLETE chunk (16 bytes),
     // padded to 60 bytes as Ethernet does.
-    let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 8, 0];
-    f.extend_from_slice(&[
-        0x45, 0, 0, 36, 0, 0, 0, 0, 64, 132, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
-    ]);
-    f.extend_from_slice(&[0, 7, 0, 9, 0, 0, 0, 1, 0, 0, 0, 0, 14, 0, 0, 4]);
+    let t = Transport::Sctp { sport: 7, dport: 9 };
+    let (a, b) = (Ip::V4([10, 0, 0, 1]), Ip::V4([10, 0, 0, 2]));
+    let ip = wb::ip(a, b, &IpFields::default(), &t, &[14, 0, 0, 4]);
+    let mut f = wb::ethernet(0x0200_0000_0002, 0x0200_0000_0001, None, 0x0800, &ip);
     f.resize(60, 0);
     let (out, skipped) = run_out(&set(OxmField::SctpSrc, 99), &f);
     assert_eq!(skipped, 0);
