@@ -21,16 +21,23 @@ fn frame() -> Vec<u8> {
     f
 }
 
-/// An IPv4/UDP frame with TTL `ttl`.
+/// An IPv4/UDP frame (10.0.0.1:1 to 10.0.0.2:2) with TTL `ttl`, padded
+/// to 60 bytes.
 fn ip_frame(ttl: u8) -> Vec<u8> {
-    let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00];
-    let mut ip = vec![
-        0x45, 0, 0, 28, 0, 0, 0, 0, ttl, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
-    ];
-    let sum = packet::checksum::internet(&ip);
-    ip[10..12].copy_from_slice(&sum.to_be_bytes());
-    f.extend_from_slice(&ip);
-    f.extend_from_slice(&[0, 1, 0, 2, 0, 8, 0, 0]);
+    use packet::wire::build::{self as wb, Ip, IpFields, Transport};
+    let fields = IpFields {
+        ttl,
+        ..IpFields::default()
+    };
+    let t = Transport::Udp { sport: 1, dport: 2 };
+    let ip = wb::ip(
+        Ip::V4([10, 0, 0, 1]),
+        Ip::V4([10, 0, 0, 2]),
+        &fields,
+        &t,
+        &[],
+    );
+    let mut f = wb::ethernet(0x0200_0000_0002, 0x0200_0000_0001, None, 0x0800, &ip);
     f.resize(60, 0);
     f
 }
@@ -578,6 +585,7 @@ fn trace_shows_each_step() {
 /// hashes do not read them).
 mod frames {
     use packet::wire::build::{self as wb, Ip, IpFields, Transport};
+    pub use packet::wire::build::{arp, ethernet_tags, mac};
     use packet::wire::tcp::Tcp;
     use packet::wire::udp::{Sctp, Udp};
 
@@ -783,10 +791,7 @@ fn multipath_and_bundle_pick_what_open_vswitch_picks() {
                 SRC,
                 None,
                 0x0806,
-                &[
-                    0, 1, 8, 0, 6, 4, 0, 1, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 0, 0, 0, 0, 0, 0, 5, 6,
-                    7, 8,
-                ],
+                &arp(1, 0, 0x0102_0304, 0, 0x0506_0708),
             ),
             [
                 0x6e6f5e44, 0xaab904c2, 0x10a87f0b, 0x10a87f0b, 0x4d2, 0x4d2, 0x4df00e28, 0,
@@ -952,10 +957,9 @@ fn symmetric_hashes_take_both_vlan_tags_as_open_vswitch_does() {
     // reg0=0x281ee190, reg1=0x9d18f655, reg2=0x4.
     use frames::*;
     use ofp::oxm::OxmField as F;
-    let mut f = DST.to_vec();
-    f.extend_from_slice(&SRC);
-    f.extend_from_slice(&[0x88, 0xa8, 0x00, 0x05, 0x81, 0x00, 0x00, 0x07, 0x08, 0x00]);
-    f.extend_from_slice(&ipv4(6, [10, 0, 0, 1], [10, 0, 0, 2], &tcp(1234, 80)));
+    let tags = [(0x88a8, 5), (0x8100, 7)];
+    let ip = ipv4(6, [10, 0, 0, 1], [10, 0, 0, 2], &tcp(1234, 80));
+    let mut f = ethernet_tags(mac(DST), mac(SRC), &tags, 0x0800, &ip);
     let mut p = pipeline(&["actions=multipath(symmetric_l4,1234,modulo_n,65536,0,NXM_NX_REG0[0..15]),multipath(symmetric_l4,1234,hash_threshold,65536,0,NXM_NX_REG0[16..31]),multipath(symmetric_l3l4,1234,modulo_n,65536,0,NXM_NX_REG1[0..15]),multipath(symmetric_l3l4,1234,hash_threshold,65536,0,NXM_NX_REG1[16..31]),bundle_load(symmetric_l4,9,hrw,ofport,NXM_NX_REG2[0..15],members:1,2,3,4,5)"]);
     let snap = p.snapshot();
     let mut w = Worker::new(0);
