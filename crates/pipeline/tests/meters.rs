@@ -4,10 +4,10 @@
 //! came, and headers stay valid. Time is fake: the arithmetic is checked,
 //! not the clock.
 
-use etherparse::PacketBuilder;
 use ofp::msg::meter::MeterModCommand;
 use ofp::text::{parse_flow_mod, parse_meter_mod};
 use packet::checksum;
+use packet::wire::build::{self as wb, Ip, IpFields, Transport};
 use pipeline::{Config, Pipeline, PortState, Worker};
 
 const SRC: [u8; 6] = [0x12, 0x11, 0x11, 0x11, 0x11, 0x11];
@@ -17,34 +17,42 @@ const S: u64 = 1_000_000_000;
 /// The tool's throughput window.
 const SECONDS: u64 = 30;
 
-/// The tool's 1500-byte `ethernet/ipv4(proto=6, tos=72)/tcp` (DSCP 18).
-fn ipv4_dscp18() -> Vec<u8> {
-    let mut f = Vec::new();
-    PacketBuilder::ethernet2(SRC, DST)
-        .ipv4([10, 0, 0, 1], [10, 0, 0, 2], 64)
-        .tcp(1, 2, 0, 1000)
-        .write(&mut f, &[0x11; 1500 - 54])
-        .unwrap();
-    f[15] = 72;
-    f[24..26].copy_from_slice(&[0, 0]);
-    let c = checksum::internet(&f[14..34]);
-    f[24..26].copy_from_slice(&c.to_be_bytes());
+/// The tool's 1500-byte `ethernet/ipv4(proto=6, tos=TOS)/tcp`, or IPv6
+/// with that traffic class: TCP 1 to 2, window 1000, padded with 0x11.
+fn tcp_tos(src: Ip, dst: Ip, tos: u8) -> Vec<u8> {
+    let t = Transport::Tcp {
+        sport: 1,
+        dport: 2,
+        seq: 0,
+        ack: 0,
+        flags: 0,
+        window: 1000,
+        options: &[],
+    };
+    let fields = IpFields {
+        tos,
+        ..IpFields::default()
+    };
+    let headers = if src.is_v6() { 74 } else { 54 };
+    let ip = wb::ip(src, dst, &fields, &t, &[0x11; 1500][headers..]);
+    let ty = if src.is_v6() { 0x86dd } else { 0x0800 };
+    let f = wb::ethernet(wb::mac(DST), wb::mac(SRC), None, ty, &ip);
     assert_eq!(f.len(), 1500);
     f
 }
 
-/// The tool's 1500-byte `ethernet/ipv6(nxt=6, traffic_class=72)/tcp`.
+fn ipv4_tos(tos: u8) -> Vec<u8> {
+    tcp_tos(Ip::V4([10, 0, 0, 1]), Ip::V4([10, 0, 0, 2]), tos)
+}
+
+/// DSCP 18 (AF21).
+fn ipv4_dscp18() -> Vec<u8> {
+    ipv4_tos(72)
+}
+
+/// The IPv6 one (traffic class 72).
 fn ipv6_dscp18() -> Vec<u8> {
-    let mut f = Vec::new();
-    PacketBuilder::ethernet2(SRC, DST)
-        .ipv6([1; 16], [2; 16], 64)
-        .tcp(1, 2, 0, 1000)
-        .write(&mut f, &[0x11; 1500 - 74])
-        .unwrap();
-    f[14] = 0x60 | (72 >> 4);
-    f[15] = ((72 & 0x0f) << 4) | (f[15] & 0x0f);
-    assert_eq!(f.len(), 1500);
-    f
+    tcp_tos(Ip::V6([1; 16]), Ip::V6([2; 16]), 72)
 }
 
 fn dscp(f: &[u8]) -> u8 {
@@ -177,11 +185,7 @@ fn remark_raises_the_drop_precedence_only() {
         ));
         let snap = p.snapshot();
         let mut w = Worker::new(0);
-        let mut f = ipv4_dscp18();
-        f[15] = tos;
-        f[24..26].copy_from_slice(&[0, 0]);
-        let c = checksum::internet(&f[14..34]);
-        f[24..26].copy_from_slice(&c.to_be_bytes());
+        let mut f = ipv4_tos(tos);
         // The first fills the bucket, the second is over the rate.
         w.process(&snap, 1, &mut f.clone(), S);
         assert_eq!(w.process(&snap, 1, &mut f, S).len(), 1);
