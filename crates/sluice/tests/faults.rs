@@ -5,6 +5,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use packet::checksum;
+use packet::wire::build::{self as wb, Ext, IpFields, Transport};
+use packet::wire::ipv4::Ipv4;
+use packet::wire::ipv6::Ipv6;
 use pcap_file::pcap::{PcapPacket, PcapReader, PcapWriter};
 
 mod common;
@@ -156,39 +160,18 @@ const SRC: [u8; 6] = [2, 0, 0, 0, 0, 1];
 const DST: [u8; 6] = [2, 0, 0, 0, 0, 2];
 
 fn eth(ty: u16, payload: &[u8]) -> Vec<u8> {
-    let mut f = DST.to_vec();
-    f.extend_from_slice(&SRC);
-    f.extend_from_slice(&ty.to_be_bytes());
-    f.extend_from_slice(payload);
-    f
+    wb::ethernet(wb::mac(DST), wb::mac(SRC), None, ty, payload)
 }
 
 /// `n` VLAN tags (VIDs 1..=n) in front of EtherType `ty`.
 fn vlan_stack(n: u16, ty: u16, payload: &[u8]) -> Vec<u8> {
-    let mut f = DST.to_vec();
-    f.extend_from_slice(&SRC);
-    for vid in 1..=n {
-        f.extend_from_slice(&[0x81, 0x00]);
-        f.extend_from_slice(&vid.to_be_bytes());
-    }
-    f.extend_from_slice(&ty.to_be_bytes());
-    f.extend_from_slice(payload);
-    f
+    let tags: Vec<(u16, u16)> = (1..=n).map(|vid| (0x8100, vid)).collect();
+    wb::ethernet_tags(wb::mac(DST), wb::mac(SRC), &tags, ty, payload)
 }
 
-fn checksum(b: &[u8]) -> u16 {
-    let mut s: u32 = b
-        .chunks(2)
-        .map(|c| u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]) as u32)
-        .sum();
-    while s > 0xffff {
-        s = (s & 0xffff) + (s >> 16);
-    }
-    !(s as u16)
-}
-
-/// An IPv4 header (+ `l4`): `ihl` in words, the total length as given (or
-/// true), fragment field, and a correct header checksum unless `bad_sum`.
+/// An IPv4 header (+ `l4`) from 10.0.0.1, id 1: `ihl` in words (NOP
+/// options past 5), the total length as given (or true), fragment field,
+/// and a correct header checksum unless `bad_sum`.
 struct V4 {
     proto: u8,
     dst: [u8; 4],
@@ -211,21 +194,30 @@ impl V4 {
     }
 
     fn build(&self, l4: &[u8]) -> Vec<u8> {
+        let fields = IpFields {
+            ident: 1,
+            frag: self.frag,
+            ..IpFields::default()
+        };
         let hl = self.ihl as usize * 4;
-        let total = self.total.unwrap_or((hl + l4.len()) as u16);
-        let mut h = vec![0x40 | self.ihl, 0];
-        h.extend_from_slice(&total.to_be_bytes());
-        h.extend_from_slice(&[0, 1]);
-        h.extend_from_slice(&self.frag.to_be_bytes());
-        h.extend_from_slice(&[64, self.proto, 0, 0, 10, 0, 0, 1]);
-        h.extend_from_slice(&self.dst);
-        h.resize(hl.max(20), 1); // options: NOPs
-        let sum = checksum(&h) ^ if self.bad_sum { 0x5a5a } else { 0 };
-        h[10..12].copy_from_slice(&sum.to_be_bytes());
-        h.extend_from_slice(l4);
-        h
+        let nops = vec![1; hl.saturating_sub(20)];
+        let t = Transport::Other(self.proto);
+        let mut p = wb::ipv4_options([10, 0, 0, 1], self.dst, &fields, &nops, &t, l4);
+        // What the builder would not write: an IHL below 5 (the true total
+        // length counting it), a total length that lies, a bad checksum.
+        let mut h = Ipv4::at_mut(&mut p, 0).unwrap();
+        h.set_version_ihl(0x40 | self.ihl);
+        h.set_total_len(self.total.unwrap_or((hl + l4.len()) as u16));
+        h.set_checksum(0);
+        let sum = checksum::internet(&p[..hl.max(20)]) ^ if self.bad_sum { 0x5a5a } else { 0 };
+        Ipv4::at_mut(&mut p, 0).unwrap().set_checksum(sum);
+        p
     }
 }
+
+// The transport headers stay hand bytes: what they carry is wrong on
+// purpose (a TCP checksum of 0xdead, a UDP length as given, a UDP
+// checksum of 0xbeef).
 
 fn tcp(dport: u16) -> Vec<u8> {
     let mut t = 40000u16.to_be_bytes().to_vec();
@@ -244,28 +236,15 @@ fn udp(dport: u16, len: u16) -> Vec<u8> {
     u
 }
 
-/// IPv6 with extension headers `ext` (already chained, the first's type in
-/// `first`) before `l4`; payload length as given or true.
-fn ipv6(first: u8, ext: &[u8], l4: &[u8], payload: Option<u16>) -> Vec<u8> {
-    let len = payload.unwrap_or((ext.len() + l4.len()) as u16);
-    let mut h = vec![0x60, 0, 0, 0];
-    h.extend_from_slice(&len.to_be_bytes());
-    h.extend_from_slice(&[first, 64]);
-    h.extend_from_slice(&[0xfd; 16]);
-    h.extend_from_slice(&[0xfe; 16]);
-    h.extend_from_slice(ext);
-    h.extend_from_slice(l4);
-    h
+/// IPv6 with extension headers `exts` before `l4` (of protocol `proto`).
+fn ipv6(exts: &[Ext], proto: u8, l4: &[u8]) -> Vec<u8> {
+    let t = Transport::Other(proto);
+    wb::ipv6_ext([0xfd; 16], [0xfe; 16], &IpFields::default(), exts, &t, l4)
 }
 
-/// `n` destination-options headers (8 bytes each) chained to `last`.
-fn dest_opts(n: usize, last: u8) -> Vec<u8> {
-    let mut v = Vec::new();
-    for i in 0..n {
-        let next = if i + 1 == n { last } else { 60 };
-        v.extend_from_slice(&[next, 0, 1, 4, 0, 0, 0, 0]);
-    }
-    v
+/// `n` destination-options headers (8 bytes each).
+fn dest_opts(n: usize) -> Vec<Ext> {
+    vec![Ext::padding(60); n]
 }
 
 #[test]
@@ -277,6 +256,13 @@ fn malformed_frames_are_forwarded_or_dropped_per_spec_and_counted() {
     const DROP: u8 = 0;
     let web_v4 = |v: V4| eth(0x0800, &v.build(&tcp(80)));
     let edit_to = [10, 9, 9, 9];
+    // 30 destination-options headers, the frame cut 100 bytes into them,
+    // the payload length saying 400.
+    let mut chain_cut = ipv6(&dest_opts(30), 6, &[]);
+    chain_cut.truncate(40 + 100);
+    Ipv6::at_mut(&mut chain_cut, 0)
+        .unwrap()
+        .set_payload_len(400);
     let cases: Vec<(&str, Vec<u8>, u8)> = vec![
         ("runt of 0 bytes", vec![], DROP),
         ("runt of 1 byte", vec![0xff], DROP),
@@ -350,20 +336,17 @@ fn malformed_frames_are_forwarded_or_dropped_per_spec_and_counted() {
         ),
         (
             "IPv6 with 30 extension headers, then TCP",
-            eth(0x86dd, &ipv6(60, &dest_opts(30, 6), &tcp(80), None)),
+            eth(0x86dd, &ipv6(&dest_opts(30), 6, &tcp(80))),
             WEB,
         ),
         (
             "IPv6 extension header chain past the frame",
-            eth(0x86dd, &ipv6(60, &dest_opts(30, 6)[..100], &[], Some(400))),
+            eth(0x86dd, &chain_cut),
             REST,
         ),
         (
             "IPv6 later fragment",
-            eth(
-                0x86dd,
-                &ipv6(44, &[6, 0, 0x01, 0x00, 0, 0, 0, 7], &tcp(80), None),
-            ),
+            eth(0x86dd, &ipv6(&[Ext::fragment(32, false, 7)], 6, &tcp(80))),
             REST,
         ),
         (
