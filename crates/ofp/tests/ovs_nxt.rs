@@ -20,6 +20,8 @@ use ofp::msg::flow::{PacketIn, PacketInReason};
 use ofp::msg::nxt::{NxPacketIn, NxtMsg, PacketIn2, PacketInFormat};
 use ofp::port::NO_BUFFER;
 use ofp::{Match, Message, Oxm, OxmField};
+use packet::wire::build::{self as wb, Ip, IpFields, Transport};
+use packet::wire::udp::Udp;
 
 mod ovs_ofctl;
 use ovs_ofctl::{accept_ovs_ofctl, answer_keepalive, ovs_ofctl, read_msg};
@@ -91,13 +93,27 @@ fn monitor(format: &str, msgs: &[Message], n: usize) -> (Vec<Vec<u8>>, String) {
     (sent, out)
 }
 
-/// A UDP packet from 10.0.0.1:1234 to 10.0.0.2:53, 60 bytes.
+/// A UDP packet from 10.0.0.1:1234 to 10.0.0.2:53 (IPv4 id 0x1234, no
+/// flags, no UDP checksum), 60 bytes.
 fn udp_frame() -> Vec<u8> {
-    let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 8, 0];
-    f.extend_from_slice(&[
-        0x45, 0, 0, 28, 0x12, 0x34, 0, 0, 64, 17, 0x54, 0x9b, 10, 0, 0, 1, 10, 0, 0, 2,
-    ]);
-    f.extend_from_slice(&[0x04, 0xd2, 0, 53, 0, 8, 0, 0]);
+    let fields = IpFields {
+        ident: 0x1234,
+        frag: 0,
+        ..IpFields::default()
+    };
+    let t = Transport::Udp {
+        sport: 1234,
+        dport: 53,
+    };
+    let mut ip = wb::ip(
+        Ip::V4([10, 0, 0, 1]),
+        Ip::V4([10, 0, 0, 2]),
+        &fields,
+        &t,
+        &[],
+    );
+    Udp::at_mut(&mut ip, 20).unwrap().set_checksum(0); // ovs-ofctl: udp_csum:0
+    let mut f = wb::ethernet(0x0200_0000_0002, 0x0200_0000_0001, None, 0x0800, &ip);
     f.resize(60, 0);
     f
 }
