@@ -38,7 +38,7 @@ use running::Running;
 #[derive(Parser, Debug)]
 #[command(
     name = "sluice",
-    about = "sluice: an OpenFlow 1.3 software switch",
+    about = "sluice: an OpenFlow software switch (1.0, 1.2-1.5)",
     version
 )]
 struct Args {
