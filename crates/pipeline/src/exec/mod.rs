@@ -106,6 +106,37 @@ struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
+    /// A packet's context at the start of its walk (or of a PACKET_OUT's
+    /// or a resumption's actions): nothing run yet, cookie all ones.
+    fn new(snap: &'a Snapshot, worker: usize, in_port: u32, now_ns: u64) -> Self {
+        Ctx {
+            snap,
+            worker,
+            in_port,
+            now_ns,
+            queue: None,
+            pending_from: 0,
+            key_stale: false,
+            table_id: 0,
+            cookie: u64::MAX,
+            table_miss: false,
+            rule_id: u32::MAX,
+            dropped: false,
+            buckets_run: 0,
+            resubmits: 0,
+            resubmit_depth: 0,
+            in_resubmit: 0,
+            failed: false,
+            replay: None,
+            replayed: 0,
+            record: false,
+            exited: false,
+            clone_depth: 0,
+            paused: false,
+            in_action_set: false,
+        }
+    }
+
     /// The next lookup's answer from the walk being replayed, if any
     /// (`Some(None)`: that lookup found no rule).
     #[inline]

@@ -180,30 +180,9 @@ impl Worker {
         e.key.set_tunnel(&e.tun);
         e.set.write(&c.action_set);
         let mut cx = Ctx {
-            snap,
-            worker: self.id,
-            in_port,
-            now_ns,
-            queue: None,
-            pending_from: 0,
-            key_stale: false,
-            table_id: 0,
-            cookie: u64::MAX,
-            table_miss: false,
-            rule_id: u32::MAX,
-            dropped: false,
-            buckets_run: 0,
             resubmits: c.resubmits,
             resubmit_depth: c.resubmit_depth,
-            in_resubmit: 0,
-            failed: false,
-            replay: None,
-            replayed: 0,
-            record: false,
-            exited: false,
-            clone_depth: 0,
-            paused: false,
-            in_action_set: false,
+            ..Ctx::new(snap, self.id, in_port, now_ns)
         };
         let n = c.frames.len();
         for (i, f) in c.frames.iter().enumerate() {

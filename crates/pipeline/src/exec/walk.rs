@@ -69,30 +69,11 @@ impl Exec {
         record: bool,
     ) -> Walk {
         let mut cx = Ctx {
-            snap,
-            worker,
-            in_port,
-            now_ns,
-            queue: None,
-            pending_from: 0,
-            key_stale: false,
-            table_id: 0,
             cookie: 0,
-            table_miss: false,
-            rule_id: u32::MAX,
-            dropped: false,
             buckets_run: std::mem::take(&mut self.buckets_carried),
-            resubmits: 0,
-            resubmit_depth: 0,
-            in_resubmit: 0,
-            failed: false,
             replay,
-            replayed: 0,
             record,
-            exited: false,
-            clone_depth: 0,
-            paused: false,
-            in_action_set: false,
+            ..Ctx::new(snap, worker, in_port, now_ns)
         };
         let walked = self.walk::<T, B>(0, None, frame, &mut cx, emc, 0);
         if cx.failed {

@@ -188,32 +188,7 @@ impl Worker {
         e.key.clear_metadata();
         e.stack.clear();
         e.reextract(frame, in_port);
-        let mut cx = Ctx {
-            snap,
-            worker: self.id,
-            in_port,
-            now_ns,
-            queue: None,
-            pending_from: 0,
-            key_stale: false,
-            table_id: 0,
-            cookie: u64::MAX,
-            table_miss: false,
-            rule_id: u32::MAX,
-            dropped: false,
-            buckets_run: 0,
-            resubmits: 0,
-            resubmit_depth: 0,
-            in_resubmit: 0,
-            failed: false,
-            replay: None,
-            replayed: 0,
-            record: false,
-            exited: false,
-            clone_depth: 0,
-            paused: false,
-            in_action_set: false,
-        };
+        let mut cx = Ctx::new(snap, self.id, in_port, now_ns);
         e.run_actions::<false, _>(actions, frame, &mut cx, 0);
         let mut buckets = cx.buckets_run;
         let outs: Vec<Output> = e
