@@ -168,6 +168,32 @@ def test_ovn_logical_router(ovn, switch):
     o.check_switches(interfaces=True)
 
 
+@pytest.mark.parametrize("switch", on(*SWITCHES))
+def test_ovn_acl_log_through_a_meter(ovn, switch):
+    """An ACL that logs, through a meter (OVN's ACL log meters: a
+    METER_MOD in OpenFlow 1.5 and controller(userdata=...,meter_id=N)):
+    the pings it allows reach ovn-controller, which logs each as its
+    acl_log line, named and with the verdict; the meter's band (10 packets
+    a second) lets through no more than its burst allows."""
+    o = ovn
+    ch = o.add_chassis(switch)
+    one_switch(o, ch, ports=2)
+    vm2 = f"{LS1}.12"
+    o.nbctl("meter-add", "acl-meter", "drop", "10", "pktps")
+    o.nbctl("--log", "--name=ping-vm2", "--severity=info", "--meter=acl-meter", "acl-add", "ls1", "to-lport",
+            "1001", 'outport == "vm2" && icmp4', "allow")
+    o.sync()
+    assert o.ping("vm1", vm2), "the logged ACL's allow lets no ping through"
+    o.wait(10, "ovn-controller's acl_log line for the ping",
+           lambda: 'name="ping-vm2", verdict=allow' in ch.log.read_text(errors="replace"))
+    # A flood of 200 echos in 0.4 s: the meter lets about its rate (and a
+    # burst) reach the log, not all 200.
+    o.tb.x("vm1", "ping", "-c", "200", "-i", "0.002", "-q", vm2, check=False, timeout=30)
+    logged = ch.log.read_text(errors="replace").count('name="ping-vm2", verdict=allow')
+    assert 1 <= logged < 100, f"{logged} acl_log lines for 203 echos through a 10 pktps meter"
+    o.check_switches(interfaces=True)
+
+
 @pytest.mark.parametrize("switch", on(*SWITCHES, sluice=_LB))
 def test_ovn_load_balancer(ovn, switch):
     """A load balancer on vm1's switch: VIP:80 -> vm2:8080, vm3:8080 (ls2,
