@@ -3,7 +3,10 @@
 //! bytes that decode to the same message. An ONF bundle message or a
 //! Nicira one (experimenter messages) is also read by its own decoder
 //! (`msg::bundle`, `msg::nxt`): no panic, and what it reads encodes to a
-//! message it reads the same.
+//! message it reads the same. The input is also read as a continuation
+//! (what NXT_RESUME brings back) after this process's id, which a
+//! controller copies and the fuzzer could not guess: no panic, and what
+//! decodes re-encodes to the same continuation.
 #![no_main]
 
 use bytes::Bytes;
@@ -13,6 +16,15 @@ use ofp::msg::nxt::NxtMsg;
 use ofp::{Framer, Message};
 
 fuzz_target!(|data: &[u8]| {
+    let mut c = vec![0u8; 4];
+    c.extend_from_slice(&[0xa0, 0x00, 0x00, 20]);
+    c.extend_from_slice(&pipeline::continuation::process_id().to_be_bytes());
+    c.extend_from_slice(&[0; 4]);
+    c.extend_from_slice(data);
+    if let Ok(k) = pipeline::continuation::Continuation::decode(&c) {
+        let again = pipeline::continuation::Continuation::decode(&k.encode()).expect("re-encoded continuation decodes");
+        assert_eq!(again, k);
+    }
     let mut f = Framer::new();
     // Feed in two pieces to exercise partial frames.
     let cut = data.first().map_or(0, |&b| b as usize % (data.len() + 1));
