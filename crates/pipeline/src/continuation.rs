@@ -20,7 +20,8 @@
 //! beginning with this process's id, so a continuation from another
 //! process (a restart) is refused as stale (`NXR_STALE`, as Open vSwitch
 //! answers). Decoding refuses anything it did not write
-//! (`OFPBRC_BAD_LEN`).
+//! (`OFPBRC_BAD_LEN`) and checks each action as a flow's is checked on
+//! its own (a controller holds the bytes and may change them).
 //!
 //! Absent: a pause inside a `clone`, a group bucket or the action set
 //! (the packet is dropped and counted over the limits, and a trace says
@@ -225,6 +226,21 @@ impl Continuation {
         }
         if !id_seen {
             return Err(bad("empty continuation"));
+        }
+        // What a controller could have changed is checked as a flow's
+        // actions are, one by one: the walk runs it as it would a flow's.
+        let lists = c.frames.iter().flat_map(|f| match f {
+            Frame::Actions { actions, .. } => vec![actions],
+            Frame::Instructions { instructions, .. } => instructions
+                .iter()
+                .filter_map(|i| match i {
+                    Instruction::ApplyActions(a) | Instruction::WriteActions(a) => Some(a),
+                    _ => None,
+                })
+                .collect(),
+        });
+        for a in lists.chain([&c.action_set]).flatten() {
+            a.validate()?;
         }
         Ok(c)
     }
