@@ -46,3 +46,11 @@ trace "no flow" "priority=1,actions=resubmit(,5),output:2"
 trace "write_actions and goto" "priority=1,actions=resubmit(,1),output:3" \
     "table=1,priority=1,actions=write_actions(output:4),goto_table:3" "table=3,priority=1,actions=output:2"
 trace "a loop" "priority=1,actions=output:2,resubmit(,0)"
+chain=()
+for t in $(seq 0 99); do chain+=("table=$t,priority=1,actions=resubmit(,$((t + 1)))"); done
+trace "a forward chain of 100 resubmits (not nested: output:2)" "${chain[@]}" "table=100,priority=1,actions=output:2" |
+    tail -3
+loop=()
+for t in $(seq 0 252); do loop+=("table=$t,priority=1,actions=resubmit(,$((t + 1)))"); done
+trace "254 tables in a loop (over 4096 resubmit actions: drop)" "${loop[@]}" \
+    "table=253,priority=1,actions=output:2,resubmit(,0)" | grep -E '^==|over|Datapath actions'
