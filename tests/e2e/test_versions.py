@@ -138,14 +138,15 @@ def test_ovs_ofctl_of_every_version_agrees_with_open_vswitch(need, testbed, slui
 
 # The forms OVN's ovn-controller sends in OpenFlow 1.5 (masked set_field
 # for every partial load, also inside ct(exec) and ct_label; set_field of
-# metadata and in_port; a move inside ct(exec); RARP's arp_op), each added
-# in one version and dumped in both.
+# metadata and in_port; a move inside ct(exec); RARP's arp_op;
+# check_pkt_larger), each added in one version and dumped in both.
 OVN_FORMS = """\
 table=1,priority=1,actions=set_field:0x1/0x1->reg10,set_field:0/0xffffffff->xxreg1,set_field:0x4/0x4->xreg4
 table=1,priority=2,actions=load:1->NXM_NX_REG10[0],load:5->NXM_NX_REG1[],set_field:7->reg2,load:0x1->OXM_OF_METADATA[],set_field:3->in_port,load:0->NXM_OF_IN_PORT[],set_field:00:11:22:33:44:55->eth_dst,load:0x3->NXM_OF_ETH_DST[0..7]
 table=1,priority=5,ip,actions=ct(commit,zone=NXM_NX_REG13[0..15],exec(move:NXM_NX_XXREG0[0..31]->NXM_NX_CT_LABEL[96..127],load:1->NXM_NX_CT_MARK[1],set_field:0x1/0x1->ct_label))
 table=1,priority=6,rarp,arp_op=3,actions=drop
 table=1,priority=7,ip,actions=clone(set_field:0x1/0x3->reg0,move:NXM_NX_REG1[0..7]->NXM_NX_REG2[8..15])
+table=1,priority=8,ip,actions=check_pkt_larger(1514)->NXM_NX_REG9[1],resubmit(,2)
 """
 
 TLV_STEPS = [
@@ -185,7 +186,7 @@ def test_ovn_wire_forms_and_the_tlv_table_agree_with_open_vswitch(need, testbed,
         for dump_v in ["OpenFlow15", "OpenFlow13"]:
             a = _ofctl_dump(dump_v, "--no-stats dump-flows", R, ovs_side=True)
             b = _ofctl_dump(dump_v, "--no-stats dump-flows", S, ovs_side=False)
-            if a != b or len(a) < 5:
+            if a != b or len(a) < 6:
                 diff = "\n".join(difflib.unified_diff(a, b, "Open vSwitch", "sluice", lineterm=""))
                 problems.append(f"added in {add_v}, dumped in {dump_v}, differs:\n{diff}")
     # (Not OpenFlow 1.0: ovs-ofctl first asks for the NXM flow format

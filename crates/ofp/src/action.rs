@@ -18,8 +18,8 @@ pub use crate::ct::{Ct, CtZone, Nat, NatRange};
 pub use crate::learn::{Learn, LearnDst, LearnSpec, LearnSrc, NXAST_LEARN, NXAST_LEARN2};
 pub use crate::multipath::{BdAlgorithm, Bundle, HashFields, MpAlgorithm, Multipath};
 pub use crate::nicira::{
-    Controller, ControllerForm, OutputReg, OutputRegForm, Sample, SampleDirection, SampleForm,
-    Subfield, NX_CTLR_NO_METER,
+    CheckPktLarger, Controller, ControllerForm, OutputReg, OutputRegForm, Sample, SampleDirection,
+    SampleForm, Subfield, NX_CTLR_NO_METER,
 };
 pub use crate::resubmit::{Resubmit, NXAST_RESUBMIT, NXAST_RESUBMIT_TABLE};
 
@@ -123,6 +123,9 @@ pub enum Action {
     Nat(Box<Nat>),
     /// NXAST_CT_CLEAR (43): forget what the tracker said of the packet.
     CtClear,
+    /// NXAST_CHECK_PKT_LARGER (49): a bit says whether the packet is
+    /// longer than a length ([`crate::nicira::CheckPktLarger`]).
+    CheckPktLarger(CheckPktLarger),
     /// An experimenter action; `data` runs to the end of the action, so it
     /// includes the padding to 8 bytes once decoded. Nicira actions other
     /// than the ones above stay here.
@@ -161,7 +164,7 @@ impl Action {
             | Experimenter { .. } => ActionType::Experimenter,
             Note(_) | Exit | OutputReg(_) | DecTtlIds(_) | StackPush(_) | StackPop(_)
             | Clone(_) | Sample(_) | Controller(_) | Multipath(_) | Bundle(_) | Ct(_) | Nat(_)
-            | CtClear => ActionType::Experimenter,
+            | CtClear | CheckPktLarger(_) => ActionType::Experimenter,
         }
     }
 
@@ -373,6 +376,7 @@ impl Action {
             Action::Controller(c) => return c.check(),
             Action::Multipath(m) => return m.check(),
             Action::Bundle(b) => return b.check(),
+            Action::CheckPktLarger(c) => return c.dst.check_dst(),
             _ => {}
         }
         if let Action::SetField(e) = self {
@@ -862,7 +866,8 @@ impl<'a> Iterator for Flattened<'a> {
 impl Action {
     /// Whether Open vSwitch lets the action into an action set
     /// (`write_actions`): not note, exit, output:FIELD, push, pop, clone,
-    /// sample, controller(...), multipath, bundle, learn or conjunction
+    /// sample, controller(...), multipath, bundle, learn, conjunction or
+    /// check_pkt_larger
     /// (`OFPBAC_BAD_TYPE` otherwise, as Open vSwitch answers).
     pub fn allowed_in_set(&self) -> bool {
         !matches!(
@@ -880,6 +885,7 @@ impl Action {
                 | Action::Multipath(_)
                 | Action::Bundle(_)
                 | Action::Nat(_)
+                | Action::CheckPktLarger(_)
         )
     }
 }

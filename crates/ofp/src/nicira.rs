@@ -57,6 +57,51 @@ pub const NXAST_SAMPLE2: u16 = 38;
 pub const NXAST_SAMPLE3: u16 = 41;
 /// Nicira action subtype `NXAST_CLONE`.
 pub const NXAST_CLONE: u16 = 42;
+/// Nicira action subtype `NXAST_CHECK_PKT_LARGER`.
+pub const NXAST_CHECK_PKT_LARGER: u16 = 49;
+
+/// `check_pkt_larger(N)->DST`: sets the one bit `dst` to 1 when the
+/// packet (its Ethernet frame, tags included) is longer than `pkt_len`
+/// bytes, to 0 otherwise. OVN tests a gateway port's MTU with it.
+/// `NXAST_CHECK_PKT_LARGER`: `pkt_len`, the bit's offset, the field's
+/// header, zeros to 24 bytes (`NXBRC_MUST_BE_ZERO` otherwise), then
+/// Open vSwitch's `mf_check_dst` of the one bit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CheckPktLarger {
+    pub pkt_len: u16,
+    pub dst: Subfield,
+}
+
+impl CheckPktLarger {
+    fn encode_body(&self, out: &mut Vec<u8>) {
+        out.put_u16(NXAST_CHECK_PKT_LARGER);
+        out.put_u16(self.pkt_len);
+        out.put_u16(self.dst.ofs);
+        out.put_u32(self.dst.header());
+        zeros(out, 6);
+    }
+
+    fn decode(len: usize, mut b: Reader<'_>) -> Result<CheckPktLarger> {
+        fixed_len(len, 24, "check_pkt_larger is 24 bytes")?;
+        b.skip(2)?;
+        let pkt_len = b.u16()?;
+        let ofs = b.u16()?;
+        let n = b.remaining();
+        let mut h = b.sub(n, ErrorCode::BadMatch(crate::error::BadMatchCode::BadLen))?;
+        let field = pull_move_header(&mut h)?;
+        must_be_zero(h.slice(h.remaining())?, "check_pkt_larger padding not zero")?;
+        let c = CheckPktLarger {
+            pkt_len,
+            dst: Subfield {
+                field,
+                ofs,
+                n_bits: 1,
+            },
+        };
+        c.dst.check_dst()?;
+        Ok(c)
+    }
+}
 
 /// How deep `clone` may nest action lists: Open vSwitch's
 /// `MAX_OFPACT_PARSE_DEPTH` (its text parser's limit; its decoder has none
@@ -668,6 +713,7 @@ pub(crate) fn encode_body(a: &Action, out: &mut Vec<u8>) -> bool {
         Action::Controller(c) => c.encode_body(out),
         Action::Multipath(m) => m.encode_body(out),
         Action::Bundle(b) => b.encode_body(out),
+        Action::CheckPktLarger(c) => c.encode_body(out),
         a => return crate::ct::encode_body(a, out),
     }
     true
@@ -712,6 +758,7 @@ pub(crate) fn decode(
             Controller::decode(len, subtype, b).map(|c| Action::Controller(Box::new(c)))
         }
         NXAST_MULTIPATH => crate::multipath::Multipath::decode(len, b).map(Action::Multipath),
+        NXAST_CHECK_PKT_LARGER => CheckPktLarger::decode(len, b).map(Action::CheckPktLarger),
         NXAST_BUNDLE | NXAST_BUNDLE_LOAD => {
             crate::multipath::Bundle::decode(len, subtype, b).map(|x| Action::Bundle(Box::new(x)))
         }

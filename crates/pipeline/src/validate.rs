@@ -286,6 +286,15 @@ fn actions_with<G, M>(
                     "controller(meter_id=...): meter does not exist",
                 ))
             }
+            Action::CheckPktLarger(c) => {
+                if !facts.allow(c.dst.field) {
+                    return Err(err(
+                        ErrorCode::BadAction(BadActionCode::MatchInconsistent),
+                        "check_pkt_larger: the destination's prerequisites are not met by the packets",
+                    ));
+                }
+                facts.forget(c.dst.field);
+            }
             Action::Multipath(m) => {
                 if !facts.allow(m.dst.field) {
                     return Err(err(

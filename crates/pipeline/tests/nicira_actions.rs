@@ -996,3 +996,33 @@ fn an_experimenter_action_sluice_does_not_take_gets_the_code_open_vswitch_gives(
         ErrorCode::BadAction(BadActionCode::BadExperimenter)
     );
 }
+
+#[test]
+fn check_pkt_larger_sets_its_bit_by_the_frames_length() {
+    // The test frame is 60 bytes: larger than 59, not larger than 60.
+    for (len, want) in [(59, 2), (60, 3), (1500, 3)] {
+        let flows = [
+            format!("priority=1,actions=check_pkt_larger({len})->NXM_NX_REG0[5],resubmit(,1)"),
+            "table=1,priority=2,reg0=0x20/0x20,actions=output:2".into(),
+            "table=1,priority=1,actions=output:3".into(),
+        ];
+        let refs: Vec<&str> = flows.iter().map(String::as_str).collect();
+        let mut p = pipeline(&refs);
+        assert_eq!(ports(&mut p), vec![want], "check_pkt_larger({len})");
+    }
+    // A bit of a field that cannot be written: refused on the wire as
+    // Open vSwitch refuses it (mf_check_dst).
+    let a = ofp::text::parse_actions("check_pkt_larger(10)->NXM_NX_CT_STATE[0]").unwrap();
+    let mut b = Vec::new();
+    a[0].encode(&mut b);
+    let b = bytes::Bytes::from(b);
+    let mut r = ofp::wire::Reader::new(&b, ErrorCode::BAD_LEN);
+    assert_eq!(
+        ofp::Action::decode(&mut r).unwrap_err().code,
+        ErrorCode::BadAction(BadActionCode::BadSetArgument)
+    );
+    assert_eq!(
+        refused("actions=write_actions(check_pkt_larger(10)->NXM_NX_REG0[0])"),
+        ErrorCode::BadAction(BadActionCode::BadType)
+    );
+}

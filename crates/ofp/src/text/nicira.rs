@@ -102,6 +102,22 @@ pub(crate) fn parse_output_field(arg: &str) -> Result<Action, TextError> {
     }))
 }
 
+/// `check_pkt_larger(N)->FIELD[BIT]`: one bit, as ovs-ofctl takes it.
+pub(crate) fn parse_check_pkt_larger(tok: &str, rest: &str) -> Result<Action, TextError> {
+    let (len, dst) = rest
+        .split_once(")->")
+        .ok_or_else(|| TextError::new(tok, "check_pkt_larger(LENGTH)->FIELD[BIT]"))?;
+    let pkt_len = parse_num(len, "a packet length (0-65535)")?;
+    let (field, ofs, n_bits) = parse_subfield(dst)?;
+    if n_bits != 1 {
+        return Err(TextError::new(dst, "one bit, like reg0[0]"));
+    }
+    Ok(Action::CheckPktLarger(crate::action::CheckPktLarger {
+        pkt_len,
+        dst: Subfield { field, ofs, n_bits },
+    }))
+}
+
 /// `push:FIELD[..]` or `pop:FIELD[..]`.
 pub(crate) fn parse_stack(pop: bool, arg: &str) -> Result<Action, TextError> {
     let (field, ofs, n_bits) = parse_subfield(arg)?;
@@ -476,6 +492,10 @@ pub(crate) fn format(a: &Action, names: &Names) -> Option<String> {
             }
             let m: Vec<String> = b.members.iter().map(|&p| names.port(p)).collect();
             s.push_str(&format!("members:{})", m.join(",")));
+        }
+        Action::CheckPktLarger(c) => {
+            s = format!("check_pkt_larger({})->", c.pkt_len);
+            format_subfield(c.dst.field, c.dst.ofs, c.dst.n_bits, &mut s);
         }
         _ => return None,
     }

@@ -245,6 +245,20 @@ impl Exec {
                 }
             }
             Action::CtClear => self.key.clear_ct(),
+            // The frame as it is now, its tags included (Open vSwitch's
+            // datapath compares the packet's size).
+            Action::CheckPktLarger(c) => {
+                let big = frame.len() > c.pkt_len as usize;
+                if T {
+                    self.note(format!(
+                        "    -> the packet's {} bytes are {} {}",
+                        frame.len(),
+                        if big { "more than" } else { "not more than" },
+                        c.pkt_len
+                    ));
+                }
+                self.write_subfield::<T, _>(&c.dst, u128::from(big), frame, cx);
+            }
             // Only inside ct (validation refuses it elsewhere).
             Action::Nat(_) => {}
         }

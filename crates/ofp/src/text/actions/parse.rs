@@ -309,6 +309,9 @@ fn parse_one(tok: &str, ctx: &mut Ctx, out: &mut Vec<Action>) -> Result<Action, 
     {
         return Ok(Action::SetMplsTtl(parse_num(v, "a TTL (0-255)")?));
     }
+    if let Some(rest) = tok.strip_prefix("check_pkt_larger(") {
+        return nicira::parse_check_pkt_larger(tok, rest);
+    }
     if let Some(args) = tok
         .strip_prefix("resubmit(")
         .and_then(|r| r.strip_suffix(')'))
