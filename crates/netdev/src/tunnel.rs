@@ -892,6 +892,65 @@ mod tests {
         }
     }
 
+    /// The UDP checksum field of the next IPv4 datagram to `port` a raw
+    /// socket sees (None: no raw socket, which needs CAP_NET_RAW).
+    fn outer_udp_checksum(send: impl FnOnce(), port: u16) -> Option<u16> {
+        // SAFETY: plain socket(2); closed below.
+        let fd = unsafe {
+            libc::socket(
+                libc::AF_INET,
+                libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+                libc::IPPROTO_UDP,
+            )
+        };
+        if fd < 0 {
+            return None;
+        }
+        send();
+        let mut buf = [0u8; 2048];
+        let mut got = None;
+        for _ in 0..200 {
+            // SAFETY: reading into a live buffer of its length.
+            let n = unsafe { libc::recv(fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len(), 0) };
+            if n <= 0 {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+                continue;
+            }
+            let ihl = (buf[0] & 0x0f) as usize * 4;
+            let udp = &buf[ihl..n as usize];
+            if u16::from_be_bytes([udp[2], udp[3]]) == port {
+                got = Some(u16::from_be_bytes([udp[6], udp[7]]));
+                break;
+            }
+        }
+        // SAFETY: closing the socket opened above.
+        unsafe { libc::close(fd) };
+        got
+    }
+
+    #[test]
+    fn csum_puts_a_udp_checksum_on_the_outer_header() {
+        let lo = IpAddr::V4(Ipv4Addr::LOCALHOST);
+        for csum in [false, true] {
+            let port = free_port();
+            let spec = TunnelSpec {
+                local: Some(lo),
+                dst_port: port,
+                remote: Some(lo),
+                out_key: Some(5),
+                csum,
+                ..TunnelSpec::flow(Proto::Geneve)
+            };
+            let mut t = Tunnel::open("k0", spec).unwrap();
+            let sum = outer_udp_checksum(|| assert_eq!(t.send(&[&frame(1)]).unwrap(), 1), port);
+            let Some(sum) = sum else {
+                eprintln!("no raw socket (CAP_NET_RAW): the outer checksum is not looked at");
+                return;
+            };
+            assert_eq!(sum != 0, csum, "csum={csum}: checksum field {sum:#06x}");
+        }
+    }
+
     #[test]
     fn a_port_in_use_is_a_clear_error() {
         let s = UdpSocket::bind("127.0.0.1:0").unwrap();
