@@ -257,8 +257,20 @@ impl PortRequest {
         // A patch port is no device: Open vSwitch's names, of any length
         // (ovn-controller's `patch-br-int-to-ln-...`), are taken.
         if self.port_type.as_deref() == Some("patch") {
-            if self.name.is_empty() {
-                return Err(RequestError::new("name", None, "a patch port needs a name"));
+            // Not empty, and one word (the bridge's remembered numbers
+            // are kept one port a line).
+            if self.name.is_empty()
+                || self.name.contains(char::is_whitespace)
+                || self.name.contains('\0')
+            {
+                return Err(RequestError::new(
+                    "name",
+                    None,
+                    format!(
+                        "{:?} is not a patch port's name (not empty, no spaces)",
+                        self.name
+                    ),
+                ));
             }
         } else {
             check_ifname(&self.name).map_err(|p| RequestError::new("name", None, p))?;
@@ -596,6 +608,10 @@ mod tests {
                 "\"a-very-long-name0\" is not a Linux",
             ),
             (&["vx0", "type=gre"], "type=gre: not a port type"),
+            (
+                &["a b", "type=patch", "peer=x"],
+                "name: \"a b\" is not a patch port's name",
+            ),
         ] {
             let e = add_port(w).unwrap_err();
             assert!(e.starts_with(said), "{w:?}: {e}");
