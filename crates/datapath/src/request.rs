@@ -127,8 +127,9 @@ impl PortRequest {
     /// Reads `add-port`'s words: `IFACE [ofport=N] [backend=NAME]
     /// [pcap_in=FILE] [pcap_out=FILE]`, or for a tunnel port `NAME
     /// type=vxlan|geneve [ofport=N] OPTION=VALUE...` with the tunnel
-    /// options (also written `options:remote_ip=...` as ovs-vsctl does);
-    /// either with `tag=VLAN`, `trunks=VLAN,...` and `vlan_mode=MODE`.
+    /// options (also written `options:remote_ip=...` as ovs-vsctl does),
+    /// `NAME type=internal`, `NAME type=patch peer=PEER`; any with
+    /// `tag=VLAN`, `trunks=VLAN,...` and `vlan_mode=MODE`.
     /// `taken` is the numbers in use. Refusals come in the order a user
     /// reads the words (the name, then each word, then how they go
     /// together), in `add-port`'s terms; [`PortRequest::check`] then
