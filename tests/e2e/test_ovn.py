@@ -278,8 +278,7 @@ def test_ovn_localnet(ovn, switch):
     ovn-controller makes to br-ex (ovn-bridge-mappings physnet:br-ex) and
     reaches a namespace outside, on br-ex, in ls1's subnet."""
     o = ovn
-    ch = o.add_chassis(switch, mappings="physnet:br-ex")
-    ch.vsctl("add-br", "br-ex", "--", "set", "bridge", "br-ex", "datapath_type=netdev")
+    ch = o.add_chassis(switch, mappings="physnet:br-ex")  # br-ex made first
     o.veth_into(ch, "br-ex", "ext0", "outside", mac=mac(LS1, 200), cidr=f"{LS1}.200/24")
     o.nbctl("ls-add", "ls1")
     lsp(o, "ls1", "vm1", LS1, 11, ch)
