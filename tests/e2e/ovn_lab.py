@@ -402,7 +402,12 @@ class Ovn:
         that namespace holding encap_ip), Geneve to other chassis goes
         there: on Open vSwitch through br-phy (its userspace tunnels route
         through a bridge of its own, which takes the interface and the
-        address), on sluice from the interface itself."""
+        address), on sluice from the interface itself. The bridges
+        `mappings` names (ovn-bridge-mappings, "physnet:br-ex") are made
+        before ovn-controller starts, as on a host: one made after it
+        reads the mappings makes it warn "Bridge 'br-ex' not found",
+        which check_switches takes for trouble (a race whose outcome
+        depends on how soon the switch has br-int up)."""
         n = len(self.chassis) + 1
         if not any(c.where == where for c in self.chassis) and self.tb.ns(where) not in _netns():
             self.tb.add_ns(where)
@@ -417,6 +422,10 @@ class Ovn:
             self.tb.x(where, "ip", "addr", "flush", "dev", underlay)
             self.tb.x(where, "ip", "addr", "add", f"{ch.encap_ip}/24", "dev", "br-phy")
             self.tb.x(where, "ip", "link", "set", "br-phy", "up")
+        for m in (mappings or "").split(","):
+            if ":" in m:
+                br = m.split(":", 1)[1]
+                ch.vsctl("--may-exist", "add-br", br, "--", "set", "bridge", br, "datapath_type=netdev")
         return ch.start_controller(mappings=mappings)
 
     def underlay(self, a, b):

@@ -404,6 +404,10 @@ pub enum Cmd {
     /// lowest free), backend=afpacket|afpacket-mmsg|afxdp|afxdp-generic|pcap,
     /// pcap_in=FILE, pcap_out=FILE; NORMAL's VLANs: tag=VLAN,
     /// trunks=VLAN,..., vlan_mode=access|trunk|native-tagged|native-untagged.
+    /// Other ports, named IFACE: type=vxlan|geneve with Open vSwitch's
+    /// tunnel options (remote_ip=IP|flow, key=VNI|flow, local_ip=IP,
+    /// dst_port=N, csum=true, ...), type=internal (a TAP device),
+    /// type=patch peer=PORT (joined to another bridge's patch port).
     AddPort {
         switch: String,
         iface: String,

@@ -84,6 +84,9 @@ pub(crate) struct Emit<'a> {
     pub(crate) now: u64,
     /// The UMEM the frame lies in, if it does.
     pub(crate) umem: Option<&'a Arc<Umem>>,
+    /// The patch ports the frame crossed to get here (its outputs to a
+    /// patch port carry it on, `netdev::patch`).
+    pub(crate) hops: u8,
 }
 
 impl Emit<'_> {
@@ -150,7 +153,7 @@ impl Emit<'_> {
                     if let Some(x) = self.index.get(p) {
                         match e {
                             Egress::Keep => self.queue(x, data, whole, own, &o.tunnel),
-                            e => self.tx[x].push_edited(data, e, &o.tunnel),
+                            e => self.tx[x].push_edited(data, e, &o.tunnel, self.hops),
                         }
                     }
                 }
@@ -158,8 +161,8 @@ impl Emit<'_> {
                     for p in self.snap.ports.flood_from(in_port) {
                         if let Some(y) = self.index.get(p) {
                             match e {
-                                Egress::Keep => self.tx[y].push_meta(data, &o.tunnel),
-                                e => self.tx[y].push_edited(data, e, &o.tunnel),
+                                Egress::Keep => self.tx[y].push_meta(data, &o.tunnel, self.hops),
+                                e => self.tx[y].push_edited(data, e, &o.tunnel, self.hops),
                             }
                         }
                     }
@@ -176,7 +179,7 @@ impl Emit<'_> {
                 if let Some(x) = self.index.get(p) {
                     match a.to_port(self.vlans, p) {
                         Egress::Keep => self.queue(x, data, whole, own, &o.tunnel),
-                        e => self.tx[x].push_edited(data, e, &o.tunnel),
+                        e => self.tx[x].push_edited(data, e, &o.tunnel, self.hops),
                     }
                 }
             }
@@ -187,8 +190,8 @@ impl Emit<'_> {
                         continue;
                     };
                     match e {
-                        Egress::Keep => self.tx[y].push_meta(data, &o.tunnel),
-                        e => self.tx[y].push_edited(data, e, &o.tunnel),
+                        Egress::Keep => self.tx[y].push_meta(data, &o.tunnel, self.hops),
+                        e => self.tx[y].push_edited(data, e, &o.tunnel, self.hops),
                     }
                 }
             }
@@ -215,7 +218,7 @@ impl Emit<'_> {
                 return;
             }
         }
-        self.tx[x].push_meta(data, tun);
+        self.tx[x].push_meta(data, tun, self.hops);
     }
 }
 #[cfg(test)]

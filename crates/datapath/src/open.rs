@@ -1,8 +1,8 @@
 //! What a port is made of and how its devices are opened: one handle per
 //! worker (members of one `PACKET_FANOUT` group, one AF_XDP socket per
-//! receive queue, one queue of the LOCAL TAP device, one UDP socket of a
-//! tunnel port), or a single handle for a pcap port (which one worker
-//! alone can serve).
+//! receive queue, one queue of the LOCAL or an internal port's TAP
+//! device, one UDP socket of a tunnel port, one lane of a patch port), or
+//! a single handle for a pcap port (which one worker alone can serve).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -35,6 +35,13 @@ pub enum Backend {
     /// A VXLAN or Geneve tunnel port over the host's IP stack (not an
     /// interface: its name is the port's own).
     Tunnel(netdev::tunnel::TunnelSpec),
+    /// An internal port (Open vSwitch's `type=internal`): a TAP device of
+    /// the port's name, created by the switch, as the LOCAL port is.
+    Internal,
+    /// A patch port (`type=patch`): joined to its peer, another patch port
+    /// of this process (the spec's [`PortSpec::peer`]), without a device
+    /// ([`netdev::patch`]).
+    Patch,
 }
 
 /// The back ends a user can name.
@@ -69,6 +76,8 @@ impl Backend {
             Backend::Pcap => "pcap",
             Backend::Local => "local",
             Backend::Tunnel(t) => t.proto.name(),
+            Backend::Internal => "internal",
+            Backend::Patch => "patch",
         }
     }
 }
@@ -102,6 +111,8 @@ pub struct PortSpec {
     pub queues: Vec<QueueSpec>,
     /// What NORMAL does with the port's VLANs (default: a trunk of all).
     pub vlan: crate::vlan::VlanConfig,
+    /// A patch port's peer (the other port's name); None for the others.
+    pub peer: Option<String>,
 }
 
 impl PortSpec {
@@ -114,6 +125,7 @@ impl PortSpec {
             pcap: None,
             queues: Vec::new(),
             vlan: Default::default(),
+            peer: None,
         }
     }
 }
@@ -243,15 +255,27 @@ fn open_devices(
             .into_iter()
             .map(|t| Box::new(t) as Box<dyn Port>)
             .collect())),
-        Backend::Local => plain(Ok(netdev::tap::Tap::create_queues(name, workers)?
-            .into_iter()
-            .map(|t| Box::new(t) as Box<dyn Port>)
-            .collect())),
+        Backend::Local | Backend::Internal => {
+            plain(Ok(netdev::tap::Tap::create_queues(name, workers)?
+                .into_iter()
+                .map(|t| Box::new(t) as Box<dyn Port>)
+                .collect()))
+        }
+        Backend::Patch => {
+            let peer = spec.peer.as_deref().unwrap_or_default();
+            plain(Ok(netdev::patch::Patch::open_workers(name, peer, workers)?
+                .into_iter()
+                .map(|p| Box::new(p) as Box<dyn Port>)
+                .collect()))
+        }
     }
 }
 
 /// The tunnel port types a user can name.
 pub const TUNNEL_TYPES: &str = "\"vxlan\" or \"geneve\"";
+
+/// The port types a user can name besides an interface's.
+pub const PORT_TYPES: &str = "\"vxlan\", \"geneve\", \"internal\" or \"patch\"";
 
 /// The tunnel protocol named `ty`.
 pub fn tunnel_proto(ty: &str) -> Option<packet::tunnel::Proto> {
@@ -264,24 +288,87 @@ pub fn tunnel_proto(ty: &str) -> Option<packet::tunnel::Proto> {
 }
 
 /// The options a tunnel port takes, as Open vSwitch names them.
-pub const TUNNEL_OPTIONS: &str = "remote_ip, local_ip, key, dst_port, ttl, tos";
+pub const TUNNEL_OPTIONS: &str = "remote_ip, local_ip, key, in_key, out_key, dst_port, ttl, tos, csum, df_default, egress_pkt_mark, packet_type, exts";
 
-/// Reads a tunnel port's options (Open vSwitch's `options:KEY=VALUE`):
-/// `remote_ip` (an address, or `flow`: each packet's `tun_dst`; required),
-/// `key` (a VNI, or `flow`: each packet's `tun_id`; default 0 as in Open
-/// vSwitch), `local_ip` (the address to bind; default any), `dst_port`
-/// (default the protocol's IANA port), `ttl` (default 64), `tos`
-/// (default 0). Errors name the option and the problem.
-pub fn tunnel_spec<'a>(
+/// A tunnel option sluice reads but does not carry out, or does not know:
+/// the port comes up without it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TunnelNote {
+    /// The option as given (`ttl`, `exts`).
+    pub option: String,
+    /// What it means for the port.
+    pub text: String,
+    /// Not an option Open vSwitch documents for the port's type (it logs
+    /// a warning and goes on; so does sluice, and the Interface's `error`
+    /// stays empty); false: documented, not implemented (said on the
+    /// Interface's `error`).
+    pub unknown: bool,
+}
+
+impl std::fmt::Display for TunnelNote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "options:{}: {}", self.option, self.text)
+    }
+}
+
+/// Reads a tunnel port's options (Open vSwitch's `options:KEY=VALUE`,
+/// ovs-vswitchd.conf.db(5) "Tunnel Options" for geneve and vxlan):
+/// `remote_ip` (an address, or `flow`: each packet's `tun_dst`;
+/// required), `local_ip` (the address to bind, or `flow`: any; default
+/// any), `key` (`in_key` and `out_key` at once: a VNI, or `flow`: any
+/// VNI received goes to `tun_id`, each packet's `tun_id` is sent; default
+/// 0 as in Open vSwitch), `dst_port` (default the protocol's IANA port),
+/// `ttl` (default 64), `tos` (default 0), `csum` (the outer UDP checksum
+/// on IPv4, default false), `df_default` (default true),
+/// `egress_pkt_mark` (the socket mark). What is documented and not
+/// carried out comes back as notes (`ttl=inherit`, `tos=inherit`,
+/// `packet_type` other than `legacy_l2`, `exts`), as do options Open
+/// vSwitch does not know either; the port works without them. Errors
+/// name the option and the problem; IPsec's options (`psk`,
+/// `remote_cert`, `remote_name`) are one: the port would send in the
+/// clear what its user wants encrypted.
+pub fn tunnel_options<'a>(
     proto: packet::tunnel::Proto,
     options: impl IntoIterator<Item = (&'a str, &'a str)>,
-) -> Result<netdev::tunnel::TunnelSpec, (String, String)> {
+) -> Result<(netdev::tunnel::TunnelSpec, Vec<TunnelNote>), (String, String)> {
     use std::net::IpAddr;
     let mut spec = netdev::tunnel::TunnelSpec::flow(proto);
-    spec.key = Some(0);
+    spec.in_key = Some(0);
+    spec.out_key = Some(0);
+    let mut notes = Vec::new();
+    let mut note = |k: &str, text: String, unknown: bool| {
+        notes.push(TunnelNote {
+            option: k.to_string(),
+            text,
+            unknown,
+        })
+    };
     let mut remote = false;
-    let bad = |k: &str, p: String| Err((k.to_string(), p));
-    for (k, v) in options {
+    let mut local_flow = false;
+    let key = |k: &str, v: &str| -> Result<Option<u32>, (String, String)> {
+        if v == "flow" {
+            return Ok(None);
+        }
+        let n = v
+            .strip_prefix("0x")
+            .map_or_else(|| v.parse::<u64>(), |h| u64::from_str_radix(h, 16));
+        match n {
+            Ok(n) if n <= packet::tunnel::MAX_VNI as u64 => Ok(Some(n as u32)),
+            _ => bad(
+                k,
+                format!("{v:?} is neither \"flow\" nor a VNI (0-16777215)"),
+            ),
+        }
+    };
+    let boolean = |k: &str, v: &str| match v {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => bad(k, format!("{v:?} is neither \"true\" nor \"false\"")),
+    };
+    // Open vSwitch reads `key` first, then lets in_key/out_key override.
+    let mut opts: Vec<(&str, &str)> = options.into_iter().collect();
+    opts.sort_by_key(|(k, _)| *k != "key");
+    for (k, v) in opts {
         let ip = |v: &str| {
             v.parse::<IpAddr>()
                 .ok()
@@ -298,41 +385,66 @@ pub fn tunnel_spec<'a>(
                     ))?),
                 };
             }
+            "local_ip" if v == "flow" => {
+                local_flow = true;
+                spec.local = None;
+            }
             "local_ip" => {
                 spec.local = Some(ip(v).ok_or((
                     k.to_string(),
-                    format!("{v:?} is not a unicast IPv4/IPv6 address"),
+                    format!("{v:?} is neither \"flow\" nor a unicast IPv4/IPv6 address"),
                 ))?)
             }
-            "in_key" | "out_key" => {
-                return bad(
+            "key" => {
+                spec.in_key = key(k, v)?;
+                spec.out_key = spec.in_key;
+            }
+            "in_key" => spec.in_key = key(k, v)?,
+            "out_key" => spec.out_key = key(k, v)?,
+            "dst_port" => spec.dst_port = number(k, v, 1, "a UDP port (1-65535)")?,
+            "ttl" if v == "inherit" => note(
+                k,
+                format!("\"inherit\" is not supported by sluice: the outer TTL is {}", spec.ttl),
+                false,
+            ),
+            "ttl" => spec.ttl = number(k, v, 1, "a TTL (1-255) or \"inherit\"")?,
+            "tos" if v == "inherit" => note(
+                k,
+                "\"inherit\" is not supported by sluice: the outer TOS is 0".into(),
+                false,
+            ),
+            "tos" => spec.tos = number(k, v, 0, "a TOS byte (0-255) or \"inherit\"")?,
+            "csum" => spec.csum = boolean(k, v)?,
+            "df_default" => spec.df = boolean(k, v)?,
+            "egress_pkt_mark" => {
+                spec.mark = Some(number(k, v, 0, "a packet mark (0-4294967295)")?)
+            }
+            "packet_type" if v == "legacy_l2" => {}
+            "packet_type" if proto == packet::tunnel::Proto::Vxlan
+                && matches!(v, "legacy_l3" | "ptap") =>
+            {
+                note(
                     k,
-                    "separate in_key/out_key are not supported: give `key`".into(),
+                    format!("{v:?} is not supported by sluice: the port carries Ethernet frames (legacy_l2)"),
+                    false,
                 )
             }
-            "key" => {
-                spec.key = match v {
-                    "flow" => None,
-                    _ => {
-                        let n = v
-                            .strip_prefix("0x")
-                            .map_or_else(|| v.parse::<u64>(), |h| u64::from_str_radix(h, 16));
-                        match n {
-                            Ok(n) if n <= packet::tunnel::MAX_VNI as u64 => Some(n as u32),
-                            _ => {
-                                return bad(
-                                    k,
-                                    format!("{v:?} is neither \"flow\" nor a VNI (0-16777215)"),
-                                )
-                            }
-                        }
-                    }
-                }
+            "exts" if proto == packet::tunnel::Proto::Vxlan => note(
+                k,
+                format!("VXLAN extensions ({v}) are not supported by sluice: plain VXLAN is sent and received"),
+                false,
+            ),
+            "psk" | "remote_cert" | "remote_name" => {
+                return bad(
+                    k,
+                    "IPsec is not supported by sluice: the port is not created, so that nothing meant to be encrypted goes out in the clear".into(),
+                )
             }
-            "dst_port" => spec.dst_port = number(k, v, 1, "a UDP port (1-65535)")?,
-            "ttl" => spec.ttl = number(k, v, 1, "a TTL (1-255)")?,
-            "tos" => spec.tos = number(k, v, 0, "a TOS byte (0-255)")?,
-            _ => return bad(k, format!("no such tunnel option ({TUNNEL_OPTIONS})")),
+            _ => note(
+                k,
+                format!("unknown {} argument (ignored, as Open vSwitch ignores it)", proto.name()),
+                true,
+            ),
         }
     }
     if !remote {
@@ -340,6 +452,12 @@ pub fn tunnel_spec<'a>(
             "remote_ip",
             "a tunnel port needs remote_ip: an address, or \"flow\" to take each packet's tun_dst"
                 .into(),
+        );
+    }
+    if local_flow && spec.remote.is_some() {
+        return bad(
+            "local_ip",
+            "\"flow\" goes with remote_ip=flow only (as in Open vSwitch)".into(),
         );
     }
     match (spec.local, spec.remote) {
@@ -351,7 +469,20 @@ pub fn tunnel_spec<'a>(
         }
         _ => {}
     }
-    Ok(spec)
+    Ok((spec, notes))
+}
+
+/// A refusal of option `k`.
+fn bad<T>(k: &str, p: String) -> Result<T, (String, String)> {
+    Err((k.to_string(), p))
+}
+
+/// [`tunnel_options`] without its notes.
+pub fn tunnel_spec<'a>(
+    proto: packet::tunnel::Proto,
+    options: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Result<netdev::tunnel::TunnelSpec, (String, String)> {
+    tunnel_options(proto, options).map(|(s, _)| s)
 }
 
 /// Option `k`'s value `v` as a number of at least `min` (`what` names the
@@ -399,7 +530,14 @@ mod tests {
     #[test]
     fn tunnel_options_read_as_open_vswitch_names_them() {
         let s = tunnel_spec(Proto::Vxlan, [("remote_ip", "flow"), ("key", "flow")]).unwrap();
-        assert_eq!((s.remote, s.key, s.dst_port, s.ttl), (None, None, 4789, 64));
+        assert_eq!(
+            (s.remote, s.in_key, s.out_key, s.dst_port, s.ttl),
+            (None, None, None, 4789, 64)
+        );
+        assert!(
+            !s.csum && s.df && s.mark.is_none(),
+            "Open vSwitch's defaults"
+        );
         let s = tunnel_spec(
             Proto::Geneve,
             [
@@ -413,22 +551,26 @@ mod tests {
         )
         .unwrap();
         assert_eq!(s.remote, Some("192.0.2.9".parse().unwrap()));
-        assert_eq!((s.key, s.dst_port, s.ttl, s.tos), (Some(0x15), 7000, 9, 4));
-        // A fixed port with no key sends VNI 0, as Open vSwitch does.
         assert_eq!(
-            tunnel_spec(Proto::Vxlan, [("remote_ip", "flow")])
-                .unwrap()
-                .key,
-            Some(0)
+            (s.in_key, s.out_key, s.dst_port, s.ttl, s.tos),
+            (Some(0x15), Some(0x15), 7000, 9, 4)
         );
+        // A fixed port with no key sends VNI 0, as Open vSwitch does.
+        let s = tunnel_spec(Proto::Vxlan, [("remote_ip", "flow")]).unwrap();
+        assert_eq!((s.in_key, s.out_key), (Some(0), Some(0)));
         for (opts, key) in [
             (vec![("key", "flow")], "remote_ip"),
             (vec![("remote_ip", "0.0.0.0")], "remote_ip"),
             (vec![("remote_ip", "flow"), ("key", "16777216")], "key"),
             (vec![("remote_ip", "flow"), ("dst_port", "0")], "dst_port"),
             (vec![("remote_ip", "flow"), ("ttl", "0")], "ttl"),
-            (vec![("remote_ip", "flow"), ("colour", "red")], "colour"),
-            (vec![("remote_ip", "flow"), ("in_key", "5")], "in_key"),
+            (vec![("remote_ip", "flow"), ("csum", "yes")], "csum"),
+            (vec![("remote_ip", "flow"), ("ttl", "x")], "ttl"),
+            (vec![("remote_ip", "flow"), ("psk", "secret")], "psk"),
+            (
+                vec![("remote_ip", "192.0.2.1"), ("local_ip", "flow")],
+                "local_ip",
+            ),
             (
                 vec![("remote_ip", "2001:db8::1"), ("local_ip", "192.0.2.1")],
                 "remote_ip",
@@ -437,5 +579,63 @@ mod tests {
             let e = tunnel_spec(Proto::Vxlan, opts.clone()).unwrap_err();
             assert_eq!(e.0, key, "{opts:?}: {e:?}");
         }
+    }
+
+    #[test]
+    fn every_option_open_vswitch_documents_is_taken() {
+        // What ovn-controller sets on a Geneve port, and the rest.
+        let (s, notes) = tunnel_options(
+            Proto::Geneve,
+            [
+                ("csum", "true"),
+                ("key", "flow"),
+                ("remote_ip", "192.0.2.7"),
+                ("local_ip", "192.0.2.1"),
+                ("df_default", "false"),
+                ("egress_pkt_mark", "7"),
+                ("ttl", "inherit"),
+                ("tos", "inherit"),
+                ("packet_type", "legacy_l2"),
+                ("colour", "red"),
+            ],
+        )
+        .unwrap();
+        assert!(s.csum && !s.df);
+        assert_eq!((s.in_key, s.out_key, s.mark), (None, None, Some(7)));
+        let said: Vec<(&str, bool)> = notes
+            .iter()
+            .map(|n| (n.option.as_str(), n.unknown))
+            .collect();
+        assert_eq!(said, [("ttl", false), ("tos", false), ("colour", true)]);
+        assert!(notes[0]
+            .to_string()
+            .starts_with("options:ttl: \"inherit\" is not supported"));
+        // in_key and out_key apart, whatever the order; key first.
+        let s = tunnel_spec(
+            Proto::Vxlan,
+            [
+                ("out_key", "9"),
+                ("remote_ip", "flow"),
+                ("key", "5"),
+                ("in_key", "flow"),
+            ],
+        )
+        .unwrap();
+        assert_eq!((s.in_key, s.out_key), (None, Some(9)));
+        let (_, notes) = tunnel_options(
+            Proto::Vxlan,
+            [
+                ("remote_ip", "flow"),
+                ("exts", "gbp"),
+                ("packet_type", "ptap"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(notes.len(), 2);
+        assert!(notes.iter().all(|n| !n.unknown));
+        // exts on Geneve is not an option of Geneve.
+        let (_, notes) =
+            tunnel_options(Proto::Geneve, [("remote_ip", "flow"), ("exts", "gbp")]).unwrap();
+        assert!(notes[0].unknown);
     }
 }

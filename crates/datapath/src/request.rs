@@ -14,7 +14,7 @@
 use std::path::PathBuf;
 
 use crate::open::{tunnel_proto, tunnel_spec, Backend, PcapSpec, PortSpec, QueueSpec};
-use crate::open::{BACKENDS, TUNNEL_OPTIONS, TUNNEL_TYPES};
+use crate::open::{BACKENDS, PORT_TYPES, TUNNEL_OPTIONS, TUNNEL_TYPES};
 use crate::vlan::VlanConfig;
 
 /// The largest queue rate accepted, kbit/s (1 Pbit/s): rates become
@@ -35,9 +35,12 @@ pub struct PortRequest {
     /// Frames per second to receive `pcap_in` at.
     pub pcap_rate: Option<u64>,
     pub queues: Vec<QueueSpec>,
-    /// A tunnel port's type ("vxlan", "geneve"); None: an interface.
-    pub tunnel: Option<String>,
-    /// A tunnel port's options, as text.
+    /// The port's type, as Open vSwitch's Interface `type`: "vxlan",
+    /// "geneve" (a tunnel port), "internal" (a TAP device the switch
+    /// creates), "patch" (joined to a peer); None (or "system"): an
+    /// interface.
+    pub port_type: Option<String>,
+    /// A tunnel or patch port's options, as text (a patch port's `peer`).
     pub options: Vec<(String, String)>,
     /// VLAN settings as given (checked into a [`VlanConfig`]): an access
     /// port's VLAN or a native port's native VLAN.
@@ -95,6 +98,12 @@ pub fn check_ifname(name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Whether `k` is one of the options `add-port`'s words take without
+/// their `options:` prefix (a patch port's or a tunnel port's).
+fn is_option(k: &str) -> bool {
+    k == "peer" || TUNNEL_OPTIONS.split(", ").any(|o| o == k)
+}
+
 /// Whether `n` is a number a port can be given (1 to OFPP_MAX).
 pub fn check_ofport(n: u32) -> Result<(), String> {
     if n == 0 || n > ofp::port::port_no::MAX {
@@ -118,8 +127,9 @@ impl PortRequest {
     /// Reads `add-port`'s words: `IFACE [ofport=N] [backend=NAME]
     /// [pcap_in=FILE] [pcap_out=FILE]`, or for a tunnel port `NAME
     /// type=vxlan|geneve [ofport=N] OPTION=VALUE...` with the tunnel
-    /// options (also written `options:remote_ip=...` as ovs-vsctl does);
-    /// either with `tag=VLAN`, `trunks=VLAN,...` and `vlan_mode=MODE`.
+    /// options (also written `options:remote_ip=...` as ovs-vsctl does),
+    /// `NAME type=internal`, `NAME type=patch peer=PEER`; any with
+    /// `tag=VLAN`, `trunks=VLAN,...` and `vlan_mode=MODE`.
     /// `taken` is the numbers in use. Refusals come in the order a user
     /// reads the words (the name, then each word, then how they go
     /// together), in `add-port`'s terms; [`PortRequest::check`] then
@@ -129,7 +139,10 @@ impl PortRequest {
         let name = words
             .first()
             .ok_or_else(|| whole("which interface?".into()))?;
-        check_ifname(name).map_err(whole)?;
+        // A patch port is no interface: any name (see `check`).
+        if !words[1..].iter().any(|w| w == "type=patch") {
+            check_ifname(name).map_err(whole)?;
+        }
         let mut r = PortRequest::named(name);
         for w in &words[1..] {
             let (k, v) = w.split_once('=').ok_or_else(|| {
@@ -138,13 +151,18 @@ impl PortRequest {
             let k = k.strip_prefix("options:").unwrap_or(k);
             match k {
                 "type" => {
-                    tunnel_proto(v).ok_or_else(|| {
-                        RequestError::new("type", Some(v), format!("not a port type ({TUNNEL_TYPES})"))
-                    })?;
-                    r.tunnel = Some(v.to_string());
+                    if tunnel_proto(v).is_none() && !matches!(v, "internal" | "patch") {
+                        return Err(RequestError::new(
+                            "type",
+                            Some(v),
+                            format!("not a port type ({PORT_TYPES})"),
+                        ));
+                    }
+                    r.port_type = Some(v.to_string());
                 }
-                "remote_ip" | "local_ip" | "key" | "in_key" | "out_key" | "dst_port" | "ttl"
-                | "tos" => r.options.push((k.to_string(), v.to_string())),
+                _ if w.starts_with("options:") || is_option(k) => {
+                    r.options.push((k.to_string(), v.to_string()))
+                }
                 "ofport" => {
                     let n = v
                         .parse()
@@ -198,29 +216,34 @@ impl PortRequest {
                         k,
                         None,
                         format!(
-                            "no such option (ofport, backend, pcap_in, pcap_out, type, tag, trunks, vlan_mode, {TUNNEL_OPTIONS})"
+                            "no such option (ofport, backend, pcap_in, pcap_out, type, tag, trunks, vlan_mode, peer, {TUNNEL_OPTIONS})"
                         ),
                     ))
                 }
             }
         }
         let pcap = r.pcap_in.is_some() || r.pcap_out.is_some();
-        match &r.tunnel {
+        match &r.port_type {
             Some(ty) if r.backend.is_some() || pcap => {
                 return Err(whole(format!(
                     "a {ty} port takes no backend, pcap_in or pcap_out"
                 )))
             }
             None if !r.options.is_empty() => {
+                let k = &r.options[0].0;
+                let ty = if k == "peer" { "patch" } else { TUNNEL_TYPES };
                 return Err(RequestError::new(
-                    &r.options[0].0,
+                    k,
                     None,
-                    format!("a tunnel option; give type={TUNNEL_TYPES}"),
-                ))
+                    format!(
+                        "a {} option; give type={ty}",
+                        if k == "peer" { "patch" } else { "tunnel" }
+                    ),
+                ));
             }
             _ => {}
         }
-        if r.tunnel.is_none() && pcap != (r.backend.as_deref() == Some("pcap")) {
+        if r.port_type.is_none() && pcap != (r.backend.as_deref() == Some("pcap")) {
             return Err(whole(
                 "pcap_in/pcap_out go with backend=pcap, which needs one of them".into(),
             ));
@@ -232,20 +255,57 @@ impl PortRequest {
     /// `port_no`; `default` is the bridge's back end for a port that
     /// names none.
     pub fn check(&self, port_no: u32, default: Backend) -> Result<PortSpec, RequestError> {
-        check_ifname(&self.name).map_err(|p| RequestError::new("name", None, p))?;
+        // A patch port is no device: Open vSwitch's names, of any length
+        // (ovn-controller's `patch-br-int-to-ln-...`), are taken.
+        if self.port_type.as_deref() == Some("patch") {
+            // Not empty, and one word (the bridge's remembered numbers
+            // are kept one port a line).
+            if self.name.is_empty()
+                || self.name.contains(char::is_whitespace)
+                || self.name.contains('\0')
+            {
+                return Err(RequestError::new(
+                    "name",
+                    None,
+                    format!(
+                        "{:?} is not a patch port's name (not empty, no spaces)",
+                        self.name
+                    ),
+                ));
+            }
+        } else {
+            check_ifname(&self.name).map_err(|p| RequestError::new("name", None, p))?;
+        }
         if let Some(n) = self.ofport {
             check_ofport(n).map_err(|p| RequestError::new("ofport", Some(&n.to_string()), p))?;
         }
-        let backend = match &self.tunnel {
-            Some(ty) => self.tunnel_backend(ty)?,
-            None if !self.options.is_empty() => {
+        let mut peer = None;
+        let backend = match self.port_type.as_deref() {
+            None | Some("system") if !self.options.is_empty() => {
                 return Err(RequestError::new(
                     "options",
                     None,
-                    format!("options go with a tunnel port: give type = {TUNNEL_TYPES}"),
+                    format!("options go with a tunnel or patch port: give type = {PORT_TYPES}"),
                 ))
             }
-            None => match &self.backend {
+            Some(ty @ ("vxlan" | "geneve")) => self.tunnel_backend(ty)?,
+            Some(ty @ ("internal" | "patch")) => {
+                self.plain_type(ty)?;
+                if ty == "patch" {
+                    peer = Some(self.patch_peer()?);
+                    Backend::Patch
+                } else {
+                    Backend::Internal
+                }
+            }
+            Some(ty) if ty != "system" => {
+                return Err(RequestError::new(
+                    "type",
+                    Some(ty),
+                    format!("{ty:?} is not a port type ({PORT_TYPES})"),
+                ))
+            }
+            _ => match &self.backend {
                 None => default,
                 Some(b) => Backend::parse(b).ok_or_else(|| {
                     RequestError::new(
@@ -280,7 +340,67 @@ impl PortRequest {
             pcap,
             queues,
             vlan,
+            peer,
         })
+    }
+
+    /// An internal or patch port: no back end, captures or queues (and,
+    /// for an internal port, no options).
+    fn plain_type(&self, ty: &str) -> Result<(), RequestError> {
+        for (field, set) in [
+            ("backend", self.backend.is_some()),
+            ("queues", !self.queues.is_empty()),
+            ("pcap_in", self.pcap_in.is_some()),
+            ("pcap_out", self.pcap_out.is_some()),
+            ("pcap_rate", self.pcap_rate.is_some()),
+            ("options", ty == "internal" && !self.options.is_empty()),
+        ] {
+            if set {
+                return Err(RequestError::new(
+                    field,
+                    None,
+                    format!(
+                        "a{} {ty} port takes no {field}",
+                        if ty == "internal" { "n" } else { "" }
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// A patch port's `peer`, checked as Open vSwitch checks it (its
+    /// words).
+    fn patch_peer(&self) -> Result<String, RequestError> {
+        let n = &self.name;
+        let peer = self
+            .options
+            .iter()
+            .find(|(k, _)| k == "peer")
+            .map(|(_, v)| v.clone())
+            .filter(|v| !v.is_empty());
+        let Some(peer) = peer else {
+            return Err(RequestError::new(
+                "options.peer",
+                None,
+                format!("{n}: patch type requires valid 'peer' argument"),
+            ));
+        };
+        if self.options.len() > 1 {
+            return Err(RequestError::new(
+                "options",
+                None,
+                format!("{n}: patch type takes only a 'peer' argument"),
+            ));
+        }
+        if &peer == n {
+            return Err(RequestError::new(
+                "options.peer",
+                Some(&peer),
+                format!("{n}: patch peer must not be self"),
+            ));
+        }
+        Ok(peer)
     }
 
     /// A tunnel port's back end: its type and options; it takes nothing
@@ -401,7 +521,7 @@ mod tests {
         stray.pcap_in = Some("/x".into());
         assert_eq!(stray.check(1, Backend::Local).unwrap().pcap, None);
         let mut file = PortRequest::named("vx0");
-        file.tunnel = Some("vxlan".into());
+        file.port_type = Some("vxlan".into());
         file.options = vec![
             ("remote_ip".into(), "flow".into()),
             ("key".into(), "7".into()),
@@ -456,6 +576,51 @@ mod tests {
             let e = add_port(w).unwrap_err();
             assert!(e.starts_with(said), "{w:?}: {e}");
         }
+    }
+
+    #[test]
+    fn patch_and_internal_ports_are_checked_as_open_vswitch_checks_them() {
+        let s = add_port(&["patch-br-int-to-ln-public", "type=patch", "peer=x"]).unwrap();
+        assert_eq!((s.backend, s.peer.as_deref()), (Backend::Patch, Some("x")));
+        let s = add_port(&["p0", "type=patch", "options:peer=x"]).unwrap();
+        assert_eq!(s.peer.as_deref(), Some("x"));
+        let s = add_port(&["mgmt0", "type=internal"]).unwrap();
+        assert_eq!((s.backend, s.peer), (Backend::Internal, None));
+        for (w, said) in [
+            (
+                &["p0", "type=patch"][..],
+                "peer: p0: patch type requires valid 'peer' argument",
+            ),
+            (
+                &["p0", "type=patch", "peer=p0"],
+                "peer=p0: p0: patch peer must not be self",
+            ),
+            (
+                &["p0", "type=patch", "peer=x", "ttl=3"],
+                "options: p0: patch type takes only a 'peer' argument",
+            ),
+            (&["p0", "peer=x"], "peer: a patch option; give type=patch"),
+            (
+                &["mgmt0", "type=internal", "key=3"],
+                "options: an internal port takes no options",
+            ),
+            (
+                &["a-very-long-name0", "type=internal"],
+                "\"a-very-long-name0\" is not a Linux",
+            ),
+            (&["vx0", "type=gre"], "type=gre: not a port type"),
+            (
+                &["a b", "type=patch", "peer=x"],
+                "name: \"a b\" is not a patch port's name",
+            ),
+        ] {
+            let e = add_port(w).unwrap_err();
+            assert!(e.starts_with(said), "{w:?}: {e}");
+        }
+        // A file's entry of type "system" is an interface.
+        let mut r = PortRequest::named("eth1");
+        r.port_type = Some("system".into());
+        assert_eq!(r.check(1, Backend::Local).unwrap().backend, Backend::Local);
     }
 
     #[test]

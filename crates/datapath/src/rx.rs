@@ -15,6 +15,8 @@ pub(crate) trait Received {
     fn umem(&self) -> Option<&Arc<Umem>>;
     /// Frame `j`'s bytes.
     fn bytes(&self, j: usize) -> &[u8];
+    /// The patch ports frame `j` crossed to get here.
+    fn hops(&self, j: usize) -> u8;
     /// Runs frame `j` through `snap`, editing it where it lies.
     fn run<'w>(
         &mut self,
@@ -38,6 +40,10 @@ impl Received for Batch {
 
     fn bytes(&self, j: usize) -> &[u8] {
         self.frame(j)
+    }
+
+    fn hops(&self, j: usize) -> u8 {
+        Batch::hops(self, j)
     }
 
     fn run<'w>(
@@ -68,6 +74,10 @@ impl Received for ZcBatch {
 
     fn bytes(&self, j: usize) -> &[u8] {
         ZcBatch::bytes(self, j)
+    }
+
+    fn hops(&self, _: usize) -> u8 {
+        0
     }
 
     fn run<'w>(

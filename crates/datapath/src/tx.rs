@@ -50,6 +50,9 @@ pub(crate) struct TxQueue {
     /// Each frame's tunnel metadata (kept for tunnel ports only).
     pub(crate) meta: Vec<TunnelDst>,
     pub(crate) tunnel: bool,
+    /// Each frame's patch crossings so far (kept for patch ports only).
+    pub(crate) hops: Vec<u8>,
+    pub(crate) patch: bool,
     pub(crate) n: usize,
     /// Frames refused this round because the queue was full.
     pub(crate) overflow: u64,
@@ -58,13 +61,15 @@ pub(crate) struct TxQueue {
 }
 
 impl TxQueue {
-    pub(crate) fn new(frame: usize, tunnel: bool) -> TxQueue {
+    pub(crate) fn new(frame: usize, tunnel: bool, patch: bool) -> TxQueue {
         TxQueue {
             frames: (0..TX_PREFAULT).map(|_| prefaulted(frame)).collect(),
             chunks: Vec::with_capacity(TX_PREFAULT),
             n_chunks: 0,
             meta: Vec::with_capacity(if tunnel { TX_PREFAULT } else { 0 }),
             tunnel,
+            hops: Vec::new(),
+            patch,
             n: 0,
             overflow: 0,
             frame,
@@ -73,7 +78,23 @@ impl TxQueue {
 
     /// Queues a copy of `data`; a full queue drops it (counted at the flush).
     pub(crate) fn push(&mut self, data: &[u8]) {
-        self.push_meta(data, &TunnelDst::default());
+        self.push_meta(data, &TunnelDst::default(), 0);
+    }
+
+    /// Keeps the next entry's tunnel metadata (a tunnel port) or patch
+    /// crossings (a patch port).
+    fn note(&mut self, tun: &TunnelDst, hops: u8) {
+        if self.n >= TX_QUEUE_MAX {
+            return;
+        }
+        if self.tunnel {
+            self.meta.truncate(self.n);
+            self.meta.push(*tun);
+        }
+        if self.patch {
+            self.hops.truncate(self.n);
+            self.hops.push(hops);
+        }
     }
 
     /// The next entry's buffer, or None (queue full, counted).
@@ -92,12 +113,10 @@ impl TxQueue {
     }
 
     /// [`TxQueue::push`] with the frame's tunnel metadata (kept only when
-    /// the port is a tunnel).
-    pub(crate) fn push_meta(&mut self, data: &[u8], tun: &TunnelDst) {
-        if self.tunnel && self.n < TX_QUEUE_MAX {
-            self.meta.truncate(self.n);
-            self.meta.push(*tun);
-        }
+    /// the port is a tunnel) and the patch ports it crossed (kept only
+    /// when the port is a patch port).
+    pub(crate) fn push_meta(&mut self, data: &[u8], tun: &TunnelDst, hops: u8) {
+        self.note(tun, hops);
         if let Some(b) = self.slot() {
             b.clear();
             b.extend_from_slice(data);
@@ -110,11 +129,9 @@ impl TxQueue {
         data: &[u8],
         egress: crate::normal::Egress,
         tun: &TunnelDst,
+        hops: u8,
     ) {
-        if self.tunnel && self.n < TX_QUEUE_MAX {
-            self.meta.truncate(self.n);
-            self.meta.push(*tun);
-        }
+        self.note(tun, hops);
         if let Some(b) = self.slot() {
             egress.write(data, b);
         }
@@ -123,7 +140,7 @@ impl TxQueue {
     /// Queues a chunk of the port's UMEM; false if the queue is full (the
     /// chunk is still the caller's; the drop is counted).
     pub(crate) fn push_chunk(&mut self, d: Desc) -> bool {
-        if self.tunnel || self.slot().is_none() {
+        if self.tunnel || self.patch || self.slot().is_none() {
             return false;
         }
         self.chunks[self.n - 1] = Some(d);
@@ -172,6 +189,10 @@ impl TxQueue {
         if self.meta.capacity() > TX_KEEP {
             self.meta.shrink_to(TX_KEEP);
         }
+        self.hops.clear();
+        if self.hops.capacity() > TX_KEEP {
+            self.hops.shrink_to(TX_KEEP);
+        }
         self.chunks.clear();
         if self.chunks.capacity() > TX_KEEP {
             self.chunks.shrink_to(TX_KEEP);
@@ -195,7 +216,7 @@ mod tests {
 
     #[test]
     fn a_transmit_queue_gives_back_what_a_burst_made_it_grow() {
-        let mut q = TxQueue::new(netdev::MAX_FRAME, false);
+        let mut q = TxQueue::new(netdev::MAX_FRAME, false, false);
         q.push(&[0; 60]);
         q.reset();
         let idle = q.held();
@@ -222,7 +243,7 @@ mod tests {
 
     #[test]
     fn a_new_queue_has_a_batch_of_buffers_ready() {
-        let mut q = TxQueue::new(netdev::MAX_FRAME, false);
+        let mut q = TxQueue::new(netdev::MAX_FRAME, false, false);
         assert_eq!(q.frames.len(), TX_PREFAULT);
         assert!(q
             .frames
@@ -242,7 +263,7 @@ mod tests {
 
     #[test]
     fn chunks_and_copies_keep_their_order() {
-        let mut q = TxQueue::new(netdev::MAX_FRAME, false);
+        let mut q = TxQueue::new(netdev::MAX_FRAME, false, false);
         let d = Desc {
             addr: 2048 + 256,
             len: 60,
@@ -266,7 +287,22 @@ mod tests {
         }
         assert!(!q.push_chunk(d));
         assert_eq!(q.overflow, 1);
-        let mut t = TxQueue::new(netdev::MAX_FRAME, true);
+        let mut t = TxQueue::new(netdev::MAX_FRAME, true, false);
         assert!(!t.push_chunk(d));
+        let mut p = TxQueue::new(netdev::MAX_FRAME, false, true);
+        assert!(!p.push_chunk(d), "nor a patch port (it copies)");
+    }
+
+    #[test]
+    fn a_patch_port_queue_keeps_each_frames_crossings() {
+        let mut q = TxQueue::new(netdev::MAX_FRAME, false, true);
+        q.push(&[1; 60]);
+        q.push_meta(&[2; 60], &TunnelDst::default(), 3);
+        assert_eq!(q.hops, [0, 3]);
+        q.reset();
+        assert!(q.hops.is_empty());
+        let mut other = TxQueue::new(netdev::MAX_FRAME, false, false);
+        other.push_meta(&[2; 60], &TunnelDst::default(), 3);
+        assert!(other.hops.is_empty());
     }
 }

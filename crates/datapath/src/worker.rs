@@ -157,6 +157,8 @@ impl WorkerPort {
         frames.extend(q.frames[..q.n].iter().map(|f| f.as_slice()));
         let r = if q.tunnel {
             self.dev.send_tunneled(&frames, &q.meta[..q.n])
+        } else if q.patch {
+            self.dev.send_patched(&frames, &q.hops[..q.n])
         } else {
             self.dev.send(&frames)
         };
@@ -269,7 +271,7 @@ impl Plumbing {
             tx: w
                 .ports
                 .iter()
-                .map(|p| TxQueue::new(frame, p.dev.is_tunnel()))
+                .map(|p| TxQueue::new(frame, p.dev.is_tunnel(), p.dev.is_patch()))
                 .collect(),
             index: PortIndex::of(w.ports.iter().map(|p| p.port_no)),
             sleeper: sleep::Sleeper::new(
@@ -528,6 +530,7 @@ impl BridgeWorker {
                         snap: &snap,
                         now,
                         umem: None,
+                        hops: 0,
                     };
                     for o in &outs {
                         woke |= out.emit(job.in_port, o, &job.frame, &mut None);
@@ -692,6 +695,7 @@ impl BridgeWorker {
                 snap: at.snap,
                 now: at.now,
                 umem: rx.umem(),
+                hops: rx.hops(j),
             };
             for o in outs {
                 woke |= out.emit(in_port, o, rx.bytes(j), &mut own);

@@ -34,13 +34,18 @@ struct Switch {
 impl Switch {
     /// A one-worker bridge with memory ports 1..=n, at time 1 s.
     fn new(n: u32) -> Switch {
+        Switch::named("br0", n)
+    }
+
+    /// [`Switch::new`] of bridge `name`.
+    fn named(name: &str, n: u32) -> Switch {
         let mut p = Pipeline::new(Config::default());
-        let mut bridge = Bridge::new("br0", 1, p.snapshot(), false).unwrap();
+        let mut bridge = Bridge::new(name, 1, p.snapshot(), false).unwrap();
         let mut worker = bridge.take_workers().remove(0);
         let (clock, _) = Clock::manual(0);
         worker.set_clock(clock);
         let mut sw = Switch {
-            agent: Agent::new(1, p, bridge, "br0"),
+            agent: Agent::new(1, p, bridge, name),
             worker,
             wires: Vec::new(),
             now: S,
@@ -138,6 +143,97 @@ fn frame(dst: u8, src: u8) -> Vec<u8> {
     let mut f = packet::wire::build::ethernet(mac(dst), mac(src), None, 0x88b5, &[]);
     f.resize(60, 0);
     f
+}
+
+/// Bridges `a` and `b` (one memory port each, 1) joined by patch ports
+/// 2 named `pa` and `pb`, each bridge's controller `ca`, `cb`.
+fn patched(pa: &str, pb: &str) -> (Switch, Switch, ConnId, ConnId) {
+    let mut a = Switch::named(&format!("{pa}-br"), 1);
+    let mut b = Switch::named(&format!("{pb}-br"), 1);
+    for (sw, name, peer) in [(&mut a, pa, pb), (&mut b, pb, pa)] {
+        let spec = PortSpec {
+            peer: Some(peer.to_string()),
+            ..PortSpec::new(2, name, Backend::Patch)
+        };
+        let p = sw
+            .agent
+            .handle_add_port(NewPort::to_open(spec), sw.now)
+            .unwrap();
+        assert!(p.link_up);
+    }
+    let (ca, cb) = (a.controller(), b.controller());
+    (a, b, ca, cb)
+}
+
+#[test]
+fn a_patch_pair_carries_frames_through_the_peers_pipeline() {
+    let (mut a, mut b, ca, cb) = patched("tp-a", "tp-b");
+    a.flow(ca, "priority=1,in_port=1,actions=output:2");
+    // Through b's pipeline, in on its patch port: only a flow for that
+    // port sends it on.
+    b.flow(cb, "priority=1,in_port=1,actions=drop");
+    assert_eq!(a.send(1, &frame(9, 1)), vec![0]);
+    assert_eq!(b.send(1, &frame(9, 1)), vec![0]);
+    b.flow(cb, "priority=2,in_port=2,actions=output:1");
+    assert_eq!(a.send(1, &frame(9, 1)), vec![0]);
+    b.round();
+    assert_eq!(b.wires[0].take_sent(), vec![frame(9, 1)]);
+    // And back, through NORMAL on both sides.
+    a.flow(ca, "priority=2,in_port=2,actions=normal");
+    b.flow(cb, "priority=3,in_port=1,actions=output:2");
+    b.wires[0].inject(&frame(1, 9));
+    b.round();
+    a.round();
+    assert_eq!(a.wires[0].take_sent(), vec![frame(1, 9)]);
+    let c = |sw: &Switch, no| sw.agent.datapath().port_counters(no).unwrap();
+    use std::sync::atomic::Ordering::Relaxed;
+    assert_eq!(c(&a, 2).tx_packets.load(Relaxed), 2);
+    assert_eq!(c(&b, 2).rx_packets.load(Relaxed), 2);
+    assert_eq!(c(&a, 2).rx_packets.load(Relaxed), 1);
+    // The peer's port goes: a's carries nothing, counted as dropped.
+    b.agent.handle_del_port(2).unwrap();
+    b.round();
+    assert_eq!(a.send(1, &frame(9, 1)), vec![0]);
+    assert_eq!(c(&a, 2).tx_dropped.load(Relaxed), 1);
+}
+
+#[test]
+fn a_patch_loop_ends_at_the_hop_limit() {
+    let (mut a, mut b, ca, cb) = patched("tl-a", "tl-b");
+    a.flow(ca, "priority=1,in_port=1,actions=output:2");
+    a.flow(ca, "priority=1,in_port=2,actions=in_port");
+    b.flow(cb, "priority=1,in_port=2,actions=in_port");
+    a.wires[0].inject(&frame(9, 1));
+    let mut rounds = 0;
+    use std::sync::atomic::Ordering::Relaxed;
+    let rx = |sw: &Switch| {
+        sw.agent
+            .datapath()
+            .port_counters(2)
+            .unwrap()
+            .rx_packets
+            .load(Relaxed)
+    };
+    loop {
+        let before = rx(&a) + rx(&b);
+        a.round();
+        b.round();
+        rounds += 1;
+        if rx(&a) + rx(&b) == before || rounds > 1000 {
+            break;
+        }
+    }
+    // 64 crossings, then the frame is dropped where it would cross again.
+    assert_eq!(rx(&a) + rx(&b), netdev::patch::MAX_HOPS as u64);
+    let dropped = |sw: &Switch| {
+        sw.agent
+            .datapath()
+            .port_counters(2)
+            .unwrap()
+            .tx_dropped
+            .load(Relaxed)
+    };
+    assert_eq!(dropped(&a) + dropped(&b), 1);
 }
 
 fn normal_flow() -> ofp::FlowMod {

@@ -30,6 +30,9 @@
 //! [`xdp`], in UMEMs that one worker's sockets share, [`umem`]), and [`tunnel::Tunnel`] (VXLAN and Geneve over a UDP socket of
 //! the host's IP stack). A tunnel port's frames carry tunnel metadata both
 //! ways: [`Batch::tunnel`] on receive, [`Port::send_tunneled`] on send.
+//! [`patch::Patch`] joins two bridges of this process back to back (no
+//! system call carries a frame); its frames carry the patch ports they
+//! crossed ([`Batch::hops`], [`Port::send_patched`]) so a loop ends.
 //!
 //! This crate is sluice's one OS layer: the ports' system calls, and in
 //! [`os`] the others sluice makes (eventfd, epoll, poll, socket options, a
@@ -42,6 +45,7 @@ pub mod bpf;
 pub mod link;
 pub mod memory;
 pub mod os;
+pub mod patch;
 pub mod pcap;
 mod ring;
 pub mod tap;
@@ -110,6 +114,9 @@ pub struct Batch {
     /// Each frame's tunnel metadata, when a tunnel port filled the batch.
     tun: Vec<TunnelMeta>,
     tunneled: bool,
+    /// Each frame's patch crossings, when a patch port filled the batch.
+    hops: Vec<u8>,
+    patched: bool,
     n: usize,
     frame: usize,
 }
@@ -136,6 +143,8 @@ impl Batch {
             lens: vec![0; size],
             tun: vec![TunnelMeta::default(); size],
             tunneled: false,
+            hops: vec![0; size],
+            patched: false,
             n: 0,
             frame,
         }
@@ -179,6 +188,17 @@ impl Batch {
         self.tun.get(i).filter(|_| self.tunneled)
     }
 
+    /// How many patch ports frame `i` crossed to get here (0: it came from
+    /// no patch port; [`patch`]).
+    #[inline]
+    pub fn hops(&self, i: usize) -> u8 {
+        if self.patched {
+            self.hops.get(i).copied().unwrap_or(0)
+        } else {
+            0
+        }
+    }
+
     /// Frame `i`.
     pub fn frame(&self, i: usize) -> &[u8] {
         &self.bufs[i][..self.lens[i].min(self.bufs[i].len())]
@@ -199,7 +219,15 @@ impl Batch {
         }
         self.n = 0;
         self.tunneled = false;
+        self.patched = false;
         (&mut self.bufs, &mut self.lens)
+    }
+
+    /// [`Batch::slots`] for a patch port, with each frame's crossings.
+    pub(crate) fn patch_slots(&mut self) -> (&mut [Vec<u8>], &mut [usize], &mut [u8]) {
+        self.slots();
+        self.patched = true;
+        (&mut self.bufs, &mut self.lens, &mut self.hops)
     }
 
     /// [`Batch::slots`] for a tunnel port, with each frame's metadata.
@@ -301,6 +329,20 @@ pub trait Port: Send {
     /// tunnel ignores the metadata.
     fn send_tunneled(&mut self, frames: &[&[u8]], meta: &[TunnelDst]) -> io::Result<usize> {
         let _ = meta;
+        self.send(frames)
+    }
+
+    /// Whether this is a patch port ([`patch`]): the caller sends with
+    /// [`Port::send_patched`], giving each frame's patch crossings.
+    fn is_patch(&self) -> bool {
+        false
+    }
+
+    /// Sends frames each with the patch ports it has crossed so far
+    /// (`hops[i]` goes with `frames[i]`); returns how many were taken. A
+    /// port that is not a patch port ignores the counts.
+    fn send_patched(&mut self, frames: &[&[u8]], hops: &[u8]) -> io::Result<usize> {
+        let _ = hops;
         self.send(frames)
     }
 

@@ -8,9 +8,12 @@
 //! `IP_PKTINFO`, and hands the inner Ethernet frame on with that
 //! [`TunnelMeta`]. Sending, each frame's metadata says where it goes
 //! (`tun_dst`, unless the port has a fixed `remote_ip`) and with which VNI
-//! (`tun_id`, unless the port has a fixed `key`); the kernel adds the
-//! outer UDP/IP/Ethernet headers, finds the route and the next hop's MAC
-//! and fills in checksums.
+//! (`tun_id`, unless the port has a fixed `key` or `out_key`); the kernel
+//! adds the outer UDP/IP/Ethernet headers, finds the route and the next
+//! hop's MAC and fills in checksums (the IPv4 UDP checksum only with
+//! `csum`, as Open vSwitch; IPv6 always). The socket carries the port's
+//! other options: TTL, TOS, Don't Fragment (`df_default`) and the mark
+//! (`egress_pkt_mark`).
 //!
 //! Why the host stack and not raw frames on an underlay interface: it
 //! needs no ARP/ND, routing or IP fragment handling of sluice's own, works
@@ -37,7 +40,7 @@
 //! version, with critical options, a control message or a non-Ethernet
 //! payload), an inner frame shorter than an Ethernet header, a datagram
 //! from another endpoint than a fixed `remote_ip`, or with another VNI
-//! than a fixed `key`. On send, a frame with no destination (a flow-based
+//! than a fixed `key` (`in_key`). On send, a frame with no destination (a flow-based
 //! port and no `tun_dst`) or one the stack refuses (no route) is dropped
 //! and counted by the caller as a transmit drop.
 
@@ -51,6 +54,10 @@ use crate::{Batch, Port, TunnelDst, TunnelMeta};
 
 /// Default outer TTL / hop limit (Open vSwitch's).
 pub const DEFAULT_TTL: u8 = 64;
+
+/// Linux's `UDP_NO_CHECK6_RX` (include/uapi/linux/udp.h): accept IPv6
+/// datagrams with a zero checksum.
+const UDP_NO_CHECK6_RX: libc::c_int = 102;
 
 /// An Ethernet header: the shortest inner frame taken.
 const ETH_HLEN: usize = 14;
@@ -66,8 +73,12 @@ pub struct TunnelSpec {
     pub proto: Proto,
     /// The remote endpoint; None: each packet's `tun_dst` ("flow").
     pub remote: Option<IpAddr>,
-    /// The VNI; None: each packet's `tun_id` ("flow").
-    pub key: Option<u32>,
+    /// The VNI received datagrams must carry (Open vSwitch's `in_key`);
+    /// None: any, placed in `tun_id` ("flow").
+    pub in_key: Option<u32>,
+    /// The VNI sent (Open vSwitch's `out_key`); None: each packet's
+    /// `tun_id` ("flow").
+    pub out_key: Option<u32>,
     /// The local address to bind; None: any.
     pub local: Option<IpAddr>,
     /// The UDP port to listen on and send to.
@@ -76,6 +87,18 @@ pub struct TunnelSpec {
     pub ttl: u8,
     /// Outer TOS / traffic class.
     pub tos: u8,
+    /// A UDP checksum on outgoing IPv4 datagrams (Open vSwitch's `csum`,
+    /// off by default as there). IPv6 datagrams always carry one (RFC
+    /// 8200 wants it; Linux receivers drop those without by default);
+    /// received ones without are taken.
+    pub csum: bool,
+    /// The Don't Fragment bit on outgoing IPv4 datagrams that fit the
+    /// path MTU (Open vSwitch's `df_default`, on by default); off: never
+    /// set, the stack fragments.
+    pub df: bool,
+    /// The socket mark (`SO_MARK`) of outgoing datagrams (Open vSwitch's
+    /// `egress_pkt_mark`); None: unmarked.
+    pub mark: Option<u32>,
 }
 
 impl TunnelSpec {
@@ -85,11 +108,15 @@ impl TunnelSpec {
         TunnelSpec {
             proto,
             remote: None,
-            key: None,
+            in_key: None,
+            out_key: None,
             local: None,
             dst_port: proto.default_port(),
             ttl: DEFAULT_TTL,
             tos: 0,
+            csum: false,
+            df: true,
+            mark: None,
         }
     }
 }
@@ -351,7 +378,40 @@ impl Tunnel {
                 spec.tos as libc::c_int,
             );
         }
+        if v6 {
+            // Take datagrams without a checksum (Open vSwitch sends IPv6
+            // ones so unless `csum` is set); always send one.
+            setopt(fd, libc::IPPROTO_UDP, UDP_NO_CHECK6_RX, one);
+            let pmtu = if spec.df {
+                libc::IPV6_PMTUDISC_WANT
+            } else {
+                libc::IPV6_PMTUDISC_DONT
+            };
+            setopt(fd, libc::IPPROTO_IPV6, libc::IPV6_MTU_DISCOVER, pmtu);
+        }
+        // IPv4 datagrams without a UDP checksum unless `csum`.
+        setopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_NO_CHECK,
+            (!spec.csum) as libc::c_int,
+        );
+        let pmtu = if spec.df {
+            libc::IP_PMTUDISC_WANT
+        } else {
+            libc::IP_PMTUDISC_DONT
+        };
+        if let Some(m) = spec.mark {
+            if crate::os::setsockopt(fd, libc::SOL_SOCKET, libc::SO_MARK, &m).is_err() {
+                let e = io::Error::last_os_error();
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!("{name}: egress_pkt_mark {m}: SO_MARK: {e}"),
+                ));
+            }
+        }
         // On a dual-stack socket these apply to its IPv4 traffic.
+        setopt(fd, libc::IPPROTO_IP, libc::IP_MTU_DISCOVER, pmtu);
         setopt(fd, libc::IPPROTO_IP, libc::IP_PKTINFO, one);
         setopt(fd, libc::IPPROTO_IP, libc::IP_TTL, spec.ttl as libc::c_int);
         setopt(fd, libc::IPPROTO_IP, libc::IP_TOS, spec.tos as libc::c_int);
@@ -391,7 +451,7 @@ impl Tunnel {
             None if m.ipv6_dst != [0; 16] => IpAddr::V6(Ipv6Addr::from(m.ipv6_dst)),
             None => return None,
         };
-        Some((dst, self.spec.key.unwrap_or(m.id as u32)))
+        Some((dst, self.spec.out_key.unwrap_or(m.id as u32)))
     }
 
     fn send_with(
@@ -548,7 +608,7 @@ impl Port for Tunnel {
                 continue;
             };
             if self.spec.remote.is_some_and(|r| r != src)
-                || self.spec.key.is_some_and(|k| k != d.vni)
+                || self.spec.in_key.is_some_and(|k| k != d.vni)
             {
                 self.rx_errors += 1;
                 continue;
@@ -685,7 +745,8 @@ mod tests {
         let spec = TunnelSpec {
             local: Some(lo),
             dst_port: port,
-            key: Some(7),
+            in_key: Some(7),
+            out_key: Some(7),
             remote: Some(IpAddr::V4(Ipv4Addr::new(127, 0, 0, 1))),
             ..TunnelSpec::flow(Proto::Vxlan)
         };
@@ -786,6 +847,108 @@ mod tests {
             (m.id, m.ipv4_src, m.ipv4_dst),
             (3, 0x7f00_0001, 0x7f00_0001)
         );
+    }
+
+    fn sockopt(t: &Tunnel, level: i32, opt: i32) -> i32 {
+        let mut v: libc::c_int = -1;
+        let mut len = size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: getsockopt(2) into a live int of the length given.
+        let r = unsafe {
+            libc::getsockopt(
+                t.fd,
+                level,
+                opt,
+                &mut v as *mut _ as *mut libc::c_void,
+                &mut len,
+            )
+        };
+        assert_eq!(r, 0);
+        v
+    }
+
+    #[test]
+    fn csum_and_df_default_reach_the_socket() {
+        let lo = IpAddr::V4(Ipv4Addr::LOCALHOST);
+        for (csum, df) in [(false, true), (true, false)] {
+            let spec = TunnelSpec {
+                local: Some(lo),
+                dst_port: free_port(),
+                csum,
+                df,
+                ..TunnelSpec::flow(Proto::Geneve)
+            };
+            let t = Tunnel::open("c0", spec).unwrap();
+            assert_eq!(
+                sockopt(&t, libc::SOL_SOCKET, libc::SO_NO_CHECK),
+                !csum as i32
+            );
+            let pmtu = sockopt(&t, libc::IPPROTO_IP, libc::IP_MTU_DISCOVER);
+            let want = if df {
+                libc::IP_PMTUDISC_WANT
+            } else {
+                libc::IP_PMTUDISC_DONT
+            };
+            assert_eq!(pmtu, want);
+        }
+    }
+
+    /// The UDP checksum field of the next IPv4 datagram to `port` a raw
+    /// socket sees (None: no raw socket, which needs CAP_NET_RAW).
+    fn outer_udp_checksum(send: impl FnOnce(), port: u16) -> Option<u16> {
+        // SAFETY: plain socket(2); closed below.
+        let fd = unsafe {
+            libc::socket(
+                libc::AF_INET,
+                libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+                libc::IPPROTO_UDP,
+            )
+        };
+        if fd < 0 {
+            return None;
+        }
+        send();
+        let mut buf = [0u8; 2048];
+        let mut got = None;
+        for _ in 0..200 {
+            // SAFETY: reading into a live buffer of its length.
+            let n = unsafe { libc::recv(fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len(), 0) };
+            if n <= 0 {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+                continue;
+            }
+            let ihl = (buf[0] & 0x0f) as usize * 4;
+            let udp = &buf[ihl..n as usize];
+            if u16::from_be_bytes([udp[2], udp[3]]) == port {
+                got = Some(u16::from_be_bytes([udp[6], udp[7]]));
+                break;
+            }
+        }
+        // SAFETY: closing the socket opened above.
+        unsafe { libc::close(fd) };
+        got
+    }
+
+    #[test]
+    fn csum_puts_a_udp_checksum_on_the_outer_header() {
+        let lo = IpAddr::V4(Ipv4Addr::LOCALHOST);
+        for csum in [false, true] {
+            let port = free_port();
+            let spec = TunnelSpec {
+                local: Some(lo),
+                dst_port: port,
+                remote: Some(lo),
+                out_key: Some(5),
+                csum,
+                ..TunnelSpec::flow(Proto::Geneve)
+            };
+            let mut t = Tunnel::open("k0", spec).unwrap();
+            let sum = outer_udp_checksum(|| assert_eq!(t.send(&[&frame(1)]).unwrap(), 1), port);
+            let Some(sum) = sum else {
+                eprintln!("no raw socket (CAP_NET_RAW): the outer checksum is not looked at");
+                return;
+            };
+            assert_eq!(sum != 0, csum, "csum={csum}: checksum field {sum:#06x}");
+        }
     }
 
     #[test]

@@ -223,6 +223,7 @@ fn port_plan(r: &Running, new: &Config) -> PortPlan {
         let keep = by_name.get(cur.name.as_str()).filter(|w| {
             w.backend == cur.backend
                 && w.pcap == cur.pcap
+                && w.peer == cur.peer
                 && w.queues == cur.queues
                 && (!pinned.contains(&w.port_no) || w.port_no == cur.port_no)
         });

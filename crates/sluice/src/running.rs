@@ -194,11 +194,12 @@ pub fn build(cfg: config::Config, opts: Options) -> Result<Running, Box<dyn std:
 }
 
 /// Whether a port is a network interface whose coming and going the
-/// daemon follows (not LOCAL, which the bridge creates, nor a capture).
+/// daemon follows (not LOCAL or an internal port, whose TAP device the
+/// bridge creates, nor a capture, a tunnel or a patch port).
 fn is_interface(spec: &PortSpec) -> bool {
     !matches!(
         spec.backend,
-        Backend::Local | Backend::Pcap | Backend::Tunnel(_)
+        Backend::Local | Backend::Internal | Backend::Pcap | Backend::Tunnel(_) | Backend::Patch
     )
 }
 

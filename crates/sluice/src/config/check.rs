@@ -81,6 +81,7 @@ pub(super) fn bridge(
         queues: ports.queues,
         vlans: ports.vlans,
         pcap: ports.pcap,
+        peers: ports.peers,
         pinned: ports.pinned,
         default_backend,
         tables,
@@ -157,7 +158,7 @@ fn request_of(ps: &PortSection, key: &str) -> Result<PortRequest, ConfigError> {
                 max_rate: q.max_rate,
             })
             .collect(),
-        tunnel: ps.r#type.clone(),
+        port_type: ps.r#type.clone(),
         options,
         tag: ps.tag,
         trunks: ps.trunks.clone(),
@@ -174,6 +175,7 @@ struct Ports {
     queues: Vec<(u32, QueueSection)>,
     vlans: Vec<(u32, datapath::VlanConfig)>,
     pcap: Vec<PcapPortConfig>,
+    peers: Vec<(u32, String)>,
     /// The numbers the requests give (`ofport`).
     pinned: Vec<u32>,
 }
@@ -242,6 +244,9 @@ impl Ports {
         }
         if !spec.vlan.is_default() {
             self.vlans.push((no, spec.vlan));
+        }
+        if let Some(p) = spec.peer {
+            self.peers.push((no, p));
         }
         for q in spec.queues {
             self.queues.push((

@@ -97,6 +97,8 @@ pub struct Config {
     pub default_backend: Backend,
     /// pcap ports.
     pub pcap: Vec<PcapPortConfig>,
+    /// Patch ports' peers (the other port's name), by OpenFlow port number.
+    pub peers: Vec<(u32, String)>,
     /// Port numbers the configuration gives (`ofport`); the others are
     /// the daemon's to choose (see `datapath::numbers`).
     pub pinned: Vec<u32>,
@@ -160,6 +162,11 @@ impl Config {
                         .find(|(n, _)| n == no)
                         .map(|(_, v)| v.clone())
                         .unwrap_or_default(),
+                    peer: self
+                        .peers
+                        .iter()
+                        .find(|(n, _)| n == no)
+                        .map(|(_, p)| p.clone()),
                 }
             })
             .collect()

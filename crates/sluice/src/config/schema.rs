@@ -164,12 +164,16 @@ pub struct PortSection {
     #[serde(default)]
     pub pcap_rate: Option<u64>,
     /// "vxlan" or "geneve": a tunnel port (its name is the port's own, not
-    /// an interface); default: an interface.
+    /// an interface); "internal": a TAP device of the port's name, created
+    /// by the switch; "patch": joined to another patch port of the daemon
+    /// (`options.peer`); default (or "system"): an interface.
     #[serde(default)]
     pub r#type: Option<String>,
     /// A tunnel port's options, as Open vSwitch names them: `remote_ip`
     /// ("flow" or an address; required), `key` ("flow" or a VNI; default
-    /// 0), `local_ip`, `dst_port`, `ttl`, `tos`.
+    /// 0), `in_key`, `out_key`, `local_ip`, `dst_port`, `ttl`, `tos`,
+    /// `csum`, `df_default`, `egress_pkt_mark` (datapath::open's
+    /// `tunnel_options`); a patch port's `peer`.
     #[serde(default)]
     pub options: std::collections::BTreeMap<String, toml::Value>,
     /// The VLAN of an access port, the native VLAN of a native-tagged or

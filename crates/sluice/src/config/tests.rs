@@ -19,13 +19,13 @@ fn tunnel_ports_are_read_and_checked() {
         panic!("{:?}", specs[0])
     };
     assert_eq!(specs[0].port_no, 100);
-    assert_eq!((vx.remote, vx.key, vx.dst_port), (None, None, 4789));
+    assert_eq!((vx.remote, vx.out_key, vx.dst_port), (None, None, 4789));
     assert_eq!(vx.local, Some("192.0.2.1".parse().unwrap()));
     let Backend::Tunnel(g) = specs[1].backend else {
         panic!("{:?}", specs[1])
     };
     assert_eq!(g.proto, datapath::TunnelProto::Geneve);
-    assert_eq!((g.key, g.dst_port), (Some(21), 7081));
+    assert_eq!((g.out_key, g.dst_port), (Some(21), 7081));
     for (text, key) in [
         (
             "type = \"gre\"\noptions = { remote_ip = \"flow\" }",

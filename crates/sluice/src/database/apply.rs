@@ -79,6 +79,7 @@ pub fn reconcile(
         bare.vlans.clear();
         bare.pinned.clear();
         bare.pcap.clear();
+        bare.peers.clear();
         let mut r = match running::build(bare, launcher.options()) {
             Ok(r) => r,
             Err(e) => {
@@ -139,13 +140,15 @@ pub fn state(running: &[Running]) -> Vec<BridgeState> {
                 let local = *no == ofp::port::port_no::LOCAL;
                 let ofport = if local { 65534 } else { *no as i64 };
                 // What the daemon last saw of the interface (no system
-                // call per port per round); LOCAL's own device is asked.
-                let (ifindex, mtu) = match local {
-                    true => (
-                        netdev::link::ifindex(&p.name),
-                        netdev::mtu(&p.name).map(|m| m as u32),
-                    ),
-                    false => r.link_facts(*no),
+                // call per port per round); the TAP devices the switch
+                // made (LOCAL, internal ports) are asked; a patch port
+                // has no device (Open vSwitch shows ifindex 0, no MTU).
+                let backend = r.bridge().port(*no).map(|s| s.backend);
+                let (ifindex, mtu) = match backend {
+                    _ if local => tap_facts(&p.name),
+                    Some(datapath::Backend::Internal) => tap_facts(&p.name),
+                    Some(datapath::Backend::Patch) => (Some(0), None),
+                    _ => r.link_facts(*no),
                 };
                 ports.insert(
                     p.name.clone(),
@@ -188,6 +191,14 @@ pub fn state(running: &[Running]) -> Vec<BridgeState> {
             }
         })
         .collect()
+}
+
+/// A TAP device's interface index and MTU, asked of the system.
+fn tap_facts(name: &str) -> (Option<u32>, Option<u32>) {
+    (
+        netdev::link::ifindex(name),
+        netdev::mtu(name).map(|m| m as u32),
+    )
 }
 
 /// A port's counters as the Interface `statistics` column names them.

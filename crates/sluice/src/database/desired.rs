@@ -12,9 +12,13 @@
 //!   `protocols` (the OpenFlow versions offered: [`protocols`]).
 //! * Port and Interface: every Interface of every Port; the Interface
 //!   named like its bridge is the bridge's LOCAL port; `type` ``""``,
-//!   `system` (an interface), `vxlan`, `geneve` (with `options`);
-//!   `ofport_request`. A Port with several Interfaces (a bond) and other
-//!   types are refused on the Interface's `error`.
+//!   `system` (an interface), `internal` (a TAP device the switch
+//!   creates), `patch` (with `options:peer`), `vxlan`, `geneve` (with
+//!   `options`); `ofport_request`. A Port with several Interfaces (a
+//!   bond) and other types are refused on the Interface's `error`. A
+//!   patch port whose peer is not a patch port naming it back runs
+//!   unpaired and says so ([`unpaired`]); a tunnel option sluice does not
+//!   carry out is said on the `error` of a port that runs without it.
 //! * Port `qos` -> QoS `queues` -> Queue `other_config:max-rate` and
 //!   `min-rate` (bit/s; sluice's queues count kbit/s).
 //! * Port `tag`, `trunks`, `vlan_mode`, read as Open vSwitch runs them
@@ -168,13 +172,19 @@ pub fn sections(db: &Database) -> Sections {
         let mut bridges = ovs.refs("bridges", "Bridge");
         bridges.sort_by(|a, b| a.str("name").cmp(&b.str("name")));
         let mut taken: HashSet<String> = HashSet::new();
+        let mut patches = Vec::new();
         for b in bridges {
             if b.str("name").is_none() {
                 continue;
             }
-            out.bridges
-                .push(bridge_section(&b, &mut out.errors, &mut taken));
+            out.bridges.push(bridge_section(
+                &b,
+                &mut out.errors,
+                &mut taken,
+                &mut patches,
+            ));
         }
+        unpaired(&patches, &mut out.errors);
     }
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -250,11 +260,69 @@ pub fn check(read: Sections, base: &config::File) -> Desired {
     out
 }
 
+/// A patch Interface of the database: its row, name and `options`.
+struct PatchRow {
+    uuid: Uuid,
+    name: String,
+    options: BTreeMap<String, String>,
+}
+
+/// Open vSwitch's word on a patch port whose peer is not a patch port
+/// naming it back (it runs, carrying nothing): "No usable peer 'PEER'
+/// exists in 'netdev' datapath." (sluice's bridges are all of the
+/// `netdev` type). Ports whose `options` the check refuses (no peer, the
+/// port itself, other options) get the check's word instead.
+fn unpaired(patches: &[PatchRow], errors: &mut BTreeMap<Uuid, String>) {
+    let by_name: BTreeMap<&str, &PatchRow> = patches.iter().map(|p| (p.name.as_str(), p)).collect();
+    for p in patches {
+        let Some(peer) = p.options.get("peer") else {
+            continue;
+        };
+        if p.options.len() != 1 || *peer == p.name || peer.is_empty() {
+            continue;
+        }
+        let back = by_name
+            .get(peer.as_str())
+            .is_some_and(|q| q.options.get("peer") == Some(&p.name));
+        if !back {
+            errors.insert(
+                p.uuid,
+                format!("No usable peer '{peer}' exists in 'netdev' datapath."),
+            );
+        }
+    }
+}
+
+/// The notes of a tunnel port's options ([`datapath::open::tunnel_options`]):
+/// what Open vSwitch documents and sluice does not carry out, for the
+/// Interface's `error` (the port runs without it); options neither knows
+/// are logged, as Open vSwitch logs them. None: nothing to say, or the
+/// options are refused (the check says why).
+fn tunnel_notes(name: &str, ty: &str, options: &BTreeMap<String, String>) -> Option<String> {
+    let proto = datapath::tunnel_proto(ty)?;
+    let (_, notes) = datapath::open::tunnel_options(
+        proto,
+        options.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+    )
+    .ok()?;
+    let mut said = Vec::new();
+    for n in notes {
+        if n.unknown {
+            tracing::warn!(port = name, option = %n.option, "ovsdb: unknown {ty} argument, ignored (as Open vSwitch ignores it)");
+        } else {
+            tracing::warn!(port = name, "ovsdb: {n}");
+            said.push(n.to_string());
+        }
+    }
+    (!said.is_empty()).then(|| said.join("; "))
+}
+
 /// A bridge's section, and its Interfaces' rows by name.
 fn bridge_section(
     b: &R,
     errors: &mut BTreeMap<Uuid, String>,
     taken: &mut HashSet<String>,
+    patches: &mut Vec<PatchRow>,
 ) -> (BridgeSection, BTreeMap<String, Uuid>) {
     let name = b.str("name").unwrap_or_default().to_string();
     let other = b.map("other_config");
@@ -320,19 +388,29 @@ fn bridge_section(
             }
             ifaces.insert(iname.to_string(), i.uuid());
             let ty = i.str("type").unwrap_or("");
-            let tunnel = match ty {
+            let port_type = match ty {
                 "" | "system" => None,
-                "vxlan" | "geneve" => Some(ty.to_string()),
+                "vxlan" | "geneve" | "internal" | "patch" => Some(ty.to_string()),
                 t => {
                     errors.insert(
                         i.uuid(),
-                        format!("interface type {t:?} is not supported by sluice (system, vxlan, geneve)"),
+                        format!("interface type {t:?} is not supported by sluice (system, internal, patch, vxlan, geneve)"),
                     );
                     continue;
                 }
             };
-            let options = i
-                .map("options")
+            let opts = i.map("options");
+            if ty == "patch" {
+                patches.push(PatchRow {
+                    uuid: i.uuid(),
+                    name: iname.to_string(),
+                    options: opts.clone(),
+                });
+            }
+            if let Some(note) = tunnel_notes(iname, ty, &opts) {
+                errors.insert(i.uuid(), note);
+            }
+            let options = opts
                 .into_iter()
                 .map(|(k, v)| (k, toml::Value::String(v)))
                 .collect();
@@ -344,7 +422,7 @@ fn bridge_section(
                 pcap_in: None,
                 pcap_out: None,
                 pcap_rate: None,
-                r#type: tunnel,
+                r#type: port_type,
                 options,
                 tag,
                 trunks: trunks.clone(),
@@ -471,6 +549,15 @@ mod tests {
     /// A database of Open vSwitch's schema (as Debian's openvswitch-common
     /// installs it) holding bridge br0 with one port per `(name, columns)`.
     fn db_with_ports(ports: &[(&str, Value)]) -> Server {
+        let ifaces: Vec<(&str, Value, Value)> = ports
+            .iter()
+            .map(|(n, c)| (*n, c.clone(), json!({})))
+            .collect();
+        db_with_ifaces(&ifaces)
+    }
+
+    /// [`db_with_ports`], each port's Interface with its own columns too.
+    fn db_with_ifaces(ports: &[(&str, Value, Value)]) -> Server {
         let text = std::fs::read_to_string(super::super::DEFAULT_SCHEMA)
             .expect("openvswitch-common's vswitch.ovsschema (scripts/setup.sh installs it)");
         let schema = Schema::from_json(&serde_json::from_str(&text).unwrap()).unwrap();
@@ -478,8 +565,10 @@ mod tests {
         let sid = s.open_session();
         let mut ops = vec![json!("Open_vSwitch")];
         let mut refs = Vec::new();
-        for (i, (name, cols)) in ports.iter().enumerate() {
-            ops.push(json!({"op": "insert", "table": "Interface", "row": {"name": name}, "uuid-name": format!("i{i}")}));
+        for (i, (name, cols, icols)) in ports.iter().enumerate() {
+            let mut irow = icols.clone();
+            irow["name"] = json!(name);
+            ops.push(json!({"op": "insert", "table": "Interface", "row": irow, "uuid-name": format!("i{i}")}));
             let mut row = cols.clone();
             row["name"] = json!(name);
             row["interfaces"] = json!(["named-uuid", format!("i{i}")]);
@@ -509,6 +598,102 @@ mod tests {
             "{reply}"
         );
         s
+    }
+
+    /// The error each Interface gets, by name (absent: none).
+    fn errors_by_name(
+        s: &Server,
+        d: &super::Desired,
+    ) -> std::collections::BTreeMap<String, String> {
+        let t = s.db().table("Interface").unwrap();
+        d.errors
+            .iter()
+            .map(|(u, e)| {
+                let row = super::R {
+                    db: s.db(),
+                    table: "Interface",
+                    row: &t.rows[u],
+                };
+                (row.str("name").unwrap().to_string(), e.clone())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn patch_internal_and_tunnel_interfaces_and_their_errors() {
+        let map = |kv: &[(&str, &str)]| {
+            json!([
+                "map",
+                kv.iter().map(|(k, v)| json!([k, v])).collect::<Vec<_>>()
+            ])
+        };
+        let patch = |peer: &[(&str, &str)]| json!({"type": "patch", "options": map(peer)});
+        let s = db_with_ifaces(&[
+            (
+                "patch-br-int-to-ln-public",
+                json!({}),
+                patch(&[("peer", "pb")]),
+            ),
+            (
+                "pb",
+                json!({}),
+                patch(&[("peer", "patch-br-int-to-ln-public")]),
+            ),
+            ("lone", json!({}), patch(&[("peer", "nobody")])),
+            ("wrong", json!({}), patch(&[("peer", "pb")])),
+            ("nopeer", json!({}), json!({"type": "patch"})),
+            ("selfp", json!({}), patch(&[("peer", "selfp")])),
+            ("extra", json!({}), patch(&[("peer", "x"), ("foo", "1")])),
+            ("mgmt0", json!({}), json!({"type": "internal"})),
+            (
+                "gv0",
+                json!({}),
+                json!({"type": "geneve", "options": map(&[("csum", "true"), ("key", "flow"), ("remote_ip", "192.0.2.9"), ("ttl", "inherit"), ("colour", "red")])}),
+            ),
+            ("gre0", json!({}), json!({"type": "gre"})),
+        ]);
+        let d = super::check(super::sections(s.db()), &crate::config::File::default());
+        let cfg = &d.bridges[0];
+        let specs = cfg.port_specs();
+        let spec = |n: &str| specs.iter().find(|s| s.name == n);
+        use datapath::Backend;
+        let p = spec("patch-br-int-to-ln-public").unwrap();
+        assert_eq!((p.backend, p.peer.as_deref()), (Backend::Patch, Some("pb")));
+        // Unpaired ones run (carrying nothing); malformed ones do not.
+        for n in ["lone", "wrong", "pb"] {
+            assert_eq!(spec(n).map(|s| s.backend), Some(Backend::Patch), "{n}");
+        }
+        for n in ["nopeer", "selfp", "extra", "gre0"] {
+            assert!(spec(n).is_none(), "{n}");
+        }
+        assert_eq!(spec("mgmt0").unwrap().backend, Backend::Internal);
+        let Backend::Tunnel(t) = spec("gv0").unwrap().backend else {
+            panic!("gv0 is a tunnel port")
+        };
+        assert!(t.csum && t.in_key.is_none());
+        let e = errors_by_name(&s, &d);
+        let no_peer = |p: &str| format!("No usable peer '{p}' exists in 'netdev' datapath.");
+        assert_eq!(e["lone"], no_peer("nobody"));
+        assert_eq!(e["wrong"], no_peer("pb"));
+        assert_eq!(
+            e["nopeer"],
+            "nopeer: patch type requires valid 'peer' argument"
+        );
+        assert_eq!(e["selfp"], "selfp: patch peer must not be self");
+        assert_eq!(e["extra"], "extra: patch type takes only a 'peer' argument");
+        assert!(
+            e["gv0"].starts_with("options:ttl: \"inherit\" is not supported"),
+            "{}",
+            e["gv0"]
+        );
+        assert!(
+            !e["gv0"].contains("colour"),
+            "unknown options are logged only"
+        );
+        assert!(e["gre0"].contains("\"gre\" is not supported"));
+        for n in ["patch-br-int-to-ln-public", "pb", "mgmt0"] {
+            assert!(!e.contains_key(n), "{n}: {e:?}");
+        }
     }
 
     #[test]

@@ -49,7 +49,7 @@ pub struct BridgeState {
 }
 
 /// The interface types sluice opens (Open_vSwitch `iface_types`).
-pub const IFACE_TYPES: &[&str] = &["geneve", "internal", "system", "vxlan"];
+pub const IFACE_TYPES: &[&str] = &["geneve", "internal", "patch", "system", "vxlan"];
 
 /// What to write: update operations (empty: nothing differs). With
 /// `stats`, the Interface `statistics` column too (Open vSwitch writes it
