@@ -137,12 +137,12 @@ fn pipeline() -> Pipeline {
 }
 
 fn bucket_group(id: u32, actions: Vec<Action>) -> GroupMod {
-    GroupMod {
-        command: GroupModCommand::Add,
-        group_type: GroupType::All,
-        group_id: id,
-        buckets: vec![Bucket { weight: 0, watch_port: port_no::ANY, watch_group: group_no::ANY, actions }],
-    }
+    GroupMod::new(
+        GroupModCommand::Add,
+        GroupType::All,
+        id,
+        vec![Bucket { weight: 0, watch_port: port_no::ANY, watch_group: group_no::ANY, actions, ..Bucket::default() }],
+    )
 }
 
 fuzz_target!(|data: &[u8]| {

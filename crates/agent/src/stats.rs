@@ -157,6 +157,7 @@ impl<D: Datapath> Agent<D> {
                     group_type: g.rt.group_type,
                     group_id: g.group_id,
                     buckets: g.rt.buckets.clone(),
+                    selection: g.rt.selection.clone(),
                 })
                 .collect();
             v.sort_by_key(|g| g.group_id);

@@ -354,17 +354,25 @@ pub fn table_stats(v: &[TableStats], xid: u32) -> String {
     )
 }
 
-/// `dump-groups`: each group as `add-group` reads it.
+/// `dump-groups`: each group as `add-group` reads it, with its buckets'
+/// ids in OpenFlow 1.5 (ovs-ofctl prints them in 1.5 only).
 pub fn group_desc(v: &[GroupDesc], xid: u32) -> String {
     let mut s = header("OFPST_GROUP_DESC reply", xid);
     s.push('\n');
+    let ids = of() == "OF1.5";
     for g in v {
-        let gm = GroupMod {
-            command: ofp::msg::group::GroupModCommand::Add,
-            group_type: g.group_type,
-            group_id: g.group_id,
-            buckets: g.buckets.clone(),
-        };
+        let mut gm = GroupMod::new(
+            ofp::msg::group::GroupModCommand::Add,
+            g.group_type,
+            g.group_id,
+            g.buckets.clone(),
+        );
+        gm.selection = g.selection.clone();
+        if !ids {
+            gm.buckets
+                .iter_mut()
+                .for_each(|b| b.bucket_id = ofp::msg::group::BUCKET_ALL);
+        }
         s.push_str(&format!(" {}\n", ofp::text::format_group_mod(&gm)));
     }
     s

@@ -116,22 +116,36 @@ fn instructions(v: &[Instruction]) -> Value {
     )
 }
 
-fn bucket(v: Version, i: usize, b: &Bucket) -> Value {
+fn bucket(v: Version, t: GroupType, i: usize, b: &Bucket) -> Value {
     if v == Version::V1_5 {
-        json!({"bucket_id": i, "actions": actions(&b.actions), "properties": [
-            {"type": 0, "weight": b.weight}, {"type": 1, "watch": b.watch_port},
-            {"type": 2, "watch": b.watch_group}]})
+        // The properties Open vSwitch writes (and sluice after it).
+        let mut props = Vec::new();
+        if t == GroupType::Select || b.weight != 0 {
+            props.push(json!({"type": 0, "weight": b.weight}));
+        }
+        if b.watch_port != ofp::port::port_no::ANY {
+            props.push(json!({"type": 1, "watch": b.watch_port}));
+        }
+        if b.watch_group != ofp::port::group_no::ANY {
+            props.push(json!({"type": 2, "watch": b.watch_group}));
+        }
+        let id = if b.bucket_id <= ofp::msg::group::BUCKET_MAX {
+            b.bucket_id
+        } else {
+            i as u32
+        };
+        json!({"bucket_id": id, "actions": actions(&b.actions), "properties": props})
     } else {
         json!({"weight": b.weight, "watch_port": b.watch_port, "watch_group": b.watch_group,
             "actions": actions(&b.actions)})
     }
 }
 
-fn buckets(v: Version, bs: &[Bucket]) -> Value {
+fn buckets(v: Version, t: GroupType, bs: &[Bucket]) -> Value {
     Value::Array(
         bs.iter()
             .enumerate()
-            .map(|(i, b)| bucket(v, i, b))
+            .map(|(i, b)| bucket(v, t, i, b))
             .collect(),
     )
 }
@@ -269,7 +283,7 @@ fn reply_body(v: Version, b: &MultipartReplyBody) -> Value {
             o
         }).collect()),
         B::GroupDesc(gs) => list(gs.iter().map(|g| json!({"type": g.group_type.value(), "group_id": g.group_id,
-            "buckets": buckets(v, &g.buckets)})).collect()),
+            "buckets": buckets(v, g.group_type, &g.buckets)})).collect()),
         B::GroupFeatures(g) => json!({"types": g.types, "capabilities": g.capabilities, "max_groups": g.max_groups,
             "actions": g.actions}),
         B::Meter(ms) => list(ms.iter().map(|m| json!({"meter_id": m.meter_id,
@@ -373,8 +387,12 @@ fn summary(v: Version, m: &Message) -> Value {
             "flags": f.flags, "match": match_summary(&f.match_), "instructions": instructions(&f.instructions)})
         }
         M::GroupMod(g) => {
-            json!({"command": g.command.value(), "type": g.group_type.value(), "group_id": g.group_id,
-            "buckets": buckets(v, &g.buckets)})
+            let mut o = json!({"command": g.command.value(), "type": g.group_type.value(), "group_id": g.group_id,
+            "buckets": buckets(v, g.group_type, &g.buckets)});
+            if let (Value::Object(m), Version::V1_5) = (&mut o, v) {
+                m.insert("command_bucket_id".into(), json!(g.command_bucket_id));
+            }
+            o
         }
         M::PortMod(p) => {
             let mut o = json!({"port_no": p.port_no, "hw_addr": mac(&p.hw_addr), "config": p.config, "mask": p.mask});
@@ -673,6 +691,7 @@ fn corpus(v: Version) -> Vec<(String, Message)> {
             .into_iter()
             .take(if v == Version::V1_5 { 1 } else { 2 })
             .collect(),
+            selection: None,
         }])),
     );
     add(
@@ -757,6 +776,7 @@ fn corpus(v: Version) -> Vec<(String, Message)> {
                         ..Bucket::default()
                     },
                 ],
+                selection: None,
             }])),
         );
     }

@@ -661,6 +661,7 @@ fn corpus() -> Vec<(&'static str, Message)> {
                         ..Bucket::default()
                     },
                 ],
+                selection: None,
             }]))),
         ),
         (

@@ -144,6 +144,11 @@ wire_enum! {
         BadBucket = 12 => "OFPGMFC_BAD_BUCKET",
         BadWatch = 13 => "OFPGMFC_BAD_WATCH",
         Eperm = 14 => "OFPGMFC_EPERM",
+        /// OpenFlow 1.5: INSERT_BUCKET or REMOVE_BUCKET names a bucket
+        /// the group does not have.
+        UnknownBucket = 15 => "OFPGMFC_UNKNOWN_BUCKET",
+        /// OpenFlow 1.5: INSERT_BUCKET brings a bucket id the group has.
+        BucketExists = 16 => "OFPGMFC_BUCKET_EXISTS",
     }
 }
 

@@ -341,9 +341,13 @@ fn packet_out_15_takes_in_port_from_its_match() {
 // [output:1], [weight 3, watch_port ANY, watch_group ANY])]).
 const GROUP_MOD_15: &str = "060f004800000007000001000000000100300000ffffffff003000100000000000000010000000010000000000000000000000080003000000010008ffffffff00020008ffffffff";
 
+// The same group as ovs-ofctl 3.1 writes it: watch_port and watch_group
+// left out when ANY.
+const GROUP_MOD_15_OVS: &str = "060f003800000007000001000000000100200000ffffffff002000100000000000000010000000010000000000000000000000080003 0000";
+
 #[test]
-fn group_mod_15_buckets_and_unsupported_commands() {
-    let Message::GroupMod(g) = same_back(GROUP_MOD_15, Version::V1_5) else {
+fn group_mod_15_buckets_and_bucket_commands() {
+    let Message::GroupMod(g) = decode(GROUP_MOD_15, Version::V1_5) else {
         panic!()
     };
     assert_eq!(
@@ -351,18 +355,72 @@ fn group_mod_15_buckets_and_unsupported_commands() {
         (GroupModCommand::Add, GroupType::Select, 1)
     );
     assert_eq!(g.buckets.len(), 1);
-    assert_eq!(g.buckets[0].weight, 3);
+    assert_eq!((g.buckets[0].bucket_id, g.buckets[0].weight), (0, 3));
+    assert_eq!(
+        encode(&Message::GroupMod(g.clone()), Version::V1_5, 7),
+        unhex(GROUP_MOD_15_OVS).to_vec()
+    );
+    assert_eq!(
+        same_back(GROUP_MOD_15_OVS, Version::V1_5),
+        Message::GroupMod(g)
+    );
     // A command_bucket_id other than ALL with ADD: OFPGMFC_BAD_BUCKET.
     let first = GROUP_MOD_15.replace("00300000ffffffff0030", "00300000fffffffe0030");
     assert_eq!(
         refused(&first, Version::V1_5),
         ErrorCode::GroupModFailed(GroupModFailedCode::BadBucket)
     );
-    // INSERT_BUCKET (3) needs bucket ids the internal form lacks.
+    // INSERT_BUCKET (3) after the last bucket.
     let insert = "060f004800000007000301000000000100300000fffffffe003000100000000000000010000000010000000000000000000000080003000000010008ffffffff00020008ffffffff";
+    let Message::GroupMod(g) = decode(insert, Version::V1_5) else {
+        panic!()
+    };
     assert_eq!(
-        refused(insert, Version::V1_5),
+        (g.command, g.command_bucket_id),
+        (GroupModCommand::InsertBucket, ofp::msg::group::BUCKET_LAST)
+    );
+    // A command 1.5 does not have (4): OFPGMFC_BAD_COMMAND.
+    let four = insert.replacen("00030100", "00040100", 1);
+    assert_eq!(
+        refused(&four, Version::V1_5),
         ErrorCode::GroupModFailed(GroupModFailedCode::BadCommand)
+    );
+    // OpenFlow 1.4 has no INSERT_BUCKET.
+    let mut in14 = unhex(insert).to_vec();
+    in14[0] = 5;
+    in14.truncate(24);
+    in14[2..4].copy_from_slice(&24u16.to_be_bytes());
+    let hex14: String = in14.iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(
+        refused(&hex14, Version::V1_4),
+        ErrorCode::GroupModFailed(GroupModFailedCode::BadCommand)
+    );
+}
+
+// ovs-ofctl -O OpenFlow15 add-group 'group_id=5,type=select,
+// selection_method=hash,fields=ip_src,bucket=bucket_id:1,actions=output:1'
+// (Open vSwitch 3.1, captured).
+const SELECT_HASH_15: &str = "060f 0068 00000006 0000 0100 00000005 0020 0000 ffffffff \
+    0020 0010 00000001 0000001000000001 0000000000000000 0000 0008 0001 0000 \
+    ffff 0030 0000154d 00000001 00000000 68617368000000000000000000000000 0000000000000000 80001604ffffffff";
+
+#[test]
+fn group_mod_15_selection_method_as_open_vswitch_writes_it() {
+    let Message::GroupMod(g) = same_back(SELECT_HASH_15, Version::V1_5) else {
+        panic!()
+    };
+    let s = g.selection.expect("the selection method");
+    assert_eq!(s.method, ofp::msg::selection::Method::Hash);
+    assert_eq!(
+        s.fields,
+        vec![ofp::msg::selection::HashField::whole(OxmField::Ipv4Src)]
+    );
+    assert_eq!(g.buckets[0].bucket_id, 1);
+    // In a group of another type: OFPBPC_BAD_VALUE (14, 2).
+    let all = SELECT_HASH_15.replacen("0000 0100 00000005", "0000 0000 00000005", 1);
+    assert_eq!(
+        refused(&all, Version::V1_5),
+        ErrorCode::Unknown { ty: 14, code: 2 }
     );
 }
 
@@ -895,6 +953,77 @@ proptest! {
     #[test]
     fn round_trip_1_5(m in common::message(), xid in any::<u32>()) {
         round_trip(m, Version::V1_5, xid)?;
+    }
+
+    /// OpenFlow 1.5's group mods (five commands, bucket ids, selection
+    /// methods) read back as written, a bucket without an id with the
+    /// lowest id free; in 1.2 and 1.4 buckets come back numbered in order,
+    /// without selection method, and the bucket commands are refused.
+    #[test]
+    fn group_mods_of_1_5(g in common::group_mod15_with(common::canonical_bucket().boxed()), xid in any::<u32>()) {
+        let mut want = g.clone();
+        ofp::msg::group::assign_bucket_ids(&mut want.buckets, &[]);
+        for b in &mut want.buckets {
+            b.actions = loads_as_15_reads_them(&b.actions);
+        }
+        let m = Message::GroupMod(g.clone());
+        let mut out = Vec::new();
+        if m.encode_as(Version::V1_5, xid, &mut out).is_ok() && out.len() <= 65_535 {
+            let (_, got) = Message::decode_as(&Bytes::from(out), Version::V1_5)
+                .map_err(|e| TestCaseError::fail(format!("{e:?} on {g:?}")))?;
+            let Message::GroupMod(got) = got else { panic!() };
+            prop_assert_eq!(got.buckets.len(), want.buckets.len());
+            // The actions' own 1.5 forms are round_trip_1_5's business.
+            let ids = |g: &ofp::msg::group::GroupMod| g.buckets.iter().map(|b| b.bucket_id).collect::<Vec<_>>();
+            prop_assert_eq!(ids(&got), ids(&want));
+            let strip = |mut g: ofp::msg::group::GroupMod| {
+                g.buckets.iter_mut().for_each(|b| b.actions.clear());
+                g
+            };
+            prop_assert_eq!(strip(got), strip(want));
+        }
+        for v in [Version::V1_2, Version::V1_4] {
+            let mut out = Vec::new();
+            if m.encode_as(v, xid, &mut out).is_err() || out.len() > 65_535 {
+                continue;
+            }
+            let back = Message::decode_as(&Bytes::from(out), v);
+            match g.command {
+                GroupModCommand::InsertBucket | GroupModCommand::RemoveBucket => {
+                    prop_assert_eq!(
+                        back.map(|_| ()).unwrap_err().code,
+                        ErrorCode::GroupModFailed(GroupModFailedCode::BadCommand)
+                    );
+                }
+                _ => {
+                    let (_, Message::GroupMod(got)) = back.map_err(|e| TestCaseError::fail(format!("{e:?}")))? else {
+                        panic!()
+                    };
+                    prop_assert_eq!(got.selection, None);
+                    prop_assert_eq!(got.command_bucket_id, ofp::msg::group::BUCKET_ALL);
+                    let ids: Vec<u32> = got.buckets.iter().map(|b| b.bucket_id).collect();
+                    prop_assert_eq!(ids, (0..g.buckets.len() as u32).collect::<Vec<_>>());
+                }
+            }
+        }
+    }
+
+    /// A 1.5 group description reads back with its ids and selection method.
+    #[test]
+    fn group_descs_of_1_5(d in common::group_desc15(), xid in any::<u32>()) {
+        let m = Message::MultipartReply(MultipartReply::new(MultipartReplyBody::GroupDesc(vec![d.clone()])));
+        let mut out = Vec::new();
+        if m.encode_as(Version::V1_5, xid, &mut out).is_ok() && u16::from_be_bytes([out[2], out[3]]) as usize == out.len() {
+            let (_, got) = Message::decode_as(&Bytes::from(out), Version::V1_5)
+                .map_err(|e| TestCaseError::fail(format!("{e:?} on {d:?}")))?;
+            let Message::MultipartReply(MultipartReply { body: MultipartReplyBody::GroupDesc(v), .. }) = got else { panic!() };
+            let mut want = d.clone();
+            ofp::msg::group::assign_bucket_ids(&mut want.buckets, &[]);
+            prop_assert_eq!(v.len(), 1);
+            prop_assert_eq!(&v[0].selection, &want.selection);
+            let ids = |b: &[ofp::msg::group::Bucket]| b.iter().map(|b| (b.bucket_id, b.weight, b.watch_port, b.watch_group)).collect::<Vec<_>>();
+            prop_assert_eq!(ids(&v[0].buckets), ids(&want.buckets));
+        }
     }
 
     #[test]

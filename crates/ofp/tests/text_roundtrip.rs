@@ -33,8 +33,9 @@ proptest! {
     }
 
     #[test]
-    fn groups_round_trip_through_text(mut g in common::group_mod_with(common::canonical_bucket().boxed())) {
+    fn groups_round_trip_through_text(mut g in common::group_mod15_with(common::canonical_bucket().boxed())) {
         g.command = ofp::msg::group::GroupModCommand::Add;
+        g.command_bucket_id = ofp::msg::group::BUCKET_ALL;
         let text = format_group_mod(&g);
         let back = parse_group_mod(&text).map_err(|e| TestCaseError::fail(format!("{e} in {text}")))?;
         prop_assert_eq!(&back, &g, "{}", text);

@@ -22,6 +22,8 @@ use crate::ports::PortTable;
 pub struct GroupRt {
     pub group_type: GroupType,
     pub buckets: Vec<ofp::msg::group::Bucket>,
+    /// The selection method as given (GROUP_DESC reports it).
+    pub selection: Option<ofp::msg::selection::SelectionMethod>,
     pub counters: Arc<Counters>,
     pub bucket_counters: Vec<Arc<Counters>>,
     pub total_weight: u32,

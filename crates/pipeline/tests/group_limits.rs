@@ -117,20 +117,19 @@ fn a_long_chain_of_watched_groups_is_worked_out_without_recursion() {
     let mut p = pipeline();
     add(&mut p, "group_id=1,type=ff,bucket=watch_port:2,output:2");
     for g in 2..=3000u32 {
-        let gm = GroupMod {
-            command: GroupModCommand::Add,
-            group_type: GroupType::FastFailover,
-            group_id: g,
-            buckets: vec![Bucket {
-                weight: 0,
-                watch_port: port_no::ANY,
+        let gm = GroupMod::new(
+            GroupModCommand::Add,
+            GroupType::FastFailover,
+            g,
+            vec![Bucket {
                 watch_group: g - 1,
                 actions: vec![Action::Output {
                     port: 3,
                     max_len: 0,
                 }],
+                ..Bucket::default()
             }],
-        };
+        );
         p.group_mod(&gm, 0).unwrap();
     }
     p.flow_mod(&parse_flow_mod("priority=1,actions=group:3000").unwrap(), 0)
@@ -210,12 +209,12 @@ fn deleting_all_groups_removes_their_rules_in_one_pass() {
     let refs = p.group_ref_counts();
     assert_eq!(refs.len(), 2000);
     assert!(refs.values().all(|&n| n == 1));
-    let all = GroupMod {
-        command: GroupModCommand::Delete,
-        group_type: GroupType::All,
-        group_id: group_no::ALL,
-        buckets: vec![],
-    };
+    let all = GroupMod::new(
+        GroupModCommand::Delete,
+        GroupType::All,
+        group_no::ALL,
+        vec![],
+    );
     let removed = p.group_mod(&all, 0).unwrap();
     assert_eq!(removed.len(), 2000);
     assert!(p.groups().is_empty());

@@ -371,17 +371,15 @@ proptest! {
         let _ = w.packet_out(&snap, 1, &list, &mut f.clone(), 0);
         // The same list as a bucket, reached by a flow, and traced.
         let mut p = pipeline();
-        let g = ofp::msg::group::GroupMod {
-            command: GroupModCommand::Add,
-            group_type: ofp::msg::group::GroupType::All,
-            group_id: 1,
-            buckets: vec![ofp::msg::group::Bucket {
-                weight: 0,
-                watch_port: port_no::ANY,
-                watch_group: ofp::port::group_no::ANY,
+        let g = ofp::msg::group::GroupMod::new(
+            GroupModCommand::Add,
+            ofp::msg::group::GroupType::All,
+            1,
+            vec![ofp::msg::group::Bucket {
                 actions: list,
+                ..Default::default()
             }],
-        };
+        );
         if p.group_mod(&g, 0).is_ok() {
             p.flow_mod(&parse_flow_mod("priority=1,actions=group:1").unwrap(), 0).unwrap();
             let snap = p.snapshot();

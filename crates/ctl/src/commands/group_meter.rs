@@ -90,12 +90,12 @@ pub(super) fn del_groups(
     group: Option<&str>,
     opts: &Opts,
 ) -> Result<String> {
-    let gm = GroupMod {
-        command: GroupModCommand::Delete,
-        group_type: GroupType::All,
-        group_id: group_id(group)?,
-        buckets: Vec::new(),
-    };
+    let gm = GroupMod::new(
+        GroupModCommand::Delete,
+        GroupType::All,
+        group_id(group)?,
+        Vec::new(),
+    );
     change(&mut connect(switch)?, &Message::GroupMod(gm), opts)
 }
 

@@ -12,6 +12,7 @@ pub mod group;
 pub mod meter;
 pub mod multipart;
 pub mod nxt;
+pub mod selection;
 pub mod simple;
 pub mod sluice;
 pub mod table_features;

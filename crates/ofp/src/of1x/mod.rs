@@ -40,6 +40,7 @@ pub mod v12;
 pub mod v14;
 pub mod v15;
 mod v15_actions;
+pub mod v15_groups;
 
 use bytes::{BufMut, Bytes};
 

@@ -23,23 +23,8 @@
 //!   and flow counts. OFPMP_FLOW_STATS (17), CONTROLLER_STATUS (18) and
 //!   BUNDLE_FEATURES (19) are `OFPBRC_BAD_STAT`: Open vSwitch serves none
 //!   of them either.
-//! * GROUP_MOD (`ofp15_group_mod`) and the GROUP_DESC reply
-//!   (`ofp15_group_desc_stats`) with `ofp15_bucket`s: the bucket's weight,
-//!   watch_port and watch_group travel as properties (all three written;
-//!   absent when read: weight 1 in a select group else 0, watch
-//!   port/group ANY, as Open vSwitch defaults them). Bucket ids are
-//!   written as the bucket's index (0, 1, ...) and `command_bucket_id` as
-//!   `OFPG15_BUCKET_ALL`; read ids are checked as Open vSwitch checks them
-//!   (above `OFPG15_BUCKET_MAX` or repeated: `OFPGMFC_BAD_BUCKET`; a
-//!   `command_bucket_id` other than ALL with ADD/MODIFY/DELETE:
-//!   `OFPGMFC_BAD_BUCKET`; `bucket_array_len` past the end:
-//!   `OFPBRC_BAD_LEN`), then dropped — the internal `Bucket`
-//!   has none, and adding one is not additive for its users. Hence the
-//!   commands INSERT_BUCKET (3) and REMOVE_BUCKET (5), which need them,
-//!   and any other unknown command are `OFPGMFC_BAD_COMMAND`, Open
-//!   vSwitch's answer to a command it does not support. Group properties
-//!   (Open vSwitch's only one is its experimenter selection method) are
-//!   `OFPBPC_BAD_TYPE` / `OFPBPC_BAD_EXPERIMENTER`.
+//! * GROUP_MOD and the GROUP_DESC reply: see `v15_groups` (bucket ids,
+//!   INSERT_BUCKET and REMOVE_BUCKET, the selection method property).
 //! * METER_FEATURES replies are 1.5's 24-byte `ofp_meter_features` (the
 //!   1.3 fields, then `features`, written 0: sluice meters only as a
 //!   flow's first step, no OFPMFF_* capability), as the 1.5 spec and
@@ -72,16 +57,15 @@
 
 use bytes::{BufMut, Bytes};
 
-use super::{bad_multipart, bad_property, entries, pull_prop, v14, v15_actions, ReplyBody};
+use super::{bad_multipart, entries, v14, v15_actions, ReplyBody};
 use crate::action::{decode_actions, encode_actions, Action};
-use crate::error::{BadMatchCode, BadRequestCode, ErrorCode, GroupModFailedCode, OfpError, Result};
+use crate::error::{BadMatchCode, BadRequestCode, ErrorCode, OfpError, Result};
 use crate::header::{Header, MsgType};
 use crate::instruction::{decode_instructions, encode_instructions, Instruction};
 use crate::msg::flow::{FlowMod, FlowRemoved, FlowRemovedReason, PacketOut};
-use crate::msg::group::{Bucket, GroupMod, GroupModCommand, GroupType};
 use crate::msg::multipart::{
-    AggregateStats, FlowStats, GroupDesc, MeterFeatures, MultipartReply, MultipartReplyBody,
-    MultipartRequest, MultipartRequestBody, MultipartType,
+    AggregateStats, FlowStats, MeterFeatures, MultipartReply, MultipartReplyBody, MultipartRequest,
+    MultipartRequestBody, MultipartType,
 };
 use crate::msg::Message;
 use crate::oxm::{Match, MatchEntry, Oxm, OxmField};
@@ -89,10 +73,9 @@ use crate::port::{group_no, port_no};
 use crate::wire::{len_placeholder, pad8, patch_len, zeros, Reader};
 use crate::Version;
 
-/// `OFPG15_BUCKET_ALL`.
-pub const BUCKET_ALL: u32 = 0xffff_ffff;
-/// `OFPG15_BUCKET_MAX`: the highest bucket id.
-pub const BUCKET_MAX: u32 = 0xffff_ff00;
+use super::v15_groups::decode_group_mod;
+pub use super::v15_groups::{decode_buckets, decode_group_desc, encode_buckets, encode_group_desc};
+pub use crate::msg::group::{BUCKET_ALL, BUCKET_MAX};
 /// `OFPXSC_OPENFLOW_BASIC`: the OXS class.
 pub const OXS_CLASS: u16 = 0x8002;
 
@@ -190,16 +173,7 @@ pub(crate) fn encode_body(msg: &Message, xid: u32, out: &mut Vec<u8>) -> Option<
             MsgType::FlowRemoved.value()
         }
         Message::GroupMod(g) => {
-            out.put_u16(g.command.value());
-            out.put_u8(g.group_type.value());
-            zeros(out, 1);
-            out.put_u32(g.group_id);
-            let at = len_placeholder(out);
-            zeros(out, 2);
-            out.put_u32(BUCKET_ALL);
-            let start = out.len();
-            encode_buckets(&g.buckets, out);
-            patch_len(out, at, start);
+            super::v15_groups::encode_group_mod(g, out);
             MsgType::GroupMod.value()
         }
         Message::MultipartRequest(m)
@@ -273,14 +247,14 @@ pub fn encode_match(m: &Match, out: &mut Vec<u8>) {
 }
 
 /// An action list of 1.5 read (COPY_FIELD and METER: `v15_actions`).
-fn decode_actions15(raw: &[u8]) -> Result<Vec<Action>> {
+pub(super) fn decode_actions15(raw: &[u8]) -> Result<Vec<Action>> {
     let mut v = Vec::with_capacity(raw.len());
     v15_actions::actions_in(raw, &mut v)?;
     let b = Bytes::from(v);
     decode_actions(&mut Reader::new(&b, ErrorCode::ACTION_BAD_LEN))
 }
 
-fn encode_actions15(actions: &[Action], out: &mut Vec<u8>) {
+pub(super) fn encode_actions15(actions: &[Action], out: &mut Vec<u8>) {
     let mut tmp = Vec::new();
     encode_actions(actions, &mut tmp);
     v15_actions::actions_out(&tmp, out);
@@ -558,166 +532,5 @@ pub fn decode_flow_desc(r: &mut Reader<'_>) -> Result<FlowStats> {
         byte_count: s.byte.unwrap_or(u64::MAX),
         match_,
         instructions,
-    })
-}
-
-/// `ofp15_bucket`s: id = index, weight/watch_port/watch_group properties.
-pub fn encode_buckets(buckets: &[Bucket], out: &mut Vec<u8>) {
-    for (i, b) in buckets.iter().enumerate() {
-        let start = out.len();
-        let at = len_placeholder(out);
-        let aat = len_placeholder(out);
-        out.put_u32(i as u32);
-        let astart = out.len();
-        encode_actions15(&b.actions, out);
-        patch_len(out, aat, astart);
-        out.put_u16(0); // OFPGBPT15_WEIGHT
-        out.put_u16(8);
-        out.put_u16(b.weight);
-        zeros(out, 2);
-        out.put_u16(1); // OFPGBPT15_WATCH_PORT
-        out.put_u16(8);
-        out.put_u32(b.watch_port);
-        out.put_u16(2); // OFPGBPT15_WATCH_GROUP
-        out.put_u16(8);
-        out.put_u32(b.watch_group);
-        patch_len(out, at, start);
-    }
-}
-
-fn bad_bucket(why: &'static str) -> OfpError {
-    OfpError::new(
-        ErrorCode::GroupModFailed(GroupModFailedCode::BadBucket),
-        why,
-    )
-}
-
-/// Reads `ofp15_bucket`s filling all of `r`.
-pub fn decode_buckets(r: &mut Reader<'_>, group_type: GroupType) -> Result<Vec<Bucket>> {
-    let mut v = Vec::new();
-    let mut ids = Vec::new();
-    while !r.is_empty() {
-        let len = r.peek_u16(0)? as usize;
-        if len < 8 || len > r.remaining() {
-            return Err(bad_bucket("bucket length"));
-        }
-        let mut b = r.sub(len, ErrorCode::BAD_LEN)?;
-        b.skip(2)?;
-        let alen = b.u16()? as usize;
-        let bucket_id = b.u32()?;
-        if bucket_id > BUCKET_MAX || ids.contains(&bucket_id) {
-            return Err(bad_bucket("bucket id out of range or repeated"));
-        }
-        ids.push(bucket_id);
-        if alen > b.remaining() {
-            return Err(bad_bucket("bucket action_array_len"));
-        }
-        let mut a = b.sub(alen, ErrorCode::ACTION_BAD_LEN)?;
-        let mut bucket = Bucket {
-            weight: u16::from(group_type == GroupType::Select),
-            actions: decode_actions15(a.slice(alen)?)?,
-            ..Bucket::default()
-        };
-        while !b.is_empty() {
-            let (ty, mut p) = pull_prop(&mut b)?;
-            if matches!(ty, 0..=2) && p.remaining() != 4 {
-                return Err(bad_property(1, "bucket property length"));
-            }
-            match ty {
-                0 => bucket.weight = p.u16()?,
-                1 => bucket.watch_port = p.u32()?,
-                2 => bucket.watch_group = p.u32()?,
-                0xffff => return Err(bad_property(5, "experimenter bucket property")),
-                _ => return Err(bad_property(0, "bucket property sluice does not know")),
-            }
-        }
-        v.push(bucket);
-    }
-    Ok(v)
-}
-
-fn refuse_group_props(r: &mut Reader<'_>) -> Result<()> {
-    if r.is_empty() {
-        return Ok(());
-    }
-    let (ty, _) = pull_prop(r)?;
-    Err(if ty == 0xffff {
-        bad_property(5, "experimenter group property")
-    } else {
-        bad_property(0, "group property sluice does not know")
-    })
-}
-
-fn decode_group_mod(r: &mut Reader<'_>) -> Result<GroupMod> {
-    let command = GroupModCommand::from(r.u16()?);
-    if matches!(command, GroupModCommand::Unknown(_)) {
-        return Err(OfpError::new(
-            ErrorCode::GroupModFailed(GroupModFailedCode::BadCommand),
-            "group command sluice does not support (INSERT_BUCKET/REMOVE_BUCKET)",
-        ));
-    }
-    let group_type = GroupType::from(r.u8()?);
-    r.skip(1)?;
-    let group_id = r.u32()?;
-    let blen = r.u16()? as usize;
-    r.skip(2)?;
-    if r.u32()? != BUCKET_ALL {
-        return Err(bad_bucket(
-            "command_bucket_id must be ALL for ADD/MODIFY/DELETE",
-        ));
-    }
-    if blen > r.remaining() {
-        return Err(OfpError::new(
-            ErrorCode::BAD_LEN,
-            "bucket_array_len beyond message end",
-        ));
-    }
-    let mut b = r.sub(blen, ErrorCode::BAD_LEN)?;
-    let buckets = decode_buckets(&mut b, group_type)?;
-    refuse_group_props(r)?;
-    Ok(GroupMod {
-        command,
-        group_type,
-        group_id,
-        buckets,
-    })
-}
-
-/// `ofp15_group_desc_stats` with its buckets.
-pub fn encode_group_desc(g: &GroupDesc, out: &mut Vec<u8>) {
-    let start = out.len();
-    let at = len_placeholder(out);
-    out.put_u8(g.group_type.value());
-    zeros(out, 1);
-    out.put_u32(g.group_id);
-    let bat = len_placeholder(out);
-    zeros(out, 6);
-    let bstart = out.len();
-    encode_buckets(&g.buckets, out);
-    patch_len(out, bat, bstart);
-    patch_len(out, at, start);
-}
-
-/// Reads one `ofp15_group_desc_stats` (group properties skipped).
-pub fn decode_group_desc(r: &mut Reader<'_>) -> Result<GroupDesc> {
-    let len = r.peek_u16(0)? as usize;
-    if len < 16 || len > r.remaining() {
-        return Err(OfpError::new(ErrorCode::BAD_LEN, "group desc length"));
-    }
-    let mut e = r.sub(len, ErrorCode::BAD_LEN)?;
-    e.skip(2)?;
-    let group_type = GroupType::from(e.u8()?);
-    e.skip(1)?;
-    let group_id = e.u32()?;
-    let blen = e.u16()? as usize;
-    e.skip(6)?;
-    if blen > e.remaining() {
-        return Err(OfpError::new(ErrorCode::BAD_LEN, "bucket_list_len"));
-    }
-    let mut b = e.sub(blen, ErrorCode::BAD_LEN)?;
-    Ok(GroupDesc {
-        group_type,
-        group_id,
-        buckets: decode_buckets(&mut b, group_type)?,
     })
 }

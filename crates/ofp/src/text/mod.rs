@@ -56,7 +56,7 @@ pub use actions::{
 pub use flow::{
     field_by_name, format_flow_mod, format_match, format_match_named, parse_flow_mod, parse_match,
 };
-pub use group::{format_group_mod, parse_group_mod};
+pub use group::{format_group_mod, parse_group_mod, parse_group_mod_for};
 pub use meter::{format_meter_mod, parse_meter_mod};
 pub use names::{format_port, parse_port, quote_name, Names};
 pub use nicira::format_hex_dotted;

@@ -52,6 +52,7 @@ pub fn flow_mod() -> impl Strategy<Value = FlowMod> {
 pub fn bucket() -> impl Strategy<Value = Bucket> {
     (any::<u16>(), port(), any::<u32>(), vec(action(), 0..3)).prop_map(
         |(weight, watch_port, watch_group, actions)| Bucket {
+            bucket_id: BUCKET_ALL,
             weight,
             watch_port,
             watch_group,
@@ -68,6 +69,7 @@ pub fn canonical_bucket() -> impl Strategy<Value = Bucket> {
         vec(canonical_action(), 0..3),
     )
         .prop_map(|(weight, watch_port, watch_group, actions)| Bucket {
+            bucket_id: BUCKET_ALL,
             weight,
             watch_port,
             watch_group,
@@ -75,13 +77,170 @@ pub fn canonical_bucket() -> impl Strategy<Value = Bucket> {
         })
 }
 
+/// Buckets numbered as OpenFlow 1.1-1.4 read them: 0, 1, ...
+pub fn numbered(mut v: Vec<Bucket>) -> Vec<Bucket> {
+    for (i, b) in v.iter_mut().enumerate() {
+        b.bucket_id = i as u32;
+    }
+    v
+}
+
+/// A group mod as OpenFlow 1.3 carries it (ADD, MODIFY or DELETE; buckets
+/// numbered in order; no selection method).
 pub fn group_mod_with(b: BoxedStrategy<Bucket>) -> impl Strategy<Value = GroupMod> {
-    (0u16..3, 0u8..4, any::<u32>(), vec(b, 0..4)).prop_map(|(c, t, group_id, buckets)| GroupMod {
-        command: GroupModCommand::from(c),
-        group_type: GroupType::from(t),
-        group_id,
-        buckets,
+    (0u16..3, 0u8..4, any::<u32>(), vec(b, 0..4)).prop_map(|(c, t, group_id, buckets)| {
+        GroupMod::new(
+            GroupModCommand::from(c),
+            GroupType::from(t),
+            group_id,
+            numbered(buckets),
+        )
     })
+}
+
+/// Distinct bucket ids, each at most OFPG15_BUCKET_MAX, for `v`: small
+/// ones, large ones, or none at all (text without `bucket_id:`).
+pub fn with_ids(v: Vec<Bucket>) -> impl Strategy<Value = Vec<Bucket>> {
+    let n = v.len();
+    (
+        0u8..3,
+        proptest::collection::btree_set(0u32..=BUCKET_MAX, n..=n),
+    )
+        .prop_flat_map(|(style, ids)| {
+            (
+                Just(style),
+                Just(ids.into_iter().collect::<Vec<u32>>()).prop_shuffle(),
+            )
+        })
+        .prop_map(move |(style, ids)| {
+            let mut v = v.clone();
+            for (i, b) in v.iter_mut().enumerate() {
+                b.bucket_id = match style {
+                    0 => i as u32 * 3 + 1,
+                    1 => ids[i],
+                    _ => BUCKET_ALL,
+                };
+            }
+            v
+        })
+}
+
+/// A field Open vSwitch hashes, with a mask it takes that text can say:
+/// the whole field, or (maskable fields written as numbers or addresses)
+/// any bits but none.
+pub fn hash_field() -> impl Strategy<Value = HashField> {
+    let fields: Vec<OxmField> = OxmField::KNOWN
+        .iter()
+        .chain(OxmField::NICIRA)
+        .chain(OxmField::CT)
+        .copied()
+        .filter(|f| selection::ovs_field(*f).is_some())
+        .collect();
+    (
+        proptest::sample::select(fields),
+        any::<u128>(),
+        any::<bool>(),
+    )
+        .prop_map(|(f, m, whole)| {
+            let maskable = selection::ovs_field(f).is_some_and(|x| x.2);
+            let plain = matches!(
+                f.info().map(|i| i.kind),
+                Some(
+                    ValueKind::Dec
+                        | ValueKind::Hex
+                        | ValueKind::Mac
+                        | ValueKind::Ipv4
+                        | ValueKind::Ipv6
+                )
+            );
+            let m = m & f.width_mask();
+            if whole || !maskable || !plain || m == 0 {
+                HashField::whole(f)
+            } else {
+                HashField { field: f, mask: m }
+            }
+        })
+}
+
+/// A selection method: dp_hash, or hash with fields (each once, in Open
+/// vSwitch's order).
+pub fn selection_method() -> impl Strategy<Value = SelectionMethod> {
+    (any::<bool>(), any::<u64>(), vec(hash_field(), 0..4)).prop_map(|(dp, param, fields)| {
+        let mut seen = std::collections::BTreeSet::new();
+        let mut fields: Vec<HashField> = fields
+            .into_iter()
+            .filter(|h| seen.insert(h.field))
+            .collect();
+        selection::canonical_order(&mut fields);
+        SelectionMethod {
+            method: if dp { Method::DpHash } else { Method::Hash },
+            param,
+            fields: if dp { Vec::new() } else { fields },
+        }
+    })
+}
+
+/// A group mod OpenFlow 1.5 takes: any of its five commands with a
+/// `command_bucket_id` the command takes, bucket ids distinct (or none
+/// given), a selection method only in a select group's ADD or MODIFY.
+pub fn group_mod15_with(b: BoxedStrategy<Bucket>) -> impl Strategy<Value = GroupMod> {
+    let commands = [
+        GroupModCommand::Add,
+        GroupModCommand::Modify,
+        GroupModCommand::Delete,
+        GroupModCommand::InsertBucket,
+        GroupModCommand::RemoveBucket,
+    ];
+    (
+        proptest::sample::select(commands.to_vec()),
+        0u8..4,
+        any::<u32>(),
+        vec(b, 0..4).prop_flat_map(with_ids),
+        prop_oneof![
+            Just(BUCKET_FIRST),
+            Just(BUCKET_LAST),
+            Just(BUCKET_ALL),
+            0u32..=BUCKET_MAX
+        ],
+        proptest::option::of(selection_method()),
+    )
+        .prop_map(|(command, t, group_id, buckets, cbid, selection)| {
+            let group_type = GroupType::from(t);
+            let command_bucket_id = match command {
+                GroupModCommand::InsertBucket if cbid == BUCKET_ALL => BUCKET_LAST,
+                GroupModCommand::InsertBucket | GroupModCommand::RemoveBucket => cbid,
+                _ => BUCKET_ALL,
+            };
+            let with_method = group_type == GroupType::Select
+                && matches!(command, GroupModCommand::Add | GroupModCommand::Modify);
+            GroupMod {
+                command,
+                group_type,
+                group_id,
+                command_bucket_id,
+                buckets,
+                selection: selection.filter(|_| with_method),
+            }
+        })
+}
+
+/// A group description as OpenFlow 1.5 writes it.
+pub fn group_desc15() -> impl Strategy<Value = GroupDesc> {
+    (
+        0u8..4,
+        any::<u32>(),
+        vec(canonical_bucket(), 0..3).prop_flat_map(with_ids),
+        proptest::option::of(selection_method()),
+    )
+        .prop_map(|(t, group_id, buckets, selection)| {
+            let group_type = GroupType::from(t);
+            GroupDesc {
+                group_type,
+                group_id,
+                buckets,
+                selection: selection.filter(|_| group_type == GroupType::Select),
+            }
+        })
 }
 
 pub fn band() -> impl Strategy<Value = MeterBand> {
@@ -389,7 +548,8 @@ pub fn mp_reply() -> impl Strategy<Value = MultipartReply> {
                 GroupDesc {
                     group_type: GroupType::from(t),
                     group_id,
-                    buckets,
+                    buckets: numbered(buckets),
+                    selection: None,
                 }
             }),
             0..3

@@ -20,13 +20,16 @@ use ofp::instruction::Instruction;
 use ofp::msg::flow::{
     FlowMod, FlowModCommand, FlowRemoved, FlowRemovedReason, PacketIn, PacketInReason, PacketOut,
 };
-use ofp::msg::group::{Bucket, GroupMod, GroupModCommand, GroupType};
+use ofp::msg::group::{
+    Bucket, GroupMod, GroupModCommand, GroupType, BUCKET_ALL, BUCKET_FIRST, BUCKET_LAST, BUCKET_MAX,
+};
 use ofp::msg::meter::{MeterBand, MeterMod, MeterModCommand};
 use ofp::msg::multipart::*;
+use ofp::msg::selection::{self, HashField, Method, SelectionMethod};
 use ofp::msg::simple::*;
 use ofp::msg::table_features::{prop_type, OxmId, TableFeatureProp, TableFeatures, TypeId};
 use ofp::msg::Message;
-use ofp::oxm::{Match, MatchEntry, OtherOxm, Oxm, OxmField};
+use ofp::oxm::{Match, MatchEntry, OtherOxm, Oxm, OxmField, ValueKind};
 use ofp::port::{port_no, PortDesc};
 use ofp::wire::FixedStr;
 use ofp::ErrorCode;

@@ -5,6 +5,7 @@
 //! Contract: a refused modification changes nothing.
 
 use super::*;
+use ofp::msg::group::{assign_bucket_ids, Bucket};
 
 impl Pipeline {
     /// Applies a GROUP_MOD. Deleting a group removes the rules that use it.
@@ -27,32 +28,22 @@ impl Pipeline {
                 if add && self.groups.len() >= self.config.max_groups {
                     return Err(e(GroupModFailedCode::OutOfGroups, "group table full"));
                 }
-                self.check_buckets(gm)?;
-                let workers = self.config.workers;
+                let mut buckets = gm.buckets.clone();
+                assign_bucket_ids(&mut buckets, &[]);
+                if repeats_an_id(&buckets) {
+                    return Err(e(GroupModFailedCode::BadBucket, "bucket id repeated"));
+                }
+                let gm = GroupMod {
+                    buckets,
+                    ..gm.clone()
+                };
+                self.check_buckets(&gm, false)?;
                 // MODIFY keeps the group's counters and age; buckets start afresh.
-                let (counters, created_ns) = match self.groups.get(&gm.group_id) {
-                    Some(old) => (old.rt.counters.clone(), old.created_ns),
-                    None => (Arc::new(Counters::new(workers)), now_ns),
-                };
-                let rt = GroupRt {
-                    group_type: gm.group_type,
-                    buckets: gm.buckets.clone(),
-                    counters,
-                    bucket_counters: gm
-                        .buckets
-                        .iter()
-                        .map(|_| Arc::new(Counters::new(workers)))
-                        .collect(),
-                    total_weight: gm.buckets.iter().map(|b| b.weight as u32).sum(),
-                };
-                self.groups.insert(
-                    gm.group_id,
-                    Group {
-                        group_id: gm.group_id,
-                        created_ns,
-                        rt: Arc::new(rt),
-                    },
-                );
+                let kept = self
+                    .groups
+                    .get(&gm.group_id)
+                    .map(|old| (old.rt.counters.clone(), old.created_ns));
+                self.install_group(&gm, kept, |_| None, now_ns);
                 Ok(Vec::new())
             }
             GroupModCommand::Delete => {
@@ -89,20 +80,76 @@ impl Pipeline {
                     FlowRemovedReason::GroupDelete,
                 ))
             }
-            GroupModCommand::Unknown(_) => Err(e(
+            GroupModCommand::InsertBucket
+            | GroupModCommand::RemoveBucket
+            | GroupModCommand::Unknown(_) => Err(e(
                 GroupModFailedCode::BadCommand,
                 "unknown group-mod command",
             )),
         }
     }
 
-    pub(super) fn check_buckets(&self, gm: &GroupMod) -> Result<(), OfpError> {
+    /// Puts `gm`'s group in place (checked already): with the counters and
+    /// creation time `kept` (a modified group's) or new ones, and each
+    /// bucket's counters from `bucket_counters` (by bucket id) or new.
+    fn install_group(
+        &mut self,
+        gm: &GroupMod,
+        kept: Option<(Arc<Counters>, u64)>,
+        bucket_counters: impl Fn(u32) -> Option<Arc<Counters>>,
+        now_ns: u64,
+    ) {
+        let workers = self.config.workers;
+        let (counters, created_ns) =
+            kept.unwrap_or_else(|| (Arc::new(Counters::new(workers)), now_ns));
+        let rt = GroupRt {
+            group_type: gm.group_type,
+            buckets: gm.buckets.clone(),
+            selection: gm.selection.clone(),
+            counters,
+            bucket_counters: gm
+                .buckets
+                .iter()
+                .map(|b| {
+                    bucket_counters(b.bucket_id).unwrap_or_else(|| Arc::new(Counters::new(workers)))
+                })
+                .collect(),
+            total_weight: gm.buckets.iter().map(|b| b.weight as u32).sum(),
+        };
+        self.groups.insert(
+            gm.group_id,
+            Group {
+                group_id: gm.group_id,
+                created_ns,
+                rt: Arc::new(rt),
+            },
+        );
+    }
+
+    /// Checks a group as it would be installed. `bucket_command`: the
+    /// result of INSERT_BUCKET or REMOVE_BUCKET, whose buckets Open vSwitch
+    /// does not check against the group's type again (their number in an
+    /// indirect group, weights outside select groups, fast-failover
+    /// buckets without a watch: the message was checked by its own type).
+    pub(super) fn check_buckets(
+        &self,
+        gm: &GroupMod,
+        bucket_command: bool,
+    ) -> Result<(), OfpError> {
         let e =
             |c: GroupModFailedCode, d: &'static str| OfpError::new(ErrorCode::GroupModFailed(c), d);
+        if gm.selection.is_some() && gm.group_type != GroupType::Select {
+            // What Open vSwitch's decoder answers (OFPBPC_BAD_VALUE).
+            return Err(OfpError::new(
+                ErrorCode::Unknown { ty: 14, code: 2 },
+                "a selection method outside a select group",
+            ));
+        }
         match gm.group_type {
             GroupType::Unknown(_) => {
                 return Err(e(GroupModFailedCode::BadType, "unknown group type"))
             }
+            _ if bucket_command => {}
             GroupType::Indirect if gm.buckets.len() != 1 => {
                 return Err(e(
                     GroupModFailedCode::BadBucket,
@@ -127,13 +174,14 @@ impl Pipeline {
             ));
         }
         for b in &gm.buckets {
-            if gm.group_type != GroupType::Select && b.weight != 0 {
+            if gm.group_type != GroupType::Select && b.weight != 0 && !bucket_command {
                 return Err(e(
                     GroupModFailedCode::WeightUnsupported,
                     "weights are for select groups",
                 ));
             }
             if gm.group_type == GroupType::FastFailover
+                && !bucket_command
                 && b.watch_port == port_no::ANY
                 && b.watch_group == group_no::ANY
             {
@@ -354,6 +402,14 @@ impl Pipeline {
             )),
         }
     }
+}
+
+/// Whether two of `buckets` have the same id (Open vSwitch's decoder
+/// refuses that: `OFPGMFC_BAD_BUCKET`).
+fn repeats_an_id(buckets: &[Bucket]) -> bool {
+    let mut ids: Vec<u32> = buckets.iter().map(|b| b.bucket_id).collect();
+    ids.sort_unstable();
+    ids.windows(2).any(|w| w[0] == w[1])
 }
 
 /// The most buckets a group may have: its GROUP_STATS entry (40 bytes and

@@ -14,6 +14,7 @@ use bytes::BufMut;
 use crate::error::{ErrorCode, OfpError, Result};
 use crate::msg::group::{decode_buckets, Bucket, GroupType};
 use crate::msg::meter::{decode_bands, MeterBand};
+use crate::msg::selection::SelectionMethod;
 use crate::wire::{len_placeholder, patch_len, zeros, FixedStr, Reader};
 
 /// `ofp_desc`.
@@ -46,12 +47,15 @@ impl Desc {
     }
 }
 
-/// `ofp_group_desc`.
+/// `ofp_group_desc` (`ofp15_group_desc_stats` in 1.5, with bucket ids and
+/// the selection method; 1.1-1.4 number the buckets 0, 1, ... and have no
+/// selection method).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GroupDesc {
     pub group_type: GroupType,
     pub group_id: u32,
     pub buckets: Vec<Bucket>,
+    pub selection: Option<SelectionMethod>,
 }
 
 impl GroupDesc {
@@ -78,6 +82,7 @@ impl GroupDesc {
             group_type,
             group_id,
             buckets: decode_buckets(&mut b)?,
+            selection: None,
         })
     }
 }
