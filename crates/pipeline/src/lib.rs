@@ -42,6 +42,7 @@ pub mod garbage;
 pub mod lookup;
 pub mod meter;
 pub mod ports;
+pub mod select;
 pub mod snapshot;
 pub mod tlv;
 pub mod trace;

@@ -24,6 +24,8 @@ pub struct GroupRt {
     pub buckets: Vec<ofp::msg::group::Bucket>,
     /// The selection method as given (GROUP_DESC reports it).
     pub selection: Option<ofp::msg::selection::SelectionMethod>,
+    /// How a select group picks its bucket, worked out from it.
+    pub selector: crate::select::Selector,
     pub counters: Arc<Counters>,
     pub bucket_counters: Vec<Arc<Counters>>,
     pub total_weight: u32,

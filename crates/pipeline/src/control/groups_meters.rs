@@ -5,6 +5,7 @@
 //! Contract: a refused modification changes nothing.
 
 use super::*;
+use crate::select::Selector;
 use ofp::msg::group::{assign_bucket_ids, Bucket};
 
 impl Pipeline {
@@ -106,6 +107,7 @@ impl Pipeline {
             group_type: gm.group_type,
             buckets: gm.buckets.clone(),
             selection: gm.selection.clone(),
+            selector: Selector::new(gm.group_type, gm.selection.as_ref(), &gm.buckets),
             counters,
             bucket_counters: gm
                 .buckets

@@ -45,7 +45,7 @@ mod actions;
 mod ct;
 mod groups;
 mod learn;
-mod multipath;
+pub(crate) mod multipath;
 mod nicira;
 mod output;
 mod pause;

@@ -174,7 +174,7 @@ impl HashInput {
     }
 
     /// `flow_hash_symmetric_l4`: jhash of a 32-byte structure.
-    fn symmetric_l4(&self, basis: u32) -> u32 {
+    pub(crate) fn symmetric_l4(&self, basis: u32) -> u32 {
         let mut s = [0u8; 32];
         s[16..18].copy_from_slice(&self.eth_type.to_be_bytes());
         s[18..20].copy_from_slice(&(self.vlan_vid & 0x0fff).to_be_bytes());
@@ -309,7 +309,7 @@ pub fn multipath_link(hash: u32, alg: MpAlgorithm, n_links: u32, arg: u32) -> u3
 const OFPP_NONE16: u32 = 0xffff;
 
 impl Exec {
-    fn hash_input(&mut self, frame: &[u8], cx: &mut Ctx<'_>) -> HashInput {
+    pub(super) fn hash_input(&mut self, frame: &[u8], cx: &mut Ctx<'_>) -> HashInput {
         let mut get = |f| self.field_value(f, frame, cx);
         let eth_type = get(OxmField::EthType) as u16;
         let nw_proto = get(OxmField::IpProto) as u8;
