@@ -1,9 +1,12 @@
 //! OpenFlow 1.5's groups in the pipeline: the selection methods of select
-//! groups (`dp_hash`, `hash` with fields) choosing buckets for packets.
+//! groups (`dp_hash`, `hash` with fields) choosing buckets for packets,
+//! and INSERT_BUCKET and REMOVE_BUCKET with their errors, as Open vSwitch
+//! 3.1 does them.
 
 use etherparse::PacketBuilder;
-use ofp::msg::group::GroupModCommand;
-use ofp::text::{parse_flow_mod, parse_group_mod};
+use ofp::error::{ErrorCode, GroupModFailedCode};
+use ofp::msg::group::{GroupMod, GroupModCommand, BUCKET_ALL, BUCKET_FIRST, BUCKET_LAST};
+use ofp::text::{format_group_mod, parse_flow_mod, parse_group_mod, parse_group_mod_for};
 use pipeline::{Config, Output, Pipeline, PortState, Worker};
 
 fn tcp(src: [u8; 4], sport: u16) -> Vec<u8> {
@@ -190,4 +193,232 @@ fn add_or_modify(p: &mut Pipeline, s: &str) {
     let mut g = parse_group_mod(s).unwrap();
     g.command = GroupModCommand::Modify;
     p.group_mod(&g, 0).unwrap_or_else(|e| panic!("{s}: {e}"));
+}
+
+fn bucket_cmd(p: &mut Pipeline, c: GroupModCommand, s: &str) -> Result<(), ErrorCode> {
+    let g = parse_group_mod_for(s, c).unwrap();
+    p.group_mod(&g, 0).map(|_| ()).map_err(|e| e.code)
+}
+
+fn insert(p: &mut Pipeline, s: &str) -> Result<(), ErrorCode> {
+    bucket_cmd(p, GroupModCommand::InsertBucket, s)
+}
+
+fn remove(p: &mut Pipeline, s: &str) -> Result<(), ErrorCode> {
+    bucket_cmd(p, GroupModCommand::RemoveBucket, s)
+}
+
+/// The group as GROUP_DESC reports it, in ovs-ofctl's text.
+fn text(p: &Pipeline, id: u32) -> String {
+    let g = &p.groups()[&id];
+    let mut gm = GroupMod::new(
+        GroupModCommand::Add,
+        g.rt.group_type,
+        id,
+        g.rt.buckets.clone(),
+    );
+    gm.selection = g.rt.selection.clone();
+    format_group_mod(&gm)
+}
+
+const GMF: fn(GroupModFailedCode) -> ErrorCode = ErrorCode::GroupModFailed;
+
+#[test]
+fn insert_and_remove_buckets_as_open_vswitch_does() {
+    let mut p = pipeline();
+    add(
+        &mut p,
+        "group_id=1,type=select,selection_method=dp_hash,\
+         bucket=bucket_id:0,weight:100,actions=output:2,bucket=bucket_id:1,weight:100,actions=output:3",
+    );
+    // First, after an id, last; inserted buckets without weight weigh 0
+    // (ovs-ofctl sends them in an `all` group mod); the group keeps its
+    // type and selection method.
+    insert(
+        &mut p,
+        "group_id=1,command_bucket_id=first,bucket=bucket_id:5,actions=output:2",
+    )
+    .unwrap();
+    insert(
+        &mut p,
+        "group_id=1,command_bucket_id=0,bucket=bucket_id:6,actions=output:3,bucket=bucket_id:9,weight:4,actions=output:4",
+    )
+    .unwrap();
+    insert(
+        &mut p,
+        "group_id=1,command_bucket_id=last,bucket=bucket_id:7,actions=output:5",
+    )
+    .unwrap();
+    // Open vSwitch 3.1 dumps (ovs-ofctl -O OpenFlow15 dump-groups) after the same:
+    assert_eq!(
+        text(&p, 1),
+        "group_id=1,type=select,selection_method=dp_hash,\
+         bucket=bucket_id:5,weight:0,actions=output:2,\
+         bucket=bucket_id:0,weight:100,actions=output:2,\
+         bucket=bucket_id:6,weight:0,actions=output:3,\
+         bucket=bucket_id:9,weight:4,actions=output:4,\
+         bucket=bucket_id:1,weight:100,actions=output:3,\
+         bucket=bucket_id:7,weight:0,actions=output:5"
+    );
+    // Errors: an id the group has, an unknown bucket, an unknown group,
+    // a watch in the `all` mod ovs-ofctl sends.
+    assert_eq!(
+        insert(
+            &mut p,
+            "group_id=1,command_bucket_id=last,bucket=bucket_id:7,actions=output:2"
+        ),
+        Err(GMF(GroupModFailedCode::BucketExists))
+    );
+    assert_eq!(
+        insert(
+            &mut p,
+            "group_id=1,command_bucket_id=42,bucket=bucket_id:8,actions=output:2"
+        ),
+        Err(GMF(GroupModFailedCode::UnknownBucket))
+    );
+    assert_eq!(
+        insert(
+            &mut p,
+            "group_id=9,command_bucket_id=last,bucket=bucket_id:8,actions=output:2"
+        ),
+        Err(GMF(GroupModFailedCode::UnknownGroup))
+    );
+    assert_eq!(
+        insert(
+            &mut p,
+            "group_id=1,command_bucket_id=last,bucket=bucket_id:8,watch_port:2,actions=output:2"
+        ),
+        Err(GMF(GroupModFailedCode::WatchUnsupported))
+    );
+    // Remove: first, last, by id, unknown, all.
+    remove(&mut p, "group_id=1,command_bucket_id=first").unwrap();
+    remove(&mut p, "group_id=1,command_bucket_id=last").unwrap();
+    remove(&mut p, "group_id=1,command_bucket_id=6").unwrap();
+    assert_eq!(
+        text(&p, 1),
+        "group_id=1,type=select,selection_method=dp_hash,\
+         bucket=bucket_id:0,weight:100,actions=output:2,\
+         bucket=bucket_id:9,weight:4,actions=output:4,\
+         bucket=bucket_id:1,weight:100,actions=output:3"
+    );
+    assert_eq!(
+        remove(&mut p, "group_id=1,command_bucket_id=42"),
+        Err(GMF(GroupModFailedCode::UnknownBucket))
+    );
+    assert_eq!(
+        remove(&mut p, "group_id=9,command_bucket_id=all"),
+        Err(GMF(GroupModFailedCode::UnknownGroup))
+    );
+    // Traffic follows: only the remaining buckets' ports.
+    let hits = spread(&mut p, 600);
+    assert_eq!(
+        hits.keys().copied().collect::<Vec<_>>(),
+        vec![2, 3, 4],
+        "{hits:?}"
+    );
+    remove(&mut p, "group_id=1").unwrap();
+    assert_eq!(
+        text(&p, 1),
+        "group_id=1,type=select,selection_method=dp_hash"
+    );
+    assert!(ports(&mut p, &tcp([10, 0, 0, 1], 1)).is_empty());
+    // FIRST and LAST of a group without buckets: nothing to do.
+    remove(&mut p, "group_id=1,command_bucket_id=first").unwrap();
+    remove(&mut p, "group_id=1,command_bucket_id=last").unwrap();
+    // And buckets come back, into the empty group.
+    insert(
+        &mut p,
+        "group_id=1,command_bucket_id=first,bucket=bucket_id:3,weight:1,actions=output:2",
+    )
+    .unwrap();
+    assert_eq!(ports(&mut p, &tcp([10, 0, 0, 1], 1)), vec![2]);
+}
+
+#[test]
+fn bucket_commands_keep_counters_and_check_the_result() {
+    let mut p = pipeline();
+    add(
+        &mut p,
+        "group_id=2,type=all,bucket=bucket_id:0,actions=output:2",
+    );
+    add(
+        &mut p,
+        "group_id=1,type=ff,bucket=bucket_id:0,watch_port:2,actions=output:2",
+    );
+    let _ = ports(&mut p, &tcp([10, 0, 0, 1], 1));
+    let packets = |p: &Pipeline| {
+        let g = &p.groups()[&1];
+        (
+            g.rt.counters.totals().packets,
+            g.rt.bucket_counters[0].totals().packets,
+        )
+    };
+    assert_eq!(packets(&p), (1, 1));
+    // Into a fast-failover group, a bucket without a watch (ovs-ofctl's
+    // `all` mod cannot carry one).
+    insert(
+        &mut p,
+        "group_id=1,command_bucket_id=first,bucket=bucket_id:1,actions=output:3",
+    )
+    .unwrap();
+    let g = &p.groups()[&1];
+    assert_eq!(g.rt.buckets[0].bucket_id, 1);
+    assert_eq!(
+        g.rt.bucket_counters[1].totals().packets,
+        1,
+        "bucket 0 kept its counters"
+    );
+    assert_eq!(
+        g.rt.counters.totals().packets,
+        1,
+        "the group kept its counters"
+    );
+    // A loop through an inserted bucket is refused like any other.
+    assert_eq!(
+        insert(
+            &mut p,
+            "group_id=2,command_bucket_id=last,bucket=bucket_id:1,actions=group:2"
+        ),
+        Err(GMF(GroupModFailedCode::Loop))
+    );
+    // REMOVE_BUCKET carries no buckets.
+    let mut g = parse_group_mod_for(
+        "group_id=2,command_bucket_id=all",
+        GroupModCommand::RemoveBucket,
+    )
+    .unwrap();
+    g.buckets = parse_group_mod("group_id=2,bucket=output:2")
+        .unwrap()
+        .buckets;
+    assert_eq!(
+        p.group_mod(&g, 0).unwrap_err().code,
+        GMF(GroupModFailedCode::BadBucket)
+    );
+    // An inserted bucket whose id the insert itself repeats: the group
+    // keeps its buckets.
+    let before = text(&p, 2);
+    let mut g = parse_group_mod_for(
+        "group_id=2,command_bucket_id=last,bucket=bucket_id:4,actions=output:3",
+        GroupModCommand::InsertBucket,
+    )
+    .unwrap();
+    g.buckets.push(g.buckets[0].clone());
+    assert!(p.group_mod(&g, 0).is_err());
+    assert_eq!(text(&p, 2), before);
+    let _ = (BUCKET_ALL, BUCKET_FIRST, BUCKET_LAST);
+}
+
+#[test]
+fn an_indirect_group_runs_every_bucket_insert_bucket_gave_it() {
+    let mut p = pipeline();
+    add(
+        &mut p,
+        "group_id=1,type=indirect,bucket=bucket_id:0,actions=output:2",
+    );
+    insert(
+        &mut p,
+        "group_id=1,command_bucket_id=last,bucket=bucket_id:1,actions=output:3",
+    )
+    .unwrap();
+    assert_eq!(ports(&mut p, &tcp([10, 0, 0, 1], 1)), vec![2, 3]);
 }

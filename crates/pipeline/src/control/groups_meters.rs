@@ -2,11 +2,17 @@
 //! that use them along, as the spec says), the reference counts their
 //! statistics report, and which fast-failover buckets are live.
 //!
+//! Groups keep OpenFlow 1.5's bucket ids (a bucket without one gets the
+//! lowest free; two alike are `OFPGMFC_BAD_BUCKET`) and selection method
+//! (`crate::select` works out how a select group chooses). INSERT_BUCKET
+//! and REMOVE_BUCKET change a group's buckets as Open vSwitch 3.1 does
+//! (`Pipeline::bucket_command`).
+//!
 //! Contract: a refused modification changes nothing.
 
 use super::*;
 use crate::select::Selector;
-use ofp::msg::group::{assign_bucket_ids, Bucket};
+use ofp::msg::group::{assign_bucket_ids, Bucket, BUCKET_ALL, BUCKET_FIRST, BUCKET_LAST};
 
 impl Pipeline {
     /// Applies a GROUP_MOD. Deleting a group removes the rules that use it.
@@ -47,6 +53,10 @@ impl Pipeline {
                 self.install_group(&gm, kept, |_| None, now_ns);
                 Ok(Vec::new())
             }
+            GroupModCommand::InsertBucket | GroupModCommand::RemoveBucket => {
+                self.bucket_command(gm, now_ns)?;
+                Ok(Vec::new())
+            }
             GroupModCommand::Delete => {
                 let ids: HashSet<u32> = selected_ids(&self.groups, gm.group_id, group_no::ALL)
                     .into_iter()
@@ -81,9 +91,7 @@ impl Pipeline {
                     FlowRemovedReason::GroupDelete,
                 ))
             }
-            GroupModCommand::InsertBucket
-            | GroupModCommand::RemoveBucket
-            | GroupModCommand::Unknown(_) => Err(e(
+            GroupModCommand::Unknown(_) => Err(e(
                 GroupModFailedCode::BadCommand,
                 "unknown group-mod command",
             )),
@@ -126,6 +134,123 @@ impl Pipeline {
                 rt: Arc::new(rt),
             },
         );
+    }
+
+    /// OpenFlow 1.5's INSERT_BUCKET and REMOVE_BUCKET, as Open vSwitch 3.1
+    /// does them (ofproto.c `modify_group_start`,
+    /// `copy_buckets_for_insert_bucket`/`_remove_bucket`; the message's own
+    /// checks, lib/ofp-group.c `ofputil_check_group_mod`, first). The
+    /// group keeps its type, selection method, counters and age, and the
+    /// buckets that stay keep theirs.
+    fn bucket_command(&mut self, gm: &GroupMod, now_ns: u64) -> Result<(), OfpError> {
+        let e =
+            |c: GroupModFailedCode, d: &'static str| OfpError::new(ErrorCode::GroupModFailed(c), d);
+        let insert = gm.command == GroupModCommand::InsertBucket;
+        // The message on its own, by the type it names (ovs-ofctl names
+        // none: `all`); weights are not checked for INSERT_BUCKET.
+        match gm.group_type {
+            GroupType::Unknown(_) => {
+                return Err(e(GroupModFailedCode::BadType, "unknown group type"))
+            }
+            GroupType::Indirect if gm.buckets.len() != 1 => {
+                return Err(e(
+                    GroupModFailedCode::InvalidGroup,
+                    "an indirect group has exactly one bucket",
+                ))
+            }
+            _ => {}
+        }
+        if !insert && !gm.buckets.is_empty() {
+            return Err(e(
+                GroupModFailedCode::BadBucket,
+                "REMOVE_BUCKET names its bucket by command_bucket_id, it carries none",
+            ));
+        }
+        for b in &gm.buckets {
+            let watches = b.watch_port != port_no::ANY || b.watch_group != group_no::ANY;
+            match gm.group_type {
+                GroupType::All | GroupType::Indirect if watches => {
+                    return Err(e(
+                        GroupModFailedCode::WatchUnsupported,
+                        "a watch in a bucket of an all or indirect group mod",
+                    ))
+                }
+                GroupType::FastFailover if !watches => {
+                    return Err(e(
+                        GroupModFailedCode::InvalidGroup,
+                        "a fast-failover bucket needs a watch port or group",
+                    ))
+                }
+                _ => {}
+            }
+        }
+        let Some(old) = self.groups.get(&gm.group_id) else {
+            return Err(e(GroupModFailedCode::UnknownGroup, "no such group"));
+        };
+        let old_buckets = &old.rt.buckets;
+        let position = |id: u32| {
+            old_buckets
+                .iter()
+                .position(|b| b.bucket_id == id)
+                .ok_or(e(GroupModFailedCode::UnknownBucket, "no such bucket"))
+        };
+        let buckets: Vec<Bucket> = if insert {
+            let at = match gm.command_bucket_id {
+                BUCKET_LAST => old_buckets.len(),
+                // ALL (not in 1.5's INSERT_BUCKET) inserts first, as
+                // Open vSwitch does.
+                BUCKET_FIRST | BUCKET_ALL => 0,
+                id => position(id)? + 1,
+            };
+            let taken: Vec<u32> = old_buckets.iter().map(|b| b.bucket_id).collect();
+            let mut new = gm.buckets.clone();
+            assign_bucket_ids(&mut new, &taken);
+            if repeats_an_id(&new) {
+                return Err(e(GroupModFailedCode::BadBucket, "bucket id repeated"));
+            }
+            if new.iter().any(|b| taken.contains(&b.bucket_id)) {
+                return Err(e(
+                    GroupModFailedCode::BucketExists,
+                    "the group has a bucket with that id",
+                ));
+            }
+            let mut v = old_buckets[..at].to_vec();
+            v.extend(new);
+            v.extend_from_slice(&old_buckets[at..]);
+            v
+        } else {
+            let skip = match gm.command_bucket_id {
+                BUCKET_ALL => None,
+                BUCKET_FIRST => (!old_buckets.is_empty()).then_some(0),
+                BUCKET_LAST => old_buckets.len().checked_sub(1),
+                id => Some(position(id)?),
+            };
+            match (gm.command_bucket_id, skip) {
+                (BUCKET_ALL, _) => Vec::new(),
+                (_, Some(i)) => [&old_buckets[..i], &old_buckets[i + 1..]].concat(),
+                (_, None) => old_buckets.clone(),
+            }
+        };
+        let merged = GroupMod {
+            command: GroupModCommand::Modify,
+            group_type: old.rt.group_type,
+            group_id: gm.group_id,
+            command_bucket_id: BUCKET_ALL,
+            buckets,
+            selection: old.rt.selection.clone(),
+        };
+        self.check_buckets(&merged, true)?;
+        let old = &self.groups[&gm.group_id];
+        let kept = Some((old.rt.counters.clone(), old.created_ns));
+        let by_id: HashMap<u32, Arc<Counters>> = old
+            .rt
+            .buckets
+            .iter()
+            .zip(&old.rt.bucket_counters)
+            .map(|(b, c)| (b.bucket_id, c.clone()))
+            .collect();
+        self.install_group(&merged, kept, |id| by_id.get(&id).cloned(), now_ns);
+        Ok(())
     }
 
     /// Checks a group as it would be installed. `bucket_command`: the

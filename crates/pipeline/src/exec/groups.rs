@@ -111,7 +111,9 @@ impl Exec {
         let live_bucket = |i: usize| live.get(i).copied().unwrap_or(false);
         match grp.group_type {
             GroupType::All => Some(0..grp.buckets.len()),
-            GroupType::Indirect => (!grp.buckets.is_empty()).then_some(0..1),
+            // Every bucket, as Open vSwitch runs an indirect group (one,
+            // unless INSERT_BUCKET gave it more).
+            GroupType::Indirect => (!grp.buckets.is_empty()).then_some(0..grp.buckets.len()),
             GroupType::FastFailover => grp
                 .buckets
                 .iter()
