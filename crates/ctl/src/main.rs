@@ -18,7 +18,8 @@
 //! `dump-ports`, `dump-ports-desc`, `mod-port`, `queue-stats`,
 //! `queue-get-config`, `dump-tables`, `dump-table-features`, `mod-table`,
 //! `dump-groups`, `dump-group-stats`, `dump-group-features`, `add-group`,
-//! `add-groups`, `mod-group`, `del-groups`, `add-meter`, `mod-meter`,
+//! `add-groups`, `mod-group`, `del-groups`, `insert-buckets`,
+//! `remove-buckets`, `add-meter`, `mod-meter`,
 //! `del-meters`, `dump-meters`, `meter-stats`, `meter-features`,
 //! `packet-out`, `monitor`, `trace`, `add-port`, `del-port`, `fdb-show`,
 //! `fdb-flush`, `vlog`, `dump-conntrack`, `flush-conntrack`,
@@ -79,7 +80,7 @@
 //!   flows are not touched (their counters keep counting).
 //! - `--bundle` (with `add-flow`, `add-flows`, `mod-flows`, `del-flows`,
 //!   `replace-flows`, `add-group`, `add-groups`, `mod-group`,
-//!   `del-groups`): the changes go as one OpenFlow bundle, as ovs-ofctl
+//!   `insert-buckets`, `remove-buckets`, `del-groups`): the changes go as one OpenFlow bundle, as ovs-ofctl
 //!   `--bundle` sends them to an OpenFlow 1.3 switch (the ONF extension):
 //!   OPEN with ATOMIC and ORDERED, an ADD per change, a BARRIER, then
 //!   COMMIT if no error came, else DISCARD. The switch makes every change
@@ -196,7 +197,7 @@ struct Cli {
     #[arg(long, global = true)]
     no_stats: bool,
     /// add-flow(s), mod-flows, del-flows, replace-flows, add-group(s),
-    /// mod-group, del-groups: send the changes as one OpenFlow bundle
+    /// mod-group, insert-buckets, remove-buckets, del-groups: send the changes as one OpenFlow bundle
     /// (atomic and ordered; the ONF extension for OpenFlow 1.3, as
     /// ovs-ofctl --bundle): the switch makes all of them or none.
     #[arg(long, global = true)]
@@ -318,6 +319,12 @@ pub enum Cmd {
     DumpGroupFeatures { switch: String },
     /// Replaces a group's type and buckets.
     ModGroup { switch: String, group: String },
+    /// Adds buckets to a group (OpenFlow 1.5): group_id=N,
+    /// command_bucket_id=first|last|ID, then the buckets (bucket_id:ID).
+    InsertBuckets { switch: String, group: String },
+    /// Removes buckets from a group (OpenFlow 1.5): group_id=N,
+    /// command_bucket_id=first|last|all|ID (default all).
+    RemoveBuckets { switch: String, group: String },
     /// Deletes groups (default: all).
     DelGroups {
         switch: String,

@@ -1,5 +1,6 @@
 //! The group and meter commands: dump-groups, dump-group-stats,
-//! dump-group-features, add-group, mod-group, del-groups, add-meter,
+//! dump-group-features, add-group, mod-group, del-groups, insert-buckets,
+//! remove-buckets (OpenFlow 1.5 only, as ovs-ofctl), add-meter,
 //! mod-meter, del-meters, dump-meters, meter-stats and meter-features, and
 //! the group and meter text they read.
 //!
@@ -13,7 +14,7 @@ use ofp::msg::group::{GroupMod, GroupModCommand, GroupType};
 use ofp::msg::meter::{MeterMod, MeterModCommand};
 use ofp::msg::multipart::{MultipartReplyBody as R, MultipartRequestBody as Q};
 use ofp::port::{group_no, meter_no};
-use ofp::text::{parse_group_mod, parse_meter_mod};
+use ofp::text::{parse_group_mod, parse_group_mod_for, parse_meter_mod};
 use ofp::Message;
 
 use super::changes::{change, modify};
@@ -97,6 +98,31 @@ pub(super) fn del_groups(
         Vec::new(),
     );
     change(&mut connect(switch)?, &Message::GroupMod(gm), opts)
+}
+
+/// insert-buckets and remove-buckets: OpenFlow 1.5's INSERT_BUCKET and
+/// REMOVE_BUCKET (`group_id=N,command_bucket_id=first|last|N[,bucket=...]`;
+/// remove-buckets takes `all` too, and it is the default there). Refused
+/// before anything is sent on a connection of another version, as
+/// ovs-ofctl refuses it.
+pub(super) fn bucket_command(
+    connect: &Connect<'_>,
+    switch: &str,
+    group: &str,
+    command: GroupModCommand,
+    opts: &Opts,
+) -> Result<String> {
+    let gm = parse_group_mod_for(group, command).or_else(|e| usage("group", e))?;
+    let mut c = connect(switch)?;
+    if c.version() != ofp::Version::V1_5 {
+        let verb = if command == GroupModCommand::InsertBucket {
+            "insert-bucket"
+        } else {
+            "remove-bucket"
+        };
+        return usage(verb, "needs OpenFlow 1.5 or later ('-O OpenFlow15')");
+    }
+    change(&mut c, &Message::GroupMod(gm), opts)
 }
 
 /// add-meter: adds a meter.

@@ -48,8 +48,8 @@ use crate::{manage, Cmd, Opts};
 use file_batches::{add_flows, add_groups};
 use flow::{add_flow, del_flows, dump_aggregate, dump_flows, mod_flows, replace_flows};
 use group_meter::{
-    add_group, add_meter, del_groups, del_meters, dump_group_features, dump_group_stats,
-    dump_groups, dump_meters, meter_features, meter_stats, mod_group, mod_meter,
+    add_group, add_meter, bucket_command, del_groups, del_meters, dump_group_features,
+    dump_group_stats, dump_groups, dump_meters, meter_features, meter_stats, mod_group, mod_meter,
 };
 use packets::{monitor, packet_out, trace};
 use port_table::{
@@ -143,6 +143,8 @@ fn takes_bundle(cmd: &Cmd) -> bool {
             | Cmd::AddGroup { .. }
             | Cmd::AddGroups { .. }
             | Cmd::ModGroup { .. }
+            | Cmd::InsertBuckets { .. }
+            | Cmd::RemoveBuckets { .. }
             | Cmd::DelGroups { .. }
     )
 }
@@ -153,7 +155,7 @@ fn check_bundle(cmd: &Cmd, opts: &Opts) -> Result<()> {
         return usage(
             "--bundle",
             "only add-flow, add-flows, mod-flows, del-flows, replace-flows, add-group, \
-             add-groups, mod-group and del-groups take it",
+             add-groups, mod-group, insert-buckets, remove-buckets and del-groups take it",
         );
     }
     Ok(())
@@ -198,6 +200,20 @@ fn run_text(cmd: Cmd, connect: &Connect<'_>, opts: &Opts) -> Result<String> {
         Cmd::AddGroup { switch, group } => add_group(connect, &switch, &group, opts),
         Cmd::AddGroups { switch, file } => add_groups(&mut connect(&switch)?, &file, opts.bundle),
         Cmd::ModGroup { switch, group } => mod_group(connect, &switch, &group, opts),
+        Cmd::InsertBuckets { switch, group } => bucket_command(
+            connect,
+            &switch,
+            &group,
+            ofp::msg::group::GroupModCommand::InsertBucket,
+            opts,
+        ),
+        Cmd::RemoveBuckets { switch, group } => bucket_command(
+            connect,
+            &switch,
+            &group,
+            ofp::msg::group::GroupModCommand::RemoveBucket,
+            opts,
+        ),
         Cmd::DelGroups { switch, group } => del_groups(connect, &switch, group.as_deref(), opts),
         Cmd::AddMeter { switch, meter } => add_meter(connect, &switch, &meter),
         Cmd::ModMeter { switch, meter } => mod_meter(connect, &switch, &meter),
