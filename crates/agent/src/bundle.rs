@@ -360,9 +360,15 @@ impl Bundles {
     }
 }
 
-/// Applies one bundled message to `p`: the rules it removed, or its error.
-fn apply(p: &mut Pipeline, msg: &Bytes, now_ns: u64) -> Result<Vec<Removed>, ErrorCode> {
-    let (_, m) = Message::decode(msg).map_err(|e| e.code)?;
+/// Applies one bundled message of a connection of `version` to `p`: the
+/// rules it removed, or its error.
+fn apply(
+    p: &mut Pipeline,
+    msg: &Bytes,
+    version: ofp::Version,
+    now_ns: u64,
+) -> Result<Vec<Removed>, ErrorCode> {
+    let (_, m) = ofp::msg::bundle::decode_held(msg, version).map_err(|e| e.code)?;
     // Validated when added (Message::validate); decoding the same bytes
     // gives the same message.
     match m {
@@ -479,9 +485,15 @@ impl<D: Datapath> Agent<D> {
         }
         // Bundles are OpenFlow 1.3's (the ONF extension) and 1.4's and
         // 1.5's (native: their codec hands the added message over in its
-        // 1.3 form), so the message is 1.3 bytes, which `apply` reads at
-        // commit. (OpenFlow 1.0 and 1.2 have none: `dispatch` refuses.)
-        let (_, inner) = Message::decode(&a.message).map_err(|e| e.code)?;
+        // 1.3 form, or as it came when that form cannot say it: 1.5's
+        // bucket commands, ids and selection methods), so the message is
+        // 1.3 bytes or the connection's, which `apply` reads at commit.
+        // (OpenFlow 1.0 and 1.2 have none: `dispatch` refuses.)
+        let version = self
+            .conns
+            .get(&id)
+            .map_or(ofp::Version::V1_3, |c| c.version);
+        let (_, inner) = ofp::msg::bundle::decode_held(&a.message, version).map_err(|e| e.code)?;
         inner.validate().map_err(|e| e.code)?;
         let message = a.message.clone();
         if let Message::FlowMod(fm) = &inner {
@@ -517,8 +529,12 @@ impl<D: Datapath> Agent<D> {
         }
         let mut next = self.pipeline.clone();
         let mut removed = Vec::new();
+        let version = self
+            .conns
+            .get(&id)
+            .map_or(ofp::Version::V1_3, |c| c.version);
         for msg in bundle.into_messages() {
-            match apply(&mut next, &msg, now_ns) {
+            match apply(&mut next, &msg, version, now_ns) {
                 Ok(r) => removed.extend(r),
                 Err(code) => {
                     let xid = ofp::Header::parse(&msg).map_or(0, |h| h.xid);

@@ -810,3 +810,108 @@ fn the_datapath_sees_the_state_before_the_commit_or_after_it_never_between() {
     assert!(seen_after);
     assert_eq!(behaviour(snaps.last().unwrap()), after);
 }
+
+/// OpenFlow 1.5's group mods in a native 1.5 bundle, as ovn-controller
+/// sends them: what the 1.3 form cannot say (bucket ids, the selection
+/// method, INSERT_BUCKET and REMOVE_BUCKET) survives to the commit, and
+/// GROUP_DESC in 1.5 reports it.
+#[test]
+fn a_1_5_bundle_keeps_bucket_ids_selection_methods_and_bucket_commands() {
+    use ofp::msg::group::GroupModCommand as C;
+    use ofp::msg::multipart::{MultipartReplyBody, MultipartRequest, MultipartRequestBody};
+    use ofp::text::parse_group_mod_for;
+    use ofp::Version;
+    let v15 = |m: &Message, xid: u32| {
+        let mut out = Vec::new();
+        m.encode_as(Version::V1_5, xid, &mut out).unwrap();
+        out
+    };
+    let read15 = |out: &[u8]| {
+        let mut at = 0;
+        let mut v = Vec::new();
+        while at < out.len() {
+            let len = u16::from_be_bytes([out[at + 2], out[at + 3]]) as usize;
+            let (h, m) =
+                Message::decode_as(&Bytes::copy_from_slice(&out[at..at + len]), Version::V1_5)
+                    .expect("valid 1.5");
+            v.push((h.xid, m));
+            at += len;
+        }
+        v
+    };
+    let mut a = agent();
+    let id = a.connect(0);
+    replies(&mut a, id);
+    let hello = Message::Hello(Hello {
+        version: 6,
+        elements: Vec::new(),
+    });
+    assert!(a.handle_input(id, &hello.to_bytes(1), 0));
+    assert_eq!(a.conn(id).map(|c| c.version), Some(Version::V1_5));
+    let flags = bundle_flags::ATOMIC | bundle_flags::ORDERED;
+    let mods = [
+        (C::Add, "group_id=1,type=select,selection_method=dp_hash,bucket=bucket_id:0,weight:100,actions=output:2,bucket=bucket_id:1,weight:100,actions=output:3"),
+        (C::Add, "group_id=2,type=select,selection_method=hash,fields(ip_src,tcp_dst),bucket=bucket_id:4,actions=output:2"),
+        (C::InsertBucket, "group_id=1,command_bucket_id=first,bucket=bucket_id:5,weight:3,actions=output:4"),
+        (C::RemoveBucket, "group_id=1,command_bucket_id=0"),
+    ];
+    let mut input = v15(&ctrl(7, T::OpenRequest, flags), 10);
+    for (i, (c, text)) in mods.iter().enumerate() {
+        let g = Message::GroupMod(parse_group_mod_for(text, *c).unwrap());
+        let inner = Bytes::from(v15(&g, 20 + i as u32));
+        let add = BundleAdd {
+            message: inner,
+            ..BundleAdd::new(7, flags, &Message::BarrierRequest, 20 + i as u32)
+        };
+        input.extend(v15(&add.message(), 20 + i as u32));
+    }
+    input.extend(v15(&ctrl(7, T::CommitRequest, flags), 30));
+    assert!(a.handle_input(id, &input, 1));
+    let out = a.poll_transmit(id).unwrap_or_default().to_vec();
+    a.transmitted(id, out.len());
+    let got = read15(&out);
+    assert!(
+        got.iter().all(|(_, m)| !matches!(m, Message::Error(_))),
+        "{got:?}"
+    );
+    let g = &a.pipeline().groups()[&1];
+    let ids: Vec<u32> = g.rt.buckets.iter().map(|b| b.bucket_id).collect();
+    assert_eq!(ids, vec![5, 1]);
+    assert!(g.rt.selection.is_some());
+    // GROUP_DESC in 1.5: ids and the methods.
+    let req = Message::MultipartRequest(MultipartRequest {
+        flags: 0,
+        body: MultipartRequestBody::GroupDesc,
+    });
+    assert!(a.handle_input(id, &v15(&req, 40), 2));
+    let out = a.poll_transmit(id).unwrap_or_default().to_vec();
+    a.transmitted(id, out.len());
+    let descs: Vec<_> = read15(&out)
+        .into_iter()
+        .flat_map(|(_, m)| match m {
+            Message::MultipartReply(r) => match r.body {
+                MultipartReplyBody::GroupDesc(v) => v,
+                _ => vec![],
+            },
+            _ => vec![],
+        })
+        .collect();
+    let two = descs.iter().find(|d| d.group_id == 2).unwrap();
+    assert_eq!(two.buckets[0].bucket_id, 4);
+    let s = two.selection.as_ref().unwrap();
+    assert_eq!(s.method, ofp::msg::selection::Method::Hash);
+    assert_eq!(s.fields.len(), 2);
+    // The same INSERT_BUCKET in an ONF bundle of a 1.3 connection in 1.5's
+    // bytes: another version than the connection's, OFPBRC_BAD_VERSION.
+    let id13 = open(&mut a);
+    let g = Message::GroupMod(parse_group_mod_for(mods[2].1, C::InsertBucket).unwrap());
+    let add = BundleAdd {
+        message: Bytes::from(v15(&g, 50)),
+        ..BundleAdd::new(8, flags, &Message::BarrierRequest, 50)
+    };
+    let r = send(&mut a, id13, &add.message(), 50);
+    assert_eq!(
+        error_of(&r).1,
+        ErrorCode::BadRequest(BadRequestCode::BadVersion)
+    );
+}

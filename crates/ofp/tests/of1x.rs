@@ -52,6 +52,12 @@ fn refused(hex: &str, v: Version) -> ErrorCode {
 }
 
 /// Decodes os-ken's bytes and encodes them back to the same bytes.
+fn decode_bytes(b: &[u8], v: Version) -> Message {
+    Message::decode_as(&Bytes::copy_from_slice(b), v)
+        .expect("decodes")
+        .1
+}
+
 fn same_back(hex: &str, v: Version) -> Message {
     let m = decode(hex, v);
     let xid = u32::from_be_bytes(unhex(hex)[4..8].try_into().unwrap());
@@ -153,6 +159,39 @@ fn native_bundles_are_the_internal_onf_messages() {
     // An inner message of 1.5 in a 1.5 bundle too.
     let add15 = "062200180000000700000007000000010614000800000007";
     same_back(add15, Version::V1_5);
+    // A 1.5 group mod the 1.3 form cannot say (a selection method) is
+    // held as it came, and read back as 1.5 (`decode_held`); one it can
+    // say is held in its 1.3 form.
+    let mut add = unhex("06220000 00000006 00000007 00000001").to_vec();
+    add.extend_from_slice(&unhex(SELECT_HASH_15));
+    let n = add.len() as u16;
+    add[2..4].copy_from_slice(&n.to_be_bytes());
+    let Message::Experimenter(e) = decode_bytes(&add, Version::V1_5) else {
+        panic!()
+    };
+    let Some(Ok(BundleMsg::Add(a))) = BundleMsg::decode(&e) else {
+        panic!()
+    };
+    assert_eq!(&a.message[..], &unhex(SELECT_HASH_15)[..]);
+    let (_, held) = ofp::msg::bundle::decode_held(&a.message, Version::V1_5).unwrap();
+    assert!(matches!(held, Message::GroupMod(ref g) if g.selection.is_some()));
+    assert_eq!(
+        ofp::msg::bundle::decode_held(&a.message, Version::V1_3)
+            .unwrap_err()
+            .code,
+        ErrorCode::BadRequest(ofp::error::BadRequestCode::BadVersion)
+    );
+    let mut add = unhex("06220000 00000007 00000007 00000001").to_vec();
+    add.extend_from_slice(&unhex(GROUP_MOD_15_OVS));
+    let n = add.len() as u16;
+    add[2..4].copy_from_slice(&n.to_be_bytes());
+    let Message::Experimenter(e) = decode_bytes(&add, Version::V1_5) else {
+        panic!()
+    };
+    let Some(Ok(BundleMsg::Add(a))) = BundleMsg::decode(&e) else {
+        panic!()
+    };
+    assert_eq!(a.message[0], 4, "the 1.3 form");
     // An inner message of another version (here 1.3's in a 1.4 bundle) is
     // refused, not kept to be read later as that version (the fuzz target
     // `versions` found it kept).

@@ -111,6 +111,20 @@ impl BundleAdd {
     }
 }
 
+/// Decodes a bundled message as it is held: in its 1.3 form (what the
+/// ONF extension carries, and what OpenFlow 1.4 and 1.5 bundles are
+/// turned into on arrival), or, for what that form cannot say (OpenFlow
+/// 1.5's INSERT_BUCKET, REMOVE_BUCKET, bucket ids, selection methods:
+/// [`crate::msg::group::GroupMod::fits_1_3`]), in the version it came in,
+/// which its header names. Another version than 1.3 and `peer` is
+/// `OFPBRC_BAD_VERSION`.
+pub fn decode_held(msg: &Bytes, peer: crate::Version) -> Result<(Header, Message)> {
+    match msg.first().copied().and_then(crate::Version::from_wire) {
+        Some(v) if v != crate::Version::V1_3 && v == peer => Message::decode_as(msg, v),
+        _ => Message::decode(msg),
+    }
+}
+
 /// A message of the ONF bundle extension.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BundleMsg {

@@ -186,6 +186,23 @@ impl GroupMod {
         }
     }
 
+    /// Whether OpenFlow 1.3's layout says all of it: a command 1.3 has (or
+    /// an unknown one, carried as it is), `command_bucket_id` ALL, no
+    /// selection method, and buckets numbered 0, 1, ... as 1.3's decoder
+    /// numbers them.
+    pub fn fits_1_3(&self) -> bool {
+        !matches!(
+            self.command,
+            GroupModCommand::InsertBucket | GroupModCommand::RemoveBucket
+        ) && self.command_bucket_id == BUCKET_ALL
+            && self.selection.is_none()
+            && self
+                .buckets
+                .iter()
+                .enumerate()
+                .all(|(i, b)| b.bucket_id == i as u32)
+    }
+
     pub(crate) fn encode(&self, out: &mut Vec<u8>) {
         out.put_u16(self.command.value());
         out.put_u8(self.group_type.value());

@@ -60,7 +60,9 @@
 //!   read with this version's decoder, and an error there is the answer
 //!   to the add, as Open vSwitch decodes the inner message on arrival);
 //!   internally it is held in its 1.3 form, and written back in the
-//!   connection's version. A bundle message inside a bundle is kept as
+//!   connection's version; a 1.5 group mod that form cannot say (bucket
+//!   commands, ids, a selection method) is held as it came
+//!   (`msg::bundle::decode_held`). A bundle message inside a bundle is kept as
 //!   it came (the agent refuses it, `OFPBFC_MSG_UNSUP`).
 //! * Multipart: TABLE_DESC (14), QUEUE_DESC (15) and FLOW_MONITOR (16)
 //!   requests have no internal form: `OFPBRC_BAD_STAT`, Open vSwitch's
@@ -568,7 +570,11 @@ fn decode_bundle_add(r: &mut Reader<'_>, xid: u32, version: Version) -> Result<M
     }
     if !nested {
         let (ih, inner) = super::decode(&a.message, version)?;
-        a.message = Bytes::from(inner.to_bytes(ih.xid));
+        // What the 1.3 form cannot say (1.5's bucket commands, bucket ids,
+        // selection methods) is held as it came (`bundle::decode_held`).
+        if !matches!(&inner, Message::GroupMod(g) if !g.fits_1_3()) {
+            a.message = Bytes::from(inner.to_bytes(ih.xid));
+        }
     }
     Ok(BundleMsg::Add(a).message())
 }
