@@ -1,6 +1,7 @@
 //! `--bundle`: flow and group changes sent as one OpenFlow bundle, the
-//! way `ovs-ofctl --bundle` sends them to an OpenFlow 1.3 switch (the ONF
-//! extension, `ofp::msg::bundle`): OPEN with ATOMIC and ORDERED, one ADD
+//! way `ovs-ofctl --bundle` sends them: to an OpenFlow 1.3 switch with the
+//! ONF extension (`ofp::msg::bundle`), to a 1.4 or 1.5 one as native
+//! bundles, each change in the connection's version: OPEN with ATOMIC and ORDERED, one ADD
 //! per change, a BARRIER to collect the errors the adds drew (a refused
 //! add is left out of the bundle, not fatal to it), then COMMIT if none
 //! came, else DISCARD. The switch applies every change, in order, or none.
@@ -28,6 +29,9 @@ pub struct Batch {
     wire: Vec<u8>,
     first_xid: u32,
     count: u32,
+    /// The connection's: OpenFlow 1.3's ONF extension, or 1.4's and 1.5's
+    /// native bundles, each change in that version.
+    version: ofp::Version,
 }
 
 impl Batch {
@@ -37,6 +41,7 @@ impl Batch {
             wire: Vec::new(),
             first_xid: c.reserve_xids(0),
             count: 0,
+            version: c.version(),
         }
     }
 
@@ -44,8 +49,20 @@ impl Batch {
     /// OpenFlow message can be (the change is then not added).
     pub fn push(&mut self, msg: &Message) -> bool {
         let xid = self.first_xid.wrapping_add(self.count);
-        let add = BundleAdd::new(BUNDLE_ID, FLAGS, msg, xid).message();
-        if add.try_encode(xid, &mut self.wire).is_err() {
+        let mut inner = Vec::new();
+        if msg.encode_as(self.version, xid, &mut inner).is_err() {
+            return false;
+        }
+        let add = BundleAdd {
+            message: inner.into(),
+            ..BundleAdd::new(BUNDLE_ID, FLAGS, &Message::BarrierRequest, xid)
+        }
+        .message();
+        let at = self.wire.len();
+        if add.encode_as(self.version, xid, &mut self.wire).is_err()
+            || self.wire.len() - at > 65_535
+        {
+            self.wire.truncate(at);
             return false;
         }
         self.count += 1;
