@@ -207,3 +207,97 @@ def test_ovn_wire_forms_and_the_tlv_table_agree_with_open_vswitch(need, testbed,
         if not any("0x102  0x80       4  tun_metadata0" in x for x in said[S]):
             problems.append(f"{v}: the mapping was not listed:\n{said[S]}")
     assert not problems, "\n".join(problems)
+
+
+# OpenFlow 1.5's groups as ovn-controller sends them (its load balancer's
+# dp_hash group with ct() buckets), Open vSwitch's hash selection method
+# with fields, bucket ids, insert-buckets and remove-buckets (first, last,
+# all, an id), and the errors Open vSwitch gives for them. Each step goes to
+# sluice and to Open vSwitch alike; whether it is taken, the errors' names,
+# and what dump-groups prints after it must be the same.
+_CT = "ct(commit,table=21,zone=NXM_NX_REG13[0..15],nat(dst=10.0.0.1{}:8080),exec(set_field:0x2/0x2->ct_mark))"
+GROUPS_15_STEPS = [
+    ("add-group", "group_id=1,type=select,selection_method=dp_hash,bucket=bucket_id=0,weight:100,actions="
+     + _CT.format(1) + ",bucket=bucket_id=1,weight:100,actions=" + _CT.format(2)),
+    ("add-group", "group_id=2,type=select,selection_method=hash,selection_method_param=7,"
+     "fields(ip_dst,ip_src=255.255.0.0,tcp_dst),bucket=actions=output:1,bucket=weight:3,actions=output:2"),
+    ("add-group", "group_id=3,type=ff,bucket=watch_port:1,actions=output:1"),
+    ("add-group", "group_id=4,type=select,selection_method=hash,fields=eth_src,bucket=bucket_id:5,actions=output:1"),
+    ("add-group", "group_id=6,type=select,selection_method=hash,"
+     "fields(ipv6_src=ffff:ffff::,udp_src=0xff00,nw_proto,reg3),bucket=bucket_id:2,actions=output:1"),
+    ("add-group", "group_id=7,type=select,selection_method=hash,bucket=actions=output:1"),
+    ("insert-buckets", "group_id=1,command_bucket_id=first,bucket=bucket_id:5,actions=output:2"),
+    ("insert-buckets", "group_id=1,command_bucket_id=0,bucket=bucket_id:6,actions=output:3,"
+     "bucket=bucket_id:9,weight:4,actions=output:4"),
+    ("insert-buckets", "group_id=1,command_bucket_id=last,bucket=bucket_id:7,actions=output:1"),
+    ("insert-buckets", "group_id=3,command_bucket_id=last,bucket=bucket_id:7,actions=output:2"),
+    # Refused: a watch in the `all` group mod ovs-ofctl sends, an id the
+    # group has (given, or the 0 ovs-ofctl gives a bucket without one), an
+    # unknown group or bucket, an unknown method, a method outside a
+    # select group, an id twice.
+    ("insert-buckets", "group_id=3,command_bucket_id=last,bucket=bucket_id:8,watch_port:2,actions=output:2"),
+    ("insert-buckets", "group_id=3,command_bucket_id=last,bucket=bucket_id:7,actions=output:2"),
+    ("insert-buckets", "group_id=3,command_bucket_id=last,bucket=actions=output:5"),
+    ("insert-buckets", "group_id=99,command_bucket_id=last,bucket=bucket_id:7,actions=output:2"),
+    ("insert-buckets", "group_id=3,command_bucket_id=42,bucket=bucket_id:8,actions=output:2"),
+    ("remove-buckets", "group_id=3,command_bucket_id=42"),
+    ("remove-buckets", "group_id=99,command_bucket_id=all"),
+    ("add-group", "group_id=5,type=select,selection_method=foo,bucket=actions=output:1"),
+    ("add-group", "group_id=5,type=all,selection_method=hash,bucket=actions=output:1"),
+    ("add-group", "group_id=5,type=select,selection_method=hash,fields=ip_src,"
+     "bucket=bucket_id:1,actions=output:1,bucket=bucket_id:1,actions=output:2"),
+    ("remove-buckets", "group_id=1,command_bucket_id=first"),
+    ("remove-buckets", "group_id=1,command_bucket_id=last"),
+    ("remove-buckets", "group_id=1,command_bucket_id=6"),
+    ("remove-buckets", "group_id=3"),
+    ("remove-buckets", "group_id=3,command_bucket_id=first"),
+    ("insert-buckets", "group_id=3,command_bucket_id=first,bucket=bucket_id:3,actions=output:1"),
+    ("mod-group", "group_id=2,type=select,bucket=bucket_id:3,actions=output:2"),
+    ("mod-group", "group_id=4,type=select,selection_method=dp_hash,selection_method_param=4294967297,"
+     "bucket=bucket_id:1,weight:2,actions=output:1,bucket=bucket_id:0,actions=output:2"),
+    ("mod-group", "group_id=7,type=indirect,bucket=actions=output:1"),
+    ("insert-buckets", "group_id=7,command_bucket_id=last,bucket=bucket_id:4,actions=output:2"),
+]
+
+
+def test_ovs_ofctl_15_groups_agree_with_open_vswitch(need, testbed, sluice, ovs, bins):
+    """GROUPS_15_STEPS through ovs-ofctl -O OpenFlow15 into sluice and an
+    Open vSwitch netdev bridge, each change alone and then, from scratch,
+    each as a bundle of its own (as ovn-controller sends them): the same
+    answer (taken, or the same errors) and the same dump-groups text after
+    every step; and sluice-ctl -O OpenFlow15 dumps what ovs-ofctl dumps
+    (the groups without ct, whose exec sluice-ctl prints as loads)."""
+    need("ovs-ofctl", "openvswitch-common")
+    s = sluice.start("--port", "p1", "--port", "p2", "--fail-mode", "secure")
+    o = ovs.start()
+    o.vsctl("add-br", "ref", "--", "set", "bridge", "ref", "datapath_type=netdev", "fail-mode=secure",
+            "protocols=OpenFlow13,OpenFlow15")
+    S, R = f"unix:{s.run_dir}/br0.mgmt", o.mgmt("ref")
+    error = re.compile(r"OFPT_ERROR \(OF1\.5\) \(xid=0x[0-9a-f]+\): (\S+)")
+    problems = []
+
+    def dump(sw, tool="ovs-ofctl"):
+        p = run([tool, "-O", "OpenFlow15", "dump-groups", sw], check=False)
+        return sorted(re.sub(r" ?\(xid=0x[0-9a-f]+\)", "", line) for line in p.stdout.splitlines())
+
+    for bundle in ([], ["--bundle"]):
+        for sw in (S, R):
+            run(["ovs-ofctl", "-O", "OpenFlow15", "del-groups", sw], check=False)
+        for verb, arg in GROUPS_15_STEPS:
+            seen = {}
+            for sw in (S, R):
+                p = run(["ovs-ofctl", "-O", "OpenFlow15", *bundle, verb, sw, arg], check=False)
+                seen[sw] = (p.returncode == 0, error.findall(p.stdout + p.stderr), dump(sw))
+            if seen[S] != seen[R]:
+                diff = "\n".join(difflib.unified_diff(seen[R][2], seen[S][2], "Open vSwitch", "sluice", lineterm=""))
+                problems.append(f"{' '.join(bundle)} {verb} {arg}:\n  Open vSwitch: taken={seen[R][0]} "
+                                f"errors={seen[R][1]}\n  sluice: taken={seen[S][0]} errors={seen[S][1]}\n{diff}")
+        if not any("selection_method=hash" in line for line in dump(R)):
+            problems.append("the steps left no hash group to compare")
+    no_ct = [line for line in dump(R) if "ct(" not in line]
+    for sw in (S, R):
+        ctl = [line for line in dump(sw, bins / "sluice-ctl") if "ct(" not in line]
+        if ctl != no_ct:
+            diff = "\n".join(difflib.unified_diff(no_ct, ctl, "ovs-ofctl", "sluice-ctl", lineterm=""))
+            problems.append(f"sluice-ctl dump-groups of {sw} differs:\n{diff}")
+    assert not problems, "\n".join(problems)
