@@ -27,9 +27,6 @@ SWITCHES = ("ovs", "sluice")
 # refused (it reconnects and sends the same bundle again); every refused
 # flow of a scenario: tests/e2e/ovn_replay.py on Open vSwitch's flows
 # (tests/e2e/README.md).
-_LB = ("the load balancer's group type=select,selection_method=dp_hash,bucket=...,actions=ct(commit,table=N,"
-       "zone=NXM_NX_REG13[0..15],nat(dst=IP:PORT),exec(set_field:0x2/0x2->ct_mark)) gets OFPBPC_BAD_EXPERIMENTER "
-       "(the selection_method group property), so the whole bundle is refused")
 _GENEVE = ("OVN's Geneve ports come up (csum=true, key=flow, remote_ip=IP), but the tunnel flows' "
            "tun_metadata0 is refused (move:NXM_NX_TUN_METADATA0[16..30]->NXM_NX_REG14[0..14] OFPBMC_BAD_FIELD, "
            "set_field:0x2->tun_metadata0 OFPBAC_BAD_SET_TYPE), so the whole bundle is refused")
@@ -191,7 +188,7 @@ def test_ovn_acl_log_through_a_meter(ovn, switch):
     o.check_switches(interfaces=True)
 
 
-@pytest.mark.parametrize("switch", on(*SWITCHES, sluice=_LB))
+@pytest.mark.parametrize("switch", on(*SWITCHES))
 def test_ovn_load_balancer(ovn, switch):
     """A load balancer on vm1's switch: VIP:80 -> vm2:8080, vm3:8080 (ls2,
     behind the router); TCP from vm1 to the VIP reaches both backends, and
@@ -376,8 +373,7 @@ def test_ovn_two_hosts_acl(ovn, pair):
     o.check_switches(interfaces=True)
 
 
-@pytest.mark.parametrize("pair", on(*PAIRS, sluice=_GENEVE + "; " + _LB,
-                                     mixed=_GENEVE + "; " + _LB))
+@pytest.mark.parametrize("pair", on(*PAIRS, sluice=_GENEVE, mixed=_GENEVE))
 def test_ovn_two_hosts_load_balancer(ovn, pair):
     """A load balancer whose backends are on both chassis: vm1 (ch1, ls1)
     reaches VIP:80 -> vm2:8080 (ch1, ls2) and vm3:8080 (ch2, ls2) through

@@ -14,14 +14,18 @@
 //!   port and queue statistics, async config; native bundles; the new
 //!   error types); also the base of 1.5;
 //! * [`v15`]: OpenFlow 1.5 (PACKET_OUT with a match, OXS statistics in
-//!   FLOW_REMOVED and flow/aggregate replies, 1.5 group buckets, the
+//!   FLOW_REMOVED and flow/aggregate replies, the
 //!   24-byte meter features, `tcp_flags` as a basic OXM), with
-//!   `v15_actions` for the COPY_FIELD and METER actions.
+//!   `v15_actions` for the COPY_FIELD and METER actions and `v15_groups`
+//!   for groups (bucket ids, INSERT/REMOVE_BUCKET, the selection method).
 //!
 //! Nothing here changes the internal types: what a version says that
 //! they cannot hold is dropped or refused, each case in its module's doc
-//! (1.4's flow `importance`, 1.5's bucket ids and INSERT/REMOVE_BUCKET,
-//! table eviction/vacancy properties, ...). The one shared change is in
+//! (1.4's flow `importance`, table eviction/vacancy properties, ...).
+//! 1.5's group mods are the exception the internal `GroupMod` grew for
+//! (bucket ids, INSERT/REMOVE_BUCKET, the selection method: `v15_groups`),
+//! which the 1.3 codec cannot say (bundles keep such a group mod in its
+//! 1.5 bytes, `msg::bundle::decode_held`). The one shared change is in
 //! `oxm/entry.rs`: OpenFlow 1.5's basic OXM_OF_TCP_FLAGS is read in every
 //! version, as Open vSwitch reads it.
 //!
