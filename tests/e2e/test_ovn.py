@@ -188,17 +188,14 @@ def test_ovn_acl_log_through_a_meter(ovn, switch):
     o.check_switches(interfaces=True)
 
 
-@pytest.mark.parametrize("switch", on(*SWITCHES))
-def test_ovn_load_balancer(ovn, switch):
-    """A load balancer on vm1's switch: VIP:80 -> vm2:8080, vm3:8080 (ls2,
-    behind the router); TCP from vm1 to the VIP reaches both backends, and
-    each answer comes back from the VIP."""
-    o = ovn
-    ch = o.add_chassis(switch)
+def load_balanced(o, ch1, ch2):
+    """Load balancer lb1 on ls1: VIP:80 -> vm2:8080 (on ch1), vm3:8080 (on
+    ch2), both behind router lr1; 40 connections from vm1 (ls1, ch1) to
+    the VIP reach both backends. The answers, one line per connection."""
     router_between(o)
-    lsp(o, "ls1", "vm1", LS1, 11, ch, gw=1)
-    lsp(o, "ls2", "vm2", LS2, 11, ch, gw=1)
-    lsp(o, "ls2", "vm3", LS2, 12, ch, gw=1)
+    lsp(o, "ls1", "vm1", LS1, 11, ch1, gw=1)
+    lsp(o, "ls2", "vm2", LS2, 11, ch1, gw=1)
+    lsp(o, "ls2", "vm3", LS2, 12, ch2, gw=1)
     o.nbctl("lb-add", "lb1", f"{VIPS}.10:80", f"{LS2}.11:8080,{LS2}.12:8080", "tcp")
     o.nbctl("ls-lb-add", "ls1", "lb1")
     o.ready("vm1", "vm2", "vm3")
@@ -209,6 +206,17 @@ def test_ovn_load_balancer(ovn, switch):
     got = o.fetch("vm1", f"{VIPS}.10", 80, n=40, want=2)
     names = {l.split()[0] for l in got if not l.startswith("ERR")}
     assert names == {"vm2", "vm3"}, f"vm1 -> {VIPS}.10:80 reached {sorted(names)}: {got}"
+    return got
+
+
+@pytest.mark.parametrize("switch", on(*SWITCHES))
+def test_ovn_load_balancer(ovn, switch):
+    """A load balancer on vm1's switch: VIP:80 -> vm2:8080, vm3:8080 (ls2,
+    behind the router); TCP from vm1 to the VIP reaches both backends, and
+    each answer comes back from the VIP."""
+    o = ovn
+    ch = o.add_chassis(switch)
+    got = load_balanced(o, ch, ch)
     assert all(l.split()[1] == f"{LS1}.11" for l in got if not l.startswith("ERR")), f"backends saw: {got}"
     assert not any(l.startswith("ERR") for l in got), f"connections failed: {got}"
     o.check_switches(interfaces=True)
@@ -380,19 +388,6 @@ def test_ovn_two_hosts_load_balancer(ovn, pair):
     the distributed router, both backends answering."""
     o = ovn
     ch1, ch2 = two_chassis(o, pair)
-    router_between(o)
-    lsp(o, "ls1", "vm1", LS1, 11, ch1, gw=1)
-    lsp(o, "ls2", "vm2", LS2, 11, ch1, gw=1)
-    lsp(o, "ls2", "vm3", LS2, 12, ch2, gw=1)
-    o.nbctl("lb-add", "lb1", f"{VIPS}.10:80", f"{LS2}.11:8080,{LS2}.12:8080", "tcp")
-    o.nbctl("ls-lb-add", "ls1", "lb1")
-    o.ready("vm1", "vm2", "vm3")
-    o.serve("vm2", 8080, "vm2")
-    o.serve("vm3", 8080, "vm3")
-    o.ping_eventually("vm1", f"{LS2}.11")
-    o.ping_eventually("vm1", f"{LS2}.12")
-    got = o.fetch("vm1", f"{VIPS}.10", 80, n=40, want=2)
-    names = {l.split()[0] for l in got if not l.startswith("ERR")}
-    assert names == {"vm2", "vm3"}, f"vm1 -> {VIPS}.10:80 reached {sorted(names)}: {got}"
+    got = load_balanced(o, ch1, ch2)
     assert not any(l.startswith("ERR") for l in got), f"connections failed: {got}"
     o.check_switches(interfaces=True)
