@@ -149,17 +149,20 @@ table=1,priority=7,ip,actions=clone(set_field:0x1/0x3->reg0,move:NXM_NX_REG1[0..
 table=1,priority=8,ip,actions=check_pkt_larger(1514)->NXM_NX_REG9[1],resubmit(,2)
 """
 
+# (Options of at most 16 bytes: sluice refuses a longer one where it is
+# mapped, docs/OVS-DIALECT.md difference 21; TLV_LONG checks that.)
 TLV_STEPS = [
     ("del-tlv-map",),
     ("add-tlv-map", "{class=0x102,type=0x80,len=4}->tun_metadata0"),
     ("add-tlv-map", "{class=0x102,type=0x80,len=4}->tun_metadata1"),
     ("add-tlv-map", "{class=0x103,type=0x80,len=4}->tun_metadata0"),
-    ("add-tlv-map", "{class=0x103,type=0x81,len=124}->tun_metadata5,{class=0x103,type=0x82,len=124}->tun_metadata6"),
+    ("add-tlv-map", "{class=0x103,type=0x81,len=16}->tun_metadata5,{class=0x103,type=0x82,len=16}->tun_metadata6"),
     ("add-tlv-map", "{class=0x103,type=0x83,len=8}->tun_metadata7"),
     ("dump-tlv-map",),
-    ("del-tlv-map", "{class=0x103,type=0x81,len=124}->tun_metadata5"),
+    ("del-tlv-map", "{class=0x103,type=0x81,len=16}->tun_metadata5"),
     ("dump-tlv-map",),
 ]
+TLV_LONG = "{class=0x103,type=0x84,len=124}->tun_metadata9"
 
 
 def test_ovn_wire_forms_and_the_tlv_table_agree_with_open_vswitch(need, testbed, sluice, ovs, tmp_path):
@@ -206,6 +209,81 @@ def test_ovn_wire_forms_and_the_tlv_table_agree_with_open_vswitch(need, testbed,
             problems.append(f"{v} tlv map differs:\n{diff}")
         if not any("0x102  0x80       4  tun_metadata0" in x for x in said[S]):
             problems.append(f"{v}: the mapping was not listed:\n{said[S]}")
+        p = run(["ovs-ofctl", "-O", v, "add-tlv-map", S, TLV_LONG], check=False)
+        if p.returncode == 0 or "NXTTMFC_BAD_OPT_LEN" not in p.stderr:
+            problems.append(f"{v}: a 124-byte option was not refused as too long: {p.stderr}")
+    assert not problems, "\n".join(problems)
+
+
+# What ovn-controller 23.03 sends for Geneve in OpenFlow 1.5: the option
+# (class 0x0102, type 0x80, 4 bytes) mapped to tun_metadata0, the logical
+# input and output ports moved out of it on the way in and into it on the
+# way out, and matches on it.
+OVN_TUN_METADATA = """\
+table=0,priority=100,tun_id=0x1,in_port=5,actions=move:NXM_NX_TUN_ID[0..23]->OXM_OF_METADATA[0..23],move:NXM_NX_TUN_METADATA0[16..30]->NXM_NX_REG14[0..14],move:NXM_NX_TUN_METADATA0[0..15]->NXM_NX_REG15[0..15],resubmit(,38)
+table=37,priority=100,reg15=0x2,metadata=0x1,actions=load:0x1->NXM_NX_TUN_ID[0..23],set_field:0x10002->tun_metadata0,move:NXM_NX_REG14[0..14]->NXM_NX_TUN_METADATA0[16..30],output:5
+table=38,priority=100,tun_metadata0=0x2/0xffff,actions=resubmit(,39)
+table=38,priority=90,tun_metadata0=0x10002,actions=drop
+table=39,priority=100,tun_metadata0=0,actions=load:0x7->NXM_NX_TUN_METADATA0[4..6]
+"""
+
+
+def test_ovns_geneve_option_fields_agree_with_open_vswitch(need, testbed, sluice, ovs, tmp_path):
+    """tun_metadata0 as OVN uses it, through ovs-ofctl: a flow naming it
+    before it is mapped is refused alike (NXFMFC_INVALID_TLV_FIELD); once
+    add-tlv-map maps OVN's option, OVN_TUN_METADATA added in OpenFlow 1.5
+    and 1.3 to sluice and to Open vSwitch and dumped in both versions read
+    the same; and the mapping a flow uses cannot be deleted
+    (NXTTMFC_INVALID_TLV_DEL) until the flows go."""
+    need("ovs-ofctl", "openvswitch-common")
+    s = sluice.start("--port", "p1", "--port", "p2", "--fail-mode", "secure")
+    o = ovs.start()
+    o.vsctl("add-br", "ref", "--", "set", "bridge", "ref", "datapath_type=netdev", "fail-mode=secure",
+            "protocols=OpenFlow10,OpenFlow13,OpenFlow15")
+    S, R = f"unix:{s.run_dir}/br0.mgmt", o.mgmt("ref")
+    f = tmp_path / "flows"
+    f.write_text(OVN_TUN_METADATA)
+    tlv = "{class=0x102,type=0x80,len=4}->tun_metadata0"
+    problems = []
+
+    def said(v, *args):
+        """What ovs-ofctl says, both switches: [Open vSwitch, sluice]."""
+        out = []
+        for sw in (R, S):
+            p = run(["ovs-ofctl", "-O", v, args[0], sw, *args[1:]], check=False)
+            text = re.sub(r"\(xid=0x[0-9a-f]+\)", "", p.stdout + p.stderr)
+            out.append(f"rc={p.returncode} " + (text.split("\n")[0] if p.returncode else text))
+        if out[0] != out[1]:
+            problems.append(f"{v} {' '.join(args)}:\n   Open vSwitch: {out[0]}\n   sluice:       {out[1]}")
+        return out
+
+    for v in ["OpenFlow15", "OpenFlow13"]:
+        said(v, "del-flows")
+        said(v, "del-tlv-map")
+        unmapped = said(v, "add-flow", "table=38,tun_metadata0=0x2/0xffff,actions=drop")
+        if "NXFMFC_INVALID_TLV_FIELD" not in unmapped[1]:
+            problems.append(f"{v}: a flow on an unmapped field: {unmapped[1]}")
+        said(v, "add-flow", "actions=set_field:0x2->tun_metadata0")
+        said(v, "add-tlv-map", tlv)
+        for add_v in ["OpenFlow15", "OpenFlow13"]:
+            said(v, "del-flows")
+            for sw in (S, R):
+                p = run(["ovs-ofctl", "-O", add_v, "add-flows", sw, str(f)], check=False)
+                if p.returncode != 0:
+                    problems.append(f"{add_v} add-flows refused by {sw}: {p.stderr.strip()}")
+            for dump_v in ["OpenFlow15", "OpenFlow13"]:
+                a = _ofctl_dump(dump_v, "--no-stats dump-flows", R, ovs_side=True)
+                b = _ofctl_dump(dump_v, "--no-stats dump-flows", S, ovs_side=False)
+                if a != b or len(a) < 5:
+                    diff = "\n".join(difflib.unified_diff(a, b, "Open vSwitch", "sluice", lineterm=""))
+                    problems.append(f"added in {add_v}, dumped in {dump_v}, differs:\n{diff}")
+        in_use = said(v, "del-tlv-map", tlv)
+        if "NXTTMFC_INVALID_TLV_DEL" not in in_use[1]:
+            problems.append(f"{v}: deleting a mapping in use: {in_use[1]}")
+        said(v, "del-tlv-map")
+        said(v, "del-flows")
+        said(v, "del-tlv-map")
+        said(v, "dump-tlv-map")
     assert not problems, "\n".join(problems)
 
 

@@ -528,7 +528,7 @@ impl<D: Datapath> Agent<D> {
                 if self.is_slave(id) {
                     return Err(brc(BadRequestCode::IsSlave));
                 }
-                self.pipeline.tlv.apply(&m)?;
+                self.pipeline.tlv_table_mod(&m)?;
                 tracing::debug!(conn = id, ?m, "NXT_TLV_TABLE_MOD");
             }
             nxt::NxtMsg::TlvTableRequest => {

@@ -280,10 +280,14 @@ pub trait Ports {
 
 /// The plan of `rule` (a table 0 rule).
 /// A rule's match as the program sees it: the packet words only. The
-/// metadata words (registers, packet mark, conjunction id) are zero in an
-/// arriving packet, so a rule that wants them zero matches as if it did
-/// not look at them, and one that wants a non-zero value never matches
-/// (`None`: it is left out of the program).
+/// metadata words (registers, packet mark, conjunction id, the Geneve
+/// option fields `tun_metadataN`) are zero in an arriving packet, so a
+/// rule that wants them zero matches as if it did not look at them, and
+/// one that wants a non-zero value never matches (`None`: it is left out
+/// of the program). Every rule matching a `tun_metadataN` field wants its
+/// present bit, so none is in the program: the XDP program never sees a
+/// packet from a tunnel (tunnel ports are UDP sockets of the host stack),
+/// and such packets run in user space.
 pub fn arrival_key(k: &pipeline::MaskedKey) -> Option<pipeline::MaskedKey> {
     let meta = packet::PACKET_WORDS..packet::KEY_WORDS;
     if k.value.w[meta.clone()].iter().any(|&v| v != 0) {

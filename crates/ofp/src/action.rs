@@ -438,6 +438,19 @@ pub enum LoadForm {
     RegLoad2,
 }
 
+impl LoadForm {
+    /// The form ovs-ofctl writes `load:` to `dst` in: `NXAST_REG_LOAD`,
+    /// but `NXAST_REG_LOAD2` for a variable-length field (`tun_metadataN`),
+    /// which `NXAST_REG_LOAD`'s fixed-length header cannot name.
+    pub fn for_field(dst: OxmField) -> LoadForm {
+        if dst.is_variable_len() {
+            LoadForm::RegLoad2
+        } else {
+            LoadForm::RegLoad
+        }
+    }
+}
+
 /// `NXAST_REG_LOAD`/`NXAST_REG_LOAD2`: sets bits `[ofs, ofs + n_bits)` of
 /// `dst` (bit 0 the least significant of the field's value) to `value`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -571,8 +584,14 @@ impl RegLoad {
             }
             LoadForm::RegLoad2 => {
                 out.put_u16(NXAST_REG_LOAD2);
-                let w = (header & 0xff) as usize;
                 let m = self.masked();
+                // A variable-length field takes the fewest bytes that hold
+                // value and mask, as ovs-ofctl writes it.
+                let w = if self.dst.is_variable_len() {
+                    crate::oxm::Oxm::masked(self.dst, m.value, m.mask.unwrap_or(0)).wire_width()
+                } else {
+                    (header & 0xff) as usize
+                };
                 let mask = m.mask.unwrap_or(0);
                 if mask == self.dst.width_mask() || mask == self.dst.full_mask() {
                     out.put_u32(header);

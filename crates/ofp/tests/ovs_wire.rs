@@ -153,6 +153,15 @@ const FLOWS: &[&str] = &[
     // Everything together, in ovs-ofctl's print order.
     "pkt_mark=0x9,tcp,reg1=0x5,tun_id=0x5,metadata=0x4,in_port=3,dl_vlan=4,dl_src=00:00:00:00:00:01,nw_src=1.2.3.4,nw_tos=4,nw_ecn=1,nw_ttl=4,nw_frag=no,tp_dst=80,tcp_flags=+syn,actions=drop",
     "table=1,reg0=1,xreg1=0x5/0xff,xxreg2=3,pkt_mark=7,nw_ttl=3,ip,ip_frag=first,vlan_tci=0x1005/0x1fff,actions=load:0x5->NXM_NX_REG3[0..7],move:NXM_NX_REG0[]->NXM_NX_XXREG1[10..41],set_field:5->xreg3,set_field:0x1->reg4,set_field:0xff->pkt_mark,resubmit(,3)",
+    // Geneve options (tun_metadataN, variable length: ovs-ofctl writes
+    // the fewest bytes), as OVN writes them.
+    "tun_metadata0=0x2/0xffff,actions=drop",
+    "tun_metadata0=0x10002,actions=drop",
+    "tun_metadata0=0,actions=drop",
+    "tun_metadata3=0x1/0x1,tun_metadata1=0xabcdef0123456789abcdef,actions=drop",
+    "tun_id=0x1,in_port=5,actions=move:NXM_NX_TUN_ID[0..23]->OXM_OF_METADATA[0..23],move:NXM_NX_TUN_METADATA0[16..30]->NXM_NX_REG14[0..14],move:NXM_NX_TUN_METADATA0[0..15]->NXM_NX_REG15[0..15],resubmit(,38)",
+    "table=37,reg15=0x2,metadata=0x1,actions=load:0x1->NXM_NX_TUN_ID[0..23],set_field:0x10002->tun_metadata0,move:NXM_NX_REG14[0..14]->NXM_NX_TUN_METADATA0[16..30],output:5",
+    "actions=load:0x5->NXM_NX_TUN_METADATA7[0..7],set_field:0->tun_metadata1",
 ];
 
 /// Connection tracking: `ct(...)`, `nat(...)`, `ct_clear` and the `ct_*`
@@ -478,7 +487,9 @@ fn compare_with_ovs(flow: &str, dir: &std::path::Path, n: usize, failures: &mut 
     );
     if again != raw {
         failures.push(format!(
-            "{flow}: re-encoding ovs-ofctl's bytes changes them"
+            "{flow}: re-encoding ovs-ofctl's bytes changes them\n{}\n{}",
+            raw.iter().map(|b| format!("{b:02x}")).collect::<String>(),
+            again.iter().map(|b| format!("{b:02x}")).collect::<String>()
         ));
     }
     let ours = match parse_flow_mod(flow) {

@@ -18,7 +18,7 @@
 //! the flag of its layer.
 
 /// Number of 64-bit words in a key.
-pub const KEY_WORDS: usize = 40;
+pub const KEY_WORDS: usize = 45;
 
 /// The words [`crate::extract`] writes (the packet's headers, and the
 /// tunnel words its caller sets after): the first [`PACKET_WORDS`]. The
@@ -27,6 +27,11 @@ pub const KEY_WORDS: usize = 40;
 /// re-reading the headers after an edit does not lose them. A fast path
 /// that only sees arriving packets needs only these words.
 pub const PACKET_WORDS: usize = 22;
+
+/// How many `tun_metadataN` fields (`tun_metadata0` on) the key holds a
+/// value for: OVN uses `tun_metadata0`. Any field may be mapped; a flow
+/// naming a higher one is refused (`OFPBMC_BAD_FIELD`, `pipeline::tlv`).
+pub const TUN_METADATA_KEY_FIELDS: usize = 2;
 
 /// The position of a field in the key: word, lowest bit, width in bits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -179,6 +184,25 @@ pub mod slots {
     pub const CT_NW_DST: Slot = Slot::new(39, 0, 32);
     /// The first and last word of the connection-tracking fields.
     pub const CT_WORDS: std::ops::RangeInclusive<usize> = 31..=39;
+    /// The Geneve options of the `tun_metadataN` fields: bit N set when
+    /// field N is present (came in with the packet, or was set). Metadata
+    /// words: zero when a packet arrives, written by the tunnel port that
+    /// received it ([`super::FlowKey::set_tun_metadata`]).
+    pub const TUN_METADATA_PRESENT: Slot = Slot::new(40, 0, 64);
+    /// The values of the first [`super::TUN_METADATA_KEY_FIELDS`]
+    /// `tun_metadataN` fields, 16 bytes each (high word, low word).
+    pub const TUN_METADATA: [[Slot; 2]; super::TUN_METADATA_KEY_FIELDS] = {
+        let mut r = [[Slot::new(0, 0, 0); 2]; super::TUN_METADATA_KEY_FIELDS];
+        let mut i = 0;
+        while i < super::TUN_METADATA_KEY_FIELDS {
+            r[i] = [
+                Slot::new(41 + 2 * i as u8, 0, 64),
+                Slot::new(42 + 2 * i as u8, 0, 64),
+            ];
+            i += 1;
+        }
+        r
+    };
 }
 
 /// Bits of the [`slots::FLAGS`] slot: which layers were parsed whole.
@@ -255,6 +279,24 @@ impl FlowKey {
         self.w[slots::TUN_IPV4_SRC.word as usize] = (t.ipv4_src as u64) << 32 | t.ipv4_dst as u64;
         self.set128(slots::TUN_IPV6_SRC_HI, slots::TUN_IPV6_SRC_LO, t.ipv6_src);
         self.set128(slots::TUN_IPV6_DST_HI, slots::TUN_IPV6_DST_LO, t.ipv6_dst);
+    }
+
+    /// Sets `tun_metadataN` (N below [`TUN_METADATA_KEY_FIELDS`]) present
+    /// with `value`; a higher N is ignored.
+    #[inline]
+    pub fn set_tun_metadata(&mut self, n: usize, value: u128) {
+        if let Some([hi, lo]) = slots::TUN_METADATA.get(n) {
+            self.set128(*hi, *lo, value);
+            self.w[slots::TUN_METADATA_PRESENT.word as usize] |= 1 << n;
+        }
+    }
+
+    /// `tun_metadataN`'s value, if the packet has it.
+    #[inline]
+    pub fn tun_metadata(&self, n: usize) -> Option<u128> {
+        let present = self.w[slots::TUN_METADATA_PRESENT.word as usize] >> n & 1 != 0;
+        let [hi, lo] = slots::TUN_METADATA.get(n)?;
+        present.then(|| self.get128(*hi, *lo))
     }
 
     /// Layer flags.

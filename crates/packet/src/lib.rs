@@ -26,6 +26,6 @@ pub mod tunnel;
 pub mod wire;
 
 pub use frame::FrameBuf;
-pub use key::{flags, slots, FlowKey, Slot, KEY_WORDS, PACKET_WORDS};
+pub use key::{flags, slots, FlowKey, Slot, KEY_WORDS, PACKET_WORDS, TUN_METADATA_KEY_FIELDS};
 pub use parse::{extract, l2_addresses, Offsets};
 pub use tunnel::{TunnelDst, TunnelMeta};

@@ -386,6 +386,7 @@ pub fn set_field(f: &mut [u8], off: &Offsets, o: &Oxm) -> Edit {
         | F::PktMark
         | F::ConjId
         | F::Reg(_)
+        | F::TunMetadata(_)
         | F::XReg(_)
         | F::XXReg(_)
         | F::Unknown(_) => Edit::Done,

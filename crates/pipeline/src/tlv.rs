@@ -10,16 +10,75 @@
 //! [`MAX_OPTION_SPACE`] bytes (`NXTTMFC_TABLE_FULL`); DELETE forgets the
 //! fields named (one not mapped is no error); CLEAR forgets them all.
 //!
-//! What is absent: the `tun_metadataN` fields themselves (matching and
-//! setting them, and carrying them in and out of Geneve ports); until
-//! they are, no flow uses a mapping, so DELETE and CLEAR never answer
-//! `NXTTMFC_INVALID_TLV_DEL`.
+//! DELETE or CLEAR of a field a flow or group uses is
+//! `NXTTMFC_INVALID_TLV_DEL` (the caller says which fields are in use:
+//! [`fields_used`]). A flow naming a field that is not mapped is
+//! `NXFMFC_INVALID_TLV_FIELD` ([`TlvTable::check`]).
+//!
+//! sluice's limits (docs/OVS-DIALECT.md): an option longer than
+//! [`ofp::oxm::TUN_METADATA_MAX_LEN`] (16) bytes is refused where it is
+//! mapped (`NXTTMFC_BAD_OPT_LEN`: Open vSwitch takes up to 124); any
+//! field index may be mapped, but a flow naming one the flow key holds no
+//! value for ([`packet::TUN_METADATA_KEY_FIELDS`]) is `OFPBMC_BAD_FIELD`.
 
+use ofp::action::Action;
 use ofp::msg::tlv_table::{
-    TlvCommand, TlvMap, TlvTableMod, TlvTableReply, NXTTMFC_ALREADY_MAPPED, NXTTMFC_DUP_ENTRY,
+    TlvCommand, TlvMap, TlvTableMod, TlvTableReply, NXFMFC_INVALID_TLV_FIELD,
+    NXTTMFC_ALREADY_MAPPED, NXTTMFC_BAD_OPT_LEN, NXTTMFC_DUP_ENTRY, NXTTMFC_INVALID_TLV_DEL,
     NXTTMFC_TABLE_FULL, TUN_METADATA_FIELDS,
 };
-use ofp::ErrorCode;
+use ofp::oxm::{MatchEntry, OxmField, TUN_METADATA_MAX_LEN};
+use ofp::{ErrorCode, Instruction, Match, OfpError};
+
+/// The `tun_metadataN` fields a match and actions name, as a bitmap
+/// (bit N: field N), as Open vSwitch's `tlv_bitmap` counts them: the
+/// match's fields, and those actions read or write.
+pub fn fields_used<'a>(m: &Match, actions: impl IntoIterator<Item = &'a Action>) -> u64 {
+    let mut used = 0u64;
+    let mut note = |f: OxmField| {
+        if let Some(n) = f.tun_metadata_index() {
+            used |= 1 << n;
+        }
+    };
+    for e in &m.entries {
+        if let MatchEntry::Basic(o) = e {
+            note(o.field);
+        }
+    }
+    fn walk(a: &Action, note: &mut dyn FnMut(OxmField)) {
+        match a {
+            Action::SetField(MatchEntry::Basic(o)) => note(o.field),
+            Action::RegLoad(l) => note(l.dst),
+            Action::RegMove(m) => {
+                note(m.src);
+                note(m.dst);
+            }
+            Action::StackPush(f) | Action::StackPop(f) => note(f.field),
+            Action::OutputReg(o) => note(o.src.field),
+            Action::Multipath(m) => note(m.dst.field),
+            Action::Bundle(b) => {
+                if let Some(d) = &b.dst {
+                    note(d.field)
+                }
+            }
+            Action::Clone(list) => list.iter().for_each(|a| walk(a, note)),
+            Action::Ct(c) => c.actions.iter().for_each(|a| walk(a, note)),
+            _ => {}
+        }
+    }
+    for a in actions {
+        walk(a, &mut note);
+    }
+    used
+}
+
+/// The actions of a flow entry's instructions.
+pub fn instruction_actions(ins: &[Instruction]) -> impl Iterator<Item = &Action> {
+    ins.iter().flat_map(|i| match i {
+        Instruction::ApplyActions(l) | Instruction::WriteActions(l) => &l[..],
+        _ => &[][..],
+    })
+}
 
 /// The bytes of options all mapped fields may need together (Open
 /// vSwitch's `TUN_METADATA_TOT_OPT_SIZE`).
@@ -41,12 +100,18 @@ impl Default for TlvTable {
 
 impl TlvTable {
     /// Applies `m` whole, or changes nothing and names the error.
-    pub fn apply(&mut self, m: &TlvTableMod) -> Result<(), ErrorCode> {
+    /// `in_use`: the fields flows and groups use ([`fields_used`]), which
+    /// DELETE and CLEAR may not unmap.
+    pub fn apply(&mut self, m: &TlvTableMod, in_use: u64) -> Result<(), ErrorCode> {
         let mut next = self.clone();
         match m.command {
             TlvCommand::Add => {
                 for map in &m.maps {
                     let i = map.index as usize;
+                    // sluice's limit: the value a field holds.
+                    if map.len > TUN_METADATA_MAX_LEN {
+                        return Err(NXTTMFC_BAD_OPT_LEN);
+                    }
                     if next.fields[i].is_some() {
                         return Err(NXTTMFC_ALREADY_MAPPED);
                     }
@@ -66,10 +131,19 @@ impl TlvTable {
             }
             TlvCommand::Delete => {
                 for map in &m.maps {
-                    next.fields[map.index as usize] = None;
+                    let i = map.index as usize;
+                    if next.fields[i].is_some() && in_use >> i & 1 != 0 {
+                        return Err(NXTTMFC_INVALID_TLV_DEL);
+                    }
+                    next.fields[i] = None;
                 }
             }
-            TlvCommand::Clear | TlvCommand::Unknown(_) => next = TlvTable::default(),
+            TlvCommand::Clear | TlvCommand::Unknown(_) => {
+                if in_use != 0 {
+                    return Err(NXTTMFC_INVALID_TLV_DEL);
+                }
+                next = TlvTable::default()
+            }
         }
         *self = next;
         Ok(())
@@ -78,6 +152,31 @@ impl TlvTable {
     /// The option bytes the mapped fields take.
     fn space(&self) -> u32 {
         self.fields.iter().flatten().map(|f| f.len as u32).sum()
+    }
+
+    /// Checks that every field in `used` ([`fields_used`]) is mapped:
+    /// else `NXFMFC_INVALID_TLV_FIELD`, as Open vSwitch answers a flow
+    /// naming an unmapped variable-length field.
+    pub fn check(&self, used: u64) -> Result<(), OfpError> {
+        let mapped = self
+            .fields
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.is_some())
+            .fold(0u64, |a, (i, _)| a | 1 << i);
+        if used & !mapped != 0 {
+            return Err(OfpError::new(
+                NXFMFC_INVALID_TLV_FIELD,
+                "a tun_metadata field the option table does not map",
+            ));
+        }
+        if used >> packet::TUN_METADATA_KEY_FIELDS != 0 {
+            return Err(OfpError::new(
+                ErrorCode::BadMatch(ofp::error::BadMatchCode::BadField),
+                "sluice's flow key holds tun_metadata0 and tun_metadata1 only",
+            ));
+        }
+        Ok(())
     }
 
     /// The field `index` stands for, if mapped.
@@ -118,44 +217,100 @@ mod tests {
     #[test]
     fn adds_deletes_and_clears_as_open_vswitch_does() {
         let mut t = TlvTable::default();
-        t.apply(&add(vec![map(0x0102, 0x80, 4, 0)])).unwrap();
+        t.apply(&add(vec![map(0x0102, 0x80, 4, 0)]), 0).unwrap();
         assert_eq!(t.reply().maps, vec![map(0x0102, 0x80, 4, 0)]);
         assert_eq!(
-            t.apply(&add(vec![map(1, 1, 4, 0)])),
+            t.apply(&add(vec![map(1, 1, 4, 0)]), 0),
             Err(NXTTMFC_ALREADY_MAPPED)
         );
         assert_eq!(
-            t.apply(&add(vec![map(0x0102, 0x80, 8, 1)])),
+            t.apply(&add(vec![map(0x0102, 0x80, 8, 1)]), 0),
             Err(NXTTMFC_DUP_ENTRY)
         );
         // All or nothing: the first map of a refused mod is not kept.
         assert_eq!(
-            t.apply(&add(vec![map(1, 1, 4, 1), map(1, 1, 4, 2)])),
-            Err(NXTTMFC_DUP_ENTRY)
+            t.apply(&add(vec![map(1, 1, 4, 1), map(1, 1, 4, 0)]), 0),
+            Err(NXTTMFC_ALREADY_MAPPED)
         );
         assert_eq!(t.get(1), None);
-        // 4 + 124 + 124 = 252 fits; 4 more does not.
-        t.apply(&add(vec![map(1, 1, 124, 1), map(1, 2, 124, 2)]))
-            .unwrap();
-        assert_eq!(
-            t.apply(&add(vec![map(1, 3, 8, 3)])),
-            Err(NXTTMFC_TABLE_FULL)
-        );
-        t.apply(&TlvTableMod {
-            command: TlvCommand::Delete,
-            maps: vec![map(0, 0, 0, 1), map(0, 0, 0, 40)],
-        })
+        t.apply(
+            &TlvTableMod {
+                command: TlvCommand::Delete,
+                maps: vec![map(0, 0, 0, 1), map(0, 0, 0, 40)],
+            },
+            0,
+        )
         .unwrap();
-        assert_eq!(t.reply().maps.len(), 2);
-        t.apply(&TlvTableMod {
-            command: TlvCommand::Clear,
-            maps: vec![],
-        })
+        assert_eq!(t.reply().maps.len(), 1);
+        t.apply(
+            &TlvTableMod {
+                command: TlvCommand::Clear,
+                maps: vec![],
+            },
+            0,
+        )
         .unwrap();
         assert_eq!(t.reply().maps, vec![]);
         assert_eq!(
             (t.reply().max_option_space, t.reply().max_fields),
             (256, 64)
         );
+    }
+
+    #[test]
+    fn sluices_limits_are_refused_where_an_option_is_mapped() {
+        let mut t = TlvTable::default();
+        // 16 bytes is the most a field holds here (Open vSwitch: 124).
+        assert_eq!(
+            t.apply(&add(vec![map(1, 1, 20, 0)]), 0),
+            Err(NXTTMFC_BAD_OPT_LEN)
+        );
+        t.apply(&add(vec![map(1, 1, 16, 0)]), 0).unwrap();
+        // Any index is mapped; the key holds the first
+        // TUN_METADATA_KEY_FIELDS fields, and a flow may name only those.
+        let past = packet::TUN_METADATA_KEY_FIELDS as u16;
+        t.apply(&add(vec![map(1, 2, 4, past)]), 0).unwrap();
+        assert_eq!(
+            t.check(1 << past).unwrap_err().code,
+            ErrorCode::BadMatch(ofp::error::BadMatchCode::BadField)
+        );
+        t.check(1).unwrap();
+    }
+
+    #[test]
+    fn a_field_in_use_is_not_unmapped_and_an_unmapped_one_not_used() {
+        let mut t = TlvTable::default();
+        let fm = ofp::text::parse_flow_mod(
+            "tun_id=1,actions=move:NXM_NX_TUN_METADATA0[16..30]->NXM_NX_REG14[0..14]",
+        )
+        .unwrap();
+        let used = fields_used(&fm.match_, instruction_actions(&fm.instructions));
+        assert_eq!(used, 1);
+        let fm = ofp::text::parse_flow_mod(
+            "tun_metadata1=0x2/0xffff,actions=clone(set_field:1->tun_metadata0)",
+        )
+        .unwrap();
+        assert_eq!(
+            fields_used(&fm.match_, instruction_actions(&fm.instructions)),
+            3
+        );
+        assert_eq!(t.check(used).unwrap_err().code, NXFMFC_INVALID_TLV_FIELD);
+        t.apply(&add(vec![map(0x0102, 0x80, 4, 0), map(1, 1, 4, 1)]), 0)
+            .unwrap();
+        t.check(used).unwrap();
+        let del = |i| TlvTableMod {
+            command: TlvCommand::Delete,
+            maps: vec![map(0, 0, 0, i)],
+        };
+        let clear = TlvTableMod {
+            command: TlvCommand::Clear,
+            maps: vec![],
+        };
+        assert_eq!(t.apply(&del(0), used), Err(NXTTMFC_INVALID_TLV_DEL));
+        assert_eq!(t.apply(&clear, used), Err(NXTTMFC_INVALID_TLV_DEL));
+        t.apply(&del(1), used).unwrap();
+        assert_eq!(t.get(0).map(|m| m.len), Some(4));
+        t.apply(&clear, 0).unwrap();
+        assert_eq!(t.get(0), None);
     }
 }

@@ -61,6 +61,9 @@ pub const NXTTMFC_ALREADY_MAPPED: ErrorCode = nx_error(20);
 pub const NXTTMFC_DUP_ENTRY: ErrorCode = nx_error(21);
 /// `NXTTMFC_INVALID_TLV_DEL`: DELETE or CLEAR of a field a flow uses.
 pub const NXTTMFC_INVALID_TLV_DEL: ErrorCode = nx_error(38);
+/// `NXFMFC_INVALID_TLV_FIELD`: a flow (match or action) names a
+/// `tun_metadataN` field the option table does not map.
+pub const NXFMFC_INVALID_TLV_FIELD: ErrorCode = nx_error(37);
 
 wire_enum! {
     /// `nx_tlv_table_mod_command`.

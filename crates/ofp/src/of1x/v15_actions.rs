@@ -18,7 +18,9 @@
 //!   SET_FIELD is read as the NXAST_REG_LOADs that write the same bits
 //!   (one per run of ones, 64 bits at most each: the internal
 //!   `Action::RegLoad`), or as the unmasked SET_FIELD when the mask is
-//!   the whole field. Written to 1.5 peers, every NXAST_REG_LOAD and
+//!   the whole field; for a variable-length field (`tun_metadataN`),
+//!   which NXAST_REG_LOAD cannot name, as NXAST_REG_LOAD2s, one per run
+//!   of ones. Written to 1.5 peers, every NXAST_REG_LOAD and
 //!   NXAST_REG_LOAD2 is a SET_FIELD (masked unless it sets the whole
 //!   field), as Open vSwitch writes them: so a flow dumps as Open vSwitch
 //!   dumps it in either version.
@@ -176,6 +178,31 @@ fn masked_set_field_in(a: &[u8], out: &mut Vec<u8>) -> bool {
     let (value, mask) = (get_be(&a[8..8 + w]), get_be(&a[8 + w..8 + n]));
     if mask == 0 || value & !mask != 0 || a[8 + n..].iter().any(|&x| x != 0) {
         return false;
+    }
+    // A variable-length field (`tun_metadataN`) has no NXAST_REG_LOAD
+    // header: an NXAST_REG_LOAD2 of the same OXM for each run of ones, as
+    // Open vSwitch dumps such a write to 1.3 peers
+    // (`set_field:0x70/0x70->tun_metadata0`).
+    if f.is_variable_len() {
+        let mut m = mask;
+        while m != 0 {
+            let ofs = m.trailing_zeros();
+            let run = (m >> ofs).trailing_ones();
+            let bits = crate::action::bits_mask(ofs as u16, run as u16);
+            let start = out.len();
+            out.put_u16(0xffff);
+            out.put_u16(0);
+            out.put_u32(NX_VENDOR_ID);
+            out.put_u16(crate::action::NXAST_REG_LOAD2);
+            out.put_u32(h);
+            out.extend_from_slice(&(value & bits).to_be_bytes()[16 - w..]);
+            out.extend_from_slice(&bits.to_be_bytes()[16 - w..]);
+            out.resize(start + (out.len() - start).div_ceil(8) * 8, 0);
+            let len = (out.len() - start) as u16;
+            out[start + 2..start + 4].copy_from_slice(&len.to_be_bytes());
+            m &= !bits;
+        }
+        return true;
     }
     if mask == f.width_mask() {
         let start = out.len();

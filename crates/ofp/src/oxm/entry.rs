@@ -48,13 +48,33 @@ impl Oxm {
 
     /// Bytes this OXM takes on the wire.
     pub fn wire_len(&self) -> usize {
+        if self.field.is_variable_len() {
+            return 4 + (self.wire_width() << self.mask.is_some() as usize);
+        }
         (self.field.header(self.mask.is_some()) & 0xff) as usize + 4
+    }
+
+    /// Bytes of the value (and of the mask) on the wire: the field's
+    /// width, but for a `tun_metadataN` field the fewest that hold value
+    /// and mask, leading zero bytes dropped (none for an exact zero), as
+    /// ovs-ofctl writes it (`mf_field_len`). Open vSwitch's switch writes
+    /// the mapped option's length instead; either reads the same.
+    pub fn wire_width(&self) -> usize {
+        if self.field.is_variable_len() {
+            let bits = 128 - (self.value | self.mask.unwrap_or(0)).leading_zeros() as usize;
+            return bits.div_ceil(8);
+        }
+        self.field.info().map_or(0, |i| i.width as usize)
     }
 
     /// Appends the OXM TLV.
     pub fn encode(&self, out: &mut Vec<u8>) {
-        let w = self.field.info().map_or(0, |i| i.width as usize);
-        out.put_u32(self.field.header(self.mask.is_some()));
+        let w = self.wire_width();
+        let mut header = self.field.header(self.mask.is_some());
+        if self.field.is_variable_len() {
+            header = (header & !0xff) | (w << self.mask.is_some() as usize) as u32;
+        }
+        out.put_u32(header);
         if self.field == OxmField::TcpFlags {
             out.put_u32(ONF_EXPERIMENTER);
         }
@@ -118,7 +138,7 @@ fn put_be(out: &mut Vec<u8>, v: u128, width: usize) {
 fn get_be(b: &[u8]) -> u128 {
     let mut a = [0u8; 16];
     let n = b.len().min(16);
-    a[16 - n..].copy_from_slice(&b[..n]);
+    a[16 - n..].copy_from_slice(&b[b.len() - n..]);
     u128::from_be_bytes(a)
 }
 
@@ -225,13 +245,32 @@ impl MatchEntry {
                 "unknown OXM basic field",
             ));
         };
-        let w = info.width as usize;
+        let w = if f.is_variable_len() {
+            // Any length up to Open vSwitch's 124 bytes, value and mask
+            // alike: the value is the low bytes (Open vSwitch right-aligns
+            // it), and sluice keeps 16 of them.
+            let w = len >> has_mask as usize;
+            if w > 124 || len != w << has_mask as usize {
+                return Err(OfpError::new(bad_len, "OXM length does not fit its field"));
+            }
+            let high = w.saturating_sub(info.width as usize);
+            let over = |b: &[u8]| b[..high].iter().any(|&x| x != 0);
+            if over(body) || (has_mask && over(&body[w..])) {
+                return Err(OfpError::new(
+                    ErrorCode::BadMatch(BadMatchCode::BadValue),
+                    "tunnel metadata longer than 16 bytes",
+                ));
+            }
+            w
+        } else {
+            info.width as usize
+        };
         if len != w << has_mask as usize {
             return Err(OfpError::new(bad_len, "OXM length does not fit its field"));
         }
         let value = get_be(&body[..w]);
         let mask = if has_mask {
-            Some(get_be(&body[w..]))
+            Some(get_be(&body[w..2 * w]))
         } else {
             None
         };

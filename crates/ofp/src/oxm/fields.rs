@@ -147,6 +147,13 @@ pub enum OxmField {
     CtTpSrc,
     /// `NXM_NX_CT_TP_DST` (125).
     CtTpDst,
+    /// `NXM_NX_TUN_METADATA0`..`63` (class 0x0001, fields 40-103): the
+    /// Geneve options the switch's option table (NXT_TLV_TABLE_MOD) maps
+    /// to field N. Variable length on the wire (the mapped option's
+    /// length); sluice holds at most 16 bytes of one
+    /// ([`TUN_METADATA_MAX_LEN`]). A match on one also needs the option
+    /// present.
+    TunMetadata(u8),
     /// A field number this implementation has no name for; kept as is.
     Unknown(u8),
 }
@@ -198,7 +205,15 @@ pub enum Listed {
     Ct,
     /// In no list (PBB_UCA, which Open vSwitch does not have).
     None,
+    /// [`OxmField::TUN_METADATA`]: the `tun_metadataN` fields, which only
+    /// mean something once the option table maps them.
+    TunMetadata,
 }
+
+/// The most bytes of a Geneve option sluice holds in a `tun_metadataN`
+/// field (Open vSwitch: 124); a longer option is refused where it is
+/// mapped (NXT_TLV_TABLE_MOD).
+pub const TUN_METADATA_MAX_LEN: u8 = 16;
 
 /// One row of the field table: all that is known of one field.
 #[derive(Debug, Clone, Copy)]
@@ -365,6 +380,139 @@ const NXM_XXREG_NAMES: [&str; 4] = [
     "NXM_NX_XXREG1",
     "NXM_NX_XXREG2",
     "NXM_NX_XXREG3",
+];
+
+const TUN_METADATA_NAMES: [&str; 64] = [
+    "tun_metadata0",
+    "tun_metadata1",
+    "tun_metadata2",
+    "tun_metadata3",
+    "tun_metadata4",
+    "tun_metadata5",
+    "tun_metadata6",
+    "tun_metadata7",
+    "tun_metadata8",
+    "tun_metadata9",
+    "tun_metadata10",
+    "tun_metadata11",
+    "tun_metadata12",
+    "tun_metadata13",
+    "tun_metadata14",
+    "tun_metadata15",
+    "tun_metadata16",
+    "tun_metadata17",
+    "tun_metadata18",
+    "tun_metadata19",
+    "tun_metadata20",
+    "tun_metadata21",
+    "tun_metadata22",
+    "tun_metadata23",
+    "tun_metadata24",
+    "tun_metadata25",
+    "tun_metadata26",
+    "tun_metadata27",
+    "tun_metadata28",
+    "tun_metadata29",
+    "tun_metadata30",
+    "tun_metadata31",
+    "tun_metadata32",
+    "tun_metadata33",
+    "tun_metadata34",
+    "tun_metadata35",
+    "tun_metadata36",
+    "tun_metadata37",
+    "tun_metadata38",
+    "tun_metadata39",
+    "tun_metadata40",
+    "tun_metadata41",
+    "tun_metadata42",
+    "tun_metadata43",
+    "tun_metadata44",
+    "tun_metadata45",
+    "tun_metadata46",
+    "tun_metadata47",
+    "tun_metadata48",
+    "tun_metadata49",
+    "tun_metadata50",
+    "tun_metadata51",
+    "tun_metadata52",
+    "tun_metadata53",
+    "tun_metadata54",
+    "tun_metadata55",
+    "tun_metadata56",
+    "tun_metadata57",
+    "tun_metadata58",
+    "tun_metadata59",
+    "tun_metadata60",
+    "tun_metadata61",
+    "tun_metadata62",
+    "tun_metadata63",
+];
+const NXM_TUN_METADATA_NAMES: [&str; 64] = [
+    "NXM_NX_TUN_METADATA0",
+    "NXM_NX_TUN_METADATA1",
+    "NXM_NX_TUN_METADATA2",
+    "NXM_NX_TUN_METADATA3",
+    "NXM_NX_TUN_METADATA4",
+    "NXM_NX_TUN_METADATA5",
+    "NXM_NX_TUN_METADATA6",
+    "NXM_NX_TUN_METADATA7",
+    "NXM_NX_TUN_METADATA8",
+    "NXM_NX_TUN_METADATA9",
+    "NXM_NX_TUN_METADATA10",
+    "NXM_NX_TUN_METADATA11",
+    "NXM_NX_TUN_METADATA12",
+    "NXM_NX_TUN_METADATA13",
+    "NXM_NX_TUN_METADATA14",
+    "NXM_NX_TUN_METADATA15",
+    "NXM_NX_TUN_METADATA16",
+    "NXM_NX_TUN_METADATA17",
+    "NXM_NX_TUN_METADATA18",
+    "NXM_NX_TUN_METADATA19",
+    "NXM_NX_TUN_METADATA20",
+    "NXM_NX_TUN_METADATA21",
+    "NXM_NX_TUN_METADATA22",
+    "NXM_NX_TUN_METADATA23",
+    "NXM_NX_TUN_METADATA24",
+    "NXM_NX_TUN_METADATA25",
+    "NXM_NX_TUN_METADATA26",
+    "NXM_NX_TUN_METADATA27",
+    "NXM_NX_TUN_METADATA28",
+    "NXM_NX_TUN_METADATA29",
+    "NXM_NX_TUN_METADATA30",
+    "NXM_NX_TUN_METADATA31",
+    "NXM_NX_TUN_METADATA32",
+    "NXM_NX_TUN_METADATA33",
+    "NXM_NX_TUN_METADATA34",
+    "NXM_NX_TUN_METADATA35",
+    "NXM_NX_TUN_METADATA36",
+    "NXM_NX_TUN_METADATA37",
+    "NXM_NX_TUN_METADATA38",
+    "NXM_NX_TUN_METADATA39",
+    "NXM_NX_TUN_METADATA40",
+    "NXM_NX_TUN_METADATA41",
+    "NXM_NX_TUN_METADATA42",
+    "NXM_NX_TUN_METADATA43",
+    "NXM_NX_TUN_METADATA44",
+    "NXM_NX_TUN_METADATA45",
+    "NXM_NX_TUN_METADATA46",
+    "NXM_NX_TUN_METADATA47",
+    "NXM_NX_TUN_METADATA48",
+    "NXM_NX_TUN_METADATA49",
+    "NXM_NX_TUN_METADATA50",
+    "NXM_NX_TUN_METADATA51",
+    "NXM_NX_TUN_METADATA52",
+    "NXM_NX_TUN_METADATA53",
+    "NXM_NX_TUN_METADATA54",
+    "NXM_NX_TUN_METADATA55",
+    "NXM_NX_TUN_METADATA56",
+    "NXM_NX_TUN_METADATA57",
+    "NXM_NX_TUN_METADATA58",
+    "NXM_NX_TUN_METADATA59",
+    "NXM_NX_TUN_METADATA60",
+    "NXM_NX_TUN_METADATA61",
+    "NXM_NX_TUN_METADATA62",
+    "NXM_NX_TUN_METADATA63",
 ];
 
 // Prerequisite value sets.
@@ -665,6 +813,13 @@ field_table! {
             oxm: (OXM_CLASS_NXM_1, 111 + n),
             nxm: Some((OXM_CLASS_NXM_1, 111 + n, NXM_XXREG_NAMES[n as usize])),
             listed: Listed::Nicira,
+        }
+        // Held as 16 bytes; the wire length is the option's (`Oxm::encode`).
+        TunMetadata(n < 64) = 179..=242 {
+            name: TUN_METADATA_NAMES[n as usize], info: fi(16, 128, true, true, Hex),
+            oxm: (OXM_CLASS_NXM_1, 40 + n),
+            nxm: Some((OXM_CLASS_NXM_1, 40 + n, NXM_TUN_METADATA_NAMES[n as usize])),
+            listed: Listed::TunMetadata,
         }
     }
 }

@@ -60,9 +60,11 @@ const fn listed<const N: usize>(l: Listed) -> [OxmField; N] {
 const N_BASIC: usize = count_listed(Listed::Basic);
 const N_NICIRA: usize = count_listed(Listed::Nicira);
 const N_CT: usize = count_listed(Listed::Ct);
+const N_TUN_METADATA: usize = count_listed(Listed::TunMetadata);
 const BASIC_LIST: [OxmField; N_BASIC] = listed(Listed::Basic);
 const NICIRA_LIST: [OxmField; N_NICIRA] = listed(Listed::Nicira);
 const CT_LIST: [OxmField; N_CT] = listed(Listed::Ct);
+const TUN_METADATA_LIST: [OxmField; N_TUN_METADATA] = listed(Listed::TunMetadata);
 
 /// The Nicira-style classes a header table covers: NXM_0, NXM_1 and
 /// OpenFlow 1.5's packet registers.
@@ -189,6 +191,27 @@ impl OxmField {
     /// once its pipeline tracks connections.
     pub const CT: &'static [OxmField] = &CT_LIST;
 
+    /// `tun_metadata0`-`63`, in index order. Advertised in no list: what
+    /// they mean is the option table's.
+    pub const TUN_METADATA: &'static [OxmField] = &TUN_METADATA_LIST;
+
+    /// For `tun_metadataN`, N.
+    #[inline]
+    pub const fn tun_metadata_index(self) -> Option<u8> {
+        match self {
+            OxmField::TunMetadata(n) if n < 64 => Some(n),
+            _ => None,
+        }
+    }
+
+    /// Whether the field's length on the wire is not fixed (Open
+    /// vSwitch's `variable_len`): the `tun_metadataN` fields, whose
+    /// length is their mapped option's.
+    #[inline]
+    pub const fn is_variable_len(self) -> bool {
+        self.tun_metadata_index().is_some()
+    }
+
     /// Facts about this field; `None` for unknown field numbers.
     #[inline]
     pub const fn info(self) -> Option<FieldInfo> {
@@ -243,6 +266,7 @@ impl OxmField {
             .chain(&[OxmField::PbbUca])
             .chain(Self::NICIRA)
             .chain(Self::CT)
+            .chain(Self::TUN_METADATA)
             .copied()
             .find(|v| v.name().is_some_and(|n| n.eq_ignore_ascii_case(s)))
     }
@@ -351,10 +375,15 @@ impl OxmField {
     /// Exact-match length. `None` for unknown fields.
     pub fn nxm_header(self) -> Option<u32> {
         let r = self.row()?;
+        // A variable-length field's header says 124 bytes, Open vSwitch's
+        // most, as ovs-ofctl writes it.
+        let width = if self.is_variable_len() {
+            124
+        } else {
+            r.info.width as u32
+        };
         match r.nxm {
-            Some((class, field, _)) => {
-                Some(((class as u32) << 16) | ((field as u32) << 9) | r.info.width as u32)
-            }
+            Some((class, field, _)) => Some(((class as u32) << 16) | ((field as u32) << 9) | width),
             None => self.is_basic().then(|| self.header(false)),
         }
     }
@@ -378,7 +407,9 @@ impl OxmField {
             return None;
         }
         let f = Self::from_nxm_header_any_len(header)?;
-        (f.info()?.width as u32 == header & 0xff).then_some(f)
+        // A variable-length field's header may say any length (Open
+        // vSwitch's client writes 124, a switch the mapped length).
+        (f.is_variable_len() || f.info()?.width as u32 == header & 0xff).then_some(f)
     }
 
     /// As [`OxmField::from_nxm_header`], whatever the header's hasmask bit

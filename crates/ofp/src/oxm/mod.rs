@@ -27,7 +27,7 @@ mod matching;
 mod tests;
 
 pub use entry::{MatchEntry, OtherOxm, Oxm};
-pub use fields::{FieldInfo, FieldRow, Listed, OxmField, ValueKind};
+pub use fields::{FieldInfo, FieldRow, Listed, OxmField, ValueKind, TUN_METADATA_MAX_LEN};
 pub use lookups::NxmName;
 pub use matching::{Match, OFPMT_OXM};
 
@@ -51,4 +51,4 @@ pub const ONF_EXPERIMENTER: u32 = 0x4f4e_4600;
 const ONF_TCP_FLAGS: u8 = 42;
 
 /// Number of slots [`OxmField::index`] hands out.
-pub const FIELD_SLOTS: usize = 92;
+pub const FIELD_SLOTS: usize = 156;

@@ -218,6 +218,73 @@ fn every_row_round_trips() {
     }
     assert_eq!(
         rows,
-        OxmField::KNOWN.len() + 1 + OxmField::NICIRA.len() + OxmField::CT.len()
+        OxmField::KNOWN.len()
+            + 1
+            + OxmField::NICIRA.len()
+            + OxmField::CT.len()
+            + OxmField::TUN_METADATA.len()
     );
+}
+
+fn decode_one(b: &[u8]) -> crate::error::Result<MatchEntry> {
+    let raw = Bytes::copy_from_slice(b);
+    let mut rd = Reader::new(&raw, ErrorCode::BAD_LEN);
+    MatchEntry::decode(&mut rd, ErrorCode::BAD_LEN)
+}
+
+#[test]
+fn tun_metadata_is_variable_length_on_the_wire() {
+    let f = OxmField::TunMetadata(0);
+    assert_eq!(
+        OxmField::from_name("tun_metadata63"),
+        Some(OxmField::TunMetadata(63))
+    );
+    assert_eq!(OxmField::from_nxm_name("NXM_NX_TUN_METADATA0"), Some(f));
+    // NXM_NX_TUN_METADATA0 is class 0x0001 field 40; any length names it.
+    assert_eq!(OxmField::from_nxm_1(40), Some(f));
+    assert_eq!(OxmField::from_nxm_1(103), Some(OxmField::TunMetadata(63)));
+    assert_eq!(f.nxm_header(), Some(0x0001_507c));
+    assert_eq!(OxmField::from_nxm_header(0x0001_5004), Some(f));
+    // What Open vSwitch's switch writes for a 4-byte option, value/mask.
+    let four = decode_one(&[0, 1, 0x51, 8, 0, 0, 0, 2, 0, 0, 0xff, 0xff]).unwrap();
+    assert_eq!(four, MatchEntry::Basic(Oxm::masked(f, 2, 0xffff)));
+    // What sluice (and ovs-ofctl) write: the fewest bytes.
+    let mut out = Vec::new();
+    Oxm::masked(f, 2, 0xffff).encode(&mut out);
+    assert_eq!(out, [0, 1, 0x51, 4, 0, 2, 0xff, 0xff]);
+    out.clear();
+    Oxm::exact(f, 0).encode(&mut out);
+    assert_eq!(out, [0, 1, 0x50, 0]);
+    assert_eq!(
+        decode_one(&out).unwrap(),
+        MatchEntry::Basic(Oxm::exact(f, 0))
+    );
+    // Up to 124 bytes are read; more than the 16 sluice holds only as
+    // leading zeros.
+    let mut long = vec![0, 1, 0x50, 124];
+    long.extend([0u8; 123]);
+    long.push(7);
+    assert_eq!(
+        decode_one(&long).unwrap(),
+        MatchEntry::Basic(Oxm::exact(f, 7))
+    );
+    long[10] = 1;
+    assert_eq!(
+        decode_one(&long).unwrap_err().code,
+        ErrorCode::BadMatch(BadMatchCode::BadValue)
+    );
+    // A masked one's halves are equal.
+    assert!(decode_one(&[0, 1, 0x51, 3, 1, 2, 3]).is_err());
+}
+
+proptest::proptest! {
+    #[test]
+    fn tun_metadata_round_trips(n in 0u8..64, value: u128, mask: Option<u128>) {
+        let f = OxmField::TunMetadata(n);
+        let o = Oxm { field: f, value: value & mask.unwrap_or(u128::MAX), mask };
+        let mut out = Vec::new();
+        o.encode(&mut out);
+        proptest::prop_assert_eq!(out.len(), o.wire_len());
+        proptest::prop_assert_eq!(decode_one(&out).unwrap(), MatchEntry::Basic(o));
+    }
 }

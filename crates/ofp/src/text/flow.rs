@@ -266,6 +266,8 @@ fn print_rank(f: OxmField) -> u8 {
         F::TunIpv4Dst => 33,
         F::TunIpv6Src => 34,
         F::TunIpv6Dst => 35,
+        // After the tunnel addresses (format_flow_tunnel), by index.
+        F::TunMetadata(_) => 36,
         F::Metadata => 37,
         F::InPort | F::NxmInPort => 38,
         F::InPhyPort => 39,
@@ -364,8 +366,8 @@ pub fn format_match_named(m: &Match, names: &Names) -> String {
     // ovs-ofctl's order, whatever the order of the OXMs on the wire.
     let mut entries: Vec<&MatchEntry> = m.entries.iter().collect();
     entries.sort_by_key(|e| match e {
-        MatchEntry::Basic(o) => print_rank(o.field),
-        MatchEntry::Other(_) => u8::MAX,
+        MatchEntry::Basic(o) => (print_rank(o.field), o.field.tun_metadata_index()),
+        MatchEntry::Other(_) => (u8::MAX, None),
     });
     for e in entries {
         let parts = match e {
@@ -383,6 +385,34 @@ pub fn format_match_named(m: &Match, names: &Names) -> String {
             }
         };
         match o.field {
+            // As ovs-ofctl prints a match it decoded: the value's bytes
+            // (the fewest that hold value and mask), the mask only where
+            // it is not all ones over them, none at all (presence alone)
+            // where it is zero.
+            OxmField::TunMetadata(_) => {
+                let name = o.field.name().unwrap_or("?");
+                let w = o.wire_width();
+                let ones = if w >= 16 {
+                    u128::MAX
+                } else {
+                    (1u128 << (8 * w)) - 1
+                };
+                let hex = |v: u128| {
+                    if v == 0 {
+                        "0".to_string()
+                    } else {
+                        format!("{v:#x}")
+                    }
+                };
+                match o.mask {
+                    Some(0) => parts.push(name.to_string()),
+                    Some(m) if m != ones => {
+                        parts.push(format!("{name}={}/{}", hex(o.value), hex(m)))
+                    }
+                    _ => parts.push(format!("{name}={}", hex(o.value))),
+                }
+                continue;
+            }
             OxmField::EthType if skip_eth && o.mask.is_none() => continue,
             // Open vSwitch holds 8 bits of ct_state: a mask without any of
             // them matches everything, and it prints nothing.
@@ -566,6 +596,32 @@ mod tests {
     use super::*;
     use crate::action::Action;
     use crate::instruction::Instruction;
+
+    #[test]
+    fn tun_metadata_reads_and_prints_as_ovs_ofctl_writes_it() {
+        let fm = parse_flow_mod(
+            "tun_metadata1=0x5,tun_metadata0=0x2/0xffff,actions=\
+             move:NXM_NX_TUN_METADATA0[16..30]->NXM_NX_REG14[0..14],\
+             set_field:0x10002->tun_metadata0,load:0x1->NXM_NX_TUN_METADATA3[0..7]",
+        )
+        .unwrap();
+        assert_eq!(
+            fm.match_.get(OxmField::TunMetadata(0)).unwrap().mask,
+            Some(0xffff)
+        );
+        // By index; a mask of all ones over the value's bytes is not shown.
+        assert_eq!(
+            format_match(&fm.match_),
+            "tun_metadata0=0x2,tun_metadata1=0x5"
+        );
+        let wide = parse_match("tun_metadata0=0x2/0xff00ff").unwrap();
+        assert_eq!(format_match(&wide), "tun_metadata0=0x2/0xff00ff");
+        assert_eq!(
+            crate::text::format_instructions(&fm.instructions),
+            "move:NXM_NX_TUN_METADATA0[16..30]->NXM_NX_REG14[0..14],\
+             set_field:0x10002->tun_metadata0,set_field:0x1/0xff->tun_metadata3"
+        );
+    }
 
     #[test]
     fn the_issue_example_parses_and_prints_back() {

@@ -166,6 +166,12 @@ impl Pipeline {
         if !table_ok {
             return Err(fm_err(FlowModFailedCode::BadTableId, "no such table"));
         }
+        // A Geneve option field must be mapped (NXFMFC_INVALID_TLV_FIELD),
+        // whatever the command, as Open vSwitch decodes it.
+        self.tlv.check(crate::tlv::fields_used(
+            &fm.match_,
+            crate::tlv::instruction_actions(&fm.instructions),
+        ))?;
         let key = match wire_match {
             Some(_) => compile_valid(&fm.match_)?,
             None => compile(&fm.match_)?,

@@ -420,6 +420,32 @@ impl Pipeline {
         Ok(())
     }
 
+    /// NXT_TLV_TABLE_MOD: [`crate::tlv::TlvTable::apply`], with the
+    /// fields the installed flows use, which DELETE and CLEAR may not
+    /// unmap (`NXTTMFC_INVALID_TLV_DEL`).
+    pub fn tlv_table_mod(
+        &mut self,
+        m: &ofp::msg::tlv_table::TlvTableMod,
+    ) -> Result<(), ofp::ErrorCode> {
+        let removes = !matches!(m.command, ofp::msg::tlv_table::TlvCommand::Add);
+        let in_use = if removes { self.tlv_fields_in_use() } else { 0 };
+        self.tlv.apply(m, in_use)
+    }
+
+    /// The `tun_metadataN` fields the installed flows name (a bitmap).
+    fn tlv_fields_in_use(&self) -> u64 {
+        let mut used = 0u64;
+        for t in &self.tables {
+            for r in t.rules() {
+                used |= crate::tlv::fields_used(
+                    &r.match_.get(),
+                    crate::tlv::instruction_actions(&r.instructions),
+                );
+            }
+        }
+        used
+    }
+
     fn context(&self) -> Context<'_, Group, Meter> {
         Context {
             n_tables: self.config.n_tables,

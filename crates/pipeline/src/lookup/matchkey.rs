@@ -224,6 +224,14 @@ fn place(f: OxmField, eth_type: u64) -> (&'static [Slot], u64) {
         F::CtNwProto => (&[s::CT_NW_PROTO], 0),
         F::CtTpSrc => (&[s::CT_TP_SRC], 0),
         F::CtTpDst => (&[s::CT_TP_DST], 0),
+        // A Geneve option's value; its presence is a bit of its own
+        // (`compile_valid`, `write_metadata`). Only the first
+        // TUN_METADATA_KEY_FIELDS have a place (a flow naming another is
+        // refused: `crate::tlv::TlvTable::check_flow`).
+        F::TunMetadata(n) => (
+            s::TUN_METADATA.get(n as usize).map_or(&[][..], |p| &p[..]),
+            0,
+        ),
         F::Unknown(_) => (&[], 0),
     }
 }
@@ -239,7 +247,17 @@ pub fn is_key_metadata(f: OxmField) -> bool {
             | OxmField::XXReg(_)
             | OxmField::PktMark
             | OxmField::ConjId
+            | OxmField::TunMetadata(_)
     )
+}
+
+/// The key bit that says `tun_metadataN` is present.
+fn tun_metadata_present(n: u8) -> Slot {
+    Slot {
+        word: s::TUN_METADATA_PRESENT.word,
+        shift: n.min(63),
+        bits: 1,
+    }
 }
 
 /// Writes `value` into the bits of metadata field `f` that `mask` selects
@@ -259,7 +277,12 @@ pub fn write_metadata(key: &mut FlowKey, f: OxmField, value: u128, mask: u128) {
             put(hi, (value >> 64) as u64, (mask >> 64) as u64);
             put(lo, value as u64, mask as u64);
         }
-        _ => {}
+        _ => return,
+    }
+    // Writing any bits of a Geneve option makes it present (Open
+    // vSwitch's `tun_metadata_write`; the rest of it reads as zero).
+    if let Some(n) = f.tun_metadata_index() {
+        put(&tun_metadata_present(n), 1, 1);
     }
 }
 
@@ -358,6 +381,11 @@ pub(crate) fn compile_valid(m: &Match) -> Result<MaskedKey, OfpError> {
         }
         if flag != 0 {
             k.require(flag);
+        }
+        // A Geneve option matches only a packet that carries it (or had it
+        // set), whatever the mask: Open vSwitch's `present` bit.
+        if let Some(n) = o.field.tun_metadata_index() {
+            k.put(tun_metadata_present(n), 1, 1);
         }
     }
     Ok(k)
