@@ -21,23 +21,9 @@ from ovn_lab import EXT, LS1, LS2, VIPS, Central, Ovn
 
 SWITCHES = ("ovs", "sluice")
 
-# What sluice does today, the reasons of the xfail marks below (strict: a
-# scenario that starts to pass turns the suite red until its mark goes).
-# A live run names only the first request ovn-controller's bundle has
-# refused (it reconnects and sends the same bundle again); every refused
-# flow of a scenario: tests/e2e/ovn_replay.py on Open vSwitch's flows
-# (tests/e2e/README.md).
-_GENEVE = ("OVN's Geneve ports come up (csum=true, key=flow, remote_ip=IP), and the tunnel flows' "
-           "tun_metadata0 is taken and run by the pipeline, but it is not carried in Geneve frames (a Geneve "
-           "port skips a received packet's options, drops one with the C bit as OVN's option 0x0102/0x80 sets "
-           "it, and sends none)")
-
-
-def on(*switches, **xfail):
-    """The parameters `switches`, those named in xfail marked
-    xfail(strict=True) with the reason given (what sluice does today)."""
-    return [pytest.param(s, id=s, marks=pytest.mark.xfail(strict=True, reason=xfail[s])) if s in xfail
-            else pytest.param(s, id=s) for s in switches]
+# Every scenario passes on both switches (no xfail marks); when one starts
+# to fail on sluice, tests/e2e/ovn_replay.py on Open vSwitch's flows names
+# every flow sluice refuses (tests/e2e/README.md).
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +90,7 @@ def router_between(o, lr="lr1", switches=(("ls1", LS1), ("ls2", LS2)), chassis=N
                 "--", "lsp-set-options", f"{ls}-{lr}", f"router-port={lr}-{ls}")
 
 
-@pytest.mark.parametrize("switch", on(*SWITCHES))
+@pytest.mark.parametrize("switch", SWITCHES)
 def test_ovn_logical_switch(ovn, switch):
     """One logical switch, three ports: every VM reaches every other."""
     ch = ovn.add_chassis(switch)
@@ -114,7 +100,7 @@ def test_ovn_logical_switch(ovn, switch):
     ovn.check_switches(interfaces=True)
 
 
-@pytest.mark.parametrize("switch", on(*SWITCHES))
+@pytest.mark.parametrize("switch", SWITCHES)
 def test_ovn_acls(ovn, switch):
     """ACLs: a drop ACL (no IPv4 to vm2), an allow-related one above it
     (TCP to vm2's port 8080) whose replies pass only through conntrack (a
@@ -146,7 +132,7 @@ def test_ovn_acls(ovn, switch):
     o.check_switches(interfaces=True)
 
 
-@pytest.mark.parametrize("switch", on(*SWITCHES))
+@pytest.mark.parametrize("switch", SWITCHES)
 def test_ovn_logical_router(ovn, switch):
     """A logical router between two logical switches: vm1 (ls1) and vm2
     (ls2) reach their gateways and each other across it."""
@@ -163,7 +149,7 @@ def test_ovn_logical_router(ovn, switch):
     o.check_switches(interfaces=True)
 
 
-@pytest.mark.parametrize("switch", on(*SWITCHES))
+@pytest.mark.parametrize("switch", SWITCHES)
 def test_ovn_acl_log_through_a_meter(ovn, switch):
     """An ACL that logs, through a meter (OVN's ACL log meters: a
     METER_MOD in OpenFlow 1.5 and controller(userdata=...,meter_id=N)):
@@ -210,7 +196,7 @@ def load_balanced(o, ch1, ch2):
     return got
 
 
-@pytest.mark.parametrize("switch", on(*SWITCHES))
+@pytest.mark.parametrize("switch", SWITCHES)
 def test_ovn_load_balancer(ovn, switch):
     """A load balancer on vm1's switch: VIP:80 -> vm2:8080, vm3:8080 (ls2,
     behind the router); TCP from vm1 to the VIP reaches both backends, and
@@ -238,7 +224,7 @@ exit 0
 """
 
 
-@pytest.mark.parametrize("switch", on(*SWITCHES))
+@pytest.mark.parametrize("switch", SWITCHES)
 def test_ovn_dhcp(ovn, switch, need, tmp_path):
     """OVN's native DHCP: vm1 has no address; dhclient gets the one of its
     logical port, with the router and lease time of the DHCP_Options, and
@@ -278,7 +264,7 @@ def test_ovn_dhcp(ovn, switch, need, tmp_path):
     o.check_switches(interfaces=True)
 
 
-@pytest.mark.parametrize("switch", on(*SWITCHES))
+@pytest.mark.parametrize("switch", SWITCHES)
 def test_ovn_localnet(ovn, switch):
     """A localnet port: ls1's traffic leaves through the patch port
     ovn-controller makes to br-ex (ovn-bridge-mappings physnet:br-ex) and
@@ -299,7 +285,7 @@ def test_ovn_localnet(ovn, switch):
     o.check_switches(interfaces=True)
 
 
-@pytest.mark.parametrize("switch", on(*SWITCHES))
+@pytest.mark.parametrize("switch", SWITCHES)
 def test_ovn_gateway_router_nat(ovn, switch):
     """A gateway router (options:chassis) between ls1 (vm1, vm2) and the
     outside network (a namespace on logical switch ext): SNAT of ls1 to the
@@ -342,7 +328,7 @@ def two_chassis(o, pair):
     return ch1, ch2
 
 
-@pytest.mark.parametrize("pair", on(*PAIRS, sluice=_GENEVE, mixed=_GENEVE))
+@pytest.mark.parametrize("pair", PAIRS)
 def test_ovn_two_hosts_ping(ovn, pair):
     """One logical switch across two chassis: vm1 (ch1) and vm2 (ch2)
     reach each other through Geneve."""
@@ -358,7 +344,7 @@ def test_ovn_two_hosts_ping(ovn, pair):
     o.check_switches(interfaces=True)
 
 
-@pytest.mark.parametrize("pair", on(*PAIRS, sluice=_GENEVE, mixed=_GENEVE))
+@pytest.mark.parametrize("pair", PAIRS)
 def test_ovn_two_hosts_acl(ovn, pair):
     """ACLs across two chassis: vm2 (ch2) takes no IPv4 but TCP to its port
     8080 (allow-related), and answers vm1 (ch1) only through conntrack."""
@@ -382,7 +368,7 @@ def test_ovn_two_hosts_acl(ovn, pair):
     o.check_switches(interfaces=True)
 
 
-@pytest.mark.parametrize("pair", on(*PAIRS, sluice=_GENEVE, mixed=_GENEVE))
+@pytest.mark.parametrize("pair", PAIRS)
 def test_ovn_two_hosts_load_balancer(ovn, pair):
     """A load balancer whose backends are on both chassis: vm1 (ch1, ls1)
     reaches VIP:80 -> vm2:8080 (ch1, ls2) and vm3:8080 (ch2, ls2) through

@@ -68,6 +68,7 @@ impl BridgeCounters {
                 (&t.batches, &c.batches),
                 (&t.skipped_edits, &c.skipped_edits),
                 (&t.over_limit, &c.over_limit),
+                (&t.tun_opts_refused, &c.tun_opts_refused),
                 (&t.learn_repeated, &c.learn_repeated),
                 (&t.learn_dropped, &c.learn_dropped),
             ] {
@@ -103,6 +104,10 @@ pub struct BridgeCounters {
     /// Outputs and group buckets dropped because one packet asked for more
     /// than the pipeline's per-packet limits (chained groups).
     pub over_limit: AtomicU64,
+    /// Frames from a Geneve port dropped for their options: a critical
+    /// option the option table does not map, a mapped one of another
+    /// length, options that run past their end (`pipeline::tlv`).
+    pub tun_opts_refused: AtomicU64,
     /// Flows packets taught (`learn`) that the worker did not hand to the
     /// agent because it had handed the same one over within the last
     /// second (`pipeline::exec::RELEARN_NS`).

@@ -125,7 +125,7 @@ impl Emit<'_> {
                         Some(q) => {
                             q.enqueue(data);
                         }
-                        None => self.queue(x, data, whole, own, &o.tunnel),
+                        None => self.queue(x, data, whole, own, &o.tunnel, tun_opts(o)),
                     }
                 }
             }
@@ -152,8 +152,8 @@ impl Emit<'_> {
                 Decision::Port(p) => {
                     if let Some(x) = self.index.get(p) {
                         match e {
-                            Egress::Keep => self.queue(x, data, whole, own, &o.tunnel),
-                            e => self.tx[x].push_edited(data, e, &o.tunnel, self.hops),
+                            Egress::Keep => self.queue(x, data, whole, own, &o.tunnel, tun_opts(o)),
+                            e => self.tx[x].push_edited(data, e, &o.tunnel, tun_opts(o), self.hops),
                         }
                     }
                 }
@@ -161,8 +161,16 @@ impl Emit<'_> {
                     for p in self.snap.ports.flood_from(in_port) {
                         if let Some(y) = self.index.get(p) {
                             match e {
-                                Egress::Keep => self.tx[y].push_meta(data, &o.tunnel, self.hops),
-                                e => self.tx[y].push_edited(data, e, &o.tunnel, self.hops),
+                                Egress::Keep => {
+                                    self.tx[y].push_meta(data, &o.tunnel, tun_opts(o), self.hops)
+                                }
+                                e => self.tx[y].push_edited(
+                                    data,
+                                    e,
+                                    &o.tunnel,
+                                    tun_opts(o),
+                                    self.hops,
+                                ),
                             }
                         }
                     }
@@ -178,8 +186,8 @@ impl Emit<'_> {
             Decision::Port(p) => {
                 if let Some(x) = self.index.get(p) {
                     match a.to_port(self.vlans, p) {
-                        Egress::Keep => self.queue(x, data, whole, own, &o.tunnel),
-                        e => self.tx[x].push_edited(data, e, &o.tunnel, self.hops),
+                        Egress::Keep => self.queue(x, data, whole, own, &o.tunnel, tun_opts(o)),
+                        e => self.tx[x].push_edited(data, e, &o.tunnel, tun_opts(o), self.hops),
                     }
                 }
             }
@@ -190,8 +198,10 @@ impl Emit<'_> {
                         continue;
                     };
                     match e {
-                        Egress::Keep => self.tx[y].push_meta(data, &o.tunnel, self.hops),
-                        e => self.tx[y].push_edited(data, e, &o.tunnel, self.hops),
+                        Egress::Keep => {
+                            self.tx[y].push_meta(data, &o.tunnel, tun_opts(o), self.hops)
+                        }
+                        e => self.tx[y].push_edited(data, e, &o.tunnel, tun_opts(o), self.hops),
                     }
                 }
             }
@@ -208,6 +218,7 @@ impl Emit<'_> {
         whole: bool,
         own: &mut Option<Desc>,
         tun: &netdev::TunnelDst,
+        opts: &[u8],
     ) {
         if whole && same_umem(self.umem, self.ports[x].dev.umem()) {
             if let Some(d) = own.take() {
@@ -218,9 +229,15 @@ impl Emit<'_> {
                 return;
             }
         }
-        self.tx[x].push_meta(data, tun, self.hops);
+        self.tx[x].push_meta(data, tun, opts, self.hops);
     }
 }
+/// The Geneve options output `o` goes out with (empty: none).
+#[inline]
+fn tun_opts(o: &pipeline::Output) -> &[u8] {
+    o.tun_opts.as_deref().unwrap_or(&[])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -54,8 +54,8 @@ impl Received for Batch {
         in_port: u32,
         now: u64,
     ) -> &'w [Output] {
-        match Batch::tunnel(self, j).copied() {
-            Some(t) => w.process_tunneled(snap, in_port, &t, self.frame_mut(j), now),
+        match self.tunneled_frame(j) {
+            Some((t, opts, frame)) => w.process_tunneled(snap, in_port, &t, opts, frame, now),
             None => w.process(snap, in_port, self.frame_mut(j), now),
         }
     }

@@ -47,8 +47,10 @@ pub(crate) struct TxQueue {
     chunks: Vec<Option<Desc>>,
     /// Entries that are chunks.
     n_chunks: usize,
-    /// Each frame's tunnel metadata (kept for tunnel ports only).
+    /// Each frame's tunnel metadata and Geneve options (kept for tunnel
+    /// ports only).
     pub(crate) meta: Vec<TunnelDst>,
+    pub(crate) opts: netdev::TunnelOptions,
     pub(crate) tunnel: bool,
     /// Each frame's patch crossings so far (kept for patch ports only).
     pub(crate) hops: Vec<u8>,
@@ -67,6 +69,7 @@ impl TxQueue {
             chunks: Vec::with_capacity(TX_PREFAULT),
             n_chunks: 0,
             meta: Vec::with_capacity(if tunnel { TX_PREFAULT } else { 0 }),
+            opts: netdev::TunnelOptions::default(),
             tunnel,
             hops: Vec::new(),
             patch,
@@ -78,18 +81,20 @@ impl TxQueue {
 
     /// Queues a copy of `data`; a full queue drops it (counted at the flush).
     pub(crate) fn push(&mut self, data: &[u8]) {
-        self.push_meta(data, &TunnelDst::default(), 0);
+        self.push_meta(data, &TunnelDst::default(), &[], 0);
     }
 
-    /// Keeps the next entry's tunnel metadata (a tunnel port) or patch
-    /// crossings (a patch port).
-    fn note(&mut self, tun: &TunnelDst, hops: u8) {
+    /// Keeps the next entry's tunnel metadata and options (a tunnel port)
+    /// or patch crossings (a patch port).
+    fn note(&mut self, tun: &TunnelDst, opts: &[u8], hops: u8) {
         if self.n >= TX_QUEUE_MAX {
             return;
         }
         if self.tunnel {
             self.meta.truncate(self.n);
             self.meta.push(*tun);
+            self.opts.truncate(self.n);
+            self.opts.push(opts);
         }
         if self.patch {
             self.hops.truncate(self.n);
@@ -112,11 +117,11 @@ impl TxQueue {
         Some(&mut self.frames[self.n - 1])
     }
 
-    /// [`TxQueue::push`] with the frame's tunnel metadata (kept only when
-    /// the port is a tunnel) and the patch ports it crossed (kept only
-    /// when the port is a patch port).
-    pub(crate) fn push_meta(&mut self, data: &[u8], tun: &TunnelDst, hops: u8) {
-        self.note(tun, hops);
+    /// [`TxQueue::push`] with the frame's tunnel metadata and Geneve
+    /// options (kept only when the port is a tunnel) and the patch ports
+    /// it crossed (kept only when the port is a patch port).
+    pub(crate) fn push_meta(&mut self, data: &[u8], tun: &TunnelDst, opts: &[u8], hops: u8) {
+        self.note(tun, opts, hops);
         if let Some(b) = self.slot() {
             b.clear();
             b.extend_from_slice(data);
@@ -129,9 +134,10 @@ impl TxQueue {
         data: &[u8],
         egress: crate::normal::Egress,
         tun: &TunnelDst,
+        opts: &[u8],
         hops: u8,
     ) {
-        self.note(tun, hops);
+        self.note(tun, opts, hops);
         if let Some(b) = self.slot() {
             egress.write(data, b);
         }
@@ -189,6 +195,7 @@ impl TxQueue {
         if self.meta.capacity() > TX_KEEP {
             self.meta.shrink_to(TX_KEEP);
         }
+        self.opts.clear(TX_KEEP);
         self.hops.clear();
         if self.hops.capacity() > TX_KEEP {
             self.hops.shrink_to(TX_KEEP);
@@ -297,12 +304,12 @@ mod tests {
     fn a_patch_port_queue_keeps_each_frames_crossings() {
         let mut q = TxQueue::new(netdev::MAX_FRAME, false, true);
         q.push(&[1; 60]);
-        q.push_meta(&[2; 60], &TunnelDst::default(), 3);
+        q.push_meta(&[2; 60], &TunnelDst::default(), &[], 3);
         assert_eq!(q.hops, [0, 3]);
         q.reset();
         assert!(q.hops.is_empty());
         let mut other = TxQueue::new(netdev::MAX_FRAME, false, false);
-        other.push_meta(&[2; 60], &TunnelDst::default(), 3);
+        other.push_meta(&[2; 60], &TunnelDst::default(), &[], 3);
         assert!(other.hops.is_empty());
     }
 }

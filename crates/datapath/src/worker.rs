@@ -156,7 +156,7 @@ impl WorkerPort {
         let mut frames: Vec<&[u8]> = std::mem::take(slices);
         frames.extend(q.frames[..q.n].iter().map(|f| f.as_slice()));
         let r = if q.tunnel {
-            self.dev.send_tunneled(&frames, &q.meta[..q.n])
+            self.dev.send_tunneled(&frames, &q.meta[..q.n], &q.opts)
         } else if q.patch {
             self.dev.send_patched(&frames, &q.hops[..q.n])
         } else {
@@ -585,6 +585,9 @@ impl BridgeWorker {
             .skipped_edits
             .store(exec.skipped_edits(), Relaxed);
         self.counters.over_limit.store(exec.over_limit(), Relaxed);
+        self.counters
+            .tun_opts_refused
+            .store(exec.tun_options_refused(), Relaxed);
         let (repeated, dropped) = exec.learn_skipped();
         self.counters.learn_repeated.store(repeated, Relaxed);
         self.counters.learn_dropped.store(dropped, Relaxed);

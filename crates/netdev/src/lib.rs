@@ -107,12 +107,70 @@ pub(crate) fn recvmmsg(fd: i32, msgs: &mut [libc::mmsghdr], name: &str) -> io::R
     }
 }
 
+/// Frames' Geneve options (each frame's raw option bytes, in order), one
+/// frame's after another in one buffer: once grown, a batch of frames
+/// with options allocates nothing. A frame with no entry has none.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct TunnelOptions {
+    bytes: Vec<u8>,
+    /// Where each frame's options end in `bytes`.
+    ends: Vec<u32>,
+}
+
+impl TunnelOptions {
+    /// Appends the next frame's options.
+    #[inline]
+    pub fn push(&mut self, opts: &[u8]) {
+        self.bytes.extend_from_slice(opts);
+        self.ends.push(self.bytes.len() as u32);
+    }
+
+    /// Frame `i`'s options (empty when it has none or no entry).
+    #[inline]
+    pub fn get(&self, i: usize) -> &[u8] {
+        let Some(&end) = self.ends.get(i) else {
+            return &[];
+        };
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.bytes[start as usize..end as usize]
+    }
+
+    /// Frames with an entry.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Keeps the first `n` frames' entries.
+    pub fn truncate(&mut self, n: usize) {
+        if n < self.ends.len() {
+            let end = if n == 0 { 0 } else { self.ends[n - 1] };
+            self.bytes.truncate(end as usize);
+            self.ends.truncate(n);
+        }
+    }
+
+    /// Forgets every entry, giving back what a burst grew beyond `keep`
+    /// frames (and as many full option blocks).
+    pub fn clear(&mut self, keep: usize) {
+        self.bytes.clear();
+        self.ends.clear();
+        self.bytes.shrink_to(keep * packet::tunnel::MAX_OPTIONS);
+        self.ends.shrink_to(keep);
+    }
+}
+
 /// Reusable receive buffers.
 pub struct Batch {
     bufs: Vec<Vec<u8>>,
     lens: Vec<usize>,
     /// Each frame's tunnel metadata, when a tunnel port filled the batch.
     tun: Vec<TunnelMeta>,
+    /// Each frame's Geneve options, when a Geneve port filled the batch.
+    opts: TunnelOptions,
     tunneled: bool,
     /// Each frame's patch crossings, when a patch port filled the batch.
     hops: Vec<u8>,
@@ -142,6 +200,7 @@ impl Batch {
                 .collect(),
             lens: vec![0; size],
             tun: vec![TunnelMeta::default(); size],
+            opts: TunnelOptions::default(),
             tunneled: false,
             hops: vec![0; size],
             patched: false,
@@ -188,6 +247,27 @@ impl Batch {
         self.tun.get(i).filter(|_| self.tunneled)
     }
 
+    /// Frame `i` with its tunnel metadata and Geneve options (empty: none),
+    /// when a tunnel port received the batch, for the pipeline to run it.
+    #[inline]
+    pub fn tunneled_frame(&mut self, i: usize) -> Option<(TunnelMeta, &[u8], &mut Vec<u8>)> {
+        let t = *self.tun.get(i).filter(|_| self.tunneled)?;
+        let b = &mut self.bufs[i];
+        b.truncate(self.lens[i]);
+        self.lens[i] = usize::MAX;
+        Some((t, self.opts.get(i), b))
+    }
+
+    /// Frame `i`'s Geneve options (empty: none, or not from a Geneve port).
+    #[inline]
+    pub fn tunnel_options(&self, i: usize) -> &[u8] {
+        if self.tunneled {
+            self.opts.get(i)
+        } else {
+            &[]
+        }
+    }
+
     /// How many patch ports frame `i` crossed to get here (0: it came from
     /// no patch port; [`patch`]).
     #[inline]
@@ -230,11 +310,26 @@ impl Batch {
         (&mut self.bufs, &mut self.lens, &mut self.hops)
     }
 
-    /// [`Batch::slots`] for a tunnel port, with each frame's metadata.
-    pub(crate) fn tunnel_slots(&mut self) -> (&mut [Vec<u8>], &mut [usize], &mut [TunnelMeta]) {
+    /// [`Batch::slots`] for a tunnel port, with each frame's metadata and
+    /// (emptied) options, which the port pushes frame by frame in order.
+    pub(crate) fn tunnel_slots(
+        &mut self,
+    ) -> (
+        &mut [Vec<u8>],
+        &mut [usize],
+        &mut [TunnelMeta],
+        &mut TunnelOptions,
+    ) {
         self.slots();
         self.tunneled = true;
-        (&mut self.bufs, &mut self.lens, &mut self.tun)
+        let keep = self.bufs.len();
+        self.opts.clear(keep);
+        (
+            &mut self.bufs,
+            &mut self.lens,
+            &mut self.tun,
+            &mut self.opts,
+        )
     }
 
     pub(crate) fn set_len(&mut self, n: usize) {
@@ -324,11 +419,17 @@ pub trait Port: Send {
         false
     }
 
-    /// Sends frames each with where its tunnel goes (`meta[i]` goes with
+    /// Sends frames each with where its tunnel goes and the Geneve
+    /// options it carries (`meta[i]` and `opts.get(i)` go with
     /// `frames[i]`); returns how many were sent. A port that is not a
-    /// tunnel ignores the metadata.
-    fn send_tunneled(&mut self, frames: &[&[u8]], meta: &[TunnelDst]) -> io::Result<usize> {
-        let _ = meta;
+    /// tunnel ignores both; a VXLAN port ignores the options.
+    fn send_tunneled(
+        &mut self,
+        frames: &[&[u8]],
+        meta: &[TunnelDst],
+        opts: &TunnelOptions,
+    ) -> io::Result<usize> {
+        let _ = (meta, opts);
         self.send(frames)
     }
 

@@ -35,10 +35,15 @@
 //! also sets `SO_REUSEPORT` under the same user: then the kernel shares
 //! the port between both, which no socket option can prevent.
 //!
+//! A Geneve port hands each received frame's options on with it
+//! ([`Batch::tunneled_frame`]) and sends each frame with the options the
+//! pipeline gives it ([`TunnelOptions`]), the C bit set when one is
+//! critical; which options are known, and what a frame with an unknown
+//! critical one becomes, is the pipeline's to say (`pipeline::tlv`).
+//!
 //! What is refused on receive, each counted as a receive error: a header
 //! that does not decode (VXLAN without its I flag; Geneve of another
-//! version, with critical options, a control message or a non-Ethernet
-//! payload), an inner frame shorter than an Ethernet header, a datagram
+//! version, a control message or a non-Ethernet payload), an inner frame shorter than an Ethernet header, a datagram
 //! from another endpoint than a fixed `remote_ip`, or with another VNI
 //! than a fixed `key` (`in_key`). On send, a frame with no destination (a flow-based
 //! port and no `tun_dst`) or one the stack refuses (no route) is dropped
@@ -48,9 +53,9 @@ use std::io;
 use std::mem::{size_of, zeroed};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use packet::tunnel::{decode_fixed, Proto, HEADER_LEN};
+use packet::tunnel::{decode_fixed, Proto, HEADER_LEN, MAX_OPTIONS};
 
-use crate::{Batch, Port, TunnelDst, TunnelMeta};
+use crate::{Batch, Port, TunnelDst, TunnelMeta, TunnelOptions};
 
 /// Default outer TTL / hop limit (Open vSwitch's).
 pub const DEFAULT_TTL: u8 = 64;
@@ -458,6 +463,7 @@ impl Tunnel {
         &mut self,
         frames: &[&[u8]],
         meta: impl Fn(usize) -> TunnelDst,
+        opts: &TunnelOptions,
     ) -> io::Result<usize> {
         let mut sent = 0;
         let mut base = 0;
@@ -465,9 +471,10 @@ impl Tunnel {
             let end = (base + CHUNK).min(frames.len());
             // SAFETY: plain data, filled below before use.
             let mut names: [libc::sockaddr_storage; CHUNK] = unsafe { zeroed() };
-            let mut iov: [[libc::iovec; 2]; CHUNK] = unsafe { zeroed() };
+            let mut iov: [[libc::iovec; 3]; CHUNK] = unsafe { zeroed() };
             let mut msgs: [libc::mmsghdr; CHUNK] = unsafe { zeroed() };
             let mut hdrs = [[0u8; HEADER_LEN]; CHUNK];
+            let geneve = self.spec.proto == Proto::Geneve;
             let mut m = 0;
             for (i, f) in frames[base..end].iter().enumerate() {
                 let Some((dst, vni)) = self.route(&meta(base + i)) else {
@@ -477,11 +484,18 @@ impl Tunnel {
                     continue;
                 };
                 names[m] = ss;
-                hdrs[m] = self.spec.proto.header(vni);
+                // Whole options only, at most what a header announces.
+                let o = if geneve { opts.get(base + i) } else { &[] };
+                let o = &o[..o.len().min(MAX_OPTIONS) & !3];
+                hdrs[m] = self.spec.proto.header_with(vni, o);
                 iov[m] = [
                     libc::iovec {
                         iov_base: hdrs[m].as_mut_ptr() as *mut libc::c_void,
                         iov_len: HEADER_LEN,
+                    },
+                    libc::iovec {
+                        iov_base: o.as_ptr() as *mut libc::c_void,
+                        iov_len: o.len(),
                     },
                     libc::iovec {
                         iov_base: f.as_ptr() as *mut libc::c_void,
@@ -491,13 +505,14 @@ impl Tunnel {
                 msgs[m].msg_hdr.msg_name = &mut names[m] as *mut _ as *mut libc::c_void;
                 msgs[m].msg_hdr.msg_namelen = len;
                 msgs[m].msg_hdr.msg_iov = iov[m].as_mut_ptr();
-                msgs[m].msg_hdr.msg_iovlen = 2;
+                msgs[m].msg_hdr.msg_iovlen = 3;
                 m += 1;
             }
             let mut at = 0;
             while at < m {
-                // SAFETY: msgs[at..m] point into names/iov/hdrs and the
-                // frames, all alive for the call; the kernel only reads them.
+                // SAFETY: msgs[at..m] point into names/iov/hdrs, the
+                // options and the frames, all alive for the call; the
+                // kernel only reads them.
                 let r = unsafe {
                     libc::sendmmsg(
                         self.fd,
@@ -553,7 +568,7 @@ impl Port for Tunnel {
     }
 
     fn recv(&mut self, batch: &mut Batch) -> io::Result<usize> {
-        let (bufs, lens, tun) = batch.tunnel_slots();
+        let (bufs, lens, tun, options) = batch.tunnel_slots();
         let n = bufs.len().min(CHUNK);
         // SAFETY: plain data; each iovec points into a distinct buffer we
         // own (or its header scratch), valid for the duration of the call.
@@ -597,7 +612,7 @@ impl Port for Tunnel {
                 self.rx_errors += 1;
                 continue;
             };
-            // Geneve options sit at the start of the buffer: skipped.
+            // Geneve options sit at the start of the buffer: kept apart.
             let opts = d.len - HEADER_LEN;
             if body < opts + ETH_HLEN {
                 self.rx_errors += 1;
@@ -612,9 +627,6 @@ impl Port for Tunnel {
             {
                 self.rx_errors += 1;
                 continue;
-            }
-            if opts > 0 {
-                bufs[i].copy_within(opts..body, 0);
             }
             let mut m = TunnelMeta {
                 id: d.vni as u64,
@@ -634,6 +646,10 @@ impl Port for Tunnel {
                     continue;
                 }
             }
+            options.push(&bufs[i][..opts]);
+            if opts > 0 {
+                bufs[i].copy_within(opts..body, 0);
+            }
             bufs.swap(kept, i);
             lens[kept] = body - opts;
             tun[kept] = m;
@@ -644,15 +660,20 @@ impl Port for Tunnel {
     }
 
     fn send(&mut self, frames: &[&[u8]]) -> io::Result<usize> {
-        self.send_with(frames, |_| TunnelDst::default())
+        self.send_with(frames, |_| TunnelDst::default(), &TunnelOptions::default())
     }
 
     fn is_tunnel(&self) -> bool {
         true
     }
 
-    fn send_tunneled(&mut self, frames: &[&[u8]], meta: &[TunnelDst]) -> io::Result<usize> {
-        self.send_with(frames, |i| meta.get(i).copied().unwrap_or_default())
+    fn send_tunneled(
+        &mut self,
+        frames: &[&[u8]],
+        meta: &[TunnelDst],
+        opts: &TunnelOptions,
+    ) -> io::Result<usize> {
+        self.send_with(frames, |i| meta.get(i).copied().unwrap_or_default(), opts)
     }
 
     fn take_rx_errors(&mut self) -> u64 {
@@ -726,7 +747,9 @@ mod tests {
             let none = TunnelDst::default();
             let (a, b) = (frame(1), frame(2));
             // The second frame has no destination: not sent.
-            let n = t.send_tunneled(&[&a, &b], &[meta, none]).unwrap();
+            let n = t
+                .send_tunneled(&[&a, &b], &[meta, none], &TunnelOptions::default())
+                .unwrap();
             assert_eq!(n, 1);
             let mut batch = Batch::with_frame_size(4, t.max_frame());
             assert_eq!(recv_some(&mut t, &mut batch), 1);
@@ -778,7 +801,7 @@ mod tests {
     }
 
     #[test]
-    fn geneve_options_are_skipped_and_critical_ones_refused() {
+    fn geneve_options_come_in_with_the_frame_and_go_out_with_it() {
         let port = free_port();
         let spec = TunnelSpec {
             local: Some(IpAddr::V4(Ipv4Addr::LOCALHOST)),
@@ -789,18 +812,55 @@ mod tests {
         let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
         let to = format!("127.0.0.1:{port}");
         // One 8-byte option (opt_len 2 words).
+        let opt = [0x01, 0x02, 0x03, 0x01, 0xaa, 0xbb, 0xcc, 0xdd];
         let mut d = vec![2u8, 0, 0x65, 0x58, 0, 0, 9, 0];
-        d.extend_from_slice(&[0x01, 0x02, 0x03, 0x01, 0xaa, 0xbb, 0xcc, 0xdd]);
+        d.extend_from_slice(&opt);
         d.extend_from_slice(&frame(5));
         peer.send_to(&d, &to).unwrap();
-        d[1] = 0x40; // critical
+        // The C bit is no reason to refuse here (the pipeline judges).
+        d[1] = 0x40;
         peer.send_to(&d, &to).unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(50));
         let mut batch = Batch::with_frame_size(8, t.max_frame());
-        assert_eq!(recv_some(&mut t, &mut batch), 1);
-        assert_eq!(batch.frame(0), &frame(5)[..]);
-        assert_eq!(batch.tunnel(0).unwrap().id, 9);
-        assert_eq!(t.take_rx_errors(), 1);
+        let mut got = Vec::new();
+        for _ in 0..2 {
+            let n = recv_some(&mut t, &mut batch);
+            for j in 0..n {
+                got.push((batch.frame(j).to_vec(), batch.tunnel_options(j).to_vec()));
+            }
+            if got.len() == 2 {
+                break;
+            }
+        }
+        assert_eq!(got, vec![(frame(5), opt.to_vec()); 2]);
+        assert_eq!(t.take_rx_errors(), 0);
+        // Sent with OVN's option (critical), to this port itself: the
+        // options come back as they went.
+        let ovn = [0x01, 0x02, 0x80, 0x01, 0x00, 0x01, 0x00, 0x02];
+        let mut opts = TunnelOptions::default();
+        opts.push(&ovn);
+        opts.push(&[]);
+        let meta = TunnelDst {
+            id: 3,
+            ipv4_dst: 0x7f00_0001,
+            ..TunnelDst::default()
+        };
+        let n = t
+            .send_tunneled(&[&frame(6), &frame(7)], &[meta, meta], &opts)
+            .unwrap();
+        assert_eq!(n, 2);
+        let mut back = Vec::new();
+        while back.len() < 2 {
+            let n = recv_some(&mut t, &mut batch);
+            assert!(n > 0, "the datagrams sent came back");
+            for j in 0..n {
+                let (m, o, f) = batch.tunneled_frame(j).unwrap();
+                back.push((m.id, o.to_vec(), f.clone()));
+            }
+        }
+        assert_eq!(
+            back,
+            vec![(3, ovn.to_vec(), frame(6)), (3, vec![], frame(7))]
+        );
     }
 
     #[test]
@@ -839,7 +899,11 @@ mod tests {
             ipv4_dst: 0x7f00_0001,
             ..TunnelDst::default()
         };
-        assert_eq!(t.send_tunneled(&[&frame(9)], &[meta]).unwrap(), 1);
+        assert_eq!(
+            t.send_tunneled(&[&frame(9)], &[meta], &TunnelOptions::default())
+                .unwrap(),
+            1
+        );
         let mut batch = Batch::with_frame_size(4, t.max_frame());
         assert_eq!(recv_some(&mut t, &mut batch), 1);
         let m = batch.tunnel(0).unwrap();

@@ -7,6 +7,13 @@
 //! endpoint and the destination the local one; on send, flows set the
 //! destination (`tun_dst`) to say where the packet goes.
 //!
+//! Geneve options travel beside the metadata as their raw bytes (the
+//! options of the header, in order): a tunnel port hands a received
+//! frame's options to the pipeline, which reads the ones its option table
+//! maps into `tun_metadataN` and refuses a frame whose critical options it
+//! does not map (`pipeline::tlv`); the pipeline hands a frame to send its
+//! options, which the port writes after the fixed header ([`Proto::header_with`]).
+//!
 //! The header codecs are pure functions on bytes (no I/O), over the views
 //! of [`crate::wire::vxlan`] and [`crate::wire::geneve`]: the tunnel port
 //! in `netdev` receives UDP payloads with the host's IP stack and hands
@@ -107,13 +114,39 @@ impl Proto {
     }
 
     /// The 8-byte header that carries an Ethernet frame with `vni` (its
-    /// low 24 bits). Geneve is sent without options.
+    /// low 24 bits), with no Geneve options.
     pub fn header(self, vni: u32) -> [u8; HEADER_LEN] {
         match self {
             Proto::Vxlan => vxlan::header(vni),
             Proto::Geneve => geneve::header(vni),
         }
     }
+
+    /// [`Proto::header`] for a frame sent with Geneve options `opts`
+    /// (whole options, at most [`MAX_OPTIONS`] bytes; the caller writes
+    /// them after the header): their length in words, and the C bit when
+    /// one of them is critical. VXLAN carries no options: `opts` is
+    /// ignored (the caller sends none).
+    pub fn header_with(self, vni: u32, opts: &[u8]) -> [u8; HEADER_LEN] {
+        let mut h = self.header(vni);
+        if self == Proto::Geneve && !opts.is_empty() {
+            let words = (opts.len().min(MAX_OPTIONS) / 4) as u8;
+            h[0] |= words;
+            if has_critical(opts) {
+                h[1] |= 0x40;
+            }
+        }
+        h
+    }
+}
+
+/// The most bytes of Geneve options a header can announce (63 words).
+pub const MAX_OPTIONS: usize = 252;
+
+/// Whether one of the options in `opts` is critical (its type's high
+/// bit, RFC 8926 3.5).
+pub fn has_critical(opts: &[u8]) -> bool {
+    geneve::options(opts).any(|o| o.ty & 0x80 != 0)
 }
 
 /// Why a received tunnel header was refused.
@@ -127,9 +160,6 @@ pub enum HeaderError {
     Version,
     /// Geneve carrying something other than Ethernet.
     NotEthernet,
-    /// Geneve with the C bit: critical options, which a receiver that
-    /// does not process them must drop (RFC 8926 3.4).
-    CriticalOptions,
     /// A Geneve control message (O bit): not data for the bridge.
     Control,
 }
@@ -144,8 +174,10 @@ pub struct Decoded {
 
 /// Decodes the header at the start of a UDP payload (options included:
 /// a payload shorter than its header is [`HeaderError::Short`]). Geneve
-/// options are skipped, not interpreted; reserved bits are ignored on
-/// receive as both RFCs ask.
+/// options are counted, not interpreted: the C bit (critical options) is
+/// no reason to refuse here, the pipeline decides on each critical option
+/// whether it knows it (as Open vSwitch's option table does); reserved
+/// bits are ignored on receive as both RFCs ask.
 pub fn decode(proto: Proto, b: &[u8]) -> Result<Decoded, HeaderError> {
     let fixed: &[u8; HEADER_LEN] = b
         .get(..HEADER_LEN)
@@ -179,9 +211,6 @@ pub fn decode_fixed(proto: Proto, b: &[u8; HEADER_LEN]) -> Result<Decoded, Heade
             }
             if h.is_control() {
                 return Err(HeaderError::Control);
-            }
-            if h.has_critical() {
-                return Err(HeaderError::CriticalOptions);
             }
             if h.protocol() != ETH_BRIDGING {
                 return Err(HeaderError::NotEthernet);
@@ -231,9 +260,10 @@ mod tests {
             decode(Proto::Geneve, &g(0x40, 0, 0x6558)),
             Err(HeaderError::Version)
         );
+        // The C bit is the pipeline's to judge, option by option.
         assert_eq!(
             decode(Proto::Geneve, &g(0, 0x40, 0x6558)),
-            Err(HeaderError::CriticalOptions)
+            Ok(Decoded { vni: 7, len: 8 })
         );
         assert_eq!(
             decode(Proto::Geneve, &g(0, 0x80, 0x6558)),
@@ -249,6 +279,23 @@ mod tests {
         assert_eq!(decode(Proto::Geneve, &b), Err(HeaderError::Short));
         b.extend_from_slice(&[0; 4]);
         assert_eq!(decode(Proto::Geneve, &b), Ok(Decoded { vni: 7, len: 16 }));
+    }
+
+    #[test]
+    fn a_header_with_options_counts_them_and_flags_critical_ones() {
+        // OVN's option: class 0x0102, type 0x80 (critical), 4 bytes.
+        let ovn = [1, 2, 0x80, 1, 0, 1, 0, 2];
+        let h = Proto::Geneve.header_with(5, &ovn);
+        assert_eq!(h[0], 2, "two words of options, version 0");
+        assert_eq!(h[1], 0x40, "the C bit");
+        assert_eq!(
+            decode_fixed(Proto::Geneve, &h),
+            Ok(Decoded { vni: 5, len: 16 })
+        );
+        let plain = [1, 2, 0x01, 0];
+        assert_eq!(Proto::Geneve.header_with(5, &plain)[..2], [1, 0]);
+        assert_eq!(Proto::Geneve.header_with(5, &[]), Proto::Geneve.header(5));
+        assert_eq!(Proto::Vxlan.header_with(5, &ovn), Proto::Vxlan.header(5));
     }
 
     #[test]

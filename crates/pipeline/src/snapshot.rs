@@ -68,6 +68,9 @@ pub struct Snapshot {
     pub miss_to_controller: bool,
     /// The connection tracker (`ct`), the pipeline's one.
     pub conntrack: Arc<conntrack::Tracker>,
+    /// The Geneve option table, to read received frames' options and
+    /// write those of frames sent ([`crate::tlv`]).
+    pub geneve: Arc<crate::tlv::GeneveMap>,
 }
 
 /// Why a packet goes to the controller, and what the PACKET_IN says.
@@ -159,4 +162,9 @@ pub struct Output {
     /// does not send it back to this host (Open vSwitch refuses that too),
     /// which would loop between two tunnel ports for ever.
     pub tunnel: TunnelDst,
+    /// The Geneve options a tunnel port sends it with (the packet's
+    /// `tun_metadataN` fields, [`crate::tlv::GeneveMap::write`]); None for
+    /// a packet with none (out of line: most packets have none, and every
+    /// output carries this).
+    pub tun_opts: Option<Box<[u8]>>,
 }

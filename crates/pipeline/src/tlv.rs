@@ -20,6 +20,16 @@
 //! mapped (`NXTTMFC_BAD_OPT_LEN`: Open vSwitch takes up to 124); any
 //! field index may be mapped, but a flow naming one the flow key holds no
 //! value for ([`packet::TUN_METADATA_KEY_FIELDS`]) is `OFPBMC_BAD_FIELD`.
+//!
+//! Frames: each snapshot carries the table as a [`GeneveMap`]. A frame a
+//! Geneve port received has its options read into the key before its
+//! first lookup ([`GeneveMap::read`]), as Open vSwitch translates them:
+//! a mapped option of another length than its mapping's, an unmapped
+//! critical option or options that run past their end drop the frame
+//! (counted: `Worker::tun_options_refused`); other unmapped options are
+//! passed over. A frame output with `tun_metadataN` fields present
+//! carries them out as options ([`GeneveMap::write`]), in field order,
+//! the C bit set by the port when one is critical.
 
 use ofp::action::Action;
 use ofp::msg::tlv_table::{
@@ -29,6 +39,7 @@ use ofp::msg::tlv_table::{
 };
 use ofp::oxm::{MatchEntry, OxmField, TUN_METADATA_MAX_LEN};
 use ofp::{ErrorCode, Instruction, Match, OfpError};
+use packet::FlowKey;
 
 /// The `tun_metadataN` fields a match and actions name, as a bitmap
 /// (bit N: field N), as Open vSwitch's `tlv_bitmap` counts them: the
@@ -191,6 +202,105 @@ impl TlvTable {
             max_fields: TUN_METADATA_FIELDS,
             maps: self.fields.iter().flatten().copied().collect(),
         }
+    }
+}
+
+/// The option table as a worker reads it: the mapped fields, to read a
+/// received frame's Geneve options into the flow key's `tun_metadataN`
+/// words and to write the options a frame sent to a Geneve port carries.
+/// Published in each snapshot; built from the [`TlvTable`] when it
+/// changes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GeneveMap {
+    /// The mapped fields, by index.
+    entries: Vec<TlvMap>,
+}
+
+/// Why a received frame's Geneve options were refused (as Open vSwitch
+/// refuses them when it translates a frame's options into its fields:
+/// the frame is dropped).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OptionsError {
+    /// An option runs past the options' end.
+    Malformed,
+    /// A mapped option with another length than its mapping's.
+    Length,
+    /// A critical option (type's high bit) the table does not map.
+    UnknownCritical,
+}
+
+impl GeneveMap {
+    /// The map of `t`.
+    pub fn of(t: &TlvTable) -> GeneveMap {
+        GeneveMap {
+            entries: t.fields.iter().flatten().copied().collect(),
+        }
+    }
+
+    /// Whether no option is mapped.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Reads a received frame's options (`opts`, the bytes after the
+    /// fixed header) into `key`: each mapped option whose field the key
+    /// holds ([`packet::TUN_METADATA_KEY_FIELDS`]) becomes that field,
+    /// present, its bytes right-aligned in the field's 16; an option not
+    /// mapped is passed over unless it is critical. On an error the key
+    /// may hold some fields: the frame is to be dropped.
+    pub fn read(&self, opts: &[u8], key: &mut FlowKey) -> Result<(), OptionsError> {
+        let mut rest = opts;
+        while !rest.is_empty() {
+            let h: &[u8; 4] = rest
+                .get(..4)
+                .and_then(|h| h.try_into().ok())
+                .ok_or(OptionsError::Malformed)?;
+            let len = 4 * (h[3] & 0x1f) as usize;
+            let data = rest.get(4..4 + len).ok_or(OptionsError::Malformed)?;
+            let (class, ty) = (u16::from_be_bytes([h[0], h[1]]), h[2]);
+            match self.entries.iter().find(|e| (e.class, e.ty) == (class, ty)) {
+                Some(e) if e.len as usize != len => return Err(OptionsError::Length),
+                Some(e) => {
+                    let mut v = [0u8; 16];
+                    v[16 - len..].copy_from_slice(data);
+                    key.set_tun_metadata(e.index as usize, u128::from_be_bytes(v));
+                }
+                None if ty & 0x80 != 0 => return Err(OptionsError::UnknownCritical),
+                None => {}
+            }
+            rest = &rest[4 + len..];
+        }
+        Ok(())
+    }
+
+    /// The options a frame with `key` carries out of a Geneve port: one
+    /// per present field the table maps, in field order, its mapping's
+    /// length of the value's low bytes. None when no field is present
+    /// (the usual frame: nothing allocated).
+    #[inline]
+    pub fn write(&self, key: &FlowKey) -> Option<Box<[u8]>> {
+        if key.get(packet::slots::TUN_METADATA_PRESENT) == 0 {
+            return None;
+        }
+        self.write_present(key)
+    }
+
+    #[cold]
+    fn write_present(&self, key: &FlowKey) -> Option<Box<[u8]>> {
+        let mut out = Vec::new();
+        let mut fields: Vec<&TlvMap> = self.entries.iter().collect();
+        fields.sort_by_key(|e| e.index);
+        for e in fields {
+            let Some(v) = key.tun_metadata(e.index as usize) else {
+                continue;
+            };
+            let len = e.len as usize;
+            out.extend_from_slice(&e.class.to_be_bytes());
+            out.push(e.ty);
+            out.push((len / 4) as u8);
+            out.extend_from_slice(&v.to_be_bytes()[16 - len..]);
+        }
+        (!out.is_empty()).then(|| out.into_boxed_slice())
     }
 }
 

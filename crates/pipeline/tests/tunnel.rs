@@ -40,7 +40,7 @@ fn pipeline(flows: &[&str]) -> Pipeline {
 fn run(p: &mut Pipeline, in_port: u32, tun: &TunnelMeta, frame: &mut Vec<u8>) -> Vec<Output> {
     let snap = p.snapshot();
     let mut w = Worker::new(0);
-    w.process_tunneled(&snap, in_port, tun, frame, 1_000)
+    w.process_tunneled(&snap, in_port, tun, &[], frame, 1_000)
         .to_vec()
 }
 

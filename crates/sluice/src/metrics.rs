@@ -152,7 +152,7 @@ const QUEUE_COUNTERS: [Counter<QueueCounters>; 3] = [
     ),
 ];
 
-const BRIDGE_COUNTERS: [Counter<BridgeCounters>; 4] = [
+const BRIDGE_COUNTERS: [Counter<BridgeCounters>; 5] = [
     (
         "sluice_pipeline_dropped_total",
         "Frames the pipeline sent nowhere",
@@ -167,6 +167,11 @@ const BRIDGE_COUNTERS: [Counter<BridgeCounters>; 4] = [
         "sluice_output_limit_drops_total",
         "Outputs and group buckets dropped over the per-packet limits",
         |c| c.over_limit.load(Relaxed),
+    ),
+    (
+        "sluice_geneve_options_refused_total",
+        "Frames from Geneve ports dropped for their options",
+        |c| c.tun_opts_refused.load(Relaxed),
     ),
     (
         "sluice_to_controller_total",

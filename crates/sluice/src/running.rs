@@ -529,11 +529,12 @@ impl Running {
         }
         let t = &BridgeCounters::sum(&b.counters);
         println!(
-            "pipeline: dropped {}  to_controller {}  skipped_edits {}  over_limit {}",
+            "pipeline: dropped {}  to_controller {}  skipped_edits {}  over_limit {}  geneve_options_refused {}",
             t.dropped.load(Relaxed),
             t.to_controller.load(Relaxed),
             t.skipped_edits.load(Relaxed),
-            t.over_limit.load(Relaxed)
+            t.over_limit.load(Relaxed),
+            t.tun_opts_refused.load(Relaxed)
         );
         let us = |ns: u64| ns as f64 / 1000.0;
         println!(

@@ -186,6 +186,8 @@ pub struct Pipeline {
     disposer: crate::garbage::Disposer,
     /// The Geneve option table ([`crate::tlv`]).
     pub tlv: crate::tlv::TlvTable,
+    /// `tlv` as snapshots carry it.
+    geneve: Arc<crate::tlv::GeneveMap>,
 }
 
 impl Pipeline {
@@ -218,6 +220,7 @@ impl Pipeline {
             )),
             disposer: Default::default(),
             tlv: Default::default(),
+            geneve: Default::default(),
         }
     }
 
@@ -324,6 +327,7 @@ impl Pipeline {
             invalid_ttl_to_controller: self.invalid_ttl_to_controller,
             miss_to_controller: self.miss_to_controller,
             conntrack: self.conntrack.clone(),
+            geneve: self.geneve.clone(),
         })
     }
 
@@ -429,7 +433,9 @@ impl Pipeline {
     ) -> Result<(), ofp::ErrorCode> {
         let removes = !matches!(m.command, ofp::msg::tlv_table::TlvCommand::Add);
         let in_use = if removes { self.tlv_fields_in_use() } else { 0 };
-        self.tlv.apply(m, in_use)
+        self.tlv.apply(m, in_use)?;
+        self.geneve = Arc::new(crate::tlv::GeneveMap::of(&self.tlv));
+        Ok(())
     }
 
     /// The `tun_metadataN` fields the installed flows name (a bitmap).

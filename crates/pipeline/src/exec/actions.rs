@@ -111,6 +111,7 @@ impl Exec {
                                         )
                                     }),
                                     tunnel: self.tun.dst(),
+                                    tun_opts: None,
                                 });
                             }
                         }

@@ -194,6 +194,8 @@ struct Exec {
     skipped_edits: u64,
     /// Outputs and group buckets dropped over the per-packet limits.
     over_limit: u64,
+    /// Frames dropped for their Geneve options ([`crate::tlv::GeneveMap::read`]).
+    tun_opts_refused: u64,
     /// Bucket runs a PACKET_OUT has already spent, for the pipeline run of
     /// its output:TABLE to go on from (0 otherwise).
     buckets_carried: u32,
@@ -252,6 +254,7 @@ impl Exec {
             indent: 0,
             skipped_edits: 0,
             over_limit: 0,
+            tun_opts_refused: 0,
             buckets_carried: 0,
             buckets_used: 0,
             stack: Vec::new(),

@@ -40,6 +40,7 @@ impl Exec {
             data: None,
             controller,
             tunnel,
+            tun_opts: cx.snap.geneve.write(&self.key),
         });
     }
 

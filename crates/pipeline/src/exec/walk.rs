@@ -19,6 +19,7 @@ impl Exec {
         snap: &Snapshot,
         in_port: u32,
         tun: &TunnelMeta,
+        tun_opts: &[u8],
         frame: &mut B,
         now_ns: u64,
     ) -> &[Output] {
@@ -30,6 +31,17 @@ impl Exec {
         self.key.clear_metadata();
         self.stack.clear();
         self.reextract(frame, in_port);
+        // A Geneve frame's options become its tun_metadataN fields, or
+        // the frame is dropped as Open vSwitch drops it (crate::tlv).
+        if !tun_opts.is_empty() {
+            if let Err(e) = snap.geneve.read(tun_opts, &mut self.key) {
+                if T {
+                    self.note(format!("Geneve options refused ({e:?}): dropped"));
+                }
+                self.tun_opts_refused += 1;
+                return &self.outputs;
+            }
+        }
         if T {
             self.note(format!("Flow: {}", describe_key(&self.key)));
         }

@@ -138,17 +138,21 @@ impl Worker {
         frame: &mut B,
         now_ns: u64,
     ) -> &[Output] {
-        self.process_tunneled(snap, in_port, &TunnelMeta::default(), frame, now_ns)
+        self.process_tunneled(snap, in_port, &TunnelMeta::default(), &[], frame, now_ns)
     }
 
     /// [`Worker::process`] for a packet that came out of a tunnel port
     /// with metadata `tun` (its VNI and outer addresses, which flows match
-    /// as `tun_id`, `tun_src`, `tun_dst`).
+    /// as `tun_id`, `tun_src`, `tun_dst`) and Geneve options `tun_opts`
+    /// (the header's option bytes; empty: none), which become its
+    /// `tun_metadataN` fields ([`crate::tlv::GeneveMap::read`]).
+    #[allow(clippy::too_many_arguments)] // the packet and where it came from
     pub fn process_tunneled<B: FrameBuf + ?Sized>(
         &mut self,
         snap: &Snapshot,
         in_port: u32,
         tun: &TunnelMeta,
+        tun_opts: &[u8],
         frame: &mut B,
         now_ns: u64,
     ) -> &[Output] {
@@ -159,9 +163,17 @@ impl Worker {
             snap,
             in_port,
             tun,
+            tun_opts,
             frame,
             now_ns,
         )
+    }
+
+    /// Frames dropped for their Geneve options so far: a critical option
+    /// the option table does not map, a mapped one of another length, or
+    /// options that run past their end ([`crate::tlv`]).
+    pub fn tun_options_refused(&self) -> u64 {
+        self.exec.tun_opts_refused
     }
 }
 
@@ -223,6 +235,7 @@ impl Worker {
                 snap,
                 in_port,
                 &o.tunnel.meta(),
+                o.tun_opts.as_deref().unwrap_or(&[]),
                 &mut f,
                 now_ns,
             );
@@ -250,7 +263,7 @@ pub(crate) fn trace_run(
     let mut e = Exec::new();
     let mut f = frame.to_vec();
     let outputs = e
-        .process::<true, _>(0, None, None, snap, in_port, tun, &mut f, 0)
+        .process::<true, _>(0, None, None, snap, in_port, tun, &[], &mut f, 0)
         .to_vec();
     let outputs = outputs
         .into_iter()

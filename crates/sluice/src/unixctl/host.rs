@@ -91,7 +91,7 @@ impl Switch for Host<'_> {
 
     fn counters(&self) -> Vec<(String, u64)> {
         let mut port = [0u64; 7];
-        let mut br = [0u64; 7];
+        let mut br = [0u64; 8];
         for r in self.bridges.iter() {
             let b = r.bridge();
             for v in b.view().load().iter() {
@@ -114,6 +114,7 @@ impl Switch for Host<'_> {
                 &t.to_controller,
                 &t.skipped_edits,
                 &t.over_limit,
+                &t.tun_opts_refused,
                 &t.learn_repeated,
                 &t.learn_dropped,
                 &t.batches,
@@ -133,6 +134,7 @@ impl Switch for Host<'_> {
             "to_controller",
             "skipped_edits",
             "output_limit_drops",
+            "geneve_options_refused",
             "learn_repeated",
             "learn_dropped",
             "worker_rounds",
