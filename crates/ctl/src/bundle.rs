@@ -270,7 +270,7 @@ mod tests {
     }
 
     fn bundle_of(path: &std::path::Path, flows: &[&str]) -> Result<String> {
-        let t = Target::parse(&format!("unix:{}", path.display()), "/nonexistent").unwrap();
+        let t = Target::parse(&format!("unix:{}", path.display()), &[]).unwrap();
         let mut c = Client::connect(
             &t,
             Duration::from_secs(5),

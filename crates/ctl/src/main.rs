@@ -160,9 +160,11 @@ struct Cli {
     /// Seconds to wait for the switch to answer.
     #[arg(long, default_value_t = 10.0, global = true)]
     timeout: f64,
-    /// Where bridge management sockets live (the daemon's --run-dir).
-    #[arg(long, default_value = target::RUN_DIR, global = true)]
-    run_dir: String,
+    /// Where bridge management sockets live (the daemon's --run-dir)
+    /// [default: $OVS_RUNDIR if set, then /run/sluice, then
+    /// /var/run/openvswitch: the first that has the bridge's socket]
+    #[arg(long, global = true)]
+    run_dir: Option<String>,
     /// TLS (tls:HOST:PORT targets): our private key, PEM
     #[arg(short = 'p', long, global = true, value_name = "FILE")]
     private_key: Option<std::path::PathBuf>,
@@ -591,6 +593,10 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let run_dirs = target::run_dirs(
+        cli.run_dir.as_deref(),
+        std::env::var("OVS_RUNDIR").ok().as_deref(),
+    );
     let opts = Opts {
         strict: cli.strict,
         bundle: cli.bundle,
@@ -604,7 +610,7 @@ fn main() -> ExitCode {
             .collect(),
         versions,
     };
-    match commands::run(cli.cmd, &cli.run_dir, timeout, identity.as_ref(), &opts) {
+    match commands::run(cli.cmd, &run_dirs, timeout, identity.as_ref(), &opts) {
         Ok(out) => {
             // A closed pipe (`| head`) is not an error worth a panic.
             let mut stdout = std::io::stdout().lock();

@@ -1,5 +1,5 @@
 //! Where the switch is: `BRIDGE` (its management socket,
-//! `/run/sluice/BRIDGE.mgmt`), `unix:PATH`, `tcp:HOST:PORT` (a switch
+//! `RUN_DIR/BRIDGE.mgmt`, [`run_dirs`]), `unix:PATH`, `tcp:HOST:PORT` (a switch
 //! listening with `ptcp:`) or `tls:HOST:PORT` / `ssl:HOST:PORT` (a switch
 //! listening with `ptls:`; needs `--private-key`, `--certificate` and
 //! `--ca-cert`), as ovs-ofctl spells them.
@@ -15,6 +15,24 @@ use std::time::Duration;
 /// The default directory of management sockets (the daemon's `--run-dir`).
 pub const RUN_DIR: &str = "/run/sluice";
 
+/// Open vSwitch's run directory when `OVS_RUNDIR` is not set (where
+/// `sluice --ovs` puts its sockets, as ovs-vswitchd does).
+pub const OVS_RUN_DIR: &str = "/var/run/openvswitch";
+
+/// Where to look for a bridge's management socket, in order: `--run-dir`
+/// alone when given; else `$OVS_RUNDIR` when set (as ovs-ofctl looks,
+/// and `sluice --ovs` puts its sockets there), then sluice's own
+/// [`RUN_DIR`], then Open vSwitch's default [`OVS_RUN_DIR`] when
+/// `OVS_RUNDIR` is not set. A bridge name is the first directory's socket
+/// that exists, so one command finds a daemon started either way.
+pub fn run_dirs(given: Option<&str>, ovs_rundir: Option<&str>) -> Vec<PathBuf> {
+    match (given, ovs_rundir) {
+        (Some(d), _) => vec![d.into()],
+        (None, Some(o)) if !o.is_empty() => vec![o.into(), RUN_DIR.into()],
+        (None, _) => vec![RUN_DIR.into(), OVS_RUN_DIR.into()],
+    }
+}
+
 /// A switch endpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
@@ -25,8 +43,9 @@ pub enum Target {
 
 impl Target {
     /// Reads a target: `unix:PATH`, `tcp:HOST:PORT`, a path (contains a
-    /// `/`), or a bridge name (its management socket in `run_dir`).
-    pub fn parse(s: &str, run_dir: &str) -> Result<Target, String> {
+    /// `/`), or a bridge name (its management socket in the first of
+    /// `run_dirs` that has it, else in the first: [`run_dirs`]).
+    pub fn parse(s: &str, run_dirs: &[PathBuf]) -> Result<Target, String> {
         if let Some(p) = s.strip_prefix("unix:") {
             if p.is_empty() {
                 return Err(format!("{s:?}: unix: needs a path"));
@@ -60,9 +79,10 @@ impl Target {
                 "{s:?}: expected a bridge name, unix:PATH, tcp:HOST:PORT or tls:HOST:PORT"
             ));
         }
-        Ok(Target::Unix(
-            PathBuf::from(run_dir).join(format!("{s}.mgmt")),
-        ))
+        let sock = format!("{s}.mgmt");
+        let found = run_dirs.iter().map(|d| d.join(&sock)).find(|p| p.exists());
+        let first = run_dirs.first().cloned().unwrap_or_else(|| RUN_DIR.into());
+        Ok(Target::Unix(found.unwrap_or_else(|| first.join(&sock))))
     }
 
     /// Opens a non-blocking stream to the target; `tls` is the identity
@@ -171,25 +191,57 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_bridge_is_found_where_its_socket_is() {
+        let d = std::env::temp_dir().join(format!("sluice-ctl-rundir-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let ovs = d.to_str().unwrap();
+        // --run-dir alone when given.
+        assert_eq!(run_dirs(Some("/x"), Some(ovs)), vec![PathBuf::from("/x")]);
+        // OVS_RUNDIR first; a socket there is found, else the first dir.
+        let dirs = run_dirs(None, Some(ovs));
+        assert_eq!(dirs, vec![d.clone(), PathBuf::from(RUN_DIR)]);
+        assert_eq!(
+            Target::parse("brq", &dirs).unwrap(),
+            Target::Unix(d.join("brq.mgmt"))
+        );
+        std::fs::write(d.join("brq.mgmt"), b"").unwrap();
+        assert_eq!(
+            Target::parse("brq", &run_dirs(Some("/nowhere"), None)).unwrap(),
+            Target::Unix("/nowhere/brq.mgmt".into())
+        );
+        let dirs = [PathBuf::from("/nowhere"), d.clone()];
+        assert_eq!(
+            Target::parse("brq", &dirs).unwrap(),
+            Target::Unix(d.join("brq.mgmt"))
+        );
+        // Neither set: sluice's, then Open vSwitch's default.
+        assert_eq!(
+            run_dirs(None, None),
+            vec![PathBuf::from(RUN_DIR), PathBuf::from(OVS_RUN_DIR)]
+        );
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
     fn targets() {
         assert_eq!(
-            Target::parse("br0", RUN_DIR).unwrap(),
+            Target::parse("br0", &[PathBuf::from(RUN_DIR)]).unwrap(),
             Target::Unix("/run/sluice/br0.mgmt".into())
         );
         assert_eq!(
-            Target::parse("unix:/tmp/x", RUN_DIR).unwrap(),
+            Target::parse("unix:/tmp/x", &[PathBuf::from(RUN_DIR)]).unwrap(),
             Target::Unix("/tmp/x".into())
         );
         assert_eq!(
-            Target::parse("tcp:127.0.0.1:6653", RUN_DIR).unwrap(),
+            Target::parse("tcp:127.0.0.1:6653", &[PathBuf::from(RUN_DIR)]).unwrap(),
             Target::Tcp("127.0.0.1:6653".into())
         );
         assert_eq!(
-            Target::parse("ssl:127.0.0.1:6653", RUN_DIR).unwrap(),
+            Target::parse("ssl:127.0.0.1:6653", &[PathBuf::from(RUN_DIR)]).unwrap(),
             Target::Tls("127.0.0.1:6653".into())
         );
         assert_eq!(
-            Target::parse("tls:localhost:6653", RUN_DIR).unwrap(),
+            Target::parse("tls:localhost:6653", &[PathBuf::from(RUN_DIR)]).unwrap(),
             Target::Tls("localhost:6653".into())
         );
         for bad in [
@@ -201,7 +253,7 @@ mod tests {
             "ssl:x",
             "tls::1",
         ] {
-            assert!(Target::parse(bad, RUN_DIR).is_err(), "{bad}");
+            assert!(Target::parse(bad, &[PathBuf::from(RUN_DIR)]).is_err(), "{bad}");
         }
     }
 }

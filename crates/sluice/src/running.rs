@@ -129,10 +129,11 @@ pub fn build(cfg: config::Config, opts: Options) -> Result<Running, Box<dyn std:
         versions: cfg.protocols,
         ..defaults
     });
-    // Standalone: NORMAL learning while no controller is connected (the
-    // flow's cookie marks it as the switch's own).
+    // Standalone: NORMAL learning while no controller is connected, the
+    // flow Open vSwitch's bridge shows in that case (cookie 0, priority
+    // 0, `actions=NORMAL`).
     let standalone_flow = (cfg.fail_mode == config::FailMode::Standalone).then(|| {
-        ofp::text::parse_flow_mod("cookie=0x736c75696365,priority=0,actions=normal")
+        ofp::text::parse_flow_mod("priority=0,actions=normal")
             .expect("built-in flow")
     });
     agent.handle_fail_mode(standalone_flow, 0);

@@ -96,13 +96,13 @@ fn usage<T>(what: &str, e: impl std::fmt::Display) -> Result<T> {
 /// Runs one command.
 pub fn run(
     cmd: Cmd,
-    run_dir: &str,
+    run_dirs: &[std::path::PathBuf],
     timeout: Duration,
     tls: Option<&tls::Tls>,
     opts: &Opts,
 ) -> Result<Output> {
     let connect = |switch: &str| -> Result<Client> {
-        let t = Target::parse(switch, run_dir).map_err(CmdError::Usage)?;
+        let t = Target::parse(switch, run_dirs).map_err(CmdError::Usage)?;
         Ok(Client::connect(&t, timeout, tls, opts.versions)?)
     };
     // diff-flows alone has an exit status of its own (and two sources).
