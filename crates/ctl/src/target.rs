@@ -253,7 +253,10 @@ mod tests {
             "ssl:x",
             "tls::1",
         ] {
-            assert!(Target::parse(bad, &[PathBuf::from(RUN_DIR)]).is_err(), "{bad}");
+            assert!(
+                Target::parse(bad, &[PathBuf::from(RUN_DIR)]).is_err(),
+                "{bad}"
+            );
         }
     }
 }

@@ -47,6 +47,11 @@ const FLOWS: &[&str] = &[
     "actions=move:NXM_NX_XXREG0[]->NXM_NX_XXREG1[]",
     "actions=move:NXM_OF_IN_PORT[]->NXM_NX_REG14[0..15]",
     "ip,reg0=0x8000/0x8000,actions=move:NXM_OF_IP_SRC[]->NXM_NX_REG1[]",
+    // Masked transport ports (the Neutron firewall's port ranges).
+    "tcp,tp_dst=0x40/0xfff0,actions=drop",
+    "udp,udp_src=0x1000/0xf000,actions=drop",
+    "sctp,sctp_dst=80/0xff00,actions=drop",
+    "tcp6,tcp_src=0x8000/0x8000,tcp_dst=443/0xffff,actions=drop",
     // Packet mark, TTL, fragments, TCP flags.
     "pkt_mark=7,actions=drop",
     "pkt_mark=0x5/0xff,actions=set_field:0xff->pkt_mark",

@@ -132,10 +132,8 @@ pub fn build(cfg: config::Config, opts: Options) -> Result<Running, Box<dyn std:
     // Standalone: NORMAL learning while no controller is connected, the
     // flow Open vSwitch's bridge shows in that case (cookie 0, priority
     // 0, `actions=NORMAL`).
-    let standalone_flow = (cfg.fail_mode == config::FailMode::Standalone).then(|| {
-        ofp::text::parse_flow_mod("priority=0,actions=normal")
-            .expect("built-in flow")
-    });
+    let standalone_flow = (cfg.fail_mode == config::FailMode::Standalone)
+        .then(|| ofp::text::parse_flow_mod("priority=0,actions=normal").expect("built-in flow"));
     agent.handle_fail_mode(standalone_flow, 0);
     // Meters, groups and flows go in before the ports: the pipeline checks
     // no output port against the ports there are.

@@ -588,27 +588,30 @@ field_table! {
             name: "ipv4_dst", info: fi(4, 32, true, true, Ipv4), oxm: basic(12), prereq: ON_V4,
             nxm: nx0(8, "NXM_OF_IP_DST"), ovs_name: Some("ip_dst"), aliases: &["nw_dst"],
         }
+        // The transport ports are maskable, as Open vSwitch has them (the
+        // Neutron firewall matches port ranges as masks); the spec's table
+        // 11 says not. A deliberate difference: docs/OVS-DIALECT.md.
         TcpSrc = 13 {
-            name: "tcp_src", info: fi(2, 16, false, true, Dec), oxm: basic(13), prereq: ON_TCP,
+            name: "tcp_src", info: fi(2, 16, true, true, Dec), oxm: basic(13), prereq: ON_TCP,
             nxm: nx0(9, "NXM_OF_TCP_SRC"),
         }
         TcpDst = 14 {
-            name: "tcp_dst", info: fi(2, 16, false, true, Dec), oxm: basic(14), prereq: ON_TCP,
+            name: "tcp_dst", info: fi(2, 16, true, true, Dec), oxm: basic(14), prereq: ON_TCP,
             nxm: nx0(10, "NXM_OF_TCP_DST"),
         }
         UdpSrc = 15 {
-            name: "udp_src", info: fi(2, 16, false, true, Dec), oxm: basic(15), prereq: ON_UDP,
+            name: "udp_src", info: fi(2, 16, true, true, Dec), oxm: basic(15), prereq: ON_UDP,
             nxm: nx0(11, "NXM_OF_UDP_SRC"),
         }
         UdpDst = 16 {
-            name: "udp_dst", info: fi(2, 16, false, true, Dec), oxm: basic(16), prereq: ON_UDP,
+            name: "udp_dst", info: fi(2, 16, true, true, Dec), oxm: basic(16), prereq: ON_UDP,
             nxm: nx0(12, "NXM_OF_UDP_DST"),
         }
         SctpSrc = 17 {
-            name: "sctp_src", info: fi(2, 16, false, true, Dec), oxm: basic(17), prereq: ON_SCTP,
+            name: "sctp_src", info: fi(2, 16, true, true, Dec), oxm: basic(17), prereq: ON_SCTP,
         }
         SctpDst = 18 {
-            name: "sctp_dst", info: fi(2, 16, false, true, Dec), oxm: basic(18), prereq: ON_SCTP,
+            name: "sctp_dst", info: fi(2, 16, true, true, Dec), oxm: basic(18), prereq: ON_SCTP,
         }
         Icmpv4Type = 19 {
             name: "icmpv4_type", info: fi(1, 8, false, true, Dec), oxm: basic(19), prereq: ON_ICMP,

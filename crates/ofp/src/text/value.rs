@@ -365,8 +365,20 @@ pub fn format_masked(field: OxmField, v: u128, mask: Option<u128>) -> String {
         ValueKind::CtState => return format_ct_state(v, mask),
         _ => {}
     }
-    // As Open vSwitch's format_be16_masked: a masked port in hex.
-    if let (OxmField::CtTpSrc | OxmField::CtTpDst, Some(m)) = (field, mask) {
+    // As Open vSwitch's format_be16_masked: a masked port in hex (zero as
+    // "0x0"), unless the mask is exact.
+    if let (
+        OxmField::CtTpSrc
+        | OxmField::CtTpDst
+        | OxmField::TcpSrc
+        | OxmField::TcpDst
+        | OxmField::UdpSrc
+        | OxmField::UdpDst
+        | OxmField::SctpSrc
+        | OxmField::SctpDst,
+        Some(m),
+    ) = (field, mask.filter(|&m| m != 0xffff))
+    {
         return format!("{v:#x}/{m:#x}");
     }
     let mut s = format_value(info.kind, v);
