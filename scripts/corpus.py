@@ -71,9 +71,6 @@ CT_KNOWN = {
                   "OFPVID_PRESENT included), 12 in Open vSwitch, so the widths differ",
     "antrea:744": "`ct_label=0x/M`: ovs-ofctl reads the empty hex number as 0, sluice refuses it "
                   "(docs/OVS-DIALECT.md, difference 12)",
-    **{f"neutron:{n}": "tp_dst=V/M: OpenFlow 1.3 has no mask for transport ports (OFPBMC_BAD_MASK); "
-                       "Open vSwitch takes one"
-       for n in range(100, 110)},
 }
 # Tried in this order when OpenFlow 1.3 refuses a flow (OpenFlow10 is
 # ovs-ofctl's default, OpenFlow 1.0 with Nicira extensions).

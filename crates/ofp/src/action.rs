@@ -94,6 +94,17 @@ pub enum Action {
     Note(Bytes),
     /// NXAST_EXIT (17): no further action runs for this packet.
     Exit,
+    /// NXAST_POP_QUEUE (5): the queue back to the packet's own (none set:
+    /// the port's default), undoing `set_queue`; what closes Open
+    /// vSwitch's `enqueue` in 1.1 and later.
+    PopQueue,
+    /// NXAST_OUTPUT_TRUNC (39), `output(port=N,max_len=M)`: output to
+    /// `port` a copy cut to `max_len` bytes (at least 14); the packet
+    /// itself goes on whole.
+    OutputTrunc {
+        port: u32,
+        max_len: u32,
+    },
     /// NXAST_OUTPUT_REG (15) / NXAST_OUTPUT_REG2 (32): output to the port
     /// a field's bits hold.
     OutputReg(OutputReg),
@@ -162,9 +173,23 @@ impl Action {
             | Conjunction(_)
             | Learn(_)
             | Experimenter { .. } => ActionType::Experimenter,
-            Note(_) | Exit | OutputReg(_) | DecTtlIds(_) | StackPush(_) | StackPop(_)
-            | Clone(_) | Sample(_) | Controller(_) | Multipath(_) | Bundle(_) | Ct(_) | Nat(_)
-            | CtClear | CheckPktLarger(_) => ActionType::Experimenter,
+            Note(_)
+            | Exit
+            | PopQueue
+            | OutputTrunc { .. }
+            | OutputReg(_)
+            | DecTtlIds(_)
+            | StackPush(_)
+            | StackPop(_)
+            | Clone(_)
+            | Sample(_)
+            | Controller(_)
+            | Multipath(_)
+            | Bundle(_)
+            | Ct(_)
+            | Nat(_)
+            | CtClear
+            | CheckPktLarger(_) => ActionType::Experimenter,
         }
     }
 
@@ -884,7 +909,7 @@ impl<'a> Iterator for Flattened<'a> {
 
 impl Action {
     /// Whether Open vSwitch lets the action into an action set
-    /// (`write_actions`): not note, exit, output:FIELD, push, pop, clone,
+    /// (`write_actions`): not note, exit, pop_queue, output:FIELD, push, pop, clone,
     /// sample, controller(...), multipath, bundle, learn, conjunction or
     /// check_pkt_larger
     /// (`OFPBAC_BAD_TYPE` otherwise, as Open vSwitch answers).
@@ -895,6 +920,8 @@ impl Action {
                 | Action::Conjunction(_)
                 | Action::Note(_)
                 | Action::Exit
+                | Action::PopQueue
+                | Action::OutputTrunc { .. }
                 | Action::OutputReg(_)
                 | Action::StackPush(_)
                 | Action::StackPop(_)

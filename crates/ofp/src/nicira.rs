@@ -27,6 +27,12 @@ use crate::wire::{zeros, Reader};
 
 /// Nicira action subtype `NXAST_NOTE`.
 pub const NXAST_NOTE: u16 = 8;
+/// Nicira action subtype `NXAST_POP_QUEUE`.
+pub const NXAST_POP_QUEUE: u16 = 5;
+/// Nicira action subtype `NXAST_OUTPUT_TRUNC`.
+pub const NXAST_OUTPUT_TRUNC: u16 = 39;
+/// The least `max_len` of `output(port=N,max_len=M)`: an Ethernet header.
+pub const OUTPUT_TRUNC_MIN: u32 = 14;
 /// Nicira action subtype `NXAST_MULTIPATH`.
 pub const NXAST_MULTIPATH: u16 = 10;
 /// Nicira action subtype `NXAST_BUNDLE`.
@@ -700,6 +706,15 @@ pub(crate) fn encode_body(a: &Action, out: &mut Vec<u8>) -> bool {
             out.put_u16(NXAST_EXIT);
             zeros(out, 6);
         }
+        Action::PopQueue => {
+            out.put_u16(NXAST_POP_QUEUE);
+            zeros(out, 6);
+        }
+        Action::OutputTrunc { port, max_len } => {
+            out.put_u16(NXAST_OUTPUT_TRUNC);
+            out.put_u16(crate::resubmit::port_to_u16(*port));
+            out.put_u32(*max_len);
+        }
         Action::OutputReg(o) => o.encode_body(out),
         Action::DecTtlIds(ids) => encode_cnt_ids(ids, out),
         Action::StackPush(s) => encode_stack(NXAST_STACK_PUSH, s, out),
@@ -734,6 +749,19 @@ pub(crate) fn decode(
             Ok(Action::Note(b.rest()))
         }),
         NXAST_EXIT => fixed_len(len, 16, "exit is 16 bytes").map(|_| Action::Exit),
+        NXAST_POP_QUEUE => fixed_len(len, 16, "pop_queue is 16 bytes").map(|_| Action::PopQueue),
+        NXAST_OUTPUT_TRUNC => fixed_len(len, 16, "output_trunc is 16 bytes").and_then(|_| {
+            b.skip(2)?;
+            let port = crate::resubmit::Resubmit::port_from_u16(b.u16()?);
+            let max_len = b.u32()?;
+            if max_len < OUTPUT_TRUNC_MIN {
+                return Err(bac(
+                    BadActionCode::BadArgument,
+                    "output_trunc's max_len is less than an Ethernet header",
+                ));
+            }
+            Ok(Action::OutputTrunc { port, max_len })
+        }),
         NXAST_OUTPUT_REG | NXAST_OUTPUT_REG2 => {
             b.skip(2).ok();
             OutputReg::decode(len, subtype, b).map(Action::OutputReg)

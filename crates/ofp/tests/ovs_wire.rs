@@ -47,6 +47,14 @@ const FLOWS: &[&str] = &[
     "actions=move:NXM_NX_XXREG0[]->NXM_NX_XXREG1[]",
     "actions=move:NXM_OF_IN_PORT[]->NXM_NX_REG14[0..15]",
     "ip,reg0=0x8000/0x8000,actions=move:NXM_OF_IP_SRC[]->NXM_NX_REG1[]",
+    // Open vSwitch's names of 1.0 actions and its enqueue.
+    "dl_vlan=3,actions=set_vlan_vid:5,set_vlan_pcp:3,output:1",
+    "mpls,actions=set_mpls_label:5,set_mpls_tc:3,set_mpls_ttl:9,output:1",
+    "actions=enqueue:1:2,output:3",
+    "actions=enqueue(2,7)",
+    "actions=set_queue:3,output:1,pop_queue,output:2",
+    "actions=output(port=1,max_len=100),output:2",
+    "actions=output(max_len=60,port=LOCAL)",
     // Masked transport ports (the Neutron firewall's port ranges).
     "tcp,tp_dst=0x40/0xfff0,actions=drop",
     "udp,udp_src=0x1000/0xf000,actions=drop",

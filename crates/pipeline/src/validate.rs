@@ -212,7 +212,9 @@ fn actions_with<G, M>(
             // A PACKET_OUT may resubmit its packet to the tables.
             Action::Output { port, .. }
                 if *port == port_no::TABLE && matches!(packets, Packets::Packet(_)) => {}
-            Action::Output { port, .. } if !valid_output_port(*port) => {
+            Action::Output { port, .. } | Action::OutputTrunc { port, .. }
+                if !valid_output_port(*port) =>
+            {
                 return Err(err(
                     ErrorCode::BadAction(BadActionCode::BadOutPort),
                     "invalid output port",

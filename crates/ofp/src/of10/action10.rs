@@ -27,11 +27,10 @@
 //!   has at run time; the internal `set_field` must name one field, so
 //!   this is `OFPBAC_MATCH_INCONSISTENT`, the code Open vSwitch gives the
 //!   same action under 1.1 and later.
-//! * `ENQUEUE`: `set_queue` then `output` (max_len 0). Open vSwitch's
-//!   enqueue sets the queue for that one output only; the internal pair
-//!   leaves it set for the outputs after it. A physical port number at or
-//!   above `OFPP_MAX` other than `IN_PORT` and `LOCAL` is
-//!   `OFPBAC_BAD_OUT_PORT`.
+//! * `ENQUEUE`: `set_queue`, `output` (max_len 65535), `pop_queue`: the
+//!   queue for that one output only, as Open vSwitch writes its enqueue to
+//!   1.1 and later peers. A physical port number at or above `OFPP_MAX`
+//!   other than `IN_PORT` and `LOCAL` is `OFPBAC_BAD_OUT_PORT`.
 //! * `VENDOR`: the Nicira actions Open vSwitch uses under 1.0 for 1.1+
 //!   actions are read into those: `NXAST_SET_QUEUE` (4), `NXAST_GROUP`
 //!   (40), `NXAST_DEC_TTL` (18), `NXAST_SET_MPLS_TTL` (25),
@@ -46,7 +45,8 @@
 //! Writing 1.0 (Open vSwitch's `encode_*` for `OFP10_VERSION`): the
 //! reverse of the above; `push_vlan` is left out (1.0's set_vlan_vid
 //! pushes one itself, as Open vSwitch's `encode_PUSH_VLAN` says);
-//! `set_queue` followed by `output` with max_len 0 is `ENQUEUE`, other
+//! `set_queue`, `output` and `pop_queue` in a row are
+//! `ENQUEUE`, other
 //! `set_queue`s, `group`, `dec_nw_ttl` and the MPLS actions are the Nicira
 //! actions above; `set_nw_ttl` and `set_field` of any other field are
 //! `NXAST_REG_LOAD` of the whole field (`set_field_to_nxast`);
@@ -269,11 +269,13 @@ fn decode_action(r: &mut Reader<'_>, ctx: &mut Ctx, out: &mut Vec<Action>) -> Re
             if p >= OFPP10_MAX && p != OFPP10_IN_PORT && p != 0xfffe {
                 return Err(bad(BadActionCode::BadOutPort, "enqueue to a reserved port"));
             }
+            // max_len as Open vSwitch writes its enqueue's output to 1.1+.
             out.push(Action::SetQueue(queue));
             out.push(Action::Output {
                 port: port_from_10(p),
-                max_len: 0,
+                max_len: u16::MAX,
             });
+            out.push(Action::PopQueue);
         }
     }
     Ok(())
@@ -368,8 +370,10 @@ pub fn encode_actions(list: &[Action], out: &mut Vec<u8>) {
                 put_std(out, OFPAT10_OUTPUT, &b);
             }
             Action::SetQueue(q) => {
-                if let Some(Action::Output { port, max_len: 0 }) = list.get(i) {
-                    i += 1;
+                if let (Some(Action::Output { port, .. }), Some(Action::PopQueue)) =
+                    (list.get(i), list.get(i + 1))
+                {
+                    i += 2;
                     let mut b = Vec::with_capacity(12);
                     b.put_u16(port_to_10(*port));
                     zeros(&mut b, 6);
@@ -569,13 +573,28 @@ mod tests {
                 Action::SetQueue(7),
                 Action::Output {
                     port: 3,
-                    max_len: 0
+                    max_len: u16::MAX
                 },
+                Action::PopQueue,
             ]
         );
         let mut out = Vec::new();
         encode_actions(&got, &mut out);
         assert_eq!(out, golden);
+        // A set_queue the output does not close with pop_queue stays set
+        // for the outputs after it: not an ENQUEUE.
+        let mut out = Vec::new();
+        encode_actions(&got[..got.len() - 1], &mut out);
+        assert_ne!(out[out.len() - 16..], golden[golden.len() - 16..]);
+        let again = decode_bytes(
+            &out,
+            Ctx {
+                proto: Some(6),
+                vlan: false,
+            },
+        )
+        .unwrap();
+        assert_eq!(again[..], got[..got.len() - 1]);
     }
 
     #[test]

@@ -391,6 +391,11 @@ pub(crate) fn format(a: &Action, names: &Names) -> Option<String> {
     match a {
         Action::Note(n) => s = format!("note:{}", format_hex_dotted(n)),
         Action::Exit => s.push_str("exit"),
+        Action::PopQueue => s.push_str("pop_queue"),
+        Action::OutputTrunc { port, max_len } => s.push_str(&format!(
+            "output(port={},max_len={max_len})",
+            names.port(*port)
+        )),
         Action::Ct(c) => super::ct::format_ct(c, names, &mut s),
         Action::Nat(n) => super::ct::format_nat(n, &mut s),
         Action::CtClear => s.push_str("ct_clear"),

@@ -249,6 +249,17 @@ fn fitting_port() -> impl Strategy<Value = u32> {
     prop_oneof![0u32..0xff00, 0xffff_ff00u32..=0xffff_ffff]
 }
 
+/// [`action_common`] as text writes it: max_len is CONTROLLER's alone,
+/// as in ovs-ofctl's.
+fn canonical_common() -> impl Strategy<Value = Action> {
+    action_common().prop_map(|a| match a {
+        Action::Output { port, .. } if port != port_no::CONTROLLER => {
+            Action::Output { port, max_len: 0 }
+        }
+        a => a,
+    })
+}
+
 /// A Nicira action of `ofp::nicira` as the text syntax prints it (the
 /// form the text gives; valid as decoding checks it).
 pub fn canonical_nicira_action() -> impl Strategy<Value = Action> {
@@ -259,6 +270,12 @@ pub fn canonical_nicira_action() -> impl Strategy<Value = Action> {
             Action::Note(Bytes::from(b))
         }),
         Just(Action::Exit),
+        Just(Action::PopQueue),
+        (
+            prop_oneof![0u32..0xff00, Just(port_no::LOCAL), Just(port_no::IN_PORT)],
+            14u32..
+        )
+            .prop_map(|(port, max_len)| Action::OutputTrunc { port, max_len }),
         subfield(false, 64).prop_map(|src| Action::OutputReg(OutputReg {
             src,
             max_len: OFPCML_NO_BUFFER,
@@ -267,7 +284,7 @@ pub fn canonical_nicira_action() -> impl Strategy<Value = Action> {
         vec(any::<u16>(), 1..5).prop_map(Action::DecTtlIds),
         subfield(false, 128).prop_map(Action::StackPush),
         subfield(true, 128).prop_map(Action::StackPop),
-        vec(action_common(), 0..3).prop_map(Action::Clone),
+        vec(canonical_common(), 0..3).prop_map(Action::Clone),
         (
             1u16..,
             any::<u32>(),
@@ -487,7 +504,7 @@ pub fn action() -> impl Strategy<Value = Action> {
 /// An action in the form the text syntax prints.
 pub fn canonical_action() -> impl Strategy<Value = Action> {
     prop_oneof![
-        6 => action_common(),
+        6 => canonical_common(),
         2 => oxm().prop_map(|mut o| {
             // A masked set_field is text for a reg_load: not canonical.
             if o.mask.is_some() {

@@ -31,8 +31,19 @@ impl Exec {
             }
             match a {
                 Action::Output { port, max_len } => self.output::<T>(*port, *max_len, cx),
+                Action::OutputTrunc { port, max_len } => {
+                    let before = self.outputs.len();
+                    self.output::<T>(*port, 0, cx);
+                    let n = *max_len as usize;
+                    if frame.len() > n {
+                        for o in &mut self.outputs[before..] {
+                            o.data.get_or_insert_with(|| frame[..n].to_vec());
+                        }
+                    }
+                }
                 Action::Group(g) => self.group::<T>(*g, frame, cx, depth),
                 Action::SetQueue(q) => cx.queue = Some(*q),
+                Action::PopQueue => cx.queue = None,
                 Action::SetField(MatchEntry::Basic(o)) => self.write_any::<T, _>(o, frame, cx),
                 Action::RegLoad(l) => {
                     if !crate::lookup::matchkey::load_metadata(&mut self.key, l) {
@@ -218,6 +229,8 @@ impl Exec {
             Action::Output { .. }
             | Action::Group(_)
             | Action::SetQueue(_)
+            | Action::PopQueue
+            | Action::OutputTrunc { .. }
             | Action::SetField(_)
             | Action::RegLoad(_)
             | Action::PushVlan(_)

@@ -226,7 +226,9 @@ impl Rule {
     /// `controller(...)` for CONTROLLER; inside a `clone` too.
     pub fn outputs_to(&self, port: u32) -> bool {
         self.actions().any(|a| match a {
-            ofp::Action::Output { port: p, .. } => *p == port,
+            ofp::Action::Output { port: p, .. } | ofp::Action::OutputTrunc { port: p, .. } => {
+                *p == port
+            }
             ofp::Action::Controller(_) => port == ofp::port::port_no::CONTROLLER,
             _ => false,
         })

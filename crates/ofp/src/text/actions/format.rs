@@ -83,13 +83,11 @@ pub fn format_action_named(a: &Action, names: &Names) -> String {
             port: port_no::CONTROLLER,
             max_len,
         } => format!("CONTROLLER:{max_len}"),
-        Action::Output { port, max_len: 0 } => match port_no::name(*port) {
+        // As ovs-ofctl: max_len means something to CONTROLLER only.
+        Action::Output { port, .. } => match port_no::name(*port) {
             Some(_) => format_port(*port),
             None => format!("output:{}", names.port(*port)),
         },
-        Action::Output { port, max_len } => {
-            format!("output(port={},max_len={max_len})", names.port(*port))
-        }
         // ovs-ofctl's names for these three.
         Action::SetMplsTtl(v) => format!("set_mpls_ttl({v})"),
         Action::SetNwTtl(v) => format!("mod_nw_ttl:{v}"),

@@ -279,16 +279,31 @@ fn parse_one(tok: &str, ctx: &mut Ctx, out: &mut Vec<Action>) -> Result<Action, 
                 max_len: 0,
             });
         }
-        let (mut port, mut max_len) = (None, 0);
+        // Open vSwitch's truncating output (NXAST_OUTPUT_TRUNC).
+        let (mut port, mut max_len) = (None, None);
         for (k, v) in args {
             match k {
                 "port" => port = Some(parse_port(v)?),
-                "max_len" => max_len = parse_num(v, "a max_len (0-65535)")?,
+                "max_len" => max_len = Some(parse_num::<u32>(v, "a max_len")?),
                 _ => return Err(TextError::new(k, "port or max_len")),
             }
         }
-        let port = port.ok_or_else(|| TextError::new(tok, "output(port=N[,max_len=M])"))?;
-        return Ok(Action::Output { port, max_len });
+        let (Some(port), Some(max_len)) = (port, max_len) else {
+            return Err(TextError::new(tok, "output(port=N,max_len=M)"));
+        };
+        if port > port_no::MAX && port != port_no::LOCAL && port != port_no::IN_PORT {
+            return Err(TextError::new(
+                tok,
+                "a physical port, LOCAL or IN_PORT to truncate to",
+            ));
+        }
+        if max_len < crate::nicira::OUTPUT_TRUNC_MIN {
+            return Err(TextError::new(
+                tok,
+                "a max_len of at least 14 (an Ethernet header)",
+            ));
+        }
+        return Ok(Action::OutputTrunc { port, max_len });
     }
     if let Some(args) = paren_args(tok, "experimenter") {
         let (mut id, mut data) = (None, Bytes::new());
@@ -332,6 +347,10 @@ fn parse_one(tok: &str, ctx: &mut Ctx, out: &mut Vec<Action>) -> Result<Action, 
         "note" => return nicira::parse_note(arg.unwrap_or("")),
         // As ovs-ofctl: an argument is ignored.
         "exit" => Action::Exit,
+        "pop_queue" if arg.is_none() => Action::PopQueue,
+        "enqueue" | "set_vlan_vid" | "set_vlan_pcp" | "set_mpls_label" | "set_mpls_tc" => {
+            return parse_ovs_word(tok, key, need("ARG")?, out)
+        }
         "dec_ttl" if arg.is_some_and(|a| !a.is_empty()) => {
             return nicira::parse_dec_ttl_ids(tok, arg.unwrap_or(""))
         }
@@ -575,6 +594,69 @@ fn parse_one(tok: &str, ctx: &mut Ctx, out: &mut Vec<Action>) -> Result<Action, 
         }
     };
     Ok(a)
+}
+
+/// Open vSwitch's own words for actions sluice holds otherwise (kept out
+/// of [`parse_one`], whose frame every nesting level of `clone(...)`
+/// pays for).
+#[inline(never)]
+fn parse_ovs_word(
+    tok: &str,
+    key: &str,
+    arg: &str,
+    out: &mut Vec<Action>,
+) -> Result<Action, TextError> {
+    Ok(match key {
+        // Open vSwitch's enqueue (1.0's ENQUEUE): the queue for this one
+        // output, as it writes it to 1.1 and later peers.
+        "enqueue" => {
+            let a = arg;
+            let (p, q) = a
+                .split_once([':', ','])
+                .ok_or_else(|| TextError::new(tok, "enqueue:PORT:QUEUE or enqueue(PORT,QUEUE)"))?;
+            let port = parse_port(p.trim())?;
+            let q = q.trim();
+            let q = q.strip_prefix('q').unwrap_or(q);
+            out.push(Action::SetQueue(parse_num(q, "a queue id")?));
+            out.push(Action::Output {
+                port,
+                max_len: u16::MAX,
+            });
+            Action::PopQueue
+        }
+        // Open vSwitch's set_vlan_vid/_pcp: set the tag's fields without
+        // pushing one (mod_vlan_vid/_pcp push one when there is none).
+        "set_vlan_vid" => {
+            let vid: u16 = parse_num(arg, "a VLAN id (0-4095)")?;
+            if vid > 0xfff {
+                return Err(TextError::new(tok, "a VLAN id (0-4095)"));
+            }
+            set_field(OxmField::VlanVid, (vid | OFPVID_PRESENT) as u128, None)
+        }
+        "set_vlan_pcp" => {
+            let pcp: u8 = parse_num(arg, "a VLAN priority (0-7)")?;
+            if pcp > 7 {
+                return Err(TextError::new(tok, "a VLAN priority (0-7)"));
+            }
+            set_field(OxmField::VlanPcp, pcp as u128, None)
+        }
+        // Open vSwitch's set_mpls_label/_tc: set_field of the top label's.
+        "set_mpls_label" => {
+            let label: u32 = parse_num(arg, "an MPLS label (0-1048575)")?;
+            if label > 0xf_ffff {
+                return Err(TextError::new(tok, "an MPLS label (0-1048575)"));
+            }
+            set_field(OxmField::MplsLabel, label as u128, None)
+        }
+        "set_mpls_tc" => {
+            let tc: u8 = parse_num(arg, "an MPLS traffic class (0-7)")?;
+            if tc > 7 {
+                return Err(TextError::new(tok, "an MPLS traffic class (0-7)"));
+            }
+            set_field(OxmField::MplsTc, tc as u128, None)
+        }
+        _ => unreachable!("parse_one passes only the words above"),
+    })
 }
 
 /// Parses a comma-separated action list; `drop` alone is the empty list.
