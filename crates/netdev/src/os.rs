@@ -324,6 +324,28 @@ pub fn set_nofile_limit(pid: u32, soft: u64, hard: u64) -> io::Result<()> {
     .map(|_| ())
 }
 
+/// The open-file limit a switch wants: Open vSwitch's units set 1 048 576
+/// (Linux's default `nr_open`), so a connection or port count, not the
+/// kernel's default soft limit of 1 024, is the cap.
+pub const NOFILE_WANTED: u64 = 1 << 20;
+
+/// Raises this process's open-file limit: the soft limit to the hard one,
+/// and both to [`NOFILE_WANTED`] when allowed (root, or a hard limit
+/// already that high); never lowers either. Returns the limits now.
+pub fn raise_nofile_limit() -> io::Result<(u64, u64)> {
+    let pid = std::process::id();
+    let (soft, hard) = nofile_limit(pid)?;
+    let want = NOFILE_WANTED.max(hard);
+    if soft < want && set_nofile_limit(pid, want, want).is_ok() {
+        return Ok((want, want));
+    }
+    if soft < hard {
+        set_nofile_limit(pid, hard, hard)?;
+        return Ok((hard, hard));
+    }
+    Ok((soft, hard))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

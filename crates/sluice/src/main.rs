@@ -183,6 +183,12 @@ fn run() -> Result<Option<String>, Box<dyn std::error::Error>> {
         println!("configuration ok");
         return Ok(None);
     }
+    // Connections and ports are descriptors: the kernel's default soft
+    // limit (1 024) must not be the cap (docs/OVSDB.md).
+    match netdev::os::raise_nofile_limit() {
+        Ok((soft, _)) => tracing::debug!(limit = soft, "open files"),
+        Err(e) => tracing::warn!(error = %e, "cannot raise the open-file limit"),
+    }
     let fault = health::Fault::from_env()?;
     // Subscribe to link events before reading any port's state, so that no
     // change between the two is missed. Without netlink, poll sysfs.
