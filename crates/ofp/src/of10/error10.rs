@@ -65,6 +65,7 @@ pub enum Wire10 {
 const NX_EXPERIMENTER_10: &[(ErrorCode, u16, u16)] = &[
     (crate::action::NXBRC_MUST_BE_ZERO, 1, 515),
     (NXBRC_UNENCODABLE_ERROR, 1, 521),
+    (crate::msg::nx_flow::NXBRC_NXM_INVALID, 1, 256),
     (OFPBPC_BAD_EXPERIMENTER, 14, 5),
     (OFPBPC_BAD_EXP_TYPE, 14, 6),
 ];
