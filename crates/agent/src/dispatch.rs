@@ -201,8 +201,7 @@ impl<D: Datapath> Agent<D> {
         };
         // A 1.0 peer's strip_vlan needs no tag in the match, as in Open
         // vSwitch (`pipeline::validate::Context::pop_untagged`).
-        self.pipeline.pop_untagged =
-            self.conns.get(&id).map(|c| c.version) == Some(Version::V1_0);
+        self.pipeline.pop_untagged = self.conns.get(&id).map(|c| c.version) == Some(Version::V1_0);
         let applied = self.pipeline.flow_mod_rounds(&fm, wire_match, now_ns);
         self.pipeline.pop_untagged = false;
         let applied = applied.map_err(|e| e.code)?;
@@ -521,9 +520,9 @@ impl<D: Datapath> Agent<D> {
         now_ns: u64,
     ) -> Result<(), ErrorCode> {
         match e.exp_type {
-            nx_flow::NXT_SET_FLOW_FORMAT | nx_flow::NXT_FLOW_MOD_TABLE_ID | nx_flow::NXT_FLOW_MOD => {
-                return self.nx_flow_message(id, e, frame, now_ns)
-            }
+            nx_flow::NXT_SET_FLOW_FORMAT
+            | nx_flow::NXT_FLOW_MOD_TABLE_ID
+            | nx_flow::NXT_FLOW_MOD => return self.nx_flow_message(id, e, frame, now_ns),
             nxt::NXT_RESUME => return self.resume(&e.data),
             nxt::NXT_PACKET_IN | nxt::NXT_PACKET_IN2 => return Err(brc(BadRequestCode::BadType)),
             _ => {}
@@ -590,8 +589,8 @@ impl<D: Datapath> Agent<D> {
                 if c.role == ControllerRole::Slave {
                     return Err(brc(BadRequestCode::IsSlave));
                 }
-                let fm = nx_flow::decode_flow_mod(&e.data, c.flow_mod_table_id)
-                    .map_err(|e| e.code)?;
+                let fm =
+                    nx_flow::decode_flow_mod(&e.data, c.flow_mod_table_id).map_err(|e| e.code)?;
                 let msg = Message::FlowMod(fm);
                 msg.validate().map_err(|e| e.code)?;
                 let Message::FlowMod(fm) = msg else {
@@ -609,7 +608,10 @@ impl<D: Datapath> Agent<D> {
     /// an OpenFlow 1.0 connection.
     fn is_nx_stats(&self, id: ConnId, req: &ofp::msg::multipart::MultipartRequest) -> bool {
         matches!(&req.body, Q::Experimenter(e) if e.experimenter == nxt::NX_VENDOR_ID)
-            && self.conns.get(&id).is_some_and(|c| c.version == Version::V1_0)
+            && self
+                .conns
+                .get(&id)
+                .is_some_and(|c| c.version == Version::V1_0)
     }
 
     /// NXST_FLOW (a job, as FLOW_STATS: [`Agent::pump`]) and

@@ -119,7 +119,10 @@ pub fn decode(r: &mut Reader<'_>, match_len: usize, how: Strictness) -> Result<N
                 MatchEntry::Basic(o) => push_normal(&mut out.match_, o),
                 MatchEntry::Other(_) if how == Strictness::Loose => {}
                 MatchEntry::Other(_) => {
-                    return Err(bad(BadMatchCode::BadField, "NXM field sluice does not know"))
+                    return Err(bad(
+                        BadMatchCode::BadField,
+                        "NXM field sluice does not know",
+                    ))
                 }
             },
         }
@@ -151,7 +154,11 @@ fn tci_to_oxm(v: u16, m: u16) -> Option<Vec<Oxm>> {
     if vid_mask == 0x1fff {
         out.push(Oxm::exact(OxmField::VlanVid, vid as u128));
     } else if vid_mask != 0 {
-        out.push(Oxm::masked(OxmField::VlanVid, vid as u128, vid_mask as u128));
+        out.push(Oxm::masked(
+            OxmField::VlanVid,
+            vid as u128,
+            vid_mask as u128,
+        ));
     }
     if pcp_mask != 0 {
         // OpenFlow's PCP is all three bits, on a packet with a tag.
@@ -198,7 +205,13 @@ pub fn encode(m: &Match, cookie: u64, cookie_mask: u64, out: &mut Vec<u8>) -> us
                 if let Some(p) = pcp {
                     (v, mask) = (v | p << 13, mask | 0xe000);
                 }
-                put_tlv(out, VLAN_TCI, 2, v as u128, (mask != 0xffff).then_some(mask as u128));
+                put_tlv(
+                    out,
+                    VLAN_TCI,
+                    2,
+                    v as u128,
+                    (mask != 0xffff).then_some(mask as u128),
+                );
             }
             OxmField::VlanPcp => {}
             _ => put_field(out, o),
@@ -287,7 +300,10 @@ mod tests {
     fn a_tci_the_oxm_fields_cannot_say_stays() {
         // vlan_tci=0: no tag, all 16 bits.
         let m = read(&[0, 0, 8, 2, 0, 0], Strictness::Strict).unwrap();
-        assert_eq!(m.match_, Match::new().with(Oxm::exact(OxmField::VlanTci, 0)));
+        assert_eq!(
+            m.match_,
+            Match::new().with(Oxm::exact(OxmField::VlanTci, 0))
+        );
         assert_eq!(round(&m.match_, 0, 0).match_, m.match_);
         // dl_vlan_pcp=3 alone: any tag, PCP 3.
         let m = read(&[0, 0, 9, 4, 0x70, 0, 0xf0, 0], Strictness::Strict).unwrap();
@@ -308,11 +324,17 @@ mod tests {
         assert_eq!((m.cookie, m.cookie_mask), (7, u64::MAX));
         let code = |b: &[u8]| read(b, Strictness::Strict).unwrap_err().code;
         // ECN bits in NXM_OF_IP_TOS.
-        assert_eq!(code(&[0, 0, 0x0a, 1, 0x11]), ErrorCode::BadMatch(BadMatchCode::BadValue));
+        assert_eq!(
+            code(&[0, 0, 0x0a, 1, 0x11]),
+            ErrorCode::BadMatch(BadMatchCode::BadValue)
+        );
         // An NXM field sluice lacks (NXM_NX_DP_HASH, class 1 field 35).
         let dp_hash = [0, 1, 0x46, 4, 0, 0, 0, 1];
         assert_eq!(code(&dp_hash), ErrorCode::BadMatch(BadMatchCode::BadField));
-        assert_eq!(read(&dp_hash, Strictness::Loose).unwrap().match_, Match::new());
+        assert_eq!(
+            read(&dp_hash, Strictness::Loose).unwrap().match_,
+            Match::new()
+        );
         // Two cookies.
         let two = [[0, 1, 0x3c, 8, 0, 0, 0, 0, 0, 0, 0, 1]; 2].concat();
         assert_eq!(code(&two), ErrorCode::BadMatch(BadMatchCode::DupField));
@@ -323,7 +345,11 @@ mod tests {
     fn fields_round_trip() {
         let m = Match::new()
             .with(Oxm::exact(OxmField::InPort, 0xffff_fffe))
-            .with(Oxm::masked(OxmField::EthDst, 0x0100_0000_0000, 0x0100_0000_0000))
+            .with(Oxm::masked(
+                OxmField::EthDst,
+                0x0100_0000_0000,
+                0x0100_0000_0000,
+            ))
             .with(Oxm::exact(OxmField::EthType, 0x86dd))
             .with(Oxm::masked(OxmField::Ipv6Src, 1 << 120, 0xff << 120))
             .with(Oxm::exact(OxmField::TunnelId, 0x15))

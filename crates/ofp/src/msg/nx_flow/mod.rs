@@ -219,7 +219,11 @@ pub fn flow_mod(fm: &FlowMod, table_id_on: bool) -> Message {
     let at = b.len();
     b.put_u16(0);
     zeros(&mut b, 6);
-    let (c, m) = if add { (0, 0) } else { (fm.cookie, fm.cookie_mask) };
+    let (c, m) = if add {
+        (0, 0)
+    } else {
+        (fm.cookie, fm.cookie_mask)
+    };
     let len = nxm::encode(&fm.match_, c, m, &mut b);
     b[at..at + 2].copy_from_slice(&(len as u16).to_be_bytes());
     action10::encode_instructions(&fm.instructions, &mut b);

@@ -40,22 +40,41 @@ fn set_flow_format_and_table_id() {
     // OXM (1) is refused, as Open vSwitch refuses it.
     let e = decode_set_flow_format(&[0, 0, 0, 1]).unwrap_err();
     assert_eq!(e.code, ErrorCode::BadRequest(BadRequestCode::Eperm));
-    assert_eq!(decode_set_flow_format(&[0, 0, 0, 0]).unwrap(), FlowFormat::OpenFlow10);
-    assert_eq!(decode_set_flow_format(&[0, 0, 2]).unwrap_err().code, ErrorCode::BAD_LEN);
+    assert_eq!(
+        decode_set_flow_format(&[0, 0, 0, 0]).unwrap(),
+        FlowFormat::OpenFlow10
+    );
+    assert_eq!(
+        decode_set_flow_format(&[0, 0, 2]).unwrap_err().code,
+        ErrorCode::BAD_LEN
+    );
     for f in [FlowFormat::OpenFlow10, FlowFormat::Nxm] {
-        let Message::Experimenter(e) = set_flow_format(f) else { panic!() };
+        let Message::Experimenter(e) = set_flow_format(f) else {
+            panic!()
+        };
         assert_eq!(decode_set_flow_format(&e.data).unwrap(), f);
     }
-    let Message::Experimenter(e) = flow_mod_table_id(true) else { panic!() };
+    let Message::Experimenter(e) = flow_mod_table_id(true) else {
+        panic!()
+    };
     assert_eq!(e.data, on);
 }
 
 #[test]
 fn reads_ovs_ofctls_flow_mods() {
     let fm = decode_flow_mod(&body(ADD), false).unwrap();
-    assert_eq!((fm.command, fm.table_id, fm.priority), (FlowModCommand::Add, 0, 0x8000));
-    assert_eq!(fm.match_.get(OxmField::Reg(0)), Some(&Oxm::exact(OxmField::Reg(0), 1)));
-    assert_eq!(fm.match_.get(OxmField::VlanVid), Some(&Oxm::exact(OxmField::VlanVid, 0x1005)));
+    assert_eq!(
+        (fm.command, fm.table_id, fm.priority),
+        (FlowModCommand::Add, 0, 0x8000)
+    );
+    assert_eq!(
+        fm.match_.get(OxmField::Reg(0)),
+        Some(&Oxm::exact(OxmField::Reg(0), 1))
+    );
+    assert_eq!(
+        fm.match_.get(OxmField::VlanVid),
+        Some(&Oxm::exact(OxmField::VlanVid, 0x1005))
+    );
     assert_eq!(fm.instructions, vec![]);
     fm.match_.validate().unwrap();
 
@@ -65,27 +84,46 @@ fn reads_ovs_ofctls_flow_mods() {
         panic!("{:?}", fm.instructions)
     };
     assert_eq!(a[0], Action::PopVlan);
-    assert_eq!(a.last(), Some(&Action::Output { port: 100, max_len: 0 }));
+    assert_eq!(
+        a.last(),
+        Some(&Action::Output {
+            port: 100,
+            max_len: 0
+        })
+    );
     // Without the table id on, the high byte makes a bad command.
     let e = decode_flow_mod(&body(CLOUD), false).unwrap_err();
-    assert_eq!(e.code, ErrorCode::FlowModFailed(crate::error::FlowModFailedCode::BadCommand));
+    assert_eq!(
+        e.code,
+        ErrorCode::FlowModFailed(crate::error::FlowModFailedCode::BadCommand)
+    );
 
     let fm = decode_flow_mod(&body(DEL), false).unwrap();
-    assert_eq!((fm.command, fm.table_id), (FlowModCommand::Delete, TABLE_ALL));
+    assert_eq!(
+        (fm.command, fm.table_id),
+        (FlowModCommand::Delete, TABLE_ALL)
+    );
     assert_eq!((fm.cookie, fm.cookie_mask), (5, 0xff));
-    assert_eq!(fm.match_, Match::new().with(Oxm::exact(OxmField::Reg(1), 2)));
+    assert_eq!(
+        fm.match_,
+        Match::new().with(Oxm::exact(OxmField::Reg(1), 2))
+    );
 }
 
 #[test]
 fn flow_mods_round_trip_and_an_add_may_not_match_a_cookie() {
     for (hexmsg, tid) in [(ADD, false), (CLOUD, true), (DEL, false)] {
         let fm = decode_flow_mod(&body(hexmsg), tid).unwrap();
-        let Message::Experimenter(e) = flow_mod(&fm, tid) else { panic!() };
+        let Message::Experimenter(e) = flow_mod(&fm, tid) else {
+            panic!()
+        };
         assert_eq!(decode_flow_mod(&e.data, tid).unwrap(), fm, "{hexmsg}");
     }
     let mut add = decode_flow_mod(&body(DEL), false).unwrap();
     add.command = FlowModCommand::Modify;
-    let Message::Experimenter(e) = flow_mod(&add, false) else { panic!() };
+    let Message::Experimenter(e) = flow_mod(&add, false) else {
+        panic!()
+    };
     let mut b = e.data.to_vec();
     b[9] = 0; // ADD
     let e = decode_flow_mod(&b.into(), false).unwrap_err();
@@ -98,13 +136,20 @@ fn stats_requests() {
     let m = hex("0110002800000008ffff0000000023200000000000000000ffff0008020000000001020400000002");
     let req = decode_stats_request(&m.slice(24..)).unwrap();
     assert_eq!((req.table_id, req.out_port), (2, crate::port::port_no::ANY));
-    assert_eq!(req.match_, Match::new().with(Oxm::exact(OxmField::Reg(1), 2)));
+    assert_eq!(
+        req.match_,
+        Match::new().with(Oxm::exact(OxmField::Reg(1), 2))
+    );
     // `dump-aggregate br0`.
     let m = hex("0110002000000004ffff0000000023200000000100000000ffff0000ff000000");
     let agg = decode_stats_request(&m.slice(24..)).unwrap();
     assert_eq!(agg, FlowStatsRequest::default());
-    let Message::MultipartRequest(r) = stats_request(NXST_FLOW, &req) else { panic!() };
-    let MultipartRequestBody::Experimenter(e) = r.body else { panic!() };
+    let Message::MultipartRequest(r) = stats_request(NXST_FLOW, &req) else {
+        panic!()
+    };
+    let MultipartRequestBody::Experimenter(e) = r.body else {
+        panic!()
+    };
     assert_eq!(decode_stats_request(&e.data).unwrap(), req);
 }
 
@@ -148,7 +193,9 @@ fn flow_stats_and_flow_removed_round_trip() {
         byte_count: 8,
         match_: fm.match_,
     };
-    let Message::Experimenter(e) = flow_removed(&fr) else { panic!() };
+    let Message::Experimenter(e) = flow_removed(&fr) else {
+        panic!()
+    };
     assert_eq!(e.data[11], 4, "the table id plus one");
     assert_eq!(decode_flow_removed(&e.data).unwrap(), fr);
 }
