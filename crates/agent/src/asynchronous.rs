@@ -9,11 +9,17 @@ use ofp::msg::nxt::{NxPacketIn, PacketIn2, PacketInFormat};
 impl<D: Datapath> Agent<D> {
     pub(crate) fn flow_removed(&mut self, removed: &[Removed], now_ns: u64) {
         for r in removed.iter().filter(|r| r.notify()) {
-            let msg = Message::FlowRemoved(r.message(now_ns));
+            let fr = r.message(now_ns);
+            // A 1.0 connection in the NXM flow format gets Nicira's
+            // NXT_FLOW_REMOVED, as Open vSwitch sends it.
+            let nx = ofp::msg::nx_flow::flow_removed(&fr);
+            let msg = Message::FlowRemoved(fr);
             for c in self.conns.values_mut() {
                 if c.wants(c.async_config.flow_removed_mask, r.reason.value()) {
                     let xid = c.xid();
-                    c.send(&msg, xid);
+                    let nxm = c.version == Version::V1_0
+                        && c.flow_format == ofp::msg::nx_flow::FlowFormat::Nxm;
+                    c.send(if nxm { &nx } else { &msg }, xid);
                 }
             }
         }

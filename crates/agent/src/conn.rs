@@ -2,9 +2,11 @@
 //! and the per-connection state OpenFlow gives it (negotiated version,
 //! role, asynchronous message filter, keepalive, PACKET_IN rate limit (a
 //! [`pipeline::bucket::Gcra`] token bucket), bundles) and the Nicira
-//! extensions add (packet-in format, controller id).
+//! extensions add (packet-in format, controller id, and under OpenFlow
+//! 1.0 the flow format and the table id in flow mods).
 //! No sockets here: the daemon moves the bytes.
 
+use ofp::msg::nx_flow::FlowFormat;
 use ofp::msg::nxt::PacketInFormat;
 use ofp::msg::simple::{AsyncConfig, ControllerRole};
 use ofp::{Framer, Message, Version, Versions};
@@ -117,6 +119,14 @@ pub struct Conn {
     /// Its controller id (NXT_SET_CONTROLLER_ID; 0 until it says): it gets
     /// the packet-ins made for this id only.
     pub controller_id: u16,
+    /// The match its OpenFlow 1.0 flow messages carry
+    /// (NXT_SET_FLOW_FORMAT; 1.0's own until it says): with NXM, flow
+    /// statistics it asks for with NXST_FLOW and the FLOW_REMOVED it gets
+    /// are Nicira's ([`ofp::msg::nx_flow`]).
+    pub flow_format: FlowFormat,
+    /// Whether the high byte of its OpenFlow 1.0 flow mods' command is
+    /// the table id (NXT_FLOW_MOD_TABLE_ID; off until it says).
+    pub flow_mod_table_id: bool,
     /// Multipart requests whose last part has not come, by xid
     /// (see [`crate::Agent::multipart_request`]).
     pub(crate) partial: std::collections::BTreeMap<u32, Partial>,
@@ -170,6 +180,8 @@ impl Conn {
             bundles: Bundles::default(),
             packet_in_format: PacketInFormat::Standard,
             controller_id: 0,
+            flow_format: FlowFormat::OpenFlow10,
+            flow_mod_table_id: false,
             partial: Default::default(),
         };
         let xid = c.xid();

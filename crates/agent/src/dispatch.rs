@@ -8,7 +8,7 @@
 use ofp::msg::multipart::{MultipartType, MPF_MORE};
 
 use super::*;
-use ofp::msg::nxt;
+use ofp::msg::{nx_flow, nxt};
 
 impl<D: Datapath> Agent<D> {
     pub(crate) fn is_slave(&self, id: ConnId) -> bool {
@@ -60,6 +60,12 @@ impl<D: Datapath> Agent<D> {
             M::PortMod(pm) => self.port_mod(pm)?,
             M::TableMod(tm) => self.table_mod(tm)?,
             M::PacketOut(po) => self.packet_out(po)?,
+            M::MultipartRequest(req) if self.is_nx_stats(id, &req) => {
+                let Q::Experimenter(e) = req.body else {
+                    unreachable!("is_nx_stats")
+                };
+                self.nx_stats(id, xid, &e)?
+            }
             M::MultipartRequest(req) => {
                 let (mp_type, more) = (req.mp_type(), req.flags & MPF_MORE != 0);
                 self.multipart_request(id, xid, mp_type, more, Some(req), frame, now_ns)?
@@ -96,7 +102,7 @@ impl<D: Datapath> Agent<D> {
                 return self.onf_message(id, xid, &e, frame, now_ns);
             }
             M::Experimenter(e) if e.experimenter == nxt::NX_VENDOR_ID => {
-                self.nicira_message(id, xid, &e)?
+                self.nicira_message(id, xid, &e, frame, now_ns)?
             }
             M::Experimenter(e) => self.sluice_message(id, xid, e)?,
             // Messages only a switch sends.
@@ -193,10 +199,12 @@ impl<D: Datapath> Agent<D> {
             Some(Version::V1_0) => None,
             _ => ofp::FlowMod::match_bytes(frame),
         };
-        let applied = self
-            .pipeline
-            .flow_mod_rounds(&fm, wire_match, now_ns)
-            .map_err(|e| e.code)?;
+        // A 1.0 peer's strip_vlan needs no tag in the match, as in Open
+        // vSwitch (`pipeline::validate::Context::pop_untagged`).
+        self.pipeline.pop_untagged = self.conns.get(&id).map(|c| c.version) == Some(Version::V1_0);
+        let applied = self.pipeline.flow_mod_rounds(&fm, wire_match, now_ns);
+        self.pipeline.pop_untagged = false;
+        let applied = applied.map_err(|e| e.code)?;
         if buffered.is_some() {
             let _ = self.buffers.take(fm.buffer_id);
         }
@@ -410,7 +418,12 @@ impl<D: Datapath> Agent<D> {
         if let Q::Flow(freq) = &req.body {
             let rules = self.pipeline.flow_stats_rules(freq).map_err(|e| e.code)?;
             if let Some(c) = self.conns.get_mut(&id) {
-                c.job = Some(Job::FlowStats(FlowStatsJob { xid, rules, at: 0 }));
+                c.job = Some(Job::FlowStats(FlowStatsJob {
+                    xid,
+                    rules,
+                    at: 0,
+                    nx: false,
+                }));
             }
             return Ok(());
         }
@@ -503,8 +516,13 @@ impl<D: Datapath> Agent<D> {
         id: ConnId,
         xid: u32,
         e: &ofp::msg::simple::ExperimenterMsg,
+        frame: &Bytes,
+        now_ns: u64,
     ) -> Result<(), ErrorCode> {
         match e.exp_type {
+            nx_flow::NXT_SET_FLOW_FORMAT
+            | nx_flow::NXT_FLOW_MOD_TABLE_ID
+            | nx_flow::NXT_FLOW_MOD => return self.nx_flow_message(id, e, frame, now_ns),
             nxt::NXT_RESUME => return self.resume(&e.data),
             nxt::NXT_PACKET_IN | nxt::NXT_PACKET_IN2 => return Err(brc(BadRequestCode::BadType)),
             _ => {}
@@ -536,6 +554,94 @@ impl<D: Datapath> Agent<D> {
                 self.send(id, &reply, xid);
             }
             _ => return Err(brc(BadRequestCode::BadType)),
+        }
+        Ok(())
+    }
+
+    /// Nicira's flow formats ([`ofp::msg::nx_flow`]), where Open vSwitch
+    /// takes them: NXT_SET_FLOW_FORMAT from an OpenFlow 1.0 connection
+    /// (another version's is `OFPBRC_BAD_EXP_TYPE`, Open vSwitch's
+    /// `OFPBRC_BAD_SUBTYPE`), NXT_FLOW_MOD_TABLE_ID from any (it counts
+    /// for 1.0 flow mods only), and NXT_FLOW_MOD from a 1.0 connection:
+    /// refused to a slave, checked as any FLOW_MOD
+    /// ([`Message::validate`]), then applied as one ([`Self::flow_mod`]).
+    /// NXT_FLOW_MOD from a 1.2-1.5 connection, whose actions would be
+    /// that version's instructions, is `OFPBRC_BAD_EXP_TYPE`: Open vSwitch
+    /// takes it, but ovs-ofctl never sends it there (docs/OVS-DIALECT.md).
+    fn nx_flow_message(
+        &mut self,
+        id: ConnId,
+        e: &ofp::msg::simple::ExperimenterMsg,
+        frame: &Bytes,
+        now_ns: u64,
+    ) -> Result<(), ErrorCode> {
+        let c = self.conns.get_mut(&id).expect("live");
+        let v10 = c.version == Version::V1_0;
+        match e.exp_type {
+            nx_flow::NXT_SET_FLOW_FORMAT if v10 => {
+                c.flow_format = nx_flow::decode_set_flow_format(&e.data).map_err(|e| e.code)?;
+            }
+            nx_flow::NXT_FLOW_MOD_TABLE_ID => {
+                c.flow_mod_table_id =
+                    nx_flow::decode_flow_mod_table_id(&e.data).map_err(|e| e.code)?;
+            }
+            nx_flow::NXT_FLOW_MOD if v10 => {
+                if c.role == ControllerRole::Slave {
+                    return Err(brc(BadRequestCode::IsSlave));
+                }
+                let fm =
+                    nx_flow::decode_flow_mod(&e.data, c.flow_mod_table_id).map_err(|e| e.code)?;
+                let msg = Message::FlowMod(fm);
+                msg.validate().map_err(|e| e.code)?;
+                let Message::FlowMod(fm) = msg else {
+                    unreachable!("a flow mod")
+                };
+                self.flow_mod(id, fm, frame, now_ns)?;
+            }
+            _ => return Err(brc(BadRequestCode::BadExpType)),
+        }
+        Ok(())
+    }
+
+    /// Whether `req` is a Nicira statistics request the agent answers
+    /// itself ([`Self::nx_stats`]): a vendor stats request of Nicira's on
+    /// an OpenFlow 1.0 connection.
+    fn is_nx_stats(&self, id: ConnId, req: &ofp::msg::multipart::MultipartRequest) -> bool {
+        matches!(&req.body, Q::Experimenter(e) if e.experimenter == nxt::NX_VENDOR_ID)
+            && self
+                .conns
+                .get(&id)
+                .is_some_and(|c| c.version == Version::V1_0)
+    }
+
+    /// NXST_FLOW (a job, as FLOW_STATS: [`Agent::pump`]) and
+    /// NXST_AGGREGATE, their match checked as a flow mod's; another
+    /// Nicira stats subtype is `OFPBRC_BAD_EXP_TYPE` (Open vSwitch's
+    /// `OFPBRC_BAD_SUBTYPE`).
+    fn nx_stats(
+        &mut self,
+        id: ConnId,
+        xid: u32,
+        e: &ofp::msg::simple::ExperimenterMsg,
+    ) -> Result<(), ErrorCode> {
+        if !matches!(e.exp_type, nx_flow::NXST_FLOW | nx_flow::NXST_AGGREGATE) {
+            return Err(brc(BadRequestCode::BadExpType));
+        }
+        let req = nx_flow::decode_stats_request(&e.data).map_err(|e| e.code)?;
+        req.match_.validate().map_err(|e| e.code)?;
+        if e.exp_type == nx_flow::NXST_AGGREGATE {
+            let a = self.pipeline.aggregate(&req).map_err(|e| e.code)?;
+            self.send(id, &nx_flow::aggregate_reply(&a), xid);
+            return Ok(());
+        }
+        let rules = self.pipeline.flow_stats_rules(&req).map_err(|e| e.code)?;
+        if let Some(c) = self.conns.get_mut(&id) {
+            c.job = Some(Job::FlowStats(FlowStatsJob {
+                xid,
+                rules,
+                at: 0,
+                nx: true,
+            }));
         }
         Ok(())
     }

@@ -76,6 +76,12 @@
 //!   modulo 2^64 (OFPRRFC_STALE), slaves refused every modification
 //!   (OFPBRC_IS_SLAVE); per-connection asynchronous configuration decides
 //!   which PACKET_IN, PORT_STATUS and FLOW_REMOVED each gets.
+//! * An OpenFlow 1.0 connection chooses its flow format
+//!   (NXT_SET_FLOW_FORMAT: 1.0's match or NXM) and whether its flow mods
+//!   carry a table id (NXT_FLOW_MOD_TABLE_ID), as Open vSwitch lets it:
+//!   NXT_FLOW_MOD is applied as any FLOW_MOD, NXST_FLOW and
+//!   NXST_AGGREGATE are answered in NXM, and a connection in the NXM
+//!   format gets NXT_FLOW_REMOVED ([`ofp::msg::nx_flow`]).
 //! * PACKET_INs go to the connections of their controller id
 //!   (NXT_SET_CONTROLLER_ID; 0 by default), each in the format it chose
 //!   (NXT_SET_PACKET_IN_FORMAT: OFPT_PACKET_IN, Open vSwitch's

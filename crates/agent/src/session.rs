@@ -170,7 +170,10 @@ impl<D: Datapath> Agent<D> {
             self.hello(id, xid, version, frame);
             return;
         }
-        let version = self.conns[&id].version;
+        let (version, table_id) = {
+            let c = &self.conns[&id];
+            (c.version, c.flow_mod_table_id)
+        };
         // An empty part of a multipart request with more to come: held
         // as it is (a request of its type may need a body to decode).
         if let Some(mp_type) = empty_part(frame, version) {
@@ -179,7 +182,12 @@ impl<D: Datapath> Agent<D> {
             }
             return;
         }
-        let (_, msg) = match Message::decode_as(frame, version) {
+        let decoded = if version == Version::V1_0 && table_id {
+            ofp::of10::decode_table_id(frame)
+        } else {
+            Message::decode_as(frame, version)
+        };
+        let (_, msg) = match decoded {
             Ok(m) => m,
             Err(e) => {
                 self.error(id, xid, e.code, frame);

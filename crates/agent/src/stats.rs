@@ -18,6 +18,29 @@ impl<D: Datapath> Agent<D> {
             Some(Job::FlowMod(_)) => return self.flow_mod_round(id, now_ns),
             None => return Progress::Done,
         };
+        if job.nx {
+            // NXST_FLOW: nx_flow_stats entries, as many as fit a 1.0
+            // vendor stats reply (24 bytes of headers).
+            let mut body = Vec::new();
+            while let Some(r) = job.rules.get(job.at) {
+                let at = body.len();
+                let e = pipeline::control::flow_stats_entry(r, now_ns);
+                ofp::msg::nx_flow::put_flow_stats(&e, &mut body);
+                if at > 0 && body.len() > ofp::header::MAX_MSG_LEN - 24 {
+                    body.truncate(at);
+                    break;
+                }
+                job.at += 1;
+            }
+            let done = job.at >= job.rules.len();
+            let xid = job.xid;
+            c.send(&ofp::msg::nx_flow::flow_stats_reply(body, !done), xid);
+            if done {
+                c.job = None;
+                return Progress::Done;
+            }
+            return Progress::More;
+        }
         let mut entries = Vec::new();
         let mut len = 0;
         let mut scratch = Vec::new();
@@ -513,4 +536,7 @@ pub struct FlowStatsJob {
     pub(crate) rules: Vec<Arc<pipeline::Rule>>,
     /// How many have been sent.
     pub(crate) at: usize,
+    /// Whether the reply is Nicira's NXST_FLOW (the request was), not
+    /// FLOW_STATS.
+    pub(crate) nx: bool,
 }

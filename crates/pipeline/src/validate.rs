@@ -14,6 +14,12 @@ pub struct Context<'a, G, M> {
     pub n_tables: u8,
     pub groups: &'a HashMap<u32, G>,
     pub meters: &'a HashMap<u32, M>,
+    /// Whether a pop of a VLAN tag the packets do not have is taken (and
+    /// does nothing to them): OpenFlow 1.0's `strip_vlan`, which Open
+    /// vSwitch takes from a 1.0 peer whatever the match (`ofpacts_check`
+    /// leaves only the 1.0 protocols usable). Under 1.1 and later the
+    /// match must say the packets are tagged.
+    pub pop_untagged: bool,
 }
 
 fn err(code: ErrorCode, detail: &'static str) -> OfpError {
@@ -237,7 +243,7 @@ fn actions_with<G, M>(
             }
             // As Open vSwitch under OpenFlow 1.1+: a pop needs packets the
             // match (or a push before it) says are tagged.
-            Action::PopVlan if facts.vlan == Fact::Absent => {
+            Action::PopVlan if facts.vlan == Fact::Absent && !cx.pop_untagged => {
                 return Err(err(
                     ErrorCode::BadAction(BadActionCode::MatchInconsistent),
                     "pop_vlan (strip_vlan): the match does not say the packets are tagged (vlan_vid=0x1000/0x1000, dl_vlan=N)",

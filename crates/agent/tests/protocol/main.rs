@@ -6,10 +6,12 @@
 //! that speak to it; `session.rs` a connection's life (handshake, versions,
 //! errors, roles, buffers, barriers, replies and their budgets);
 //! `management.rs` ports, management commands, Nicira settings and
-//! packet-ins.
+//! packet-ins; `nicira_formats.rs` OpenFlow 1.0 with Nicira's flow formats
+//! (NXM), as plain ovs-ofctl speaks it.
 
 #[path = "../common/mod.rs"]
 mod common;
 mod fake;
 mod management;
+mod nicira_formats;
 mod session;

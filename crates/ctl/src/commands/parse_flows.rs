@@ -286,6 +286,7 @@ pub(crate) fn check(flow: &str) -> std::result::Result<(), String> {
         n_tables: pipeline::Config::default().n_tables,
         groups: &groups,
         meters: &meters,
+        pop_untagged: false,
     };
     validate::instructions(fm.table_id, &fm.instructions, &fm.match_, &cx)
         .map_err(|e| e.to_string())?;

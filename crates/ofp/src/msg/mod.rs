@@ -11,6 +11,7 @@ pub mod flow;
 pub mod group;
 pub mod meter;
 pub mod multipart;
+pub mod nx_flow;
 pub mod nxt;
 pub mod selection;
 pub mod simple;

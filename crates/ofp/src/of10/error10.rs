@@ -65,6 +65,16 @@ pub enum Wire10 {
 const NX_EXPERIMENTER_10: &[(ErrorCode, u16, u16)] = &[
     (crate::action::NXBRC_MUST_BE_ZERO, 1, 515),
     (NXBRC_UNENCODABLE_ERROR, 1, 521),
+    (crate::msg::nx_flow::NXBRC_NXM_INVALID, 1, 256),
+    // The Geneve option table's (ofp-errors.h: "NX1.0-1.1(1,527)"...).
+    (crate::msg::tlv_table::NXTTMFC_BAD_COMMAND, 1, 527),
+    (crate::msg::tlv_table::NXTTMFC_BAD_OPT_LEN, 1, 528),
+    (crate::msg::tlv_table::NXTTMFC_BAD_FIELD_IDX, 1, 529),
+    (crate::msg::tlv_table::NXTTMFC_TABLE_FULL, 1, 530),
+    (crate::msg::tlv_table::NXTTMFC_ALREADY_MAPPED, 1, 531),
+    (crate::msg::tlv_table::NXTTMFC_DUP_ENTRY, 1, 532),
+    (crate::msg::tlv_table::NXFMFC_INVALID_TLV_FIELD, 1, 536),
+    (crate::msg::tlv_table::NXTTMFC_INVALID_TLV_DEL, 1, 537),
     (OFPBPC_BAD_EXPERIMENTER, 14, 5),
     (OFPBPC_BAD_EXP_TYPE, 14, 6),
 ];

@@ -188,6 +188,37 @@ pub fn decode(frame: &Bytes) -> Result<(Header, Message)> {
     ))
 }
 
+/// Decodes a whole OpenFlow 1.0 frame from a connection that turned
+/// Nicira's NXT_FLOW_MOD_TABLE_ID on: as [`decode`], but an
+/// OFPT_FLOW_MOD's command carries the table id in its high byte, as Open
+/// vSwitch reads it then ([`set_table`]).
+pub fn decode_table_id(frame: &Bytes) -> Result<(Header, Message)> {
+    // The command's high byte: after the header, the match and
+    // the cookie.
+    const AT: usize = HEADER_LEN + match10::MATCH10_LEN + 8;
+    if frame.len() <= AT || frame[1] != msg_type::FLOW_MOD {
+        return decode(frame);
+    }
+    let table = frame[AT];
+    let mut v = frame.to_vec();
+    v[AT] = 0;
+    let (h, mut m) = decode(&Bytes::from(v))?;
+    if let Message::FlowMod(fm) = &mut m {
+        set_table(fm, table);
+    }
+    Ok((h, m))
+}
+
+/// Puts a 1.0 flow mod (OFPT_FLOW_MOD or NXT_FLOW_MOD) in the table its
+/// command's high byte names when NXT_FLOW_MOD_TABLE_ID is on. 0xff
+/// (ovs-ofctl's "no `table=`") leaves the 1.0 default: an ADD or a
+/// MODIFY goes to table 0, a DELETE to every table.
+pub fn set_table(fm: &mut FlowMod, table: u8) {
+    if table != TABLE_ALL {
+        fm.table_id = table;
+    }
+}
+
 fn decode_body(ty: u8, version: u8, r: &mut Reader<'_>) -> Result<Message> {
     use msg_type as T;
     use Message as M;
@@ -541,6 +572,48 @@ fn decode_flow_mod(r: &mut Reader<'_>) -> Result<FlowMod> {
     let buffer_id = r.u32()?;
     let out_port = port_from_10(r.u16()?);
     let flags = r.u16()?;
+    let (command, flags) = flow_mod_command_flags(command, flags, idle_timeout, hard_timeout)?;
+    let match_ = match10::from_10(&m10);
+    let instructions: Vec<Instruction> = action10::decode_instructions(r, Ctx::of_match(&match_))?;
+    Ok(FlowMod {
+        cookie,
+        cookie_mask: 0,
+        // ADD and MODIFY: table 0; DELETE: every table (module doc).
+        table_id: if matches!(
+            command,
+            FlowModCommand::Delete | FlowModCommand::DeleteStrict
+        ) {
+            TABLE_ALL
+        } else {
+            0
+        },
+        command,
+        idle_timeout,
+        hard_timeout,
+        priority: if match10::is_exact(&m10) {
+            u16::MAX
+        } else {
+            priority
+        },
+        buffer_id,
+        out_port,
+        out_group: group_no::ANY,
+        flags,
+        match_,
+        instructions,
+    })
+}
+
+/// A 1.0 flow mod's command and flags (OFPT_FLOW_MOD's, and NXT_FLOW_MOD's,
+/// [`crate::msg::nx_flow`]) as the internal ones, with Open vSwitch's
+/// refusals (module doc): a command above 4, unknown flags, `EMERG`; an
+/// ADD gets `RESET_COUNTS`.
+pub(crate) fn flow_mod_command_flags(
+    command: u16,
+    flags: u16,
+    idle_timeout: u16,
+    hard_timeout: u16,
+) -> Result<(FlowModCommand, u16)> {
     let fmf = |c, d| OfpError::new(ErrorCode::FlowModFailed(c), d);
     if command > 4 {
         return Err(fmf(
@@ -576,35 +649,7 @@ fn decode_flow_mod(r: &mut Reader<'_>) -> Result<FlowMod> {
     } else {
         flags
     };
-    let match_ = match10::from_10(&m10);
-    let instructions: Vec<Instruction> = action10::decode_instructions(r, Ctx::of_match(&match_))?;
-    Ok(FlowMod {
-        cookie,
-        cookie_mask: 0,
-        // ADD and MODIFY: table 0; DELETE: every table (module doc).
-        table_id: if matches!(
-            command,
-            FlowModCommand::Delete | FlowModCommand::DeleteStrict
-        ) {
-            TABLE_ALL
-        } else {
-            0
-        },
-        command,
-        idle_timeout,
-        hard_timeout,
-        priority: if match10::is_exact(&m10) {
-            u16::MAX
-        } else {
-            priority
-        },
-        buffer_id,
-        out_port,
-        out_group: group_no::ANY,
-        flags,
-        match_,
-        instructions,
-    })
+    Ok((command, flags))
 }
 
 fn encode_flow_mod(f: &FlowMod, out: &mut Vec<u8>) {

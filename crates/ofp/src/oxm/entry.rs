@@ -206,7 +206,10 @@ impl MatchEntry {
             // Open vSwitch reads NXM headers wherever it reads OXM ones
             // (`set_field:3->in_port` is NXM_OF_IN_PORT's header).
             OXM_CLASS_NXM_0 => OxmField::from_nxm_header_any_len(hdr & !0x1ff),
-            OXM_CLASS_NXM_1 => OxmField::from_nxm_1(field),
+            // Class 1 holds both the fields whose own header it is and
+            // the NXM names of basic ones (`NXM_NX_IPV6_SRC`, an nx_match's).
+            OXM_CLASS_NXM_1 => OxmField::from_nxm_1(field)
+                .or_else(|| OxmField::from_nxm_header_any_len(hdr & !0x1ff)),
             OXM_CLASS_PACKET_REGS => OxmField::from_packet_regs(field),
             // OpenFlow 1.5's OXM_OF_TCP_FLAGS: read in every version, as
             // Open vSwitch reads it (written in the ONF form but to 1.5

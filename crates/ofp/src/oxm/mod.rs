@@ -23,6 +23,7 @@ mod entry;
 mod fields;
 mod lookups;
 mod matching;
+pub mod nxm;
 #[cfg(test)]
 mod tests;
 

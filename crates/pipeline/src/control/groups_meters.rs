@@ -333,6 +333,7 @@ impl Pipeline {
                     n_tables: self.config.n_tables,
                     groups: &self.groups,
                     meters: &self.meters,
+                    pop_untagged: false,
                 },
             )
             .or_else(|err| match err.code {

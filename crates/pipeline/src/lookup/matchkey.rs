@@ -355,7 +355,15 @@ pub(crate) fn compile_valid(m: &Match) -> Result<MaskedKey, OfpError> {
         if o.field == OxmField::VlanTci {
             // TCI bits 0-12 are vlan_vid's (CFI is OFPVID_PRESENT), 13-15
             // the PCP, which a packet without a tag does not have.
-            let (v, m) = (o.value as u64, o.effective_mask() as u64);
+            let (v, mut m) = (o.value as u64, o.effective_mask() as u64);
+            // No tag (CFI matched clear) and PCP 0: the PCP bits say
+            // nothing more (an untagged packet's read 0), and left out
+            // this is the key of vlan_vid=NONE, OpenFlow 1.0's
+            // dl_vlan=0xffff (`vlan_tci=0` from NXM, strictly, is the
+            // flow 1.0's `dl_vlan=0xffff` names).
+            if m & 0x1000 != 0 && v & 0xf000 == 0 {
+                m &= 0x1fff;
+            }
             k.put(s::VLAN_VID, v & 0x1fff, m & 0x1fff);
             k.require(flags::ETH);
             if m & 0xe000 != 0 {
