@@ -3,7 +3,9 @@
 //! or a flow description in the match syntax
 //! (`tcp,nw_src=10.0.0.1,tp_dst=80`, like the flow ofproto/trace takes),
 //! from which a well-formed frame is built: Ethernet (addresses default to
-//! zero), an 802.1Q tag if vlan_vid names one, then ARP, IPv4 or IPv6 with
+//! zero), an 802.1Q tag if vlan_vid names one (`dl_vlan=N`, or a
+//! `vlan_tci` with VID bits: Open vSwitch's `vlan_tci=5` is tagged, its
+//! CFI bit notwithstanding), then ARP, IPv4 or IPv6 with
 //! TCP, UDP, SCTP, ICMP or ICMPv6, with valid checksums. Fields a frame
 //! cannot carry are refused by name.
 //!
@@ -90,9 +92,13 @@ pub fn build(m: &Match) -> Result<Vec<u8>, String> {
             ));
         }
     }
+    // A tag when the description asks for one: `dl_vlan=N` (vlan_vid
+    // with OFPVID_PRESENT), or a TCI with any VID bit (`vlan_tci=5`):
+    // Open vSwitch's flow holds that TCI as it is, which no untagged
+    // frame matches, and a frame carries it only in a tag.
     let vid = get(m, F::VlanVid)? as u16;
-    let tci = match vid & OFPVID_PRESENT {
-        0 => None,
+    let tci = match (vid & OFPVID_PRESENT, vid & 0xfff) {
+        (0, 0) => None,
         _ => Some((get(m, F::VlanPcp)? as u16) << 13 | (vid & 0xfff)),
     };
     let eth_type = get(m, F::EthType)? as u16;
@@ -213,6 +219,20 @@ mod tests {
             .frame);
         assert_eq!(k.get(s::VLAN_VID), 0x1005);
         assert_eq!(k.get(s::TP_DST), 53);
+        // Open vSwitch's TCI forms: with or without CFI, a VID is a tag;
+        // zero is none.
+        for (flow, vid) in [
+            ("vlan_tci=5", 0x1005),
+            ("vlan_tci=0x1014", 0x1014),
+            ("vlan_tci=0xa014", 0x1014),
+            ("vlan_tci=0", 0),
+            ("dl_vlan=0xffff", 0),
+        ] {
+            let k = key(&parse(flow).unwrap().frame);
+            assert_eq!(k.get(s::VLAN_VID), vid, "{flow}");
+        }
+        let k = key(&parse("vlan_tci=0xa014").unwrap().frame);
+        assert_eq!(k.get(s::VLAN_PCP), 5);
         let k = key(&parse("arp,arp_tpa=10.0.0.9").unwrap().frame);
         assert_eq!(k.get(s::NW_DST), 0x0a00_0009);
         assert_eq!(k.get(s::ARP_OP), 1);
