@@ -7,7 +7,10 @@
 //! group counter moves, no meter is charged, no cache is filled. The
 //! result names, for every table visited, the rule that matched (or the
 //! miss), each instruction and action as it ran, the buckets a group took,
-//! where each output went, and the packet's final flow.
+//! where each output went, the packet's final flow, the datapath actions
+//! a datapath would run for it ([`datapath`]), and the flows its `learn`
+//! actions taught (handed back, for `-generate`, never added here).
+//! [`ovs_layout`] lays the steps out as `ofproto/trace` does.
 
 use packet::{FlowKey, TunnelDst, TunnelMeta};
 
@@ -95,13 +98,17 @@ pub fn trace(snap: &Snapshot, in_port: u32, frame: &[u8]) -> Trace {
 }
 
 /// [`trace`] with `opts`.
-pub fn trace_with(snap: &Snapshot, in_port: u32, frame: &[u8], _opts: &Options) -> Trace {
-    trace_tunneled(snap, in_port, &TunnelMeta::default(), frame)
+pub fn trace_with(snap: &Snapshot, in_port: u32, frame: &[u8], opts: &Options) -> Trace {
+    run(snap, in_port, &TunnelMeta::default(), frame, opts)
 }
 
 /// Traces `frame` received on tunnel port `in_port` with metadata `tun`.
 pub fn trace_tunneled(snap: &Snapshot, in_port: u32, tun: &TunnelMeta, frame: &[u8]) -> Trace {
-    let r = trace_run(snap, in_port, tun, frame);
+    run(snap, in_port, tun, frame, &Options::default())
+}
+
+fn run(snap: &Snapshot, in_port: u32, tun: &TunnelMeta, frame: &[u8], opts: &Options) -> Trace {
+    let r = trace_run(snap, in_port, tun, frame, opts);
     Trace {
         steps: r.steps,
         outputs: r.outputs,
@@ -136,7 +143,10 @@ impl Trace {
             }
             commit(&mut base, &Headers::of(data), &mut acts);
             if o.tunnel != TunnelDst::default() && o.controller.is_none() {
-                acts.push(format!("set(tunnel({}))", describe_tunnel(&o.tunnel.meta())));
+                acts.push(format!(
+                    "set(tunnel({}))",
+                    describe_tunnel(&o.tunnel.meta())
+                ));
             }
             if let Some(q) = o.queue {
                 acts.push(format!("set_queue:{q}"));
@@ -189,7 +199,11 @@ impl Trace {
     /// [`Trace::text`], following each NORMAL output through `normal` (the
     /// MAC table's answer, which lives in the datapath): a line saying why
     /// it went where it went, and its ports in the datapath actions.
-    pub fn text_with(&self, _in_port: u32, normal: &dyn Fn(&Output) -> Option<NormalHop>) -> String {
+    pub fn text_with(
+        &self,
+        _in_port: u32,
+        normal: &dyn Fn(&Output) -> Option<NormalHop>,
+    ) -> String {
         let mut out = self.steps.join("\n");
         let final_flow = self.final_flow();
         let first = self
@@ -223,5 +237,8 @@ impl Trace {
 /// Whether a datapath action sends the packet somewhere (a port or the
 /// controller), rather than changing it.
 fn is_send(a: &str) -> bool {
-    !(a.starts_with("set(") || a.starts_with("set_queue:") || a.starts_with("push_") || a.starts_with("pop_"))
+    !(a.starts_with("set(")
+        || a.starts_with("set_queue:")
+        || a.starts_with("push_")
+        || a.starts_with("pop_"))
 }

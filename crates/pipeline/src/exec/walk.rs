@@ -43,6 +43,10 @@ impl Exec {
             }
         }
         if T {
+            if let Some((vid, pcp)) = self.tci {
+                self.key.set(s::VLAN_VID, vid as u64);
+                self.key.set(s::VLAN_PCP, pcp as u64);
+            }
             self.note(format!("Flow: {}", describe_key(&self.key)));
         }
         // A walk recorded for this ingress key replays; otherwise this one

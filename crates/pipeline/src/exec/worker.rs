@@ -268,8 +268,16 @@ pub(crate) struct TraceRun {
 /// counter, meter or cache; returns what each step did, the outputs (each
 /// with its bytes), the packet as it ends and what it taught. See
 /// [`crate::trace`].
-pub(crate) fn trace_run(snap: &Snapshot, in_port: u32, tun: &TunnelMeta, frame: &[u8]) -> TraceRun {
+pub(crate) fn trace_run(
+    snap: &Snapshot,
+    in_port: u32,
+    tun: &TunnelMeta,
+    frame: &[u8],
+    opts: &crate::trace::Options,
+) -> TraceRun {
     let mut e = Exec::new();
+    e.ct_next = opts.ct_next.clone();
+    e.tci = opts.tci;
     let mut f = frame.to_vec();
     let outputs = e
         .process::<true, _>(0, None, None, snap, in_port, tun, &[], &mut f, 0)

@@ -287,6 +287,12 @@ mod tests {
         assert_eq!(out, ["pop_vlan", "push_vlan(vid=20,pcp=3)"]);
         out.clear();
         vlans(&[], &[(0x88a8, 7), (0x8100, 10)], &mut out);
-        assert_eq!(out, ["push_vlan(vid=10,pcp=0)", "push_vlan(tpid=0x88a8,vid=7,pcp=0)"]);
+        assert_eq!(
+            out,
+            [
+                "push_vlan(vid=10,pcp=0)",
+                "push_vlan(tpid=0x88a8,vid=7,pcp=0)"
+            ]
+        );
     }
 }

@@ -58,7 +58,10 @@ pub fn ovs_layout(steps: &[String]) -> String {
 
 /// The nodes at `depth` and deeper, each with the deeper ones after it as
 /// its children.
-fn build(it: &mut std::iter::Peekable<impl Iterator<Item = (usize, Node)>>, depth: usize) -> Vec<Node> {
+fn build(
+    it: &mut std::iter::Peekable<impl Iterator<Item = (usize, Node)>>,
+    depth: usize,
+) -> Vec<Node> {
     let mut list = Vec::new();
     while let Some((d, _)) = it.peek() {
         if *d < depth {
@@ -74,8 +77,9 @@ fn build(it: &mut std::iter::Peekable<impl Iterator<Item = (usize, Node)>>, dept
 /// Whether a step is a table's (`" 3. ..."`, `"10. ..."`): the one kind
 /// of step Open vSwitch does not count as terminal.
 fn is_table(body: &str) -> bool {
-    body.split_once(". ")
-        .is_some_and(|(n, _)| !n.is_empty() && n.len() <= 3 && n.bytes().all(|b| b.is_ascii_digit()))
+    body.split_once(". ").is_some_and(|(n, _)| {
+        !n.is_empty() && n.len() <= 3 && n.bytes().all(|b| b.is_ascii_digit())
+    })
 }
 
 fn print(nodes: &[Node], level: usize, out: &mut String) {

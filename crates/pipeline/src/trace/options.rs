@@ -10,10 +10,16 @@ pub struct Options {
     /// [`super::Trace::learned`].
     pub generate: bool,
     /// `--ct-next STATE`, in order: the `ct_state` each successive
-    /// recirculation after a `ct(table=N)` resumes with (Open vSwitch's
-    /// trace resumes with `trk|new` when none is left; sluice's, with the
-    /// tracker's answer).
+    /// `ct(table=N)`'s recirculation resumes with, in place of the
+    /// tracker's answer. When none is left, Open vSwitch's trace resumes
+    /// with `trk|new`; sluice's asks its tracker (without changing it).
     pub ct_next: Vec<u32>,
+    /// The packet's TCI where its frame cannot say it: Open vSwitch's
+    /// `vlan_tci=20` (VID, no CFI) is neither tagged nor untagged
+    /// ([`crate::flow_packet::tci_without_cfi`]). The key's `vlan_vid`
+    /// (present bit clear) and `vlan_pcp` start so, and stay so until an
+    /// action changes the packet's headers.
+    pub tci: Option<(u16, u8)>,
 }
 
 /// Reads a `--ct-next` state as Open vSwitch does: flag names

@@ -353,7 +353,11 @@ fn trace(sw: &mut dyn Switch, a: &[&str]) -> Result<String, String> {
     let packet = match more {
         [] => None,
         [p] if !opts.generate => Some(*p),
-        [p] => return Err(format!("ofproto/trace: -generate and a packet ({p:?}): one or the other")),
+        [p] => {
+            return Err(format!(
+                "ofproto/trace: -generate and a packet ({p:?}): one or the other"
+            ))
+        }
         [_, x, ..] => return Err(format!("ofproto/trace: unexpected {x:?}")),
     };
     // in_port by name: the port's number.
@@ -376,6 +380,7 @@ fn trace(sw: &mut dyn Switch, a: &[&str]) -> Result<String, String> {
     let in_port = described
         .in_port
         .ok_or_else(|| format!("ofproto/trace: {flow}: give in_port (a port number or name)"))?;
+    opts.tci = described.tci;
     let frame = match packet {
         None => described.frame,
         Some(hex) => {
@@ -391,7 +396,10 @@ fn trace(sw: &mut dyn Switch, a: &[&str]) -> Result<String, String> {
             p.frame
         }
     };
-    Ok(ovs_shape(&bridge, &sw.trace(&bridge, in_port, &frame, &opts)))
+    Ok(ovs_shape(
+        &bridge,
+        &sw.trace(&bridge, in_port, &frame, &opts),
+    ))
 }
 
 /// sluice's trace text in `ofproto/trace`'s shape: the flow first, then
@@ -406,7 +414,10 @@ pub fn ovs_shape(bridge: &str, text: &str) -> String {
     // Up to the flow line: sluice's own header, left out.
     for line in lines.by_ref() {
         if let Some(flow) = line.strip_prefix("Flow: ") {
-            out.push_str(&format!("Flow: {flow}\n\n{header}\n{}\n", "-".repeat(header.len())));
+            out.push_str(&format!(
+                "Flow: {flow}\n\n{header}\n{}\n",
+                "-".repeat(header.len())
+            ));
             break;
         }
         if !line.starts_with("Bridge: ") {

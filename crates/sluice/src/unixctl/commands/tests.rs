@@ -37,7 +37,8 @@ impl Switch for Fake {
         frame: &[u8],
         opts: &pipeline::trace::Options,
     ) -> String {
-        self.traced.push((bridge.into(), in_port, frame.len(), opts.clone()));
+        self.traced
+            .push((bridge.into(), in_port, frame.len(), opts.clone()));
         "Bridge: dpid 0000000000000001, in_port 1 (p1)\nFlow: tcp,in_port=1\n 0. priority 0\n    NORMAL\n\nFinal flow: unchanged\nDatapath actions: 2\n".into()
     }
     fn dump_flows(&mut self, bridge: &str) -> String {
@@ -227,7 +228,10 @@ fn trace_takes_a_bridge_a_flow_with_port_names_and_an_optional_packet() {
         e(&mut sw, &["br0", "in_port=1", "--ct-next", "est"]),
         "est: invalid connection state: If \"trk\" is unset, no other flags are set\n"
     );
-    assert_eq!(e(&mut sw, &["br0", "in_port=1", "--bogus"]), "--bogus: unknown option\n");
+    assert_eq!(
+        e(&mut sw, &["br0", "in_port=1", "--bogus"]),
+        "--bogus: unknown option\n"
+    );
     assert!(e(&mut sw, &["br0", "in_port=1", "in_port=2"]).contains("not a packet in hex"));
     assert_eq!(
         sw.traced.len(),
