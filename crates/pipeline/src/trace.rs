@@ -92,6 +92,35 @@ impl VlanHeader {
     }
 }
 
+/// NORMAL's outputs as Open vSwitch's datapath actions write them: each
+/// port after the VLAN actions that make the frame's header what it
+/// leaves that port with, from the header the previous one left with
+/// (`pop_vlan,2,push_vlan(vid=10,pcp=0),3`).
+pub fn normal_actions(hop: &NormalHop) -> Vec<String> {
+    let mut vlans: Vec<(u16, u16)> = hop.came.iter().map(|h| (h.tpid, h.tci())).collect();
+    let mut acts = Vec::new();
+    normal_into(hop, &mut vlans, &mut acts);
+    acts
+}
+
+/// [`normal_actions`] from the VLAN stack `vlans` (outermost first, its
+/// first the header NORMAL got when `hop.came` says there is one), left
+/// as the last port's.
+fn normal_into(hop: &NormalHop, vlans: &mut Vec<(u16, u16)>, acts: &mut Vec<String>) {
+    for (port, h) in &hop.outs {
+        let mut now = vlans.clone();
+        if hop.came.is_some() && !now.is_empty() {
+            now.remove(0);
+        }
+        if let Some(h) = h {
+            now.insert(0, (h.tpid, h.tci()));
+        }
+        datapath::vlans(vlans, &now, acts);
+        *vlans = now;
+        acts.push(ofp::text::format_port(*port));
+    }
+}
+
 /// Traces `frame` received on `in_port` through `snap`.
 pub fn trace(snap: &Snapshot, in_port: u32, frame: &[u8]) -> Trace {
     trace_tunneled(snap, in_port, &TunnelMeta::default(), frame)
@@ -163,20 +192,7 @@ impl Trace {
                 acts.push(ofp::text::format_port(o.port));
                 continue;
             };
-            // NORMAL: each port after the VLAN actions that give the frame
-            // the outer header it leaves that port with.
-            for (port, h) in &hop.outs {
-                let mut now = base.vlans.clone();
-                if hop.came.is_some() && !now.is_empty() {
-                    now.remove(0);
-                }
-                if let Some(h) = h {
-                    now.insert(0, (h.tpid, h.tci()));
-                }
-                datapath::vlans(&base.vlans, &now, &mut acts);
-                base.vlans = now;
-                acts.push(ofp::text::format_port(*port));
-            }
+            normal_into(&hop, &mut base.vlans, &mut acts);
         }
         if acts.is_empty() || !acts.iter().any(|a| is_send(a)) {
             return "drop".into();

@@ -271,7 +271,7 @@ mod tests {
             actions(&a, &b),
             "set(ipv4(src=10.0.0.9,tos=0x20/0xfc,ttl=63)),set(tcp(dst=8080)),push_vlan(vid=30,pcp=0)"
         );
-        assert_eq!(actions(&b, &a).split(',').last(), Some("pop_vlan"));
+        assert_eq!(actions(&b, &a).split(',').next_back(), Some("pop_vlan"));
         let mut c = b.clone();
         c[6..12].copy_from_slice(&[0, 0, 0, 0, 0, 7]);
         assert_eq!(actions(&b, &c), "set(eth(src=00:00:00:00:00:07))");
