@@ -86,8 +86,12 @@ pub fn describe_key(key: &FlowKey) -> String {
 /// A rule as the trace shows it: match, priority, cookie, instructions.
 pub fn describe_rule(r: &Rule) -> String {
     let m = ofp::text::format_match(&r.match_.get());
-    let m = if m.is_empty() { "(any)".into() } else { m };
-    let mut s = format!("{m}, priority {}", r.priority);
+    // As Open vSwitch: `priority 0` alone for a rule that matches all.
+    let mut s = if m.is_empty() {
+        format!("priority {}", r.priority)
+    } else {
+        format!("{m}, priority {}", r.priority)
+    };
     if r.cookie != 0 {
         s.push_str(&format!(", cookie {:#x}", r.cookie));
     }

@@ -3,7 +3,9 @@
 //! or a flow description in the match syntax
 //! (`tcp,nw_src=10.0.0.1,tp_dst=80`, like the flow ofproto/trace takes),
 //! from which a well-formed frame is built: Ethernet (addresses default to
-//! zero), an 802.1Q tag if vlan_vid names one, then ARP, IPv4 or IPv6 with
+//! zero), an 802.1Q tag if vlan_vid names one (`dl_vlan=N`; Open
+//! vSwitch's `vlan_tci=5`, a TCI without CFI, is no frame's: see
+//! [`tci_without_cfi`]), then ARP, IPv4 or IPv6 with
 //! TCP, UDP, SCTP, ICMP or ICMPv6, with valid checksums. Fields a frame
 //! cannot carry are refused by name.
 //!
@@ -20,6 +22,8 @@ use packet::wire::build::{self as wb, Ip, IpFields, Transport};
 pub struct Described {
     pub frame: Vec<u8>,
     pub in_port: Option<u32>,
+    /// [`tci_without_cfi`]: the key's TCI where no frame can say it.
+    pub tci: Option<(u16, u8)>,
 }
 
 /// Reads PACKET: hex bytes or a flow description.
@@ -38,6 +42,7 @@ pub fn parse(s: &str) -> Result<Described, String> {
         return Ok(Described {
             frame,
             in_port: None,
+            tci: None,
         });
     }
     let m = ofp::text::parse_match(s).map_err(|e| format!("packet: {e}"))?;
@@ -46,6 +51,7 @@ pub fn parse(s: &str) -> Result<Described, String> {
     build(&m).map(|frame| Described {
         frame,
         in_port: m.get(F::InPort).map(|o| o.value as u32),
+        tci: tci_without_cfi(&m),
     })
 }
 
@@ -61,6 +67,17 @@ fn exact(m: &Match, f: F) -> Result<Option<u128>, String> {
 
 fn get(m: &Match, f: F) -> Result<u128, String> {
     Ok(exact(m, f)?.unwrap_or(0))
+}
+
+/// The TCI Open vSwitch's flow holds for a description whose `vlan_tci`
+/// has VID bits but no CFI (`vlan_tci=5`): a packet that is neither
+/// tagged (`dl_vlan=5` does not match it) nor untagged (`vlan_tci=0` does
+/// not), which no frame can be. The 13 bits of the key's `vlan_vid`
+/// (VID, present bit clear) and its PCP.
+pub fn tci_without_cfi(m: &Match) -> Option<(u16, u8)> {
+    let vid = exact(m, F::VlanVid).ok()?? as u16;
+    let pcp = exact(m, F::VlanPcp).ok().flatten().unwrap_or(0) as u8;
+    (vid & OFPVID_PRESENT == 0 && vid & 0xfff != 0).then_some((vid & 0xfff, pcp))
 }
 
 /// Builds the frame a match describes (exact fields only).
@@ -90,6 +107,10 @@ pub fn build(m: &Match) -> Result<Vec<u8>, String> {
             ));
         }
     }
+    // A tag when the description asks for one: `dl_vlan=N` (vlan_vid
+    // with OFPVID_PRESENT). A TCI without CFI but with VID bits
+    // (`vlan_tci=5`) is no frame's: the frame is untagged, the key's
+    // TCI is for the caller to set ([`tci_without_cfi`]).
     let vid = get(m, F::VlanVid)? as u16;
     let tci = match vid & OFPVID_PRESENT {
         0 => None,
@@ -213,6 +234,21 @@ mod tests {
             .frame);
         assert_eq!(k.get(s::VLAN_VID), 0x1005);
         assert_eq!(k.get(s::TP_DST), 53);
+        // Open vSwitch's TCI forms: with CFI a tag; without, no frame's
+        // (untagged, the TCI handed back); zero none.
+        for (flow, vid, tci) in [
+            ("vlan_tci=5", 0, Some((5, 0))),
+            ("vlan_tci=0x1014", 0x1014, None),
+            ("vlan_tci=0xb014", 0x1014, None),
+            ("vlan_tci=0", 0, None),
+            ("dl_vlan=0xffff", 0, None),
+        ] {
+            let d = parse(flow).unwrap();
+            assert_eq!(key(&d.frame).get(s::VLAN_VID), vid, "{flow}");
+            assert_eq!(d.tci, tci, "{flow}");
+        }
+        let k = key(&parse("vlan_tci=0xb014").unwrap().frame);
+        assert_eq!(k.get(s::VLAN_PCP), 5);
         let k = key(&parse("arp,arp_tpa=10.0.0.9").unwrap().frame);
         assert_eq!(k.get(s::NW_DST), 0x0a00_0009);
         assert_eq!(k.get(s::ARP_OP), 1);

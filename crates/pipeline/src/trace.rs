@@ -7,13 +7,23 @@
 //! group counter moves, no meter is charged, no cache is filled. The
 //! result names, for every table visited, the rule that matched (or the
 //! miss), each instruction and action as it ran, the buckets a group took,
-//! where each output went, and the packet's final flow.
+//! where each output went, the packet's final flow, the datapath actions
+//! a datapath would run for it ([`datapath`]), and the flows its `learn`
+//! actions taught (handed back, for `-generate`, never added here).
+//! [`ovs_layout`] lays the steps out as `ofproto/trace` does.
 
 use packet::{FlowKey, TunnelDst, TunnelMeta};
 
 use crate::describe::{describe_key, describe_tunnel};
-use crate::exec::trace_run;
+use crate::exec::{trace_run, Learned};
 use crate::snapshot::{Output, Snapshot};
+
+mod datapath;
+mod layout;
+mod options;
+use datapath::{commit, Headers};
+pub use layout::ovs_layout;
+pub use options::{parse_ct_state, Options};
 
 /// The account of one packet's trip through the pipeline.
 #[derive(Debug, Clone)]
@@ -25,6 +35,15 @@ pub struct Trace {
     pub outputs: Vec<Output>,
     /// The packet as it left the last action.
     pub final_frame: Vec<u8>,
+    /// Its flow key then (registers and metadata included).
+    pub final_key: FlowKey,
+    /// The packet as it came in.
+    pub frame: Vec<u8>,
+    /// The flows its `learn` actions taught, for the control plane to add
+    /// when the trace is to have side effects (`ofproto/trace -generate`:
+    /// [`crate::Pipeline::learn`], as a packet's are); nothing is added
+    /// otherwise.
+    pub learned: Vec<Learned>,
 }
 
 /// Where the NORMAL action sends one packet, as the MAC table and the
@@ -71,17 +90,6 @@ impl VlanHeader {
     pub fn tci(&self) -> u16 {
         (self.pcp as u16 & 7) << 13 | self.vid & 0x0fff
     }
-
-    /// As Open vSwitch's datapath actions write it:
-    /// `push_vlan(vid=10,pcp=0)`, with `tpid=0x88a8,` first for 802.1ad.
-    pub fn push_text(&self) -> String {
-        let tpid = if self.tpid == 0x8100 {
-            String::new()
-        } else {
-            format!("tpid={:#06x},", self.tpid)
-        };
-        format!("push_vlan({tpid}vid={},pcp={})", self.vid, self.pcp)
-    }
 }
 
 /// NORMAL's outputs as Open vSwitch's datapath actions write them: each
@@ -89,21 +97,28 @@ impl VlanHeader {
 /// leaves that port with, from the header the previous one left with
 /// (`pop_vlan,2,push_vlan(vid=10,pcp=0),3`).
 pub fn normal_actions(hop: &NormalHop) -> Vec<String> {
-    let mut now = hop.came;
-    let mut out = Vec::new();
+    let mut vlans: Vec<(u16, u16)> = hop.came.iter().map(|h| (h.tpid, h.tci())).collect();
+    let mut acts = Vec::new();
+    normal_into(hop, &mut vlans, &mut acts);
+    acts
+}
+
+/// [`normal_actions`] from the VLAN stack `vlans` (outermost first, its
+/// first the header NORMAL got when `hop.came` says there is one), left
+/// as the last port's.
+fn normal_into(hop: &NormalHop, vlans: &mut Vec<(u16, u16)>, acts: &mut Vec<String>) {
     for (port, h) in &hop.outs {
-        if *h != now {
-            if now.is_some() {
-                out.push("pop_vlan".to_string());
-            }
-            if let Some(h) = h {
-                out.push(h.push_text());
-            }
-            now = *h;
+        let mut now = vlans.clone();
+        if hop.came.is_some() && !now.is_empty() {
+            now.remove(0);
         }
-        out.push(ofp::text::format_port(*port));
+        if let Some(h) = h {
+            now.insert(0, (h.tpid, h.tci()));
+        }
+        datapath::vlans(vlans, &now, acts);
+        *vlans = now;
+        acts.push(ofp::text::format_port(*port));
     }
-    out
 }
 
 /// Traces `frame` received on `in_port` through `snap`.
@@ -111,18 +126,32 @@ pub fn trace(snap: &Snapshot, in_port: u32, frame: &[u8]) -> Trace {
     trace_tunneled(snap, in_port, &TunnelMeta::default(), frame)
 }
 
+/// [`trace`] with `opts`.
+pub fn trace_with(snap: &Snapshot, in_port: u32, frame: &[u8], opts: &Options) -> Trace {
+    run(snap, in_port, &TunnelMeta::default(), frame, opts)
+}
+
 /// Traces `frame` received on tunnel port `in_port` with metadata `tun`.
 pub fn trace_tunneled(snap: &Snapshot, in_port: u32, tun: &TunnelMeta, frame: &[u8]) -> Trace {
-    let (steps, outputs, final_frame) = trace_run(snap, in_port, tun, frame);
+    run(snap, in_port, tun, frame, &Options::default())
+}
+
+fn run(snap: &Snapshot, in_port: u32, tun: &TunnelMeta, frame: &[u8], opts: &Options) -> Trace {
+    let r = trace_run(snap, in_port, tun, frame, opts);
     Trace {
-        steps,
-        outputs,
-        final_frame,
+        steps: r.steps,
+        outputs: r.outputs,
+        final_frame: r.final_frame,
+        final_key: r.final_key,
+        frame: frame.to_vec(),
+        learned: r.learned,
     }
 }
 
 impl Trace {
-    /// The datapath actions: the output ports in order, `drop` if none.
+    /// The datapath actions (see [`datapath`]): before each output, the
+    /// header changes since the one before as set, pop and push actions,
+    /// then the port; `drop` if nothing leaves.
     pub fn datapath_actions(&self) -> String {
         self.datapath_actions_with(&|_| None)
     }
@@ -130,39 +159,45 @@ impl Trace {
     /// [`Trace::datapath_actions`] with NORMAL outputs replaced by what
     /// `normal` resolves them to.
     fn datapath_actions_with(&self, normal: &dyn Fn(&Output) -> Option<NormalHop>) -> String {
-        if self.outputs.is_empty() {
+        let mut base = Headers::of(&self.frame);
+        let mut acts: Vec<String> = Vec::new();
+        for o in &self.outputs {
+            let data = o.data.as_deref().unwrap_or(&self.final_frame);
+            // Only a NORMAL output is the MAC table's to resolve.
+            let hop = (o.port == ofp::port::port_no::NORMAL)
+                .then(|| normal(o))
+                .flatten();
+            if hop.as_ref().is_some_and(|h| h.outs.is_empty()) {
+                continue;
+            }
+            commit(&mut base, &Headers::of(data), &mut acts);
+            if o.tunnel != TunnelDst::default() && o.controller.is_none() {
+                acts.push(format!(
+                    "set(tunnel({}))",
+                    describe_tunnel(&o.tunnel.meta())
+                ));
+            }
+            if let Some(q) = o.queue {
+                acts.push(format!("set_queue:{q}"));
+            }
+            if let Some(c) = &o.controller {
+                let mut s = format!("controller(reason={},table={})", c.reason, c.table_id);
+                if c.controller_id != 0 {
+                    s.insert_str(s.len() - 1, &format!(",id={}", c.controller_id));
+                }
+                acts.push(s);
+                continue;
+            }
+            let Some(hop) = hop else {
+                acts.push(ofp::text::format_port(o.port));
+                continue;
+            };
+            normal_into(&hop, &mut base.vlans, &mut acts);
+        }
+        if acts.is_empty() || !acts.iter().any(|a| is_send(a)) {
             return "drop".into();
         }
-        let outs: Vec<String> = self
-            .outputs
-            .iter()
-            .filter_map(|o| {
-                let mut s = ofp::text::format_port(o.port);
-                if let Some(c) = &o.controller {
-                    s = format!("controller(reason={},table={})", c.reason, c.table_id);
-                    if c.controller_id != 0 {
-                        s.insert_str(s.len() - 1, &format!(",id={}", c.controller_id));
-                    }
-                }
-                if let Some(hop) = normal(o) {
-                    if hop.outs.is_empty() {
-                        return None;
-                    }
-                    s = normal_actions(&hop).join(",");
-                }
-                if o.tunnel != TunnelDst::default() && o.controller.is_none() {
-                    s = format!("set(tunnel({})),{s}", describe_tunnel(&o.tunnel.meta()));
-                }
-                Some(match o.queue {
-                    Some(q) => format!("set_queue:{q},{s}"),
-                    None => s,
-                })
-            })
-            .collect();
-        if outs.is_empty() {
-            return "drop".into();
-        }
-        outs.join(",")
+        acts.join(",")
     }
 
     /// The whole trace as text, ending with the final flow (when the
@@ -171,14 +206,22 @@ impl Trace {
         self.text_with(in_port, &|_| None)
     }
 
+    /// The packet's flow as it ended, as the trace's `Flow:` line writes
+    /// one (registers and metadata included).
+    pub fn final_flow(&self) -> String {
+        describe_key(&self.final_key)
+    }
+
     /// [`Trace::text`], following each NORMAL output through `normal` (the
     /// MAC table's answer, which lives in the datapath): a line saying why
     /// it went where it went, and its ports in the datapath actions.
-    pub fn text_with(&self, in_port: u32, normal: &dyn Fn(&Output) -> Option<NormalHop>) -> String {
+    pub fn text_with(
+        &self,
+        _in_port: u32,
+        normal: &dyn Fn(&Output) -> Option<NormalHop>,
+    ) -> String {
         let mut out = self.steps.join("\n");
-        let mut k = FlowKey::default();
-        packet::extract(&self.final_frame, in_port, &mut k);
-        let final_flow = describe_key(&k);
+        let final_flow = self.final_flow();
         let first = self
             .steps
             .first()
@@ -205,4 +248,13 @@ impl Trace {
         ));
         out
     }
+}
+
+/// Whether a datapath action sends the packet somewhere (a port or the
+/// controller), rather than changing it.
+fn is_send(a: &str) -> bool {
+    !(a.starts_with("set(")
+        || a.starts_with("set_queue:")
+        || a.starts_with("push_")
+        || a.starts_with("pop_"))
 }

@@ -221,6 +221,17 @@ fn trace_shows_the_verdict_and_commits_nothing() {
     assert!(text.contains("ct_state=new|trk"), "{text}");
     assert!(text.contains("recirculated to table 1"), "{text}");
     assert_eq!(p.conntrack().len(), 0, "a trace commits nothing");
+    // --ct-next: the recirculation resumes with the state given.
+    let opts = pipeline::trace::Options {
+        ct_next: vec![pipeline::trace::parse_ct_state("trk,est").unwrap()],
+        ..Default::default()
+    };
+    let t = pipeline::trace::trace_with(&snap, 1, &syn, &opts);
+    let text = t.steps.join("\n");
+    assert!(
+        text.contains("ct_state=est|trk ct_zone=0 (--ct-next)"),
+        "{text}"
+    );
 }
 
 #[test]

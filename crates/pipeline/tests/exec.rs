@@ -555,14 +555,15 @@ fn trace_tells_each_step_and_changes_nothing() {
         " 0. tcp,tp_dst=80, priority 10, cookie 0x7",
         "    set_field:02:00:00:00:00:99->eth_dst",
         "    goto_table:1",
-        " 1. (any), priority 5",
+        " 1. priority 5",
         "Action set: group:1",
         "group:1 (type=all): 2 bucket(s) from bucket 0",
         "bucket 1:",
         "dec_ttl",
         "output:3",
         "Final flow: tcp,in_port=1,dl_src=02:00:00:00:00:01,dl_dst=02:00:00:00:00:99",
-        "Datapath actions: 2,3",
+        // The changes before each output, as Open vSwitch commits them.
+        "Datapath actions: set(eth(dst=02:00:00:00:00:99)),2,set(ipv4(ttl=63)),3",
     ] {
         assert!(text.contains(want), "missing {want:?} in\n{text}");
     }
@@ -586,7 +587,7 @@ fn trace_tells_each_step_and_changes_nothing() {
     );
     let empty = pipeline(&[]).snapshot();
     let t = pipeline::trace::trace(&empty, 1, &udp());
-    assert!(t.text(1).contains(" 0. No match: drop"));
+    assert!(t.text(1).contains(" 0. No match.\n    drop"));
     assert!(t.text(1).ends_with("Datapath actions: drop\n"));
 }
 

@@ -217,7 +217,7 @@ fn learned_flows_expire_and_the_worker_repeats_nothing_within_a_second() {
 }
 
 #[test]
-fn trace_shows_what_would_be_learned_and_learns_nothing() {
+fn trace_shows_what_would_be_learned_learns_nothing_and_hands_it_over() {
     let mut p = pipeline(
         Config::default(),
         &["actions=learn(table=1,NXM_OF_ETH_DST[]=NXM_OF_ETH_SRC[])"],
@@ -225,9 +225,15 @@ fn trace_shows_what_would_be_learned_and_learns_nothing() {
     let snap = p.snapshot();
     let t = pipeline::trace::trace(&snap, 1, &eth(1, 2));
     let text = t.steps.join("\n");
-    assert!(text.contains("would learn: table=1"), "{text}");
+    assert!(text.contains(" -> table=1"), "{text}");
     assert!(text.contains("dl_dst=02:00:00:00:00:01"), "{text}");
     assert_eq!(p.tables()[1].len(), 0);
+    // What it taught, for `-generate` to add as a packet's would be.
+    assert_eq!(t.learned.len(), 1);
+    for l in &t.learned {
+        p.learn(l, 0);
+    }
+    assert_eq!(p.tables()[1].len(), 1, "added through the packets' path");
 }
 
 /// A frame from source address 02:00:00:00:HI:LO (`src`) to 02:..:fe.

@@ -200,15 +200,13 @@ impl Exec {
                 let learner = cx.rule_id;
                 let taught = learn::build(l, learner, |f| self.field_value(f, frame, cx));
                 if T {
+                    // As Open vSwitch's trace: the flow, then (for
+                    // `-generate`) handed over as a packet's would be.
                     let mut fm = taught.flow_mod.clone();
                     fm.command = ofp::msg::flow::FlowModCommand::Add;
-                    self.note(format!(
-                        "    -> would learn: {}",
-                        ofp::text::format_flow_mod(&fm)
-                    ));
-                } else {
-                    self.teach.push(taught, cx.now_ns);
+                    self.note(format!(" -> {}", ofp::text::format_flow_mod(&fm)));
                 }
+                self.teach.push(taught, cx.now_ns);
             }
             Action::StackPop(f) => self.stack_pop::<T, _>(f, frame, cx),
             Action::Clone(list) => {

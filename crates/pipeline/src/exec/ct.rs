@@ -164,6 +164,13 @@ impl Exec {
         if v.rewritten {
             cx.key_stale = true;
         }
+        // A trace given `--ct-next` states resumes each recirculation with
+        // the next of them, not with the tracker's answer.
+        let mut v = v;
+        let chosen = T && ct.table().is_some() && !self.ct_next.is_empty();
+        if chosen {
+            v.state = self.ct_next.remove(0);
+        }
         self.set_ct_fields(&v);
         if T {
             let mut line = format!(
@@ -179,6 +186,9 @@ impl Exec {
             }
             if v.rewritten {
                 line += " (translated)";
+            }
+            if chosen {
+                line += " (--ct-next)";
             }
             if ct.commit() {
                 line += " (a trace commits nothing)";

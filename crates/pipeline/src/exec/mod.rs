@@ -210,6 +210,11 @@ struct Exec {
     pause_output: Option<usize>,
     /// This packet ran a `ct`: its walk is not recorded ([`crate::lookup::paths`]).
     uncacheable: bool,
+    /// A trace's `--ct-next` states still to give, in order (only a trace
+    /// sets them: [`crate::trace::Options::ct_next`]).
+    ct_next: Vec<u32>,
+    /// A trace's TCI for the key alone ([`crate::trace::Options::tci`]).
+    tci: Option<(u16, u8)>,
 }
 
 const MAX_GROUP_DEPTH: u32 = 16;
@@ -261,6 +266,8 @@ impl Exec {
             frozen: Vec::new(),
             pause_output: None,
             uncacheable: false,
+            ct_next: Vec::new(),
+            tci: None,
         }
     }
 

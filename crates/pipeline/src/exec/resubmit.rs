@@ -72,22 +72,18 @@ impl Exec {
         // after the lookup, so IN_PORT and NORMAL behave).
         let lookup_port = (r.in_port != port_no::IN_PORT).then_some(r.in_port);
         let outer = (cx.table_id, cx.cookie, cx.table_miss);
-        if T {
-            self.indent += 1;
-        }
         let deepens = u32::from(table <= cx.table_id);
         cx.resubmit_depth += deepens;
         cx.in_resubmit += 1;
         if (table as usize) < cx.snap.tables.len() {
             self.walk::<T, B>(table as usize, lookup_port, frame, cx, None, depth);
         } else if T {
+            // The table a resubmit reaches is written beside the action
+            // (at its level), as Open vSwitch lists it ([`crate::trace`]).
             self.note(format!("{table:>2}. No such table: nothing."));
         }
         cx.resubmit_depth -= deepens;
         cx.in_resubmit -= 1;
-        if T {
-            self.indent -= 1;
-        }
         (cx.table_id, cx.cookie, cx.table_miss) = outer;
     }
 }

@@ -43,6 +43,10 @@ impl Exec {
             }
         }
         if T {
+            if let Some((vid, pcp)) = self.tci {
+                self.key.set(s::VLAN_VID, vid as u64);
+                self.key.set(s::VLAN_PCP, pcp as u64);
+            }
             self.note(format!("Flow: {}", describe_key(&self.key)));
         }
         // A walk recorded for this ingress key replays; otherwise this one
@@ -208,16 +212,18 @@ impl Exec {
                 }
                 let to_controller = cx.in_resubmit == 0 && cx.snap.miss_to_controller;
                 if T {
-                    self.note(format!(
-                        "{table:>2}. No match: {}.",
+                    // Open vSwitch's words, then what becomes of the packet.
+                    self.note(format!("{table:>2}. No match."));
+                    self.note(
                         if to_controller {
-                            "to the OpenFlow 1.0-1.2 controllers (their table miss)"
-                        } else if cx.in_resubmit == 0 {
-                            "drop (no table-miss rule)"
+                            "    to the OpenFlow 1.0-1.2 controllers (their table miss)"
                         } else {
-                            "nothing (a resubmit that finds no rule does nothing)"
+                            // (After a resubmit too, as Open vSwitch
+                            // says it: the resubmit does nothing more.)
+                            "    drop"
                         }
-                    ));
+                        .into(),
+                    );
                 }
                 if to_controller {
                     let meta = ToController {

@@ -251,16 +251,33 @@ impl Worker {
     }
 }
 
+/// What a trace run found ([`trace_run`]).
+pub(crate) struct TraceRun {
+    pub steps: Vec<String>,
+    /// The outputs, each with its bytes.
+    pub outputs: Vec<Output>,
+    /// The packet as it ends.
+    pub final_frame: Vec<u8>,
+    /// Its flow key as it ends (registers and metadata included).
+    pub final_key: FlowKey,
+    /// The flows its `learn` actions taught (not handed to anyone).
+    pub learned: Vec<Learned>,
+}
+
 /// Runs `frame` through `snap` as if it arrived on `in_port`, touching no
 /// counter, meter or cache; returns what each step did, the outputs (each
-/// with its bytes) and the packet as it ends. See [`crate::trace`].
+/// with its bytes), the packet as it ends and what it taught. See
+/// [`crate::trace`].
 pub(crate) fn trace_run(
     snap: &Snapshot,
     in_port: u32,
     tun: &TunnelMeta,
     frame: &[u8],
-) -> (Vec<String>, Vec<Output>, Vec<u8>) {
+    opts: &crate::trace::Options,
+) -> TraceRun {
     let mut e = Exec::new();
+    e.ct_next = opts.ct_next.clone();
+    e.tci = opts.tci;
     let mut f = frame.to_vec();
     let outputs = e
         .process::<true, _>(0, None, None, snap, in_port, tun, &[], &mut f, 0)
@@ -272,5 +289,17 @@ pub(crate) fn trace_run(
             o
         })
         .collect();
-    (std::mem::take(&mut e.log), outputs, f)
+    // The key as the packet ends: its headers re-read (edits may have left
+    // them stale), its metadata words as the walk left them.
+    e.key.set(s::METADATA, e.metadata);
+    let mut final_key = e.key;
+    packet::extract(&f, in_port, &mut final_key);
+    final_key.set_tunnel(&e.tun);
+    TraceRun {
+        steps: std::mem::take(&mut e.log),
+        outputs,
+        final_frame: f,
+        final_key,
+        learned: std::mem::take(&mut e.teach.pending),
+    }
 }

@@ -52,9 +52,15 @@ impl Control {
         self.agent.handle_command(words)
     }
 
-    /// What the pipeline does with `frame` ([`Agent::trace`]).
-    pub fn trace(&mut self, in_port: u32, frame: &[u8]) -> String {
-        self.agent.trace(in_port, frame)
+    /// What the pipeline does with `frame`, traced as `opts` say
+    /// ([`Agent::trace_with`]).
+    pub fn trace_with(
+        &mut self,
+        in_port: u32,
+        frame: &[u8],
+        opts: &pipeline::trace::Options,
+    ) -> String {
+        self.agent.trace_with(in_port, frame, opts)
     }
 
     /// A reload's static flows, groups and meters

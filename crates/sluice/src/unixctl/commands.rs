@@ -23,8 +23,15 @@ pub trait Switch {
     /// A port's number from its name.
     fn port_number(&self, bridge: &str, name: &str) -> Option<u32>;
     /// sluice's trace of `frame` arriving on `in_port` (the text of
-    /// `sluice-ctl trace`).
-    fn trace(&mut self, bridge: &str, in_port: u32, frame: &[u8]) -> String;
+    /// `sluice-ctl trace`), traced as `opts` say (with `generate`, what
+    /// the packet's `learn` actions teach is added).
+    fn trace(
+        &mut self,
+        bridge: &str,
+        in_port: u32,
+        frame: &[u8],
+        opts: &pipeline::trace::Options,
+    ) -> String;
     /// Every flow, one line each, in `bridge/dump-flows`'s shape.
     fn dump_flows(&mut self, bridge: &str) -> String;
     /// The counters' totals, named.
@@ -291,40 +298,68 @@ fn conntrack(sw: &mut dyn Switch, method: &str, a: &[&str]) -> Result<String, St
     Ok(out)
 }
 
-/// `ofproto/trace [BRIDGE] FLOW [-generate | PACKET]`: the flow in
-/// ovs-ofctl's match syntax (its `in_port` a number or a port name); the
-/// packet built from it, or given in hex after it. Without a bridge, the
-/// one bridge when there is one (Open vSwitch wants a datapath flow
-/// then).
+/// `ofproto/trace [BRIDGE] FLOW [-generate | PACKET] [--ct-next STATE]...`:
+/// the flow in ovs-ofctl's match syntax (its `in_port` a number or a port
+/// name); the packet built from it, or given in hex after it. Options go
+/// anywhere, as Open vSwitch reads them: `-generate` (or `--generate`)
+/// adds the flows the packet's `learn` actions teach; each `--ct-next`
+/// gives the connection state of the next recirculation after a `ct`.
+/// Without a bridge, the one bridge when there is one (Open vSwitch wants
+/// a datapath flow then).
 fn trace(sw: &mut dyn Switch, a: &[&str]) -> Result<String, String> {
-    let bridges = sw.bridges();
-    let looks_like_flow = |s: &str| s.contains('=') || s.contains(',') || s.contains('(');
-    let (bridge, rest) = if bridges.iter().any(|b| b == a[0]) {
-        (a[0].to_string(), &a[1..])
-    } else if !looks_like_flow(a[0]) && a.len() > 1 {
-        return Err(format!("{}: unknown bridge", a[0]));
-    } else if bridges.len() == 1 {
-        (bridges[0].clone(), a)
-    } else {
-        return Err(format!(
-            "syntax error at {} (or the bridge name was omitted)",
-            a[0]
-        ));
-    };
-    let Some((flow, opts)) = rest.split_first() else {
-        return Err("ofproto/trace: which flow? (e.g. in_port=1,tcp,tp_dst=80)".into());
-    };
-    let mut packet = None;
-    for o in opts {
-        match *o {
-            "-generate" => {}
-            o if o.starts_with('-') => {
+    let mut opts = pipeline::trace::Options::default();
+    let mut args = Vec::new();
+    let mut i = 0;
+    while i < a.len() {
+        match a[i] {
+            "-generate" | "--generate" => opts.generate = true,
+            "--ct-next" => {
+                let st = a
+                    .get(i + 1)
+                    .ok_or("Missing argument for option --ct-next")?;
+                opts.ct_next.push(pipeline::trace::parse_ct_state(st)?);
+                i += 1;
+            }
+            o @ ("--l7" | "--l7-len" | "-names" | "--names" | "-consistent" | "--consistent") => {
                 return Err(format!("ofproto/trace: sluice does not support {o}"))
             }
-            o if packet.is_none() => packet = Some(o),
-            o => return Err(format!("ofproto/trace: unexpected {o:?}")),
+            o if o.starts_with('-') => return Err(format!("{o}: unknown option")),
+            o => args.push(o),
         }
+        i += 1;
     }
+    if args.len() > 3 {
+        return Err("too many arguments".into());
+    }
+    let bridges = sw.bridges();
+    let looks_like_flow = |s: &str| s.contains('=') || s.contains(',') || s.contains('(');
+    let first = *args
+        .first()
+        .ok_or("ofproto/trace: which flow? (e.g. in_port=1,tcp,tp_dst=80)")?;
+    let (bridge, rest) = if bridges.iter().any(|b| b == first) {
+        (first.to_string(), &args[1..])
+    } else if !looks_like_flow(first) && args.len() > 1 {
+        return Err(format!("{first}: unknown bridge"));
+    } else if bridges.len() == 1 {
+        (bridges[0].clone(), &args[..])
+    } else {
+        return Err(format!(
+            "syntax error at {first} (or the bridge name was omitted)"
+        ));
+    };
+    let Some((flow, more)) = rest.split_first() else {
+        return Err("ofproto/trace: which flow? (e.g. in_port=1,tcp,tp_dst=80)".into());
+    };
+    let packet = match more {
+        [] => None,
+        [p] if !opts.generate => Some(*p),
+        [p] => {
+            return Err(format!(
+                "ofproto/trace: -generate and a packet ({p:?}): one or the other"
+            ))
+        }
+        [_, x, ..] => return Err(format!("ofproto/trace: unexpected {x:?}")),
+    };
     // in_port by name: the port's number.
     let flow: String = flow
         .split(',')
@@ -345,6 +380,7 @@ fn trace(sw: &mut dyn Switch, a: &[&str]) -> Result<String, String> {
     let in_port = described
         .in_port
         .ok_or_else(|| format!("ofproto/trace: {flow}: give in_port (a port number or name)"))?;
+    opts.tci = described.tci;
     let frame = match packet {
         None => described.frame,
         Some(hex) => {
@@ -360,27 +396,44 @@ fn trace(sw: &mut dyn Switch, a: &[&str]) -> Result<String, String> {
             p.frame
         }
     };
-    Ok(ovs_shape(&bridge, &sw.trace(&bridge, in_port, &frame)))
+    Ok(ovs_shape(
+        &bridge,
+        &sw.trace(&bridge, in_port, &frame, &opts),
+    ))
 }
 
 /// sluice's trace text in `ofproto/trace`'s shape: the flow first, then
-/// the bridge's name underlined, the steps, the final flow and the
+/// the bridge's name underlined, the steps laid out as Open vSwitch lays
+/// them out ([`pipeline::trace::ovs_layout`]), the final flow and the
 /// datapath actions (sluice's own first line, naming the datapath id and
 /// in_port, is left out; its NORMAL and XDP lines stay).
 pub fn ovs_shape(bridge: &str, text: &str) -> String {
     let mut out = String::new();
     let header = format!("bridge(\"{bridge}\")");
-    let mut seen_flow = false;
-    for line in text.lines() {
-        if line.starts_with("Bridge: ") && !seen_flow {
-            continue;
+    let mut lines = text.lines().peekable();
+    // Up to the flow line: sluice's own header, left out.
+    for line in lines.by_ref() {
+        if let Some(flow) = line.strip_prefix("Flow: ") {
+            out.push_str(&format!(
+                "Flow: {flow}\n\n{header}\n{}\n",
+                "-".repeat(header.len())
+            ));
+            break;
         }
+        if !line.starts_with("Bridge: ") {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    // The steps, up to the blank line before the final flow.
+    let mut steps = Vec::new();
+    while let Some(line) = lines.next_if(|l| !l.is_empty()) {
+        steps.push(line.to_string());
+    }
+    out.push_str(&pipeline::trace::ovs_layout(&steps));
+    for line in lines {
         out.push_str(line);
         out.push('\n');
-        if line.starts_with("Flow: ") && !seen_flow {
-            seen_flow = true;
-            out.push_str(&format!("\n{header}\n{}\n", "-".repeat(header.len())));
-        }
     }
     out
 }

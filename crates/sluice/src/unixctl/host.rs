@@ -56,9 +56,15 @@ impl Switch for Host<'_> {
             .map(|p| p.port_no)
     }
 
-    fn trace(&mut self, bridge: &str, in_port: u32, frame: &[u8]) -> String {
+    fn trace(
+        &mut self,
+        bridge: &str,
+        in_port: u32,
+        frame: &[u8],
+        opts: &pipeline::trace::Options,
+    ) -> String {
         match self.find(bridge) {
-            Some(r) => r.control.trace(in_port, frame),
+            Some(r) => r.control.trace_with(in_port, frame, opts),
             None => String::new(),
         }
     }

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 #[derive(Default)]
 struct Fake {
     asked: Vec<(String, Vec<String>)>,
-    traced: Vec<(String, u32, usize)>,
+    traced: Vec<(String, u32, usize, pipeline::trace::Options)>,
     filter: String,
 }
 
@@ -30,8 +30,15 @@ impl Switch for Fake {
     fn port_number(&self, _bridge: &str, name: &str) -> Option<u32> {
         (name == "p1").then_some(1)
     }
-    fn trace(&mut self, bridge: &str, in_port: u32, frame: &[u8]) -> String {
-        self.traced.push((bridge.into(), in_port, frame.len()));
+    fn trace(
+        &mut self,
+        bridge: &str,
+        in_port: u32,
+        frame: &[u8],
+        opts: &pipeline::trace::Options,
+    ) -> String {
+        self.traced
+            .push((bridge.into(), in_port, frame.len(), opts.clone()));
         "Bridge: dpid 0000000000000001, in_port 1 (p1)\nFlow: tcp,in_port=1\n 0. priority 0\n    NORMAL\n\nFinal flow: unchanged\nDatapath actions: 2\n".into()
     }
     fn dump_flows(&mut self, bridge: &str) -> String {
@@ -192,9 +199,11 @@ fn trace_takes_a_bridge_a_flow_with_port_names_and_an_optional_packet() {
     call(
         &mut sw,
         "ofproto/trace",
-        &["br1", "in_port=2,udp", "-generate"],
+        &["br1", "in_port=2,udp", "-generate", "--ct-next", "trk,est"],
     )
     .unwrap();
+    assert!(sw.traced[1].3.generate);
+    assert_eq!(sw.traced[1].3.ct_next, [0x22]);
     let hex = "ffffffffffff0200000000010806".to_string() + &"00".repeat(28);
     call(&mut sw, "ofproto/trace", &["br1", "in_port=2", &hex]).unwrap();
     assert_eq!(sw.traced[2].2, 42, "the packet given, as given");
@@ -211,7 +220,18 @@ fn trace_takes_a_bridge_a_flow_with_port_names_and_an_optional_packet() {
         "{bad}"
     );
     assert!(e(&mut sw, &["br0", "tcp"]).contains("give in_port"));
-    assert!(e(&mut sw, &["br0", "in_port=1", "--ct-next"]).contains("does not support --ct-next"));
+    assert_eq!(
+        e(&mut sw, &["br0", "in_port=1", "--ct-next"]),
+        "Missing argument for option --ct-next\n"
+    );
+    assert_eq!(
+        e(&mut sw, &["br0", "in_port=1", "--ct-next", "est"]),
+        "est: invalid connection state: If \"trk\" is unset, no other flags are set\n"
+    );
+    assert_eq!(
+        e(&mut sw, &["br0", "in_port=1", "--bogus"]),
+        "--bogus: unknown option\n"
+    );
     assert!(e(&mut sw, &["br0", "in_port=1", "in_port=2"]).contains("not a packet in hex"));
     assert_eq!(
         sw.traced.len(),
