@@ -138,20 +138,9 @@ def test_ovs_advanced_tutorial_traces_as_open_vswitch(need, testbed, sluice, ovs
         o.vsctl("add-port", "br0", f"p{i}", "--", "set", "Interface", f"p{i}", "type=internal",
                 f"ofport_request={i}")
     S, R = f"unix:{s.run_dir}/br0.mgmt", o.mgmt("br0")
-    # Plain ovs-ofctl (OpenFlow 1.0 with the NXM flow format, as the
-    # tutorial types it) when sluice takes it; until sluice offers the
-    # NXM flow format, OpenFlow 1.3 (the flows are the same).
-    # NXM flow format, OpenFlow 1.3 for both switches. There ovs-ofctl
-    # wants a pop_vlan's flow to match a tag (OpenFlow 1.1+'s consistency
-    # rule): table 4's three unicast flows get vlan_tci=0x1000/0x1000,
-    # which changes none of the tutorial's answers (every packet that
-    # reaches them is tagged).
+    # Plain ovs-ofctl (OpenFlow 1.0 with the NXM flow format), as the
+    # tutorial types it, the flows verbatim.
     ofctl, flows = ["ovs-ofctl"], FLOWS
-    p = run([*ofctl, "add-flow", S, FLOWS[0]], check=False)
-    if p.returncode != 0:
-        ofctl = ["ovs-ofctl", "-O", "OpenFlow13"]
-        flows = [re.sub(r"^(table=4 reg0=[234]) actions=strip_vlan", r"\1,vlan_tci=0x1000/0x1000 actions=strip_vlan", f)
-                 for f in FLOWS]
     for sw in (S, R):
         run([*ofctl, "del-flows", sw])
         for f in flows:
