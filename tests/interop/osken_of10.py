@@ -198,8 +198,10 @@ def actions_view(actions, ctx):
             side = "src" if isinstance(a, p.OFPActionSetTpSrc) else "dst"
             out.append(["set_field", f"{l4}_{side}", a.tp])
         elif isinstance(a, p.OFPActionEnqueue):
+            # As Open vSwitch reads it: the queue for this one output.
             out.append(["set_queue", a.queue_id])
-            out.append(["output", port32(a.port), 0])
+            out.append(["output", port32(a.port), 65535])
+            out.append(["pop_queue"])
         # Open vSwitch's Nicira forms of what 1.0 lacks.
         elif type(a).__name__ == "NXActionUnknown" and a.subtype == 40:
             out.append(["group", int.from_bytes(bytes(a.data)[2:6], "big")])
@@ -555,11 +557,12 @@ OVS_EXPECT = {
 }
 # What a 1.0 controller must see of a flow 1.0 cannot say all of (the
 # corpus's "flow_stats_reply_beyond_1_0": a metadata match, group, dec_ttl,
-# set_field of tunnel_id, push_vlan + set vlan_vid, set_queue + output,
+# set_field of tunnel_id, push_vlan + set vlan_vid, an enqueue (set_queue,
+# output, pop_queue),
 # meter, clear_actions, goto_table), as Open vSwitch writes it for 1.0: the
 # metadata match, meter and clear_actions left out, group and dec_ttl as
 # Nicira actions, the tunnel id as a load, push_vlan folded into
-# set_vlan_vid, set_queue + output as enqueue, goto_table as resubmit(,2).
+# set_vlan_vid, the enqueue as ENQUEUE, goto_table as resubmit(,2).
 BEYOND_VIEW = {"type": "stats_reply", "flags": 0, "body": {"mp": "flow", "flows": [{
     "table_id": 1, "duration_sec": 10, "duration_nsec": 500, "priority": 100,
     "idle_timeout": 30, "hard_timeout": 60, "cookie": 0xABCD, "packet_count": 7,
@@ -567,7 +570,7 @@ BEYOND_VIEW = {"type": "stats_reply", "flags": 0, "body": {"mp": "flow", "flows"
     "instructions": [["apply_actions", [
         ["group", 3], ["dec_nw_ttl"], ["reg_load", "tunnel_id_nxm", 0x77],
         ["push_vlan", 0x8100], ["set_field", "vlan_vid", 0x1005], ["set_queue", 4],
-        ["output", 2, 0], ["resubmit", 0xFFFFFFF8, 2]]]]}]}}
+        ["output", 2, 65535], ["pop_queue"], ["resubmit", 0xFFFFFFF8, 2]]]]}]}}
 WANT_VIEW = {"flow_stats_reply_beyond_1_0": BEYOND_VIEW}
 
 # Open vSwitch decodes only its own vendors' stats (a vendor it does not

@@ -64,6 +64,7 @@ fn action_view(a: &Action) -> Value {
         Action::PushVlan(e) => json!(["push_vlan", e]),
         Action::PopVlan => json!(["pop_vlan"]),
         Action::SetQueue(q) => json!(["set_queue", q]),
+        Action::PopQueue => json!(["pop_queue"]),
         Action::Group(g) => json!(["group", g]),
         Action::DecNwTtl => json!(["dec_nw_ttl"]),
         Action::Experimenter { experimenter, data } => {
@@ -356,8 +357,9 @@ fn corpus() -> Vec<(&'static str, Message)> {
                 Action::SetQueue(4),
                 Action::Output {
                     port: 2,
-                    max_len: 0,
+                    max_len: u16::MAX,
                 },
+                Action::PopQueue,
             ]),
             Instruction::Meter(1),
             Instruction::ClearActions,
