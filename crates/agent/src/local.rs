@@ -90,10 +90,30 @@ impl<D: Datapath> Agent<D> {
         true
     }
 
+    /// Installs the standalone flow, or removes it: only while the flow
+    /// of its table, priority and match is still the one the switch put
+    /// there (same cookie and instructions). A controller's own
+    /// table-miss flow, which replaced it on the same match and priority,
+    /// stays: the standalone flow's cookie is 0, as Open vSwitch's, so the
+    /// cookie alone cannot tell them apart.
     fn fail_flow(&mut self, fm: &FlowMod, install: bool, now_ns: u64) {
         let fm = if install {
             fm.clone()
         } else {
+            let ours = self
+                .pipeline
+                .tables()
+                .get(fm.table_id as usize)
+                .and_then(|t| {
+                    t.rules()
+                        .find(|r| r.priority == fm.priority && r.match_.get() == fm.match_)
+                })
+                .is_some_and(|r| {
+                    r.cookie == fm.cookie && r.instructions[..] == fm.instructions[..]
+                });
+            if !ours {
+                return;
+            }
             FlowMod {
                 command: ofp::FlowModCommand::DeleteStrict,
                 cookie_mask: u64::MAX,

@@ -237,7 +237,7 @@ fn a_patch_loop_ends_at_the_hop_limit() {
 }
 
 fn normal_flow() -> ofp::FlowMod {
-    ofp::text::parse_flow_mod("cookie=0x736c75696365,priority=0,actions=normal").unwrap()
+    ofp::text::parse_flow_mod("priority=0,actions=normal").unwrap()
 }
 
 #[test]
@@ -400,6 +400,29 @@ fn standalone_fail_mode_follows_the_controller() {
     let c = sw.controller();
     sw.agent.disconnect(c);
     assert_eq!(sw.send(1, &frame(2, 1)), vec![0, 0, 0]);
+}
+
+#[test]
+fn a_controllers_own_table_miss_flow_outlives_the_standalone_flow() {
+    // The standalone flow as the daemon installs it: cookie 0, as Open
+    // vSwitch's, so the same match, priority and cookie as a controller's
+    // table-miss flow.
+    let mut sw = Switch::new(3);
+    let normal = ofp::text::parse_flow_mod("priority=0,actions=normal").unwrap();
+    sw.agent.handle_fail_mode(Some(normal), sw.now);
+    assert_eq!(sw.agent.pipeline().flow_count(), 1);
+    // The controller's table-miss flow replaces it before the handshake
+    // ends (its FLOW_MOD read in the same batch as its FEATURES_REQUEST).
+    let miss = ofp::text::parse_flow_mod("priority=0,actions=CONTROLLER:65535").unwrap();
+    sw.agent
+        .handle_local_changes(&[LocalChange::Flow(miss)], sw.now)
+        .unwrap();
+    let c = sw.controller();
+    // The switch takes out only its own flow: the controller's stays.
+    assert_eq!(sw.agent.pipeline().flow_count(), 1);
+    assert_eq!(sw.send(1, &frame(2, 1)), vec![0, 0, 0]);
+    sw.agent.disconnect(c);
+    assert_eq!(sw.send(1, &frame(2, 1)), vec![0, 1, 1]);
 }
 
 #[test]
