@@ -222,10 +222,7 @@ fn ovs_type(b: &datapath::Backend) -> &'static str {
     match b {
         Backend::AfPacket { .. } | Backend::AfXdp { .. } | Backend::Xdp { .. } => "system",
         Backend::Local | Backend::Internal => "internal",
-        Backend::Tunnel(t) => match t.proto {
-            packet::tunnel::Proto::Vxlan => "vxlan",
-            packet::tunnel::Proto::Geneve => "geneve",
-        },
+        Backend::Tunnel(t) => t.proto.name(),
         Backend::Patch => "patch",
         Backend::Pcap => "pcap",
     }
