@@ -282,6 +282,68 @@ def test_ovs_appctl_against_sluice(need, testbed, sluice, tmp_path):
     assert "ovs-vswitchd.pid" not in left and f"ovs-vswitchd.{pid}.ctl" not in left, f"left behind: {left}"
 
 
+# The shape both switches' datapath commands share, line by line.
+DPCTL_SHOW_SHAPE = [r"^\S+@\S+:$", r"^  lookups: hit:\d+ missed:\d+ lost:\d+$", r"^  flows: \d+$",
+                    r"^  port \d+: p1$", r"^  port \d+: p2$"]
+DPIF_SHOW_SHAPE = [r"^\S+@\S+: hit:\d+ missed:\d+$", r"^  br0:$", r"^    p1 1/\d+: \(system\)$",
+                   r"^    p2 2/\d+: \(system\)$"]
+
+
+def test_ovs_appctl_datapath_commands_beside_open_vswitch(need, testbed, sluice, ovs, tmp_path):
+    """dpctl/show, dpif/show and upcall/show against sluice --ovs in the
+    layout Open vSwitch (its userspace datapath, same ports) prints them;
+    dpctl/dump-flows and dpctl/del-flows an error saying sluice keeps no
+    datapath flows."""
+    need("ovs-vswitchd", "openvswitch-switch")
+    tb = testbed
+    rd = tmp_path / "ovsrun"
+    rd.mkdir()
+    env = {"OVS_RUNDIR": str(rd), "OVS_DBDIR": str(rd)}
+    ovsenv = {**os.environ, **env}
+
+    def appctl(*cmd, check=True):
+        return run(["ovs-appctl", *cmd], check=check, env=ovsenv)
+
+    def shaped(what, text, shape):
+        for want in shape:
+            assert re.search(want, text, re.M), f"{what} lacks {want!r}:\n{text}"
+
+    s = sluice.start("--ovs", "--no-local", env=env)
+    run(["ovs-vsctl", "--timeout=20", "add-br", "br0", "--", "add-port", "br0", "p1", "--", "set", "interface", "p1",
+         "ofport_request=1", "--", "add-port", "br0", "p2", "--", "set", "interface", "p2", "ofport_request=2"],
+        env=ovsenv)
+    assert tb.ping_ok("h1", tb.ip(2)), "no ping h1 -> h2 through sluice"
+    mine = {c: appctl(c).stdout for c in ("dpctl/show", "dpif/show", "upcall/show")}
+    shaped("sluice's dpctl/show", mine["dpctl/show"], DPCTL_SHOW_SHAPE)
+    shaped("sluice's dpif/show", mine["dpif/show"], DPIF_SHOW_SHAPE)
+    # The ping's lookups are counted (the workers publish them each round).
+    m = re.search(r"hit:(\d+) missed:(\d+)", mine["dpif/show"])
+    assert int(m[1]) + int(m[2]) > 0, f"no lookups counted: {mine['dpif/show']}"
+    assert "lost:0" in mine["dpctl/show"] and "  flows: 0\n" in mine["dpctl/show"], mine["dpctl/show"]
+    assert mine["upcall/show"].startswith("netdev@br0:\n  no upcalls: ") and "  rules         : 1\n" in mine["upcall/show"], \
+        f"upcall/show: {mine['upcall/show']}"
+    for c in ("dpctl/dump-flows", "dpctl/del-flows"):
+        p = appctl(c, check=False)
+        assert p.returncode == 2 and p.stdout == "" and "no datapath flow table" in p.stderr \
+            and "ofproto/trace" in p.stderr, f"{c} ({p.returncode}): {_both(p)}"
+    assert tb.ping_ok("h1", tb.ip(2)), "no ping after dpctl/del-flows"
+    s.stop()
+    # The same commands on Open vSwitch, same ports.
+    o = ovs.start()
+    o.vsctl("add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=netdev",
+            "--", "add-port", "br0", "p1", "--", "set", "interface", "p1", "ofport_request=1",
+            "--", "add-port", "br0", "p2", "--", "set", "interface", "p2", "ofport_request=2")
+    wait_until(10, "Open vSwitch's p1 and p2 in dpif/show",
+               lambda: all(f"    p{i} {i}/" in o.appctl("dpif/show", check=False).stdout for i in (1, 2)))
+    theirs = {c: o.appctl(c).stdout for c in ("dpctl/show", "dpif/show", "upcall/show")}
+    shaped("Open vSwitch's dpctl/show", theirs["dpctl/show"], DPCTL_SHOW_SHAPE)
+    shaped("Open vSwitch's dpif/show", theirs["dpif/show"], DPIF_SHOW_SHAPE)
+    first = r"^\S+@\S+:$"
+    for c in ("dpctl/show", "upcall/show"):
+        assert re.match(first, theirs[c].split("\n")[0]) and re.match(first, mine[c].split("\n")[0]), \
+            f"{c}'s first lines: {theirs[c]!r} / {mine[c]!r}"
+
+
 def test_bundles_from_ovs_ofctl_and_sluice_ctl(need, testbed, sluice, tmp_path, bins):
     """bundles from ovs-ofctl --bundle and sluice-ctl --bundle: a good file
     whole, a bad one nothing, errors named (each tool names the flow-mod's

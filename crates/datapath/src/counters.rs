@@ -71,6 +71,8 @@ impl BridgeCounters {
                 (&t.tun_opts_refused, &c.tun_opts_refused),
                 (&t.learn_repeated, &c.learn_repeated),
                 (&t.learn_dropped, &c.learn_dropped),
+                (&t.cache_hits, &c.cache_hits),
+                (&t.cache_misses, &c.cache_misses),
             ] {
                 a.fetch_add(b.load(Relaxed), Relaxed);
             }
@@ -116,6 +118,14 @@ pub struct BridgeCounters {
     /// `pipeline::exec::LEARN_PENDING_MAX` waited in one round (the
     /// queue to the agent being full is `Channels::learn_dropped`).
     pub learn_dropped: AtomicU64,
+    /// Table lookups the worker's exact-match cache answered
+    /// (`pipeline::lookup::emc`), copied from the worker's own count once
+    /// a round, as the other counters the worker's `Worker` keeps.
+    pub cache_hits: AtomicU64,
+    /// Table lookups the exact-match cache missed or skipped while
+    /// bypassed, so the classifier answered (copied once a round; with
+    /// the cache disabled, both stay 0).
+    pub cache_misses: AtomicU64,
     /// When the worker's current loop round started ([`crate::clock`] ns; 0
     /// before the first). A round takes at most the 10 ms of an idle
     /// wait plus one batch, so an old heartbeat means a stalled

@@ -591,6 +591,11 @@ impl BridgeWorker {
         let (repeated, dropped) = exec.learn_skipped();
         self.counters.learn_repeated.store(repeated, Relaxed);
         self.counters.learn_dropped.store(dropped, Relaxed);
+        let (hits, misses) = exec.cache_stats();
+        self.counters.cache_hits.store(hits, Relaxed);
+        self.counters
+            .cache_misses
+            .store(misses + exec.cache_bypassed(), Relaxed);
         if got > 0 {
             st.busy_rounds += 1;
             if self.panic_after_batches == Some(st.busy_rounds) {

@@ -44,6 +44,35 @@ pub trait Switch {
     fn set_log_filter(&mut self, spec: &str) -> Result<String, String>;
     /// The most verbose level on for `module`.
     fn log_level(&self, module: &str) -> vlog::Level;
+    /// Each bridge's datapath: its ports and lookup counters
+    /// (`dpctl/show`, `dpif/show`, `upcall/show`).
+    fn datapath_views(&self) -> Vec<DatapathView>;
+}
+
+/// One bridge's datapath, as `dpctl/show` and `dpif/show` read it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DatapathView {
+    pub bridge: String,
+    /// Table lookups the workers' exact-match caches answered.
+    pub hits: u64,
+    /// Table lookups the caches missed (or skipped while bypassed).
+    pub misses: u64,
+    /// OpenFlow rules in the bridge's tables.
+    pub rules: u64,
+    /// Worker threads.
+    pub workers: u64,
+    pub ports: Vec<DatapathPort>,
+}
+
+/// A port of a [`DatapathView`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DatapathPort {
+    /// Its OpenFlow number (sluice's datapath numbers are the same).
+    pub port_no: u32,
+    pub name: String,
+    /// Open vSwitch's type name: `system`, `internal`, `vxlan`, `geneve`,
+    /// `patch` (and sluice's own `pcap`).
+    pub kind: &'static str,
 }
 
 /// One command: name, usage, and how many arguments it takes.
@@ -60,13 +89,22 @@ const MANY: usize = usize::MAX;
 pub const COMMANDS: &[Command] = &[
     cmd("bridge/dump-flows", "bridge", 1, 1),
     cmd("coverage/show", "", 0, 0),
+    cmd("dpctl/del-flows", "[dp]", 0, 1),
     cmd("dpctl/dump-conntrack", "[-m] [-s] [dp] [zone=N]", 0, 4),
+    cmd(
+        "dpctl/dump-flows",
+        "[-m] [--names | --no-names] [dp] [filter=..]",
+        0,
+        6,
+    ),
     cmd(
         "dpctl/flush-conntrack",
         "[dp] [zone=N] [ct-orig-tuple] [ct-reply-tuple]",
         0,
         4,
     ),
+    cmd("dpctl/show", "[-m] [dp...]", 0, MANY),
+    cmd("dpif/show", "", 0, 0),
     cmd("exit", "[--cleanup]", 0, 1),
     cmd("fdb/flush", "[bridge]", 0, 1),
     cmd("fdb/show", "bridge", 1, 1),
@@ -79,6 +117,7 @@ pub const COMMANDS: &[Command] = &[
         1,
         MANY,
     ),
+    cmd("upcall/show", "", 0, 0),
     cmd("version", "", 0, 0),
     cmd("vlog/list", "", 0, 0),
     cmd("vlog/set", "{spec | PATTERN:destination:pattern}", 0, MANY),
@@ -215,6 +254,10 @@ fn dispatch(
             Ok(sw.dump_flows(&b))
         }
         "dpctl/dump-conntrack" | "dpctl/flush-conntrack" => conntrack(sw, method, a),
+        "dpctl/show" => dpctl_show(sw, a),
+        "dpif/show" => Ok(dpif_show(&sw.datapath_views())),
+        "upcall/show" => Ok(upcall_show(&sw.datapath_views())),
+        "dpctl/dump-flows" | "dpctl/del-flows" => Err(NO_DATAPATH_FLOWS.to_string()),
         "ofproto/trace" => trace(sw, a),
         "coverage/show" => Ok(state.coverage.show(now_ns, &sw.counters())),
         "memory/show" => Ok(sw
@@ -296,6 +339,93 @@ fn conntrack(sw: &mut dyn Switch, method: &str, a: &[&str]) -> Result<String, St
         }
     }
     Ok(out)
+}
+
+/// The answer of `dpctl/dump-flows` and `dpctl/del-flows`: sluice's
+/// workers cache table lookups in exact-match caches that only their own
+/// thread reads or writes, so there is nothing another thread could list
+/// or empty without adding to the packet path.
+pub const NO_DATAPATH_FLOWS: &str = "sluice keeps no datapath flow table: each worker runs packets through the OpenFlow tables, with an exact-match cache only that worker reads (use ofproto/trace to see what a packet does, bridge/dump-flows for the flows)";
+
+/// Open vSwitch's 16-bit form of a reserved port number (LOCAL: 65534).
+fn ofp16(port_no: u32) -> u32 {
+    if port_no >= 0xffff_ff00 {
+        port_no - 0xffff_0000
+    } else {
+        port_no
+    }
+}
+
+/// `dpctl/show [-m] [dp...]`: each bridge's datapath (sluice has one per
+/// bridge, named `netdev@BRIDGE`), its lookup counters (the workers'
+/// exact-match caches; nothing is lost, there being no upcall queue), no
+/// datapath flows, and its ports by number (a type unless `system`).
+fn dpctl_show(sw: &dyn Switch, a: &[&str]) -> Result<String, String> {
+    let mut names = Vec::new();
+    for w in a {
+        match *w {
+            "-m" | "--more" => {}
+            o if o.starts_with('-') => {
+                return Err(format!("dpctl/show: sluice does not support {o}"))
+            }
+            dp => names.extend(datapaths(sw, Some(dp))?),
+        }
+    }
+    let views = sw.datapath_views();
+    let mut out = String::new();
+    for v in views
+        .iter()
+        .filter(|v| names.is_empty() || names.contains(&v.bridge))
+    {
+        out.push_str(&format!(
+            "netdev@{}:\n  lookups: hit:{} missed:{} lost:0\n  flows: 0\n",
+            v.bridge, v.hits, v.misses
+        ));
+        let mut ports: Vec<&DatapathPort> = v.ports.iter().collect();
+        ports.sort_by_key(|p| ofp16(p.port_no));
+        for p in ports {
+            out.push_str(&format!("  port {}: {}", ofp16(p.port_no), p.name));
+            if p.kind != "system" {
+                out.push_str(&format!(" ({})", p.kind));
+            }
+            out.push('\n');
+        }
+    }
+    Ok(out)
+}
+
+/// `dpif/show`: each bridge's datapath with its counters, the bridge, and
+/// its ports by name as `NAME OFPORT/DPPORT: (TYPE)` (the two numbers are
+/// the same in sluice).
+fn dpif_show(views: &[DatapathView]) -> String {
+    let mut out = String::new();
+    for v in views {
+        out.push_str(&format!(
+            "netdev@{}: hit:{} missed:{}\n  {}:\n",
+            v.bridge, v.hits, v.misses, v.bridge
+        ));
+        let mut ports: Vec<&DatapathPort> = v.ports.iter().collect();
+        ports.sort_by(|a, b| a.name.cmp(&b.name));
+        for p in ports {
+            let n = ofp16(p.port_no);
+            out.push_str(&format!("    {} {n}/{n}: ({})\n", p.name, p.kind));
+        }
+    }
+    out
+}
+
+/// `upcall/show`: sluice has no upcalls, handlers or revalidators (Open
+/// vSwitch's lines about them would mean nothing here), so what it has in
+/// their place: per bridge, its workers, its rules and the caches' counts.
+fn upcall_show(views: &[DatapathView]) -> String {
+    let mut out = String::new();
+    for v in views {
+        out.push_str(&format!(
+            "netdev@{}:\n  no upcalls: {} worker(s) look every packet up in the OpenFlow tables themselves\n  rules         : {}\n  cache         : hit:{} missed:{}\n",
+            v.bridge, v.workers, v.rules, v.hits, v.misses
+        ));
+    }
+    out
 }
 
 /// `ofproto/trace [BRIDGE] FLOW [-generate | PACKET] [--ct-next STATE]...`:

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use datapath::{BridgeCounters, PortCounters};
 
-use super::commands::Switch;
+use super::commands::{DatapathPort, DatapathView, Switch};
 use super::vlog::Level;
 use crate::running::Running;
 
@@ -187,6 +187,44 @@ impl Switch for Host<'_> {
 
     fn log_level(&self, module: &str) -> Level {
         level_of(module)
+    }
+
+    fn datapath_views(&self) -> Vec<DatapathView> {
+        self.bridges
+            .iter()
+            .map(|r| {
+                let b = r.bridge();
+                let t = BridgeCounters::sum(&b.counters);
+                let snap = b.pipeline.load();
+                DatapathView {
+                    bridge: r.name.clone(),
+                    hits: t.cache_hits.load(Relaxed),
+                    misses: t.cache_misses.load(Relaxed),
+                    rules: snap.tables.iter().map(|t| t.len() as u64).sum(),
+                    workers: r.cpus.len() as u64,
+                    ports: b
+                        .ports()
+                        .map(|p| DatapathPort {
+                            port_no: p.port_no,
+                            name: p.name.clone(),
+                            kind: ovs_type(&p.backend),
+                        })
+                        .collect(),
+                }
+            })
+            .collect()
+    }
+}
+
+/// A port's type as Open vSwitch names it (`pcap` is sluice's own).
+fn ovs_type(b: &datapath::Backend) -> &'static str {
+    use datapath::Backend;
+    match b {
+        Backend::AfPacket { .. } | Backend::AfXdp { .. } | Backend::Xdp { .. } => "system",
+        Backend::Local | Backend::Internal => "internal",
+        Backend::Tunnel(t) => t.proto.name(),
+        Backend::Patch => "patch",
+        Backend::Pcap => "pcap",
     }
 }
 

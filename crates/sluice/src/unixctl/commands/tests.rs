@@ -60,6 +60,33 @@ impl Switch for Fake {
     fn log_level(&self, _module: &str) -> vlog::Level {
         vlog::Level::Info
     }
+    fn datapath_views(&self) -> Vec<DatapathView> {
+        let port = |port_no, name: &str, kind| DatapathPort {
+            port_no,
+            name: name.into(),
+            kind,
+        };
+        vec![
+            DatapathView {
+                bridge: "br0".into(),
+                hits: 10,
+                misses: 3,
+                rules: 5,
+                workers: 2,
+                ports: vec![
+                    port(0xffff_fffe, "br0", "internal"),
+                    port(2, "vx0", "vxlan"),
+                    port(1, "p1", "system"),
+                ],
+            },
+            DatapathView {
+                bridge: "br1".into(),
+                workers: 1,
+                ports: vec![port(1, "q1", "system")],
+                ..Default::default()
+            },
+        ]
+    }
 }
 
 fn call(sw: &mut Fake, method: &str, args: &[&str]) -> Result<String, String> {
@@ -285,4 +312,55 @@ fn vlog_set_is_all_or_nothing_and_list_has_every_module() {
         list.contains("\nsluice            INFO       INFO       INFO\n"),
         "{list}"
     );
+}
+
+#[test]
+fn dpctl_show_lists_each_bridges_datapath_in_open_vswitchs_layout() {
+    let mut sw = Fake::default();
+    assert_eq!(
+        call(&mut sw, "dpctl/show", &[]).unwrap(),
+        "netdev@br0:\n  lookups: hit:10 missed:3 lost:0\n  flows: 0\n  port 1: p1\n  port 2: vx0 (vxlan)\n  port 65534: br0 (internal)\n\
+         netdev@br1:\n  lookups: hit:0 missed:0 lost:0\n  flows: 0\n  port 1: q1\n"
+    );
+    assert_eq!(
+        call(&mut sw, "dpctl/show", &["netdev@br1"]).unwrap(),
+        "netdev@br1:\n  lookups: hit:0 missed:0 lost:0\n  flows: 0\n  port 1: q1\n"
+    );
+    assert!(call(&mut sw, "dpctl/show", &["-m", "ovs-netdev"])
+        .unwrap()
+        .contains("netdev@br1:"));
+    assert!(call(&mut sw, "dpctl/show", &["nope"])
+        .unwrap_err()
+        .starts_with("datapath not found: \"nope\""));
+    assert!(call(&mut sw, "dpctl/show", &["-s"]).is_err());
+}
+
+#[test]
+fn dpif_show_lists_bridges_and_ports_by_name() {
+    assert_eq!(
+        call(&mut Fake::default(), "dpif/show", &[]).unwrap(),
+        "netdev@br0: hit:10 missed:3\n  br0:\n    br0 65534/65534: (internal)\n    p1 1/1: (system)\n    vx0 2/2: (vxlan)\n\
+         netdev@br1: hit:0 missed:0\n  br1:\n    q1 1/1: (system)\n"
+    );
+}
+
+#[test]
+fn upcall_show_says_what_sluice_has_instead() {
+    let text = call(&mut Fake::default(), "upcall/show", &[]).unwrap();
+    assert!(
+        text.starts_with("netdev@br0:\n  no upcalls: 2 worker(s)"),
+        "{text}"
+    );
+    assert!(text.contains("  rules         : 5\n  cache         : hit:10 missed:3\n"));
+}
+
+#[test]
+fn datapath_flows_are_an_honest_error() {
+    let mut sw = Fake::default();
+    for m in ["dpctl/dump-flows", "dpctl/del-flows"] {
+        let e = call(&mut sw, m, &[]).unwrap_err();
+        assert_eq!(e, format!("{NO_DATAPATH_FLOWS}\n"));
+        assert!(e.contains("ofproto/trace"));
+    }
+    assert!(sw.asked.is_empty());
 }
