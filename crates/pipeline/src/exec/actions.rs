@@ -32,14 +32,7 @@ impl Exec {
             match a {
                 Action::Output { port, max_len } => self.output::<T>(*port, *max_len, cx),
                 Action::OutputTrunc { port, max_len } => {
-                    let before = self.outputs.len();
-                    self.output::<T>(*port, 0, cx);
-                    let n = *max_len as usize;
-                    if frame.len() > n {
-                        for o in &mut self.outputs[before..] {
-                            o.data.get_or_insert_with(|| frame[..n].to_vec());
-                        }
-                    }
+                    self.output_trunc::<T>(*port, *max_len, &frame[..], cx)
                 }
                 Action::Group(g) => self.group::<T>(*g, frame, cx, depth),
                 Action::SetQueue(q) => cx.queue = Some(*q),
