@@ -587,3 +587,15 @@ class Osken:
 
 def mkdtemp(base, name):
     return Path(tempfile.mkdtemp(prefix=name + ".", dir=base))
+
+
+def beside_ovs(sluice, ovs, protocols):
+    """sluice (ports p1 and p2, fail-mode secure) and a private Open
+    vSwitch with a netdev bridge `ref` (fail-mode secure) speaking
+    `protocols` (its `protocols` column), for one test to drive both with
+    the same client: (sluice, ovs, sluice's target, Open vSwitch's)."""
+    s = sluice.start("--port", "p1", "--port", "p2", "--fail-mode", "secure")
+    o = ovs.start()
+    o.vsctl("add-br", "ref", "--", "set", "bridge", "ref", "datapath_type=netdev", "fail-mode=secure",
+            f"protocols={protocols}")
+    return s, o, f"unix:{s.run_dir}/br0.mgmt", o.mgmt("ref")

@@ -7,7 +7,7 @@ replace-flows, mod-flows and del-flows read the same
 import difflib
 import re
 
-from lab import run
+from lab import beside_ovs, run
 
 # Flows that need NXM (registers, ct_state, table=, masked MACs, tun_id,
 # IPv6, a whole TCI, cookies) and the cloud agent's flow, whose strip_vlan
@@ -77,11 +77,7 @@ def test_plain_ovs_ofctl_reads_and_writes_as_against_open_vswitch(need, testbed,
     back after each with DUMPS, replace-flows and diff-flows: the same
     text from both, return codes included."""
     need("ovs-ofctl", "openvswitch-common")
-    s = sluice.start("--port", "p1", "--port", "p2", "--fail-mode", "secure")
-    o = ovs.start()
-    o.vsctl("add-br", "ref", "--", "set", "bridge", "ref", "datapath_type=netdev", "fail-mode=secure",
-            "protocols=OpenFlow10,OpenFlow13,OpenFlow14")
-    S, R = f"unix:{s.run_dir}/br0.mgmt", o.mgmt("ref")
+    s, o, S, R = beside_ovs(sluice, ovs, "OpenFlow10,OpenFlow13,OpenFlow14")
     flows, replaced = tmp_path / "flows", tmp_path / "replaced"
     flows.write_text(FLOWS)
     replaced.write_text(REPLACED)

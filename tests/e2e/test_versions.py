@@ -3,7 +3,7 @@ sluice, and Open vSwitch's ovs-ofctl of each version programs it."""
 import difflib
 import re
 
-from lab import REPO, run, wait_until
+from lab import REPO, beside_ovs, run, wait_until
 
 APPS = REPO / ".venv" / "os-ken-1.4.1" / "os_ken" / "app"
 
@@ -88,11 +88,7 @@ def test_ovs_ofctl_of_every_version_agrees_with_open_vswitch(need, testbed, slui
     each (flows without counters, groups, the aggregate) must be the same
     text; and sluice-ctl -O of the version reads the flows back too."""
     need("ovs-ofctl", "openvswitch-common")
-    s = sluice.start("--port", "p1", "--port", "p2", "--fail-mode", "secure")
-    o = ovs.start()
-    o.vsctl("add-br", "ref", "--", "set", "bridge", "ref", "datapath_type=netdev", "fail-mode=secure",
-            "protocols=OpenFlow10,OpenFlow12,OpenFlow13,OpenFlow14,OpenFlow15")
-    S, R = f"unix:{s.run_dir}/br0.mgmt", o.mgmt("ref")
+    s, o, S, R = beside_ovs(sluice, ovs, "OpenFlow10,OpenFlow12,OpenFlow13,OpenFlow14,OpenFlow15")
     f, g = tmp_path / "flows", tmp_path / "groups"
     problems = []
     for v in ["OpenFlow10", "OpenFlow12", "OpenFlow14", "OpenFlow15"]:
@@ -171,11 +167,7 @@ def test_ovn_wire_forms_and_the_tlv_table_agree_with_open_vswitch(need, testbed,
     (add-tlv-map, del-tlv-map, dump-tlv-map, with every refusal) must
     answer the same, error names included."""
     need("ovs-ofctl", "openvswitch-common")
-    s = sluice.start("--port", "p1", "--port", "p2", "--fail-mode", "secure")
-    o = ovs.start()
-    o.vsctl("add-br", "ref", "--", "set", "bridge", "ref", "datapath_type=netdev", "fail-mode=secure",
-            "protocols=OpenFlow10,OpenFlow13,OpenFlow15")
-    S, R = f"unix:{s.run_dir}/br0.mgmt", o.mgmt("ref")
+    s, o, S, R = beside_ovs(sluice, ovs, "OpenFlow10,OpenFlow13,OpenFlow15")
     f = tmp_path / "flows"
     f.write_text(OVN_FORMS)
     problems = []
@@ -238,11 +230,7 @@ def test_ovns_geneve_option_fields_agree_with_open_vswitch(need, testbed, sluice
     the same; and the mapping a flow uses cannot be deleted
     (NXTTMFC_INVALID_TLV_DEL) until the flows go."""
     need("ovs-ofctl", "openvswitch-common")
-    s = sluice.start("--port", "p1", "--port", "p2", "--fail-mode", "secure")
-    o = ovs.start()
-    o.vsctl("add-br", "ref", "--", "set", "bridge", "ref", "datapath_type=netdev", "fail-mode=secure",
-            "protocols=OpenFlow10,OpenFlow13,OpenFlow15")
-    S, R = f"unix:{s.run_dir}/br0.mgmt", o.mgmt("ref")
+    s, o, S, R = beside_ovs(sluice, ovs, "OpenFlow10,OpenFlow13,OpenFlow15")
     f = tmp_path / "flows"
     f.write_text(OVN_TUN_METADATA)
     tlv = "{class=0x102,type=0x80,len=4}->tun_metadata0"
@@ -348,11 +336,7 @@ def test_ovs_ofctl_15_groups_agree_with_open_vswitch(need, testbed, sluice, ovs,
     every step; and sluice-ctl -O OpenFlow15 dumps what ovs-ofctl dumps
     (the groups without ct, whose exec sluice-ctl prints as loads)."""
     need("ovs-ofctl", "openvswitch-common")
-    s = sluice.start("--port", "p1", "--port", "p2", "--fail-mode", "secure")
-    o = ovs.start()
-    o.vsctl("add-br", "ref", "--", "set", "bridge", "ref", "datapath_type=netdev", "fail-mode=secure",
-            "protocols=OpenFlow13,OpenFlow15")
-    S, R = f"unix:{s.run_dir}/br0.mgmt", o.mgmt("ref")
+    s, o, S, R = beside_ovs(sluice, ovs, "OpenFlow13,OpenFlow15")
     error = re.compile(r"OFPT_ERROR \(OF1\.5\) \(xid=0x[0-9a-f]+\): (\S+)")
     problems = []
 
