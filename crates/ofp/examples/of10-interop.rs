@@ -312,6 +312,8 @@ fn tcp_match() -> Match {
 fn corpus() -> Vec<(&'static str, Message)> {
     let sf = |f, v| Action::SetField(MatchEntry::Basic(Oxm::exact(f, v)));
     let flow = FlowStats {
+        idle_age: None,
+        hard_age: None,
         table_id: 0,
         duration_sec: 10,
         duration_nsec: 500,
@@ -342,6 +344,8 @@ fn corpus() -> Vec<(&'static str, Message)> {
     drop_flow.priority = 1;
     // A flow 1.0 cannot say all of: what a 1.0 controller sees of it.
     let beyond = FlowStats {
+        idle_age: None,
+        hard_age: None,
         table_id: 1,
         match_: Match::new()
             .with(Oxm::exact(OxmField::InPort, 1))

@@ -587,6 +587,8 @@ fn corpus(v: Version) -> Vec<(String, Message)> {
     add(
         "flow_stats_reply",
         reply(B::Flow(vec![FlowStats {
+            idle_age: None,
+            hard_age: None,
             table_id: 1,
             duration_sec: 10,
             duration_nsec: 500,
@@ -739,6 +741,8 @@ fn corpus(v: Version) -> Vec<(String, Message)> {
         add(
             "flow_stats_reply_copy_field",
             reply(B::Flow(vec![FlowStats {
+                idle_age: None,
+                hard_age: None,
                 table_id: 1,
                 duration_sec: 1,
                 duration_nsec: 0,

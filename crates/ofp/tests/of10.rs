@@ -598,6 +598,8 @@ fn flow_stats_expressible() -> impl Strategy<Value = FlowStats> {
                 instructions.push(Instruction::WriteMetadata { metadata, mask });
             }
             FlowStats {
+                idle_age: None,
+                hard_age: None,
                 table_id,
                 duration_sec: ds,
                 duration_nsec: dn,

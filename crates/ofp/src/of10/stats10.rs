@@ -302,6 +302,8 @@ fn decode_flow_stats(r: &mut Reader<'_>) -> Result<FlowStats> {
     let byte_count = b.u64()?;
     let instructions = decode_instructions(&mut b, Ctx::of_match(&m))?;
     Ok(FlowStats {
+        idle_age: None,
+        hard_age: None,
         table_id,
         duration_sec,
         duration_nsec,

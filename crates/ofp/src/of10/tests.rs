@@ -282,6 +282,8 @@ fn messages_without_a_1_0_form_write_nothing() {
 
 fn flow_stats(n_actions: usize) -> FlowStats {
     FlowStats {
+        idle_age: None,
+        hard_age: None,
         table_id: 0,
         duration_sec: 1,
         duration_nsec: 2,

@@ -448,6 +448,8 @@ pub fn flow_stats() -> impl Strategy<Value = FlowStats> {
                 match_,
                 instructions,
             )| FlowStats {
+                idle_age: None,
+                hard_age: None,
                 table_id,
                 duration_sec: ds,
                 duration_nsec: dn,

@@ -117,6 +117,7 @@ impl Pipeline {
                         self.tables[t].replace(Arc::new(Rule {
                             instructions: m.instructions.clone(),
                             counters,
+                            modified_ns: m.now_ns,
                             ..clone_rule(&r)
                         }));
                     }
@@ -204,6 +205,7 @@ impl Pipeline {
                     job.modify = Some(ModifyTo {
                         instructions: fm.instructions.clone().into_boxed_slice(),
                         reset: fm.flags & ff::RESET_COUNTS != 0,
+                        now_ns,
                     });
                     job.pending.push((fm.table_id, table.addresses()));
                     return Ok(Applied::Rounds(Box::new(job)));
@@ -227,6 +229,7 @@ impl Pipeline {
                     table.replace(Arc::new(Rule {
                         instructions: instructions.clone(),
                         counters,
+                        modified_ns: now_ns,
                         ..clone_rule(&old)
                     }));
                 }
@@ -336,6 +339,7 @@ impl Pipeline {
             hard_timeout: fm.hard_timeout,
             flags: fm.flags,
             created_ns: now_ns,
+            modified_ns: now_ns,
             counters,
         });
         let table = &mut self.tables[fm.table_id as usize];
@@ -492,6 +496,8 @@ pub fn flow_stats_entry(r: &Rule, now_ns: u64) -> FlowStats {
     let t = r.counters.totals();
     let (duration_sec, duration_nsec) = age(r, now_ns);
     FlowStats {
+        idle_age: Some(secs_since(r.last_used_ns(), now_ns)),
+        hard_age: Some(secs_since(r.modified_ns, now_ns)),
         table_id: r.table_id,
         duration_sec,
         duration_nsec,
@@ -505,6 +511,11 @@ pub fn flow_stats_entry(r: &Rule, now_ns: u64) -> FlowStats {
         match_: r.match_.get(),
         instructions: r.instructions.to_vec(),
     }
+}
+
+/// Whole seconds from `since_ns` to `now_ns` (0 if `since_ns` is later).
+fn secs_since(since_ns: u64, now_ns: u64) -> u32 {
+    (now_ns.saturating_sub(since_ns) / 1_000_000_000).min(u32::MAX as u64) as u32
 }
 
 /// How long `r` has been installed at `now_ns`: (seconds, nanoseconds).
@@ -529,6 +540,7 @@ pub(super) fn clone_rule(r: &Rule) -> Rule {
         hard_timeout: r.hard_timeout,
         flags: r.flags,
         created_ns: r.created_ns,
+        modified_ns: r.modified_ns,
         counters: r.counters.clone(),
     }
 }
@@ -626,6 +638,8 @@ pub struct FlowModJob {
 struct ModifyTo {
     instructions: Box<[ofp::Instruction]>,
     reset: bool,
+    /// When the MODIFY came: the rules' new `modified_ns`.
+    now_ns: u64,
 }
 
 impl FlowModJob {

@@ -33,6 +33,14 @@ pub struct FlowStats {
     pub byte_count: u64,
     pub match_: Match,
     pub instructions: Vec<Instruction>,
+    /// Whole seconds since the flow last matched a packet, or since it
+    /// was added or modified if later (Open vSwitch's `idle_age`). Only
+    /// Nicira's NXST_FLOW and OpenFlow 1.5's OXS `idle_time` carry it;
+    /// `None`: unknown (every other form).
+    pub idle_age: Option<u32>,
+    /// Whole seconds since the flow was added or last modified (Open
+    /// vSwitch's `hard_age`); NXST_FLOW only. `None`: unknown.
+    pub hard_age: Option<u32>,
 }
 
 impl FlowStats {
@@ -80,6 +88,8 @@ impl FlowStats {
         let match_ = Match::decode(&mut b)?;
         let instructions = decode_instructions(&mut b)?;
         Ok(FlowStats {
+            idle_age: None,
+            hard_age: None,
             table_id,
             duration_sec,
             duration_nsec,
