@@ -65,12 +65,18 @@ R = "right"
 # The tutorial's course: flows added ("flow", N) and segments sent
 # ("send", namespace, scapy line, the flows it hits as the tutorial says,
 # the entry it shows after, if it shows one). The scapy lines are the
-# tutorial's, character for character.
+# tutorial's, character for character; its two notes on retransmissions
+# send a segment again.
+SYN = 'sendp(Ether()/IP(src="192.168.0.2", dst="10.0.0.2")/TCP(sport=1024, dport=2048, flags=0x02, seq=100), iface="veth_l1")'
+DATA = 'sendp(Ether()/IP(src="192.168.0.2", dst="10.0.0.2")/TCP(sport=1024, dport=2048, flags=0x10, seq=101, ack=201)/"X", iface="veth_l1")'
 COURSE = [
     ("flow", 1),
     ("flow", 2),
-    ("send", L, 'sendp(Ether()/IP(src="192.168.0.2", dst="10.0.0.2")/TCP(sport=1024, dport=2048, flags=0x02, seq=100), iface="veth_l1")',
+    ("send", L, SYN,
      "SYN", (1, 2), "SYN_SENT"),
+    # Its note: "if the TCP syn packet is re-transmitted, it will again
+    # match flow #1 ... and it will match flow #2".
+    ("send", L, SYN, "SYN again", (1, 2), "SYN_SENT"),
     ("flow", 3),
     ("flow", 4),
     ("send", R, 'sendp(Ether()/IP(src="10.0.0.2", dst="192.168.0.2")/TCP(sport=2048, dport=1024, flags=0x12, seq=200, ack=101), iface="veth_r1")',
@@ -78,7 +84,7 @@ COURSE = [
     ("flow", 5),
     ("send", L, 'sendp(Ether()/IP(src="192.168.0.2", dst="10.0.0.2")/TCP(sport=1024, dport=2048, flags=0x10, seq=101, ack=201), iface="veth_l1")',
      "ACK", (1, 5), "ESTABLISHED"),
-    ("send", L, 'sendp(Ether()/IP(src="192.168.0.2", dst="10.0.0.2")/TCP(sport=1024, dport=2048, flags=0x10, seq=101, ack=201)/"X", iface="veth_l1")',
+    ("send", L, DATA,
      "data", (1, 5), None),
     ("send", R, 'sendp(Ether()/IP(src="10.0.0.2", dst="192.168.0.2")/TCP(sport=2048, dport=1024, flags=0X10, seq=201, ack=102), iface="veth_r1")',
      "data's ACK", (3, 4), None),
@@ -88,6 +94,10 @@ COURSE = [
      "FIN-ACK", (3, 4), "LAST_ACK"),
     ("send", L, 'sendp(Ether()/IP(src="192.168.0.2", dst="10.0.0.2")/TCP(sport=1024, dport=2048, flags=0x10, seq=103, ack=202), iface="veth_l1")',
      "last ACK", (1, 5), "TIME_WAIT"),
+    # Its note: "when the conntrack connection state is in "TIME_WAIT"
+    # state ..., a re-transmitted data packet (from 192.168.0.2 ->
+    # 10.0.0.2), still hits flows #1 and #5".
+    ("send", L, DATA, "data again", (1, 5), "TIME_WAIT"),
 ]
 
 # The entry the tutorial shows, with the state it names.
@@ -109,6 +119,7 @@ KERNEL_ONLY = {"FIN_WAIT_1": "CLOSING", "LAST_ACK": "TIME_WAIT"}
 # TIME_WAIT 120): a deliberate difference (docs/OVS-DIALECT.md, 20).
 TIMEOUTS = {
     "SYN": (30, 120),
+    "SYN again": (30, 120),
     "SYN-ACK": (30, 120),
     "ACK": (86400, 432000),
     "data": (86400, 432000),
@@ -116,6 +127,7 @@ TIMEOUTS = {
     "FIN": (900, 120),
     "FIN-ACK": (45, 120),
     "last ACK": (30, 120),
+    "data again": (30, 120),
 }
 
 # How far below its full value a timeout may be read: it counts down in
