@@ -25,7 +25,8 @@ happens:
   PREFIX-right): the tutorial's `left` and `right` are named with the
   test's prefix, and its veths live in PREFIX-sw, not the machine's own
   namespace;
-- `datapath_type=netdev` on add-br: the tutorial uses the kernel
+- `datapath_type=netdev` on Open vSwitch's add-br (sluice's is the
+  tutorial's): the tutorial uses the kernel
   datapath, which needs the openvswitch module (none here); Open
   vSwitch's userspace datapath has its own conntrack, whose TCP states
   the tutorial's kernel output names differently at the teardown
@@ -189,6 +190,7 @@ class Switch:
 
     def __init__(self, name, tb, env):
         self.name, self.tb, self.env = name, tb, env
+        self.userspace_ovs = name == "Open vSwitch"
         self.scapy = {}
         self.flow_key = {}  # the tutorial's flow number: its dump-flows line
 
@@ -240,8 +242,10 @@ def build(sw):
     sw.sh("ip", "link", "set", "veth_l1", "netns", left)
     sw.sh("ip", "link", "add", "veth_r0", "type", "veth", "peer", "name", "veth_r1")
     sw.sh("ip", "link", "set", "veth_r1", "netns", right)
-    # $ ovs-vsctl add-br br0 (the userspace datapath: no kernel module here).
-    sw.sh("ovs-vsctl", "--timeout=20", "add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=netdev")
+    # $ ovs-vsctl add-br br0 (Open vSwitch's in its userspace datapath: no
+    # kernel module here; sluice's as the tutorial types it).
+    netdev = ["--", "set", "bridge", "br0", "datapath_type=netdev"] if sw.userspace_ovs else []
+    sw.sh("ovs-vsctl", "--timeout=20", "add-br", "br0", *netdev)
     sw.sh("ovs-vsctl", "--timeout=20", "add-port", "br0", "veth_l0")
     sw.sh("ovs-vsctl", "--timeout=20", "add-port", "br0", "veth_r0")
     # Not in the tutorial: the links up, and lo (its note for scapy).
