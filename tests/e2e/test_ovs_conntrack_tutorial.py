@@ -4,8 +4,9 @@ private Open vSwitch in the same test: the namespaces `left` and `right`
 on veth pairs, the bridge br0 made with ovs-vsctl, flows #1 to #5 added
 with plain `ovs-ofctl add-flow br0 ...`, each TCP segment sent with scapy
 exactly as the tutorial types it (SYN, SYN-ACK, ACK, one byte of data,
-its ACK, FIN, FIN-ACK, the last ACK), and `ovs-appctl dpctl/dump-conntrack`
-read after each.
+its ACK, FIN, FIN-ACK, the last ACK; and, as its two notes say, the SYN
+sent again and the data sent again in TIME_WAIT), and `ovs-appctl
+dpctl/dump-conntrack` read after each.
 
 Compared after each segment: the tracker's entry for 192.168.0.2 as
 dpctl/dump-conntrack prints it (the same text; nothing differs
@@ -34,6 +35,7 @@ happens:
   LAST_ACK; lib/ct-dpif.c). The test compares sluice with the userspace
   datapath and checks the tutorial's own lines against it where they
   name the same states;
+- `ovs-vsctl --timeout=20`: every wait of the test is bounded;
 - the veths are set up (`ip link set ... up`) and each namespace's `lo`
   (the tutorial's note for scapy): the tutorial leaves that implicit;
 - the scapy sessions are Python processes reading the tutorial's
