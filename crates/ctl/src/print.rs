@@ -831,6 +831,7 @@ mod tests {
         );
         let t = |table_id, active_count| TableStats {
             table_id,
+            name: Default::default(),
             active_count,
             lookup_count: 0,
             matched_count: 0,

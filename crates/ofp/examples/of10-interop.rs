@@ -456,12 +456,14 @@ fn corpus() -> Vec<(&'static str, Message)> {
             mp(MultipartReplyBody::Table(vec![
                 TableStats {
                     table_id: 0,
+                    name: ofp::wire::FixedStr::new("table0"),
                     active_count: 3,
                     lookup_count: 1000,
                     matched_count: 900,
                 },
                 TableStats {
                     table_id: 1,
+                    name: ofp::wire::FixedStr::new("table1"),
                     active_count: 0,
                     lookup_count: 0,
                     matched_count: 0,

@@ -574,12 +574,14 @@ fn corpus() -> Vec<(&'static str, Message)> {
             Message::MultipartReply(MultipartReply::new(B::Table(vec![
                 TableStats {
                     table_id: 0,
+                    name: ofp::wire::FixedStr::new("table0"),
                     active_count: 3,
                     lookup_count: 100,
                     matched_count: 90,
                 },
                 TableStats {
                     table_id: 1,
+                    name: ofp::wire::FixedStr::new("table1"),
                     active_count: 0,
                     lookup_count: 0,
                     matched_count: 0,

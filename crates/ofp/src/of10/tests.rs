@@ -342,6 +342,7 @@ fn long_stats_replies_are_split_with_reply_more() {
 fn table_stats_reply_golden_layout() {
     let m = MultipartReply::new(MultipartReplyBody::Table(vec![TableStats {
         table_id: 0,
+        name: Default::default(),
         active_count: 1,
         lookup_count: 2,
         matched_count: 3,

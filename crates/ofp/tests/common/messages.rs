@@ -494,6 +494,7 @@ pub fn mp_reply() -> impl Strategy<Value = MultipartReply> {
         vec(
             any::<(u8, u32, u64, u64)>().prop_map(|(t, a, l, m)| TableStats {
                 table_id: t,
+                name: Default::default(),
                 active_count: a,
                 lookup_count: l,
                 matched_count: m

@@ -16,7 +16,7 @@ use super::decode_list;
 use crate::error::{ErrorCode, OfpError, Result};
 use crate::instruction::{decode_instructions, encode_instructions, Instruction};
 use crate::oxm::Match;
-use crate::wire::{len_placeholder, patch_len, zeros, Reader};
+use crate::wire::{len_placeholder, patch_len, zeros, FixedStr, Reader};
 
 /// `ofp_flow_stats`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -137,6 +137,10 @@ impl AggregateStats {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct TableStats {
     pub table_id: u8,
+    /// The table's name, which OpenFlow 1.0 and 1.2 carry here (1.3 and
+    /// later only in TABLE_FEATURES): empty for a table nobody named, as
+    /// Open vSwitch sends it (ovs-ofctl then prints the table's number).
+    pub name: FixedStr<32>,
     pub active_count: u32,
     pub lookup_count: u64,
     pub matched_count: u64,
@@ -156,6 +160,7 @@ impl TableStats {
         r.skip(3)?;
         Ok(TableStats {
             table_id,
+            name: FixedStr::default(),
             active_count: r.u32()?,
             lookup_count: r.u64()?,
             matched_count: r.u64()?,
