@@ -202,6 +202,15 @@ fn run() -> Result<Option<String>, Box<dyn std::error::Error>> {
     // Connections and ports are descriptors: the kernel's default soft
     // limit (1 024) must not be the cap (docs/OVSDB.md).
     match netdev::os::raise_nofile_limit() {
+        // The database's connections, its reserve, and room for ports,
+        // sockets and files.
+        Ok((soft, _))
+            if uses_database(&args)
+                && soft < (args.ovsdb_max_connections + database::LOCAL_RESERVE + 256) as u64 =>
+        {
+            tracing::warn!(limit = soft, ovsdb_max_connections = args.ovsdb_max_connections,
+                "the open-file limit is below what --ovsdb-max-connections needs: the kernel's limit, not the cap, may refuse database clients (raise LimitNOFILE)")
+        }
         Ok((soft, _)) => tracing::debug!(limit = soft, "open files"),
         Err(e) => tracing::warn!(error = %e, "cannot raise the open-file limit"),
     }

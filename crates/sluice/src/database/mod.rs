@@ -25,7 +25,7 @@ pub mod desired;
 mod serve;
 pub mod status;
 
-pub use serve::{Counters, MAX_CONNS};
+pub use serve::{Counters, LOCAL_RESERVE, MAX_CONNS};
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};

@@ -54,6 +54,10 @@ pub const LOCAL_RESERVE: usize = 16;
 /// close) is kept to write the replies it still has queued.
 pub const LINGER: Duration = Duration::from_secs(5);
 
+/// How long listeners rest after an accept error (out of descriptors:
+/// polling them again at once would spin).
+const ACCEPT_REST: Duration = Duration::from_millis(200);
+
 /// Connections accepted per listener per round (the rest wait for the
 /// next round: accepting is bounded work too).
 const ACCEPTS_PER_ROUND: usize = 256;
@@ -192,6 +196,8 @@ pub struct Serve {
     /// Connections held at most (beyond it: see the module docs).
     max_conns: usize,
     cap_log: LogLimit,
+    /// Listeners are not polled until then (after an accept error).
+    resting_until: Option<Instant>,
 }
 
 enum ManagedRemote {
@@ -234,6 +240,7 @@ impl Serve {
             managed: HashMap::new(),
             max_conns: max_conns.max(1),
             cap_log: LogLimit::default(),
+            resting_until: None,
         };
         s.publish();
         Ok(s)
@@ -252,8 +259,18 @@ impl Serve {
                 revents: 0,
             }];
             let nl = self.listeners.len();
+            // After an accept error (EMFILE...), listeners rest rather
+            // than wake every round.
+            let resting = self.resting_until.is_some_and(|t| Instant::now() < t);
+            let listen = |fd| {
+                let mut p = pollin(fd);
+                if resting {
+                    p.events = 0;
+                }
+                p
+            };
             for (_, l) in &self.listeners {
-                fds.push(pollin(l.fd()));
+                fds.push(listen(l.fd()));
             }
             let managed: Vec<String> = self
                 .managed
@@ -263,7 +280,7 @@ impl Serve {
                 .collect();
             for t in &managed {
                 if let Some(ManagedRemote::Passive(l)) = self.managed.get(t) {
-                    fds.push(pollin(l.fd()));
+                    fds.push(listen(l.fd()));
                 }
             }
             let keys: Vec<u64> = self.clients.keys().copied().collect();
@@ -374,7 +391,7 @@ impl Serve {
         let Some(c) = self.clients.get_mut(&k) else {
             return;
         };
-        if c.conn.backlog() == 0 {
+        if !c.conn.wants_write() {
             self.close(k);
             return;
         }
@@ -424,7 +441,11 @@ impl Serve {
                 }
                 Ok(None) => return,
                 Err(e) => {
-                    tracing::warn!(listener = %name, error = %e, "ovsdb: accept failed");
+                    if self.cap_log.allow(Instant::now()) {
+                        tracing::warn!(listener = %name, error = %e,
+                            "ovsdb: accept failed; listeners rest 200 ms");
+                    }
+                    self.resting_until = Some(Instant::now() + ACCEPT_REST);
                     return;
                 }
             }
@@ -513,7 +534,9 @@ impl Serve {
             if let Err(e) = c.conn.flush() {
                 tracing::debug!(client = %c.from, error = %e, "ovsdb: connection ended");
                 dead.push(*k);
-            } else if (c.conn.peer_closed() || c.closing.is_some()) && c.conn.backlog() == 0 {
+            } else if (c.conn.peer_closed() && c.conn.backlog() == 0)
+                || (c.closing.is_some() && !c.conn.wants_write())
+            {
                 dead.push(*k);
             } else if c.closing.is_some_and(|t| now >= t) {
                 tracing::debug!(client = %c.from, unsent = c.conn.backlog(),
