@@ -75,6 +75,10 @@ pub struct Snapshot {
     /// until publication that the control plane has taken (a worker then
     /// lets them go: [`crate::exec`]'s `unpublished`).
     pub learned_seen: Arc<[u64]>,
+    /// Rules removed from the tables so far (deleted, expired, replaced
+    /// tables): a worker teaches again what it had taught lately when
+    /// this changes.
+    pub removals: u64,
 }
 
 /// Why a packet goes to the controller, and what the PACKET_IN says.

@@ -314,6 +314,20 @@ fn learned_flows_expire_and_the_worker_repeats_nothing_within_a_second() {
     assert_eq!(p.tables()[1].len(), 0);
     run(&mut p, &mut w, 1, &eth(1, 99), 3_000_000_000);
     assert_eq!(p.tables()[1].len(), 1, "taught again after it expired");
+    // Deleted within the second: the next packet teaches it again (the
+    // worker forgets what it taught once rules are removed).
+    flow_mod_delete(&mut p, "table=1");
+    assert_eq!(p.tables()[1].len(), 0);
+    run(&mut p, &mut w, 1, &eth(1, 99), 3_000_000_001);
+    assert_eq!(p.tables()[1].len(), 1, "taught again after it was deleted");
+    run(&mut p, &mut w, 1, &eth(1, 99), 3_000_000_002);
+    assert_eq!(w.learn_skipped().0, 100, "then remembered again");
+}
+
+fn flow_mod_delete(p: &mut Pipeline, f: &str) {
+    let mut fm = parse_flow_mod(f).unwrap();
+    fm.command = FlowModCommand::Delete;
+    p.flow_mod(&fm, 0).unwrap();
 }
 
 #[test]

@@ -334,6 +334,7 @@ impl Pipeline {
             conntrack: self.conntrack.clone(),
             geneve: self.geneve.clone(),
             learned_seen: self.learning.seen.as_slice().into(),
+            removals: self.tables.iter().map(|t| t.removals()).sum(),
         })
     }
 

@@ -199,7 +199,7 @@ impl Exec {
                     fm.command = ofp::msg::flow::FlowModCommand::Add;
                     self.note(format!(" -> {}", ofp::text::format_flow_mod(&fm)));
                 }
-                self.teach.push(taught, cx.now_ns);
+                self.teach.push(taught, cx.now_ns, cx.snap.removals);
             }
             Action::StackPop(f) => self.stack_pop::<T, _>(f, frame, cx),
             Action::Clone(list) => {

@@ -20,6 +20,8 @@
 //! Each worker forgets a flow it taught in the last second
 //! ([`RELEARN_NS`]): the packets of one connection teach the same flow
 //! over and over, and only the first one needs to reach the control plane.
+//! Once rules have been removed (deleted, expired), it teaches every flow
+//! again at once: the one it remembers may be gone.
 //!
 //! [`Worker::take_learned`]: super::Worker::take_learned
 
@@ -73,11 +75,20 @@ pub(super) struct Teach {
     /// Flows not handed over because this worker taught them within
     /// [`RELEARN_NS`].
     pub(super) repeated: u64,
+    /// The tables' removals ([`crate::Snapshot::removals`]) when `recent`
+    /// was last cleared.
+    removals: u64,
 }
 
 impl Teach {
-    /// Queues `l` unless it was taught lately.
-    pub(super) fn push(&mut self, l: Learned, now_ns: u64) {
+    /// Queues `l` unless it was taught lately and no rule was removed
+    /// since (`removals`: the snapshot's count): a flow deleted or expired
+    /// is taught again by the next packet, as in Open vSwitch.
+    pub(super) fn push(&mut self, l: Learned, now_ns: u64, removals: u64) {
+        if removals != self.removals {
+            self.recent.clear();
+            self.removals = removals;
+        }
         use std::hash::{BuildHasher, Hash, Hasher};
         let mut h = rustc_hash::FxBuildHasher.build_hasher();
         l.flow_mod.table_id.hash(&mut h);
