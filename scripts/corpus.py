@@ -69,8 +69,6 @@ CT_RE = re.compile(
 CT_KNOWN = {
     "antrea:164": "move of 12 bits to OXM_OF_VLAN_VID[]: 13 bits in sluice (the OpenFlow 1.3 OXM, "
                   "OFPVID_PRESENT included), 12 in Open vSwitch, so the widths differ",
-    "antrea:744": "`ct_label=0x/M`: ovs-ofctl reads the empty hex number as 0, sluice refuses it "
-                  "(docs/OVS-DIALECT.md, difference 12)",
 }
 # Tried in this order when OpenFlow 1.3 refuses a flow (OpenFlow10 is
 # ovs-ofctl's default, OpenFlow 1.0 with Nicira extensions).

@@ -26,6 +26,19 @@ use ofp::text::{format_instructions, format_match, parse_flow_mod};
 /// Flows with Open vSwitch's extension fields and actions, as the systems
 /// that program it write them.
 const FLOWS: &[&str] = &[
+    // Fields without their prerequisites: ovs-ofctl leaves them out (its
+    // normalization) and so does sluice's parser, the rest kept.
+    "ip_frag=first,actions=drop",
+    "ip,tcp_flags=+syn,actions=drop",
+    "nw_ttl=3,actions=drop",
+    "nw_src=1.2.3.4,actions=drop",
+    "metadata=0x222e0/0xfffffffe,nw_dst=10.0.123.2,tp_dst=8080,actions=write_metadata:0x200/0xfffffffe,goto_table:231",
+    "nw_proto=6,tp_dst=80,in_port=3,actions=drop",
+    // A move of 12 bits to OXM_OF_VLAN_VID[], Open vSwitch's 12-bit field.
+    "actions=push_vlan:0x8100,move:NXM_NX_CT_LABEL[64..75]->OXM_OF_VLAN_VID[],output:1",
+    "actions=move:OXM_OF_VLAN_VID[]->NXM_NX_REG0[0..11],load:0xfff->OXM_OF_VLAN_VID[]",
+    // `0x` with no digits: 0.
+    "ct_label=0x/0xffffffff,ct_mark=0x,actions=drop",
     // Registers: matches (xreg/xxreg split into registers), loads, moves.
     "table=1,reg0=1,actions=drop",
     "reg0=0x5/0xf,reg15=7,actions=drop",
@@ -316,18 +329,12 @@ const CT_REFUSED: &[&str] = &[
     "ct_mark=0x100000000,actions=drop",
 ];
 
-/// Flows whose fields lack their prerequisites (`nw_ttl` without `ip`):
-/// ovs-ofctl drops such fields without a word and installs what is left,
-/// a broader flow than the one written. sluice refuses them, as the
-/// OpenFlow spec does on the wire (OFPBMC_BAD_PREREQ): a deliberate
-/// difference, listed in docs/OVS-DIALECT.md.
+/// ct's tuple fields without a valid connection (ct_state=+est, +new,
+/// ..., or +trk-inv) matched before them: ovs-ofctl leaves them out,
+/// sluice refuses them (OFPBMC_BAD_PREREQ): a deliberate difference,
+/// listed in docs/OVS-DIALECT.md (connection tracking). Fields without
+/// their OXM prerequisites are left out by both (in FLOWS).
 const PREREQ_DEVIATIONS: &[&str] = &[
-    "ip_frag=first,actions=drop",
-    "ip,tcp_flags=+syn,actions=drop",
-    "nw_ttl=3,actions=drop",
-    "nw_src=1.2.3.4,actions=drop",
-    // ct's tuple fields need a valid connection (ct_state=+est, +new, ...,
-    // or +trk-inv) matched before them: ovs-ofctl leaves them out.
     "ct_tp_src=80,actions=drop",
     "ct_state=+trk,ct_tp_dst=80,actions=drop",
     "ct_state=-inv,ct_nw_proto=6,actions=drop",
@@ -683,11 +690,6 @@ fn sluice_ct_verdict(flow: &str) -> Result<(), String> {
 /// reason that is not connection tracking's (each listed with it); the
 /// corpus test checks that each still differs, so a fix shows here.
 const CORPUS_KNOWN: &[(&str, &str)] = &[
-    // a move to OXM_OF_VLAN_VID[]: 12 bits in Open vSwitch, 13 in sluice (not ct's)
-    ("antrea.flows:164", "VLAN"),
-    ("antrea.flows:648", "VLAN"),
-    // `ct_label=0x/M`: ovs-ofctl reads the empty hex number as 0, sluice refuses it (OVS-DIALECT difference 12)
-    ("antrea.flows:744", "EMPTY_HEX"),
     // strip_vlan without a tag in the match: refused by sluice's pipeline (OFPBAC_MATCH_INCONSISTENT), which this test does not run
     ("neutron.flows:97", "STRIP_VLAN"),
     ("neutron.flows:98", "STRIP_VLAN"),
