@@ -221,6 +221,19 @@ pub struct Opts {
     pub sort: Vec<(String, bool)>,
     /// The OpenFlow versions to offer (`-O`; OpenFlow13 if not given).
     pub versions: ofp::Versions,
+    /// Whether `-O` was given: without it, a flow OpenFlow 1.3 cannot
+    /// carry goes by OpenFlow 1.0 with NXM, as ovs-ofctl picks a
+    /// protocol per flow ([`Opts::of10_allowed`]).
+    pub versions_given: bool,
+}
+
+impl Opts {
+    /// Whether a flow may go by OpenFlow 1.0 with NXM: `-O` not given
+    /// (ovs-ofctl's default, OpenFlow10, allows it), or given with
+    /// OpenFlow10 among the versions.
+    pub fn of10_allowed(&self) -> bool {
+        !self.versions_given || self.versions.iter().any(|v| v == ofp::Version::V1_0)
+    }
 }
 
 /// Reads `-O`/`--protocols`: a comma-separated list of OpenFlow version
@@ -609,6 +622,7 @@ fn main() -> ExitCode {
             .chain(cli.rsort.into_iter().map(|f| (f, true)))
             .collect(),
         versions,
+        versions_given: cli.protocols.is_some(),
     };
     match commands::run(cli.cmd, &run_dirs, timeout, identity.as_ref(), &opts) {
         Ok(out) => {
