@@ -4,14 +4,16 @@
 //!
 //! Contract: the flow, filter or file is read and checked before
 //! connecting. add-flow, mod-flows and del-flows send one FLOW_MOD as a
-//! change (`changes`); `--strict` makes mod-flows and del-flows strict, and
-//! a delete without `table=` covers every table. The work on many flows at
+//! change (`changes`); add-flow and mod-flows by the protocol picked per
+//! flow (`send_flow_change`: OpenFlow 1.0 with NXM for a flow only 1.0
+//! carries, when `-O` allows it); `--strict` makes mod-flows and
+//! del-flows strict, and a delete without `table=` covers every table. The work on many flows at
 //! once (dumping with its options, flow files, comparing) is
 //! `crate::flows`'s.
 
 use ofp::msg::multipart::{FlowStatsRequest, MultipartReplyBody as R, MultipartRequestBody as Q};
-use ofp::port::TABLE_ALL;
 use ofp::msg::nx_flow;
+use ofp::port::TABLE_ALL;
 use ofp::text::{parse_flow_mod, parse_flow_mod_noting};
 use ofp::{FlowMod, FlowModCommand, Message, Version, Versions};
 

@@ -1,12 +1,18 @@
 //! parse-flows: checks a flow file offline, as `ovs-ofctl parse-flows` does,
 //! without a switch. Each flow line is parsed with
-//! [`ofp::text::parse_flow_mod`], checked as the switch checks a FLOW_MOD
-//! before adding it ([`Message::validate`], then
+//! [`ofp::text::parse_flow_mod_noting`] (fields without their
+//! prerequisites left out, as ovs-ofctl leaves them out), checked as the
+//! switch checks a FLOW_MOD before adding it ([`Message::validate`], then
 //! [`pipeline::validate::instructions`] for sluice's default number of
 //! tables, with the groups and meters the flow names taken to exist),
-//! encoded as an OpenFlow 1.3 message and decoded back; the verdict is printed per line
-//! (`LINE: ok` or `LINE: error: MESSAGE`). Blank lines and `#` comments
-//! print nothing. The exit status is 1 when a line has an error.
+//! encoded as an OpenFlow 1.3 message and decoded back; a flow the
+//! switch would take only from an OpenFlow 1.0 peer is checked and
+//! encoded as that (NXT_FLOW_MOD) when 1.0 is allowed, in the format
+//! `add-flow` would pick ([`pick_format`]). The verdict is printed per
+//! line (`LINE: ok`, `LINE: ok (NOTES)` with `by NXM+table_id` and the
+//! fields left out, or `LINE: error: MESSAGE`). Blank lines and `#`
+//! comments print nothing. The exit status is 1 when a line has an
+//! error.
 //!
 //! `--name-map FILE` gives the port and table names a switch would (the
 //! commands that talk to a switch read them from it,
@@ -376,10 +382,7 @@ pub(crate) fn pick_format(fm: &FlowMod, of10: bool) -> std::result::Result<Forma
 /// their prerequisites left out, as ovs-ofctl leaves them out), then the
 /// format sluice-ctl would send it by ([`pick_format`]); the fields left
 /// out come back with it.
-pub(crate) fn check(
-    flow: &str,
-    of10: bool,
-) -> std::result::Result<(Format, Vec<String>), String> {
+pub(crate) fn check(flow: &str, of10: bool) -> std::result::Result<(Format, Vec<String>), String> {
     let (fm, dropped) = parse_flow_mod_noting(flow).map_err(|e| e.to_string())?;
     Ok((pick_format(&fm, of10)?, dropped))
 }
@@ -540,7 +543,10 @@ mod tests {
     #[test]
     fn fields_without_prerequisites_are_left_out_and_named() {
         let (f, d) = check("tp_dst=80,actions=drop", true).unwrap();
-        assert_eq!((f, d.as_slice()), (Format::Oxm13, &["tp_dst=80".to_string()][..]));
+        assert_eq!(
+            (f, d.as_slice()),
+            (Format::Oxm13, &["tp_dst=80".to_string()][..])
+        );
         assert_eq!(
             verdict(f, &d),
             "ok (leaves out tp_dst=80: no prerequisite in the match)"
@@ -560,7 +566,10 @@ mod tests {
         let e = check(agent, false).unwrap_err();
         assert!(e.contains("OFPBAC_MATCH_INCONSISTENT"), "{e}");
         assert_eq!(
-            check("table=81,priority=100,arp,reg5=0x1 actions=strip_vlan,output:1", true),
+            check(
+                "table=81,priority=100,arp,reg5=0x1 actions=strip_vlan,output:1",
+                true
+            ),
             Ok((Format::Nxm10, vec![]))
         );
         // A tag matched: 1.3 takes it.

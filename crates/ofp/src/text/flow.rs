@@ -196,9 +196,7 @@ fn parse_match_tokens(toks: &[&str], how: Prereqs) -> Result<(Match, Vec<String>
             }
             // A transport port without a protocol that names it: ovs-ofctl
             // reads it (its tp_src/tp_dst) and leaves it out.
-            "tp_src" | "tp_dst"
-                if how == Prereqs::Drop && !matches!(proto, Some(6 | 17 | 132)) =>
-            {
+            "tp_src" | "tp_dst" if how == Prereqs::Drop && !matches!(proto, Some(6 | 17 | 132)) => {
                 parse_masked(OxmField::TcpDst, v)?;
                 dropped.push(tok.to_string());
                 continue;
@@ -697,7 +695,11 @@ mod tests {
     #[test]
     fn fields_without_prerequisites_are_left_out_as_ovs_ofctl_does() {
         for (text, post, dropped) in [
-            ("nw_dst=192.168.1.10 actions=NORMAL", "", &["nw_dst=192.168.1.10"][..]),
+            (
+                "nw_dst=192.168.1.10 actions=NORMAL",
+                "",
+                &["nw_dst=192.168.1.10"][..],
+            ),
             (
                 "metadata=0x222e0/0xfffffffe,nw_dst=10.0.123.2,tp_dst=8080 actions=drop",
                 "metadata=0x222e0/0xfffffffe",
@@ -705,11 +707,31 @@ mod tests {
             ),
             ("priority=5,tp_dst=80,actions=drop", "", &["tp_dst=80"][..]),
             ("ip,tp_dst=80,actions=drop", "ip", &["tp_dst=80"][..]),
-            ("nw_proto=6,tp_dst=80,actions=drop", "", &["nw_proto=6", "tp_dst=80"][..]),
-            ("ipv6,nw_dst=10.0.0.1,actions=drop", "ipv6", &["nw_dst=10.0.0.1"][..]),
-            ("nw_ttl=3,ip_frag=first,actions=drop", "", &["nw_ttl=3", "ip_frag=first"][..]),
-            ("ip,tcp_flags=+syn,actions=drop", "ip", &["tcp_flags=+syn"][..]),
-            ("tcp,tp_dst=80,nw_dst=10.0.0.1,actions=drop", "tcp,nw_dst=10.0.0.1,tp_dst=80", &[][..]),
+            (
+                "nw_proto=6,tp_dst=80,actions=drop",
+                "",
+                &["nw_proto=6", "tp_dst=80"][..],
+            ),
+            (
+                "ipv6,nw_dst=10.0.0.1,actions=drop",
+                "ipv6",
+                &["nw_dst=10.0.0.1"][..],
+            ),
+            (
+                "nw_ttl=3,ip_frag=first,actions=drop",
+                "",
+                &["nw_ttl=3", "ip_frag=first"][..],
+            ),
+            (
+                "ip,tcp_flags=+syn,actions=drop",
+                "ip",
+                &["tcp_flags=+syn"][..],
+            ),
+            (
+                "tcp,tp_dst=80,nw_dst=10.0.0.1,actions=drop",
+                "tcp,nw_dst=10.0.0.1,tp_dst=80",
+                &[][..],
+            ),
         ] {
             let (fm, d) = parse_flow_mod_noting(text).unwrap();
             assert_eq!(format_match(&fm.match_), post, "{text}");

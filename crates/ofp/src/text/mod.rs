@@ -54,7 +54,8 @@ pub use actions::{
     format_instructions_named, parse_action, parse_actions, parse_instructions,
 };
 pub use flow::{
-    field_by_name, format_flow_mod, format_match, format_match_named, parse_flow_mod, parse_flow_mod_noting, parse_match,
+    field_by_name, format_flow_mod, format_match, format_match_named, parse_flow_mod,
+    parse_flow_mod_noting, parse_match,
 };
 pub use group::{format_group_mod, parse_group_mod, parse_group_mod_for};
 pub use meter::{format_meter_mod, parse_meter_mod};

@@ -94,10 +94,7 @@ pub fn reg_move() -> impl Strategy<Value = RegMove> {
         any::<u16>(),
     )
         .prop_map(|(src, dst, a, b, c)| {
-            let (sb, db) = (
-                src.subfield_bits(),
-                dst.subfield_bits(),
-            );
+            let (sb, db) = (src.subfield_bits(), dst.subfield_bits());
             let n_bits = 1 + a % sb.min(db);
             RegMove {
                 src,
