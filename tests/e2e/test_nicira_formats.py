@@ -135,8 +135,8 @@ AS_WRITTEN = [
 def test_sluice_ctl_picks_the_protocol_per_flow_as_ovs_ofctl(need, testbed, sluice, ovs):
     """sluice-ctl without -O adds each flow of AS_WRITTEN, as written, to
     sluice and to Open vSwitch (the cloud agent's by OpenFlow 1.0 with
-    NXM, the others by OpenFlow 1.3), and ovs-ofctl reads the same flows
-    back from both; with -O OpenFlow13 it keeps to 1.3, and both switches
+    NXM, the others by OpenFlow 1.3) and changes the agent's with
+    mod-flows --strict, and ovs-ofctl reads the same flows back from both; with -O OpenFlow13 it keeps to 1.3, and both switches
     refuse the strip_vlan flow (OFPBAC_MATCH_INCONSISTENT)."""
     need("ovs-ofctl", "openvswitch-common")
     s, o, S, R = beside_ovs(sluice, ovs, "OpenFlow10,OpenFlow13,OpenFlow14")
@@ -150,6 +150,12 @@ def test_sluice_ctl_picks_the_protocol_per_flow_as_ovs_ofctl(need, testbed, slui
         p = s.ctl("add-flow", target, AS_WRITTEN[1], check=False, run_dir=False)
         if "leaves out nw_dst=192.168.1.10" not in p.stderr:
             problems.append(f"no word of the field left out: {p.stderr!r}")
+        # mod-flows picks the same way: the agent's flow gets new actions
+        # with its strip_vlan.
+        p = s.ctl("--strict", "mod-flows", target, "priority=100,ip,nw_dst=10.0.0.7,actions=strip_vlan,output:2",
+                  check=False, run_dir=False)
+        if p.returncode != 0:
+            problems.append(f"sluice-ctl mod-flows {target}: rc={p.returncode} {p.stderr}")
     dumped = [_said(("--no-stats", "dump-flows"), t) for t in (R, S)]
     if dumped[0] != dumped[1]:
         diff = "\n".join(difflib.unified_diff(*dumped, "Open vSwitch", "sluice", lineterm=""))
@@ -161,6 +167,8 @@ def test_sluice_ctl_picks_the_protocol_per_flow_as_ovs_ofctl(need, testbed, slui
     # it lacks, and the dropped field made a flow matching all packets.
     if not any("priority=7 actions=NORMAL" in x for x in dumped[1]):
         problems.append(f"no flow without nw_dst at priority 7: {dumped[1]}")
+    if not any("nw_dst=10.0.0.7 actions=strip_vlan,output:2" in x for x in dumped[1]):
+        problems.append(f"mod-flows did not change the agent's flow: {dumped[1]}")
     # -O given: kept to, as ovs-ofctl keeps to it.
     for target in (S, R):
         p = s.ctl("-O", "OpenFlow13", "add-flow", target, "priority=101," + AS_WRITTEN[0].split(",", 1)[1],
