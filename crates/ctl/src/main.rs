@@ -660,6 +660,23 @@ fn main() -> ExitCode {
 mod tests {
     use super::*;
 
+    /// OpenFlow 1.0 with NXM may carry a flow without -O (ovs-ofctl's
+    /// default is OpenFlow10) or when -O offers OpenFlow10; an -O without
+    /// it is kept to.
+    #[test]
+    fn of10_is_allowed_without_o_or_when_o_offers_it() {
+        use ofp::{Version as V, Versions};
+        let opts = |given, versions| Opts {
+            versions,
+            versions_given: given,
+            ..Opts::default()
+        };
+        assert!(opts(false, Versions::only(V::V1_3)).of10_allowed());
+        assert!(opts(true, Versions::only(V::V1_0).with(V::V1_3)).of10_allowed());
+        assert!(!opts(true, Versions::only(V::V1_3)).of10_allowed());
+        assert!(!opts(true, Versions::only(V::V1_5)).of10_allowed());
+    }
+
     #[test]
     fn protocols_as_ovs_ofctl_takes_them() {
         use ofp::{Version as V, Versions};
