@@ -47,7 +47,10 @@
 //!   `priority=100,ip,nw_dst=10.0.0.7,actions=strip_vlan,...` (a pop with
 //!   no VLAN matched, which Open vSwitch and sluice take from 1.0 peers
 //!   only) goes in as written. `-O OpenFlow13` is kept to: the switch
-//!   refuses it (`OFPBAC_MATCH_INCONSISTENT`).
+//!   refuses it (`OFPBAC_MATCH_INCONSISTENT`). `add-flows`,
+//!   `replace-flows` and `--bundle` send by `-O`'s version (OpenFlow 1.3
+//!   without it) whatever the flows: ovs-ofctl picks one protocol for a
+//!   whole file, sluice-ctl does not pick one yet.
 //! - A match field whose prerequisites the flow lacks (`nw_dst` without
 //!   `ip`, `tp_dst` without `tcp`, `udp` or `sctp`) is left out, as
 //!   ovs-ofctl's normalization leaves it out, and named on stderr.
