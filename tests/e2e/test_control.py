@@ -24,10 +24,10 @@ def test_sluice_ctl(testbed, sluice, tmp_path):
     # add-flows: the refused line is named with the spec's error; the
     # others are in (each flow-mod stands alone, as in ovs-ofctl).
     f.write_text("priority=10,in_port=1,actions=output:2\n# a comment\n\n"
-                 "priority=10,tcp_dst=80,actions=drop\npriority=10,in_port=2,actions=output:1\n")
+                 "priority=10,in_port=1,tcp,actions=group:7\npriority=10,in_port=2,actions=output:1\n")
     p = C("add-flows", "br0", f, check=False)
     assert p.returncode != 0, "add-flows should fail"
-    assert ":4: the switch answered OFPET_BAD_MATCH/OFPBMC_BAD_PREREQ" in p.stdout + p.stderr, f"add-flows said: {p.stdout}{p.stderr}"
+    assert ":4: the switch answered OFPET_BAD_ACTION/OFPBAC_BAD_OUT_GROUP" in p.stdout + p.stderr, f"add-flows said: {p.stdout}{p.stderr}"
     assert tb.ping_ok("h1", tb.ip(2)), "no ping with flows"
     out = C("dump-flows", "br0").stdout
     assert len([l for l in out.splitlines() if "priority=10" in l]) == 2, f"dump-flows: {out}"

@@ -151,3 +151,63 @@ def test_dump_flows_ages_as_open_vswitch_prints_them(need, testbed, sluice, ovs)
     assert _aged(S) == _aged(R)
     modified = [l for l in _aged(S) if "in_port=1" in l]
     assert "hard_age=A" in modified[0], modified
+
+
+# Flows as systems write them that OpenFlow 1.3 cannot carry as written:
+# the cloud agent's (strip_vlan with no VLAN matched: OpenFlow 1.0 only),
+# a field without its prerequisite (left out, as ovs-ofctl leaves it
+# out), a 12-bit move to OXM_OF_VLAN_VID[] (Open vSwitch's 12-bit field)
+# and `0x` with no digits (0).
+AS_WRITTEN = [
+    FLOWS.splitlines()[0],
+    "priority=7,nw_dst=192.168.1.10,actions=NORMAL",
+    "table=2,priority=8,metadata=0x222e0/0xfffffffe,nw_dst=10.0.123.2,tp_dst=8080,actions=drop",
+    "table=3,priority=9,ct_mark=0x80/0x80,actions=push_vlan:0x8100,move:NXM_NX_CT_LABEL[64..75]->OXM_OF_VLAN_VID[],output:1",
+    "table=4,priority=200,ct_state=+new+trk,ct_label=0x/0xffffffff,ip,actions=drop",
+]
+
+
+def test_sluice_ctl_picks_the_protocol_per_flow_as_ovs_ofctl(need, testbed, sluice, ovs):
+    """sluice-ctl without -O adds each flow of AS_WRITTEN, as written, to
+    sluice and to Open vSwitch (the cloud agent's by OpenFlow 1.0 with
+    NXM, the others by OpenFlow 1.3) and changes the agent's with
+    mod-flows --strict, and ovs-ofctl reads the same flows back from both; with -O OpenFlow13 it keeps to 1.3, and both switches
+    refuse the strip_vlan flow (OFPBAC_MATCH_INCONSISTENT)."""
+    need("ovs-ofctl", "openvswitch-common")
+    s, o, S, R = beside_ovs(sluice, ovs, "OpenFlow10,OpenFlow13,OpenFlow14")
+    problems = []
+    for target in (S, R):
+        for flow in AS_WRITTEN:
+            p = s.ctl("add-flow", target, flow, check=False, run_dir=False)
+            if p.returncode != 0:
+                problems.append(f"sluice-ctl add-flow {target} {flow}: rc={p.returncode} {p.stderr}")
+        # The field left out is named, as ovs-ofctl logs its normalization.
+        p = s.ctl("add-flow", target, AS_WRITTEN[1], check=False, run_dir=False)
+        if "leaves out nw_dst=192.168.1.10" not in p.stderr:
+            problems.append(f"no word of the field left out: {p.stderr!r}")
+        # mod-flows picks the same way: the agent's flow gets new actions
+        # with its strip_vlan.
+        p = s.ctl("--strict", "mod-flows", target, "priority=100,ip,nw_dst=10.0.0.7,actions=strip_vlan,output:2",
+                  check=False, run_dir=False)
+        if p.returncode != 0:
+            problems.append(f"sluice-ctl mod-flows {target}: rc={p.returncode} {p.stderr}")
+    dumped = [_said(("--no-stats", "dump-flows"), t) for t in (R, S)]
+    if dumped[0] != dumped[1]:
+        diff = "\n".join(difflib.unified_diff(*dumped, "Open vSwitch", "sluice", lineterm=""))
+        problems.append(f"dump-flows differs:\n{diff}")
+    n = len([x for x in dumped[1] if "actions=" in x])
+    if n != len(AS_WRITTEN):
+        problems.append(f"sluice holds {n} flows, not {len(AS_WRITTEN)}: {dumped[1]}")
+    # The agent's flow matches every IPv4 packet to 10.0.0.7, pops no tag
+    # it lacks, and the dropped field made a flow matching all packets.
+    if not any("priority=7 actions=NORMAL" in x for x in dumped[1]):
+        problems.append(f"no flow without nw_dst at priority 7: {dumped[1]}")
+    if not any("nw_dst=10.0.0.7 actions=strip_vlan,output:2" in x for x in dumped[1]):
+        problems.append(f"mod-flows did not change the agent's flow: {dumped[1]}")
+    # -O given: kept to, as ovs-ofctl keeps to it.
+    for target in (S, R):
+        p = s.ctl("-O", "OpenFlow13", "add-flow", target, "priority=101," + AS_WRITTEN[0].split(",", 1)[1],
+                  check=False, run_dir=False)
+        if p.returncode != 1 or "OFPBAC_MATCH_INCONSISTENT" not in p.stderr:
+            problems.append(f"-O OpenFlow13 to {target}: rc={p.returncode} {p.stderr!r}")
+    assert not problems, "\n".join(problems)

@@ -38,6 +38,22 @@
 //!   (no common version: an error naming both sides' versions). Without
 //!   `-O`, sluice-ctl offers OpenFlow13 (ovs-ofctl offers OpenFlow10 by
 //!   default). OpenFlow11 is refused: sluice does not speak it.
+//! - `add-flow` and `mod-flows` pick the protocol per flow, as ovs-ofctl
+//!   does: OpenFlow 1.3 (or `-O`'s) when the switch would take the flow
+//!   there, else, when `-O` is not given or offers OpenFlow10 (and no
+//!   `--bundle`), OpenFlow 1.0 with Nicira's NXM flow format
+//!   (NXT_SET_FLOW_FORMAT, NXT_FLOW_MOD_TABLE_ID when a table is named,
+//!   NXT_FLOW_MOD) if that carries it: the cloud agent's
+//!   `priority=100,ip,nw_dst=10.0.0.7,actions=strip_vlan,...` (a pop with
+//!   no VLAN matched, which Open vSwitch and sluice take from 1.0 peers
+//!   only) goes in as written. `-O OpenFlow13` is kept to: the switch
+//!   refuses it (`OFPBAC_MATCH_INCONSISTENT`). `add-flows`,
+//!   `replace-flows` and `--bundle` send by `-O`'s version (OpenFlow 1.3
+//!   without it) whatever the flows: ovs-ofctl picks one protocol for a
+//!   whole file, sluice-ctl does not pick one yet.
+//! - A match field whose prerequisites the flow lacks (`nw_dst` without
+//!   `ip`, `tp_dst` without `tcp`, `udp` or `sctp`) is left out, as
+//!   ovs-ofctl's normalization leaves it out, and named on stderr.
 //! - Options go before or after the command, as with ovs-ofctl's getopt:
 //!   `sluice-ctl --strict del-flows br0 ...` and `sluice-ctl del-flows br0
 //!   ... --strict` are the same.
@@ -119,10 +135,13 @@
 //!   `offline-trace`, which have no switch, take them from `--name-map
 //!   FILE`.
 //! - `parse-flows FILE` prints a verdict per line (`LINE: ok` or `LINE:
-//!   error: ...`) instead of the parsed flows as ovs-ofctl does; it also
-//!   refuses what sluice would refuse when adding the flow (a field without
-//!   its prerequisite, such as `tp_dst` without `tcp`; a `goto_table` that
-//!   does not go forward), taking the groups and meters it names to exist.
+//!   error: ...`) instead of the parsed flows as ovs-ofctl does: `ok (by
+//!   NXM+table_id)` for a flow that goes by OpenFlow 1.0 with NXM (as
+//!   `add-flow` picks it; not when `-O` leaves OpenFlow10 out), `ok
+//!   (leaves out ...)` naming fields left out for want of prerequisites;
+//!   it also refuses what sluice would refuse when adding the flow (a
+//!   `goto_table` that does not go forward, a `set_field` without its
+//!   prerequisite), taking the groups and meters it names to exist.
 //! - The xid in a header is the request's; ovs-ofctl sometimes sends other
 //!   requests first (`show`, or a filter given to `dump-flows`), so its
 //!   number can be higher.
@@ -154,7 +173,8 @@ use clap::{Parser, Subcommand};
 struct Cli {
     /// OpenFlow versions to offer, as ovs-ofctl's -O: a comma-separated
     /// list of OpenFlow10, OpenFlow12, OpenFlow13, OpenFlow14, OpenFlow15
-    /// (default OpenFlow13); the highest the switch speaks too is used.
+    /// (default OpenFlow13, and OpenFlow10 with NXM for a flow only it
+    /// carries); the highest the switch speaks too is used.
     #[arg(short = 'O', long, global = true, value_name = "VERSIONS")]
     protocols: Option<String>,
     /// Seconds to wait for the switch to answer.
@@ -221,6 +241,19 @@ pub struct Opts {
     pub sort: Vec<(String, bool)>,
     /// The OpenFlow versions to offer (`-O`; OpenFlow13 if not given).
     pub versions: ofp::Versions,
+    /// Whether `-O` was given: without it, a flow OpenFlow 1.3 cannot
+    /// carry goes by OpenFlow 1.0 with NXM, as ovs-ofctl picks a
+    /// protocol per flow ([`Opts::of10_allowed`]).
+    pub versions_given: bool,
+}
+
+impl Opts {
+    /// Whether a flow may go by OpenFlow 1.0 with NXM: `-O` not given
+    /// (ovs-ofctl's default, OpenFlow10, allows it), or given with
+    /// OpenFlow10 among the versions.
+    pub fn of10_allowed(&self) -> bool {
+        !self.versions_given || self.versions.iter().any(|v| v == ofp::Version::V1_0)
+    }
 }
 
 /// Reads `-O`/`--protocols`: a comma-separated list of OpenFlow version
@@ -609,6 +642,7 @@ fn main() -> ExitCode {
             .chain(cli.rsort.into_iter().map(|f| (f, true)))
             .collect(),
         versions,
+        versions_given: cli.protocols.is_some(),
     };
     match commands::run(cli.cmd, &run_dirs, timeout, identity.as_ref(), &opts) {
         Ok(out) => {
@@ -628,6 +662,23 @@ fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// OpenFlow 1.0 with NXM may carry a flow without -O (ovs-ofctl's
+    /// default is OpenFlow10) or when -O offers OpenFlow10; an -O without
+    /// it is kept to.
+    #[test]
+    fn of10_is_allowed_without_o_or_when_o_offers_it() {
+        use ofp::{Version as V, Versions};
+        let opts = |given, versions| Opts {
+            versions,
+            versions_given: given,
+            ..Opts::default()
+        };
+        assert!(opts(false, Versions::only(V::V1_3)).of10_allowed());
+        assert!(opts(true, Versions::only(V::V1_0).with(V::V1_3)).of10_allowed());
+        assert!(!opts(true, Versions::only(V::V1_3)).of10_allowed());
+        assert!(!opts(true, Versions::only(V::V1_5)).of10_allowed());
+    }
 
     #[test]
     fn protocols_as_ovs_ofctl_takes_them() {

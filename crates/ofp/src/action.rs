@@ -527,22 +527,23 @@ pub const NXBRC_MUST_BE_ZERO: ErrorCode = ErrorCode::Experimenter {
 
 /// Open vSwitch's `mf_check__` on one side of a load or move: a known
 /// field (`OFPBAC_BAD_SET_TYPE`), at least one bit, and the bits inside
-/// the field (`OFPBAC_BAD_SET_LEN`).
-pub(crate) fn check_subfield(f: OxmField, ofs: u16, n_bits: u16) -> Result<u8> {
-    let info = f.info().ok_or(bac(
+/// the field (`OFPBAC_BAD_SET_LEN`): its [`OxmField::subfield_bits`],
+/// which are returned (12 for `OXM_OF_VLAN_VID`, as in Open vSwitch).
+pub(crate) fn check_subfield(f: OxmField, ofs: u16, n_bits: u16) -> Result<u16> {
+    f.info().ok_or(bac(
         BadActionCode::BadSetType,
         "unknown field in load or move",
     ))?;
     if n_bits == 0 {
         return Err(bac(BadActionCode::BadSetLen, "load or move of zero bits"));
     }
-    if ofs as u32 + n_bits as u32 > info.bits as u32 {
+    if ofs as u32 + n_bits as u32 > f.subfield_bits() as u32 {
         return Err(bac(
             BadActionCode::BadSetLen,
             "load or move bits outside the field",
         ));
     }
-    Ok(info.bits)
+    Ok(f.subfield_bits())
 }
 
 /// Whether a load or move may write `f`: the fields set_field may set, and
@@ -956,6 +957,46 @@ mod tests {
         let mut r = Reader::new(&b, ErrorCode::ACTION_BAD_LEN);
         assert_eq!(Action::decode(&mut r).unwrap(), a);
         assert!(r.is_empty());
+    }
+
+    /// `OXM_OF_VLAN_VID` in a load or move is Open vSwitch's 12-bit
+    /// `MFF_VLAN_VID` (the VLAN id without `OFPVID_PRESENT`): 12 bits
+    /// decode and check, a 13th is `OFPBAC_BAD_SET_LEN`, as Open vSwitch
+    /// answers; the field's OXM value keeps its 13 bits.
+    #[test]
+    fn vlan_vid_is_twelve_bits_in_loads_and_moves() {
+        let mv = |n_bits| RegMove {
+            src: OxmField::CtLabel,
+            src_ofs: 64,
+            dst: OxmField::VlanVid,
+            dst_ofs: 0,
+            n_bits,
+        };
+        assert_eq!(mv(12).check(), Ok(()));
+        roundtrip(Action::RegMove(mv(12)));
+        let e = mv(13).check().unwrap_err();
+        assert_eq!(e.code, ErrorCode::BadAction(BadActionCode::BadSetLen));
+        // As a source too.
+        let from = RegMove {
+            src: OxmField::VlanVid,
+            src_ofs: 0,
+            dst: OxmField::Reg(0),
+            dst_ofs: 0,
+            n_bits: 13,
+        };
+        assert!(from.check().is_err());
+        let load = |value, n_bits| RegLoad {
+            dst: OxmField::VlanVid,
+            ofs: 0,
+            n_bits,
+            value,
+            form: LoadForm::RegLoad,
+        };
+        assert_eq!(load(0xfff, 12).check(), Ok(()));
+        assert!(load(0x1005, 13).check().is_err());
+        assert_eq!(OxmField::VlanVid.subfield_bits(), 12);
+        assert_eq!(OxmField::VlanVid.full_mask(), 0x1fff);
+        assert_eq!(OxmField::Reg(0).subfield_bits(), 32);
     }
 
     #[test]

@@ -114,7 +114,7 @@ fn bad(detail: &'static str) -> OfpError {
 }
 
 fn width(f: OxmField) -> u16 {
-    f.info().map_or(0, |i| i.bits as u16)
+    f.subfield_bits()
 }
 
 fn fits(f: OxmField, ofs: u16, n_bits: u16) -> bool {

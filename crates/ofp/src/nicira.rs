@@ -131,7 +131,7 @@ impl Subfield {
         Subfield {
             field,
             ofs: 0,
-            n_bits: field.info().map_or(0, |i| i.bits as u16),
+            n_bits: field.subfield_bits(),
         }
     }
 

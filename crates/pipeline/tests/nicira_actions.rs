@@ -1026,3 +1026,47 @@ fn check_pkt_larger_sets_its_bit_by_the_frames_length() {
         ErrorCode::BadAction(BadActionCode::BadType)
     );
 }
+
+#[test]
+fn a_move_into_vlan_vid_writes_the_twelve_bit_vid() {
+    // Antrea's `push_vlan:0x8100,move:NXM_NX_CT_LABEL[64..75]->
+    // OXM_OF_VLAN_VID[]`, with a register as the source: OXM_OF_VLAN_VID
+    // is Open vSwitch's 12-bit vlan_vid there (MFF_VLAN_VID). A write
+    // changes the tag's VID (the present bit stays, a tag's); a read gives
+    // the VID alone.
+    let vid = |o: &Output, f: &[u8]| {
+        let b = o.data.as_deref().unwrap_or(f);
+        (b[12..14] == [0x81, 0x00]).then(|| u16::from_be_bytes([b[14], b[15]]))
+    };
+    let cases: [(&str, Option<u16>); 2] = [
+        (
+            "actions=load:0xabc->NXM_NX_REG1[0..11],push_vlan:0x8100,move:NXM_NX_REG1[0..11]->OXM_OF_VLAN_VID[],output:2",
+            Some(0xabc),
+        ),
+        // Read into reg2 (12 bits: the VID), the VID zeroed, then written
+        // back from reg2: 0xabc again.
+        (
+            "actions=push_vlan:0x8100,load:0xabc->OXM_OF_VLAN_VID[],move:OXM_OF_VLAN_VID[]->NXM_NX_REG2[0..11],\
+             load:0->OXM_OF_VLAN_VID[],move:NXM_NX_REG2[0..11]->OXM_OF_VLAN_VID[],output:2",
+            Some(0xabc),
+        ),
+    ];
+    for (flow, want) in cases {
+        let mut p = pipeline(&[flow]);
+        let mut f = frame();
+        let (outs, _) = outputs(&mut p, &mut f);
+        assert_eq!(outs.len(), 1, "{flow}");
+        assert_eq!(vid(&outs[0], &f), want, "{flow}");
+    }
+    // A 13th bit is refused, as Open vSwitch refuses it; so is a write
+    // to packets not known to be tagged (OFPBAC_MATCH_INCONSISTENT, as
+    // Open vSwitch answers a load to vlan_vid without a VLAN matched).
+    assert!(parse_flow_mod("actions=move:NXM_NX_REG1[0..12]->OXM_OF_VLAN_VID[0..12]").is_err());
+    let mut p = pipeline(&[]);
+    let untagged =
+        parse_flow_mod("actions=move:NXM_NX_REG1[0..11]->OXM_OF_VLAN_VID[],output:2").unwrap();
+    assert_eq!(
+        p.flow_mod(&untagged, 0).unwrap_err().code,
+        ErrorCode::BadAction(BadActionCode::MatchInconsistent)
+    );
+}

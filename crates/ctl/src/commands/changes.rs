@@ -61,10 +61,19 @@ pub(super) fn change(c: &mut Client, msg: &Message, opts: &Opts) -> Result<Strin
 /// Sends one modification, then a barrier: the error, if any, is printed
 /// by name.
 pub(super) fn modify(c: &mut Client, msg: &Message) -> Result<String> {
-    c.send(msg);
+    modify_named(c, &[msg], &format!("{:?}", msg.msg_type()))
+}
+
+/// Sends the messages of one modification (a flow format's setup, then
+/// the change), then a barrier: the first error, if any, is printed with
+/// `what`.
+pub(super) fn modify_named(c: &mut Client, msgs: &[&Message], what: &str) -> Result<String> {
+    for m in msgs {
+        c.send(m);
+    }
     c.barrier()?;
     match c.take_errors().into_iter().next() {
-        Some((_, code, _)) => Err(refused(&format!("{:?}", msg.msg_type()), code)),
+        Some((_, code, _)) => Err(refused(what, code)),
         None => Ok(String::new()),
     }
 }

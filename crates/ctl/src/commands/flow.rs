@@ -4,20 +4,23 @@
 //!
 //! Contract: the flow, filter or file is read and checked before
 //! connecting. add-flow, mod-flows and del-flows send one FLOW_MOD as a
-//! change (`changes`); `--strict` makes mod-flows and del-flows strict, and
-//! a delete without `table=` covers every table. The work on many flows at
+//! change (`changes`); add-flow and mod-flows by the protocol picked per
+//! flow (`send_flow_change`: OpenFlow 1.0 with NXM for a flow only 1.0
+//! carries, when `-O` allows it); `--strict` makes mod-flows and
+//! del-flows strict, and a delete without `table=` covers every table. The work on many flows at
 //! once (dumping with its options, flow files, comparing) is
 //! `crate::flows`'s.
 
 use ofp::msg::multipart::{FlowStatsRequest, MultipartReplyBody as R, MultipartRequestBody as Q};
+use ofp::msg::nx_flow;
 use ofp::port::TABLE_ALL;
-use ofp::text::parse_flow_mod;
-use ofp::{FlowMod, FlowModCommand, Message};
+use ofp::text::{parse_flow_mod, parse_flow_mod_noting};
+use ofp::{FlowMod, FlowModCommand, Message, Version, Versions};
 
-use super::changes::change;
-use super::parse_flows::NameMap;
-use super::{usage, Connect, Output, Result};
-use crate::client::ClientError;
+use super::changes::{change, modify_named};
+use super::parse_flows::{pick_format, Format, NameMap};
+use super::{usage, Connect, ConnectAs, Output, Result};
+use crate::client::{Client, ClientError};
 use crate::{flows, print, Opts};
 
 /// diff-flows: the flows of two sources (each a flow file or a switch);
@@ -83,30 +86,68 @@ pub(super) fn replace_flows(
     flows::replace(&mut connect(switch)?, file, opts.bundle)
 }
 
-/// add-flow: adds one flow.
+/// add-flow: adds one flow, by the protocol [`send_flow_change`] picks.
 pub(super) fn add_flow(
     connect: &Connect<'_>,
+    connect_as: &ConnectAs<'_>,
     switch: &str,
     flow: &str,
     opts: &Opts,
 ) -> Result<String> {
-    let (mut c, fm) = named_flow_mod(connect, switch, flow, FlowModCommand::Add)?;
+    let (c, fm) = named_flow_mod(connect, switch, flow, FlowModCommand::Add)?;
+    send_flow_change(c, connect_as, switch, fm, opts)
+}
+
+/// Sends an add or modify as ovs-ofctl picks its protocol per flow:
+/// OpenFlow 1.3 (the connection `-O` asks for) unless the switch would
+/// refuse the flow there and OpenFlow 1.0 with NXM carries it (a
+/// `strip_vlan` with no VLAN matched, which Open vSwitch takes from 1.0
+/// peers only) and `-O` allows OpenFlow10 ([`Opts::of10_allowed`]; not
+/// with `--bundle`, which 1.0 lacks). Then a new connection offers
+/// OpenFlow10 alone and sends NXT_SET_FLOW_FORMAT(nxm), with a table
+/// NXT_FLOW_MOD_TABLE_ID, and the NXT_FLOW_MOD, as plain ovs-ofctl does.
+fn send_flow_change(
+    c: Option<Client>,
+    connect_as: &ConnectAs<'_>,
+    switch: &str,
+    fm: FlowMod,
+    opts: &Opts,
+) -> Result<String> {
+    let of10 = opts.of10_allowed() && !opts.bundle;
+    if of10 && pick_format(&fm, true) == Ok(Format::Nxm10) {
+        drop(c);
+        let mut c = connect_as(switch, Versions::only(Version::V1_0))?;
+        let format = nx_flow::set_flow_format(nx_flow::FlowFormat::Nxm);
+        let table_id = nx_flow::flow_mod_table_id(true);
+        let table_named = fm.table_id != 0 && fm.table_id != TABLE_ALL;
+        let flow_mod = nx_flow::flow_mod(&fm, table_named);
+        let mut msgs = vec![&format];
+        if table_named {
+            msgs.push(&table_id);
+        }
+        msgs.push(&flow_mod);
+        return modify_named(&mut c, &msgs, "NXT_FLOW_MOD");
+    }
+    let mut c = match c {
+        Some(c) => c,
+        None => connect_as(switch, opts.versions)?,
+    };
     change(&mut c, &Message::FlowMod(fm), opts)
 }
 
 /// A FLOW_MOD from flow text that may name ports and tables
 /// (`in_port=tap0`, `output:"vm 1"`, `table=Classifier`,
-/// `resubmit(,Output)`), and the connection: text that does not parse as
-/// it is is tried again with the switch's names put in
-/// ([`NameMap::from_switch`]), as ovs-ofctl resolves names.
+/// `resubmit(,Output)`), and the connection opened to read the names:
+/// text that does not parse as it is is tried again with the switch's
+/// names put in ([`NameMap::from_switch`]), as ovs-ofctl resolves names.
 fn named_flow_mod(
     connect: &Connect<'_>,
     switch: &str,
     flow: &str,
     cmd: FlowModCommand,
-) -> Result<(crate::client::Client, FlowMod)> {
+) -> Result<(Option<Client>, FlowMod)> {
     match flow_mod(flow, cmd) {
-        Ok(fm) => Ok((connect(switch)?, fm)),
+        Ok(fm) => Ok((None, fm)),
         Err(e) => {
             let mut c = connect(switch)?;
             let named = NameMap::from_switch(&mut c)?.substitute(flow);
@@ -114,14 +155,16 @@ fn named_flow_mod(
                 return Err(e);
             }
             let fm = flow_mod(&named, cmd)?;
-            Ok((c, fm))
+            Ok((Some(c), fm))
         }
     }
 }
 
-/// mod-flows: modifies the actions of the flows matching `flow`.
+/// mod-flows: modifies the actions of the flows matching `flow`, by the
+/// protocol [`send_flow_change`] picks.
 pub(super) fn mod_flows(
     connect: &Connect<'_>,
+    connect_as: &ConnectAs<'_>,
     switch: &str,
     flow: &str,
     opts: &Opts,
@@ -131,8 +174,8 @@ pub(super) fn mod_flows(
     } else {
         FlowModCommand::Modify
     };
-    let (mut c, fm) = named_flow_mod(connect, switch, flow, cmd)?;
-    change(&mut c, &Message::FlowMod(fm), opts)
+    let (c, fm) = named_flow_mod(connect, switch, flow, cmd)?;
+    send_flow_change(c, connect_as, switch, fm, opts)
 }
 
 /// del-flows: deletes the flows matching `flows` (default: all, in every
@@ -149,10 +192,14 @@ pub(super) fn del_flows(
     } else {
         FlowModCommand::Delete
     };
-    let (mut c, mut fm) = named_flow_mod(connect, switch, text, cmd)?;
+    let (c, mut fm) = named_flow_mod(connect, switch, text, cmd)?;
     if !has_key(text, "table") {
         fm.table_id = TABLE_ALL;
     }
+    let mut c = match c {
+        Some(c) => c,
+        None => connect(switch)?,
+    };
     change(&mut c, &Message::FlowMod(fm), opts)
 }
 
@@ -162,9 +209,18 @@ pub(super) fn has_key(text: &str, key: &str) -> bool {
         .any(|t| t.split_once('=').is_some_and(|(k, _)| k.trim() == key))
 }
 
-/// A FLOW_MOD from flow text, with `command`.
+/// A FLOW_MOD from flow text, with `command`. Fields the match lacks the
+/// prerequisites of are left out, as ovs-ofctl leaves them out, with a
+/// warning on stderr naming them (ovs-ofctl logs "normalization changed
+/// ofp_match").
 pub(crate) fn flow_mod(text: &str, command: FlowModCommand) -> Result<FlowMod> {
-    let mut fm = parse_flow_mod(text).or_else(|e| usage("flow", e))?;
+    let (mut fm, dropped) = parse_flow_mod_noting(text).or_else(|e| usage("flow", e))?;
+    if !dropped.is_empty() {
+        eprintln!(
+            "sluice-ctl: the match leaves out {}: no prerequisite for it in `{text}` (as ovs-ofctl normalizes it)",
+            dropped.join(" ")
+        );
+    }
     fm.command = command;
     Ok(fm)
 }

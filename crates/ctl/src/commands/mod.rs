@@ -88,6 +88,10 @@ pub type Result<T> = std::result::Result<T, CmdError>;
 /// `unix:PATH`, `tcp:HOST:PORT` or `tls:HOST:PORT`).
 type Connect<'a> = dyn Fn(&str) -> Result<Client> + 'a;
 
+/// [`Connect`], offering other versions than `-O`'s (a flow only
+/// OpenFlow 1.0 carries).
+type ConnectAs<'a> = dyn Fn(&str, ofp::Versions) -> Result<Client> + 'a;
+
 /// A usage error: "WHAT: E".
 fn usage<T>(what: &str, e: impl std::fmt::Display) -> Result<T> {
     Err(CmdError::Usage(format!("{what}: {e}")))
@@ -101,10 +105,11 @@ pub fn run(
     tls: Option<&tls::Tls>,
     opts: &Opts,
 ) -> Result<Output> {
-    let connect = |switch: &str| -> Result<Client> {
+    let connect_as = |switch: &str, versions: ofp::Versions| -> Result<Client> {
         let t = Target::parse(switch, run_dirs).map_err(CmdError::Usage)?;
-        Ok(Client::connect(&t, timeout, tls, opts.versions)?)
+        Ok(Client::connect(&t, timeout, tls, versions)?)
     };
+    let connect = |switch: &str| connect_as(switch, opts.versions);
     // diff-flows alone has an exit status of its own (and two sources).
     if let Cmd::DiffFlows { source1, source2 } = &cmd {
         return flow::diff_flows(&connect, source1, source2);
@@ -112,7 +117,7 @@ pub fn run(
     // parse-flows needs no switch and has an exit status of its own.
     if let Cmd::ParseFlows { file, name_map } = &cmd {
         check_bundle(&cmd, opts)?;
-        return parse_flows::parse_flows(file, name_map.as_deref());
+        return parse_flows::parse_flows(file, name_map.as_deref(), opts.of10_allowed());
     }
     // So does offline-trace.
     if let Cmd::OfflineTrace {
@@ -126,7 +131,7 @@ pub fn run(
         check_bundle(&cmd, opts)?;
         return offline_trace::offline_trace(files, ports, name_map.as_deref(), *steps, *normal);
     }
-    let text = run_text(cmd, &connect, opts)?;
+    let text = run_text(cmd, &connect, &connect_as, opts)?;
     Ok(Output { text, status: 0 })
 }
 
@@ -163,7 +168,12 @@ fn check_bundle(cmd: &Cmd, opts: &Opts) -> Result<()> {
 
 /// Runs every command but diff-flows: refuses `--bundle` where it does not
 /// apply, then hands the command to its function.
-fn run_text(cmd: Cmd, connect: &Connect<'_>, opts: &Opts) -> Result<String> {
+fn run_text(
+    cmd: Cmd,
+    connect: &Connect<'_>,
+    connect_as: &ConnectAs<'_>,
+    opts: &Opts,
+) -> Result<String> {
     check_bundle(&cmd, opts)?;
     if let Some(checked) = ct::words(&cmd) {
         let (switch, words) = checked?;
@@ -174,9 +184,9 @@ fn run_text(cmd: Cmd, connect: &Connect<'_>, opts: &Opts) -> Result<String> {
         Cmd::DumpDesc { switch } => dump_desc(&mut connect(&switch)?),
         Cmd::DumpFlows { switch, flows } => dump_flows(connect, &switch, flows.as_deref(), opts),
         Cmd::DumpAggregate { switch, flows } => dump_aggregate(connect, &switch, flows.as_deref()),
-        Cmd::AddFlow { switch, flow } => add_flow(connect, &switch, &flow, opts),
+        Cmd::AddFlow { switch, flow } => add_flow(connect, connect_as, &switch, &flow, opts),
         Cmd::AddFlows { switch, file } => add_flows(&mut connect(&switch)?, &file, opts.bundle),
-        Cmd::ModFlows { switch, flow } => mod_flows(connect, &switch, &flow, opts),
+        Cmd::ModFlows { switch, flow } => mod_flows(connect, connect_as, &switch, &flow, opts),
         Cmd::DelFlows { switch, flows } => del_flows(connect, &switch, flows.as_deref(), opts),
         Cmd::ReplaceFlows { switch, file } => replace_flows(connect, &switch, &file, opts),
         Cmd::DiffFlows { .. } | Cmd::ParseFlows { .. } | Cmd::OfflineTrace { .. } => {
@@ -299,6 +309,7 @@ mod tests {
             ..Default::default()
         };
         let no_switch = |_: &str| -> Result<Client> { panic!("connected") };
+        let no_switch_as = |_: &str, _| -> Result<Client> { panic!("connected") };
         for cmd in [
             Cmd::DumpFlows {
                 switch: "br0".into(),
@@ -309,7 +320,7 @@ mod tests {
                 meter: "meter=1,kbps,bands=type=drop,rate=1".into(),
             },
         ] {
-            match run_text(cmd, &no_switch, &opts) {
+            match run_text(cmd, &no_switch, &no_switch_as, &opts) {
                 Err(CmdError::Usage(e)) => assert!(e.starts_with("--bundle: only add-flow"), "{e}"),
                 other => panic!("{other:?}"),
             }

@@ -474,7 +474,7 @@ mod tests {
 
     #[test]
     fn refusals_are_reported_and_the_case_goes_on() {
-        let out = run("case b\ntp_dst=80,actions=output:2\nactions=output:3\npacket 2 tcp\n");
+        let out = run("case b\ntable=3,actions=goto_table:1\nactions=output:3\npacket 2 tcp\n");
         let lines: Vec<&str> = out.lines().collect();
         assert_eq!(lines.len(), 2, "{out}");
         assert!(

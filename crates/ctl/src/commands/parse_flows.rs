@@ -1,12 +1,18 @@
 //! parse-flows: checks a flow file offline, as `ovs-ofctl parse-flows` does,
 //! without a switch. Each flow line is parsed with
-//! [`ofp::text::parse_flow_mod`], checked as the switch checks a FLOW_MOD
-//! before adding it ([`Message::validate`], then
+//! [`ofp::text::parse_flow_mod_noting`] (fields without their
+//! prerequisites left out, as ovs-ofctl leaves them out), checked as the
+//! switch checks a FLOW_MOD before adding it ([`Message::validate`], then
 //! [`pipeline::validate::instructions`] for sluice's default number of
 //! tables, with the groups and meters the flow names taken to exist),
-//! encoded as an OpenFlow 1.3 message and decoded back; the verdict is printed per line
-//! (`LINE: ok` or `LINE: error: MESSAGE`). Blank lines and `#` comments
-//! print nothing. The exit status is 1 when a line has an error.
+//! encoded as an OpenFlow 1.3 message and decoded back; a flow the
+//! switch would take only from an OpenFlow 1.0 peer is checked and
+//! encoded as that (NXT_FLOW_MOD) when 1.0 is allowed, in the format
+//! `add-flow` would pick ([`pick_format`]). The verdict is printed per
+//! line (`LINE: ok`, `LINE: ok (NOTES)` with `by NXM+table_id` and the
+//! fields left out, or `LINE: error: MESSAGE`). Blank lines and `#`
+//! comments print nothing. The exit status is 1 when a line has an
+//! error.
 //!
 //! `--name-map FILE` gives the port and table names a switch would (the
 //! commands that talk to a switch read them from it,
@@ -21,8 +27,9 @@
 use std::collections::HashMap;
 
 use bytes::Bytes;
-use ofp::text::parse_flow_mod;
-use ofp::{Action, Instruction, Message};
+use ofp::msg::nx_flow;
+use ofp::text::parse_flow_mod_noting;
+use ofp::{Action, FlowMod, Instruction, Message};
 use pipeline::validate;
 
 use super::{usage, Output, Result};
@@ -259,12 +266,36 @@ fn unquote(s: &str) -> std::borrow::Cow<'_, str> {
     out.into()
 }
 
-/// One flow's verdict: parsed, checked as the switch checks a flow before
-/// adding it (the message alone, then its instructions against a pipeline of
-/// sluice's default size in which the groups and meters it names exist),
-/// encoded and decoded back.
-pub(crate) fn check(flow: &str) -> std::result::Result<(), String> {
-    let fm = parse_flow_mod(flow).map_err(|e| e.to_string())?;
+/// How a flow goes to a switch: the protocol and flow format that
+/// carry it, as ovs-ofctl picks one among those `-O` allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Format {
+    /// OpenFlow 1.3, the match as OXM (sluice-ctl's default).
+    Oxm13,
+    /// OpenFlow 1.0 with Nicira's NXM flow format (NXT_SET_FLOW_FORMAT,
+    /// NXT_FLOW_MOD_TABLE_ID, NXT_FLOW_MOD), ovs-ofctl's default: for a
+    /// flow only 1.0 takes, such as `strip_vlan` without a VLAN matched.
+    Nxm10,
+}
+
+impl Format {
+    /// The name ovs-ofctl gives the protocol.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Format::Oxm13 => "OXM-OpenFlow13",
+            Format::Nxm10 => "NXM+table_id",
+        }
+    }
+}
+
+/// `fm` checked as a switch checks a FLOW_MOD that came by `format`
+/// before adding it (the message alone, then its instructions against a
+/// pipeline of sluice's default size in which the groups and meters it
+/// names exist; from a 1.0 peer a pop of a tag the match does not promise
+/// is taken, as Open vSwitch takes it), and encoded in that format and
+/// decoded back: a flow the format cannot say (goto_table, write_actions
+/// and meters have no 1.0 form) is refused for it.
+pub(crate) fn check_as(fm: &FlowMod, format: Format) -> std::result::Result<(), String> {
     let mut groups = HashMap::new();
     let mut meters = HashMap::new();
     for i in &fm.instructions {
@@ -286,22 +317,100 @@ pub(crate) fn check(flow: &str) -> std::result::Result<(), String> {
         n_tables: pipeline::Config::default().n_tables,
         groups: &groups,
         meters: &meters,
-        pop_untagged: false,
+        pop_untagged: format == Format::Nxm10,
     };
     validate::instructions(fm.table_id, &fm.instructions, &fm.match_, &cx)
         .map_err(|e| e.to_string())?;
-    let msg = Message::FlowMod(fm);
+    let msg = Message::FlowMod(fm.clone());
     msg.validate().map_err(|e| e.to_string())?;
-    let bytes = msg
-        .try_to_bytes(1)
-        .map_err(|e| format!("does not encode: {} bytes", e.len))?;
-    Message::decode(&Bytes::from(bytes))
-        .map_err(|e| format!("encodes to a message that does not decode: {e}"))?;
+    match format {
+        Format::Oxm13 => {
+            let bytes = msg
+                .try_to_bytes(1)
+                .map_err(|e| format!("does not encode: {} bytes", e.len))?;
+            Message::decode(&Bytes::from(bytes))
+                .map_err(|e| format!("encodes to a message that does not decode: {e}"))?;
+        }
+        Format::Nxm10 => {
+            // 1.0 has actions, not instructions: apply_actions alone (ovs-ofctl
+            // leaves only OpenFlow 1.1 and later usable for any other).
+            let actions: &[Action] = match fm.instructions.as_slice() {
+                [] => &[],
+                [Instruction::ApplyActions(a)] => a,
+                _ => return Err("OpenFlow 1.0 has no instructions but apply_actions".into()),
+            };
+            let Message::Experimenter(e) = nx_flow::flow_mod(fm, true) else {
+                unreachable!("NXT_FLOW_MOD is a Nicira experimenter message")
+            };
+            let back = nx_flow::decode_flow_mod(&e.data, true)
+                .map_err(|e| format!("NXT_FLOW_MOD does not decode: {e}"))?;
+            // Each action has a 1.0 form (set_field may come back as the
+            // load that says it there); one left out is not carried.
+            let n_back: usize = back
+                .instructions
+                .iter()
+                .map(|i| match i {
+                    Instruction::ApplyActions(a) => a.len(),
+                    _ => usize::MAX / 2,
+                })
+                .sum();
+            if n_back != actions.len() || back.match_ != fm.match_ {
+                return Err("OpenFlow 1.0 with NXM cannot say it".into());
+            }
+        }
+    }
     Ok(())
 }
 
-/// parse-flows FILE [--name-map FILE].
-pub(super) fn parse_flows(file: &str, name_map: Option<&str>) -> Result<Output> {
+/// The format sluice-ctl sends `fm` by: OpenFlow 1.3 when a switch takes
+/// it so ([`check_as`]), else, when `of10` (no `-O`, or one that offers
+/// OpenFlow10), OpenFlow 1.0 with NXM when that takes it; else the 1.3
+/// refusal.
+pub(crate) fn pick_format(fm: &FlowMod, of10: bool) -> std::result::Result<Format, String> {
+    let refused = match check_as(fm, Format::Oxm13) {
+        Ok(()) => return Ok(Format::Oxm13),
+        Err(e) => e,
+    };
+    if of10 && check_as(fm, Format::Nxm10).is_ok() {
+        Ok(Format::Nxm10)
+    } else {
+        Err(refused)
+    }
+}
+
+/// One flow's verdict: parsed ([`parse_flow_mod_noting`]: fields without
+/// their prerequisites left out, as ovs-ofctl leaves them out), then the
+/// format sluice-ctl would send it by ([`pick_format`]); the fields left
+/// out come back with it.
+pub(crate) fn check(flow: &str, of10: bool) -> std::result::Result<(Format, Vec<String>), String> {
+    let (fm, dropped) = parse_flow_mod_noting(flow).map_err(|e| e.to_string())?;
+    Ok((pick_format(&fm, of10)?, dropped))
+}
+
+/// What parse-flows prints after `LINE: ` for a flow taken: `ok`, then in
+/// parentheses the format when it is not OpenFlow 1.3 and the fields
+/// left out.
+fn verdict(format: Format, dropped: &[String]) -> String {
+    let mut notes = Vec::new();
+    if format != Format::Oxm13 {
+        notes.push(format!("by {}", format.name()));
+    }
+    if !dropped.is_empty() {
+        notes.push(format!(
+            "leaves out {}: no prerequisite in the match",
+            dropped.join(" ")
+        ));
+    }
+    if notes.is_empty() {
+        "ok".into()
+    } else {
+        format!("ok ({})", notes.join("; "))
+    }
+}
+
+/// parse-flows FILE [--name-map FILE]; `of10`: OpenFlow 1.0 with NXM may
+/// carry a flow 1.3 cannot (no `-O`, or one offering OpenFlow10).
+pub(super) fn parse_flows(file: &str, name_map: Option<&str>, of10: bool) -> Result<Output> {
     let read = |f: &str| std::fs::read_to_string(f).or_else(|e| usage(f, e));
     let map = match name_map {
         Some(f) => NameMap::parse(&read(f)?).or_else(|e| usage(&format!("--name-map {f}"), e))?,
@@ -319,8 +428,10 @@ pub(super) fn parse_flows(file: &str, name_map: Option<&str>) -> Result<Output> 
         if flow.is_empty() || flow.starts_with('#') {
             continue;
         }
-        match check(&map.substitute(flow)) {
-            Ok(()) => out.push_str(&format!("{}: ok\n", i + 1)),
+        match check(&map.substitute(flow), of10) {
+            Ok((format, dropped)) => {
+                out.push_str(&format!("{}: {}\n", i + 1, verdict(format, &dropped)))
+            }
             Err(e) => {
                 failed = true;
                 out.push_str(&format!("{}: error: {e}\n", i + 1));
@@ -409,20 +520,71 @@ mod tests {
 
     #[test]
     fn verdicts() {
+        let ok13 = Ok((Format::Oxm13, vec![]));
         assert_eq!(
-            check("table=1,priority=5,in_port=1,actions=output:2"),
-            Ok(())
+            check("table=1,priority=5,in_port=1,actions=output:2", true),
+            ok13
         );
-        let e = check("priority=5,frobnicate=1,actions=drop").unwrap_err();
+        let e = check("priority=5,frobnicate=1,actions=drop", true).unwrap_err();
         assert!(e.contains("frobnicate"), "{e}");
-        // Parsed, but refused as a switch refuses it: tp_dst without a
-        // protocol, a goto_table back, set_field without its prerequisite.
-        assert!(check("tp_dst=80,actions=drop").is_err());
-        let e = check("table=3,actions=goto_table:3").unwrap_err();
+        // Parsed, but refused as a switch refuses it: a goto_table back,
+        // set_field without its prerequisite.
+        let e = check("table=3,actions=goto_table:3", true).unwrap_err();
         assert!(e.contains("OFPBIC_BAD_TABLE_ID"), "{e}");
-        let e = check("arp,actions=set_field:1.2.3.4->ip_src").unwrap_err();
+        let e = check("arp,actions=set_field:1.2.3.4->ip_src", true).unwrap_err();
         assert!(e.contains("OFPBAC_MATCH_INCONSISTENT"), "{e}");
         // The groups and meters a flow names are taken to exist.
-        assert_eq!(check("actions=meter:2,group:7"), Ok(()));
+        assert_eq!(check("actions=meter:2,group:7", true), ok13);
+    }
+
+    /// Fields without their prerequisites are left out (and named), as
+    /// ovs-ofctl leaves them out: the corpus's `nw_dst` without `ip` and
+    /// `tp_dst` without a protocol.
+    #[test]
+    fn fields_without_prerequisites_are_left_out_and_named() {
+        let (f, d) = check("tp_dst=80,actions=drop", true).unwrap();
+        assert_eq!(
+            (f, d.as_slice()),
+            (Format::Oxm13, &["tp_dst=80".to_string()][..])
+        );
+        assert_eq!(
+            verdict(f, &d),
+            "ok (leaves out tp_dst=80: no prerequisite in the match)"
+        );
+        let (_, d) = check("nw_dst=192.168.1.10 actions=NORMAL", false).unwrap();
+        assert_eq!(d, ["nw_dst=192.168.1.10"]);
+    }
+
+    /// A flow only OpenFlow 1.0 takes (strip_vlan with no VLAN matched,
+    /// the cloud agent's) goes by 1.0 with NXM when 1.0 is allowed, and is
+    /// the 1.3 refusal when it is not; one 1.0 cannot say stays refused.
+    #[test]
+    fn the_format_is_picked_per_flow() {
+        let agent = "priority=100,ip,nw_dst=10.0.0.7,actions=strip_vlan,\
+                     load:21->NXM_NX_TUN_ID[],set_field:10.10.10.10->tun_dst,output:100";
+        assert_eq!(check(agent, true), Ok((Format::Nxm10, vec![])));
+        let e = check(agent, false).unwrap_err();
+        assert!(e.contains("OFPBAC_MATCH_INCONSISTENT"), "{e}");
+        assert_eq!(
+            check(
+                "table=81,priority=100,arp,reg5=0x1 actions=strip_vlan,output:1",
+                true
+            ),
+            Ok((Format::Nxm10, vec![]))
+        );
+        // A tag matched: 1.3 takes it.
+        assert_eq!(
+            check("dl_vlan=5,actions=strip_vlan,output:1", true),
+            Ok((Format::Oxm13, vec![]))
+        );
+        // goto_table and meters have no 1.0 form.
+        for flow in [
+            "actions=strip_vlan,goto_table:3",
+            "actions=meter:1,strip_vlan,output:1",
+            "actions=write_actions(output:1),strip_vlan",
+        ] {
+            assert!(check(flow, true).is_err(), "{flow}");
+        }
+        assert_eq!(verdict(Format::Nxm10, &[]), "ok (by NXM+table_id)");
     }
 }

@@ -313,6 +313,20 @@ impl OxmField {
         }
     }
 
+    /// The bits a load, a move or a learn spec addresses in the field
+    /// (`FIELD[]` is bits 0 to this minus one): Open vSwitch's width for
+    /// it. `OXM_OF_VLAN_VID` is 12 bits there (its `MFF_VLAN_VID`, "be16
+    /// (low 12 bits)": the VLAN id, without `OFPVID_PRESENT`), although
+    /// its OXM value (matches, `set_field`) has 13; every other field's
+    /// is its [`FieldInfo::bits`](super::FieldInfo). 0 for unknown
+    /// fields.
+    pub fn subfield_bits(self) -> u16 {
+        match self {
+            OxmField::VlanVid => 12,
+            f => f.info().map_or(0, |i| i.bits as u16),
+        }
+    }
+
     /// The field's value mask (all significant bits set).
     pub fn full_mask(self) -> u128 {
         match self.info() {

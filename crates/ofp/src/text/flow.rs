@@ -87,8 +87,22 @@ fn resolve(name: &str, eth: Option<u128>, proto: Option<u128>) -> Result<OxmFiel
     })
 }
 
-/// Parses match tokens (shorthands and `field=value[/mask]`).
-fn parse_match_tokens(toks: &[&str]) -> Result<Match, TextError> {
+/// Whether a parse leaves out the fields whose prerequisites the match
+/// lacks, as ovs-ofctl does, or refuses them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Prereqs {
+    /// Refused: `tp_dst` without a protocol is a parse error; the others
+    /// stay in the match, for [`Match::validate`] to refuse
+    /// (`OFPBMC_BAD_PREREQ`).
+    Keep,
+    /// Left out and named (ovs-ofctl's "normalization changed
+    /// ofp_match").
+    Drop,
+}
+
+/// Parses match tokens (shorthands and `field=value[/mask]`); with
+/// [`Prereqs::Drop`] also returns the tokens left out.
+fn parse_match_tokens(toks: &[&str], how: Prereqs) -> Result<(Match, Vec<String>), TextError> {
     // First pass: the context (eth_type, ip_proto) that names depend on.
     let mut eth = None;
     let mut proto = None;
@@ -104,15 +118,16 @@ fn parse_match_tokens(toks: &[&str]) -> Result<Match, TextError> {
             }
         }
     }
-    let mut fields: BTreeMap<u8, Oxm> = BTreeMap::new();
+    let mut fields: BTreeMap<u8, (Oxm, String)> = BTreeMap::new();
+    let mut dropped = Vec::new();
     let mut put = |tok: &str, o: Oxm| -> Result<(), TextError> {
         match fields.get(&o.field.value()) {
-            Some(prev) if *prev != o => Err(TextError::new(
+            Some((prev, _)) if *prev != o => Err(TextError::new(
                 tok,
                 "no conflicting value for a field given already",
             )),
             _ => {
-                fields.insert(o.field.value(), o);
+                fields.insert(o.field.value(), (o, tok.to_string()));
                 Ok(())
             }
         }
@@ -179,6 +194,13 @@ fn parse_match_tokens(toks: &[&str]) -> Result<Match, TextError> {
                 }
                 Oxm::exact(OxmField::IpDscp, (tos >> 2) as u128)
             }
+            // A transport port without a protocol that names it: ovs-ofctl
+            // reads it (its tp_src/tp_dst) and leaves it out.
+            "tp_src" | "tp_dst" if how == Prereqs::Drop && !matches!(proto, Some(6 | 17 | 132)) => {
+                parse_masked(OxmField::TcpDst, v)?;
+                dropped.push(tok.to_string());
+                continue;
+            }
             _ => {
                 let f = resolve(k, eth, proto)?;
                 let (mut value, mask) = parse_masked(f, v)?;
@@ -217,14 +239,42 @@ fn parse_match_tokens(toks: &[&str]) -> Result<Match, TextError> {
         };
         put(tok, o)?;
     }
-    Ok(Match {
-        entries: fields.into_values().map(MatchEntry::Basic).collect(),
-    })
+    if how == Prereqs::Drop {
+        // ovs-ofctl's normalization: a field whose prerequisites (an exact
+        // eth_type, ip_proto, ICMPv6 type, ...) the match lacks is left
+        // out, until every field left has its own (`nw_proto=6,tp_dst=80`
+        // without `ip` loses both).
+        loop {
+            let unmet = fields.values().find(|(o, _)| {
+                o.field.prerequisites().iter().any(|(need, values)| {
+                    !fields
+                        .get(&need.value())
+                        .is_some_and(|(p, _)| p.mask.is_none() && values.contains(&p.value))
+                })
+            });
+            let Some((o, tok)) = unmet.cloned() else {
+                break;
+            };
+            fields.remove(&o.field.value());
+            if !dropped.contains(&tok) {
+                dropped.push(tok);
+            }
+        }
+    }
+    // In the order written.
+    dropped.sort_by_key(|t| toks.iter().position(|x| x == t));
+    let m = Match {
+        entries: fields
+            .into_values()
+            .map(|(o, _)| MatchEntry::Basic(o))
+            .collect(),
+    };
+    Ok((m, dropped))
 }
 
 /// Parses a match alone (as in `dump-flows tcp,tp_dst=80`).
 pub fn parse_match(s: &str) -> Result<Match, TextError> {
-    parse_match_tokens(&split_top(s))
+    parse_match_tokens(&split_top(s), Prereqs::Keep).map(|(m, _)| m)
 }
 
 fn exact(m: &Match, f: OxmField) -> Option<u128> {
@@ -475,7 +525,21 @@ pub fn format_match_named(m: &Match, names: &Names) -> String {
 /// Parses a flow as `ovs-ofctl add-flow` takes it. The command stays ADD:
 /// in ovs-ofctl it comes from the verb (add-flow, mod-flows, del-flows), not
 /// the text. A missing `actions=` means no instructions (drop).
+///
+/// A match field whose prerequisites the match lacks (`nw_dst=10.0.0.1`
+/// without `ip`, `tp_dst=80` without `tcp`, `udp` or `sctp`) is left out,
+/// as ovs-ofctl's normalization leaves it out: the flow matches more
+/// packets than its text says. [`parse_flow_mod_noting`] says which.
+/// A connection-tracking tuple field without a valid connection
+/// matched before it stays, for [`Match::validate`] to refuse.
 pub fn parse_flow_mod(s: &str) -> Result<FlowMod, TextError> {
+    parse_flow_mod_noting(s).map(|(fm, _)| fm)
+}
+
+/// [`parse_flow_mod`], and the match's tokens it left out for want of
+/// their prerequisites, in the order written (empty when none), for a
+/// tool to warn as ovs-ofctl logs "normalization changed ofp_match".
+pub fn parse_flow_mod_noting(s: &str) -> Result<(FlowMod, Vec<String>), TextError> {
     let (head, acts) = match split_at_key(s, "actions=") {
         Some((h, a)) => (h, Some(a)),
         None => (s, None),
@@ -523,7 +587,8 @@ pub fn parse_flow_mod(s: &str) -> Result<FlowMod, TextError> {
             _ => match_toks.push(tok),
         }
     }
-    fm.match_ = parse_match_tokens(&match_toks)?;
+    let (m, dropped) = parse_match_tokens(&match_toks, Prereqs::Drop)?;
+    fm.match_ = m;
     if let Some(a) = acts {
         let m = &fm.match_;
         let ctx = Ctx {
@@ -538,7 +603,7 @@ pub fn parse_flow_mod(s: &str) -> Result<FlowMod, TextError> {
         };
         fm.instructions = parse_instructions_ctx(a, ctx)?;
     }
-    Ok(fm)
+    Ok((fm, dropped))
 }
 
 /// Writes a flow in the canonical form [`parse_flow_mod`] reads back.
@@ -621,6 +686,68 @@ mod tests {
             "move:NXM_NX_TUN_METADATA0[16..30]->NXM_NX_REG14[0..14],\
              set_field:0x10002->tun_metadata0,set_field:0x1/0xff->tun_metadata3"
         );
+    }
+
+    /// ovs-ofctl's normalization, checked against ovs-ofctl 3.1's
+    /// `parse-flow` ("normalization changed ofp_match ... post: ..."):
+    /// fields without their prerequisites are left out and named, the
+    /// rest of the flow kept (the corpus's neutron and netvirt flows).
+    #[test]
+    fn fields_without_prerequisites_are_left_out_as_ovs_ofctl_does() {
+        for (text, post, dropped) in [
+            (
+                "nw_dst=192.168.1.10 actions=NORMAL",
+                "",
+                &["nw_dst=192.168.1.10"][..],
+            ),
+            (
+                "metadata=0x222e0/0xfffffffe,nw_dst=10.0.123.2,tp_dst=8080 actions=drop",
+                "metadata=0x222e0/0xfffffffe",
+                &["nw_dst=10.0.123.2", "tp_dst=8080"][..],
+            ),
+            ("priority=5,tp_dst=80,actions=drop", "", &["tp_dst=80"][..]),
+            ("ip,tp_dst=80,actions=drop", "ip", &["tp_dst=80"][..]),
+            (
+                "nw_proto=6,tp_dst=80,actions=drop",
+                "",
+                &["nw_proto=6", "tp_dst=80"][..],
+            ),
+            (
+                "ipv6,nw_dst=10.0.0.1,actions=drop",
+                "ipv6",
+                &["nw_dst=10.0.0.1"][..],
+            ),
+            (
+                "nw_ttl=3,ip_frag=first,actions=drop",
+                "",
+                &["nw_ttl=3", "ip_frag=first"][..],
+            ),
+            (
+                "ip,tcp_flags=+syn,actions=drop",
+                "ip",
+                &["tcp_flags=+syn"][..],
+            ),
+            (
+                "tcp,tp_dst=80,nw_dst=10.0.0.1,actions=drop",
+                "tcp,nw_dst=10.0.0.1,tp_dst=80",
+                &[][..],
+            ),
+        ] {
+            let (fm, d) = parse_flow_mod_noting(text).unwrap();
+            assert_eq!(format_match(&fm.match_), post, "{text}");
+            assert_eq!(d, dropped, "{text}");
+            assert!(fm.match_.validate().is_ok(), "{text}");
+            assert_eq!(parse_flow_mod(text).unwrap(), fm);
+        }
+        // A bad value is still an error, prerequisite or not.
+        assert!(parse_flow_mod("tp_dst=x,actions=drop").is_err());
+        assert!(parse_flow_mod("nw_dst=10.0.0.300,actions=drop").is_err());
+        // A match alone (dump-flows, a packet) is not normalized.
+        assert!(parse_match("tp_dst=80").is_err());
+        assert!(parse_match("nw_dst=10.0.0.1").unwrap().validate().is_err());
+        // ct's tuple fields without a valid connection stay, and are refused.
+        let fm = parse_flow_mod("ct_tp_src=80,actions=drop").unwrap();
+        assert!(fm.match_.validate().is_err());
     }
 
     #[test]
@@ -709,7 +836,8 @@ mod tests {
     fn errors_name_the_token() {
         let e = parse_flow_mod("priority=70000,actions=drop").unwrap_err();
         assert_eq!(e.token, "70000");
-        let e = parse_flow_mod("tp_dst=80,actions=drop").unwrap_err();
+        // A match alone keeps its fields (a flow leaves this one out).
+        let e = parse_match("tp_dst=80").unwrap_err();
         assert_eq!(e.token, "tp_dst");
         let e = parse_flow_mod("in_port=1,actions=outptu:2").unwrap_err();
         assert_eq!(e.token, "outptu:2");

@@ -108,7 +108,7 @@ fn parse_spec(arg: &str) -> Result<LearnSpec, TextError> {
     };
     // `eth_type=0x800`: a match field by its name, whole.
     let (f, ofs, n_bits) = match field_by_name(dst) {
-        Some(f) if !dst.contains('[') => (f, 0, f.info().map_or(0, |i| i.bits as u16)),
+        Some(f) if !dst.contains('[') => (f, 0, f.subfield_bits()),
         _ => parse_subfield(dst)?,
     };
     let src = match src {
@@ -181,7 +181,7 @@ fn format_spec(spec: &LearnSpec) -> String {
             }
         }
         (LearnSrc::Immediate(v), LearnDst::Match(df, d_o)) => {
-            let whole = d_o == 0 && df.info().is_some_and(|i| i.bits as u16 == spec.n_bits);
+            let whole = d_o == 0 && df.subfield_bits() == spec.n_bits;
             if whole {
                 let kind = df.info().map(|i| i.kind).expect("checked");
                 let _ = write!(out, "{}={}", ovs_field_name(df), format_value(kind, v));

@@ -54,7 +54,8 @@ pub use actions::{
     format_instructions_named, parse_action, parse_actions, parse_instructions,
 };
 pub use flow::{
-    field_by_name, format_flow_mod, format_match, format_match_named, parse_flow_mod, parse_match,
+    field_by_name, format_flow_mod, format_match, format_match_named, parse_flow_mod,
+    parse_flow_mod_noting, parse_match,
 };
 pub use group::{format_group_mod, parse_group_mod, parse_group_mod_for};
 pub use meter::{format_meter_mod, parse_meter_mod};
@@ -135,6 +136,41 @@ pub(crate) fn key_value(tok: &str) -> (&str, Option<&str>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `OXM_OF_VLAN_VID[]` in `move`/`load`/`learn` is Open vSwitch's
+    /// 12 bits (antrea's `move:NXM_NX_CT_LABEL[64..75]->OXM_OF_VLAN_VID[]`),
+    /// printed back as ovs-ofctl prints it; a 13th bit is refused.
+    #[test]
+    fn vlan_vid_subfields_are_twelve_bits() {
+        use crate::action::Action;
+        use crate::oxm::OxmField;
+        let fm = parse_flow_mod(
+            "actions=push_vlan:0x8100,move:NXM_NX_CT_LABEL[64..75]->OXM_OF_VLAN_VID[],\
+             move:OXM_OF_VLAN_VID[0..11]->NXM_NX_REG0[0..11],load:0xfff->OXM_OF_VLAN_VID[]",
+        )
+        .unwrap();
+        let crate::Instruction::ApplyActions(acts) = &fm.instructions[0] else {
+            panic!("{:?}", fm.instructions)
+        };
+        match &acts[1] {
+            Action::RegMove(m) => assert_eq!((m.dst, m.n_bits), (OxmField::VlanVid, 12)),
+            a => panic!("{a:?}"),
+        }
+        assert_eq!(
+            format_instructions(&fm.instructions),
+            "push_vlan:0x8100,move:NXM_NX_CT_LABEL[64..75]->OXM_OF_VLAN_VID[],\
+             move:OXM_OF_VLAN_VID[]->NXM_NX_REG0[0..11],load:0xfff->OXM_OF_VLAN_VID[]"
+        );
+        for bad in [
+            "actions=move:NXM_NX_CT_LABEL[64..76]->OXM_OF_VLAN_VID[]",
+            "actions=move:NXM_NX_REG0[0..12]->OXM_OF_VLAN_VID[0..12]",
+            "actions=load:0x1005->OXM_OF_VLAN_VID[]",
+        ] {
+            assert!(parse_flow_mod(bad).is_err(), "{bad}");
+        }
+        // The match and set_field keep the OXM's 13 bits.
+        assert!(parse_flow_mod("vlan_vid=0x1005,actions=set_field:0x1006->vlan_vid").is_ok());
+    }
 
     #[test]
     fn split_respects_parentheses() {

@@ -219,9 +219,14 @@ fn format_ct_state(v: u128, mask: Option<u128>) -> String {
 }
 
 /// Parses one value (no mask) of the given kind.
+///
+/// A field's integer (decimal or hex kind) may be `0x` with no digits:
+/// 0, as Open vSwitch's `parse_int_string` reads it (`ct_label=0x/0xff`
+/// is `ct_label=0/0xff` in ovs-ofctl).
 pub fn parse_value(kind: ValueKind, s: &str, what: &str) -> Result<u128, TextError> {
     let bad = || TextError::new(s, what);
     match kind {
+        ValueKind::Dec | ValueKind::Hex if matches!(s, "0x" | "0X") => Ok(0),
         ValueKind::Dec
         | ValueKind::Hex
         | ValueKind::Frag
@@ -421,6 +426,26 @@ mod tests {
         assert_eq!(format_masked(OxmField::Ipv6Src, 1, Some(u128::MAX)), "::1");
         assert_eq!(format_masked(OxmField::CtLabel, 5, Some(u128::MAX)), "0x5");
         assert_eq!(format_masked(OxmField::Reg(0), 5, Some(0xffff_ffff)), "0x5");
+    }
+
+    /// `0x` with no digits is 0, value and mask, as ovs-ofctl 3.1 reads
+    /// it (`ct_label=0x/0xffffffff` parses to `ct_label=0/0xffffffff`,
+    /// `reg0=0x` to `reg0=0`); other numbers without digits are refused.
+    #[test]
+    fn empty_hex_is_zero_as_in_open_vswitch() {
+        assert_eq!(
+            parse_masked(OxmField::CtLabel, "0x/0xffffffff").unwrap(),
+            (0, Some(0xffff_ffff))
+        );
+        assert_eq!(parse_masked(OxmField::Reg(0), "0x").unwrap(), (0, None));
+        assert_eq!(
+            parse_masked(OxmField::CtMark, "0X/0x").unwrap(),
+            (0, Some(0))
+        );
+        for bad in ["", "x", "0x/", "/0xff", "0xg"] {
+            assert!(parse_masked(OxmField::CtLabel, bad).is_err(), "{bad}");
+        }
+        assert!(parse_masked(OxmField::Ipv4Dst, "0x").is_err());
     }
 
     #[test]

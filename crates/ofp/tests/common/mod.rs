@@ -66,7 +66,7 @@ pub fn reg_load(forms: &'static [LoadForm], max_bits: u16) -> impl Strategy<Valu
         proptest::sample::select(forms),
     )
         .prop_map(move |(dst, a, b, v, form)| {
-            let bits = dst.info().unwrap().bits as u16;
+            let bits = dst.subfield_bits();
             let n_bits = 1 + a % bits.min(max_bits);
             let ofs = b % (bits - n_bits + 1);
             let value = if n_bits >= 128 {
@@ -94,10 +94,7 @@ pub fn reg_move() -> impl Strategy<Value = RegMove> {
         any::<u16>(),
     )
         .prop_map(|(src, dst, a, b, c)| {
-            let (sb, db) = (
-                src.info().unwrap().bits as u16,
-                dst.info().unwrap().bits as u16,
-            );
+            let (sb, db) = (src.subfield_bits(), dst.subfield_bits());
             let n_bits = 1 + a % sb.min(db);
             RegMove {
                 src,
@@ -235,7 +232,7 @@ pub fn subfield(writable: bool, max_bits: u16) -> impl Strategy<Value = Subfield
         any::<u16>(),
     )
         .prop_map(move |(field, a, b)| {
-            let bits = field.info().unwrap().bits as u16;
+            let bits = field.subfield_bits();
             let n_bits = 1 + a % bits.min(max_bits);
             Subfield {
                 field,

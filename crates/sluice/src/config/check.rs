@@ -38,7 +38,7 @@ pub(super) fn bridge(
     }
     let datapath_id = datapath_id(&file.datapath_id)?;
     let endpoints = endpoints(&file, has_tls)?;
-    let flows = parse_each(&file.flows, "flows", ofp::text::parse_flow_mod)?;
+    let flows = parse_each(&file.flows, "flows", config_flow)?;
     let groups = parse_each(&file.groups, "groups", ofp::text::parse_group_mod)?;
     let meters = parse_each(&file.meters, "meters", ofp::text::parse_meter_mod)?;
     let tables = table_names(&file.tables)?;
@@ -320,6 +320,20 @@ fn endpoint(list: &str, key: &str, c: &str, has_tls: bool) -> Result<Endpoint, C
 
 /// Parses each entry of list `list` (`flows`, `groups`, `meters`: ovs-ofctl
 /// syntax) with `parse`; a problem is named `bridge.LIST[N]`.
+/// A configured flow: ovs-ofctl's text, but a field whose prerequisites
+/// the match lacks is an error here, where ovs-ofctl (and sluice-ctl)
+/// leave it out: a flow the daemon starts with matches what it says.
+fn config_flow(text: &str) -> Result<ofp::FlowMod, String> {
+    let (fm, dropped) = ofp::text::parse_flow_mod_noting(text).map_err(|e| e.to_string())?;
+    match dropped.first() {
+        None => Ok(fm),
+        Some(f) => Err(format!(
+            "`{f}`: no prerequisite for it in the match (write the protocol, such as `ip,` or \
+             `tcp,`; ovs-ofctl would leave the field out)"
+        )),
+    }
+}
+
 fn parse_each<T, E: std::fmt::Display>(
     items: &[String],
     list: &str,

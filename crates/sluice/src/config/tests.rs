@@ -241,6 +241,7 @@ fn good_and_bad_configs() {
         .unwrap();
     let e = check_all(f, &[]).unwrap_err();
     assert_eq!(e.key, "bridge.flows[0]");
+    assert!(e.problem.contains("`tp_dst=80`: no prerequisite"), "{e}");
     let two = "[[bridges]]\nname = \"x\"\nports = [{ name = \"a\" }]\n[[bridges]]\nname = \"y\"\ndatapath_id = \"2\"\nports = [{ name = \"b\" }, { name = \"c\", ofport = 0 }]\n";
     let e = check_all(parse_file(two).unwrap(), &[]).unwrap_err();
     assert_eq!(e.key, "bridges[1].ports[1].ofport");

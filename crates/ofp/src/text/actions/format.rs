@@ -31,7 +31,7 @@ pub(crate) fn format_subfield(f: OxmField, ofs: u16, n_bits: u16, s: &mut String
             let _ = write!(s, "{}", f.value());
         }
     }
-    let width = f.info().map_or(0, |i| i.bits as u16);
+    let width = f.subfield_bits();
     let _ = if ofs == 0 && n_bits == width {
         write!(s, "[]")
     } else if n_bits == 1 {

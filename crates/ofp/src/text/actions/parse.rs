@@ -183,7 +183,7 @@ pub(crate) fn parse_subfield(s: &str) -> Result<(OxmField, u16, u16), TextError>
             "a field like NXM_NX_TUN_ID, OXM_OF_METADATA or tun_dst",
         )
     })?;
-    let width = field.info().map_or(0, |i| i.bits as u16);
+    let width = field.subfield_bits();
     let bad = || {
         TextError::new(
             s,
