@@ -74,6 +74,7 @@ impl Pipeline {
         let mut out = self.apply_flow_mod_alone(fm, wire_match, now_ns)?;
         if let Applied::Done(removed) = &mut out {
             self.forget_learners(removed);
+            self.note_removed(removed);
         }
         Ok(out)
     }
@@ -114,11 +115,16 @@ impl Pipeline {
                         } else {
                             r.counters.clone()
                         };
-                        self.tables[t].replace(Arc::new(Rule {
+                        let new = Arc::new(Rule {
                             instructions: m.instructions.clone(),
                             counters,
                             ..clone_rule(&r)
-                        }));
+                        });
+                        self.tables[t].replace(new.clone());
+                        if self.watching {
+                            self.journal
+                                .push(FlowChange::Modified { rule: new, old: r });
+                        }
                     }
                     None => {
                         if let Some(rule) = self.tables[t].remove(&r) {
@@ -139,6 +145,7 @@ impl Pipeline {
             out.extend(job.removed.split_off(job.removed.len() - n));
         }
         self.forget_learners(&mut out);
+        self.note_removed(&out);
         let done = job.pending.is_empty() && job.removed.is_empty();
         (out, done)
     }
@@ -224,11 +231,15 @@ impl Pipeline {
                     } else {
                         old.counters.clone()
                     };
-                    table.replace(Arc::new(Rule {
+                    let new = Arc::new(Rule {
                         instructions: instructions.clone(),
                         counters,
                         ..clone_rule(&old)
-                    }));
+                    });
+                    table.replace(new.clone());
+                    if self.watching {
+                        self.journal.push(FlowChange::Modified { rule: new, old });
+                    }
                 }
                 Ok(Applied::Done(Vec::new()))
             }
@@ -345,6 +356,10 @@ impl Pipeline {
             table.insert_keyed(rule.clone(), &key);
             self.flows += 1;
         }
+        self.note(|| FlowChange::Added {
+            rule: rule.clone(),
+            replaced: existing,
+        });
         Ok(rule)
     }
 
@@ -368,6 +383,7 @@ impl Pipeline {
             }
         }
         self.forget_learners(&mut out);
+        self.note_removed(&out);
         out
     }
 
@@ -463,6 +479,7 @@ impl Pipeline {
         // A learner removed with a group or a meter takes its learned
         // flows along as a deleted one does.
         self.forget_learners(&mut out);
+        self.note_removed(&out);
         out
     }
 }
