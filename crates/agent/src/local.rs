@@ -170,6 +170,7 @@ impl<D: Datapath> Agent<D> {
                 }
             }
         }
+        self.report_flow_changes(None);
         self.publish();
         result
     }

@@ -29,6 +29,8 @@ impl<D: Datapath> Agent<D> {
         if self.follow_fail_mode(self.now_ns) {
             self.publish();
         }
+        self.report_flow_changes(None);
+        self.rewatch();
     }
 
     /// The bytes waiting to be written to connection `id`, oldest first
@@ -45,6 +47,9 @@ impl<D: Datapath> Agent<D> {
     pub fn transmitted(&mut self, id: ConnId, n: usize) {
         if let Some(c) = self.conns.get_mut(&id) {
             c.outbox.consume(n);
+            if c.outbox.is_empty() && c.monitors.is_paused() {
+                self.resume_monitors(id);
+            }
         }
     }
 
@@ -145,6 +150,7 @@ impl<D: Datapath> Agent<D> {
         if self.follow_fail_mode(now_ns) {
             self.publish();
         }
+        self.report_flow_changes(None);
         self.publish_due(now_ns);
         self.conns
             .get(&id)
@@ -201,6 +207,7 @@ impl<D: Datapath> Agent<D> {
         if let Err(code) = self.dispatch(id, xid, msg, frame, now_ns) {
             self.error(id, xid, code, frame);
         }
+        self.report_flow_changes(Some((id, xid)));
     }
 
     /// The peer's first message: it must be a HELLO, and the version is

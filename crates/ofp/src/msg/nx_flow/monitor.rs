@@ -270,7 +270,7 @@ pub fn decode_updates(data: &Bytes) -> Result<Vec<Update>> {
             return Err(bad_len("nx_flow_update: leftover bytes at end"));
         }
         let len = r.peek_u16(0)? as usize;
-        if len > r.remaining() || len % 8 != 0 || len < 4 {
+        if len > r.remaining() || !len.is_multiple_of(8) || len < 4 {
             return Err(bad_len("nx_flow_update: bad length"));
         }
         let mut e = r.sub(len, ErrorCode::BAD_LEN)?;
