@@ -84,6 +84,7 @@ use crate::msg::bundle::{BundleMsg, BUNDLE_ADD_MESSAGE, BUNDLE_CONTROL};
 use crate::msg::multipart::{
     MultipartReply, MultipartReplyBody, MultipartRequest, MultipartType, PortStats, QueueStats,
 };
+use crate::msg::nx_flow::monitor;
 use crate::msg::simple::{
     AsyncConfig, ErrorMsg, ExperimenterMsg, PortMod, PortReason, PortStatus, TableMod,
 };
@@ -507,6 +508,9 @@ fn decode_error(r: &mut Reader<'_>) -> Result<ErrorMsg> {
         (1, 14) => crate::error::OFPBRC_MULTIPART_REQUEST_TIMEOUT,
         (14, 5) => crate::error::OFPBPC_BAD_EXPERIMENTER,
         (14, 6) => crate::error::OFPBPC_BAD_EXP_TYPE,
+        (16, 1) => monitor::OFPMOFC_MONITOR_EXISTS,
+        (16, 3) => monitor::OFPMOFC_UNKNOWN_MONITOR,
+        (16, 5) => monitor::OFPMOFC_BAD_FLAGS,
         _ => e.code,
     };
     Ok(e)
@@ -521,6 +525,9 @@ pub(crate) fn error_type_code(code: ErrorCode) -> (u16, u16) {
         c if c == crate::error::OFPBRC_MULTIPART_REQUEST_TIMEOUT => (1, 14),
         c if c == crate::error::OFPBPC_BAD_EXPERIMENTER => (14, 5),
         c if c == crate::error::OFPBPC_BAD_EXP_TYPE => (14, 6),
+        c if c == monitor::OFPMOFC_MONITOR_EXISTS => (16, 1),
+        c if c == monitor::OFPMOFC_UNKNOWN_MONITOR => (16, 3),
+        c if c == monitor::OFPMOFC_BAD_FLAGS => (16, 5),
         c => c.type_code(),
     }
 }

@@ -356,5 +356,270 @@ pub fn resumed() -> Message {
     Message::Experimenter(nicira(NXT_FLOW_MONITOR_RESUMED, Vec::new()))
 }
 
+/// OpenFlow 1.4's multipart type of the flow monitor (OFPMP_FLOW_MONITOR).
+pub const OFPMP_FLOW_MONITOR: u16 = 16;
+
+/// `OFPFMF_*`: OpenFlow 1.4's flags. The first five are Nicira's
+/// ([`flags`]); the last two are 1.4's own.
+pub mod flags14 {
+    /// `OFPFMF_NO_ABBREV`: refused, as Open vSwitch refuses it.
+    pub const NO_ABBREV: u16 = 1 << 5;
+    /// `OFPFMF_ONLY_OWN`, which Open vSwitch reads as Nicira's
+    /// `NXFMF_OWN` (own changes in full; ovs-ofctl sets it by default)
+    /// and sluice too.
+    pub const ONLY_OWN: u16 = 1 << 6;
+}
+
+crate::macros::wire_enum! {
+    /// `ofp14_flow_monitor_request`'s command (`OFPFMC_*`).
+    pub enum MonitorCommand: u8 {
+        Add = 0 => "add",
+        Modify = 1 => "modify",
+        Delete = 2 => "delete",
+    }
+}
+
+/// `OFPMOFC_BAD_COMMAND` (OF1.4 (16,2)): a command 1.4 does not define.
+pub const OFPMOFC_BAD_COMMAND_14: (u16, u16) = (16, 2);
+
+/// One `ofp14_flow_monitor_request`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request14 {
+    pub command: MonitorCommand,
+    /// Its monitor, flags in Nicira's bits ([`flags`]; `ONLY_OWN` as
+    /// `OWN`). A DELETE's carries only the id.
+    pub monitor: MonitorRequest,
+    /// `out_group` (only `OFPG_ANY` is followed: module doc).
+    pub out_group: u32,
+}
+
+/// Reads an OFPMP_FLOW_MONITOR request's body (after the multipart
+/// header): `ofp14_flow_monitor_request`s (monitor id, out_port,
+/// out_group, flags, table_id, command) each followed by an OXM match.
+/// Refused as Open vSwitch refuses (`ofputil_decode_flow_monitor_request`):
+/// an ADD or MODIFY with no ADD/REMOVED/MODIFY flag or an unknown flag
+/// (`NO_ABBREV` too) `OFPMOFC_BAD_FLAGS`; an unknown command
+/// `OFPMOFC_BAD_COMMAND` (Open vSwitch ignores it).
+pub fn decode_requests_14(data: &Bytes) -> Result<Vec<Request14>> {
+    let mut r = Reader::new(data, ErrorCode::BAD_LEN);
+    let mut out = Vec::new();
+    while !r.is_empty() {
+        if r.remaining() < REQUEST_LEN {
+            return Err(bad_len("ofp14_flow_monitor_request: leftover bytes at end"));
+        }
+        let id = r.u32()?;
+        let out_port = r.u32()?;
+        let out_group = r.u32()?;
+        let f = r.u16()?;
+        let table_id = r.u8()?;
+        let command = MonitorCommand::from(r.u8()?);
+        let match_ = Match::decode(&mut r)?;
+        let known = flags::INITIAL
+            | flags::ADD
+            | flags::DELETE
+            | flags::MODIFY
+            | flags::ACTIONS
+            | flags14::ONLY_OWN;
+        let nx = match command {
+            MonitorCommand::Delete => 0,
+            MonitorCommand::Add | MonitorCommand::Modify => {
+                if f & (flags::ADD | flags::DELETE | flags::MODIFY) == 0 || f & !known != 0 {
+                    return Err(OfpError::new(
+                        OFPMOFC_BAD_FLAGS,
+                        "flow monitor: needs add, removed or modify, and no unknown flag",
+                    ));
+                }
+                (f & 0x1f)
+                    | if f & flags14::ONLY_OWN != 0 {
+                        flags::OWN
+                    } else {
+                        0
+                    }
+            }
+            MonitorCommand::Unknown(_) => {
+                let (t, c) = OFPMOFC_BAD_COMMAND_14;
+                return Err(OfpError::new(
+                    ErrorCode::Unknown { ty: t, code: c },
+                    "flow monitor: unknown command",
+                ));
+            }
+        };
+        out.push(Request14 {
+            command,
+            monitor: MonitorRequest {
+                id,
+                flags: nx,
+                out_port,
+                table_id,
+                match_,
+            },
+            out_group,
+        });
+    }
+    Ok(out)
+}
+
+/// Appends one `ofp14_flow_monitor_request` (flags back in 1.4's bits).
+pub fn put_request_14(q: &Request14, out: &mut Vec<u8>) {
+    let m = &q.monitor;
+    out.put_u32(m.id);
+    out.put_u32(m.out_port);
+    out.put_u32(q.out_group);
+    let own = if m.flags & flags::OWN != 0 {
+        flags14::ONLY_OWN
+    } else {
+        0
+    };
+    out.put_u16((m.flags & 0x1f) | own);
+    out.put_u8(m.table_id);
+    out.put_u8(q.command.value());
+    m.match_.encode(out);
+}
+
+/// One entry of an OFPMP_FLOW_MONITOR reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Update14 {
+    /// A full update; `initial`: a flow listed in the reply to the
+    /// request (`OFPFME_INITIAL`), else its event.
+    Full {
+        update: FullUpdate,
+        initial: bool,
+    },
+    Abbrev {
+        xid: u32,
+    },
+    /// `OFPFME_PAUSED`.
+    Paused,
+    /// `OFPFME_RESUMED`.
+    Resumed,
+}
+
+/// Appends one `ofp_flow_update_*` of OpenFlow 1.4: full (length, event
+/// INITIAL 0 / ADDED 1 / REMOVED 2 / MODIFIED 3, table_id, reason,
+/// timeouts, priority, 4 zeros, cookie, the OXM match, the
+/// instructions), abbreviated (8 bytes, event 4, xid), or paused and
+/// resumed (8 bytes, event 5 or 6, 4 zeros).
+pub fn put_update_14(u: &Update14, out: &mut Vec<u8>) {
+    let start = out.len();
+    match u {
+        Update14::Abbrev { xid } => {
+            out.put_u16(8);
+            out.put_u16(4);
+            out.put_u32(*xid);
+        }
+        Update14::Paused | Update14::Resumed => {
+            out.put_u16(8);
+            out.put_u16(if *u == Update14::Paused { 5 } else { 6 });
+            zeros(out, 4);
+        }
+        Update14::Full { update: f, initial } => {
+            let event = match (initial, f.event) {
+                (true, _) => 0,
+                (_, UpdateEvent::Added) => 1,
+                (_, UpdateEvent::Deleted) => 2,
+                _ => 3,
+            };
+            out.put_u16(0);
+            out.put_u16(event);
+            out.put_u8(f.table_id);
+            out.put_u8(f.reason as u8);
+            out.put_u16(f.idle_timeout);
+            out.put_u16(f.hard_timeout);
+            out.put_u16(f.priority);
+            zeros(out, 4);
+            out.put_u64(f.cookie);
+            f.match_.encode(out);
+            crate::instruction::encode_instructions(&f.instructions, out);
+            patch_len(out, start, start);
+        }
+    }
+}
+
+/// Reads an OFPMP_FLOW_MONITOR reply's body (after the multipart header).
+pub fn decode_updates_14(data: &Bytes) -> Result<Vec<Update14>> {
+    let mut r = Reader::new(data, ErrorCode::BAD_LEN);
+    let mut out = Vec::new();
+    while !r.is_empty() {
+        let len = r.peek_u16(0)? as usize;
+        if len > r.remaining() || !len.is_multiple_of(8) || len < 8 {
+            return Err(bad_len("ofp_flow_update: bad length"));
+        }
+        let mut e = r.sub(len, ErrorCode::BAD_LEN)?;
+        e.skip(2)?;
+        let event = e.u16()?;
+        let fixed = |what: Update14| {
+            if len == 8 {
+                Ok(what)
+            } else {
+                Err(bad_len("ofp_flow_update: not 8 bytes"))
+            }
+        };
+        out.push(match event {
+            4 => fixed(Update14::Abbrev { xid: e.u32()? })?,
+            5 => fixed(Update14::Paused)?,
+            6 => fixed(Update14::Resumed)?,
+            0..=3 => {
+                if len < FULL_LEN {
+                    return Err(bad_len("ofp_flow_update_full shorter than its header"));
+                }
+                let table_id = e.u8()?;
+                let reason = u16::from(e.u8()?);
+                let idle_timeout = e.u16()?;
+                let hard_timeout = e.u16()?;
+                let priority = e.u16()?;
+                e.skip(4)?;
+                let cookie = e.u64()?;
+                let match_ = Match::decode(&mut e)?;
+                let instructions = crate::instruction::decode_instructions(&mut e)?;
+                let ev = match event {
+                    2 => UpdateEvent::Deleted,
+                    3 => UpdateEvent::Modified,
+                    _ => UpdateEvent::Added,
+                };
+                Update14::Full {
+                    update: FullUpdate {
+                        event: ev,
+                        reason,
+                        priority,
+                        idle_timeout,
+                        hard_timeout,
+                        table_id,
+                        cookie,
+                        match_,
+                        instructions,
+                    },
+                    initial: event == 0,
+                }
+            }
+            _ => {
+                return Err(OfpError::new(
+                    NXBRC_FM_BAD_EVENT,
+                    "ofp_flow_update: unknown event",
+                ))
+            }
+        });
+    }
+    Ok(out)
+}
+
+/// The most update bytes one 1.4 reply carries (65 535 less the 16 bytes
+/// of the multipart header).
+pub const MAX_REPLY_BODY_14: usize = crate::header::MAX_MSG_LEN - 16;
+
+/// Appends a whole OFPMP_FLOW_MONITOR reply of OpenFlow `version` (wire
+/// number) with `body` (at most [`MAX_REPLY_BODY_14`] bytes).
+pub fn reply_14(version: u8, xid: u32, body: &[u8], more: bool, out: &mut Vec<u8>) {
+    let start = out.len();
+    out.put_u8(version);
+    out.put_u8(crate::header::MsgType::MultipartReply.value());
+    out.put_u16(0);
+    out.put_u32(xid);
+    out.put_u16(OFPMP_FLOW_MONITOR);
+    out.put_u16(more as u16);
+    zeros(out, 4);
+    out.extend_from_slice(body);
+    patch_len(out, start + 2, start);
+}
+
 #[cfg(test)]
 mod tests;
