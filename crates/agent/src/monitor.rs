@@ -43,8 +43,10 @@
 
 use std::collections::HashSet;
 
-use ofp::msg::nx_flow::monitor::{self as fm, flags, FullUpdate, Update, UpdateEvent};
-use ofp::port::TABLE_ALL;
+use ofp::msg::nx_flow::monitor::{
+    self as fm, flags, FullUpdate, MonitorCommand, MonitorRequest, Update, Update14, UpdateEvent,
+};
+use ofp::port::{group_no, TABLE_ALL};
 use pipeline::{FlowChange, MaskedKey, Rule, RuleId};
 
 use super::*;
@@ -54,10 +56,12 @@ use super::*;
 pub const PAUSE_AT: usize = 128 << 10;
 
 /// One running monitor.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Monitor {
     flags: u16,
     out_port: u32,
+    /// `OFPG_ANY`, or only flows that use this group (OpenFlow 1.4).
+    out_group: u32,
     table_id: u8,
     key: MaskedKey,
 }
@@ -71,6 +75,7 @@ impl Monitor {
             && (self.out_port == port_no::ANY
                 || r.outputs_to(self.out_port)
                 || old.is_some_and(|o| o.outputs_to(self.out_port)))
+            && (self.out_group == group_no::ANY || r.uses_group(self.out_group))
             && key.is_subset_of(&self.key)
     }
 }
@@ -135,24 +140,106 @@ fn full(event: UpdateEvent, reason: u16, r: &Rule, actions: bool) -> Update {
     })
 }
 
-/// Queues `ups` as NXST_FLOW_MONITOR replies of `xid`, as many updates
-/// to a message as fit, REPLY_MORE on all but the last; with nothing to
-/// say, one empty reply if `always`, else nothing.
-fn send_updates(c: &mut Conn, xid: u32, ups: Vec<Update>, always: bool) {
+/// Queues `ups` as flow monitor replies of `xid` in the connection's
+/// form (NXST_FLOW_MONITOR under 1.0, OFPMP_FLOW_MONITOR under 1.4, where
+/// `initial` makes full updates OFPFME_INITIAL), as many updates to a
+/// message as fit, REPLY_MORE on all but the last; with nothing to say,
+/// one empty reply if `always`, else nothing.
+fn send_updates(c: &mut Conn, xid: u32, ups: Vec<Update>, initial: bool, always: bool) {
     if ups.is_empty() && !always {
         return;
     }
+    let of14 = c.version != Version::V1_0;
+    let max = if of14 {
+        fm::MAX_REPLY_BODY_14
+    } else {
+        fm::MAX_REPLY_BODY
+    };
     let mut body = Vec::new();
-    for u in &ups {
+    let mut parts = Vec::new();
+    for u in ups {
         let at = body.len();
-        fm::put_update(u, &mut body);
-        if at > 0 && body.len() > fm::MAX_REPLY_BODY {
+        if of14 {
+            let u = match u {
+                Update::Full(update) => Update14::Full { update, initial },
+                Update::Abbrev { xid } => Update14::Abbrev { xid },
+            };
+            fm::put_update_14(&u, &mut body);
+        } else {
+            fm::put_update(&u, &mut body);
+        }
+        if at > 0 && body.len() > max {
             let rest = body.split_off(at);
-            c.send(&fm::reply(body, true), xid);
-            body = rest;
+            parts.push(std::mem::replace(&mut body, rest));
         }
     }
-    c.send(&fm::reply(body, false), xid);
+    parts.push(body);
+    let n = parts.len();
+    for (i, b) in parts.into_iter().enumerate() {
+        let more = i + 1 < n;
+        if of14 {
+            let mut out = Vec::new();
+            fm::reply_14(c.version.wire(), xid, &b, more, &mut out);
+            c.outbox.extend_from_slice(&out);
+        } else {
+            c.send(&fm::reply(b, more), xid);
+        }
+    }
+}
+
+/// Queues NXT_FLOW_MONITOR_PAUSED or _RESUMED (OpenFlow 1.4: a reply
+/// with the OFPFME_PAUSED or _RESUMED event).
+fn send_pause(c: &mut Conn, paused: bool) {
+    if c.version == Version::V1_0 {
+        c.send(&if paused { fm::paused() } else { fm::resumed() }, 0);
+        return;
+    }
+    let mut body = Vec::new();
+    let u = if paused {
+        Update14::Paused
+    } else {
+        Update14::Resumed
+    };
+    fm::put_update_14(&u, &mut body);
+    let mut out = Vec::new();
+    fm::reply_14(c.version.wire(), 0, &body, false, &mut out);
+    c.outbox.extend_from_slice(&out);
+}
+
+/// A monitor of a request, its match compiled; a table past the last
+/// `OFPBRC_BAD_TABLE_ID`.
+fn monitor_of(q: &MonitorRequest, out_group: u32, n_tables: u8) -> Result<Monitor, ErrorCode> {
+    if q.table_id != TABLE_ALL && q.table_id >= n_tables {
+        return Err(brc(BadRequestCode::BadTableId));
+    }
+    Ok(Monitor {
+        flags: q.flags,
+        out_port: q.out_port,
+        out_group,
+        table_id: q.table_id,
+        key: pipeline::compile(&q.match_).map_err(|e| e.code)?,
+    })
+}
+
+/// The initial updates of `monitors` (those with `INITIAL`): every flow
+/// one of them covers, once, with actions if one of those asked.
+fn initial_updates<'a>(p: &Pipeline, monitors: impl Iterator<Item = &'a Monitor>) -> Vec<Update> {
+    let ms: Vec<&Monitor> = monitors.filter(|m| m.flags & flags::INITIAL != 0).collect();
+    if ms.is_empty() {
+        return Vec::new();
+    }
+    let mut ups = Vec::new();
+    for r in p.tables().iter().flat_map(|t| t.rules()) {
+        let key = r.key();
+        let fl = ms
+            .iter()
+            .filter(|m| m.covers(r, &key, None))
+            .fold(0, |a, m| a | m.flags);
+        if fl != 0 {
+            ups.push(full(UpdateEvent::Added, 0, r, fl & flags::ACTIONS != 0));
+        }
+    }
+    ups
 }
 
 impl<D: Datapath> Agent<D> {
@@ -171,39 +258,68 @@ impl<D: Datapath> Agent<D> {
         };
         let mut new: Vec<(u32, Monitor)> = Vec::with_capacity(reqs.len());
         for q in reqs {
-            if q.table_id != TABLE_ALL && q.table_id >= n_tables {
-                return Err(brc(BadRequestCode::BadTableId));
-            }
+            let m = monitor_of(&q, group_no::ANY, n_tables)?;
             if c.monitors.by_id.contains_key(&q.id) || new.iter().any(|(i, _)| *i == q.id) {
                 return Err(fm::OFPMOFC_MONITOR_EXISTS);
             }
-            let key = pipeline::compile(&q.match_).map_err(|e| e.code)?;
-            new.push((
-                q.id,
-                Monitor {
-                    flags: q.flags,
-                    out_port: q.out_port,
-                    table_id: q.table_id,
-                    key,
-                },
-            ));
+            new.push((q.id, m));
         }
-        let mut ups = Vec::new();
-        if new.iter().any(|(_, m)| m.flags & flags::INITIAL != 0) {
-            for r in self.pipeline.tables().iter().flat_map(|t| t.rules()) {
-                let key = r.key();
-                let fl = new
-                    .iter()
-                    .filter(|(_, m)| m.flags & flags::INITIAL != 0 && m.covers(r, &key, None))
-                    .fold(0, |a, (_, m)| a | m.flags);
-                if fl != 0 {
-                    ups.push(full(UpdateEvent::Added, 0, r, fl & flags::ACTIONS != 0));
+        let ups = initial_updates(&self.pipeline, new.iter().map(|(_, m)| m));
+        c.monitors.by_id.extend(new);
+        send_updates(c, xid, ups, true, true);
+        self.pipeline.watch_flows(true);
+        Ok(())
+    }
+
+    /// OpenFlow 1.4's OFPMP_FLOW_MONITOR request (`frame`, whole): ADD as
+    /// NXST_FLOW_MONITOR's, MODIFY replacing a running monitor, DELETE
+    /// removing one (either `OFPMOFC_UNKNOWN_MONITOR` when there is none
+    /// of that id); the reply lists the flows of the monitors added or
+    /// modified with `INITIAL` (event INITIAL). A refusal changes none of
+    /// the connection's monitors (Open vSwitch keeps the deletions and
+    /// modifications before the refused entry).
+    pub(crate) fn flow_monitor_request_14(
+        &mut self,
+        id: ConnId,
+        xid: u32,
+        frame: &Bytes,
+    ) -> Result<(), ErrorCode> {
+        let body = frame.slice(frame.len().min(16)..);
+        let reqs = fm::decode_requests_14(&body).map_err(|e| e.code)?;
+        let n_tables = self.pipeline.config.n_tables;
+        let Some(c) = self.conns.get_mut(&id) else {
+            return Ok(());
+        };
+        let mut map = c.monitors.by_id.clone();
+        let mut fresh = Vec::new();
+        for q in reqs {
+            let mid = q.monitor.id;
+            match q.command {
+                MonitorCommand::Add => {
+                    let m = monitor_of(&q.monitor, q.out_group, n_tables)?;
+                    if map.contains_key(&mid) {
+                        return Err(fm::OFPMOFC_MONITOR_EXISTS);
+                    }
+                    map.insert(mid, m);
+                    fresh.push(mid);
+                }
+                MonitorCommand::Modify => {
+                    let m = monitor_of(&q.monitor, q.out_group, n_tables)?;
+                    if map.insert(mid, m).is_none() {
+                        return Err(fm::OFPMOFC_UNKNOWN_MONITOR);
+                    }
+                    fresh.push(mid);
+                }
+                _ => {
+                    map.remove(&mid).ok_or(fm::OFPMOFC_UNKNOWN_MONITOR)?;
+                    fresh.retain(|&f| f != mid);
                 }
             }
         }
-        c.monitors.by_id.extend(new);
-        send_updates(c, xid, ups, true);
-        self.pipeline.watch_flows(true);
+        let ups = initial_updates(&self.pipeline, fresh.iter().filter_map(|f| map.get(f)));
+        c.monitors.by_id = map;
+        send_updates(c, xid, ups, true, true);
+        self.rewatch();
         Ok(())
     }
 
@@ -301,9 +417,9 @@ impl<D: Datapath> Agent<D> {
                     _ => ups.push(full(event, reason, rule, fl & flags::ACTIONS != 0)),
                 }
             }
-            send_updates(c, 0, ups, false);
+            send_updates(c, 0, ups, false, false);
             if !c.monitors.is_paused() && c.outbox.len() > PAUSE_AT {
-                c.send(&fm::paused(), 0);
+                send_pause(c, true);
                 c.monitors.paused = Some(Paused::default());
             }
         }
@@ -344,7 +460,7 @@ impl<D: Datapath> Agent<D> {
                 ups.push(full(event, 0, r, fl & flags::ACTIONS != 0));
             }
         }
-        send_updates(c, 0, ups, false);
-        c.send(&fm::resumed(), 0);
+        send_updates(c, 0, ups, false, false);
+        send_pause(c, false);
     }
 }

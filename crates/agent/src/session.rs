@@ -180,6 +180,18 @@ impl<D: Datapath> Agent<D> {
             let c = &self.conns[&id];
             (c.version, c.flow_mod_table_id)
         };
+        // OpenFlow 1.4's flow monitor has no internal message: read here
+        // (crate::monitor).
+        if version == Version::V1_4
+            && frame.get(1) == Some(&ofp::header::MsgType::MultipartRequest.value())
+            && frame.get(8..10)
+                == Some(&ofp::msg::nx_flow::monitor::OFPMP_FLOW_MONITOR.to_be_bytes()[..])
+        {
+            if let Err(code) = self.flow_monitor_request_14(id, xid, frame) {
+                self.error(id, xid, code, frame);
+            }
+            return;
+        }
         // An empty part of a multipart request with more to come: held
         // as it is (a request of its type may need a body to decode).
         if let Some(mp_type) = empty_part(frame, version) {

@@ -436,3 +436,159 @@ fn a_slow_monitor_is_paused_and_resumed() {
         ])
     );
 }
+
+/// A connection of OpenFlow 1.4 (HELLO of version 5 alone).
+fn open14(a: &mut Agent<FakeDp>) -> ConnId {
+    let id = a.connect(0);
+    let hello = Message::Hello(Hello {
+        version: 5,
+        elements: Vec::new(),
+    });
+    assert!(a.handle_input(id, &hello.to_bytes(1), 0));
+    raw_out(a, id);
+    id
+}
+
+/// Everything queued on `id`, as frames.
+fn raw_out(a: &mut Agent<FakeDp>, id: ConnId) -> Vec<Bytes> {
+    let b = a.poll_transmit(id).map(<[u8]>::to_vec).unwrap_or_default();
+    a.transmitted(id, b.len());
+    let mut v = Vec::new();
+    let mut at = 0;
+    while at + 4 <= b.len() {
+        let len = u16::from_be_bytes([b[at + 2], b[at + 3]]) as usize;
+        v.push(Bytes::copy_from_slice(&b[at..at + len]));
+        at += len;
+    }
+    v
+}
+
+/// An OFPMP_FLOW_MONITOR request of `reqs`.
+fn request14(reqs: &[fm::Request14], xid: u32) -> Vec<u8> {
+    let mut b = vec![5, 18, 0, 0];
+    b.extend(xid.to_be_bytes());
+    b.extend([0, 16, 0, 0, 0, 0, 0, 0]);
+    for q in reqs {
+        fm::put_request_14(q, &mut b);
+    }
+    let len = b.len() as u16;
+    b[2..4].copy_from_slice(&len.to_be_bytes());
+    b
+}
+
+/// The 1.4 frames as lines, as `said` does for 1.0's.
+fn said14(frames: &[Bytes]) -> Vec<String> {
+    let mut v = Vec::new();
+    for f in frames {
+        let xid = u32::from_be_bytes([f[4], f[5], f[6], f[7]]);
+        if f[1] == 1 {
+            v.push(format!(
+                "error ({}, {})",
+                u16::from_be_bytes([f[8], f[9]]),
+                u16::from_be_bytes([f[10], f[11]])
+            ));
+            continue;
+        }
+        assert_eq!((f[0], f[1], &f[8..10]), (5, 19, &[0u8, 16][..]), "{f:?}");
+        v.push(format!("reply xid={xid}"));
+        for u in fm::decode_updates_14(&f.slice(16..)).unwrap() {
+            v.push(match u {
+                fm::Update14::Full { update: f, initial } => format!(
+                    " {} reason={} table={} priority={} actions={}",
+                    if initial {
+                        "INITIAL".to_string()
+                    } else {
+                        f.event.to_string()
+                    },
+                    f.reason,
+                    f.table_id,
+                    f.priority,
+                    f.instructions.len()
+                ),
+                fm::Update14::Abbrev { xid } => format!(" ABBREV {xid}"),
+                fm::Update14::Paused => " PAUSED".into(),
+                fm::Update14::Resumed => " RESUMED".into(),
+            });
+        }
+    }
+    v
+}
+
+fn req14(command: fm::MonitorCommand, id: u32, flags: u16) -> fm::Request14 {
+    fm::Request14 {
+        command,
+        monitor: watch(id, flags),
+        out_group: ofp::port::group_no::ANY,
+    }
+}
+
+#[test]
+fn openflow_14_monitors_add_modify_delete() {
+    use fm::MonitorCommand::{Add, Delete, Modify};
+    let mut a = agent();
+    let other = open(&mut a);
+    send(
+        &mut a,
+        other,
+        &flow("table=1,priority=5,ip,actions=output:2"),
+        2,
+    );
+    let mon = open14(&mut a);
+    assert_eq!(a.conn(mon).unwrap().version, Version::V1_4);
+    assert!(a.handle_input(mon, &request14(&[req14(Add, 1, flags::ALL)], 9), 1));
+    assert_eq!(
+        said14(&raw_out(&mut a, mon)),
+        lines(&[
+            "reply xid=9",
+            " INITIAL reason=0 table=1 priority=5 actions=1"
+        ])
+    );
+    send(&mut a, other, &flow("priority=10,arp,actions=drop"), 3);
+    assert_eq!(
+        said14(&raw_out(&mut a, mon)),
+        lines(&[
+            "reply xid=0",
+            " ADDED reason=0 table=0 priority=10 actions=0"
+        ])
+    );
+    // Its own change, abbreviated (no ONLY_OWN).
+    assert!(a.handle_input(
+        mon,
+        &request14(&[req14(Modify, 1, flags::ALL & !flags::OWN)], 10),
+        1
+    ));
+    assert_eq!(
+        said14(&raw_out(&mut a, mon)),
+        lines(&[
+            "reply xid=10",
+            " INITIAL reason=0 table=0 priority=10 actions=0",
+            " INITIAL reason=0 table=1 priority=5 actions=1"
+        ])
+    );
+    let mut fm13 = ofp::text::parse_flow_mod("priority=11,actions=drop").unwrap();
+    fm13.command = ofp::FlowModCommand::Add;
+    let mut b = Vec::new();
+    Message::FlowMod(fm13)
+        .encode_as(Version::V1_4, 44, &mut b)
+        .unwrap();
+    assert!(a.handle_input(mon, &b, 1));
+    assert_eq!(
+        said14(&raw_out(&mut a, mon)),
+        lines(&["reply xid=0", " ABBREV 44"])
+    );
+    // Refusals: an id that runs, one that does not; nothing changes.
+    assert!(a.handle_input(mon, &request14(&[req14(Add, 1, flags::ADD)], 11), 1));
+    assert_eq!(said14(&raw_out(&mut a, mon)), lines(&["error (16, 1)"]));
+    assert!(a.handle_input(
+        mon,
+        &request14(&[req14(Delete, 1, 0), req14(Modify, 7, flags::ADD)], 12),
+        1
+    ));
+    assert_eq!(said14(&raw_out(&mut a, mon)), lines(&["error (16, 3)"]));
+    assert_eq!(a.conn(mon).unwrap().monitors.len(), 1);
+    // Delete: gone, and the journal off.
+    assert!(a.handle_input(mon, &request14(&[req14(Delete, 1, 0)], 13), 1));
+    assert_eq!(said14(&raw_out(&mut a, mon)), lines(&["reply xid=13"]));
+    assert!(a.conn(mon).unwrap().monitors.is_empty());
+    assert!(!a.pipeline().watching_flows());
+}
