@@ -27,9 +27,9 @@ STEPS = [
     ("add-flow", "table=3,hard_timeout=1,priority=30,udp,actions=drop"),
 ]
 
-# The last change, in both: its event ends the run.
-LAST = ("del-flows", "table=2")
-SENTINEL = "table=2"
+# The last change, in both: every flow left (tables 1 and 2) deleted in
+# one reply; its events end the run (4 deletions in all).
+LAST = ["del-flows"]
 
 
 def _text(path):
@@ -85,23 +85,37 @@ def _run_monitors(need, testbed, sluice, ovs, tmp_path, opts):
     for sw in (R, S):
         wait_until(15, f"the expiry in {sw}'s monitor", lambda sw=sw: "reason=hard" in _text(outs[sw]))
     for sw in (R, S):
-        run(["ovs-ofctl", LAST[0], sw, LAST[1]])
+        run(["ovs-ofctl", *LAST, sw])
     for sw in (R, S):
         wait_until(15, f"the last deletion in {sw}'s monitor",
                    lambda sw=sw: _text(outs[sw]).count("event=DELETED") >= 4)
     return _events(_text(outs[R])), _events(_text(outs[S]))
 
 
+def _check(ref, got, initial):
+    assert got == ref, "\n".join(["Open vSwitch:", *ref, "sluice:", *got])
+    # What the comparison covered.
+    text = "\n".join(got)
+    for what in (initial, "event=ADDED", "event=MODIFIED", "event=DELETED reason=delete",
+                 "event=DELETED reason=hard"):
+        assert what in text, f"no {what} in:\n{text}"
+    assert text.count("event=MODIFIED") == 2, text
+    assert text.count("event=ADDED") == 3 + (initial == "event=ADDED"), text
+
+
 def test_ovs_ofctl_monitor_prints_the_same_events(need, testbed, sluice, ovs, tmp_path):
     """Plain ovs-ofctl (OpenFlow 1.0, NXST_FLOW_MONITOR): the initial
     flow, then ADDED (twice for a replaced flow), MODIFIED (not for a
     modification that changes nothing), DELETED by del-flows, by expiry
-    and by a del-flows of a table, the same from sluice as from Open
+    and by a del-flows of every flow, the same from sluice as from Open
     vSwitch."""
     ref, got = _run_monitors(need, testbed, sluice, ovs, tmp_path, ())
-    assert got == ref, "\n".join(["Open vSwitch:", *ref, "sluice:", *got])
-    # What the comparison covered.
-    text = "\n".join(got)
-    for what in ("event=ADDED", "event=MODIFIED", "event=DELETED reason=delete", "event=DELETED reason=hard"):
-        assert what in text, f"no {what} in:\n{text}"
-    assert text.count("event=MODIFIED") == 2, text
+    # Nicira's form lists the initial flows as ADDED.
+    _check(ref, got, "event=ADDED")
+
+
+def test_ovs_ofctl_monitor_in_openflow14(need, testbed, sluice, ovs, tmp_path):
+    """The same with `-O OpenFlow14`: OpenFlow 1.4's OFPMP_FLOW_MONITOR,
+    whose reply lists the initial flows as INITIAL."""
+    ref, got = _run_monitors(need, testbed, sluice, ovs, tmp_path, ("-O", "OpenFlow14"))
+    _check(ref, got, "event=INITIAL")

@@ -66,7 +66,12 @@
 //!   it came (the agent refuses it, `OFPBFC_MSG_UNSUP`).
 //! * Multipart: TABLE_DESC (14), QUEUE_DESC (15) and FLOW_MONITOR (16)
 //!   requests have no internal form: `OFPBRC_BAD_STAT`, Open vSwitch's
-//!   answer to a statistics type it does not serve.
+//!   answer to a statistics type it does not serve. FLOW_MONITOR from a
+//!   1.4 connection never gets here: the agent reads it from the frame
+//!   (`msg::nx_flow::monitor`, 1.4's form); from 1.5 it is refused so.
+//! * The flow monitor's errors (experimenter codes internally, as
+//!   Nicira's 1.2-1.3 ones) are `OFPET_FLOW_MONITOR_FAILED` (16) codes 1,
+//!   3 and 5 — and back when read.
 //! * Errors: the ONF extension's bundle errors (experimenter 2300+code)
 //!   are native `OFPET_BUNDLE_FAILED` (17); `OFPBRC_MULTIPART_REQUEST_TIMEOUT`
 //!   is bad-request code 14; `OFPBPC_BAD_EXPERIMENTER`/`BAD_EXP_TYPE` are
@@ -120,7 +125,7 @@ pub(crate) fn decode_body(h: &Header, r: &mut Reader<'_>, version: Version) -> R
             let ty = r.peek_u16(0)?;
             if matches!(ty, 14..=16) {
                 return Err(bad_multipart(
-                    "TABLE_DESC/QUEUE_DESC/FLOW_MONITOR not served",
+                    "TABLE_DESC/QUEUE_DESC/FLOW_MONITOR have no internal form",
                 ));
             }
             Message::MultipartRequest(MultipartRequest::decode(r)?)
