@@ -36,6 +36,9 @@
 //! per installed flow). When its outbox is empty again it gets an ADDED
 //! update for each flow added since that is still there and a MODIFIED
 //! one for each flow modified since, then `NXT_FLOW_MONITOR_RESUMED`.
+//! A flow older than the pause that an ADD replaced counts as modified
+//! (its deletion is still sent, and it comes back MODIFIED): Open vSwitch
+//! counts it as added, and so never reports its deletion while paused.
 //! Unlike Open vSwitch, which counts only the monitor's messages, the
 //! threshold counts every unsent byte of the connection.
 //!
@@ -384,6 +387,13 @@ impl<D: Datapath> Agent<D> {
                     // Paused: the ids of what changed, for the resumption;
                     // deletions of flows older than the pause are sent.
                     match event {
+                        // A flow older than the pause that an ADD
+                        // replaced (same id) still existed before it: its
+                        // deletion must be sent, so it counts as modified.
+                        UpdateEvent::Added if old.is_some() && !p.added.contains(&rule.id) => {
+                            p.modified.insert(rule.id);
+                            continue;
+                        }
                         UpdateEvent::Added => {
                             p.added.insert(rule.id);
                             continue;

@@ -592,3 +592,42 @@ fn openflow_14_monitors_add_modify_delete() {
     assert!(a.conn(mon).unwrap().monitors.is_empty());
     assert!(!a.pipeline().watching_flows());
 }
+
+/// While paused, a flow older than the pause that an ADD replaced is
+/// still one the monitor knows: its deletion is sent.
+#[test]
+fn a_replaced_older_flow_deleted_while_paused_is_reported() {
+    let mut a = agent();
+    let mon = open10(&mut a);
+    send10(&mut a, mon, &fm::request(&[watch(1, flags::ALL)]), 3);
+    let other = open(&mut a);
+    send(&mut a, other, &flow("priority=77,actions=drop"), 4);
+    let mut i = 0;
+    while !a.conn(mon).unwrap().monitors.is_paused() {
+        send(
+            &mut a,
+            other,
+            &flow(&format!("priority=9,reg0={i},actions=output:1")),
+            4,
+        );
+        i += 1;
+        assert!(i < 100_000, "never paused");
+    }
+    let held = a.poll_transmit(mon).unwrap().len();
+    send(&mut a, other, &flow("priority=77,actions=output:2"), 5);
+    assert_eq!(a.poll_transmit(mon).unwrap().len(), held);
+    let mut d = ofp::text::parse_flow_mod("priority=77").unwrap();
+    d.command = ofp::FlowModCommand::DeleteStrict;
+    send(&mut a, other, &Message::FlowMod(d), 6);
+    let s = said(&out10(&mut a, mon));
+    let paused_at = s.iter().position(|l| l == "PAUSED").expect("PAUSED");
+    assert_eq!(
+        s[paused_at + 1..],
+        lines(&[
+            "reply xid=0",
+            " DELETED reason=2 table=0 priority=77 cookie=0x0 actions=1"
+        ])
+    );
+    // And nothing of it at the resumption.
+    assert_eq!(said(&out10(&mut a, mon)), lines(&["RESUMED"]));
+}
