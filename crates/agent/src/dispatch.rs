@@ -623,7 +623,8 @@ impl<D: Datapath> Agent<D> {
     }
 
     /// NXST_FLOW (a job, as FLOW_STATS: [`Agent::pump`]) and
-    /// NXST_AGGREGATE, their match checked as a flow mod's; another
+    /// NXST_AGGREGATE, their match checked as a flow mod's;
+    /// NXST_FLOW_MONITOR ([`crate::monitor`]); another
     /// Nicira stats subtype is `OFPBRC_BAD_EXP_TYPE` (Open vSwitch's
     /// `OFPBRC_BAD_SUBTYPE`).
     fn nx_stats(

@@ -1,6 +1,12 @@
 //! Open vSwitch's flow monitor in Nicira's form (what plain `ovs-ofctl
-//! monitor br0 watch:` speaks, OpenFlow 1.0): laid out as nicira-ext.h
-//! and lib/ofp-monitor.c (Open vSwitch 3.1) lay it out.
+//! monitor br0 watch:` speaks, OpenFlow 1.0) and in OpenFlow 1.4's
+//! (`-O OpenFlow14`, [`decode_requests_14`], [`put_update_14`],
+//! [`reply_14`]: `ofp14_flow_monitor_request` with its ADD, MODIFY and
+//! DELETE commands and an OXM match, `ofp_flow_update_*` with the
+//! INITIAL event, instructions, and PAUSED and RESUMED as events; read
+//! and written as whole frames by the agent, since the 1.3-shaped
+//! `Message` has no form for them): laid out as nicira-ext.h,
+//! openflow-1.4.h and lib/ofp-monitor.c (Open vSwitch 3.1) lay them out.
 //!
 //! * `NXST_FLOW_MONITOR` request (Nicira stats subtype 2,
 //!   [`decode_requests`]): zero or more `nx_flow_monitor_request` (id,
