@@ -2,9 +2,11 @@
 the flow monitor (NXST_FLOW_MONITOR, docs/OVS-DIALECT.md "Flow monitors")
 lists the flows there are, then prints an event for every flow another
 connection adds, modifies and deletes, and for a flow that expires; both
-switches' monitors must print the same events."""
+switches' monitors must print the same events. A monitor that stops
+reading is paused, then told what it missed, by both."""
 
 import re
+import signal
 
 from lab import beside_ovs, run, wait_until
 
@@ -123,3 +125,37 @@ def test_ovs_ofctl_monitor_in_openflow14(need, testbed, sluice, ovs, tmp_path):
     whose reply lists the initial flows as INITIAL."""
     ref, got = _run_monitors(need, testbed, sluice, ovs, tmp_path, ("-O", "OpenFlow14"))
     _check(ref, got, "event=INITIAL")
+
+
+def test_a_stopped_monitor_is_paused_then_told_everything(need, testbed, sluice, ovs, tmp_path):
+    """A monitor that stops reading (SIGSTOP) while another ovs-ofctl adds
+    N flows: each switch sends NXT_FLOW_MONITOR_PAUSED rather than queue
+    without bound, and once the monitor reads again, the flows added
+    meanwhile and NXT_FLOW_MONITOR_RESUMED; in the end each monitor has
+    heard of every one of the N flows. (Which updates come before the
+    pause depends on socket buffers and timing, so the two outputs are
+    compared by what they tell, not line by line.)"""
+    need("ovs-ofctl", "openvswitch-common")
+    n = 10_000
+    s, o, S, R = beside_ovs(sluice, ovs, "OpenFlow10,OpenFlow13,OpenFlow14")
+    flows = tmp_path / "flows"
+    flows.write_text("".join(f"priority=5,tcp,tp_dst={i},actions=drop\n" for i in range(1, n + 1)))
+    env = {"OVS_RUNDIR": str(tmp_path), "PATH": "/usr/bin:/usr/sbin:/bin:/sbin"}
+    outs = {sw: tmp_path / f"monitor-{i}.txt" for i, sw in enumerate((R, S))}
+    procs = {sw: _monitor(testbed, sw, outs[sw], env) for sw in (R, S)}
+    for sw in (R, S):
+        wait_until(15, f"the initial reply from {sw}", lambda sw=sw: "NXST_FLOW_MONITOR reply" in _text(outs[sw]))
+        procs[sw].send_signal(signal.SIGSTOP)
+    try:
+        for sw in (R, S):
+            run(["ovs-ofctl", "add-flows", sw, str(flows)])
+    finally:
+        for sw in (R, S):
+            procs[sw].send_signal(signal.SIGCONT)
+    for sw in (R, S):
+        wait_until(60, f"{sw}'s monitor to resume", lambda sw=sw: "NXT_FLOW_MONITOR_RESUMED" in _text(outs[sw]))
+    for sw in (R, S):
+        text = _text(outs[sw])
+        assert "NXT_FLOW_MONITOR_PAUSED" in text, f"{sw} never paused"
+        heard = set(re.findall(r"event=ADDED table=0 cookie=0 tcp,tp_dst=(\d+)", text))
+        assert len(heard) == n, f"{sw}'s monitor heard of {len(heard)} of {n} flows"
