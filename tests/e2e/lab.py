@@ -493,7 +493,9 @@ class Sluice:
 class Ovs:
     """Open vSwitch started by hand (docs of PEERS.md): ovsdb-server and
     ovs-vswitchd with a private run directory `d`, in namespace `ns`, ended
-    by PID. The bridge's management socket is d/BRIDGE.mgmt."""
+    by PID. The bridge's management socket is d/BRIDGE.mgmt; with `env`
+    (OVS_RUNDIR=d), Open vSwitch's tools find it unaided: ovs-vsctl its
+    database, ovs-ofctl BRIDGE its socket, ovs-appctl its pidfile."""
 
     def __init__(self, ns, d):
         self.ns = ns
@@ -512,7 +514,8 @@ class Ovs:
         wait_until(10, f"ovsdb-server's socket {d}/db.sock", lambda: (d / "db.sock").is_socket())
         run(["ip", "netns", "exec", self.ns, "ovs-vsctl", f"--db=unix:{d}/db.sock", "--no-wait", "init"], env=self.env)
         self.vs = subprocess.Popen(
-            ["ip", "netns", "exec", self.ns, "ovs-vswitchd", f"unix:{d}/db.sock", f"--log-file={d}/vswitchd.log"],
+            ["ip", "netns", "exec", self.ns, "ovs-vswitchd", f"unix:{d}/db.sock", f"--log-file={d}/vswitchd.log",
+             f"--pidfile={d}/ovs-vswitchd.pid"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=self.env,
         )
         # Its control socket (RUNDIR/ovs-vswitchd.PID.ctl; ip netns exec

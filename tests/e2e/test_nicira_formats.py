@@ -7,7 +7,7 @@ replace-flows, mod-flows and del-flows read the same
 import difflib
 import re
 
-from lab import beside_ovs, run
+from lab import beside_ovs, run, wait_until
 
 # Flows that need NXM (registers, ct_state, table=, masked MACs, tun_id,
 # IPv6, a whole TCI, cookies) and the cloud agent's flow, whose strip_vlan
@@ -116,3 +116,38 @@ def test_plain_ovs_ofctl_reads_and_writes_as_against_open_vswitch(need, testbed,
     both("del-flows")
     dumps("del-flows")
     assert not problems, "\n".join(problems)
+
+
+def _aged(sw):
+    """Plain `ovs-ofctl dump-flows` with statistics, the times as words:
+    which of duration, idle_age and hard_age are printed, and where."""
+    out = run(["ovs-ofctl", "dump-flows", sw]).stdout
+    out = re.sub(r"duration=[0-9.]+s", "duration=D", out)
+    out = re.sub(r"(idle_age|hard_age)=\d+", r"\1=A", out)
+    return sorted(l.strip() for l in out.splitlines() if "actions=" in l)
+
+
+def test_dump_flows_ages_as_open_vswitch_prints_them(need, testbed, sluice, ovs):
+    """NXST_FLOW's idle_age and hard_age: both switches print idle_age for
+    every flow, and hard_age once a mod-flows (a second or more after the
+    add) made it differ from the duration."""
+    need("ovs-ofctl", "openvswitch-common")
+    s, o, S, R = beside_ovs(sluice, ovs, "OpenFlow10,OpenFlow13")
+    for sw in (S, R):
+        run(["ovs-ofctl", "del-flows", sw])
+        run(["ovs-ofctl", "add-flow", sw, "priority=5,in_port=1,actions=drop"])
+        run(["ovs-ofctl", "add-flow", sw, "priority=6,in_port=2,actions=drop"])
+
+    def a_second_old(sw):
+        out = run(["ovs-ofctl", "dump-flows", sw]).stdout
+        return all(float(d) >= 1.0 for d in re.findall(r"duration=([0-9.]+)s", out))
+
+    for sw in (S, R):
+        wait_until(10, f"{sw}'s flows a second old", lambda: a_second_old(sw))
+    assert _aged(S) == _aged(R)
+    assert all("idle_age=A" in l and "hard_age" not in l for l in _aged(S)), _aged(S)
+    for sw in (S, R):
+        run(["ovs-ofctl", "mod-flows", sw, "in_port=1,actions=output:2"])
+    assert _aged(S) == _aged(R)
+    modified = [l for l in _aged(S) if "in_port=1" in l]
+    assert "hard_age=A" in modified[0], modified

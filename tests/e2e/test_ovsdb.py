@@ -9,6 +9,7 @@ switch (ovs-ofctl on the bridge's management socket) and by traffic (frames
 reach a port added within a second of the client returning; pings through
 NORMAL learning, fail_mode standalone)."""
 import re
+import socket
 import subprocess
 import time
 
@@ -265,3 +266,75 @@ def test_ovsdb_python_idl_and_ovsdbapp(testbed, db):
     assert "(p3)" not in db.ports_shown(), "ovs-ofctl show still lists p3 (ovsdbapp)"
     assert tb.no_ping("h1", tb.ip(3)), "h3 still answers after del_port"
     db.vsctl_is("p1", "list-ports", "br0")
+
+
+def _held(sock, i):
+    """A connection to the database that has been answered once (so the
+    server holds it) and then stays idle."""
+    c = socket.socket(socket.AF_UNIX)
+    c.settimeout(10)
+    c.connect(str(sock))
+    c.sendall(b'{"id":%d,"method":"echo","params":[]}' % i)
+    got = b""
+    while b"}" not in got:
+        b = c.recv(4096)
+        assert b, f"idle connection {i} closed before its echo was answered"
+        got += b
+    return c
+
+
+def _closed_by_server(c):
+    c.setblocking(False)
+    try:
+        return c.recv(1) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+
+
+@pytest.mark.hosts(1)
+def test_ovsdb_connection_cap_never_locks_out_ovs_vsctl(testbed, sluice, need, tmp_path):
+    """Issue 48: at the connection cap (16 here, --ovsdb-max-connections),
+    held by idle connections and one live IDL client (ovsdb-client monitor),
+    `ovs-vsctl show` is answered within its timeout: it takes the place of
+    the connection idle longest; the monitoring client is never closed for
+    it and still gets its updates."""
+    need("ovs-vsctl", "openvswitch-common")
+    need("ovsdb-client", "openvswitch-common")
+    rd = tmp_path / "run"
+    rd.mkdir()
+    (rd / "empty.toml").write_text("")
+    cap = 16
+    s = sluice.start("--config", rd / "empty.toml", "--ovsdb", f"punix:{rd}/db.sock",
+                     "--ovsdb-file", rd / "conf.db", "--run-dir", rd,
+                     "--ovsdb-max-connections", cap)
+    sock = rd / "db.sock"
+    mon_out = rd / "monitor.out"
+    with open(mon_out, "w") as f:
+        mon = subprocess.Popen(["ovsdb-client", "monitor", f"unix:{sock}", "Open_vSwitch", "Open_vSwitch",
+                                "external_ids"], stdout=f, stderr=subprocess.STDOUT)
+    try:
+        wait_until(10, "ovsdb-client monitor's first table", lambda: "external_ids" in mon_out.read_text())
+        idle = [_held(sock, i) for i in range(cap - 1)]
+        t0 = time.monotonic()
+        p = run(["ovs-vsctl", f"--db=unix:{sock}", "--timeout=10", "show"], check=False, timeout=30)
+        took = time.monotonic() - t0
+        assert p.returncode == 0, f"ovs-vsctl show at the cap ({took:.1f} s): {p.stdout}{p.stderr}"
+        assert re.match(r"^[0-9a-f]{8}-", p.stdout), f"ovs-vsctl show: {p.stdout!r}"
+        print(f"ovs-vsctl show with {cap} connections held (the cap): answered in {took * 1000:.0f} ms")
+        assert took < 10, f"ovs-vsctl show took {took:.1f} s"
+        closed = [i for i, c in enumerate(idle) if _closed_by_server(c)]
+        assert closed and closed[0] == 0, f"the idle connection heard from longest ago goes first: {closed}"
+        assert s.logged("closing the connection idle longest"), "the eviction is logged"
+
+        # The live IDL client was not closed: it sees the next change.
+        assert mon.poll() is None, f"ovsdb-client monitor ended: {mon_out.read_text()}"
+        run(["ovs-vsctl", f"--db=unix:{sock}", "--timeout=10", "--no-wait",
+             "set", "Open_vSwitch", ".", "external_ids:issue=48"])
+        wait_until(10, "ovsdb-client monitor to see the change", lambda: "issue" in mon_out.read_text())
+        for c in idle:
+            c.close()
+    finally:
+        mon.terminate()
+        mon.wait(10)

@@ -26,11 +26,13 @@ impl<D: Datapath> Agent<D> {
     }
 
     /// Flows packets taught (`learn`): added within the pipeline's limits
-    /// (`pipeline::control::learn`), seen by packets once published (at
-    /// the next publication, as any flow-mod).
+    /// (`pipeline::control::learn`), seen by every packet once published
+    /// (at the next publication, as any flow-mod). A flow the teaching
+    /// worker holds until then (`seq` set) asks for a publication even
+    /// if nothing changed, so that the worker lets it go soon.
     pub fn handle_learned(&mut self, learned: &[pipeline::exec::Learned], now_ns: u64) {
         for l in learned {
-            if self.pipeline.learn(l, now_ns) {
+            if self.pipeline.learn(l, now_ns) || l.seq != 0 {
                 self.dirty = true;
             }
         }

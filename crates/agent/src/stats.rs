@@ -136,6 +136,11 @@ impl<D: Datapath> Agent<D> {
                     let c = counters.get(i).map(|c| c.totals()).unwrap_or_default();
                     TableStats {
                         table_id: i as u8,
+                        // OpenFlow 1.0 and 1.2 carry the name here: the
+                        // one TABLE_FEATURES reports, empty for none.
+                        name: ofp::wire::FixedStr::new(&String::from_utf8_lossy(
+                            self.table_names.get(i as u8).unwrap_or_default(),
+                        )),
                         active_count: t.len() as u32,
                         lookup_count: c.packets,
                         matched_count: c.bytes,

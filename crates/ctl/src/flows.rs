@@ -490,6 +490,8 @@ mod tests {
     fn stats(text: &str) -> FlowStats {
         let fm = ofp::text::parse_flow_mod(text).unwrap();
         FlowStats {
+            idle_age: None,
+            hard_age: None,
             table_id: fm.table_id,
             duration_sec: 0,
             duration_nsec: 0,

@@ -243,6 +243,16 @@ pub fn flow(f: &FlowStats, stats: bool, names: &Names) -> String {
             s.push(' ');
         }
     }
+    // The ages only the Nicira and 1.5 forms carry; hard_age only when a
+    // MODIFY made it differ from the duration (ovs-ofctl's rule).
+    if let (true, Some(a)) = (stats, f.idle_age) {
+        s.push_str(&format!("idle_age={a}, "));
+    }
+    if let (true, Some(a)) = (stats, f.hard_age) {
+        if a != f.duration_sec {
+            s.push_str(&format!("hard_age={a}, "));
+        }
+    }
     let rule = rule(f.priority, &f.match_, names);
     if !rule.is_empty() {
         s.push_str(&rule);
@@ -652,6 +662,8 @@ mod tests {
     fn stats(text: &str, table_id: u8, cookie: u64, (sec, nsec): (u32, u32)) -> FlowStats {
         let fm = ofp::text::parse_flow_mod(text).unwrap();
         FlowStats {
+            idle_age: None,
+            hard_age: None,
             table_id,
             duration_sec: sec,
             duration_nsec: nsec,
@@ -674,6 +686,24 @@ mod tests {
         assert_eq!(duration(1, 234_000_000), "1.234s");
         assert_eq!(duration(1, 200_000_000), "1.200s");
         assert_eq!(duration(7, 0), "7s");
+    }
+
+    /// The ages as ovs-ofctl prints an NXST_FLOW entry: after the
+    /// timeouts, hard_age only when it differs from the duration, neither
+    /// without statistics.
+    #[test]
+    fn ages_as_ovs_ofctl() {
+        let none = Names::default();
+        let mut f = stats("idle_timeout=9,in_port=2,actions=drop", 0, 0, (12, 0));
+        f.idle_age = Some(3);
+        f.hard_age = Some(12);
+        assert_eq!(
+            flow(&f, true, &none),
+            "cookie=0x0, duration=12s, table=0, n_packets=0, n_bytes=0, idle_timeout=9, idle_age=3, in_port=2 actions=drop"
+        );
+        f.hard_age = Some(5);
+        assert!(flow(&f, true, &none).contains("idle_age=3, hard_age=5, in_port=2"));
+        assert!(!flow(&f, false, &none).contains("age="));
     }
 
     /// Golden lines: what `ovs-ofctl -O OpenFlow13 dump-flows` (3.1.0)
@@ -801,6 +831,7 @@ mod tests {
         );
         let t = |table_id, active_count| TableStats {
             table_id,
+            name: Default::default(),
             active_count,
             lookup_count: 0,
             matched_count: 0,

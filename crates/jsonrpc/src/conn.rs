@@ -11,9 +11,12 @@
 //!   the socket no longer signals).
 //! * The end of the stream with messages still in the same read gives the
 //!   messages first and [`ConnError::Closed`] on the next call, so a peer
-//!   that half-closes after its request still gets served. A framing error
-//!   or an invalid message is returned at once (messages from the same
-//!   call are dropped: the peer is broken, the owner closes).
+//!   that half-closes after its request still gets served. So does a
+//!   framing error or an invalid message: the complete messages before it
+//!   are returned first (in order), with [`Conn::has_more_input`] true,
+//!   and the error on the next call (and every call after it; nothing more
+//!   is read). The owner answers them, then closes: a request followed by
+//!   garbage on the same connection gets its reply, as from ovsdb-server.
 //! * [`Conn::send`] only queues (serializing into the output buffer);
 //!   [`Conn::flush`] writes as far as the socket takes. The budget: a send
 //!   while more than [`ConnLimits::max_backlog`] bytes are still unsent
@@ -92,6 +95,11 @@ pub struct Conn {
     sent: usize,
     eof: bool,
     more_input: bool,
+    /// An error met after messages that were returned first: the next
+    /// `receive` gives it (then `Broken` for good).
+    failed: Option<ConnError>,
+    /// The stream is unusable past an error already returned.
+    broken: bool,
 }
 
 /// Bytes read per `read(2)`.
@@ -107,6 +115,8 @@ impl Conn {
             sent: 0,
             eof: false,
             more_input: false,
+            failed: None,
+            broken: false,
         }
     }
 
@@ -118,6 +128,15 @@ impl Conn {
     /// Reads and returns the complete messages (see the module docs).
     pub fn receive(&mut self) -> Result<Vec<Message>, ConnError> {
         self.more_input = false;
+        if let Some(e) = self.failed.take() {
+            self.broken = true;
+            return Err(e);
+        }
+        if self.broken {
+            return Err(ConnError::Invalid(
+                "the stream is unusable after an earlier error".into(),
+            ));
+        }
         if self.eof {
             return Err(ConnError::Closed);
         }
@@ -135,13 +154,18 @@ impl Conn {
                     left -= n;
                     self.framer.push(&buf[..n]);
                     while let Some(v) = self.framer.next() {
-                        let v = v.map_err(ConnError::Frame)?;
-                        msgs.push(Message::from_value(v).map_err(ConnError::Invalid)?);
+                        let m = v
+                            .map_err(ConnError::Frame)
+                            .and_then(|v| Message::from_value(v).map_err(ConnError::Invalid));
+                        match m {
+                            Ok(m) => msgs.push(m),
+                            Err(e) => return self.fail(msgs, e),
+                        }
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(msgs),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(ConnError::Io(e)),
+                Err(e) => return self.fail(msgs, ConnError::Io(e)),
             }
         }
         if self.eof {
@@ -151,6 +175,18 @@ impl Conn {
                 Ok(msgs)
             };
         }
+        self.more_input = true;
+        Ok(msgs)
+    }
+
+    /// An error after `msgs`: those first (the error kept for the next
+    /// call), or the error now when there are none.
+    fn fail(&mut self, msgs: Vec<Message>, e: ConnError) -> Result<Vec<Message>, ConnError> {
+        if msgs.is_empty() {
+            self.broken = true;
+            return Err(e);
+        }
+        self.failed = Some(e);
         self.more_input = true;
         Ok(msgs)
     }
@@ -320,6 +356,33 @@ mod tests {
         peer.write_all(b"{\"id\":1}").unwrap();
         let e = c.receive().unwrap_err();
         assert!(matches!(e, ConnError::Invalid(_)), "{e}");
+    }
+
+    /// A valid request then garbage, in one read: the request first, the
+    /// error on the next call, and nothing after it.
+    #[test]
+    fn messages_before_garbage_come_first_then_the_error() {
+        let (mut c, mut peer) = pair(ConnLimits::default());
+        let mut bytes = req(1).to_bytes();
+        bytes.extend(req(2).to_bytes());
+        bytes.extend(b"garbage");
+        bytes.extend(req(3).to_bytes());
+        peer.write_all(&bytes).unwrap();
+        assert_eq!(c.receive().unwrap(), vec![req(1), req(2)]);
+        assert!(c.has_more_input(), "the owner is told to call again");
+        assert!(matches!(
+            c.receive(),
+            Err(ConnError::Frame(FrameError::Syntax(_)))
+        ));
+        assert!(!c.has_more_input());
+        assert!(c.receive().is_err(), "nothing is read past the garbage");
+        // The same for a JSON value that is not a JSON-RPC message.
+        let (mut c, mut peer) = pair(ConnLimits::default());
+        let mut bytes = req(4).to_bytes();
+        bytes.extend(b"{\"id\":1}");
+        peer.write_all(&bytes).unwrap();
+        assert_eq!(c.receive().unwrap(), vec![req(4)]);
+        assert!(matches!(c.receive(), Err(ConnError::Invalid(_))));
     }
 
     #[test]

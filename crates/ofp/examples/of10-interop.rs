@@ -312,6 +312,8 @@ fn tcp_match() -> Match {
 fn corpus() -> Vec<(&'static str, Message)> {
     let sf = |f, v| Action::SetField(MatchEntry::Basic(Oxm::exact(f, v)));
     let flow = FlowStats {
+        idle_age: None,
+        hard_age: None,
         table_id: 0,
         duration_sec: 10,
         duration_nsec: 500,
@@ -342,6 +344,8 @@ fn corpus() -> Vec<(&'static str, Message)> {
     drop_flow.priority = 1;
     // A flow 1.0 cannot say all of: what a 1.0 controller sees of it.
     let beyond = FlowStats {
+        idle_age: None,
+        hard_age: None,
         table_id: 1,
         match_: Match::new()
             .with(Oxm::exact(OxmField::InPort, 1))
@@ -452,12 +456,14 @@ fn corpus() -> Vec<(&'static str, Message)> {
             mp(MultipartReplyBody::Table(vec![
                 TableStats {
                     table_id: 0,
+                    name: ofp::wire::FixedStr::new("table0"),
                     active_count: 3,
                     lookup_count: 1000,
                     matched_count: 900,
                 },
                 TableStats {
                     table_id: 1,
+                    name: ofp::wire::FixedStr::new("table1"),
                     active_count: 0,
                     lookup_count: 0,
                     matched_count: 0,

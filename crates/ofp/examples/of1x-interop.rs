@@ -226,7 +226,7 @@ fn reply_body(v: Version, b: &MultipartReplyBody) -> Value {
                 "lookup_count": t.lookup_count, "matched_count": t.matched_count});
             if v == Version::V1_2 {
                 if let Value::Object(m) = &mut o {
-                    m.insert("name".into(), json!(format!("table{}", t.table_id)));
+                    m.insert("name".into(), json!(t.name.as_str()));
                     m.insert("config".into(), json!(0));
                     m.insert("max_entries".into(), json!(1_000_000));
                     m.insert("instructions".into(), json!(0x3e));
@@ -587,6 +587,8 @@ fn corpus(v: Version) -> Vec<(String, Message)> {
     add(
         "flow_stats_reply",
         reply(B::Flow(vec![FlowStats {
+            idle_age: None,
+            hard_age: None,
             table_id: 1,
             duration_sec: 10,
             duration_nsec: 500,
@@ -613,6 +615,7 @@ fn corpus(v: Version) -> Vec<(String, Message)> {
         "table_stats_reply",
         reply(B::Table(vec![TableStats {
             table_id: 0,
+            name: ofp::wire::FixedStr::new("table0"),
             active_count: 4,
             lookup_count: 100,
             matched_count: 90,
@@ -739,6 +742,8 @@ fn corpus(v: Version) -> Vec<(String, Message)> {
         add(
             "flow_stats_reply_copy_field",
             reply(B::Flow(vec![FlowStats {
+                idle_age: None,
+                hard_age: None,
                 table_id: 1,
                 duration_sec: 1,
                 duration_nsec: 0,

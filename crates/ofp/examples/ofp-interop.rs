@@ -381,6 +381,8 @@ fn corpus() -> Vec<(&'static str, Message)> {
     let icmp = m("icmp,icmp_type=8,icmp_code=0,in_phy_port=3,in_port=3");
     let pbb = m("dl_type=0x88e7,pbb_isid=0x123456");
     let flow_stats = |match_: Match, instructions: Vec<Instruction>| FlowStats {
+        idle_age: None,
+        hard_age: None,
         table_id: 1,
         duration_sec: 10,
         duration_nsec: 500,
@@ -572,12 +574,14 @@ fn corpus() -> Vec<(&'static str, Message)> {
             Message::MultipartReply(MultipartReply::new(B::Table(vec![
                 TableStats {
                     table_id: 0,
+                    name: ofp::wire::FixedStr::new("table0"),
                     active_count: 3,
                     lookup_count: 100,
                     matched_count: 90,
                 },
                 TableStats {
                     table_id: 1,
+                    name: ofp::wire::FixedStr::new("table1"),
                     active_count: 0,
                     lookup_count: 0,
                     matched_count: 0,

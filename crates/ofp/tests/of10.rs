@@ -598,6 +598,8 @@ fn flow_stats_expressible() -> impl Strategy<Value = FlowStats> {
                 instructions.push(Instruction::WriteMetadata { metadata, mask });
             }
             FlowStats {
+                idle_age: None,
+                hard_age: None,
                 table_id,
                 duration_sec: ds,
                 duration_nsec: dn,
@@ -715,6 +717,7 @@ fn message_expressible() -> impl Strategy<Value = Message> {
         mp(vec(
             any::<(u8, u32, u64, u64)>().prop_map(|(table_id, a, l, m)| TableStats {
                 table_id,
+                name: Default::default(),
                 active_count: a,
                 lookup_count: l,
                 matched_count: m

@@ -319,6 +319,54 @@ fn flow_removed_15_carries_oxs_stats() {
 }
 
 #[test]
+fn flow_stats_15_carry_the_idle_time_and_1_3_drops_it() {
+    let fs = ofp::msg::multipart::FlowStats {
+        table_id: 1,
+        duration_sec: 9,
+        duration_nsec: 3,
+        priority: 5,
+        idle_timeout: 0,
+        hard_timeout: 0,
+        flags: 0,
+        cookie: 0,
+        packet_count: 2,
+        byte_count: 120,
+        match_: in_port(1),
+        instructions: vec![],
+        idle_age: Some(4),
+        hard_age: Some(9),
+    };
+    let m = Message::MultipartReply(MultipartReply {
+        flags: 0,
+        body: MultipartReplyBody::Flow(vec![fs.clone()]),
+    });
+    // OXS_OF_IDLE_TIME (field 1, 8 bytes: the seconds, then 0 ns) after
+    // the duration, as Open vSwitch writes it.
+    let wire = encode(&m, Version::V1_5, 1);
+    assert!(hex(&wire).contains(
+        "80020008000000090000000380020208 0000000400000000"
+            .replace(' ', "")
+            .as_str()
+    ));
+    let want_15 = ofp::msg::multipart::FlowStats {
+        hard_age: None,
+        ..fs.clone()
+    };
+    let Message::MultipartReply(r) = decode(&hex(&wire), Version::V1_5) else {
+        panic!()
+    };
+    assert_eq!(r.body, MultipartReplyBody::Flow(vec![want_15]));
+    let Message::MultipartReply(r) = decode(&hex(&encode(&m, Version::V1_3, 1)), Version::V1_3)
+    else {
+        panic!()
+    };
+    let MultipartReplyBody::Flow(v) = r.body else {
+        panic!()
+    };
+    assert_eq!((v[0].idle_age, v[0].hard_age), (None, None));
+}
+
+#[test]
 fn tcp_flags_is_a_basic_field_in_1_5() {
     let m = Message::FlowRemoved(FlowRemoved {
         cookie: 0,

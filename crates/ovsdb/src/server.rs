@@ -211,6 +211,23 @@ impl Server {
         s
     }
 
+    /// Whether a session holds nothing on the server: no monitor, no lock
+    /// (held or waited for), no transaction blocked in a `wait`. A session
+    /// that does is a live client (an IDL keeps a monitor for its whole
+    /// life); one that does not loses only its connection if closed. An
+    /// unknown session is not idle (there is nothing to close).
+    pub fn is_idle(&self, s: SessionId) -> bool {
+        let Some(x) = self.sessions.get(&s) else {
+            return false;
+        };
+        x.monitors.is_empty()
+            && !self.blocked.iter().any(|b| b.session == s)
+            && !self
+                .locks
+                .values()
+                .any(|l| l.owner == s || l.waiting.contains(&s))
+    }
+
     /// Forgets a session: its monitors, blocked transactions and locks
     /// (the next waiter of each lock gets it).
     pub fn close_session(&mut self, s: SessionId) -> Vec<Out> {
@@ -651,4 +668,75 @@ impl Server {
 
 fn unknown_db(name: &str) -> Value {
     json!({"error": "unknown database", "details": format!("{name} is not a valid database name")})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server() -> Server {
+        let schema = Schema::from_json(&json!({
+            "name": "T",
+            "version": "1.0.0",
+            "tables": {"A": {"columns": {"x": {"type": "integer"}}, "isRoot": true}}
+        }))
+        .unwrap();
+        Server::new(schema, None).unwrap().0
+    }
+
+    fn call(s: &mut Server, sid: SessionId, method: &str, params: Value) -> Vec<Out> {
+        s.handle(
+            sid,
+            &json!({"id": 1, "method": method, "params": params}),
+            0,
+        )
+    }
+
+    #[test]
+    fn a_session_is_idle_until_it_holds_a_monitor_a_lock_or_a_blocked_wait() {
+        let mut s = server();
+        let a = s.open_session();
+        assert!(s.is_idle(a), "a new session");
+        assert!(!s.is_idle(a + 100), "an unknown session");
+        call(&mut s, a, "echo", json!([]));
+        call(
+            &mut s,
+            a,
+            "transact",
+            json!(["T", {"op": "insert", "table": "A", "row": {"x": 1}}]),
+        );
+        assert!(s.is_idle(a), "answered requests leave nothing behind");
+
+        call(&mut s, a, "monitor", json!(["T", "m", {"A": {}}]));
+        assert!(!s.is_idle(a), "a monitor");
+        call(&mut s, a, "monitor_cancel", json!(["m"]));
+        assert!(s.is_idle(a), "the monitor cancelled");
+
+        let b = s.open_session();
+        call(&mut s, a, "lock", json!(["l"]));
+        assert!(!s.is_idle(a), "a lock held");
+        call(&mut s, b, "lock", json!(["l"]));
+        assert!(!s.is_idle(b), "a lock waited for");
+        call(&mut s, a, "unlock", json!(["l"]));
+        assert!(s.is_idle(a));
+        call(&mut s, b, "unlock", json!(["l"]));
+        assert!(s.is_idle(b));
+
+        let out = call(
+            &mut s,
+            b,
+            "transact",
+            json!(["T", {"op": "wait", "table": "A", "where": [], "columns": ["x"],
+                         "until": "==", "rows": [], "timeout": 10000}]),
+        );
+        assert!(out.is_empty(), "the wait blocks: {out:?}");
+        assert!(!s.is_idle(b), "a transaction blocked in a wait");
+        let out = s.handle(
+            b,
+            &json!({"id": null, "method": "cancel", "params": [1]}),
+            1,
+        );
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert!(s.is_idle(b), "the wait cancelled");
+    }
 }

@@ -50,6 +50,7 @@ pub mod validate;
 
 pub use control::{Config, FlowChange, Pipeline, Removed};
 pub use exec::Worker;
+pub use exec::{UNPUBLISHED_MAX, UNPUBLISHED_TTL_NS};
 pub use lookup::classifier::{Classifier, RuleId};
 pub use lookup::matchkey::{compile, MaskedKey};
 pub use lookup::rule::Rule;

@@ -71,6 +71,10 @@ pub struct Snapshot {
     /// The Geneve option table, to read received frames' options and
     /// write those of frames sent ([`crate::tlv`]).
     pub geneve: Arc<crate::tlv::GeneveMap>,
+    /// Per worker, the highest sequence number of the flows it holds
+    /// until publication that the control plane has taken (a worker then
+    /// lets them go: [`crate::exec`]'s `unpublished`).
+    pub learned_seen: Arc<[u64]>,
 }
 
 /// Why a packet goes to the controller, and what the PACKET_IN says.

@@ -319,6 +319,51 @@ fn timeouts_expire_with_reasons() {
 }
 
 #[test]
+fn a_modify_restarts_the_timeouts_and_sets_the_ages_as_open_vswitch_does() {
+    let mut p = Pipeline::new(Config::default());
+    p.flow_mod(
+        &add("priority=1,in_port=1,hard_timeout=10,idle_timeout=8,actions=drop"),
+        0,
+    )
+    .unwrap();
+    let ages = |p: &Pipeline, now: u64| {
+        let fs = p.flow_stats(&FlowStatsRequest::default(), now).unwrap();
+        (fs[0].duration_sec, fs[0].idle_age, fs[0].hard_age)
+    };
+    assert_eq!(ages(&p, 3 * SEC), (3, Some(3), Some(3)));
+    // A hit at 4 s: idle_age counts from it.
+    let rule = p.tables()[0].rules().next().unwrap().clone();
+    rule.counters.hit(0, 60, 4 * SEC);
+    assert_eq!(ages(&p, 6 * SEC + 5), (6, Some(2), Some(6)));
+    // A MODIFY at 7 s: the duration goes on, both ages start again, and
+    // so do both timeouts (hard at 17 s, idle at 15 s).
+    p.flow_mod(
+        &fm(FlowModCommand::Modify, "in_port=1,actions=output:2"),
+        7 * SEC,
+    )
+    .unwrap();
+    assert_eq!(ages(&p, 9 * SEC), (9, Some(2), Some(2)));
+    assert!(p.expire(14 * SEC).is_empty());
+    let gone = p.expire(15 * SEC);
+    assert_eq!(gone.len(), 1);
+    assert_eq!(gone[0].reason, FlowRemovedReason::IdleTimeout);
+
+    p.flow_mod(
+        &add("priority=1,in_port=2,hard_timeout=10,actions=drop"),
+        20 * SEC,
+    )
+    .unwrap();
+    p.flow_mod(
+        &fm(FlowModCommand::Modify, "in_port=2,actions=output:3"),
+        25 * SEC,
+    )
+    .unwrap();
+    assert!(p.expire(34 * SEC).is_empty());
+    let gone = p.expire(35 * SEC);
+    assert_eq!(gone[0].reason, FlowRemovedReason::HardTimeout);
+}
+
+#[test]
 fn stats_and_aggregate() {
     let mut p = Pipeline::new(Config::default());
     p.flow_mod(&add("priority=1,tcp,actions=output:1"), 0)

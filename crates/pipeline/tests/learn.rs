@@ -127,6 +127,106 @@ fn mac_learning_as_the_tutorial_writes_it() {
     );
 }
 
+/// As in Open vSwitch, the packet after the one that taught a flow sees
+/// it, before the control plane has published it: the worker holds it
+/// (its cache of whole walks aside, which had recorded the flooded walk)
+/// until a snapshot acknowledges it, or for a second at most. The packet
+/// that taught it does not see it.
+#[test]
+fn the_next_packet_sees_a_taught_flow_before_its_publication() {
+    let flows = [
+        "actions=learn(table=10,NXM_OF_VLAN_TCI[0..11],NXM_OF_ETH_DST[]=NXM_OF_ETH_SRC[],load:NXM_OF_IN_PORT[]->NXM_NX_REG0[0..15]),resubmit(,10),goto_table:1",
+        "table=10,priority=0,actions=drop",
+        "table=1,reg0=0,actions=flood",
+        "table=1,reg0=1,actions=output:1",
+        "table=1,reg0=2,actions=output:2",
+        "table=1,reg0=3,actions=output:3",
+    ];
+    let mut p = pipeline(Config::default(), &flows);
+    let snap = p.snapshot();
+    let mut w = Worker::new(0);
+    let go = |w: &mut Worker, snap: &pipeline::Snapshot, port: u32, f: Vec<u8>, now: u64| {
+        let mut f = f;
+        w.process(snap, port, &mut f, now)
+            .iter()
+            .map(|o| o.port)
+            .collect::<Vec<_>>()
+    };
+    // 02:..:02 to 02:..:01, twice, before anything is known: flooded
+    // (and the walk recorded), its own flow held.
+    assert_eq!(go(&mut w, &snap, 2, eth(2, 1), 0).len(), 7);
+    assert_eq!(go(&mut w, &snap, 2, eth(2, 1), 1).len(), 7);
+    assert_eq!(w.unpublished(), (1, 1));
+    // 01 to 02 through the same snapshot: 02 is known already.
+    assert_eq!(go(&mut w, &snap, 1, eth(1, 2), 2), vec![2]);
+    // And the reply finds 01, recorded walk or not.
+    assert_eq!(go(&mut w, &snap, 2, eth(2, 1), 3), vec![1]);
+    assert_eq!(w.unpublished(), (2, 2));
+    // The control plane takes them; from the snapshot that says so on,
+    // the worker holds nothing and the tables answer the same.
+    let learned = w.take_learned();
+    assert_eq!(
+        learned.iter().map(|l| l.seq).collect::<Vec<_>>(),
+        vec![1, 2]
+    );
+    for l in &learned {
+        assert!(p.learn(l, 4));
+    }
+    let snap = p.snapshot();
+    assert_eq!(&*snap.learned_seen, &[2]);
+    assert_eq!(go(&mut w, &snap, 2, eth(2, 1), 5), vec![1]);
+    assert_eq!(w.unpublished().0, 0);
+    assert_eq!(go(&mut w, &snap, 1, eth(1, 2), 6), vec![2]);
+    // A flow the tables hold as it is is not held again (the second's
+    // repeat).
+    assert_eq!(go(&mut w, &snap, 1, eth(1, 2), 2_000_000_000), vec![2]);
+    assert_eq!(w.unpublished(), (0, 2));
+
+    // Never acknowledged (the flow lost on the way): let go after a second.
+    let mut p = pipeline(Config::default(), &flows);
+    let snap = p.snapshot();
+    let mut w = Worker::new(0);
+    go(&mut w, &snap, 1, eth(1, 2), 0);
+    assert_eq!(go(&mut w, &snap, 2, eth(2, 1), 10), vec![1]);
+    assert_eq!(
+        go(&mut w, &snap, 3, eth(3, 1), pipeline::UNPUBLISHED_TTL_NS).len(),
+        7
+    );
+
+    // The packet that teaches does not see what it taught: here the
+    // destination is its own source, looked up after the learn. The
+    // next one (from elsewhere) finds it.
+    let mut p = pipeline(Config::default(), &flows);
+    let snap = p.snapshot();
+    let mut w = Worker::new(0);
+    assert_eq!(go(&mut w, &snap, 1, eth(1, 1), 0).len(), 7);
+    assert_eq!(go(&mut w, &snap, 3, eth(1, 1), 1), vec![1]);
+    // That one taught 01 at port 3: the entry is replaced, not added.
+    assert_eq!(w.unpublished(), (1, 2));
+    assert_eq!(go(&mut w, &snap, 2, eth(2, 1), 2), vec![3]);
+}
+
+/// A storm of distinct sources holds at most UNPUBLISHED_MAX flows; the
+/// rest wait for publication, as before.
+#[test]
+fn a_learn_storm_holds_a_bounded_number_of_flows() {
+    let mut p = pipeline(
+        Config::default(),
+        &["actions=learn(table=10,NXM_OF_ETH_DST[]=NXM_OF_ETH_SRC[],output:NXM_OF_IN_PORT[]),flood"],
+    );
+    let snap = p.snapshot();
+    let mut w = Worker::new(0);
+    for i in 0..1000u16 {
+        let mut f = eth16(i);
+        w.process(&snap, 1, &mut f, i as u64);
+    }
+    assert_eq!(w.unpublished().0, pipeline::UNPUBLISHED_MAX);
+    assert_eq!(
+        w.take_learned().iter().filter(|l| l.seq != 0).count(),
+        pipeline::UNPUBLISHED_MAX
+    );
+}
+
 #[test]
 fn limit_rate_and_table_cap_bound_what_packets_teach() {
     // limit=3: three distinct sources, then refused.

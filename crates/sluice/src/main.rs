@@ -124,11 +124,27 @@ struct Args {
     /// The schema the database follows: Open vSwitch's.
     #[arg(long, value_name = "FILE", default_value = database::DEFAULT_SCHEMA)]
     ovsdb_schema: std::path::PathBuf,
+    /// Database connections held at most. At the cap a newcomer takes the
+    /// place of the connection idle longest (no monitor, lock or pending
+    /// request); a connection with a monitor is never closed for one
+    /// (docs/OVSDB.md, "Bounds against the worst client").
+    #[arg(long, value_name = "N", default_value_t = database::MAX_CONNS,
+          value_parser = at_least_one)]
+    ovsdb_max_connections: usize,
     /// Check the configuration (file, flags, TLS files) and exit: 0 and a
     /// summary when it is valid, 1 and the error otherwise. Touches no
     /// interface.
     #[arg(long)]
     check_config: bool,
+}
+
+/// A count of at least 1 (clap's parser for `--ovsdb-max-connections`).
+fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// Exit status when a thread of the daemon died (EX_SOFTWARE): the
@@ -186,6 +202,15 @@ fn run() -> Result<Option<String>, Box<dyn std::error::Error>> {
     // Connections and ports are descriptors: the kernel's default soft
     // limit (1 024) must not be the cap (docs/OVSDB.md).
     match netdev::os::raise_nofile_limit() {
+        // The database's connections, its reserve, and room for ports,
+        // sockets and files.
+        Ok((soft, _))
+            if uses_database(&args)
+                && soft < (args.ovsdb_max_connections + database::LOCAL_RESERVE + 256) as u64 =>
+        {
+            tracing::warn!(limit = soft, ovsdb_max_connections = args.ovsdb_max_connections,
+                "the open-file limit is below what --ovsdb-max-connections needs: the kernel's limit, not the cap, may refuse database clients (raise LimitNOFILE)")
+        }
         Ok((soft, _)) => tracing::debug!(limit = soft, "open files"),
         Err(e) => tracing::warn!(error = %e, "cannot raise the open-file limit"),
     }
@@ -229,17 +254,20 @@ fn run() -> Result<Option<String>, Box<dyn std::error::Error>> {
     let reload = Arc::new(AtomicBool::new(false));
     signal_hook::flag::register(signal_hook::consts::SIGHUP, reload.clone())?;
 
+    // The database server's figures (`--ovsdb`), for the metrics endpoint.
+    let ovsdb_counters = Arc::new(database::Counters::default());
     if let Some(addr) = args.metrics {
         let listener =
             std::net::TcpListener::bind(addr).map_err(|e| format!("--metrics {addr}: {e}"))?;
         let sources: Vec<metrics::Sources> = running.iter().map(Running::metrics_sources).collect();
+        let ovsdb = uses_database(&args).then(|| ovsdb_counters.clone());
         let deaths = deaths.clone();
         let stop = stop.clone();
         std::thread::Builder::new()
             .name("metrics".into())
             .spawn(move || {
                 health::guarded(&deaths, &stop, health::Who::Thread("metrics"), || {
-                    metrics::serve(listener, sources)
+                    metrics::serve(listener, sources, ovsdb)
                 })
             })?;
     }
@@ -264,7 +292,12 @@ fn run() -> Result<Option<String>, Box<dyn std::error::Error>> {
     // The database's bridges (`--ovsdb`), started as it describes them.
     let mut db = match uses_database(&args) {
         false => None,
-        true => Some(start_database(&args, &run_dir, tls_identity.clone())?),
+        true => Some(start_database(
+            &args,
+            &run_dir,
+            tls_identity.clone(),
+            ovsdb_counters.clone(),
+        )?),
     };
     let mut base = config_file(&args).unwrap_or_default();
     let mut last_status = Instant::now();
@@ -577,6 +610,7 @@ fn start_database(
     args: &Args,
     run_dir: &std::path::Path,
     identity: Option<tls::Tls>,
+    counters: Arc<database::Counters>,
 ) -> Result<database::Handle, Box<dyn std::error::Error>> {
     let mut remotes = Vec::new();
     for r in &args.ovsdb {
@@ -596,6 +630,8 @@ fn start_database(
         schema: args.ovsdb_schema.clone(),
         file,
         identity,
+        max_connections: args.ovsdb_max_connections,
+        counters,
     })?)
 }
 

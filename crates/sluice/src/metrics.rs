@@ -211,9 +211,44 @@ impl<'a> Loaded<'a> {
     }
 }
 
-/// Renders every metric of every bridge in the Prometheus text format.
-pub fn render(all: &[Sources]) -> String {
-    render_at(all, datapath::clock::now_ns())
+/// Renders every metric of every bridge in the Prometheus text format,
+/// and the database server's (`--ovsdb`) when given.
+pub fn render(all: &[Sources], ovsdb: Option<&crate::database::Counters>) -> String {
+    let mut text = render_at(all, datapath::clock::now_ns());
+    if let Some(c) = ovsdb {
+        text.push_str(&ovsdb_families(c));
+    }
+    text
+}
+
+/// The database server's families (`--ovsdb`): connections held, and
+/// what its connection cap did (docs/OVSDB.md).
+fn ovsdb_families(c: &crate::database::Counters) -> String {
+    let mut e = Expo::default();
+    for (name, kind, help, v) in [
+        (
+            "sluice_ovsdb_connections",
+            Kind::Gauge,
+            "OVSDB connections the database server holds",
+            c.connections.load(Relaxed),
+        ),
+        (
+            "sluice_ovsdb_connections_evicted_total",
+            Kind::Counter,
+            "Idle OVSDB connections closed to make room for a newcomer at the connection cap",
+            c.evicted.load(Relaxed),
+        ),
+        (
+            "sluice_ovsdb_connections_refused_total",
+            Kind::Counter,
+            "OVSDB newcomers closed at once: at the connection cap, none idle, no reserved place",
+            c.refused.load(Relaxed),
+        ),
+    ] {
+        e.family(name, kind, help);
+        e.sample(name, &[], v);
+    }
+    e.finish()
 }
 
 /// [`render`] at datapath time `now` (ns).

@@ -12,6 +12,8 @@
 //! * hundreds of monitors each get the update of a commit;
 //! * a client that never reads its updates is dropped at its budget, and
 //!   the daemon's memory stays bounded.
+//! * out of descriptors, the server rests its listeners instead of
+//!   spinning, and takes the waiting clients once descriptors are back.
 
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
@@ -361,4 +363,50 @@ fn hostile_clients_get_clear_answers_and_others_are_served() {
     eprintln!("200 000 operations: {:?}", t.elapsed());
 
     drop(d);
+}
+
+fn cpu_ticks(pid: u32) -> u64 {
+    // utime + stime, fields 14 and 15 of /proc/PID/stat (after the comm).
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let rest = &s[s.rfind(')').unwrap() + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap()
+}
+
+/// Out of descriptors, accept(2) fails while clients wait: the server
+/// rests its listeners (it used to poll them again at once and spin),
+/// serves the connections it has, and takes the waiting clients once
+/// descriptors are back.
+#[test]
+fn out_of_descriptors_the_server_rests_its_listeners_instead_of_spinning() {
+    let dir = temp_dir("emfile");
+    let d = Daemon {
+        child: start(&dir),
+        dir: dir.clone(),
+    };
+    let pid = d.child.id();
+    let mut good = Client::connect(&dir);
+    assert!(good.call("echo", json!(["first"])).is_some());
+    let used = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .count() as u64;
+    let (soft, hard) = netdev::os::nofile_limit(pid).unwrap();
+    netdev::os::set_nofile_limit(pid, used, hard).unwrap();
+    let mut waiting: Vec<Client> = (0..10).map(|_| Client::connect(&dir)).collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let before = cpu_ticks(pid);
+    std::thread::sleep(Duration::from_secs(2));
+    let ticks = cpu_ticks(pid) - before;
+    eprintln!("CPU in 2 s out of descriptors: {ticks} ticks (100 a second)");
+    assert!(ticks < 40, "{ticks} ticks in 2 s: the server thread spins");
+    assert!(
+        good.call("echo", json!(["meanwhile"])).is_some(),
+        "the connection it has is served"
+    );
+    netdev::os::set_nofile_limit(pid, soft, hard).unwrap();
+    let last = waiting.last_mut().unwrap();
+    assert!(
+        last.call("echo", json!(["at last"])).is_some(),
+        "a waiting client is taken once descriptors are back"
+    );
 }

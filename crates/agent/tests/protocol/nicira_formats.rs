@@ -165,3 +165,34 @@ fn oxm_is_refused_and_1_3_has_no_set_flow_format() {
         ofp::error::ErrorCode::BadRequest(ofp::error::BadRequestCode::BadExpType)
     );
 }
+
+/// OFPST_TABLE on OpenFlow 1.0, as plain `ovs-ofctl --names` asks for the
+/// tables' names: a table nobody named has none (Open vSwitch's reply, so
+/// ovs-ofctl prints `table=0`), a configured name is there.
+#[test]
+fn table_stats_name_only_the_tables_that_have_a_name() {
+    use ofp::msg::multipart::{MultipartRequest, MultipartRequestBody as Q};
+    let mut a = agent();
+    a.set_table_names(&std::collections::BTreeMap::from([(
+        2,
+        "Output".to_string(),
+    )]));
+    let id = open10(&mut a);
+    let q = Message::MultipartRequest(MultipartRequest::new(Q::Table));
+    let replies = send10(&mut a, id, &q);
+    let tables: Vec<_> = replies
+        .iter()
+        .flat_map(|m| match m {
+            Message::MultipartReply(r) => match &r.body {
+                R::Table(v) => v.clone(),
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert!(tables.len() > 3);
+    for t in &tables {
+        let want = if t.table_id == 2 { "Output" } else { "" };
+        assert_eq!(t.name.as_str(), want, "table {}", t.table_id);
+    }
+}

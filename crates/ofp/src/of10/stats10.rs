@@ -302,6 +302,8 @@ fn decode_flow_stats(r: &mut Reader<'_>) -> Result<FlowStats> {
     let byte_count = b.u64()?;
     let instructions = decode_instructions(&mut b, Ctx::of_match(&m))?;
     Ok(FlowStats {
+        idle_age: None,
+        hard_age: None,
         table_id,
         duration_sec,
         duration_nsec,
@@ -323,7 +325,7 @@ pub const TABLE_STATS10_LEN: usize = 64;
 fn encode_table_stats(t: &TableStats, out: &mut Vec<u8>) {
     out.put_u8(t.table_id);
     zeros(out, 3);
-    out.extend_from_slice(&FixedStr::<32>::new(&format!("table{}", t.table_id)).0);
+    out.extend_from_slice(&t.name.0);
     out.put_u32(OFPFW10_ALL);
     out.put_u32(TABLE_MAX_ENTRIES);
     out.put_u32(t.active_count);
@@ -333,9 +335,12 @@ fn encode_table_stats(t: &TableStats, out: &mut Vec<u8>) {
 
 fn decode_table_stats(r: &mut Reader<'_>) -> Result<TableStats> {
     let table_id = r.u8()?;
-    r.skip(3 + 32 + 8)?;
+    r.skip(3)?;
+    let name = FixedStr(r.array::<32>()?);
+    r.skip(8)?;
     Ok(TableStats {
         table_id,
+        name,
         active_count: r.u32()?,
         lookup_count: r.u64()?,
         matched_count: r.u64()?,
@@ -439,6 +444,7 @@ mod tests {
     fn table_stats_entry_is_64_bytes_with_ovs_defaults() {
         let t = TableStats {
             table_id: 2,
+            name: FixedStr::new("Output"),
             active_count: 5,
             lookup_count: 6,
             matched_count: 7,
@@ -446,11 +452,27 @@ mod tests {
         let mut out = Vec::new();
         encode_table_stats(&t, &mut out);
         assert_eq!(out.len(), TABLE_STATS10_LEN);
-        assert_eq!(&out[4..10], b"table2");
+        assert_eq!(&out[4..11], b"Output\0");
         assert_eq!(&out[36..40], &OFPFW10_ALL.to_be_bytes());
         assert_eq!(&out[40..44], &TABLE_MAX_ENTRIES.to_be_bytes());
         let b = Bytes::from(out);
         let mut r = Reader::new(&b, ErrorCode::BAD_LEN);
         assert_eq!(decode_table_stats(&mut r).unwrap(), t);
+    }
+
+    #[test]
+    fn an_unnamed_table_has_an_empty_name_as_in_open_vswitch() {
+        // Open vSwitch names no table unless told to, and ovs-ofctl
+        // --names then prints `table=0`, not a made-up `table=table0`.
+        let t = TableStats {
+            table_id: 0,
+            ..TableStats::default()
+        };
+        let mut out = Vec::new();
+        encode_table_stats(&t, &mut out);
+        assert_eq!(&out[4..36], &[0u8; 32]);
+        let b = Bytes::from(out);
+        let mut r = Reader::new(&b, ErrorCode::BAD_LEN);
+        assert_eq!(decode_table_stats(&mut r).unwrap().name.as_str(), "");
     }
 }

@@ -282,6 +282,8 @@ fn messages_without_a_1_0_form_write_nothing() {
 
 fn flow_stats(n_actions: usize) -> FlowStats {
     FlowStats {
+        idle_age: None,
+        hard_age: None,
         table_id: 0,
         duration_sec: 1,
         duration_nsec: 2,
@@ -340,6 +342,7 @@ fn long_stats_replies_are_split_with_reply_more() {
 fn table_stats_reply_golden_layout() {
     let m = MultipartReply::new(MultipartReplyBody::Table(vec![TableStats {
         table_id: 0,
+        name: Default::default(),
         active_count: 1,
         lookup_count: 2,
         matched_count: 3,

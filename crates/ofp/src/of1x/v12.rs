@@ -254,7 +254,7 @@ pub const INSTRUCTIONS_12: u32 = 0x3e;
 pub fn encode_table_stats(t: &TableStats, out: &mut Vec<u8>) {
     out.put_u8(t.table_id);
     zeros(out, 7);
-    out.extend_from_slice(&FixedStr::<32>::new(&format!("table{}", t.table_id)).0);
+    out.extend_from_slice(&t.name.0);
     out.put_u64(FIELDS_12); // match
     out.put_u64(FIELDS_12); // wildcards
     out.put_u32(ACTIONS_12); // write_actions
@@ -274,9 +274,12 @@ pub fn encode_table_stats(t: &TableStats, out: &mut Vec<u8>) {
 /// Reads one `ofp12_table_stats` (the counters).
 pub fn decode_table_stats(r: &mut Reader<'_>) -> Result<TableStats> {
     let table_id = r.u8()?;
-    r.skip(7 + 32 + 8 * 2 + 4 * 2 + 8 * 4 + 4 * 3)?;
+    r.skip(7)?;
+    let name = FixedStr(r.array::<32>()?);
+    r.skip(8 * 2 + 4 * 2 + 8 * 4 + 4 * 3)?;
     Ok(TableStats {
         table_id,
+        name,
         active_count: r.u32()?,
         lookup_count: r.u64()?,
         matched_count: r.u64()?,
@@ -370,5 +373,32 @@ pub fn encode_flow_stats(f: &FlowStats, out: &mut Vec<u8>) {
     let at = start + 18;
     if let Some(b) = out.get_mut(at..at + 2) {
         b.copy_from_slice(&[0, 0]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_stats_carry_the_name_or_none_as_open_vswitch() {
+        for name in ["", "Classifier"] {
+            let t = TableStats {
+                table_id: 3,
+                name: FixedStr::new(name),
+                active_count: 1,
+                lookup_count: 2,
+                matched_count: 3,
+            };
+            let mut out = Vec::new();
+            encode_table_stats(&t, &mut out);
+            assert_eq!(out.len(), 128);
+            let mut want = [0u8; 32];
+            want[..name.len()].copy_from_slice(name.as_bytes());
+            assert_eq!(&out[8..40], &want);
+            let b = bytes::Bytes::from(out);
+            let mut r = Reader::new(&b, crate::error::ErrorCode::BAD_LEN);
+            assert_eq!(decode_table_stats(&mut r).unwrap(), t);
+        }
     }
 }

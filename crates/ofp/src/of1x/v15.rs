@@ -209,6 +209,7 @@ pub(crate) fn reply_body(body: &MultipartReplyBody) -> ReplyBody {
             encode_oxs(
                 &Oxs {
                     duration: None,
+                    idle_time: None,
                     packet: Some(a.packet_count),
                     byte: Some(a.byte_count),
                     flow_count: Some(a.flow_count),
@@ -304,13 +305,16 @@ fn decode_flow_mod(r: &mut Reader<'_>) -> Result<FlowMod> {
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Oxs {
     pub duration: Option<(u32, u32)>,
+    /// OXS `idle_time`: whole seconds (Open vSwitch writes the seconds
+    /// only, the nanoseconds 0).
+    pub idle_time: Option<u32>,
     pub packet: Option<u64>,
     pub byte: Option<u64>,
     pub flow_count: Option<u32>,
 }
 
 /// `ofp_oxs_stat` and its fields, padded to 8 bytes (Open vSwitch's
-/// `oxs_put_stats` order: duration, packet, byte, flow count).
+/// `oxs_put_stats` order: duration, idle time, packet, byte, flow count).
 pub fn encode_oxs(s: &Oxs, out: &mut Vec<u8>) {
     let start = out.len();
     out.put_u16(0);
@@ -324,6 +328,11 @@ pub fn encode_oxs(s: &Oxs, out: &mut Vec<u8>) {
         field(out, 0, 8);
         out.put_u32(sec);
         out.put_u32(nsec);
+    }
+    if let Some(idle) = s.idle_time {
+        field(out, 1, 8);
+        out.put_u32(idle);
+        out.put_u32(0);
     }
     if let Some(p) = s.packet {
         field(out, 4, 8);
@@ -363,6 +372,7 @@ pub fn decode_oxs(r: &mut Reader<'_>) -> Result<Oxs> {
         }
         match (f, flen) {
             (0, 8) => s.duration = Some((v.u32()?, v.u32()?)),
+            (1, 8) => s.idle_time = Some(v.u32()?),
             (3, 4) => s.flow_count = Some(v.u32()?),
             (4, 8) => s.packet = Some(v.u64()?),
             (5, 8) => s.byte = Some(v.u64()?),
@@ -436,6 +446,7 @@ fn encode_flow_removed(f: &FlowRemoved, out: &mut Vec<u8>) {
     encode_oxs(
         &Oxs {
             duration: Some((f.duration_sec, f.duration_nsec)),
+            idle_time: None,
             packet: Some(f.packet_count),
             byte: Some(f.byte_count),
             flow_count: None,
@@ -486,6 +497,7 @@ pub fn encode_flow_desc(f: &FlowStats, out: &mut Vec<u8>) {
     encode_oxs(
         &Oxs {
             duration: Some((f.duration_sec, f.duration_nsec)),
+            idle_time: f.idle_age,
             packet: Some(f.packet_count),
             byte: Some(f.byte_count),
             flow_count: None,
@@ -520,6 +532,8 @@ pub fn decode_flow_desc(r: &mut Reader<'_>) -> Result<FlowStats> {
     let instructions = decode_instructions15(e.slice(n)?)?;
     let (duration_sec, duration_nsec) = s.duration.unwrap_or((0, 0));
     Ok(FlowStats {
+        idle_age: s.idle_time,
+        hard_age: None,
         table_id,
         duration_sec,
         duration_nsec,

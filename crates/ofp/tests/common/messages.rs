@@ -448,6 +448,8 @@ pub fn flow_stats() -> impl Strategy<Value = FlowStats> {
                 match_,
                 instructions,
             )| FlowStats {
+                idle_age: None,
+                hard_age: None,
                 table_id,
                 duration_sec: ds,
                 duration_nsec: dn,
@@ -492,6 +494,7 @@ pub fn mp_reply() -> impl Strategy<Value = MultipartReply> {
         vec(
             any::<(u8, u32, u64, u64)>().prop_map(|(t, a, l, m)| TableStats {
                 table_id: t,
+                name: Default::default(),
                 active_count: a,
                 lookup_count: l,
                 matched_count: m

@@ -118,6 +118,7 @@ impl Pipeline {
                         let new = Arc::new(Rule {
                             instructions: m.instructions.clone(),
                             counters,
+                            modified_ns: m.now_ns,
                             ..clone_rule(&r)
                         });
                         self.tables[t].replace(new.clone());
@@ -211,6 +212,7 @@ impl Pipeline {
                     job.modify = Some(ModifyTo {
                         instructions: fm.instructions.clone().into_boxed_slice(),
                         reset: fm.flags & ff::RESET_COUNTS != 0,
+                        now_ns,
                     });
                     job.pending.push((fm.table_id, table.addresses()));
                     return Ok(Applied::Rounds(Box::new(job)));
@@ -234,6 +236,7 @@ impl Pipeline {
                     let new = Arc::new(Rule {
                         instructions: instructions.clone(),
                         counters,
+                        modified_ns: now_ns,
                         ..clone_rule(&old)
                     });
                     table.replace(new.clone());
@@ -347,6 +350,7 @@ impl Pipeline {
             hard_timeout: fm.hard_timeout,
             flags: fm.flags,
             created_ns: now_ns,
+            modified_ns: now_ns,
             counters,
         });
         let table = &mut self.tables[fm.table_id as usize];
@@ -509,6 +513,8 @@ pub fn flow_stats_entry(r: &Rule, now_ns: u64) -> FlowStats {
     let t = r.counters.totals();
     let (duration_sec, duration_nsec) = age(r, now_ns);
     FlowStats {
+        idle_age: Some(secs_since(r.last_used_ns(), now_ns)),
+        hard_age: Some(secs_since(r.modified_ns, now_ns)),
         table_id: r.table_id,
         duration_sec,
         duration_nsec,
@@ -522,6 +528,11 @@ pub fn flow_stats_entry(r: &Rule, now_ns: u64) -> FlowStats {
         match_: r.match_.get(),
         instructions: r.instructions.to_vec(),
     }
+}
+
+/// Whole seconds from `since_ns` to `now_ns` (0 if `since_ns` is later).
+fn secs_since(since_ns: u64, now_ns: u64) -> u32 {
+    (now_ns.saturating_sub(since_ns) / 1_000_000_000).min(u32::MAX as u64) as u32
 }
 
 /// How long `r` has been installed at `now_ns`: (seconds, nanoseconds).
@@ -546,6 +557,7 @@ pub(super) fn clone_rule(r: &Rule) -> Rule {
         hard_timeout: r.hard_timeout,
         flags: r.flags,
         created_ns: r.created_ns,
+        modified_ns: r.modified_ns,
         counters: r.counters.clone(),
     }
 }
@@ -643,6 +655,8 @@ pub struct FlowModJob {
 struct ModifyTo {
     instructions: Box<[ofp::Instruction]>,
     reset: bool,
+    /// When the MODIFY came: the rules' new `modified_ns`.
+    now_ns: u64,
 }
 
 impl FlowModJob {

@@ -109,7 +109,14 @@ pub(crate) struct LearnState {
     by_learner: HashMap<RuleId, Taught>,
     rate: Vec<Gcra>,
     pub(crate) stats: LearnStats,
+    /// Per worker, the highest sequence number of a flow it holds until
+    /// publication taken here ([`crate::Snapshot::learned_seen`]).
+    pub(crate) seen: Vec<u64>,
 }
+
+/// Workers whose held flows are acknowledged (a bound on `seen`; a
+/// datapath runs far fewer).
+const MAX_WORKERS: usize = 4096;
 
 fn installed(tables: &[FlowTable], t: u8, w: &Weak<Rule>) -> bool {
     let Some(r) = w.upgrade() else {
@@ -135,6 +142,15 @@ impl Pipeline {
     /// `now_ns`, within the limits above. Whether it was added; every
     /// outcome is counted in [`Pipeline::learn_stats`].
     pub fn learn(&mut self, l: &Learned, now_ns: u64) -> bool {
+        // Whatever becomes of it, the worker holding it may let it go
+        // from the next snapshot on.
+        if l.seq != 0 && l.worker < MAX_WORKERS {
+            let seen = &mut self.learning.seen;
+            if seen.len() <= l.worker {
+                seen.resize(l.worker + 1, 0);
+            }
+            seen[l.worker] = seen[l.worker].max(l.seq);
+        }
         let fm = &l.flow_mod;
         let t = fm.table_id;
         let n = self.tables.len();

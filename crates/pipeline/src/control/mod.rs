@@ -396,6 +396,7 @@ impl Pipeline {
             miss_to_controller: self.miss_to_controller,
             conntrack: self.conntrack.clone(),
             geneve: self.geneve.clone(),
+            learned_seen: self.learning.seen.as_slice().into(),
         })
     }
 

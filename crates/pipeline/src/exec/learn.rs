@@ -7,7 +7,9 @@
 //! The control plane adds it ([`crate::Pipeline::learn`]), within the
 //! limits that keep a flood of distinct packets from filling the tables.
 //! The learned flow is seen by the packets after it is published, not by
-//! the one that taught it (Open vSwitch adds it at once).
+//! the one that taught it; until then the worker that taught it holds it
+//! for its own next packets ([`super::unpublished`]), as Open vSwitch, which
+//! adds it at once, lets the next packet see it.
 //!
 //! A learned match holds the packet's bits for each spec; the fields'
 //! OpenFlow prerequisites (eth_type for an IP address, ip_proto for a
@@ -44,6 +46,11 @@ pub struct Learned {
     /// Most flows the learner may have taught that are still installed
     /// (0: no limit).
     pub limit: u32,
+    /// The worker that holds the flow until it is published, and its
+    /// sequence number there (0: no worker holds it), for the control
+    /// plane to acknowledge ([`super::unpublished`]).
+    pub worker: usize,
+    pub seq: u64,
 }
 
 /// How long a worker keeps a flow it taught from being taught again.
@@ -174,6 +181,8 @@ pub(super) fn build(l: &Learn, learner: RuleId, mut read: impl FnMut(OxmField) -
         learner,
         delete_learned: l.flags & flags::DELETE_LEARNED != 0,
         limit: l.limit,
+        worker: 0,
+        seq: 0,
     }
 }
 

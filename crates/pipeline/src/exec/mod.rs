@@ -50,18 +50,24 @@ mod nicira;
 mod output;
 mod pause;
 mod resubmit;
+mod unpublished;
 mod walk;
 mod worker;
 
 use crate::snapshot::{GroupRt, Output, PacketInExtra, Snapshot, ToController};
 use action_set::ActionSet;
 pub use learn::{Learned, PENDING_MAX as LEARN_PENDING_MAX, RELEARN_NS};
+use unpublished::Unpublished;
+pub use unpublished::{MAX as UNPUBLISHED_MAX, TTL_NS as UNPUBLISHED_TTL_NS};
 pub(crate) use worker::trace_run;
 pub use worker::{Worker, EMC_ENTRIES};
 
 /// The state a packet carries through the pipeline.
 struct Ctx<'a> {
     snap: &'a Snapshot,
+    /// Flows the worker taught that its packets see until they are
+    /// published ([`unpublished`]).
+    unpublished: &'a Unpublished,
     worker: usize,
     in_port: u32,
     now_ns: u64,
@@ -111,6 +117,7 @@ impl<'a> Ctx<'a> {
     fn new(snap: &'a Snapshot, worker: usize, in_port: u32, now_ns: u64) -> Self {
         Ctx {
             snap,
+            unpublished: &unpublished::NONE,
             worker,
             in_port,
             now_ns,

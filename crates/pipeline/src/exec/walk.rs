@@ -16,6 +16,7 @@ impl Exec {
         worker: usize,
         emc: Option<&mut Emc>,
         mut paths: Option<&mut crate::lookup::paths::Paths>,
+        held: &mut Unpublished,
         snap: &Snapshot,
         in_port: u32,
         tun: &TunnelMeta,
@@ -49,11 +50,20 @@ impl Exec {
             }
             self.note(format!("Flow: {}", describe_key(&self.key)));
         }
+        let holding = !held.is_empty();
+        if !T && holding {
+            held.prune(snap, worker, now_ns);
+        }
+        let taught_before = self.teach.pending.len();
         // A walk recorded for this ingress key replays; otherwise this one
-        // is recorded, when the cache is in use.
+        // is recorded, when the cache is in use (not while flows this
+        // worker taught wait for publication: see `unpublished`).
         let mut replay = None;
         let mut ingress = None;
-        if let Some(p) = paths.as_deref_mut().filter(|_| snap.multi_table) {
+        if let Some(p) = paths
+            .as_deref_mut()
+            .filter(|_| snap.multi_table && !holding)
+        {
             replay = p.get(snap.version, &self.key);
             if replay.is_none() {
                 ingress = Some(self.key);
@@ -62,10 +72,18 @@ impl Exec {
         }
         let record = ingress.is_some();
         self.uncacheable = false;
-        self.run_walk::<T, B>(worker, emc, snap, in_port, frame, now_ns, replay, record);
+        self.run_walk::<T, B>(
+            worker, emc, held, snap, in_port, frame, now_ns, replay, record,
+        );
         if let (Some(key), Some(p), false) = (ingress, paths, self.uncacheable) {
             p.put(snap.version, &key, &self.recorded);
             self.recorded.clear();
+        }
+        // What this packet taught, its next ones see.
+        if !T && self.teach.pending.len() > taught_before {
+            for l in &mut self.teach.pending[taught_before..] {
+                held.hold(l, snap, worker, now_ns);
+            }
         }
         &self.outputs
     }
@@ -77,6 +95,7 @@ impl Exec {
         &mut self,
         worker: usize,
         emc: Option<&mut Emc>,
+        held: &Unpublished,
         snap: &Snapshot,
         in_port: u32,
         frame: &mut B,
@@ -85,6 +104,7 @@ impl Exec {
         record: bool,
     ) -> Walk {
         let mut cx = Ctx {
+            unpublished: held,
             cookie: 0,
             buckets_run: std::mem::take(&mut self.buckets_carried),
             replay,
@@ -196,6 +216,12 @@ impl Exec {
                     }
                     r
                 }
+            };
+            // A flow this worker taught and has not seen published yet.
+            let found = if cx.unpublished.is_empty() {
+                found
+            } else {
+                cx.unpublished.over(table as u8, &self.key, found)
             };
             if other_port.is_some() {
                 self.key.set(s::IN_PORT, cx.in_port as u64);

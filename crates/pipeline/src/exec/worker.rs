@@ -13,6 +13,9 @@ pub struct Worker {
     emc: Option<Emc>,
     paths: Option<crate::lookup::paths::Paths>,
     ahead: crate::lookup::lookahead::Ahead,
+    /// Flows this worker taught that its packets see until they are
+    /// published ([`super::unpublished`]).
+    unpublished: Unpublished,
 }
 
 /// Default exact-match cache size (entries).
@@ -32,6 +35,7 @@ impl Worker {
             emc: (entries > 0).then(|| Emc::new(entries)),
             paths: (entries > 0).then(|| crate::lookup::paths::Paths::new(entries / 2)),
             ahead: crate::lookup::lookahead::Ahead::new(),
+            unpublished: Unpublished::default(),
         }
     }
 
@@ -65,6 +69,12 @@ impl Worker {
     /// [`RELEARN_NS`], dropped because [`LEARN_PENDING_MAX`] were waiting).
     pub fn learn_skipped(&self) -> (u64, u64) {
         (self.exec.teach.repeated, self.exec.teach.dropped)
+    }
+
+    /// Flows this worker taught that its packets see until they are
+    /// published: (held now, held so far) ([`crate::exec`]'s `unpublished`).
+    pub fn unpublished(&self) -> (usize, u64) {
+        (self.unpublished.len(), self.unpublished.held)
     }
 
     /// Heap bytes of this worker's learning bookkeeping (the flows it
@@ -160,6 +170,7 @@ impl Worker {
             self.id,
             self.emc.as_mut(),
             self.paths.as_mut(),
+            &mut self.unpublished,
             snap,
             in_port,
             tun,
@@ -232,6 +243,7 @@ impl Worker {
                 id,
                 None,
                 None,
+                &mut Unpublished::default(),
                 snap,
                 in_port,
                 &o.tunnel.meta(),
@@ -280,7 +292,18 @@ pub(crate) fn trace_run(
     e.tci = opts.tci;
     let mut f = frame.to_vec();
     let outputs = e
-        .process::<true, _>(0, None, None, snap, in_port, tun, &[], &mut f, 0)
+        .process::<true, _>(
+            0,
+            None,
+            None,
+            &mut Unpublished::default(),
+            snap,
+            in_port,
+            tun,
+            &[],
+            &mut f,
+            0,
+        )
         .to_vec();
     let outputs = outputs
         .into_iter()

@@ -78,31 +78,27 @@ impl Deadlines {
 }
 
 /// Whether `rule` has expired at `now_ns`, and why: the hard timeout when
-/// it has passed, else the idle one (from its last hit, or its creation).
+/// it has passed, else the idle one. Both count from the rule's addition
+/// or last MODIFY, the idle one from its last hit if later: a MODIFY
+/// starts both again, as in Open vSwitch.
 pub(crate) fn expired(rule: &Rule, now_ns: u64) -> Option<FlowRemovedReason> {
     let secs = |s: u16| s as u64 * 1_000_000_000;
-    if rule.hard_timeout != 0 && now_ns >= rule.created_ns + secs(rule.hard_timeout) {
+    if rule.hard_timeout != 0 && now_ns >= rule.modified_ns + secs(rule.hard_timeout) {
         return Some(FlowRemovedReason::HardTimeout);
     }
-    if rule.idle_timeout != 0 {
-        let last = rule.counters.totals().last_hit_ns.max(rule.created_ns);
-        if now_ns >= last + secs(rule.idle_timeout) {
-            return Some(FlowRemovedReason::IdleTimeout);
-        }
+    if rule.idle_timeout != 0 && now_ns >= rule.last_used_ns() + secs(rule.idle_timeout) {
+        return Some(FlowRemovedReason::IdleTimeout);
     }
     None
 }
 
 /// When `rule` expires if nothing hits it again: the earlier of its hard
-/// deadline and its idle deadline (from its last hit, or its creation);
-/// None without a timeout.
+/// deadline and its idle deadline (as [`expired`] counts them); None
+/// without a timeout.
 pub(crate) fn due_at(rule: &Rule) -> Option<u64> {
     let secs = |s: u16| s as u64 * 1_000_000_000;
-    let hard = (rule.hard_timeout != 0).then(|| rule.created_ns + secs(rule.hard_timeout));
-    let idle = (rule.idle_timeout != 0).then(|| {
-        let last = rule.counters.totals().last_hit_ns.max(rule.created_ns);
-        last + secs(rule.idle_timeout)
-    });
+    let hard = (rule.hard_timeout != 0).then(|| rule.modified_ns + secs(rule.hard_timeout));
+    let idle = (rule.idle_timeout != 0).then(|| rule.last_used_ns() + secs(rule.idle_timeout));
     match (hard, idle) {
         (Some(h), Some(i)) => Some(h.min(i)),
         (h, i) => h.or(i),

@@ -241,6 +241,7 @@ mod tests {
             hard_timeout: 0,
             id,
             created_ns: 0,
+            modified_ns: 0,
             match_: StoredMatch::from_wire(&[]),
             packed: PackedKey::pack(key),
         })

@@ -172,6 +172,10 @@ pub struct Rule {
     pub id: RuleId,
     /// When the entry was added (MODIFY keeps it), ns on the caller's clock.
     pub created_ns: u64,
+    /// When the entry was added or last modified (a MODIFY's time): what
+    /// its hard timeout and `hard_age` count from, and where its idle
+    /// time starts again, as in Open vSwitch.
+    pub modified_ns: u64,
     /// The match as the controller sent it (for stats and FLOW_REMOVED).
     pub match_: StoredMatch,
     /// The compiled match, packed ([`Rule::key`] gives it whole).
@@ -185,6 +189,13 @@ impl Rule {
     pub fn is_conjunctive(&self) -> bool {
         matches!(&*self.instructions, [Instruction::ApplyActions(list)]
             if list.iter().any(|a| matches!(a, ofp::Action::Conjunction(_))))
+    }
+
+    /// When the entry was last used: its last packet, or its addition or
+    /// last modification if later (its idle timeout and `idle_age` count
+    /// from here).
+    pub fn last_used_ns(&self) -> u64 {
+        self.counters.totals().last_hit_ns.max(self.modified_ns)
     }
 
     /// The compiled match.

@@ -25,6 +25,8 @@ pub mod desired;
 mod serve;
 pub mod status;
 
+pub use serve::{Counters, LOCAL_RESERVE, MAX_CONNS};
+
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::mpsc::{channel, Sender};
@@ -44,6 +46,11 @@ pub struct Options {
     /// The database file (created if missing).
     pub file: PathBuf,
     pub identity: Option<tls::Tls>,
+    /// Connections held at most (`--ovsdb-max-connections`; at the cap a
+    /// newcomer takes an idle connection's place: `serve`'s docs).
+    pub max_connections: usize,
+    /// The server thread's figures, shared with the metrics endpoint.
+    pub counters: Arc<Counters>,
 }
 
 /// The control thread's end of the database side.
@@ -110,9 +117,17 @@ impl Handle {
             to_control: EventFd::new().map_err(|e| format!("ovsdb: eventfd: {e}"))?,
             to_server: EventFd::new().map_err(|e| format!("ovsdb: eventfd: {e}"))?,
             stop: AtomicBool::new(false),
+            counters: o.counters,
         });
         let (tx, rx) = channel();
-        let serve = serve::Serve::new(server, shared.clone(), rx, &o.remotes, o.identity)?;
+        let serve = serve::Serve::new(
+            server,
+            shared.clone(),
+            rx,
+            &o.remotes,
+            o.identity,
+            o.max_connections,
+        )?;
         let thread = std::thread::Builder::new()
             .name("ovsdb".into())
             .spawn(move || serve.run())

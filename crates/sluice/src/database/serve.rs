@@ -8,13 +8,31 @@
 //! the packet workers must not wait on it. The control thread only ever
 //! sees whole snapshots (`Arc<ovsdb::Database>`, the rows shared).
 //!
-//! Connections: at most [`MAX_CONNS`]; each has the `jsonrpc` crate's
-//! bounds (a message of at most 64 MiB and 127 levels of nesting; 16 MiB
-//! of replies and updates it has not read, past which it is dropped with
-//! a log line). A bad message closes only its connection.
+//! Connections: at most `--ovsdb-max-connections` ([`MAX_CONNS`] by
+//! default), and the cap never locks a new client out while a connection
+//! is idle. A connection is idle when it holds nothing: no monitor, no
+//! lock held or waited for, no transaction blocked in a `wait`
+//! ([`Server::is_idle`]), nothing unsent, no message half received, and
+//! it is not a manager connection sluice dialled itself. At the cap, a
+//! newcomer takes the place of the connection idle longest (the longest
+//! since it last sent a message), which is closed and counted
+//! ([`Counters::evicted`], a log line); a connection with a monitor (a
+//! live IDL client) or anything else in hand is never closed for one.
+//! When none is idle, a newcomer on a Unix socket (a local administrator's
+//! `ovs-vsctl`) may still take one of [`LOCAL_RESERVE`] places beyond the
+//! cap; any other is accepted and closed at once (counted in
+//! [`Counters::refused`]), so that it fails fast instead of hanging.
+//!
+//! Each connection has the `jsonrpc` crate's bounds (a message of at most
+//! 64 MiB and 64 levels of nesting; 16 MiB of replies and updates it has
+//! not read, past which it is dropped with a log line). A bad message
+//! closes only its connection, and only after the requests that came
+//! before it on that connection are answered: the connection reads no
+//! more and is closed once its replies are written (or after [`LINGER`],
+//! if the peer does not read them).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::mpsc::{Receiver, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -24,8 +42,30 @@ use netdev::os::EventFd;
 use ovsdb::server::{Out, Server, SessionId};
 use serde_json::Value;
 
-/// Connections served at once (more wait in the listen backlog).
+/// Connections served at once unless `--ovsdb-max-connections` says
+/// otherwise (see the module docs for what happens at the cap).
 pub const MAX_CONNS: usize = 1024;
+
+/// Places beyond the cap for newcomers on a Unix socket when no
+/// connection is idle.
+pub const LOCAL_RESERVE: usize = 16;
+
+/// How long a connection that is over (a bad message, or the peer's
+/// close) is kept to write the replies it still has queued.
+pub const LINGER: Duration = Duration::from_secs(5);
+
+/// How long listeners rest after an accept error (out of descriptors:
+/// polling them again at once would spin).
+const ACCEPT_REST: Duration = Duration::from_millis(200);
+
+/// Connections accepted per listener per round (the rest wait for the
+/// next round: accepting is bounded work too).
+const ACCEPTS_PER_ROUND: usize = 256;
+
+/// Log lines about the cap (evictions, refusals): at most this many per
+/// [`LOG_WINDOW`], the counters keeping the full count.
+const LOG_LINES: u32 = 20;
+const LOG_WINDOW: Duration = Duration::from_secs(10);
 
 /// Bytes of partial messages all connections may hold together; past it,
 /// connections holding more than [`SMALL`] are not read until it falls
@@ -47,12 +87,87 @@ pub struct Shared {
     /// Bumped when a write-back is queued or the server should stop.
     pub to_server: EventFd,
     pub stop: AtomicBool,
+    /// What the server thread counts (read by the metrics endpoint).
+    pub counters: Arc<Counters>,
+}
+
+/// The server thread's connection figures.
+#[derive(Debug, Default)]
+pub struct Counters {
+    /// Connections held now.
+    pub connections: AtomicU64,
+    /// Idle connections closed to make room for a newcomer at the cap.
+    pub evicted: AtomicU64,
+    /// Newcomers closed at once: at the cap, none idle, no reserve.
+    pub refused: AtomicU64,
 }
 
 struct Client {
     conn: Conn,
     /// The remote's text, for logs.
     from: String,
+    /// Dialled by sluice (a manager): never closed for a newcomer.
+    dialled: bool,
+    /// When it last sent a message (or was accepted).
+    last_heard: Instant,
+    /// Reading is over: closed once its queued replies are written, or at
+    /// this time.
+    closing: Option<Instant>,
+}
+
+impl Client {
+    fn new(conn: Conn, from: &str, dialled: bool) -> Client {
+        Client {
+            conn,
+            from: from.to_string(),
+            dialled,
+            last_heard: Instant::now(),
+            closing: None,
+        }
+    }
+}
+
+/// Which connection gives its place to a newcomer: among the idle ones
+/// (`(session, idle, last heard)`), the one heard from longest ago.
+fn pick_victim(clients: impl Iterator<Item = (SessionId, bool, Instant)>) -> Option<SessionId> {
+    clients
+        .filter(|&(_, idle, _)| idle)
+        .min_by_key(|&(k, _, heard)| (heard, k))
+        .map(|(k, _, _)| k)
+}
+
+/// A budget of log lines per window.
+#[derive(Default)]
+struct LogLimit {
+    window_start: Option<Instant>,
+    lines: u32,
+    left_out: u64,
+}
+
+impl LogLimit {
+    fn allow(&mut self, now: Instant) -> bool {
+        if self
+            .window_start
+            .is_none_or(|t| now.duration_since(t) >= LOG_WINDOW)
+        {
+            if self.left_out > 0 {
+                tracing::warn!(
+                    left_out = self.left_out,
+                    "ovsdb: connection-cap log lines left out"
+                );
+            }
+            self.window_start = Some(now);
+            self.lines = 0;
+            self.left_out = 0;
+        }
+        if self.lines < LOG_LINES {
+            self.lines += 1;
+            true
+        } else {
+            self.left_out += 1;
+            false
+        }
+    }
 }
 
 /// An active remote (`tcp:`, `ssl:`, `unix:`): dialled, and again after
@@ -78,6 +193,11 @@ pub struct Serve {
     /// The listeners the database asks for (Open_vSwitch
     /// manager_options), by target.
     managed: HashMap<String, ManagedRemote>,
+    /// Connections held at most (beyond it: see the module docs).
+    max_conns: usize,
+    cap_log: LogLimit,
+    /// Listeners are not polled until then (after an accept error).
+    resting_until: Option<Instant>,
 }
 
 enum ManagedRemote {
@@ -92,6 +212,7 @@ impl Serve {
         local: Receiver<Vec<Value>>,
         remotes: &[Remote],
         identity: Option<tls::Tls>,
+        max_conns: usize,
     ) -> Result<Serve, String> {
         let mut listeners = Vec::new();
         let mut actives = Vec::new();
@@ -117,6 +238,9 @@ impl Serve {
             started: Instant::now(),
             commits_seen: u64::MAX,
             managed: HashMap::new(),
+            max_conns: max_conns.max(1),
+            cap_log: LogLimit::default(),
+            resting_until: None,
         };
         s.publish();
         Ok(s)
@@ -135,19 +259,29 @@ impl Serve {
                 revents: 0,
             }];
             let nl = self.listeners.len();
+            // After an accept error (EMFILE...), listeners rest rather
+            // than wake every round.
+            let resting = self.resting_until.is_some_and(|t| Instant::now() < t);
+            let listen = |fd| {
+                let mut p = pollin(fd);
+                if resting {
+                    p.events = 0;
+                }
+                p
+            };
             for (_, l) in &self.listeners {
-                fds.push(pollin(l.fd()));
+                fds.push(listen(l.fd()));
             }
-            let managed: Vec<i32> = self
+            let managed: Vec<String> = self
                 .managed
-                .values()
-                .filter_map(|m| match m {
-                    ManagedRemote::Passive(l) => Some(l.fd()),
-                    ManagedRemote::Active(_) => None,
-                })
+                .iter()
+                .filter(|(_, m)| matches!(m, ManagedRemote::Passive(_)))
+                .map(|(t, _)| t.clone())
                 .collect();
-            for &fd in &managed {
-                fds.push(pollin(fd));
+            for t in &managed {
+                if let Some(ManagedRemote::Passive(l)) = self.managed.get(t) {
+                    fds.push(listen(l.fd()));
+                }
             }
             let keys: Vec<u64> = self.clients.keys().copied().collect();
             let mut busy = false;
@@ -155,7 +289,7 @@ impl Serve {
             for k in &keys {
                 let c = &self.clients[k];
                 let mut p = pollin(c.conn.fd());
-                if held > INPUT_BUDGET && c.conn.buffered() > SMALL {
+                if c.closing.is_some() || (held > INPUT_BUDGET && c.conn.buffered() > SMALL) {
                     p.events = 0;
                 }
                 if c.conn.wants_write() {
@@ -172,20 +306,20 @@ impl Serve {
             let _ = netdev::os::poll(&mut fds, timeout as i32);
             self.shared.to_server.clear();
             self.drain_local();
-            for (i, (name, l)) in self.listeners.iter().enumerate() {
+            for i in 0..nl {
                 if fds[1 + i].revents != 0 {
-                    accept_all(l, name, &mut self.clients, &mut self.server);
+                    self.accept_from(Some(i), None);
                 }
             }
-            for m in self.managed.iter() {
-                if let (t, ManagedRemote::Passive(l)) = m {
-                    accept_all(l, t, &mut self.clients, &mut self.server);
+            for (j, t) in managed.iter().enumerate() {
+                if fds[1 + nl + j].revents != 0 {
+                    self.accept_from(None, Some(t));
                 }
             }
             self.dial();
             let base = 1 + nl + managed.len();
             for (i, k) in keys.iter().enumerate() {
-                let gated = fds[base + i].events == 0;
+                let gated = fds[base + i].events & libc::POLLIN == 0;
                 let ready = !gated
                     && ((fds[base + i].revents & !libc::POLLOUT) != 0
                         || self.clients.get(k).is_some_and(|c| c.conn.has_more_input()));
@@ -224,24 +358,49 @@ impl Serve {
         let Some(c) = self.clients.get_mut(&k) else {
             return;
         };
+        if c.closing.is_some() {
+            return;
+        }
         let (session, from) = (k, c.from.clone());
         match c.conn.receive() {
             Ok(msgs) => {
+                if !msgs.is_empty() {
+                    c.last_heard = Instant::now();
+                }
+                // In order, each answered before the next is read: a bad
+                // message after them closes the connection only on the
+                // next call, once these have their replies.
                 for m in msgs {
                     let now = self.now_ms();
                     let outs = self.server.handle(session, &m.into_value(), now);
                     self.route(outs);
                 }
             }
-            Err(jsonrpc::ConnError::Closed) => self.close(k, None),
+            Err(jsonrpc::ConnError::Closed) => self.finish(k),
             Err(e) => {
                 tracing::warn!(client = %from, error = %e, "ovsdb: closing the connection");
-                self.close(k, None);
+                self.finish(k);
             }
         }
     }
 
-    fn close(&mut self, k: u64, _why: Option<&str>) {
+    /// Reading from `k` is over: its session goes now (monitors, locks,
+    /// blocked transactions), the connection once the replies it has
+    /// queued are written (at most [`LINGER`] from now).
+    fn finish(&mut self, k: u64) {
+        let Some(c) = self.clients.get_mut(&k) else {
+            return;
+        };
+        if !c.conn.wants_write() {
+            self.close(k);
+            return;
+        }
+        c.closing = Some(Instant::now() + LINGER);
+        let outs = self.server.close_session(k);
+        self.route(outs);
+    }
+
+    fn close(&mut self, k: u64) {
         if self.clients.remove(&k).is_some() {
             let outs = self.server.close_session(k);
             self.route(outs);
@@ -251,7 +410,105 @@ impl Serve {
                     a.next_try = Instant::now() + REDIAL;
                 }
             }
+            self.count_connections();
         }
+    }
+
+    fn count_connections(&self) {
+        self.shared
+            .counters
+            .connections
+            .store(self.clients.len() as u64, Relaxed);
+    }
+
+    /// Accepts what waits on a listener (by index in `listeners`, or a
+    /// Manager target's), each newcomer admitted as [`Serve::admit`] says.
+    fn accept_from(&mut self, listener: Option<usize>, managed: Option<&str>) {
+        for _ in 0..ACCEPTS_PER_ROUND {
+            let (name, l) = match (listener, managed) {
+                (Some(i), _) => (self.listeners[i].0.as_str(), &self.listeners[i].1),
+                (None, Some(t)) => match self.managed.get(t) {
+                    Some(ManagedRemote::Passive(l)) => (t, l),
+                    _ => return,
+                },
+                (None, None) => return,
+            };
+            let local = matches!(l, Listener::Unix { .. });
+            match l.accept() {
+                Ok(Some(s)) => {
+                    let name = name.to_string();
+                    self.admit(s, &name, local);
+                }
+                Ok(None) => return,
+                Err(e) => {
+                    if self.cap_log.allow(Instant::now()) {
+                        tracing::warn!(listener = %name, error = %e,
+                            "ovsdb: accept failed; listeners rest 200 ms");
+                    }
+                    self.resting_until = Some(Instant::now() + ACCEPT_REST);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// A newcomer: served, making room at the cap by closing the
+    /// connection idle longest, or from the local reserve, or refused
+    /// (see the module docs).
+    fn admit(&mut self, s: Stream, from: &str, local: bool) {
+        if self.clients.len() >= self.max_conns {
+            let server = &self.server;
+            let victim = pick_victim(self.clients.iter().map(|(&k, c)| {
+                let idle = !c.dialled
+                    && c.closing.is_none()
+                    && !c.conn.wants_write()
+                    && c.conn.buffered() == 0
+                    && server.is_idle(k);
+                (k, idle, c.last_heard)
+            }));
+            let now = Instant::now();
+            match victim {
+                Some(v) => {
+                    let n = self.shared.counters.evicted.fetch_add(1, Relaxed) + 1;
+                    if self.cap_log.allow(now) {
+                        let c = &self.clients[&v];
+                        tracing::info!(
+                            client = %c.from,
+                            idle_s = now.duration_since(c.last_heard).as_secs(),
+                            cap = self.max_conns,
+                            evicted_total = n,
+                            "ovsdb: at the connection cap; closing the connection idle longest for a newcomer"
+                        );
+                    }
+                    self.close(v);
+                }
+                None if local && self.clients.len() < self.max_conns + LOCAL_RESERVE => {
+                    if self.cap_log.allow(now) {
+                        tracing::warn!(
+                            listener = %from,
+                            cap = self.max_conns,
+                            "ovsdb: at the connection cap and none idle; a local client takes a reserved place"
+                        );
+                    }
+                }
+                None => {
+                    let n = self.shared.counters.refused.fetch_add(1, Relaxed) + 1;
+                    if self.cap_log.allow(now) {
+                        tracing::warn!(
+                            listener = %from,
+                            cap = self.max_conns,
+                            refused_total = n,
+                            "ovsdb: at the connection cap and none idle; newcomer closed"
+                        );
+                    }
+                    return;
+                }
+            }
+        }
+        let k = self.server.open_session();
+        self.clients
+            .insert(k, Client::new(Conn::new(s, limits()), from, false));
+        self.count_connections();
     }
 
     fn route(&mut self, outs: Vec<Out>) {
@@ -266,22 +523,29 @@ impl Serve {
             }
         }
         for k in dead {
-            self.close(k, None);
+            self.close(k);
         }
     }
 
     fn flush_all(&mut self) {
         let mut dead = Vec::new();
+        let now = Instant::now();
         for (k, c) in self.clients.iter_mut() {
             if let Err(e) = c.conn.flush() {
                 tracing::debug!(client = %c.from, error = %e, "ovsdb: connection ended");
                 dead.push(*k);
-            } else if c.conn.peer_closed() && c.conn.backlog() == 0 {
+            } else if (c.conn.peer_closed() && c.conn.backlog() == 0)
+                || (c.closing.is_some() && !c.conn.wants_write())
+            {
+                dead.push(*k);
+            } else if c.closing.is_some_and(|t| now >= t) {
+                tracing::debug!(client = %c.from, unsent = c.conn.backlog(),
+                    "ovsdb: closing connection did not read its replies in time");
                 dead.push(*k);
             }
         }
         for k in dead {
-            self.close(k, None);
+            self.close(k);
         }
     }
 
@@ -296,13 +560,9 @@ impl Serve {
             match Stream::connect(&r, self.identity.as_ref()) {
                 Ok(s) => {
                     let k = self.server.open_session();
-                    self.clients.insert(
-                        k,
-                        Client {
-                            conn: Conn::new(s, limits()),
-                            from: r.to_string(),
-                        },
-                    );
+                    self.clients
+                        .insert(k, Client::new(Conn::new(s, limits()), &r.to_string(), true));
+                    self.count_connections();
                     self.actives[i].conn = Some(k);
                     tracing::info!(remote = %r, "ovsdb: connected to manager");
                 }
@@ -344,7 +604,7 @@ impl Serve {
         for t in gone {
             if let Some(ManagedRemote::Active(i)) = self.managed.remove(&t) {
                 if let Some(k) = self.actives[i].conn.take() {
-                    self.close(k, None);
+                    self.close(k);
                 }
                 // Never dialled again.
                 self.actives[i].next_try = Instant::now() + Duration::from_secs(u32::MAX as u64);
@@ -395,28 +655,251 @@ fn limits() -> ConnLimits {
     ConnLimits::default()
 }
 
-fn accept_all(
-    l: &Listener,
-    name: &str,
-    clients: &mut HashMap<SessionId, Client>,
-    server: &mut Server,
-) {
-    while clients.len() < MAX_CONNS {
-        match l.accept() {
-            Ok(Some(s)) => {
-                clients.insert(
-                    server.open_session(),
-                    Client {
-                        conn: Conn::new(s, limits()),
-                        from: name.to_string(),
-                    },
-                );
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
+    use std::os::unix::net::UnixStream;
+    use std::path::PathBuf;
+    use std::sync::mpsc::channel;
+
+    /// A server thread on `punix:DIR/db.sock` (and `ptcp:0:127.0.0.1` with
+    /// `tcp`) holding at most `cap` connections.
+    struct Running {
+        dir: PathBuf,
+        shared: Arc<Shared>,
+        tcp_port: Option<u16>,
+        thread: Option<std::thread::JoinHandle<()>>,
+    }
+
+    impl Running {
+        fn start(name: &str, cap: usize, tcp: bool) -> Running {
+            let dir =
+                std::env::temp_dir().join(format!("sluice-serve-{name}-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            let schema = ovsdb::Schema::from_json(&json!({
+                "name": "T",
+                "version": "1.0.0",
+                "tables": {"A": {"columns": {"x": {"type": "integer"}}, "isRoot": true}}
+            }))
+            .unwrap();
+            let (server, _) = Server::new(schema, None).unwrap();
+            let shared = Arc::new(Shared {
+                latest: Mutex::new(None),
+                to_control: EventFd::new().unwrap(),
+                to_server: EventFd::new().unwrap(),
+                stop: AtomicBool::new(false),
+                counters: Arc::new(Counters::default()),
+            });
+            let mut remotes = vec![Remote::PUnix(dir.join("db.sock"))];
+            if tcp {
+                remotes.push(Remote::parse("ptcp:0:127.0.0.1").unwrap());
             }
-            Ok(None) => return,
-            Err(e) => {
-                tracing::warn!(listener = %name, error = %e, "ovsdb: accept failed");
-                return;
+            let (_tx, rx) = channel();
+            let serve = Serve::new(server, shared.clone(), rx, &remotes, None, cap).unwrap();
+            let tcp_port = serve
+                .listeners
+                .iter()
+                .find_map(|(_, l)| l.local_addr().map(|a| a.port()));
+            let thread = std::thread::spawn(move || serve.run());
+            Running {
+                dir,
+                shared,
+                tcp_port,
+                thread: Some(thread),
             }
         }
+
+        fn unix(&self) -> Peer<UnixStream> {
+            Peer::new(UnixStream::connect(self.dir.join("db.sock")).unwrap())
+        }
+
+        fn tcp(&self) -> Peer<TcpStream> {
+            Peer::new(TcpStream::connect(("127.0.0.1", self.tcp_port.unwrap())).unwrap())
+        }
+    }
+
+    impl Drop for Running {
+        fn drop(&mut self) {
+            self.shared.stop.store(true, Relaxed);
+            self.shared.to_server.wake();
+            if let Some(t) = self.thread.take() {
+                let _ = t.join();
+            }
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+
+    trait Sock: Read + Write {
+        fn timeout(&self, d: Duration);
+    }
+    impl Sock for UnixStream {
+        fn timeout(&self, d: Duration) {
+            self.set_read_timeout(Some(d)).unwrap();
+        }
+    }
+    impl Sock for TcpStream {
+        fn timeout(&self, d: Duration) {
+            self.set_read_timeout(Some(d)).unwrap();
+        }
+    }
+
+    /// A client: JSON values in, bytes out, every read bounded (10 s).
+    struct Peer<S: Sock> {
+        s: S,
+        buf: Vec<u8>,
+    }
+
+    enum Got {
+        Value(Value),
+        Closed,
+        TimedOut,
+    }
+
+    impl<S: Sock> Peer<S> {
+        fn new(s: S) -> Peer<S> {
+            s.timeout(Duration::from_secs(10));
+            Peer { s, buf: Vec::new() }
+        }
+
+        fn next(&mut self) -> Got {
+            loop {
+                let mut it = serde_json::Deserializer::from_slice(&self.buf).into_iter::<Value>();
+                if let Some(Ok(v)) = it.next() {
+                    let used = it.byte_offset();
+                    self.buf.drain(..used);
+                    return Got::Value(v);
+                }
+                let mut chunk = [0u8; 4096];
+                match self.s.read(&mut chunk) {
+                    Ok(0) => return Got::Closed,
+                    Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
+                    Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
+                        return Got::Closed
+                    }
+                    Err(_) => return Got::TimedOut,
+                }
+            }
+        }
+
+        fn call(&mut self, id: u64, method: &str, params: Value) -> Value {
+            let m = json!({"id": id, "method": method, "params": params});
+            self.s.write_all(m.to_string().as_bytes()).unwrap();
+            loop {
+                match self.next() {
+                    Got::Value(v) if v["id"] == json!(id) => return v,
+                    Got::Value(_) => {}
+                    Got::Closed => panic!("{method}: closed unanswered"),
+                    Got::TimedOut => panic!("{method}: no answer within 10 s"),
+                }
+            }
+        }
+
+        fn echo(&mut self, id: u64) {
+            let r = self.call(id, "echo", json!([id]));
+            assert_eq!(r["result"], json!([id]), "{r}");
+        }
+
+        fn is_closed(&mut self) -> bool {
+            matches!(self.next(), Got::Closed)
+        }
+    }
+
+    #[test]
+    fn requests_before_garbage_are_answered_in_order_then_the_connection_closes() {
+        let r = Running::start("garbage", 8, false);
+        let mut p = r.unix();
+        p.s.write_all(
+            br#"{"id":1,"method":"echo","params":["first"]}{"id":2,"method":"list_dbs","params":[]}"#,
+        )
+        .unwrap();
+        p.s.write_all(b"this is not JSON").unwrap();
+        let Got::Value(a) = p.next() else {
+            panic!("the first request unanswered");
+        };
+        assert_eq!(a, json!({"id": 1, "result": ["first"], "error": null}));
+        let Got::Value(b) = p.next() else {
+            panic!("the second request unanswered");
+        };
+        assert_eq!(b["id"], 2);
+        assert_eq!(b["result"], json!(["T", "_Server"]));
+        assert!(p.is_closed(), "closed after the replies, for the garbage");
+        // Others are served, and the place is given back.
+        let mut q = r.unix();
+        q.echo(3);
+        assert_eq!(r.shared.counters.connections.load(Relaxed), 1);
+    }
+
+    #[test]
+    fn at_the_cap_a_newcomer_takes_the_place_of_the_connection_idle_longest() {
+        let r = Running::start("evict", 3, false);
+        let mut oldest = r.unix();
+        oldest.echo(1);
+        let mut monitoring = r.unix();
+        let m = monitoring.call(2, "monitor", json!(["T", null, {"A": {}}]));
+        assert!(m["error"].is_null(), "{m}");
+        let mut idle = r.unix();
+        idle.echo(3);
+
+        // The cap is reached: the newcomer is served, the connection idle
+        // longest closed, the one with a monitor (older still) kept.
+        let mut first = r.unix();
+        first.echo(4);
+        assert!(oldest.is_closed(), "the connection idle longest is closed");
+        monitoring.echo(5);
+        idle.echo(6);
+        // Heard from last: `idle` is now the one idle longest.
+        first.echo(7);
+        let mut second = r.unix();
+        second.echo(8);
+        assert!(idle.is_closed(), "then the next idle longest");
+        monitoring.echo(9);
+        first.echo(10);
+        assert_eq!(r.shared.counters.evicted.load(Relaxed), 2);
+        assert_eq!(r.shared.counters.refused.load(Relaxed), 0);
+        assert_eq!(r.shared.counters.connections.load(Relaxed), 3);
+    }
+
+    #[test]
+    fn with_none_idle_a_local_newcomer_gets_a_reserved_place_and_a_remote_one_is_refused() {
+        let r = Running::start("reserve", 1, true);
+        let mut busy = r.unix();
+        let m = busy.call(1, "monitor", json!(["T", null, {"A": {}}]));
+        assert!(m["error"].is_null(), "{m}");
+        let mut remote = r.tcp();
+        assert!(remote.is_closed(), "a TCP newcomer is closed at once");
+        assert_eq!(r.shared.counters.refused.load(Relaxed), 1);
+        let mut admin = r.unix();
+        admin.echo(2);
+        busy.echo(3);
+        // A lock is something in hand too.
+        let l = admin.call(4, "lock", json!(["x"]));
+        assert_eq!(l["result"], json!({"locked": true}), "{l}");
+        // Both hold something now: a newcomer from the reserve again,
+        // nobody closed for it.
+        let mut admin2 = r.unix();
+        admin2.echo(5);
+        admin.echo(6);
+        busy.echo(7);
+        assert_eq!(r.shared.counters.evicted.load(Relaxed), 0);
+        assert_eq!(r.shared.counters.connections.load(Relaxed), 3);
+    }
+
+    #[test]
+    fn the_victim_is_the_idle_one_heard_from_longest_ago() {
+        let t = Instant::now();
+        let s = |n: u64| t + Duration::from_millis(n);
+        assert_eq!(
+            pick_victim([(1, false, s(0)), (2, true, s(5)), (3, true, s(2))].into_iter()),
+            Some(3)
+        );
+        assert_eq!(
+            pick_victim([(1, false, s(0)), (2, false, s(1))].into_iter()),
+            None
+        );
+        assert_eq!(pick_victim(std::iter::empty()), None);
     }
 }

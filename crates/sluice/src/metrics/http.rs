@@ -51,8 +51,14 @@ impl Default for Limits {
 }
 
 /// Serves the metrics of `sources` on `listener` until the process ends.
-pub fn serve(listener: TcpListener, sources: Vec<Sources>) {
-    serve_with(listener, Limits::default(), move || super::render(&sources));
+pub fn serve(
+    listener: TcpListener,
+    sources: Vec<Sources>,
+    ovsdb: Option<std::sync::Arc<crate::database::Counters>>,
+) {
+    serve_with(listener, Limits::default(), move || {
+        super::render(&sources, ovsdb.as_deref())
+    });
 }
 
 /// Serves what `render` returns on `listener` until the process ends.

@@ -613,3 +613,21 @@ fn connection_tracker_counts_states_and_counters() {
     assert_eq!(v("sluice_conntrack_limit{bridge=\"br0\"}"), 1_048_576.0);
     assert!(v("sluice_conntrack_heap_bytes{bridge=\"br0\"}") > 0.0);
 }
+
+#[test]
+fn the_database_servers_connections_and_what_its_cap_did() {
+    let c = crate::database::Counters::default();
+    c.connections.store(7, Relaxed);
+    c.evicted.store(3, Relaxed);
+    c.refused.store(1, Relaxed);
+    let text = render(&[sources("br0", 1)], Some(&c));
+    let types = check_format(&text);
+    assert_eq!(types["sluice_ovsdb_connections"], "gauge");
+    assert_eq!(types["sluice_ovsdb_connections_evicted_total"], "counter");
+    assert_eq!(value(&text, "sluice_ovsdb_connections"), 7.0);
+    assert_eq!(value(&text, "sluice_ovsdb_connections_evicted_total"), 3.0);
+    assert_eq!(value(&text, "sluice_ovsdb_connections_refused_total"), 1.0);
+    // Without a database, no such family.
+    let text = render(&[sources("br0", 1)], None);
+    assert!(!text.contains("sluice_ovsdb_"), "{text}");
+}

@@ -324,6 +324,8 @@ mod tests {
         )
         .unwrap();
         let f = ofp::msg::multipart::FlowStats {
+            idle_age: None,
+            hard_age: None,
             table_id: 1,
             duration_sec: 3,
             priority: 10,

@@ -13,7 +13,8 @@
 //! * at most [`MAX_CLIENTS`] connections (one more is accepted and closed
 //!   at once, so it fails fast instead of hanging);
 //! * a request of at most [`MAX_REQUEST`] bytes (a longer one, or one
-//!   that is not JSON-RPC, closes the connection, as Open vSwitch does);
+//!   that is not JSON-RPC, closes the connection, as Open vSwitch does,
+//!   once the requests before it are answered);
 //! * at most [`PER_ROUND`] commands per client per round; a client's
 //!   further requests wait, and nothing more is read from it, while
 //!   [`MAX_PENDING`] wait or its unsent replies pass [`PAUSE_OUTPUT`]
@@ -195,9 +196,11 @@ impl Server {
                         busy |= c.conn.has_more_input();
                     }
                     Err(jsonrpc::ConnError::Closed) => c.closing = true,
+                    // The requests before the bad bytes are answered first
+                    // (as Open vSwitch does), then the connection closes.
                     Err(e) => {
                         tracing::debug!("unixctl: {e}; closing");
-                        return false;
+                        c.closing = true;
                     }
                 }
             }

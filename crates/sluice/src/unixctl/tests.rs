@@ -138,6 +138,29 @@ fn a_bad_request_closes_the_connection() {
 }
 
 #[test]
+fn a_request_before_garbage_is_answered_then_the_connection_closes() {
+    let mut bed = Bed::new("garbage");
+    let mut c = bed.connect();
+    let mut bytes = request("version", 4);
+    bytes.extend_from_slice(b"garbage");
+    c.write_all(&bytes).unwrap();
+    let mut f = jsonrpc::Framer::new(Default::default());
+    let mut got = Vec::new();
+    bed.until("the reply, then the close", |_| {
+        match read_values(&mut c, &mut f) {
+            Some(v) => {
+                got.extend(v);
+                false
+            }
+            None => true,
+        }
+    });
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0]["id"], 4);
+    assert!(got[0]["error"].is_null(), "{got:?}");
+}
+
+#[test]
 fn clients_past_the_limit_are_closed_at_once() {
     let mut bed = Bed::new("limit");
     let clients: Vec<UnixStream> = (0..MAX_CLIENTS).map(|_| bed.connect()).collect();

@@ -16,7 +16,7 @@ use super::decode_list;
 use crate::error::{ErrorCode, OfpError, Result};
 use crate::instruction::{decode_instructions, encode_instructions, Instruction};
 use crate::oxm::Match;
-use crate::wire::{len_placeholder, patch_len, zeros, Reader};
+use crate::wire::{len_placeholder, patch_len, zeros, FixedStr, Reader};
 
 /// `ofp_flow_stats`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,6 +33,14 @@ pub struct FlowStats {
     pub byte_count: u64,
     pub match_: Match,
     pub instructions: Vec<Instruction>,
+    /// Whole seconds since the flow last matched a packet, or since it
+    /// was added or modified if later (Open vSwitch's `idle_age`). Only
+    /// Nicira's NXST_FLOW and OpenFlow 1.5's OXS `idle_time` carry it;
+    /// `None`: unknown (every other form).
+    pub idle_age: Option<u32>,
+    /// Whole seconds since the flow was added or last modified (Open
+    /// vSwitch's `hard_age`); NXST_FLOW only. `None`: unknown.
+    pub hard_age: Option<u32>,
 }
 
 impl FlowStats {
@@ -80,6 +88,8 @@ impl FlowStats {
         let match_ = Match::decode(&mut b)?;
         let instructions = decode_instructions(&mut b)?;
         Ok(FlowStats {
+            idle_age: None,
+            hard_age: None,
             table_id,
             duration_sec,
             duration_nsec,
@@ -127,6 +137,10 @@ impl AggregateStats {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct TableStats {
     pub table_id: u8,
+    /// The table's name, which OpenFlow 1.0 and 1.2 carry here (1.3 and
+    /// later only in TABLE_FEATURES): empty for a table nobody named, as
+    /// Open vSwitch sends it (ovs-ofctl then prints the table's number).
+    pub name: FixedStr<32>,
     pub active_count: u32,
     pub lookup_count: u64,
     pub matched_count: u64,
@@ -146,6 +160,7 @@ impl TableStats {
         r.skip(3)?;
         Ok(TableStats {
             table_id,
+            name: FixedStr::default(),
             active_count: r.u32()?,
             lookup_count: r.u64()?,
             matched_count: r.u64()?,

@@ -31,8 +31,8 @@
 //! * `NXST_FLOW` replies: `nx_flow_stats` entries ([`put_flow_stats`]:
 //!   length, table_id, pad, durations, priority, timeouts, match_len,
 //!   idle_age, hard_age, cookie, counters, the nx_match, 1.0 actions).
-//!   sluice keeps no time of a flow's last use or change, so idle_age
-//!   and hard_age are 0, "unknown": ovs-ofctl then prints neither.
+//!   The ages are seconds plus one, 0 meaning unknown, as Open vSwitch
+//!   writes them.
 //! * `NXST_AGGREGATE` replies: OFPST_AGGREGATE's body (packets, bytes,
 //!   flows, 4 bytes of padding).
 //! * `NXT_FLOW_REMOVED` (14, [`flow_removed`]): cookie, priority, reason,
@@ -282,9 +282,8 @@ pub fn put_flow_stats(fs: &FlowStats, out: &mut Vec<u8>) {
     out.put_u16(fs.hard_timeout);
     let at = out.len();
     out.put_u16(0);
-    // idle_age and hard_age: unknown.
-    out.put_u16(0);
-    out.put_u16(0);
+    out.put_u16(age_on_wire(fs.idle_age));
+    out.put_u16(age_on_wire(fs.hard_age));
     out.put_u64(fs.cookie);
     out.put_u64(fs.packet_count);
     out.put_u64(fs.byte_count);
@@ -292,6 +291,17 @@ pub fn put_flow_stats(fs: &FlowStats, out: &mut Vec<u8>) {
     out[at..at + 2].copy_from_slice(&(len as u16).to_be_bytes());
     action10::encode_instructions(&fs.instructions, out);
     patch_len(out, start, start);
+}
+
+/// An age as `nx_flow_stats` carries it: 0 unknown, else seconds plus
+/// one, saturating at 65 535.
+fn age_on_wire(age: Option<u32>) -> u16 {
+    age.map_or(0, |a| a.saturating_add(1).min(u16::MAX as u32) as u16)
+}
+
+/// An age read from `nx_flow_stats` ([`age_on_wire`]'s inverse).
+fn age_from_wire(v: u16) -> Option<u32> {
+    v.checked_sub(1).map(u32::from)
 }
 
 /// Reads one `nx_flow_stats` entry (its match as loosely as ovs-ofctl
@@ -310,13 +320,16 @@ pub fn decode_flow_stats(r: &mut Reader<'_>) -> Result<FlowStats> {
     let idle_timeout = e.u16()?;
     let hard_timeout = e.u16()?;
     let match_len = e.u16()? as usize;
-    e.skip(4)?;
+    let idle_age = age_from_wire(e.u16()?);
+    let hard_age = age_from_wire(e.u16()?);
     let cookie = e.u64()?;
     let packet_count = e.u64()?;
     let byte_count = e.u64()?;
     let m = nxm::decode(&mut e, match_len, Strictness::Loose)?;
     let instructions = action10::decode_instructions(&mut e, Ctx::of_match(&m.match_))?;
     Ok(FlowStats {
+        idle_age,
+        hard_age,
         table_id,
         duration_sec,
         duration_nsec,

@@ -157,6 +157,8 @@ fn stats_requests() {
 fn flow_stats_and_flow_removed_round_trip() {
     let fm = decode_flow_mod(&body(CLOUD), true).unwrap();
     let fs = FlowStats {
+        idle_age: None,
+        hard_age: None,
         table_id: 3,
         duration_sec: 7,
         duration_nsec: 8,
@@ -179,6 +181,27 @@ fn flow_stats_and_flow_removed_round_trip() {
     assert_eq!(decode_flow_stats(&mut r).unwrap(), fs);
     assert_eq!(decode_flow_stats(&mut r).unwrap(), fs);
     assert!(r.is_empty());
+
+    // The ages: seconds plus one on the wire, 0 unknown, saturating.
+    for (age, wire, back) in [
+        (None, 0u16, None),
+        (Some(0), 1, Some(0)),
+        (Some(41), 42, Some(41)),
+        (Some(70_000), 65_535, Some(65_534)),
+    ] {
+        let aged = FlowStats {
+            idle_age: age,
+            hard_age: age.map(|a| a / 2),
+            ..fs.clone()
+        };
+        let mut b = Vec::new();
+        put_flow_stats(&aged, &mut b);
+        assert_eq!(u16::from_be_bytes([b[20], b[21]]), wire);
+        let b = Bytes::from(b);
+        let got = decode_flow_stats(&mut Reader::new(&b, ErrorCode::BAD_LEN)).unwrap();
+        assert_eq!(got.idle_age, back);
+        assert_eq!(got.hard_age, age.map(|a| (a / 2).min(65_534)));
+    }
 
     let fr = FlowRemoved {
         cookie: 1,

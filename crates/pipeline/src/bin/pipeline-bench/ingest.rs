@@ -79,6 +79,7 @@ pub fn child(n: u32) {
                     hard_timeout: 0,
                     flags: 0,
                     created_ns: 0,
+                    modified_ns: 0,
                     counters: std::sync::Arc::new(pipeline::lookup::rule::Counters::new(1)),
                 })
             })
