@@ -336,6 +336,8 @@ fn learned_flows_are_reported() {
         learner: 0,
         limit: 0,
         delete_learned: false,
+        worker: 0,
+        seq: 0,
     };
     a.handle_learned(&[l], 1);
     assert_eq!(
