@@ -36,6 +36,7 @@ impl<D: Datapath> Agent<D> {
                 self.dirty = true;
             }
         }
+        self.report_flow_changes(None);
     }
 
     /// A packet the datapath sends to the controller: buffered if the

@@ -130,6 +130,8 @@ pub struct Conn {
     /// Multipart requests whose last part has not come, by xid
     /// (see [`crate::Agent::multipart_request`]).
     pub(crate) partial: std::collections::BTreeMap<u32, Partial>,
+    /// Its flow monitors (NXST_FLOW_MONITOR, [`crate::monitor`]).
+    pub monitors: crate::monitor::Monitors,
 }
 
 /// A multipart request in parts (OFPMPF_REQ_MORE) whose last part has not
@@ -183,6 +185,7 @@ impl Conn {
             flow_format: FlowFormat::OpenFlow10,
             flow_mod_table_id: false,
             partial: Default::default(),
+            monitors: Default::default(),
         };
         let xid = c.xid();
         c.send(&Message::Hello(config.versions.hello()), xid);

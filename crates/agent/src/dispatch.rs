@@ -217,7 +217,8 @@ impl<D: Datapath> Agent<D> {
             }
             pipeline::control::Applied::Rounds(job) => {
                 if let Some(c) = self.conns.get_mut(&id) {
-                    c.job = Some(Job::FlowMod(FlowModRounds { job, buffered }));
+                    let xid = ofp::Header::parse(frame).map_or(0, |h| h.xid);
+                    c.job = Some(Job::FlowMod(FlowModRounds { job, xid, buffered }));
                 }
             }
         }
@@ -237,6 +238,7 @@ impl<D: Datapath> Agent<D> {
         let (removed, done) = self.pipeline.flow_mod_round(&mut rounds.job);
         self.dirty = true;
         self.flow_removed(&removed, now_ns);
+        self.report_flow_changes(Some((id, rounds.xid)));
         self.dispose(removed);
         if done {
             self.run_buffered(rounds.buffered.take());
@@ -254,6 +256,7 @@ impl<D: Datapath> Agent<D> {
             let (removed, done) = self.pipeline.flow_mod_round(&mut rounds.job);
             self.dirty = true;
             self.flow_removed(&removed, now_ns);
+            self.report_flow_changes(None);
             self.dispose(removed);
             if done {
                 break;
@@ -524,6 +527,11 @@ impl<D: Datapath> Agent<D> {
             | nx_flow::NXT_FLOW_MOD_TABLE_ID
             | nx_flow::NXT_FLOW_MOD => return self.nx_flow_message(id, e, frame, now_ns),
             nxt::NXT_RESUME => return self.resume(&e.data),
+            nx_flow::monitor::NXT_FLOW_MONITOR_CANCEL
+                if self.conns.get(&id).map(|c| c.version) == Some(Version::V1_0) =>
+            {
+                return self.flow_monitor_cancel(id, &e.data)
+            }
             nxt::NXT_PACKET_IN | nxt::NXT_PACKET_IN2 => return Err(brc(BadRequestCode::BadType)),
             _ => {}
         }
@@ -615,7 +623,8 @@ impl<D: Datapath> Agent<D> {
     }
 
     /// NXST_FLOW (a job, as FLOW_STATS: [`Agent::pump`]) and
-    /// NXST_AGGREGATE, their match checked as a flow mod's; another
+    /// NXST_AGGREGATE, their match checked as a flow mod's;
+    /// NXST_FLOW_MONITOR ([`crate::monitor`]); another
     /// Nicira stats subtype is `OFPBRC_BAD_EXP_TYPE` (Open vSwitch's
     /// `OFPBRC_BAD_SUBTYPE`).
     fn nx_stats(
@@ -624,6 +633,9 @@ impl<D: Datapath> Agent<D> {
         xid: u32,
         e: &ofp::msg::simple::ExperimenterMsg,
     ) -> Result<(), ErrorCode> {
+        if e.exp_type == nx_flow::monitor::NXST_FLOW_MONITOR {
+            return self.flow_monitor_request(id, xid, &e.data);
+        }
         if !matches!(e.exp_type, nx_flow::NXST_FLOW | nx_flow::NXST_AGGREGATE) {
             return Err(brc(BadRequestCode::BadExpType));
         }

@@ -37,7 +37,7 @@
 //!
 //! The code is split by job: [`session`] (a connection's life and
 //! bytes), [`dispatch`] (what each message does), [`stats`] (multipart
-//! replies), [`ports`], [`command`],
+//! replies), [`monitor`] (flow monitors), [`ports`], [`command`],
 //! [`trace`], [`ctflush`] (NXT_CT_FLUSH_ZONE, NXT_CT_FLUSH), [`asynchronous`]
 //! (PACKET_IN, FLOW_REMOVED), [`local`] (fail
 //! mode, reloads), [`timers`], [`bundle`], [`tables`] (table names, and a
@@ -82,6 +82,11 @@
 //!   NXT_FLOW_MOD is applied as any FLOW_MOD, NXST_FLOW and
 //!   NXST_AGGREGATE are answered in NXM, and a connection in the NXM
 //!   format gets NXT_FLOW_REMOVED ([`ofp::msg::nx_flow`]).
+//! * Flow monitors (Open vSwitch's NXST_FLOW_MONITOR under 1.0, 1.4's
+//!   OFPMP_FLOW_MONITOR): every change to the flow tables, from any
+//!   source, is reported to the connections whose monitors want it, and
+//!   a slow reader is paused rather than buffered without bound
+//!   ([`monitor`]).
 //! * PACKET_INs go to the connections of their controller id
 //!   (NXT_SET_CONTROLLER_ID; 0 by default), each in the format it chose
 //!   (NXT_SET_PACKET_IN_FORMAT: OFPT_PACKET_IN, Open vSwitch's
@@ -115,6 +120,7 @@ pub mod conn;
 mod ctflush;
 mod dispatch;
 mod local;
+pub mod monitor;
 pub mod outbox;
 mod ports;
 mod session;
@@ -150,6 +156,7 @@ pub use buffers::Buffers;
 pub use bundle::{BundleLimits, Bundles};
 pub use conn::{Conn, ConnConfig, Phase};
 pub use local::{LocalChange, LocalRefusal};
+pub use monitor::{Monitors, PAUSE_AT};
 pub use outbox::Outbox;
 use stats::Progress;
 pub use stats::{FlowModRounds, FlowStatsJob, Job};

@@ -52,6 +52,7 @@ impl<D: Datapath> Agent<D> {
         self.fail_flow_installed = false;
         self.standalone_flow = standalone;
         self.follow_fail_mode(now_ns);
+        self.report_flow_changes(None);
         self.publish();
     }
 
@@ -170,6 +171,7 @@ impl<D: Datapath> Agent<D> {
                 }
             }
         }
+        self.report_flow_changes(None);
         self.publish();
         result
     }

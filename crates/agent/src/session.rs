@@ -29,6 +29,8 @@ impl<D: Datapath> Agent<D> {
         if self.follow_fail_mode(self.now_ns) {
             self.publish();
         }
+        self.report_flow_changes(None);
+        self.rewatch();
     }
 
     /// The bytes waiting to be written to connection `id`, oldest first
@@ -45,6 +47,9 @@ impl<D: Datapath> Agent<D> {
     pub fn transmitted(&mut self, id: ConnId, n: usize) {
         if let Some(c) = self.conns.get_mut(&id) {
             c.outbox.consume(n);
+            if c.outbox.is_empty() && c.monitors.is_paused() {
+                self.resume_monitors(id);
+            }
         }
     }
 
@@ -145,6 +150,7 @@ impl<D: Datapath> Agent<D> {
         if self.follow_fail_mode(now_ns) {
             self.publish();
         }
+        self.report_flow_changes(None);
         self.publish_due(now_ns);
         self.conns
             .get(&id)
@@ -174,6 +180,18 @@ impl<D: Datapath> Agent<D> {
             let c = &self.conns[&id];
             (c.version, c.flow_mod_table_id)
         };
+        // OpenFlow 1.4's flow monitor has no internal message: read here
+        // (crate::monitor).
+        if version == Version::V1_4
+            && frame.get(1) == Some(&ofp::header::MsgType::MultipartRequest.value())
+            && frame.get(8..10)
+                == Some(&ofp::msg::nx_flow::monitor::OFPMP_FLOW_MONITOR.to_be_bytes()[..])
+        {
+            if let Err(code) = self.flow_monitor_request_14(id, xid, frame) {
+                self.error(id, xid, code, frame);
+            }
+            return;
+        }
         // An empty part of a multipart request with more to come: held
         // as it is (a request of its type may need a body to decode).
         if let Some(mp_type) = empty_part(frame, version) {
@@ -201,6 +219,7 @@ impl<D: Datapath> Agent<D> {
         if let Err(code) = self.dispatch(id, xid, msg, frame, now_ns) {
             self.error(id, xid, code, frame);
         }
+        self.report_flow_changes(Some((id, xid)));
     }
 
     /// The peer's first message: it must be a HELLO, and the version is

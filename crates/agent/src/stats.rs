@@ -528,6 +528,8 @@ pub(crate) enum Progress {
 #[derive(Debug)]
 pub struct FlowModRounds {
     pub(crate) job: Box<pipeline::control::FlowModJob>,
+    /// The FLOW_MOD's xid (flow monitors abbreviate with it).
+    pub(crate) xid: u32,
     /// The buffered packet (in_port, frame) the FLOW_MOD named, run
     /// through the tables once the last round is done.
     pub(crate) buffered: Option<(u32, Bytes)>,

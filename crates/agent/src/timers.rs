@@ -42,6 +42,7 @@ impl<D: Datapath> Agent<D> {
         if self.follow_fail_mode(now_ns) {
             self.publish();
         }
+        self.report_flow_changes(None);
         self.publish_due(now_ns);
         for (id, c) in self.conns.iter_mut() {
             // Multipart requests whose next part is late.

@@ -48,7 +48,7 @@ pub mod tlv;
 pub mod trace;
 pub mod validate;
 
-pub use control::{Config, Pipeline, Removed};
+pub use control::{Config, FlowChange, Pipeline, Removed};
 pub use exec::Worker;
 pub use exec::{UNPUBLISHED_MAX, UNPUBLISHED_TTL_NS};
 pub use lookup::classifier::{Classifier, RuleId};

@@ -7,11 +7,13 @@
 //! errors, roles, buffers, barriers, replies and their budgets);
 //! `management.rs` ports, management commands, Nicira settings and
 //! packet-ins; `nicira_formats.rs` OpenFlow 1.0 with Nicira's flow formats
-//! (NXM), as plain ovs-ofctl speaks it.
+//! (NXM), as plain ovs-ofctl speaks it; `flow_monitor.rs` its flow
+//! monitor (NXST_FLOW_MONITOR).
 
 #[path = "../common/mod.rs"]
 mod common;
 mod fake;
+mod flow_monitor;
 mod management;
 mod nicira_formats;
 mod session;

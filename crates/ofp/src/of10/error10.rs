@@ -66,6 +66,14 @@ const NX_EXPERIMENTER_10: &[(ErrorCode, u16, u16)] = &[
     (crate::action::NXBRC_MUST_BE_ZERO, 1, 515),
     (NXBRC_UNENCODABLE_ERROR, 1, 521),
     (crate::msg::nx_flow::NXBRC_NXM_INVALID, 1, 256),
+    (crate::msg::nx_flow::monitor::OFPMOFC_MONITOR_EXISTS, 1, 517),
+    (crate::msg::nx_flow::monitor::OFPMOFC_BAD_FLAGS, 1, 518),
+    (
+        crate::msg::nx_flow::monitor::OFPMOFC_UNKNOWN_MONITOR,
+        1,
+        519,
+    ),
+    (crate::msg::nx_flow::monitor::NXBRC_FM_BAD_EVENT, 1, 520),
     // The Geneve option table's (ofp-errors.h: "NX1.0-1.1(1,527)"...).
     (crate::msg::tlv_table::NXTTMFC_BAD_COMMAND, 1, 527),
     (crate::msg::tlv_table::NXTTMFC_BAD_OPT_LEN, 1, 528),

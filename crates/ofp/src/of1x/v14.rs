@@ -66,7 +66,12 @@
 //!   it came (the agent refuses it, `OFPBFC_MSG_UNSUP`).
 //! * Multipart: TABLE_DESC (14), QUEUE_DESC (15) and FLOW_MONITOR (16)
 //!   requests have no internal form: `OFPBRC_BAD_STAT`, Open vSwitch's
-//!   answer to a statistics type it does not serve.
+//!   answer to a statistics type it does not serve. FLOW_MONITOR from a
+//!   1.4 connection never gets here: the agent reads it from the frame
+//!   (`msg::nx_flow::monitor`, 1.4's form); from 1.5 it is refused so.
+//! * The flow monitor's errors (experimenter codes internally, as
+//!   Nicira's 1.2-1.3 ones) are `OFPET_FLOW_MONITOR_FAILED` (16) codes 1,
+//!   3 and 5 — and back when read.
 //! * Errors: the ONF extension's bundle errors (experimenter 2300+code)
 //!   are native `OFPET_BUNDLE_FAILED` (17); `OFPBRC_MULTIPART_REQUEST_TIMEOUT`
 //!   is bad-request code 14; `OFPBPC_BAD_EXPERIMENTER`/`BAD_EXP_TYPE` are
@@ -84,6 +89,7 @@ use crate::msg::bundle::{BundleMsg, BUNDLE_ADD_MESSAGE, BUNDLE_CONTROL};
 use crate::msg::multipart::{
     MultipartReply, MultipartReplyBody, MultipartRequest, MultipartType, PortStats, QueueStats,
 };
+use crate::msg::nx_flow::monitor;
 use crate::msg::simple::{
     AsyncConfig, ErrorMsg, ExperimenterMsg, PortMod, PortReason, PortStatus, TableMod,
 };
@@ -119,7 +125,7 @@ pub(crate) fn decode_body(h: &Header, r: &mut Reader<'_>, version: Version) -> R
             let ty = r.peek_u16(0)?;
             if matches!(ty, 14..=16) {
                 return Err(bad_multipart(
-                    "TABLE_DESC/QUEUE_DESC/FLOW_MONITOR not served",
+                    "TABLE_DESC/QUEUE_DESC/FLOW_MONITOR have no internal form",
                 ));
             }
             Message::MultipartRequest(MultipartRequest::decode(r)?)
@@ -507,6 +513,9 @@ fn decode_error(r: &mut Reader<'_>) -> Result<ErrorMsg> {
         (1, 14) => crate::error::OFPBRC_MULTIPART_REQUEST_TIMEOUT,
         (14, 5) => crate::error::OFPBPC_BAD_EXPERIMENTER,
         (14, 6) => crate::error::OFPBPC_BAD_EXP_TYPE,
+        (16, 1) => monitor::OFPMOFC_MONITOR_EXISTS,
+        (16, 3) => monitor::OFPMOFC_UNKNOWN_MONITOR,
+        (16, 5) => monitor::OFPMOFC_BAD_FLAGS,
         _ => e.code,
     };
     Ok(e)
@@ -521,6 +530,9 @@ pub(crate) fn error_type_code(code: ErrorCode) -> (u16, u16) {
         c if c == crate::error::OFPBRC_MULTIPART_REQUEST_TIMEOUT => (1, 14),
         c if c == crate::error::OFPBPC_BAD_EXPERIMENTER => (14, 5),
         c if c == crate::error::OFPBPC_BAD_EXP_TYPE => (14, 6),
+        c if c == monitor::OFPMOFC_MONITOR_EXISTS => (16, 1),
+        c if c == monitor::OFPMOFC_UNKNOWN_MONITOR => (16, 3),
+        c if c == monitor::OFPMOFC_BAD_FLAGS => (16, 5),
         c => c.type_code(),
     }
 }

@@ -74,6 +74,7 @@ impl Pipeline {
         let mut out = self.apply_flow_mod_alone(fm, wire_match, now_ns)?;
         if let Applied::Done(removed) = &mut out {
             self.forget_learners(removed);
+            self.note_removed(removed);
         }
         Ok(out)
     }
@@ -114,12 +115,17 @@ impl Pipeline {
                         } else {
                             r.counters.clone()
                         };
-                        self.tables[t].replace(Arc::new(Rule {
+                        let new = Arc::new(Rule {
                             instructions: m.instructions.clone(),
                             counters,
                             modified_ns: m.now_ns,
                             ..clone_rule(&r)
-                        }));
+                        });
+                        self.tables[t].replace(new.clone());
+                        if self.watching {
+                            self.journal
+                                .push(FlowChange::Modified { rule: new, old: r });
+                        }
                     }
                     None => {
                         if let Some(rule) = self.tables[t].remove(&r) {
@@ -140,6 +146,7 @@ impl Pipeline {
             out.extend(job.removed.split_off(job.removed.len() - n));
         }
         self.forget_learners(&mut out);
+        self.note_removed(&out);
         let done = job.pending.is_empty() && job.removed.is_empty();
         (out, done)
     }
@@ -226,12 +233,16 @@ impl Pipeline {
                     } else {
                         old.counters.clone()
                     };
-                    table.replace(Arc::new(Rule {
+                    let new = Arc::new(Rule {
                         instructions: instructions.clone(),
                         counters,
                         modified_ns: now_ns,
                         ..clone_rule(&old)
-                    }));
+                    });
+                    table.replace(new.clone());
+                    if self.watching {
+                        self.journal.push(FlowChange::Modified { rule: new, old });
+                    }
                 }
                 Ok(Applied::Done(Vec::new()))
             }
@@ -349,6 +360,10 @@ impl Pipeline {
             table.insert_keyed(rule.clone(), &key);
             self.flows += 1;
         }
+        self.note(|| FlowChange::Added {
+            rule: rule.clone(),
+            replaced: existing,
+        });
         Ok(rule)
     }
 
@@ -372,6 +387,7 @@ impl Pipeline {
             }
         }
         self.forget_learners(&mut out);
+        self.note_removed(&out);
         out
     }
 
@@ -467,6 +483,7 @@ impl Pipeline {
         // A learner removed with a group or a meter takes its learned
         // flows along as a deleted one does.
         self.forget_learners(&mut out);
+        self.note_removed(&out);
         out
     }
 }

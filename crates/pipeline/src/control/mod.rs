@@ -147,6 +147,24 @@ impl Removed {
     }
 }
 
+/// One change to the flow tables, as flow monitors report it
+/// ([`Pipeline::watch_flows`]).
+#[derive(Debug, Clone)]
+pub enum FlowChange {
+    /// A rule added by an ADD (a controller's, a reload's or a `learn`
+    /// action's); `replaced` is the rule of the same match and priority it
+    /// took the place of, if any.
+    Added {
+        rule: Arc<Rule>,
+        replaced: Option<Arc<Rule>>,
+    },
+    /// A rule a MODIFY gave new instructions (`old` is the rule before).
+    Modified { rule: Arc<Rule>, old: Arc<Rule> },
+    /// A rule taken out, and why (deleted, expired, with its group or
+    /// meter, with its learner).
+    Removed(Removed),
+}
+
 /// The control plane's pipeline.
 #[derive(Debug, Clone)]
 pub struct Pipeline {
@@ -192,6 +210,11 @@ pub struct Pipeline {
     pub tlv: crate::tlv::TlvTable,
     /// `tlv` as snapshots carry it.
     geneve: Arc<crate::tlv::GeneveMap>,
+    /// Whether rule changes are written to `journal` ([`Pipeline::watch_flows`]).
+    watching: bool,
+    /// The rule changes since the last [`Pipeline::take_flow_changes`], in
+    /// the order they happened.
+    journal: Vec<FlowChange>,
 }
 
 impl Pipeline {
@@ -226,6 +249,46 @@ impl Pipeline {
             disposer: Default::default(),
             tlv: Default::default(),
             geneve: Default::default(),
+            watching: false,
+            journal: Vec::new(),
+        }
+    }
+
+    /// Turns the journal of rule changes on or off (off by default: it
+    /// costs nothing then). While it is on, every rule added, modified and
+    /// removed is written down, in order ([`FlowChange`]; a removal as the
+    /// returned [`Removed`] says it), for [`Pipeline::take_flow_changes`]:
+    /// what flow monitors report. A DELETE in rounds
+    /// ([`Pipeline::flow_mod_round`]) writes its removals as it hands them
+    /// back. The caller must take the changes after each call that makes
+    /// some, or the journal grows with them; turning it off empties it.
+    pub fn watch_flows(&mut self, on: bool) {
+        self.watching = on;
+        if !on {
+            self.journal = Vec::new();
+        }
+    }
+
+    /// Whether the journal is on.
+    pub fn watching_flows(&self) -> bool {
+        self.watching
+    }
+
+    /// The rule changes written down since the last call, oldest first.
+    pub fn take_flow_changes(&mut self) -> Vec<FlowChange> {
+        std::mem::take(&mut self.journal)
+    }
+
+    pub(crate) fn note(&mut self, c: impl FnOnce() -> FlowChange) {
+        if self.watching {
+            self.journal.push(c());
+        }
+    }
+
+    pub(crate) fn note_removed(&mut self, removed: &[Removed]) {
+        if self.watching {
+            self.journal
+                .extend(removed.iter().cloned().map(FlowChange::Removed));
         }
     }
 

@@ -40,6 +40,9 @@
 //!   the nx_match. Sent instead of OFPT_FLOW_REMOVED to a 1.0 connection
 //!   in the NXM format.
 //!
+//! * The flow monitor (NXST_FLOW_MONITOR, NXT_FLOW_MONITOR_CANCEL,
+//!   _PAUSED, _RESUMED): [`monitor`].
+//!
 //! Which versions take them is Open vSwitch's (include/openvswitch/
 //! ofp-msgs.h): NXT_SET_FLOW_FORMAT and the NXST requests 1.0 only,
 //! NXT_FLOW_MOD_TABLE_ID and NXT_FLOW_MOD 1.0 and later (the agent
@@ -410,6 +413,8 @@ pub fn decode_flow_removed(data: &Bytes) -> Result<FlowRemoved> {
         match_: m.match_,
     })
 }
+
+pub mod monitor;
 
 #[cfg(test)]
 mod tests;
