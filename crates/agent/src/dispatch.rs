@@ -199,11 +199,11 @@ impl<D: Datapath> Agent<D> {
             Some(Version::V1_0) => None,
             _ => ofp::FlowMod::match_bytes(frame),
         };
-        // A 1.0 peer's strip_vlan needs no tag in the match, as in Open
-        // vSwitch (`pipeline::validate::Context::pop_untagged`).
-        self.pipeline.pop_untagged = self.conns.get(&id).map(|c| c.version) == Some(Version::V1_0);
+        // A 1.0 peer's strip_vlan and IP edits need nothing in the match, as in Open
+        // vSwitch (`pipeline::validate::Context::of10_edits`).
+        self.pipeline.of10_edits = self.conns.get(&id).map(|c| c.version) == Some(Version::V1_0);
         let applied = self.pipeline.flow_mod_rounds(&fm, wire_match, now_ns);
-        self.pipeline.pop_untagged = false;
+        self.pipeline.of10_edits = false;
         let applied = applied.map_err(|e| e.code)?;
         if buffered.is_some() {
             let _ = self.buffers.take(fm.buffer_id);

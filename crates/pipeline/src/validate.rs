@@ -14,12 +14,16 @@ pub struct Context<'a, G, M> {
     pub n_tables: u8,
     pub groups: &'a HashMap<u32, G>,
     pub meters: &'a HashMap<u32, M>,
-    /// Whether a pop of a VLAN tag the packets do not have is taken (and
-    /// does nothing to them): OpenFlow 1.0's `strip_vlan`, which Open
-    /// vSwitch takes from a 1.0 peer whatever the match (`ofpacts_check`
-    /// leaves only the 1.0 protocols usable). Under 1.1 and later the
-    /// match must say the packets are tagged.
-    pub pop_untagged: bool,
+    /// Whether OpenFlow 1.0's edits are taken whatever the match says of
+    /// the packets (and do nothing to those without the header): a pop of
+    /// a VLAN tag they may not have (`strip_vlan`), and the IP edits
+    /// (`mod_nw_src`/`mod_nw_dst` of packets not said to be IPv4,
+    /// `mod_nw_tos`/`mod_nw_ecn`/`mod_nw_ttl` of packets not said to be
+    /// IP). Open vSwitch takes them from a 1.0 peer (`ofpacts_check`
+    /// leaves only the 1.0 protocols usable); under 1.1 and later the
+    /// match must say so. A 1.0 peer's transport port edits still need
+    /// the protocol in the match (the 1.0 codec picks the field by it).
+    pub of10_edits: bool,
 }
 
 fn err(code: ErrorCode, detail: &'static str) -> OfpError {
@@ -243,7 +247,7 @@ fn actions_with<G, M>(
             }
             // As Open vSwitch under OpenFlow 1.1+: a pop needs packets the
             // match (or a push before it) says are tagged.
-            Action::PopVlan if facts.vlan == Fact::Absent && !cx.pop_untagged => {
+            Action::PopVlan if facts.vlan == Fact::Absent && !cx.of10_edits => {
                 return Err(err(
                     ErrorCode::BadAction(BadActionCode::MatchInconsistent),
                     "pop_vlan (strip_vlan): the match does not say the packets are tagged (vlan_vid=0x1000/0x1000, dl_vlan=N)",
@@ -389,6 +393,18 @@ fn actions_with<G, M>(
                 }
                 facts.forget(m.dst);
             }
+            // A 1.0 peer's IP edit, whatever the match (`of10_edits`).
+            Action::SetField(MatchEntry::Basic(o))
+                if cx.of10_edits
+                    && matches!(
+                        o.field,
+                        OxmField::Ipv4Src
+                            | OxmField::Ipv4Dst
+                            | OxmField::IpDscp
+                            | OxmField::IpEcn
+                            | OxmField::NwTtl
+                    )
+                    && !facts.allow(o.field) => {}
             Action::SetField(MatchEntry::Basic(o)) => {
                 if !facts.allow(o.field) {
                     return Err(err(

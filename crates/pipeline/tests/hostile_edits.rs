@@ -171,6 +171,73 @@ fn header_fields_after_a_layout_change_are_refused_in_flows() {
     }
 }
 
+/// From an OpenFlow 1.0 peer (the agent sets `of10_edits`), as Open
+/// vSwitch: strip_vlan and the IP edits whatever the match, doing nothing
+/// to packets without the header; a load (NXAST_REG_LOAD, strict in every
+/// version in Open vSwitch) and transport ports still need the match.
+#[test]
+fn an_openflow_1_0_peers_ip_edits_need_nothing_in_the_match() {
+    let mut p = pipeline();
+    p.of10_edits = true;
+    for (flow, ok) in [
+        ("arp,actions=set_field:12->ip_dscp,output:2", true),
+        (
+            "arp,actions=set_field:1.2.3.4->ipv4_src,set_field:5.6.7.8->ipv4_dst,output:2",
+            true,
+        ),
+        (
+            "actions=set_field:1->ip_ecn,set_field:9->nw_ttl,output:2",
+            true,
+        ),
+        ("actions=strip_vlan,output:2", true),
+        (
+            "arp,actions=load:0x1020304->NXM_OF_IP_SRC[],output:2",
+            false,
+        ),
+        ("arp,actions=set_field:80->tcp_dst,output:2", false),
+        (
+            "arp,actions=set_field:1->arp_op,set_field:4->ip_proto,output:2",
+            false,
+        ),
+    ] {
+        let r = p.flow_mod(&parse_flow_mod(flow).unwrap(), 0);
+        match ok {
+            true => assert!(r.is_ok(), "{flow}: {r:?}"),
+            false => assert_eq!(
+                r.map(|_| ()).map_err(|e| e.code),
+                Err(ErrorCode::BadAction(BadActionCode::MatchInconsistent)),
+                "{flow}"
+            ),
+        }
+    }
+    p.of10_edits = false;
+    assert!(p
+        .flow_mod(
+            &parse_flow_mod("arp,actions=set_field:12->ip_dscp,output:2").unwrap(),
+            0
+        )
+        .is_err());
+    // An ARP packet through the first flow: sent, unchanged.
+    let mut p = pipeline();
+    p.of10_edits = true;
+    p.flow_mod(
+        &parse_flow_mod("arp,actions=set_field:12->ip_dscp,output:2").unwrap(),
+        0,
+    )
+    .unwrap();
+    let snap = p.snapshot();
+    let mut w = Worker::new(0);
+    let mut f = arp();
+    let outs: Vec<_> = w
+        .process(&snap, 1, &mut f, 0)
+        .iter()
+        .map(|o| o.port)
+        .collect();
+    assert_eq!(outs, vec![2]);
+    assert_eq!(f, arp());
+    assert_eq!(w.skipped_edits(), 1);
+}
+
 #[test]
 fn buckets_refuse_what_their_own_actions_rule_out() {
     let mut p = pipeline();

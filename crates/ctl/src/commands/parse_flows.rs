@@ -317,7 +317,7 @@ pub(crate) fn check_as(fm: &FlowMod, format: Format) -> std::result::Result<(), 
         n_tables: pipeline::Config::default().n_tables,
         groups: &groups,
         meters: &meters,
-        pop_untagged: format == Format::Nxm10,
+        of10_edits: format == Format::Nxm10,
     };
     validate::instructions(fm.table_id, &fm.instructions, &fm.match_, &cx)
         .map_err(|e| e.to_string())?;

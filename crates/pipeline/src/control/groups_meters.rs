@@ -333,7 +333,7 @@ impl Pipeline {
                     n_tables: self.config.n_tables,
                     groups: &self.groups,
                     meters: &self.meters,
-                    pop_untagged: false,
+                    of10_edits: false,
                 },
             )
             .or_else(|err| match err.code {

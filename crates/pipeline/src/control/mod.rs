@@ -176,10 +176,11 @@ pub struct Pipeline {
     table_counters: Arc<Vec<Counters>>,
     ports: PortTable,
     /// OFPC_INVALID_TTL_TO_CONTROLLER (set by SET_CONFIG).
-    /// Whether FLOW_MODs now applied may pop a VLAN tag their match says
-    /// the packets lack ([`crate::validate::Context::pop_untagged`]): the
-    /// agent sets it while it applies an OpenFlow 1.0 peer's.
-    pub pop_untagged: bool,
+    /// Whether FLOW_MODs now applied may make OpenFlow 1.0's edits
+    /// whatever their match says of the packets (a VLAN pop, the IP
+    /// edits: [`crate::validate::Context::of10_edits`]): the agent sets it
+    /// while it applies an OpenFlow 1.0 peer's.
+    pub of10_edits: bool,
     pub invalid_ttl_to_controller: bool,
     /// A packet no rule matches goes to the controllers as a packet-in
     /// (OFPR_NO_MATCH) instead of being dropped: OpenFlow 1.0-1.2's
@@ -237,7 +238,7 @@ impl Pipeline {
             table_counters: Arc::new((0..n).map(|_| Counters::new(config.workers)).collect()),
             ports: PortTable::default(),
             invalid_ttl_to_controller: false,
-            pop_untagged: false,
+            of10_edits: false,
             miss_to_controller: false,
             version: 0,
             changes: Arc::new(ChangeLog::default()),
@@ -527,7 +528,7 @@ impl Pipeline {
             n_tables: self.config.n_tables,
             groups: &self.groups,
             meters: &self.meters,
-            pop_untagged: self.pop_untagged,
+            of10_edits: self.of10_edits,
         }
     }
 
