@@ -566,6 +566,23 @@ fn learn_families(e: &mut expo::Expo, bridges: &[Loaded<'_>]) {
         }
     }
     e.family(
+        "sluice_cache_lookups_total",
+        Kind::Counter,
+        "Table lookups by the workers' exact-match caches: answered there (hit), or by the classifier (miss, a skip while the cache is bypassed included); ovs-appctl upcall/show's figures",
+    );
+    for b in bridges {
+        for (result, n) in [
+            ("hit", b.totals.cache_hits.load(Relaxed)),
+            ("miss", b.totals.cache_misses.load(Relaxed)),
+        ] {
+            e.sample(
+                "sluice_cache_lookups_total",
+                &[("bridge", b.name), ("result", &result)],
+                n,
+            );
+        }
+    }
+    e.family(
         "sluice_learn_repeats_total",
         Kind::Counter,
         "Flows packets taught that a worker did not hand to the agent: it had handed the same one over within the last second",

@@ -531,8 +531,14 @@ mod tests {
         // set_field without its prerequisite.
         let e = check("table=3,actions=goto_table:3", true).unwrap_err();
         assert!(e.contains("OFPBIC_BAD_TABLE_ID"), "{e}");
-        let e = check("arp,actions=set_field:1.2.3.4->ip_src", true).unwrap_err();
+        let e = check("arp,actions=set_field:1.2.3.4->ip_src", false).unwrap_err();
         assert!(e.contains("OFPBAC_MATCH_INCONSISTENT"), "{e}");
+        // Unless OpenFlow 1.0 may carry it: a 1.0 peer's IP edit needs
+        // nothing in the match.
+        assert_eq!(
+            check("arp,actions=mod_nw_tos:12", true).map(|(f, _)| f),
+            Ok(Format::Nxm10)
+        );
         // The groups and meters a flow names are taken to exist.
         assert_eq!(check("actions=meter:2,group:7", true), ok13);
     }

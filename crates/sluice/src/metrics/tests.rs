@@ -325,6 +325,30 @@ fn flows_in_every_table_mac_table_and_channel_drops() {
 }
 
 #[test]
+fn the_exact_match_caches_lookups_summed_over_workers() {
+    let s = sources("br0", 2);
+    s.counters[0].cache_hits.store(40, Relaxed);
+    s.counters[1].cache_hits.store(2, Relaxed);
+    s.counters[1].cache_misses.store(7, Relaxed);
+    let text = render_at(&[s], 1);
+    check_format(&text);
+    assert_eq!(
+        value(
+            &text,
+            "sluice_cache_lookups_total{bridge=\"br0\",result=\"hit\"}"
+        ),
+        42.0
+    );
+    assert_eq!(
+        value(
+            &text,
+            "sluice_cache_lookups_total{bridge=\"br0\",result=\"miss\"}"
+        ),
+        7.0
+    );
+}
+
+#[test]
 fn what_became_of_learned_flows() {
     let s = sources("br0", 2);
     s.counters[0].learn_repeated.store(5, Relaxed);
