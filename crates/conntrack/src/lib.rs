@@ -193,7 +193,8 @@ pub struct Tracker {
 const SWEEP_EVERY: u64 = 1024;
 /// Slots one sweep step looks at.
 const SWEEP_SLOTS: usize = 64;
-/// At a limit, one refusal in this many sweeps first ...
+/// At a limit, one new connection in this many (refused or admitted by
+/// an early drop) sweeps first ...
 const REFUSED_SWEEP: u64 = 64;
 /// ... this many steps.
 const REFUSED_SWEEP_STEPS: usize = 16;
@@ -510,15 +511,13 @@ impl Tracker {
         let mut at_limit = full();
         if at_limit
             && !DRY
-            && self
-                .stats
-                .refused
-                .load(Relaxed)
+            && (self.stats.refused.load(Relaxed) + self.stats.early_dropped.load(Relaxed))
                 .is_multiple_of(REFUSED_SWEEP)
         {
             // Expired connections may hold the room: a bounded sweep
-            // (one in REFUSED_SWEEP refusals, so a flood at the limit
-            // does not buy a sweep per packet).
+            // (one in REFUSED_SWEEP new connections at the limit, refused
+            // or admitted by an early drop, so a flood at the limit does
+            // not buy a sweep per packet).
             for _ in 0..REFUSED_SWEEP_STEPS {
                 self.sweep_step(now);
             }
