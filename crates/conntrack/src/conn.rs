@@ -49,6 +49,17 @@ impl Conn {
         }
     }
 
+    /// Whether the responder has answered (TCP: it sent its SYN-ACK or
+    /// anything else; others: a reply seen).
+    pub(crate) fn replied(&self) -> bool {
+        match self.proto {
+            ProtoState::Tcp(c) => {
+                c.peer[1].state != crate::tcp::PeerState::Closed || c.phase() != Phase::Opening
+            }
+            ProtoState::Simple { replied } => replied,
+        }
+    }
+
     /// The idle timeout that applies now.
     pub(crate) fn timeout_ms(&self, t: &LiveTimeouts) -> u64 {
         let icmp = self.key[0].is_icmp();

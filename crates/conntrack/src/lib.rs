@@ -731,12 +731,26 @@ impl Tracker {
     /// Early drop: evicts one connection that is not assured (of `zone`,
     /// if given), looking first in the shard `key` hashes to and on from
     /// there, skipping shards whose count of unassured connections is 0.
+    /// One the responder never answered goes first: one that was answered
+    /// (a handshake under way) is evicted only if none of those was found
+    /// within the bound.
     /// Bounded work: [`table::SHARDS`] counter reads, [`EARLY_DROP_SHARDS`]
     /// shards locked and [`EARLY_DROP_SLOTS`] slots looked at in each.
     /// Returns whether one was evicted, and the slots looked at.
     fn early_drop(&self, key: &Key, zone: Option<u16>) -> (bool, usize) {
         let first = shard_of(key);
         let (mut locked, mut looked) = (0, 0);
+        let mut answered = None;
+        // The slot may have changed hands since the look: the key is checked.
+        let evict = |s: usize, slot: u32, k0: Key| {
+            let gone = self
+                .remove_if(s, slot, |c| !c.assured && c.key[0] == k0)
+                .is_some();
+            if gone {
+                self.stats.early_dropped.fetch_add(1, Relaxed);
+            }
+            gone
+        };
         for i in 0..table::SHARDS {
             let s = (first + i) % table::SHARDS;
             if self.table.unassured[s].load(Relaxed) == 0 {
@@ -747,22 +761,18 @@ impl Tracker {
                 looked += EARLY_DROP_SLOTS.min(g.slots.len());
                 g.pick_unassured(EARLY_DROP_SLOTS, zone)
             };
-            if let Some((slot, k0)) = victim {
-                // The slot may have changed hands since the look.
-                if self
-                    .remove_if(s, slot, |c| !c.assured && c.key[0] == k0)
-                    .is_some()
-                {
-                    self.stats.early_dropped.fetch_add(1, Relaxed);
-                    return (true, looked);
-                }
+            match victim {
+                Some((slot, k0, false)) if evict(s, slot, k0) => return (true, looked),
+                Some((slot, k0, true)) if answered.is_none() => answered = Some((s, slot, k0)),
+                _ => {}
             }
             locked += 1;
             if locked == EARLY_DROP_SHARDS {
                 break;
             }
         }
-        (false, looked)
+        let gone = answered.is_some_and(|(s, slot, k0)| evict(s, slot, k0));
+        (gone, looked)
     }
 
     /// Removes the connection at (`home`, `slot`) if `pred` holds for it.
@@ -1089,6 +1099,42 @@ mod early_drop_tests {
         assert_eq!(mine.conn.state_name(), "ESTABLISHED");
         assert_eq!(unassured_counted(&t), 499);
         assert_eq!(unassured_held(&t), 499);
+    }
+
+    #[test]
+    fn a_handshake_under_way_outlasts_the_flood() {
+        // 499 SYNs nobody answers and one the server answered: 2 000 new
+        // connections at the full table evict the unanswered ones only.
+        let t = limited(500);
+        for i in 0..499 {
+            syn(&t, 1, 1000 + i as u16, 0);
+        }
+        syn(&t, 2, 4000, 0);
+        let srv = Ip::V4([10, 255, 0, 1]);
+        let mut sa = build::tcp(srv, ip(2), &seg(80, 4000, 900, 101, 0x12), 0);
+        let look = Request::default();
+        assert_ne!(t.track(&mut sa, false, &look, NOW).state & state::EST, 0);
+        for i in 0..2000u32 {
+            syn(&t, 3 + i / 1000, 1000 + (i % 1000) as u16, 0);
+        }
+        assert_eq!(count(&t.stats.early_dropped), 2000);
+        assert_eq!(t.len(), 500);
+        // Its handshake completes.
+        let mut ack = build::tcp(ip(2), srv, &seg(4000, 80, 101, 901, 0x10), 0);
+        assert_ne!(t.track(&mut ack, false, &look, NOW).state & state::EST, 0);
+        let d = t.dump(&Filter::default(), usize::MAX, NOW);
+        let mine = d.iter().find(|e| e.conn.key[0].sport == 4000).unwrap();
+        assert!(mine.conn.assured);
+        // With only answered ones left, those go (no lock-out).
+        let t = limited(3);
+        for i in 0..3u16 {
+            syn(&t, 5, 100 + i, 0);
+            let mut sa = build::tcp(srv, ip(5), &seg(80, 100 + i, 900, 101, 0x12), 0);
+            t.track(&mut sa, false, &look, NOW);
+        }
+        assert_eq!(syn(&t, 6, 100, 0).state, state::TRK | state::NEW);
+        assert_eq!(count(&t.stats.early_dropped), 1);
+        assert_eq!(count(&t.stats.refused), 0);
     }
 
     #[test]

@@ -142,31 +142,38 @@ impl Shard {
         std::mem::replace(&mut self.slots[slot as usize], Slot::Free)
     }
 
-    /// The unassured connection (of `zone`, if given) that expires first
-    /// among the next `n` slots from where the last look ended: its slot
-    /// and original key. Looks at `n` slots at most (fewer in a smaller
-    /// slab), and moves the window on, so repeated calls cover the shard.
-    pub(crate) fn pick_unassured(&mut self, n: usize, zone: Option<u16>) -> Option<(u32, Key)> {
+    /// The unassured connection (of `zone`, if given) to evict among the
+    /// next `n` slots from where the last look ended: one the responder
+    /// never answered if there is one, and of those the one that expires
+    /// first. Its slot, original key, and whether it was answered. Looks
+    /// at `n` slots at most (fewer in a smaller slab), and moves the
+    /// window on, so repeated calls cover the shard.
+    pub(crate) fn pick_unassured(
+        &mut self,
+        n: usize,
+        zone: Option<u16>,
+    ) -> Option<(u32, Key, bool)> {
         let len = self.slots.len();
         if len == 0 {
             return None;
         }
         let start = self.ed_cursor % len;
         let looked = n.min(len);
-        let mut best: Option<(u64, u32, Key)> = None;
+        let mut best: Option<((bool, u64), u32, Key)> = None;
         for i in 0..looked {
             let at = (start + i) % len;
             if let Slot::Conn(c) = &self.slots[at] {
+                let rank = (c.replied(), c.expires_ms);
                 if !c.assured
                     && zone.is_none_or(|z| z == c.key[0].zone)
-                    && best.is_none_or(|b| c.expires_ms < b.0)
+                    && best.is_none_or(|b| rank < b.0)
                 {
-                    best = Some((c.expires_ms, at as u32, c.key[0]));
+                    best = Some((rank, at as u32, c.key[0]));
                 }
             }
         }
         self.ed_cursor = (start + looked) % len;
-        best.map(|(_, slot, k)| (slot, k))
+        best.map(|((replied, _), slot, k)| (slot, k, replied))
     }
 
     /// Heap bytes held.
