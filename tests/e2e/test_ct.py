@@ -10,10 +10,11 @@ drop are short (a connect or a ping bounded at about 1 s) and a pass returns
 as soon as the exchange is done."""
 import os
 import re
+import time
 
 import pytest
 
-from lab import NET, SCRIPTS, Ovs, check_subnet, run, wait_until
+from lab import NET, SCRIPTS, Ovs, check_subnet, metric, run, scrape, wait_until
 
 NET2 = os.environ.get("CT_NET2", "10.213.78")  # the SNAT gateway's outside
 GWMAC = "02:00:00:00:00:fe"
@@ -411,3 +412,117 @@ def test_ct_open_vswitch_peer(run_scenario, need):
         print(f"{n:<{w}}  {a:<6}  {b}" + ("" if a == b else "  <- differs"))
     print(f"{same} of {len(names)} cases the same")
     assert same == len(names), f"{len(names) - same} cases differ (the table above)"
+
+
+FLOOD_LIMIT = 64  # the tracker's limit in the SYN flood test (ct-set-maxconns)
+FLOOD_METRICS = 9481
+
+
+def test_ct_syn_flood_keeps_admitting(make_testbed, sluice, tmp_path):
+    """conntrack: a SYN flood from h1 (spoofed sources nobody answers for)
+    fills a table of 64 connections; during the flood a new TCP connection
+    from h3 gets through (early drop evicts an unassured SYN_SENT entry),
+    and a connection h3 established before the flood keeps working. The
+    flood runs at most 60 s and is stopped as soon as the checks are done."""
+    tb = make_testbed(hosts=3)
+    A = NET
+    s = sluice.start("--port", "p1", "--port", "p2", "--port", "p3", "--fail-mode", "secure",
+                     "--metrics", f"127.0.0.1:{FLOOD_METRICS}", tb=tb)
+    flows = tmp_path / "flood.flows"
+    # The tutorial's firewall, with h1 and h3 on the left: new connections
+    # only from the left, committed; established ones both ways.
+    flows.write_text("""\
+table=0,priority=1,actions=drop
+table=0,priority=10,arp,actions=normal
+table=0,priority=100,ip,ct_state=-trk,actions=ct(table=1)
+table=1,in_port=1,ip,ct_state=+trk+new,actions=ct(commit),output:2
+table=1,in_port=3,ip,ct_state=+trk+new,actions=ct(commit),output:2
+table=1,in_port=2,ip,ct_state=+trk+new,actions=drop
+table=1,ip,ct_state=+trk+est,actions=normal
+""")
+    assert s.ctl("add-flows", "br0", flows, check=False).returncode == 0
+    s.ctl("ct-set-maxconns", "br0", FLOOD_LIMIT)
+    nconns = lambda: int(s.ctl("ct-get-nconns", "br0").stdout.strip())
+    log = tmp_path / "flood-serve.log"
+    log.write_text("")
+    tb.bg("h2", "timeout", "120", "python3", CTT, "serve", log, 7000, 7001)
+    for port in (7000, 7001):
+        wait_until(5, f"h2 listening on {port}", lambda: tb.tcp_listening("h2", port))
+
+    # Established before the flood: one exchange, then it waits for FLAG.go.
+    flag = str(tmp_path / "before")
+    before = tb.bg("h3", "python3", CTT, "twice", f"{A}.2", 7000, 5, flag, stdout=tmp_path / "before.out")
+    wait_until(10, "the connection made before the flood", lambda: os.path.exists(flag + ".ready"))
+
+    stop = tmp_path / "flood.stop"
+    flood = tb.bg("h1", "python3", CTT, "synflood", "eth0", tb.mac("h1"), tb.mac("h2"), A, f"{A}.2", 7002, 60, stop,
+                  stdout=tmp_path / "flood.out")
+    try:
+        wait_until(20, f"the flood to fill the table ({FLOOD_LIMIT})", lambda: nconns() >= FLOOD_LIMIT)
+        # The flood keeps coming at the full table: 2 000 more of its SYNs
+        # (two trips through the tracker each) after it filled.
+        packets = lambda: float(metric(scrape(tb, FLOOD_METRICS), 'sluice_conntrack_packets_total{bridge="br0"}') or 0)
+        p0 = packets()
+        wait_until(20, "2 000 more SYNs of the flood at the full table", lambda: packets() >= p0 + 4000)
+        assert flood.poll() is None, "the flood ended early"
+
+        # A new connection from another host, during the flood.
+        t0 = time.monotonic()
+        p = tb.x("h3", "python3", CTT, "connect", f"{A}.2", 7001, 10, check=False)
+        took = time.monotonic() - t0
+        assert flood.poll() is None, "the flood ended before the new connection was made"
+        print(f"syn flood: new connection from h3 during the flood: {p.stdout.strip()} in {took:.2f} s")
+        assert p.returncode == 0, f"no new connection during the flood: {p.stdout.strip()} (after {took:.1f} s)"
+        assert nconns() <= FLOOD_LIMIT
+
+        # The connection made before the flood still works.
+        open(flag + ".go", "w").close()
+        before.wait(30)
+        out = (tmp_path / "before.out").read_text().strip()
+        assert out == "first ok second ok", f"the connection made before the flood: {out}"
+
+        m = scrape(tb, FLOOD_METRICS)
+        early = float(metric(m, 'sluice_conntrack_early_drop_total{bridge="br0"}') or 0)
+        refused = float(metric(m, 'sluice_conntrack_refused_total{bridge="br0"}') or 0)
+        print(f"syn flood: early drops {early:.0f}, refused {refused:.0f}, connections {nconns()}")
+        assert early >= 2000, f"early drops {early}: the flood was not evicting at the full table"
+    finally:
+        stop.write_text("")
+        flood.wait(30)
+    print(f"syn flood: {(tmp_path / 'flood.out').read_text().strip()} SYNs sent")
+
+
+def test_ct_zone_per_port_flood_keeps_metrics_bounded(make_testbed, sluice, tmp_path):
+    """metrics: a SYN flood whose every source port is a conntrack zone of
+    its own (ct(zone=reg0[0..15]) with reg0 = tcp_src) puts 2 000 zones in
+    use; /metrics still has at most 64+1 per-zone series (the default
+    --metrics-zones and zone="other") and they sum to the connections."""
+    tb = make_testbed(hosts=2)
+    A = NET
+    s = sluice.start("--port", "p1", "--port", "p2", "--fail-mode", "secure",
+                     "--metrics", f"127.0.0.1:{FLOOD_METRICS}", tb=tb)
+    flows = tmp_path / "zones.flows"
+    flows.write_text("""\
+table=0,priority=1,actions=drop
+table=0,priority=10,arp,actions=normal
+table=0,priority=100,in_port=1,tcp,actions=move:NXM_OF_TCP_SRC[]->NXM_NX_REG0[0..15],ct(commit,zone=NXM_NX_REG0[0..15]),output:2
+""")
+    assert s.ctl("add-flows", "br0", flows, check=False).returncode == 0
+    nconns = lambda: int(s.ctl("ct-get-nconns", "br0").stdout.strip())
+    stop = tmp_path / "flood.stop"
+    flood = tb.bg("h1", "python3", CTT, "synflood", "eth0", tb.mac("h1"), tb.mac("h2"), A, f"{A}.2", 7002, 60, stop,
+                  stdout=tmp_path / "flood.out")
+    try:
+        wait_until(30, "2 000 connections, each in a zone of its own", lambda: nconns() >= 2000)
+    finally:
+        stop.write_text("")
+        flood.wait(30)
+    m = scrape(tb, FLOOD_METRICS)
+    series = [line for line in m.splitlines() if line.startswith("sluice_conntrack_zone_connections{")]
+    total = float(metric(m, 'sluice_conntrack_connections{bridge="br0"}'))
+    in_series = sum(float(line.split()[-1]) for line in series)
+    print(f"zone flood: {total:.0f} connections, {len(series)} per-zone series, {len(m.splitlines())} lines in /metrics")
+    assert total >= 2000
+    assert len(series) <= 65, f"{len(series)} per-zone series for {total:.0f} connections"
+    assert in_series == total, f"the per-zone series sum to {in_series}, the connections are {total}"
+    assert metric(m, 'sluice_conntrack_zone_connections{bridge="br0",zone="other"}') is not None

@@ -28,12 +28,36 @@ pub struct Conn {
     pub label: [u64; 2],
     /// [`crate::nat::SNAT`] and/or [`crate::nat::DNAT`].
     pub nat: u8,
+    /// Linux's ASSURED: the connection proved two-way (TCP: the handshake
+    /// completed; others but ICMP: a reply seen). Once set it stays set;
+    /// a full table evicts only connections without it (early drop).
+    pub assured: bool,
 }
 
 impl Conn {
     /// The label.
     pub fn label(&self) -> u128 {
         crate::key::addr(self.label)
+    }
+
+    /// Whether what the connection has seen makes it assured now (see
+    /// [`Conn::assured`]). ICMP is never assured, as in Linux.
+    pub(crate) fn proves_assured(&self) -> bool {
+        match self.proto {
+            ProtoState::Tcp(c) => c.phase() == Phase::Established,
+            ProtoState::Simple { replied } => replied && !self.key[0].is_icmp(),
+        }
+    }
+
+    /// Whether the responder has answered (TCP: it sent its SYN-ACK or
+    /// anything else; others: a reply seen).
+    pub(crate) fn replied(&self) -> bool {
+        match self.proto {
+            ProtoState::Tcp(c) => {
+                c.peer[1].state != crate::tcp::PeerState::Closed || c.phase() != Phase::Opening
+            }
+            ProtoState::Simple { replied } => replied,
+        }
     }
 
     /// The idle timeout that applies now.

@@ -18,10 +18,21 @@
 //! - Zones: a connection is tracked per zone (the zone is part of its key).
 //! - Timeouts per protocol state, Linux's defaults ([`Timeouts`]),
 //!   changeable at run time.
-//! - Limits: in total and per zone. At the limit a new connection is not
-//!   committed (the packet is `+trk+new` but nothing is stored, as in Open
-//!   vSwitch) and counted; no established connection is evicted for it,
-//!   so a SYN flood cannot push out live connections.
+//! - Limits: in total and per zone. At a limit a new connection first
+//!   evicts a connection that is not assured (Linux's early drop: TCP
+//!   before its handshake completed, UDP and others before a reply, any
+//!   ICMP), of its zone if the zone's limit is the one reached, found
+//!   with bounded work ([`EARLY_DROP_SHARDS`] shards locked,
+//!   [`EARLY_DROP_SLOTS`] slots looked at in each); counted in
+//!   [`Stats::early_dropped`]. With none found it is not committed (the
+//!   packet is `+trk+new` but nothing is stored, as in Open vSwitch) and
+//!   counted in [`Stats::refused`]. An assured connection is never
+//!   evicted, so a SYN flood can neither push out live connections nor
+//!   keep new ones out for the SYN_SENT timeout.
+//! - NAT: a new connection whose NAT finds no free mapping in
+//!   [`NAT_TRIES`] tries is not committed and is counted in
+//!   [`Stats::refused`] and [`Stats::nat_exhausted`] (no eviction for it,
+//!   as in Linux).
 //! - IP fragments are not reassembled: a fragment is `+trk+inv` (the
 //!   missing piece, documented in docs/OVS-DIALECT.md).
 //!
@@ -101,8 +112,15 @@ pub struct Verdict {
 pub struct Stats {
     /// Connections committed.
     pub committed: AtomicU64,
-    /// New connections not committed because a limit was reached.
+    /// New connections not committed: a limit reached and nothing to
+    /// evict, or no free NAT mapping.
     pub refused: AtomicU64,
+    /// Connections not assured evicted to make room for a new one at a
+    /// limit (early drop).
+    pub early_dropped: AtomicU64,
+    /// New connections not committed because NAT found no free mapping
+    /// (also counted in `refused`).
+    pub nat_exhausted: AtomicU64,
     /// Packets found invalid.
     pub invalid: AtomicU64,
     /// Connections ended by a timeout.
@@ -175,12 +193,19 @@ pub struct Tracker {
 const SWEEP_EVERY: u64 = 1024;
 /// Slots one sweep step looks at.
 const SWEEP_SLOTS: usize = 64;
-/// At a limit, one refusal in this many sweeps first ...
+/// At a limit, one new connection in this many (refused or admitted by
+/// an early drop) sweeps first ...
 const REFUSED_SWEEP: u64 = 64;
 /// ... this many steps.
 const REFUSED_SWEEP_STEPS: usize = 16;
 /// NAT mappings tried before a new connection gives up on one.
-const NAT_TRIES: u32 = 128;
+pub const NAT_TRIES: u32 = 128;
+/// At a limit, shards with unassured connections that one new connection
+/// locks at most looking for one to evict (Linux looks at 8 hash
+/// buckets, `NF_CT_EVICTION_RANGE`) ...
+pub const EARLY_DROP_SHARDS: usize = 8;
+/// ... and slots it looks at in each.
+pub const EARLY_DROP_SLOTS: usize = 32;
 
 /// Where a connection was found.
 struct Found {
@@ -428,6 +453,10 @@ impl Tracker {
             if update != tcp::Update::Invalid {
                 c.expires_ms = now + c.timeout_ms(&self.timeouts);
             }
+            if !DRY && !c.assured && c.proves_assured() {
+                c.assured = true;
+                self.table.count_unassured(f.home, false);
+            }
             apply_marks(c, req);
             v.mark = c.mark;
             v.label = c.label();
@@ -482,19 +511,23 @@ impl Tracker {
         let mut at_limit = full();
         if at_limit
             && !DRY
-            && self
-                .stats
-                .refused
-                .load(Relaxed)
+            && (self.stats.refused.load(Relaxed) + self.stats.early_dropped.load(Relaxed))
                 .is_multiple_of(REFUSED_SWEEP)
         {
             // Expired connections may hold the room: a bounded sweep
-            // (one in REFUSED_SWEEP refusals, so a flood at the limit
-            // does not buy a sweep per packet).
+            // (one in REFUSED_SWEEP new connections at the limit, refused
+            // or admitted by an early drop, so a flood at the limit does
+            // not buy a sweep per packet).
             for _ in 0..REFUSED_SWEEP_STEPS {
                 self.sweep_step(now);
             }
             at_limit = full();
+        }
+        if at_limit && !DRY {
+            // Early drop: make room by evicting one that is not assured
+            // (of this zone, if the zone is what is full).
+            let zone_full = zl != 0 && self.limits.count[key.zone as usize].load(Relaxed) >= zl;
+            at_limit = !self.early_drop(&key, zone_full.then_some(key.zone)).0;
         }
         if at_limit {
             if !DRY {
@@ -516,8 +549,12 @@ impl Tracker {
             }) {
                 Some(t) => translated = t,
                 None => {
-                    // No free mapping: not committed.
-                    self.stats.refused.fetch_add(1, Relaxed);
+                    // No free mapping: not committed (Linux fails the
+                    // connection too, and evicts nothing for it).
+                    if !DRY {
+                        self.stats.refused.fetch_add(1, Relaxed);
+                        self.stats.nat_exhausted.fetch_add(1, Relaxed);
+                    }
                     return v;
                 }
             }
@@ -538,6 +575,7 @@ impl Tracker {
                 Some(NatKind::Dst) if translated != key => nat::DNAT,
                 _ => 0,
             },
+            assured: false,
         };
         c.expires_ms = now + c.timeout_ms(&self.timeouts);
         apply_marks(&mut c, req);
@@ -558,6 +596,7 @@ impl Tracker {
                 return v;
             }
             let slot = two.a().alloc(Slot::Conn(c));
+            self.table.count_unassured(h, true);
             two.a().index(slot, 0);
             match two.b() {
                 None => two.a().index(slot, 1),
@@ -686,6 +725,58 @@ impl Tracker {
 
     /// Removes the connection at (`home`, `slot`), both its keys.
     fn remove(&self, home: usize, slot: u32) -> Option<Conn> {
+        self.remove_if(home, slot, |_| true)
+    }
+
+    /// Early drop: evicts one connection that is not assured (of `zone`,
+    /// if given), looking first in the shard `key` hashes to and on from
+    /// there, skipping shards whose count of unassured connections is 0.
+    /// One the responder never answered goes first: one that was answered
+    /// (a handshake under way) is evicted only if none of those was found
+    /// within the bound.
+    /// Bounded work: [`table::SHARDS`] counter reads, [`EARLY_DROP_SHARDS`]
+    /// shards locked and [`EARLY_DROP_SLOTS`] slots looked at in each.
+    /// Returns whether one was evicted, and the slots looked at.
+    fn early_drop(&self, key: &Key, zone: Option<u16>) -> (bool, usize) {
+        let first = shard_of(key);
+        let (mut locked, mut looked) = (0, 0);
+        let mut answered = None;
+        // The slot may have changed hands since the look: the key is checked.
+        let evict = |s: usize, slot: u32, k0: Key| {
+            let gone = self
+                .remove_if(s, slot, |c| !c.assured && c.key[0] == k0)
+                .is_some();
+            if gone {
+                self.stats.early_dropped.fetch_add(1, Relaxed);
+            }
+            gone
+        };
+        for i in 0..table::SHARDS {
+            let s = (first + i) % table::SHARDS;
+            if self.table.unassured[s].load(Relaxed) == 0 {
+                continue;
+            }
+            let victim = {
+                let mut g = self.table.lock(s);
+                looked += EARLY_DROP_SLOTS.min(g.slots.len());
+                g.pick_unassured(EARLY_DROP_SLOTS, zone)
+            };
+            match victim {
+                Some((slot, k0, false)) if evict(s, slot, k0) => return (true, looked),
+                Some((slot, k0, true)) if answered.is_none() => answered = Some((s, slot, k0)),
+                _ => {}
+            }
+            locked += 1;
+            if locked == EARLY_DROP_SHARDS {
+                break;
+            }
+        }
+        let gone = answered.is_some_and(|(s, slot, k0)| evict(s, slot, k0));
+        (gone, looked)
+    }
+
+    /// Removes the connection at (`home`, `slot`) if `pred` holds for it.
+    fn remove_if(&self, home: usize, slot: u32, pred: impl Fn(&Conn) -> bool) -> Option<Conn> {
         let reply_shard = match self.table.lock(home).slots.get(slot as usize) {
             Some(Slot::Conn(c)) => shard_of(&c.key[1]),
             _ => return None,
@@ -694,6 +785,9 @@ impl Tracker {
         let Some(Slot::Conn(c)) = two.a().slots.get(slot as usize) else {
             return None;
         };
+        if !pred(c) {
+            return None;
+        }
         let reply = c.key[1];
         if reply_shard != shard_of(&c.key[1]) {
             return None;
@@ -709,6 +803,9 @@ impl Tracker {
         let Slot::Conn(c) = two.a().release(slot) else {
             return None;
         };
+        if !c.assured {
+            self.table.count_unassured(home, false);
+        }
         drop(two);
         self.total.fetch_sub(1, Relaxed);
         self.limits.count[c.key[0].zone as usize].fetch_sub(1, Relaxed);
@@ -890,5 +987,303 @@ fn nat_state(nat: u8, reply: bool) -> u32 {
     match (src, reply) {
         (true, false) | (false, true) => state::SNAT,
         (true, true) | (false, false) => state::DNAT,
+    }
+}
+
+#[cfg(test)]
+mod early_drop_tests {
+    //! Early drop at a full table: unassured connections make room, assured
+    //! ones never do, and the work per new connection is bounded.
+
+    use super::*;
+    use crate::build::{self, Ip, Seg};
+    use proptest::prelude::*;
+
+    const NOW: u64 = 1_000;
+
+    fn ip(host: u32) -> Ip {
+        let [_, b, c, d] = host.to_be_bytes();
+        Ip::V4([10, b, c, d])
+    }
+
+    fn seg(sport: u16, dport: u16, seq: u32, ack: u32, flags: u8) -> Seg {
+        Seg {
+            sport,
+            dport,
+            seq,
+            ack,
+            flags,
+            win: 64240,
+            wscale: None,
+        }
+    }
+
+    fn commit(zone: u16) -> Request {
+        Request {
+            zone,
+            commit: true,
+            ..Request::default()
+        }
+    }
+
+    fn limited(total: u64) -> Tracker {
+        Tracker::new(
+            Timeouts::default(),
+            Limits {
+                total,
+                zone_default: 0,
+            },
+        )
+    }
+
+    /// A SYN from host `h` port `sport` to 10.255.0.1:80, committed in `zone`.
+    fn syn(t: &Tracker, h: u32, sport: u16, zone: u16) -> Verdict {
+        let mut p = build::tcp(
+            ip(h),
+            Ip::V4([10, 255, 0, 1]),
+            &seg(sport, 80, 100, 0, 0x02),
+            0,
+        );
+        t.track(&mut p, false, &commit(zone), NOW)
+    }
+
+    /// A whole handshake from host `h`: the connection ends up assured.
+    fn handshake(t: &Tracker, h: u32, sport: u16, zone: u16) {
+        let srv = Ip::V4([10, 255, 0, 1]);
+        let look = Request {
+            zone,
+            ..Request::default()
+        };
+        assert_eq!(syn(t, h, sport, zone).state, state::TRK | state::NEW);
+        let mut sa = build::tcp(srv, ip(h), &seg(80, sport, 900, 101, 0x12), 0);
+        assert_ne!(t.track(&mut sa, false, &look, NOW).state & state::EST, 0);
+        let mut ack = build::tcp(ip(h), srv, &seg(sport, 80, 101, 901, 0x10), 0);
+        assert_ne!(t.track(&mut ack, false, &look, NOW).state & state::EST, 0);
+    }
+
+    fn count(c: &AtomicU64) -> u64 {
+        c.load(Relaxed)
+    }
+
+    fn unassured_counted(t: &Tracker) -> u64 {
+        t.table
+            .unassured
+            .iter()
+            .map(|a| a.load(Relaxed) as u64)
+            .sum()
+    }
+
+    fn unassured_held(t: &Tracker) -> u64 {
+        t.dump(&Filter::default(), usize::MAX, NOW)
+            .iter()
+            .filter(|e| !e.conn.assured)
+            .count() as u64
+    }
+
+    #[test]
+    fn a_table_full_of_syn_sent_admits_a_new_connection() {
+        let t = limited(500);
+        for i in 0..500 {
+            assert!(syn(&t, 1, 1000 + i as u16, 0).state & state::NEW != 0);
+        }
+        assert_eq!(t.len(), 500);
+        assert_eq!(count(&t.stats.refused), 0);
+        // Another host's connection gets in, and completes.
+        handshake(&t, 2, 4000, 0);
+        assert_eq!(t.len(), 500);
+        assert_eq!(count(&t.stats.early_dropped), 1);
+        assert_eq!(count(&t.stats.refused), 0);
+        let d = t.dump(&Filter::default(), usize::MAX, NOW);
+        let mine = d.iter().find(|e| e.conn.key[0].sport == 4000).unwrap();
+        assert!(mine.conn.assured);
+        assert_eq!(mine.conn.state_name(), "ESTABLISHED");
+        assert_eq!(unassured_counted(&t), 499);
+        assert_eq!(unassured_held(&t), 499);
+    }
+
+    #[test]
+    fn a_handshake_under_way_outlasts_the_flood() {
+        // 499 SYNs nobody answers and one the server answered: 2 000 new
+        // connections at the full table evict the unanswered ones only.
+        let t = limited(500);
+        for i in 0..499 {
+            syn(&t, 1, 1000 + i as u16, 0);
+        }
+        syn(&t, 2, 4000, 0);
+        let srv = Ip::V4([10, 255, 0, 1]);
+        let mut sa = build::tcp(srv, ip(2), &seg(80, 4000, 900, 101, 0x12), 0);
+        let look = Request::default();
+        assert_ne!(t.track(&mut sa, false, &look, NOW).state & state::EST, 0);
+        for i in 0..2000u32 {
+            syn(&t, 3 + i / 1000, 1000 + (i % 1000) as u16, 0);
+        }
+        assert_eq!(count(&t.stats.early_dropped), 2000);
+        assert_eq!(t.len(), 500);
+        // Its handshake completes.
+        let mut ack = build::tcp(ip(2), srv, &seg(4000, 80, 101, 901, 0x10), 0);
+        assert_ne!(t.track(&mut ack, false, &look, NOW).state & state::EST, 0);
+        let d = t.dump(&Filter::default(), usize::MAX, NOW);
+        let mine = d.iter().find(|e| e.conn.key[0].sport == 4000).unwrap();
+        assert!(mine.conn.assured);
+        // With only answered ones left, those go (no lock-out).
+        let t = limited(3);
+        for i in 0..3u16 {
+            syn(&t, 5, 100 + i, 0);
+            let mut sa = build::tcp(srv, ip(5), &seg(80, 100 + i, 900, 101, 0x12), 0);
+            t.track(&mut sa, false, &look, NOW);
+        }
+        assert_eq!(syn(&t, 6, 100, 0).state, state::TRK | state::NEW);
+        assert_eq!(count(&t.stats.early_dropped), 1);
+        assert_eq!(count(&t.stats.refused), 0);
+    }
+
+    #[test]
+    fn a_table_full_of_established_refuses_and_evicts_none() {
+        let t = limited(300);
+        for i in 0..300 {
+            handshake(&t, 1, 1000 + i as u16, 0);
+        }
+        assert_eq!(unassured_counted(&t), 0);
+        let before = t.dump(&Filter::default(), usize::MAX, NOW);
+        for i in 0..50 {
+            let v = syn(&t, 3, 5000 + i, 0);
+            assert_eq!(v.state, state::TRK | state::NEW, "new, not committed");
+        }
+        assert_eq!(count(&t.stats.refused), 50);
+        assert_eq!(count(&t.stats.early_dropped), 0);
+        assert_eq!(t.dump(&Filter::default(), usize::MAX, NOW), before);
+    }
+
+    #[test]
+    fn a_full_zone_evicts_only_its_own() {
+        let t = limited(0);
+        t.set_zone_limit(7, Some(20));
+        for i in 0..20 {
+            syn(&t, 1, 1000 + i, 7);
+            syn(&t, 1, 1000 + i, 8);
+        }
+        assert_eq!(t.zone_usage(7), (20, 20));
+        syn(&t, 2, 9000, 7);
+        assert_eq!(t.zone_usage(7), (20, 20));
+        assert_eq!(t.zone_usage(8).1, 20, "zone 8 untouched");
+        assert_eq!(count(&t.stats.early_dropped), 1);
+        let d = t.dump(
+            &Filter {
+                zone: Some(7),
+                ..Filter::default()
+            },
+            usize::MAX,
+            NOW,
+        );
+        assert!(d.iter().any(|e| e.conn.key[0].sport == 9000));
+    }
+
+    #[test]
+    fn work_per_new_connection_is_bounded() {
+        // A big table of established connections with a few unassured
+        // ones spread over it: a new connection at the limit looks at no
+        // more than the bound, whatever the table's size.
+        let t = limited(0);
+        for i in 0..20_000u32 {
+            handshake(&t, 10 + i / 1000, 1000 + (i % 1000) as u16, 0);
+        }
+        for i in 0..3 {
+            syn(&t, 99, 7000 + i, 0);
+        }
+        let bound = EARLY_DROP_SHARDS * EARLY_DROP_SLOTS;
+        for i in 0..200u32 {
+            let k = key::Key {
+                sport: 20_000 + i as u16,
+                ..Key::default()
+            };
+            let (_, looked) = t.early_drop(&k, None);
+            assert!(looked <= bound, "{looked} slots looked at, bound {bound}");
+        }
+        // No assured one went, whatever was dropped.
+        assert!(t.len() >= 20_000);
+        assert_eq!(
+            t.dump(&Filter::default(), usize::MAX, NOW)
+                .iter()
+                .filter(|e| e.conn.assured)
+                .count(),
+            20_000
+        );
+        // With nothing unassured left, no shard is even locked.
+        t.flush_if(|c| !c.assured);
+        assert_eq!(unassured_counted(&t), 0);
+        assert_eq!(t.early_drop(&Key::default(), None), (false, 0));
+    }
+
+    #[test]
+    fn nat_exhaustion_is_a_counted_refusal() {
+        let t = Tracker::default();
+        let one = Ip::V4([192, 0, 2, 1]);
+        let Ip::V4(a) = one else { unreachable!() };
+        let req = Request {
+            commit: true,
+            nat: Some(NatSpec {
+                range: Some(NatRange {
+                    kind: NatKind::Src,
+                    addr_min: u32::from_be_bytes(a) as u128,
+                    addr_max: u32::from_be_bytes(a) as u128,
+                    port_min: 5000,
+                    port_max: 5001,
+                    random: false,
+                    persistent: false,
+                }),
+            }),
+            ..Request::default()
+        };
+        let mut n = 0;
+        for i in 0..4u16 {
+            let mut p = build::udp(ip(1), ip(2), 100 + i, 53, 0);
+            if t.track(&mut p, false, &req, NOW).rewritten {
+                n += 1;
+            }
+        }
+        assert_eq!(n, 2, "two ports, two connections");
+        assert_eq!(count(&t.stats.nat_exhausted), 2);
+        assert_eq!(count(&t.stats.refused), 2);
+        assert_eq!(count(&t.stats.early_dropped), 0);
+        assert_eq!(t.len(), 2);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+
+        /// Whatever mix of new connections, completed handshakes, replies
+        /// and flushes: the per-shard counts of unassured connections
+        /// match the table, the limit holds, and no assured connection
+        /// is ever evicted.
+        #[test]
+        fn unassured_counts_match_and_assured_survive(
+            ops in proptest::collection::vec((0u8..4, 0u16..64), 1..300),
+            limit in 8u64..40,
+        ) {
+            let t = limited(limit);
+            let mut assured_before = 0u64;
+            for (op, n) in ops {
+                match op {
+                    0 => { syn(&t, 1, 1000 + n, 0); }
+                    1 => {
+                        let mut q = build::udp(ip(2), ip(3), 1000 + n, 53, 0);
+                        t.track(&mut q, false, &commit(0), NOW);
+                        let mut r = build::udp(ip(3), ip(2), 53, 1000 + n, 0);
+                        t.track(&mut r, false, &Request::default(), NOW);
+                    }
+                    2 => {
+                        let mut q = build::udp(ip(4), ip(3), 1000 + n, 53, 0);
+                        t.track(&mut q, false, &commit(0), NOW);
+                    }
+                    _ => { t.flush_if(|c| c.key[0].sport == 1000 + n); }
+                }
+                let d = t.dump(&Filter::default(), usize::MAX, NOW);
+                let assured = d.iter().filter(|e| e.conn.assured).count() as u64;
+                prop_assert!(op == 3 || assured >= assured_before, "an assured one was evicted");
+                assured_before = assured;
+                prop_assert!(t.len() <= limit);
+                prop_assert_eq!(unassured_counted(&t), unassured_held(&t));
+            }
+        }
     }
 }

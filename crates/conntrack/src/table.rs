@@ -12,8 +12,15 @@
 //! key (a slot freed and reused by another connection fails the check).
 //! Whoever needs two shards at once (creating or removing a connection)
 //! locks them in index order, so workers never deadlock.
+//!
+//! Beside the shards, [`Table::unassured`] counts each shard's
+//! connections that are not assured (changed only under that shard's
+//! lock, read without it): a full table's early drop reads these counts to
+//! skip shards with nothing to evict, and locks only shards that have
+//! something ([`Shard::pick_unassured`] then looks at a bounded window).
 
 use std::hash::BuildHasher;
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use std::sync::{Mutex, MutexGuard};
 
 use hashbrown::HashTable;
@@ -47,6 +54,8 @@ pub(crate) struct Shard {
     free: Vec<u32>,
     /// Where the next sweep starts.
     pub(crate) cursor: usize,
+    /// Where the next early-drop window starts.
+    ed_cursor: usize,
 }
 
 /// The hash of a key within its shard.
@@ -133,6 +142,40 @@ impl Shard {
         std::mem::replace(&mut self.slots[slot as usize], Slot::Free)
     }
 
+    /// The unassured connection (of `zone`, if given) to evict among the
+    /// next `n` slots from where the last look ended: one the responder
+    /// never answered if there is one, and of those the one that expires
+    /// first. Its slot, original key, and whether it was answered. Looks
+    /// at `n` slots at most (fewer in a smaller slab), and moves the
+    /// window on, so repeated calls cover the shard.
+    pub(crate) fn pick_unassured(
+        &mut self,
+        n: usize,
+        zone: Option<u16>,
+    ) -> Option<(u32, Key, bool)> {
+        let len = self.slots.len();
+        if len == 0 {
+            return None;
+        }
+        let start = self.ed_cursor % len;
+        let looked = n.min(len);
+        let mut best: Option<((bool, u64), u32, Key)> = None;
+        for i in 0..looked {
+            let at = (start + i) % len;
+            if let Slot::Conn(c) = &self.slots[at] {
+                let rank = (c.replied(), c.expires_ms);
+                if !c.assured
+                    && zone.is_none_or(|z| z == c.key[0].zone)
+                    && best.is_none_or(|b| rank < b.0)
+                {
+                    best = Some((rank, at as u32, c.key[0]));
+                }
+            }
+        }
+        self.ed_cursor = (start + looked) % len;
+        best.map(|((replied, _), slot, k)| (slot, k, replied))
+    }
+
     /// Heap bytes held.
     pub(crate) fn heap_bytes(&self) -> usize {
         self.index.capacity() * (std::mem::size_of::<u32>() + 1)
@@ -149,12 +192,26 @@ impl Shard {
 /// All shards.
 pub(crate) struct Table {
     pub(crate) shards: Box<[Mutex<Shard>]>,
+    /// Per shard: its connections that are not assured (changed under
+    /// the shard's lock, read without it).
+    pub(crate) unassured: Box<[AtomicU32]>,
 }
 
 impl Table {
     pub(crate) fn new() -> Table {
         Table {
             shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
+            unassured: (0..SHARDS).map(|_| AtomicU32::new(0)).collect(),
+        }
+    }
+
+    /// One more (`up`) or one fewer unassured connection in shard `i`
+    /// (whose lock the caller holds).
+    pub(crate) fn count_unassured(&self, i: usize, up: bool) {
+        if up {
+            self.unassured[i].fetch_add(1, Relaxed);
+        } else {
+            self.unassured[i].fetch_sub(1, Relaxed);
         }
     }
 

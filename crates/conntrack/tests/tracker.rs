@@ -153,36 +153,48 @@ fn limits_refuse_new_but_keep_established() {
     );
     t.set_zone_limit(7, Some(2));
     let z = commit(7);
+    let look = Request {
+        zone: 7,
+        ..Request::default()
+    };
     for p in 0..2u16 {
         let mut q = build::udp(A, B, 100 + p, 53, 0);
         t.track(&mut q, false, &z, 0);
     }
     assert_eq!(t.zone_usage(7), (2, 2));
+    // Both replied: assured, so neither may be evicted.
+    for p in 0..2u16 {
+        let mut r = build::udp(B, A, 53, 100 + p, 0);
+        assert_eq!(t.track(&mut r, false, &look, 0).state, TRK | EST | RPL);
+    }
     let mut q = build::udp(A, B, 300, 53, 0);
     assert_eq!(t.track(&mut q, false, &z, 0).state, TRK | NEW);
     assert_eq!(t.zone_usage(7).1, 2, "refused");
-    assert_eq!(
-        t.stats.refused.load(std::sync::atomic::Ordering::Relaxed),
-        1
-    );
+    let n = |c: &std::sync::atomic::AtomicU64| c.load(std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(n(&t.stats.refused), 1);
+    assert_eq!(n(&t.stats.early_dropped), 0);
     // The first two go on.
     let mut r = build::udp(B, A, 53, 100, 0);
-    assert_eq!(
-        t.track(
-            &mut r,
-            false,
-            &Request {
-                zone: 7,
-                ..Request::default()
-            },
-            0
-        )
-        .state,
-        TRK | EST | RPL
-    );
+    assert_eq!(t.track(&mut r, false, &look, 0).state, TRK | EST | RPL);
     // Other zones are not limited.
     assert_eq!(t.track(&mut q, false, &commit(8), 0).state, TRK | NEW);
     assert_eq!(t.len(), 3);
+    // An unreplied one in the zone is evicted for a newcomer (early drop).
+    t.set_zone_limit(7, Some(3));
+    let mut u = build::udp(A, B, 400, 53, 0);
+    t.track(&mut u, false, &z, 0);
+    let mut w = build::udp(A, B, 500, 53, 0);
+    t.track(&mut w, false, &z, 0);
+    assert_eq!(t.zone_usage(7), (3, 3));
+    assert_eq!(n(&t.stats.early_dropped), 1);
+    let mut wr = build::udp(B, A, 53, 500, 0);
+    assert_eq!(t.track(&mut wr, false, &look, 0).state, TRK | EST | RPL);
+    let mut ur = build::udp(B, A, 53, 400, 0);
+    assert_eq!(
+        t.track(&mut ur, false, &look, 0).state,
+        TRK | NEW,
+        "evicted"
+    );
 }
 
 #[test]

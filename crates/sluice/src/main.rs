@@ -57,6 +57,10 @@ struct Args {
     /// Serve Prometheus metrics on this address (e.g. 127.0.0.1:9477).
     #[arg(long, value_name = "ADDR:PORT")]
     metrics: Option<std::net::SocketAddr>,
+    /// Zones with a series of their own in the metrics' per-zone
+    /// connection counts (the busiest; the rest summed in zone="other").
+    #[arg(long, value_name = "N", default_value_t = metrics::ZONE_SERIES)]
+    metrics_zones: usize,
     /// Run a worker pinned to this CPU (repeatable: one worker per CPU).
     #[arg(long = "cpu", value_name = "CPU")]
     cpus: Vec<usize>,
@@ -259,7 +263,13 @@ fn run() -> Result<Option<String>, Box<dyn std::error::Error>> {
     if let Some(addr) = args.metrics {
         let listener =
             std::net::TcpListener::bind(addr).map_err(|e| format!("--metrics {addr}: {e}"))?;
-        let sources: Vec<metrics::Sources> = running.iter().map(Running::metrics_sources).collect();
+        let sources: Vec<metrics::Sources> = running
+            .iter()
+            .map(|r| metrics::Sources {
+                zone_series: args.metrics_zones,
+                ..r.metrics_sources()
+            })
+            .collect();
         let ovsdb = uses_database(&args).then(|| ovsdb_counters.clone());
         let deaths = deaths.clone();
         let stop = stop.clone();

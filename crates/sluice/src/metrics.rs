@@ -31,6 +31,7 @@ use crate::openflow;
 use crate::running::Running;
 use expo::{Expo, Kind, Label};
 
+pub use ct::ZONE_SERIES;
 pub use http::serve;
 
 /// What the endpoint reports of one bridge.
@@ -49,6 +50,10 @@ pub struct Sources {
     pub control: Arc<ArcSwap<openflow::View>>,
     /// The XDP fast path's figures, if the bridge runs one.
     pub fast: Option<Arc<datapath::fast::FastStats>>,
+    /// Zones with a series of their own in
+    /// `sluice_conntrack_zone_connections` (the busiest; the rest are
+    /// summed in one `zone="other"` series): `--metrics-zones`.
+    pub zone_series: usize,
 }
 
 impl Sources {
@@ -64,6 +69,7 @@ impl Sources {
             macs: b.macs.clone(),
             control: r.control.view(),
             fast: b.fast_stats(),
+            zone_series: ct::ZONE_SERIES,
         }
     }
 }

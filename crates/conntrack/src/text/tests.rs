@@ -36,6 +36,7 @@ fn entry(orig: Key, reply: Key, proto: ProtoState) -> Entry {
             mark: 0,
             label: [0, 0],
             nat: 0,
+            assured: false,
         },
         remaining_ms: 29_500,
     }

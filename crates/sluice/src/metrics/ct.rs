@@ -2,6 +2,12 @@
 //! that has any, and by protocol and state while there are few enough to
 //! count at a scrape), its counters, its limit and its memory.
 //!
+//! Cardinality is bounded whatever the traffic: the per-zone family has
+//! a series for each of the bridge's [`super::Sources::zone_series`] zones with
+//! the most connections and one `zone="other"` series summing the rest
+//! (so at most N+1 series, and their sum is the total), not one per zone
+//! in use (a zone per port and a flood made that ~35 000 series).
+//!
 //! Cost, and the one place a scrape meets the packet path: the counts,
 //! counters and limit are atomics, but the heap size and the states are
 //! read shard by shard under each shard's lock (the lock a worker takes
@@ -24,7 +30,7 @@ use super::Loaded;
 pub const STATES_MAX: u64 = 10_000;
 
 /// The tracker's counters: name, help, getter.
-const COUNTERS: [super::Counter<Tracker>; 5] = [
+const COUNTERS: [super::Counter<Tracker>; 7] = [
     (
         "sluice_conntrack_committed_total",
         "Connections committed (ct(commit))",
@@ -32,8 +38,18 @@ const COUNTERS: [super::Counter<Tracker>; 5] = [
     ),
     (
         "sluice_conntrack_refused_total",
-        "New connections not committed: a limit reached (total or zone), or no free NAT mapping",
+        "New connections not committed: a limit reached (total or zone) and no unassured connection to evict, or no free NAT mapping",
         |t| t.stats.refused.load(Relaxed),
+    ),
+    (
+        "sluice_conntrack_early_drop_total",
+        "Connections not yet assured (TCP before its handshake completed, others before a reply, ICMP) evicted to make room for a new one at a limit",
+        |t| t.stats.early_dropped.load(Relaxed),
+    ),
+    (
+        "sluice_conntrack_nat_exhausted_total",
+        "New connections not committed because NAT found no free address and port (also in refused)",
+        |t| t.stats.nat_exhausted.load(Relaxed),
     ),
     (
         "sluice_conntrack_invalid_total",
@@ -59,6 +75,7 @@ pub(super) fn families(e: &mut Expo, bridges: &[Loaded<'_>], now: u64) {
         .iter()
         .map(|b| (b.name.as_str(), &*b.snap.conntrack))
         .collect();
+    let zone_series: Vec<usize> = bridges.iter().map(|b| b.src.zone_series).collect();
     e.family(
         "sluice_conntrack_connections",
         Kind::Gauge,
@@ -68,16 +85,35 @@ pub(super) fn families(e: &mut Expo, bridges: &[Loaded<'_>], now: u64) {
         e.sample("sluice_conntrack_connections", &[("bridge", name)], t.len());
     }
     e.family(
+        "sluice_conntrack_zones",
+        Kind::Gauge,
+        "Zones that have connections now",
+    );
+    let mut per_zone = Vec::with_capacity(trackers.len());
+    for (name, t) in &trackers {
+        let zones = t.zones();
+        e.sample("sluice_conntrack_zones", &[("bridge", name)], zones.len());
+        per_zone.push(zones);
+    }
+    e.family(
         "sluice_conntrack_zone_connections",
         Kind::Gauge,
-        "Connections tracked now, per zone that has any",
+        "Connections tracked now, per zone: the zones with the most (up to --metrics-zones, default 64), the rest summed in zone=\"other\"",
     );
-    for (name, t) in &trackers {
-        for (zone, n) in t.zones() {
+    for (((name, _), zones), n) in trackers.iter().zip(per_zone).zip(&zone_series) {
+        let (top, other) = top_zones(zones, *n);
+        for (zone, n) in top {
             e.sample(
                 "sluice_conntrack_zone_connections",
                 &[("bridge", name), ("zone", &zone)],
                 n as u64,
+            );
+        }
+        if let Some(n) = other {
+            e.sample(
+                "sluice_conntrack_zone_connections",
+                &[("bridge", name), ("zone", &"other")],
+                n,
             );
         }
     }
@@ -137,3 +173,23 @@ pub(super) fn families(e: &mut Expo, bridges: &[Loaded<'_>], now: u64) {
         );
     }
 }
+
+/// The `n` zones of `zones` (zone, connections) with the most connections
+/// (ties: the lower zone first), in zone order, and the sum of the
+/// others' connections if any zone was left out.
+pub(super) fn top_zones(mut zones: Vec<(u16, u32)>, n: usize) -> (Vec<(u16, u32)>, Option<u64>) {
+    if zones.len() <= n {
+        return (zones, None);
+    }
+    let most = |a: &(u16, u32), b: &(u16, u32)| b.1.cmp(&a.1).then(a.0.cmp(&b.0));
+    if n > 0 {
+        zones.select_nth_unstable_by(n - 1, most);
+    }
+    let other = zones[n..].iter().map(|&(_, c)| c as u64).sum();
+    zones.truncate(n);
+    zones.sort_unstable_by_key(|&(z, _)| z);
+    (zones, Some(other))
+}
+
+/// The default of [`super::Sources::zone_series`] (`--metrics-zones`).
+pub const ZONE_SERIES: usize = 64;

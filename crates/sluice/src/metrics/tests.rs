@@ -20,6 +20,7 @@ fn sources(name: &str, workers: usize) -> Sources {
         macs: Arc::default(),
         control: Arc::default(),
         fast: None,
+        zone_series: ct::ZONE_SERIES,
     }
 }
 
@@ -586,7 +587,28 @@ fn connection_tracker_counts_states_and_counters() {
         t.track(&mut p, false, &conntrack::Request { zone, ..commit }, 1000);
     }
     t.set_zone_limit(5, Some(2));
+    // Zone 5 full: the newcomer evicts one of its unreplied (early drop).
     let mut p = build::udp(a, b, 4, 53, 0);
+    t.track(
+        &mut p,
+        false,
+        &conntrack::Request { zone: 5, ..commit },
+        1000,
+    );
+    // Both zone-5 connections answered: assured, the next is refused.
+    for sport in [1, 2, 3, 4] {
+        let mut r = build::udp(b, a, 53, sport, 0);
+        t.track(
+            &mut r,
+            false,
+            &conntrack::Request {
+                zone: 5,
+                ..Default::default()
+            },
+            1000,
+        );
+    }
+    let mut p = build::udp(a, b, 5, 53, 0);
     t.track(
         &mut p,
         false,
@@ -627,15 +649,92 @@ fn connection_tracker_counts_states_and_counters() {
     );
     assert_eq!(
         v("sluice_conntrack_connections_by_state{bridge=\"br0\",protocol=\"udp\",state=\"UNREPLIED\"}"),
-        3.0
+        1.0
     );
-    assert_eq!(v("sluice_conntrack_committed_total{bridge=\"br0\"}"), 4.0);
+    assert_eq!(
+        v("sluice_conntrack_connections_by_state{bridge=\"br0\",protocol=\"udp\",state=\"REPLIED\"}"),
+        2.0
+    );
+    assert_eq!(v("sluice_conntrack_committed_total{bridge=\"br0\"}"), 5.0);
     assert_eq!(v("sluice_conntrack_refused_total{bridge=\"br0\"}"), 1.0);
+    assert_eq!(v("sluice_conntrack_early_drop_total{bridge=\"br0\"}"), 1.0);
+    assert_eq!(
+        v("sluice_conntrack_nat_exhausted_total{bridge=\"br0\"}"),
+        0.0
+    );
+    assert_eq!(v("sluice_conntrack_zones{bridge=\"br0\"}"), 2.0);
     assert_eq!(v("sluice_conntrack_invalid_total{bridge=\"br0\"}"), 1.0);
     assert_eq!(v("sluice_conntrack_expired_total{bridge=\"br0\"}"), 0.0);
-    assert_eq!(v("sluice_conntrack_packets_total{bridge=\"br0\"}"), 6.0);
+    assert_eq!(v("sluice_conntrack_packets_total{bridge=\"br0\"}"), 11.0);
     assert_eq!(v("sluice_conntrack_limit{bridge=\"br0\"}"), 1_048_576.0);
     assert!(v("sluice_conntrack_heap_bytes{bridge=\"br0\"}") > 0.0);
+}
+
+#[test]
+fn per_zone_series_are_capped_with_an_other_aggregate() {
+    use conntrack::build::{self, Ip};
+    let mut s = sources("br0", 1);
+    s.zone_series = 64;
+    let t = s.pipeline.load().conntrack.clone();
+    let (a, b) = (Ip::V4([10, 0, 0, 1]), Ip::V4([10, 0, 0, 2]));
+    // 10 000 zones: zone z holds 1 + z % 7 connections, and zones
+    // 9000-9009 hold 20 each (the busiest, which must keep their own).
+    for zone in 0..10_000u16 {
+        let n = if (9000..9010).contains(&zone) {
+            20
+        } else {
+            1 + zone % 7
+        };
+        for sport in 0..n {
+            let mut p = build::udp(a, b, 1000 + sport, 53, 0);
+            let req = conntrack::Request {
+                zone,
+                commit: true,
+                ..Default::default()
+            };
+            t.track(&mut p, false, &req, 1000);
+        }
+    }
+    let total = t.len();
+    let text = render_at(&[s], 2_000_000_000);
+    check_format(&text);
+    let series: Vec<(String, f64)> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("sluice_conntrack_zone_connections{"))
+        .map(|l| {
+            let (labels, v) = l.rsplit_once(' ').unwrap();
+            let zone = labels.split("zone=\"").nth(1).unwrap();
+            (zone.trim_end_matches("\"}").to_string(), v.parse().unwrap())
+        })
+        .collect();
+    assert_eq!(series.len(), 65, "64 zones and other");
+    let sum: f64 = series.iter().map(|s| s.1).sum();
+    assert_eq!(sum, total as f64, "the series sum to the total");
+    assert_eq!(
+        value(&text, "sluice_conntrack_zones{bridge=\"br0\"}"),
+        10_000.0
+    );
+    for z in 9000..9010 {
+        let zone = z.to_string();
+        assert!(
+            series.iter().any(|s| s.0 == zone && s.1 == 20.0),
+            "zone {z} has its own series"
+        );
+    }
+    // The other 54 are zones of 7 (the most after the 20s), lowest first.
+    let sevens = series.iter().filter(|s| s.1 == 7.0).count();
+    assert_eq!(sevens, 54);
+    assert!(series.iter().any(|s| s.0 == "6" && s.1 == 7.0));
+
+    // Few zones: one series each, no aggregate.
+    let (top, other) = ct::top_zones(vec![(3, 1), (1, 5)], 64);
+    assert_eq!((top, other), (vec![(3, 1), (1, 5)], None));
+    // No series of their own at all: just the aggregate.
+    let (top, other) = ct::top_zones(vec![(3, 1), (1, 5)], 0);
+    assert_eq!((top, other), (vec![], Some(6)));
+    // Ties go to the lower zone; the result is in zone order.
+    let (top, other) = ct::top_zones(vec![(9, 2), (4, 2), (2, 1), (7, 3)], 2);
+    assert_eq!((top, other), (vec![(4, 2), (7, 3)], Some(3)));
 }
 
 #[test]
