@@ -221,14 +221,30 @@ impl Log {
     }
 
     fn write_fresh(path: &Path, db: &Database) -> Result<Log, StorageError> {
-        let tmp = tmp_path(path);
-        let mut f = File::create(&tmp)?;
-        let head = record(&json!({"schema": db.schema.json}));
-        let mut bytes = head.clone();
+        Log::write_bytes(path, Log::fresh_bytes(db))
+    }
+
+    /// The bytes of a compacted log holding `db` (the schema, then one
+    /// record of every row): pure, so that another thread can make them.
+    pub fn fresh_bytes(db: &Database) -> Vec<u8> {
+        let mut bytes = record(&json!({"schema": db.schema.json}));
         let all = snapshot(db);
         if all.as_object().is_some_and(|o| o.len() > 2) {
             bytes.extend(record(&all));
         }
+        bytes
+    }
+
+    /// Replaces the log with `bytes` (from [`Log::fresh_bytes`]): written
+    /// beside it, synced, renamed over it.
+    pub fn install(&mut self, bytes: Vec<u8>) -> Result<(), StorageError> {
+        *self = Log::write_bytes(&self.path, bytes)?;
+        Ok(())
+    }
+
+    fn write_bytes(path: &Path, bytes: Vec<u8>) -> Result<Log, StorageError> {
+        let tmp = tmp_path(path);
+        let mut f = File::create(&tmp)?;
         f.write_all(&bytes)?;
         f.sync_all()?;
         drop(f);
@@ -254,15 +270,30 @@ impl Log {
 
     /// Writes a commit (synced first if it is durable).
     pub fn append(&mut self, db: &Database, c: &Commit) -> Result<(), StorageError> {
-        let v = commit_json(db, c);
-        let bytes = record(&v);
-        self.file.write_all(&bytes)?;
+        self.append_record(&Log::commit_record(db, c), c.durable)
+    }
+
+    /// The record of commit `c` made on `db` (the database before it):
+    /// pure, so that another thread can make it.
+    pub fn commit_record(db: &Database, c: &Commit) -> Vec<u8> {
+        record(&commit_json(db, c))
+    }
+
+    /// Writes a record from [`Log::commit_record`] (synced if `durable`).
+    pub fn append_record(&mut self, bytes: &[u8], durable: bool) -> Result<(), StorageError> {
+        self.file.write_all(bytes)?;
         self.size += bytes.len() as u64;
         self.unsynced = true;
-        if c.durable {
+        if durable {
             self.sync()?;
         }
         Ok(())
+    }
+
+    /// The log's size and its size when it was last compacted (for
+    /// [`would_compact`]).
+    pub fn sizes(&self) -> (u64, u64) {
+        (self.size, self.base)
     }
 
     pub fn sync(&mut self) -> Result<(), StorageError> {
@@ -276,7 +307,7 @@ impl Log {
     /// Compacts when the log is four times what it holds; returns whether
     /// it did.
     pub fn maybe_compact(&mut self, db: &Database) -> Result<bool, StorageError> {
-        if self.size < (1 << 20) || self.size < self.base.saturating_mul(4) {
+        if !would_compact(self.size, self.base) {
             return Ok(false);
         }
         self.compact(db)?;
@@ -294,6 +325,12 @@ impl Log {
     pub fn size(&self) -> u64 {
         self.size
     }
+}
+
+/// Whether a log of `size` bytes, `base` bytes when last compacted, is
+/// due for compaction: over 1 MiB and four times its base.
+pub fn would_compact(size: u64, base: u64) -> bool {
+    size >= (1 << 20) && size >= base.saturating_mul(4)
 }
 
 fn tmp_path(p: &Path) -> PathBuf {
