@@ -23,14 +23,17 @@
 //! cap; any other is accepted and closed at once (counted in
 //! [`Counters::refused`]), so that it fails fast instead of hanging.
 //!
-//! Big transactions: a `transact` the server offloads
+//! Big messages and transactions: a message over [`BIG_MESSAGE`] bytes is
+//! parsed on a second thread, `ovsdb-txn` (the framer found its end
+//! here); a `transact` the server offloads
 //! ([`ovsdb::server::Server::offload`]: a large one, or any once the
-//! database is large) runs on a second thread, `ovsdb-txn`, one at a time
-//! in arrival order, while this thread goes on answering every other
+//! database is large) runs there too, one at a time in arrival order,
+//! while this thread goes on answering every other
 //! client (reads, echo, monitors; another client's writes commit too, and
 //! the big one is then run again on the newer database: no client ever
 //! sees half a transaction). The connection that sent it is not read
-//! until its reply is queued; messages it had already sent wait
+//! until it is parsed and its reply queued; messages it had already sent
+//! wait, and a parse error closes it as one found here would
 //! ([`Counters::jobs_running`]). After commits that changed
 //! [`TRIM_ROWS`] rows, the C allocator's free memory is given back to
 //! the system ([`netdev::os::trim_heap`]), so that RSS falls after big
@@ -50,7 +53,7 @@ use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use jsonrpc::{Conn, ConnLimits, Listener, Remote, Stream};
+use jsonrpc::{Conn, ConnLimits, Incoming, Listener, Remote, Stream};
 use netdev::os::EventFd;
 use ovsdb::server::{Finished, Job, Leftovers, Out, Ran, Server, SessionId};
 use serde_json::Value;
@@ -85,6 +88,9 @@ const LOG_WINDOW: Duration = Duration::from_secs(10);
 /// (they wait in their socket buffers: backpressure, not an error).
 pub const INPUT_BUDGET: usize = 256 << 20;
 const SMALL: usize = 1 << 20;
+
+/// Messages longer than this are parsed on the worker thread.
+const BIG_MESSAGE: usize = 1 << 20;
 
 /// After commits changing this many rows in all, the C allocator is told
 /// to give its free memory back ([`netdev::os::trim_heap`]).
@@ -138,8 +144,9 @@ struct Client {
     /// Messages received and not handled yet: those after a transaction
     /// that is queued for, or running on, the worker (the connection is
     /// not read meanwhile).
-    held: VecDeque<Value>,
-    /// A transaction of its is queued for, or running on, the worker.
+    held: VecDeque<Incoming>,
+    /// A transaction of its is queued for, or running on, the worker, or
+    /// a message of its is being parsed there.
     offloaded: bool,
 }
 
@@ -239,7 +246,7 @@ pub struct Serve {
 /// what they made out (the server thread woken through `to_server`).
 struct Worker {
     jobs: Option<Sender<Task>>,
-    done: Receiver<Ran>,
+    done: Receiver<Back>,
     busy: bool,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -249,6 +256,14 @@ struct Worker {
 enum Task {
     Run(Box<Job>),
     Drop(Leftovers),
+    /// A long message's bytes, from a session.
+    Parse(SessionId, Vec<u8>),
+}
+
+/// What the worker gives back.
+enum Back {
+    Ran(Box<Ran>),
+    Parsed(SessionId, Result<jsonrpc::Message, jsonrpc::ConnError>),
 }
 
 impl Worker {
@@ -261,7 +276,15 @@ impl Worker {
                 for task in inbox {
                     match task {
                         Task::Run(job) => {
-                            if outbox.send(job.run()).is_err() {
+                            if outbox.send(Back::Ran(Box::new(job.run()))).is_err() {
+                                return;
+                            }
+                            shared.to_server.wake();
+                        }
+                        Task::Parse(k, bytes) => {
+                            let m = Incoming::parse(&bytes);
+                            drop(bytes);
+                            if outbox.send(Back::Parsed(k, m)).is_err() {
                                 return;
                             }
                             shared.to_server.wake();
@@ -466,7 +489,7 @@ impl Serve {
             return;
         }
         let (session, from) = (k, c.from.clone());
-        match c.conn.receive() {
+        match c.conn.receive_split(BIG_MESSAGE) {
             Ok(msgs) => {
                 if !msgs.is_empty() {
                     c.last_heard = Instant::now();
@@ -474,7 +497,7 @@ impl Serve {
                 // In order, each answered before the next is read: a bad
                 // message after them closes the connection only on the
                 // next call, once these have their replies.
-                c.held.extend(msgs.into_iter().map(|m| m.into_value()));
+                c.held.extend(msgs);
                 self.advance(session);
             }
             Err(jsonrpc::ConnError::Closed) => self.finish(k),
@@ -496,8 +519,17 @@ impl Serve {
             if c.offloaded {
                 return;
             }
-            let Some(m) = c.held.pop_front() else {
-                return;
+            let m = match c.held.pop_front() {
+                None => return,
+                Some(Incoming::Message(m)) => m.into_value(),
+                Some(Incoming::Raw(bytes)) => {
+                    // Parsed on the worker; the rest waits for it.
+                    c.offloaded = true;
+                    if let Some(tx) = &self.worker.jobs {
+                        let _ = tx.send(Task::Parse(k, bytes));
+                    }
+                    return;
+                }
             };
             match self.server.offload(k, m, now) {
                 Ok(job) => {
@@ -534,7 +566,28 @@ impl Serve {
     /// came first), replied to, and the connection's held messages
     /// handled.
     fn take_done(&mut self) {
-        while let Ok(ran) = self.worker.done.try_recv() {
+        while let Ok(back) = self.worker.done.try_recv() {
+            let ran = match back {
+                Back::Ran(ran) => *ran,
+                Back::Parsed(k, m) => {
+                    let Some(c) = self.clients.get_mut(&k) else {
+                        continue;
+                    };
+                    c.offloaded = false;
+                    match m {
+                        Ok(m) => {
+                            c.held.push_front(Incoming::Message(m));
+                            self.advance(k);
+                        }
+                        Err(e) => {
+                            tracing::warn!(client = %c.from, error = %e, "ovsdb: closing the connection");
+                            c.held.clear();
+                            self.finish(k);
+                        }
+                    }
+                    continue;
+                }
+            };
             self.worker.busy = false;
             self.shared.counters.jobs_running.store(0, Relaxed);
             let k = ran.session();
@@ -1149,6 +1202,33 @@ mod tests {
         assert_eq!(d["result"][0]["count"], 30_000, "{d}");
         assert_eq!(r.shared.counters.jobs.load(Relaxed), 2);
         assert_eq!(r.shared.counters.jobs_running.load(Relaxed), 0);
+    }
+
+    #[test]
+    fn a_long_bad_message_is_parsed_aside_and_closes_only_its_connection() {
+        let r = Running::start("longbad", 8, false);
+        let mut p = r.unix();
+        // A request, then 2 MB that frame but are no JSON-RPC message.
+        let mut bytes = br#"{"id":1,"method":"echo","params":["first"]}"#.to_vec();
+        bytes.push(b'[');
+        bytes.extend(b"1,".repeat(1 << 20));
+        bytes.extend(b"1]");
+        bytes.extend(br#"{"id":2,"method":"echo","params":["never"]}"#);
+        let mut w = p.s.try_clone().unwrap();
+        let writer = std::thread::spawn(move || {
+            let _ = w.write_all(&bytes);
+        });
+        let Got::Value(a) = p.next() else {
+            panic!("the request before it unanswered");
+        };
+        assert_eq!(a["result"], json!(["first"]));
+        assert!(
+            p.is_closed(),
+            "closed for the bad message, the one after it unanswered"
+        );
+        writer.join().unwrap();
+        let mut q = r.unix();
+        q.echo(3);
     }
 
     #[test]
