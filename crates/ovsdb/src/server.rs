@@ -90,8 +90,9 @@ pub struct Job {
     base: Arc<Database>,
     /// The locks the session held when the job was made.
     owned: HashSet<String>,
-    /// The log's size and base, when there is a log.
-    log: Option<(u64, u64)>,
+    /// The log's size, base and file for a compacted copy, when there is
+    /// a log.
+    log: Option<(u64, u64, std::path::PathBuf)>,
     gen: UuidGen,
 }
 
@@ -132,13 +133,15 @@ enum JobOutcome {
 }
 
 /// A commit made by a job, with what the serving thread would otherwise
-/// spend its time on: the database after it, its log record, and the
-/// compacted log when the record makes the log due for compaction.
+/// spend its time on: the database after it, its log record, and, when
+/// the record makes the log due for compaction, the compacted log written
+/// and synced aside (its length; an error leaves the compaction to
+/// `finish`).
 struct Made {
     commit: Commit,
     db: Box<Database>,
     record: Vec<u8>,
-    fresh: Option<Vec<u8>>,
+    fresh: Option<Result<u64, StorageError>>,
 }
 
 impl Job {
@@ -165,16 +168,18 @@ impl Job {
                 made: commit.map(|commit| {
                     let record = self
                         .log
+                        .as_ref()
                         .map(|_| Log::commit_record(&self.base, &commit))
                         .unwrap_or_default();
                     let mut db = Box::new((*self.base).clone());
                     db.apply(&commit);
                     let fresh = self
                         .log
-                        .filter(|&(size, base)| {
-                            crate::storage::would_compact(size + record.len() as u64, base)
+                        .as_ref()
+                        .filter(|(size, base, _)| {
+                            crate::storage::would_compact(size + record.len() as u64, *base)
                         })
-                        .map(|_| Log::fresh_bytes(&db));
+                        .map(|(_, _, aside)| Log::write_aside(aside, &Log::fresh_bytes(&db)));
                     Made {
                         commit,
                         db,
@@ -885,7 +890,10 @@ impl Server {
     pub fn rebase(&self, job: &mut Job) {
         if let Some(st) = self.dbs.get(&job.dbname) {
             job.base = st.db.clone();
-            job.log = st.log.as_ref().map(Log::sizes);
+            job.log = st.log.as_ref().map(|l| {
+                let (size, base) = l.sizes();
+                (size, base, l.aside_path())
+            });
         }
         job.owned = self
             .locks
@@ -979,7 +987,15 @@ impl Server {
                     return Ok(out);
                 }
                 self.stats.transactions += 1;
-                if let Some(log) = &mut st.log {
+                let aside = match fresh {
+                    Some(Ok(len)) => Some(len),
+                    Some(Err(e)) => {
+                        tracing::warn!(error = %e, "compacting the database failed");
+                        None
+                    }
+                    None => None,
+                };
+                if let Some(log) = st.log.as_mut().filter(|_| aside.is_none()) {
                     if let Err(e) = log.append_record(&record, commit.durable) {
                         results.push(
                             Error::new("I/O error", format!("writing the database: {e}")).to_json(),
@@ -991,8 +1007,11 @@ impl Server {
                 left.db = Some(std::mem::replace(&mut st.db, Arc::new(*db)));
                 left.ops = std::mem::take(&mut job.ops);
                 if let Some(log) = &mut st.log {
-                    let done = match fresh {
-                        Some(bytes) => log.install(bytes).map(|_| true),
+                    // The compacted log written aside holds this commit
+                    // already (synced): renamed over the log, it stands
+                    // for the record.
+                    let done = match aside {
+                        Some(len) => log.install_aside(len).map(|_| true),
                         None => log.maybe_compact(&st.db),
                     };
                     if let Err(e) = done {
@@ -1174,6 +1193,43 @@ mod tests {
         assert_eq!(s.db().row_count(), 5_000);
         assert_eq!(s.stats().commits, 1);
         assert_eq!(s.stats().transactions, 1);
+    }
+
+    #[test]
+    fn a_job_that_makes_the_log_due_writes_it_compacted_and_it_reopens_whole() {
+        let dir = std::env::temp_dir().join(format!("ovsdb-job-log-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("conf.db");
+        let schema = || server().db().schema.as_ref().clone();
+        let (mut s, _) = Server::new(schema(), Some(&path)).unwrap();
+        let a = s.open_session();
+        // Over 2 MB of record on a log of a few hundred bytes: due.
+        let job = s.offload(a, inserts(40_000), 0).expect("offloaded");
+        let ran = job.run();
+        let aside = dir.join("conf.db.job");
+        assert!(
+            aside.exists(),
+            "the compacted log is written aside by the job"
+        );
+        let out = done(s.finish(ran, 0));
+        assert!(out[0].1["error"].is_null());
+        assert!(!aside.exists(), "and renamed over the log");
+        let size = std::fs::metadata(&path).unwrap().len();
+        call(
+            &mut s,
+            a,
+            "transact",
+            json!(["T", {"op": "insert", "table": "A", "row": {"x": -1}}]),
+        );
+        assert!(
+            std::fs::metadata(&path).unwrap().len() > size,
+            "appended to after"
+        );
+        drop(s);
+        let (s, _) = Server::new(schema(), Some(&path)).unwrap();
+        assert_eq!(s.db().row_count(), 40_001);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -235,10 +235,29 @@ impl Log {
         bytes
     }
 
-    /// Replaces the log with `bytes` (from [`Log::fresh_bytes`]): written
-    /// beside it, synced, renamed over it.
-    pub fn install(&mut self, bytes: Vec<u8>) -> Result<(), StorageError> {
-        *self = Log::write_bytes(&self.path, bytes)?;
+    /// The file a compacted log made on another thread is written to
+    /// ([`Log::write_aside`]) before [`Log::install_aside`] (not the one
+    /// [`Log::compact`] uses: both may be written at once).
+    pub fn aside_path(&self) -> PathBuf {
+        let mut s = self.path.as_os_str().to_owned();
+        s.push(".job");
+        PathBuf::from(s)
+    }
+
+    /// Writes and syncs `bytes` (from [`Log::fresh_bytes`]) to `aside`
+    /// (from [`Log::aside_path`]), on any thread; returns their length.
+    pub fn write_aside(aside: &Path, bytes: &[u8]) -> Result<u64, StorageError> {
+        let mut f = File::create(aside)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        Ok(bytes.len() as u64)
+    }
+
+    /// Replaces the log with the file [`Log::write_aside`] wrote (`len`
+    /// bytes): renamed over it, the directory synced.
+    pub fn install_aside(&mut self, len: u64) -> Result<(), StorageError> {
+        let aside = self.aside_path();
+        *self = Log::rename_over(&aside, &self.path, len)?;
         Ok(())
     }
 
@@ -248,7 +267,11 @@ impl Log {
         f.write_all(&bytes)?;
         f.sync_all()?;
         drop(f);
-        std::fs::rename(&tmp, path)?;
+        Log::rename_over(&tmp, path, bytes.len() as u64)
+    }
+
+    fn rename_over(tmp: &Path, path: &Path, len: u64) -> Result<Log, StorageError> {
+        std::fs::rename(tmp, path)?;
         if let Some(dir) = path.parent() {
             if let Ok(d) = File::open(if dir.as_os_str().is_empty() {
                 Path::new(".")
@@ -262,8 +285,8 @@ impl Log {
         Ok(Log {
             path: path.to_path_buf(),
             file,
-            size: bytes.len() as u64,
-            base: bytes.len() as u64,
+            size: len,
+            base: len,
             unsynced: false,
         })
     }

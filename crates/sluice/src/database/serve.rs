@@ -574,6 +574,9 @@ impl Serve {
                         continue;
                     };
                     c.offloaded = false;
+                    if c.closing.is_some() {
+                        continue;
+                    }
                     match m {
                         Ok(m) => {
                             c.held.push_front(Incoming::Message(m));
