@@ -12,7 +12,7 @@ on a Unix socket in a private directory:
           parsed, applied and answered, the big one's time, and the
           server's peak RSS (VmHWM);
   delete  one `transact` deleting them all, measured the same way, then
-          the server's RSS once it settled (after 2 s);
+          the server's RSS 2 s and 10 s after the reply;
   map     on a fresh server, one row whose external_ids map has M
           entries: RSS added, per entry.
 One line per server and measure. No root needed (no bridge is made).
@@ -149,8 +149,11 @@ def measure(name, start, args):
         n = check(r, "delete")[0].get("count")
         time.sleep(2)
         after = rss_kb(pid)
+        time.sleep(8)
+        later = rss_kb(pid)
         print(f"{name}: delete of {n} rows in {took:.1f} s; {lat_text(lat)}; "
-              f"RSS {after // 1024} MB 2 s after (started at {base // 1024} MB)", flush=True)
+              f"RSS {after // 1024} MB 2 s after, {later // 1024} MB 10 s after "
+              f"(started at {base // 1024} MB)", flush=True)
         big.close()
     finally:
         if p is not None:
