@@ -943,6 +943,7 @@ impl Server {
                 made: None,
             } => {
                 self.stats.transactions += 1;
+                left.ops = std::mem::take(&mut job.ops);
                 results
             }
             JobOutcome::Done {

@@ -600,6 +600,8 @@ impl Serve {
                     if let Some(tx) = &self.worker.jobs {
                         let _ = tx.send(Task::Drop(leftovers));
                     }
+                    // The worker trims once it has freed them.
+                    self.trimmed_at = self.server.stats().rows_changed;
                     self.route(out);
                     if let Some(c) = self.clients.get_mut(&k) {
                         c.offloaded = false;
@@ -612,7 +614,8 @@ impl Serve {
         }
     }
 
-    /// Gives the allocator's free memory back after big changes.
+    /// Gives the allocator's free memory back after big changes made
+    /// here (the worker trims after freeing what a job left).
     fn trim(&mut self) {
         let changed = self.server.stats().rows_changed;
         if changed.saturating_sub(self.trimmed_at) >= TRIM_ROWS && !self.worker.busy {
