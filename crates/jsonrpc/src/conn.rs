@@ -17,6 +17,12 @@
 //!   and the error on the next call (and every call after it; nothing more
 //!   is read). The owner answers them, then closes: a request followed by
 //!   garbage on the same connection gets its reply, as from ovsdb-server.
+//! * [`Conn::receive_split`] is the same, except that a message longer
+//!   than the bound it is given comes back as its bytes
+//!   ([`Incoming::Raw`], in its place among the others) for the owner to
+//!   parse on another thread ([`Incoming::parse`], which gives the error
+//!   `receive` would have given; the framer has already checked its
+//!   length and depth, and found where it ends).
 //! * [`Conn::send`] only queues (serializing into the output buffer);
 //!   [`Conn::flush`] writes as far as the socket takes. The budget: a send
 //!   while more than [`ConnLimits::max_backlog`] bytes are still unsent
@@ -102,6 +108,24 @@ pub struct Conn {
     broken: bool,
 }
 
+/// A message from [`Conn::receive_split`].
+#[derive(Debug)]
+pub enum Incoming {
+    Message(Message),
+    /// A long message's bytes, framed but not parsed.
+    Raw(Vec<u8>),
+}
+
+impl Incoming {
+    /// Parses a raw message (on any thread); the error is the one
+    /// [`Conn::receive`] would have given.
+    pub fn parse(bytes: &[u8]) -> Result<Message, ConnError> {
+        crate::framer::parse(bytes)
+            .map_err(ConnError::Frame)
+            .and_then(|v| Message::from_value(v).map_err(ConnError::Invalid))
+    }
+}
+
 /// Bytes read per `read(2)`.
 const CHUNK: usize = 16 << 10;
 
@@ -127,6 +151,21 @@ impl Conn {
 
     /// Reads and returns the complete messages (see the module docs).
     pub fn receive(&mut self) -> Result<Vec<Message>, ConnError> {
+        Ok(self
+            .receive_split(usize::MAX)?
+            .into_iter()
+            .filter_map(|m| match m {
+                Incoming::Message(m) => Some(m),
+                Incoming::Raw(_) => None,
+            })
+            .collect())
+    }
+
+    /// As [`Conn::receive`], but a message longer than `big` bytes comes
+    /// back unparsed ([`Incoming::Raw`]), for the owner to parse off its
+    /// thread with [`Incoming::parse`]; a parse error there is the
+    /// connection's end, as it would have been here.
+    pub fn receive_split(&mut self, big: usize) -> Result<Vec<Incoming>, ConnError> {
         self.more_input = false;
         if let Some(e) = self.failed.take() {
             self.broken = true;
@@ -153,12 +192,21 @@ impl Conn {
                 Ok(n) => {
                     left -= n;
                     self.framer.push(&buf[..n]);
-                    while let Some(v) = self.framer.next() {
+                    loop {
+                        if self.framer.next_len().is_some_and(|l| l > big) {
+                            if let Some(bytes) = self.framer.next_raw() {
+                                msgs.push(Incoming::Raw(bytes));
+                            }
+                            continue;
+                        }
+                        let Some(v) = self.framer.next() else {
+                            break;
+                        };
                         let m = v
                             .map_err(ConnError::Frame)
                             .and_then(|v| Message::from_value(v).map_err(ConnError::Invalid));
                         match m {
-                            Ok(m) => msgs.push(m),
+                            Ok(m) => msgs.push(Incoming::Message(m)),
                             Err(e) => return self.fail(msgs, e),
                         }
                     }
@@ -181,7 +229,7 @@ impl Conn {
 
     /// An error after `msgs`: those first (the error kept for the next
     /// call), or the error now when there are none.
-    fn fail(&mut self, msgs: Vec<Message>, e: ConnError) -> Result<Vec<Message>, ConnError> {
+    fn fail(&mut self, msgs: Vec<Incoming>, e: ConnError) -> Result<Vec<Incoming>, ConnError> {
         if msgs.is_empty() {
             self.broken = true;
             return Err(e);
@@ -383,6 +431,40 @@ mod tests {
         peer.write_all(&bytes).unwrap();
         assert_eq!(c.receive().unwrap(), vec![req(4)]);
         assert!(matches!(c.receive(), Err(ConnError::Invalid(_))));
+    }
+
+    #[test]
+    fn long_messages_come_back_unparsed_in_their_place() {
+        let (mut c, mut peer) = pair(ConnLimits::default());
+        let long = Message::Request {
+            id: json!(2),
+            method: "echo".into(),
+            params: json!(["x".repeat(100)]),
+        };
+        let bad = b"{\"id\":1}".repeat(20);
+        let mut bytes = req(1).to_bytes();
+        bytes.extend(long.to_bytes());
+        bytes.extend(req(3).to_bytes());
+        bytes.extend(
+            json!((0..60).collect::<Vec<u32>>())
+                .to_string()
+                .into_bytes(),
+        );
+        peer.write_all(&bytes).unwrap();
+        let got = c.receive_split(100).unwrap();
+        assert_eq!(got.len(), 4, "{got:?}");
+        assert!(matches!(&got[0], Incoming::Message(m) if *m == req(1)));
+        let Incoming::Raw(raw) = &got[1] else {
+            panic!("the long one parsed: {:?}", got[1]);
+        };
+        assert_eq!(Incoming::parse(raw).unwrap(), long);
+        assert!(matches!(&got[2], Incoming::Message(m) if *m == req(3)));
+        // Not a JSON-RPC message: the error receive would have given.
+        let Incoming::Raw(raw) = &got[3] else {
+            panic!("the long bad one parsed");
+        };
+        assert!(matches!(Incoming::parse(raw), Err(ConnError::Invalid(_))));
+        assert!(matches!(Incoming::parse(&bad), Err(ConnError::Frame(_))));
     }
 
     #[test]

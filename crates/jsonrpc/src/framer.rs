@@ -250,6 +250,31 @@ impl Framer {
         self.partial += rest;
     }
 
+    /// The length in bytes of the next complete value, if there is one.
+    pub fn next_len(&self) -> Option<usize> {
+        self.ready.front().copied()
+    }
+
+    /// The next complete value's bytes, not parsed (the caller parses
+    /// them, where it likes: [`parse`]); `None` when there is none.
+    pub fn next_raw(&mut self) -> Option<Vec<u8>> {
+        let len = self.ready.pop_front()?;
+        let bytes = self.buf[self.head..self.head + len].to_vec();
+        self.consumed(len);
+        Some(bytes)
+    }
+
+    fn consumed(&mut self, len: usize) {
+        self.head += len;
+        if self.head > 4096 && self.head * 2 > self.buf.len() {
+            self.buf.drain(..self.head);
+            self.head = 0;
+        } else if self.head == self.buf.len() {
+            self.buf.clear();
+            self.head = 0;
+        }
+    }
+
     /// The next complete value, or the error that ended the stream (once),
     /// or `None` when more input is needed (or after the error).
     #[allow(clippy::should_implement_trait)]
@@ -259,14 +284,7 @@ impl Framer {
         };
         let slice = &self.buf[self.head..self.head + len];
         let parsed = serde_json::from_slice(slice);
-        self.head += len;
-        if self.head > 4096 && self.head * 2 > self.buf.len() {
-            self.buf.drain(..self.head);
-            self.head = 0;
-        } else if self.head == self.buf.len() {
-            self.buf.clear();
-            self.head = 0;
-        }
+        self.consumed(len);
         match parsed {
             Ok(v) => Some(Ok(v)),
             Err(e) => {
@@ -281,6 +299,12 @@ impl Framer {
             }
         }
     }
+}
+
+/// Parses one value's bytes from [`Framer::next_raw`] (its depth was
+/// checked by the framer).
+pub fn parse(bytes: &[u8]) -> Result<Value, FrameError> {
+    serde_json::from_slice(bytes).map_err(|e| FrameError::Json(e.to_string()))
 }
 
 fn shown(b: u8) -> String {

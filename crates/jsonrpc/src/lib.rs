@@ -23,7 +23,7 @@ mod message;
 mod remote;
 mod stream;
 
-pub use conn::{Conn, ConnError, ConnLimits};
+pub use conn::{Conn, ConnError, ConnLimits, Incoming};
 pub use framer::{FrameError, Framer, Limits};
 pub use listener::{clear_stale_socket, Listener};
 pub use message::Message;

@@ -112,6 +112,17 @@ pub fn poll(fds: &mut [libc::pollfd], timeout_ms: i32) -> io::Result<usize> {
     Ok(n as usize)
 }
 
+/// Gives the C allocator's free memory back to the system
+/// (malloc_trim(3) with no padding): after a large free, glibc keeps the
+/// freed pages in its arenas otherwise, and the process's RSS stays where
+/// the peak was. It walks the heap: call it after big frees, not often.
+/// Returns whether any memory was released.
+pub fn trim_heap() -> bool {
+    // SAFETY: malloc_trim takes no pointer and only works on the
+    // allocator's own state, under its locks.
+    unsafe { libc::malloc_trim(0) != 0 }
+}
+
 /// setsockopt(2) of `v`, a value of the size the option takes.
 pub fn setsockopt<T>(fd: RawFd, level: libc::c_int, opt: libc::c_int, v: &T) -> io::Result<()> {
     // SAFETY: `v` is a live T of the size passed.

@@ -117,6 +117,11 @@ pub struct Database {
 }
 
 impl Database {
+    /// Rows in all tables.
+    pub fn row_count(&self) -> usize {
+        self.tables.values().map(|t| t.rows.len()).sum()
+    }
+
     pub fn new(schema: Arc<Schema>) -> Database {
         let tables = schema
             .tables

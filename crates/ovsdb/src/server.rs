@@ -13,12 +13,31 @@
 //! go out before the reply to the transaction that made it, so a client
 //! that sees the reply already holds the change.
 //!
+//! Big transactions off the serving thread: [`Server::offload`] turns a
+//! `transact` worth it (operations of [`OFFLOAD_WEIGHT`] JSON values or
+//! more, or any on a database of [`OFFLOAD_ROWS`] rows or more) into a
+//! [`Job`] holding the database as it is (shared, not copied). The job
+//! runs anywhere ([`Job::run`]: the checks, the database after the
+//! commit, its log record, a compacted log when due) while the server
+//! answers others; [`Server::finish`] takes the result in. Atomicity:
+//! nobody sees a job's changes before `finish`, which swaps in its
+//! database whole; and it does so only if no commit came between (the
+//! same database `Arc`), otherwise the job is handed back to run again on
+//! the newer database, and after [`RETRIES`] such tries it is run by
+//! `finish` itself. The caller keeps a session's later messages until its
+//! job is finished (replies in request order).
+//!
+//! History (for `monitor_cond_since`): at most 256 commits, and no more
+//! changed rows than the database holds (at least 10 000), as
+//! ovsdb-server bounds its own; a huge commit is not kept, and a client
+//! asking to catch up from before it gets the whole state.
+//!
 //! Databases: the one served (its schema given, kept in a [`Log`]) and
 //! `_Server`, read-only, with one row per database, its own included (a
 //! standalone server, always connected and leader), which the IDLs
 //! monitor first.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -45,8 +64,166 @@ const HISTORY: usize = 256;
 /// A message for a session.
 pub type Out = (SessionId, Value);
 
+/// A `transact` whose operations hold at least this many JSON values is
+/// run off the serving thread ([`Server::offload`])...
+pub const OFFLOAD_WEIGHT: usize = 20_000;
+/// ...and so is every `transact` on a database of at least this many rows
+/// (a small request may still change them all: a `delete` of a table).
+pub const OFFLOAD_ROWS: usize = 20_000;
+/// How many times a [`Job`] is run again because another commit came
+/// first, before it is run on the serving thread.
+pub const RETRIES: u32 = 2;
+/// The history keeps at least this many changed rows (see `committed`).
+const HISTORY_ROWS: usize = 10_000;
+
+/// A transaction to run on another thread ([`Job::run`]) against the
+/// database as it was when it was made ([`Server::offload`]); what it
+/// makes goes back to [`Server::finish`]. It holds no reference into the
+/// server: the database is shared (`Arc`), the rest owned.
+pub struct Job {
+    session: SessionId,
+    id: Value,
+    dbname: String,
+    ops: Vec<Value>,
+    arrived_ms: u64,
+    attempts: u32,
+    base: Arc<Database>,
+    /// The locks the session held when the job was made.
+    owned: HashSet<String>,
+    /// The log's size, base and file for a compacted copy, when there is
+    /// a log.
+    log: Option<(u64, u64, std::path::PathBuf)>,
+    gen: UuidGen,
+}
+
+/// What [`Server::finish`] did with a [`Job`].
+pub enum Finished {
+    /// The messages to send, and what is left of the job to drop (see
+    /// [`Leftovers`]).
+    Done { out: Vec<Out>, leftovers: Leftovers },
+    /// Another commit came first: run it again.
+    Again(Box<Job>),
+}
+
+/// What a finished [`Job`] leaves: its operations, the database before
+/// it, the commits it pushed out of the history. Dropping them frees as
+/// many allocations as the job made (seconds for a million rows): the
+/// caller may drop them on another thread.
+#[derive(Default)]
+pub struct Leftovers {
+    ops: Vec<Value>,
+    db: Option<Arc<Database>>,
+    commits: Vec<Arc<Commit>>,
+}
+
+/// What a [`Job`] made.
+pub struct Ran {
+    job: Job,
+    outcome: JobOutcome,
+}
+
+enum JobOutcome {
+    Blocked {
+        timeout_ms: u64,
+    },
+    Done {
+        results: Vec<Value>,
+        made: Option<Made>,
+    },
+}
+
+/// A commit made by a job, with what the serving thread would otherwise
+/// spend its time on: the database after it, its log record, and, when
+/// the record makes the log due for compaction, the compacted log written
+/// and synced aside (its length; an error leaves the compaction to
+/// `finish`).
+struct Made {
+    commit: Commit,
+    db: Box<Database>,
+    record: Vec<u8>,
+    fresh: Option<Result<u64, StorageError>>,
+}
+
+impl Job {
+    /// The session that sent the transaction.
+    pub fn session(&self) -> SessionId {
+        self.session
+    }
+
+    /// Runs the transaction (on any thread): its checks, and on success
+    /// the database after it, its log record and, when due, the
+    /// compacted log.
+    pub fn run(mut self) -> Ran {
+        let owned = std::mem::take(&mut self.owned);
+        let owns = |n: &str| owned.contains(n);
+        let env = Env {
+            owns_lock: &owns,
+            elapsed_ms: 0,
+            read_only: false,
+        };
+        let outcome = match execute(&self.base, &mut self.gen, &self.ops, &env) {
+            Outcome::Blocked { timeout_ms } => JobOutcome::Blocked { timeout_ms },
+            Outcome::Done { results, commit } => JobOutcome::Done {
+                results,
+                made: commit.map(|commit| {
+                    let record = self
+                        .log
+                        .as_ref()
+                        .map(|_| Log::commit_record(&self.base, &commit))
+                        .unwrap_or_default();
+                    let mut db = Box::new((*self.base).clone());
+                    db.apply(&commit);
+                    let fresh = self
+                        .log
+                        .as_ref()
+                        .filter(|(size, base, _)| {
+                            crate::storage::would_compact(size + record.len() as u64, *base)
+                        })
+                        .map(|(_, _, aside)| Log::write_aside(aside, &Log::fresh_bytes(&db)));
+                    Made {
+                        commit,
+                        db,
+                        record,
+                        fresh,
+                    }
+                }),
+            },
+        };
+        self.owned = owned;
+        Ran { job: self, outcome }
+    }
+}
+
+impl Ran {
+    /// The session that sent the transaction.
+    pub fn session(&self) -> SessionId {
+        self.job.session
+    }
+}
+
+/// How many JSON values `v` holds, counted up to `cap`.
+fn weight(v: &Value, cap: usize) -> usize {
+    let mut n = 0;
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        n += 1;
+        if n >= cap {
+            return n;
+        }
+        match v {
+            Value::Array(a) => stack.extend(a.iter()),
+            Value::Object(o) => stack.extend(o.values()),
+            _ => {}
+        }
+    }
+    n
+}
+
 struct DbState {
-    db: Database,
+    /// Shared with a [`Job`] running against it, and with
+    /// [`Server::db_shared`]'s callers: a commit made here while it is
+    /// shared copies it first (`Arc::make_mut`).
+    db: Arc<Database>,
     log: Option<Log>,
     history: VecDeque<Arc<Commit>>,
     read_only: bool,
@@ -78,6 +255,8 @@ pub struct Stats {
     pub transactions: u64,
     pub commits: u64,
     pub monitors: u64,
+    /// Rows inserted, changed or deleted by all commits.
+    pub rows_changed: u64,
 }
 
 /// An OVSDB server's state.
@@ -95,12 +274,22 @@ pub struct Server {
     last_block: u64,
 }
 
+/// A JSON-RPC reply, `result` moved in (`json!` would copy it, which
+/// for a transaction of a million results is seconds).
 fn reply(id: &Value, result: Value) -> Value {
-    json!({"id": id, "result": result, "error": null})
+    response(id, result, Value::Null)
 }
 
 fn error_reply(id: &Value, e: Value) -> Value {
-    json!({"id": id, "result": null, "error": e})
+    response(id, Value::Null, e)
+}
+
+fn response(id: &Value, result: Value, error: Value) -> Value {
+    let mut m = serde_json::Map::new();
+    m.insert("id".into(), id.clone());
+    m.insert("result".into(), result);
+    m.insert("error".into(), error);
+    Value::Object(m)
 }
 
 impl Server {
@@ -133,7 +322,7 @@ impl Server {
         server.dbs.insert(
             name.clone(),
             DbState {
-                db,
+                db: Arc::new(db),
                 log,
                 history: VecDeque::new(),
                 read_only: false,
@@ -180,7 +369,7 @@ impl Server {
         server.dbs.insert(
             "_Server".into(),
             DbState {
-                db: sdb,
+                db: Arc::new(sdb),
                 log: None,
                 history: VecDeque::new(),
                 read_only: true,
@@ -192,6 +381,11 @@ impl Server {
     /// The database served.
     pub fn db(&self) -> &Database {
         &self.dbs[&self.name].db
+    }
+
+    /// The database served, shared (no copy is made).
+    pub fn db_shared(&self) -> Arc<Database> {
+        self.dbs[&self.name].db.clone()
     }
 
     pub fn stats(&self) -> Stats {
@@ -335,7 +529,7 @@ impl Server {
                 match self.run(s, &dbname, &p[1..], 0, &mut out) {
                     Some(results) => {
                         self.retry_blocked(now_ms, &mut out);
-                        Ok(json!(results))
+                        Ok(Value::Array(results))
                     }
                     None => {
                         let timeout_ms = self.last_block;
@@ -602,23 +796,236 @@ impl Server {
                             return Some(results);
                         }
                     }
-                    st.db.apply(&c);
+                    Arc::make_mut(&mut st.db).apply(&c);
                     if let Some(log) = &mut st.log {
                         if let Err(e) = log.maybe_compact(&st.db) {
                             tracing::warn!(error = %e, "compacting the database failed");
                         }
                     }
-                    self.stats.commits += 1;
-                    let c = Arc::new(c);
-                    st.history.push_back(c.clone());
-                    if st.history.len() > HISTORY {
-                        st.history.pop_front();
-                    }
-                    self.notify(dbname, &c, out);
+                    self.committed(dbname, c, out);
                 }
                 Some(results)
             }
         }
+    }
+
+    /// After commit `c` is in `dbname`'s database (and log): counted, kept
+    /// in the history, monitors told (into `out`).
+    /// Returns the commits it dropped from the history.
+    fn committed(&mut self, dbname: &str, c: Commit, out: &mut Vec<Out>) -> Vec<Arc<Commit>> {
+        self.stats.commits += 1;
+        self.stats.rows_changed += c.changes.len() as u64;
+        let mut gone = Vec::new();
+        let Some(st) = self.dbs.get_mut(dbname) else {
+            return gone;
+        };
+        let c = Arc::new(c);
+        st.history.push_back(c.clone());
+        // At most HISTORY commits, and no more changed rows than the
+        // database holds (as ovsdb-server bounds its history): a huge
+        // commit does not keep every row it inserted or deleted alive
+        // (monitor_cond_since then sends the whole state, as for a
+        // transaction id it does not know).
+        let limit = st.db.row_count().max(HISTORY_ROWS);
+        let mut held: usize = st.history.iter().map(|c| c.changes.len()).sum();
+        while st.history.len() > HISTORY || (held > limit && !st.history.is_empty()) {
+            if let Some(old) = st.history.pop_front() {
+                held -= old.changes.len();
+                gone.push(old);
+            }
+        }
+        self.notify(dbname, &c, out);
+        gone
+    }
+
+    /// A `transact` worth running off the serving thread (see the module
+    /// docs): a [`Job`] against the database as it is now, or the message
+    /// back when it is not one (the caller then [`Server::handle`]s it).
+    pub fn offload(&mut self, s: SessionId, msg: Value, now_ms: u64) -> Result<Job, Value> {
+        let worth = msg.get("method").and_then(Value::as_str) == Some("transact")
+            && !msg.get("id").is_none_or(Value::is_null)
+            && msg
+                .get("params")
+                .and_then(Value::as_array)
+                .and_then(|p| p.first())
+                .and_then(Value::as_str)
+                .and_then(|n| self.dbs.get(n))
+                .is_some_and(|st| {
+                    !st.read_only
+                        && (st.db.row_count() >= OFFLOAD_ROWS
+                            || weight(&msg["params"], OFFLOAD_WEIGHT) >= OFFLOAD_WEIGHT)
+                });
+        if !worth {
+            return Err(msg);
+        }
+        let Value::Object(mut m) = msg else {
+            return Err(msg);
+        };
+        let id = m.remove("id").unwrap_or(Value::Null);
+        let Some(Value::Array(mut ops)) = m.remove("params") else {
+            return Err(Value::Null);
+        };
+        let dbname = match ops.remove(0) {
+            Value::String(n) => n,
+            _ => String::new(),
+        };
+        let mut job = Job {
+            session: s,
+            id,
+            dbname,
+            ops,
+            arrived_ms: now_ms,
+            attempts: 0,
+            base: Arc::new(Database::new(Arc::new(server_schema()))),
+            owned: HashSet::new(),
+            log: None,
+            gen: UuidGen::new(),
+        };
+        self.rebase(&mut job);
+        Ok(job)
+    }
+
+    /// Points `job` at the database as it is now (call it when the job is
+    /// about to run, if it waited).
+    pub fn rebase(&self, job: &mut Job) {
+        if let Some(st) = self.dbs.get(&job.dbname) {
+            job.base = st.db.clone();
+            job.log = st.log.as_ref().map(|l| {
+                let (size, base) = l.sizes();
+                (size, base, l.aside_path())
+            });
+        }
+        job.owned = self
+            .locks
+            .iter()
+            .filter(|(_, l)| l.owner == job.session)
+            .map(|(n, _)| n.clone())
+            .collect();
+    }
+
+    /// Takes in what a [`Job`] made: the commit when the database has not
+    /// changed since the job started (log, database, monitors, reply: as
+    /// for a transaction run here), otherwise the job to run again
+    /// (`Err`), or, after [`RETRIES`] such tries, run here.
+    pub fn finish(&mut self, ran: Ran, now_ms: u64) -> Finished {
+        let mut leftovers = Leftovers::default();
+        match self.take_in(ran, now_ms, &mut leftovers) {
+            Ok(out) => Finished::Done { out, leftovers },
+            Err(job) => Finished::Again(job),
+        }
+    }
+
+    fn take_in(
+        &mut self,
+        ran: Ran,
+        now_ms: u64,
+        left: &mut Leftovers,
+    ) -> Result<Vec<Out>, Box<Job>> {
+        let Ran { mut job, outcome } = ran;
+        let mut out = Vec::new();
+        let s = job.session;
+        let results = match outcome {
+            JobOutcome::Blocked { .. } if !self.sessions.contains_key(&s) => return Ok(out),
+            JobOutcome::Blocked { timeout_ms } => {
+                self.stats.transactions += 1;
+                self.blocked.push(Blocked {
+                    session: s,
+                    id: job.id,
+                    db: job.dbname,
+                    ops: job.ops,
+                    arrived_ms: job.arrived_ms,
+                    timeout_ms,
+                });
+                return Ok(out);
+            }
+            JobOutcome::Done {
+                results,
+                made: None,
+            } => {
+                self.stats.transactions += 1;
+                left.ops = std::mem::take(&mut job.ops);
+                results
+            }
+            JobOutcome::Done {
+                mut results,
+                made:
+                    Some(Made {
+                        commit,
+                        db,
+                        record,
+                        fresh,
+                    }),
+            } => {
+                let Some(st) = self.dbs.get_mut(&job.dbname) else {
+                    return Ok(out);
+                };
+                if !Arc::ptr_eq(&st.db, &job.base) {
+                    // Someone committed meanwhile: the job's checks were
+                    // made against a database that is gone.
+                    if job.attempts < RETRIES {
+                        job.attempts += 1;
+                        self.rebase(&mut job);
+                        return Err(Box::new(job));
+                    }
+                    let elapsed = now_ms.saturating_sub(job.arrived_ms);
+                    match self.run(s, &job.dbname, &job.ops, elapsed, &mut out) {
+                        Some(results) => {
+                            self.retry_blocked(now_ms, &mut out);
+                            out.push((s, reply(&job.id, Value::Array(results))));
+                        }
+                        None => {
+                            let timeout_ms = self.last_block;
+                            self.blocked.push(Blocked {
+                                session: s,
+                                id: job.id,
+                                db: job.dbname,
+                                ops: job.ops,
+                                arrived_ms: job.arrived_ms,
+                                timeout_ms,
+                            });
+                        }
+                    }
+                    return Ok(out);
+                }
+                self.stats.transactions += 1;
+                let aside = match fresh {
+                    Some(Ok(len)) => Some(len),
+                    Some(Err(e)) => {
+                        tracing::warn!(error = %e, "compacting the database failed");
+                        None
+                    }
+                    None => None,
+                };
+                if let Some(log) = st.log.as_mut().filter(|_| aside.is_none()) {
+                    if let Err(e) = log.append_record(&record, commit.durable) {
+                        results.push(
+                            Error::new("I/O error", format!("writing the database: {e}")).to_json(),
+                        );
+                        out.push((s, reply(&job.id, Value::Array(results))));
+                        return Ok(out);
+                    }
+                }
+                left.db = Some(std::mem::replace(&mut st.db, Arc::new(*db)));
+                left.ops = std::mem::take(&mut job.ops);
+                if let Some(log) = &mut st.log {
+                    // The compacted log written aside holds this commit
+                    // already (synced): renamed over the log, it stands
+                    // for the record.
+                    let done = match aside {
+                        Some(len) => log.install_aside(len).map(|_| true),
+                        None => log.maybe_compact(&st.db),
+                    };
+                    if let Err(e) = done {
+                        tracing::warn!(error = %e, "compacting the database failed");
+                    }
+                }
+                left.commits = self.committed(&job.dbname, commit, &mut out);
+                results
+            }
+        };
+        self.retry_blocked(now_ms, &mut out);
+        out.push((s, reply(&job.id, Value::Array(results))));
+        Ok(out)
     }
 
     fn notify(&self, dbname: &str, c: &Commit, out: &mut Vec<Out>) {
@@ -656,7 +1063,7 @@ impl Server {
                 let commits = self.stats.commits;
                 match self.run(b.session, &b.db, &b.ops, elapsed, out) {
                     Some(results) => {
-                        out.push((b.session, reply(&b.id, json!(results))));
+                        out.push((b.session, reply(&b.id, Value::Array(results))));
                         progress |= self.stats.commits != commits;
                     }
                     None => self.blocked.push(b),
@@ -738,5 +1145,164 @@ mod tests {
         );
         assert_eq!(out.len(), 1, "{out:?}");
         assert!(s.is_idle(b), "the wait cancelled");
+    }
+
+    fn inserts(n: i64) -> Value {
+        let mut ops = vec![json!("T")];
+        ops.extend((0..n).map(|i| json!({"op": "insert", "table": "A", "row": {"x": i}})));
+        json!({"id": 7, "method": "transact", "params": ops})
+    }
+
+    fn done(f: Finished) -> Vec<Out> {
+        match f {
+            Finished::Done { out, .. } => out,
+            Finished::Again(_) => panic!("run again, though no commit came first"),
+        }
+    }
+
+    #[test]
+    fn a_small_transaction_is_not_offloaded() {
+        let mut s = server();
+        let a = s.open_session();
+        let m = inserts(3);
+        assert_eq!(s.offload(a, m.clone(), 0).err(), Some(m));
+        let r = json!({"id": 1, "method": "list_dbs", "params": []});
+        assert_eq!(s.offload(a, r.clone(), 0).err(), Some(r));
+    }
+
+    #[test]
+    fn a_job_commits_as_a_transaction_run_here_would() {
+        let mut s = server();
+        let (a, m) = (s.open_session(), s.open_session());
+        call(&mut s, m, "monitor", json!(["T", "mon", {"A": {}}]));
+        let job = s.offload(a, inserts(5_000), 0).expect("offloaded");
+        // Others are served meanwhile (the job holds no borrow).
+        let l = call(&mut s, m, "list_dbs", json!([]));
+        assert_eq!(l[0].1["result"], json!(["T", "_Server"]));
+        let ran = std::thread::spawn(move || job.run()).join().unwrap();
+        let out = done(s.finish(ran, 0));
+        // The update first, then the reply.
+        assert_eq!(out.len(), 2, "{out:?}");
+        assert_eq!((out[0].0, &out[0].1["method"]), (m, &json!("update")));
+        assert_eq!(
+            out[0].1["params"][1]["A"].as_object().map(|o| o.len()),
+            Some(5_000)
+        );
+        assert_eq!(out[1].0, a);
+        assert_eq!(out[1].1["id"], 7);
+        assert_eq!(out[1].1["result"].as_array().map(Vec::len), Some(5_000));
+        assert_eq!(s.db().row_count(), 5_000);
+        assert_eq!(s.stats().commits, 1);
+        assert_eq!(s.stats().transactions, 1);
+    }
+
+    #[test]
+    fn a_job_that_makes_the_log_due_writes_it_compacted_and_it_reopens_whole() {
+        let dir = std::env::temp_dir().join(format!("ovsdb-job-log-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("conf.db");
+        let schema = || server().db().schema.as_ref().clone();
+        let (mut s, _) = Server::new(schema(), Some(&path)).unwrap();
+        let a = s.open_session();
+        // Over 2 MB of record on a log of a few hundred bytes: due.
+        let job = s.offload(a, inserts(40_000), 0).expect("offloaded");
+        let ran = job.run();
+        let aside = dir.join("conf.db.job");
+        assert!(
+            aside.exists(),
+            "the compacted log is written aside by the job"
+        );
+        let out = done(s.finish(ran, 0));
+        assert!(out[0].1["error"].is_null());
+        assert!(!aside.exists(), "and renamed over the log");
+        let size = std::fs::metadata(&path).unwrap().len();
+        call(
+            &mut s,
+            a,
+            "transact",
+            json!(["T", {"op": "insert", "table": "A", "row": {"x": -1}}]),
+        );
+        assert!(
+            std::fs::metadata(&path).unwrap().len() > size,
+            "appended to after"
+        );
+        drop(s);
+        let (s, _) = Server::new(schema(), Some(&path)).unwrap();
+        assert_eq!(s.db().row_count(), 40_001);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_job_overtaken_by_another_commit_runs_again_and_both_count() {
+        let mut s = server();
+        let (a, b) = (s.open_session(), s.open_session());
+        let job = s.offload(a, inserts(5_000), 0).expect("offloaded");
+        let r = call(
+            &mut s,
+            b,
+            "transact",
+            json!(["T", {"op": "insert", "table": "A", "row": {"x": -1}}]),
+        );
+        assert!(r[0].1["error"].is_null(), "{r:?}");
+        let ran = job.run();
+        let job = match s.finish(ran, 0) {
+            Finished::Again(job) => job,
+            Finished::Done { out, .. } => panic!("committed over a newer database: {out:?}"),
+        };
+        let out = done(s.finish(job.run(), 0));
+        assert_eq!(out[0].1["result"].as_array().map(Vec::len), Some(5_000));
+        assert_eq!(s.db().row_count(), 5_001);
+        assert_eq!(s.stats().commits, 2);
+    }
+
+    #[test]
+    fn a_failing_job_changes_nothing() {
+        let mut s = server();
+        let a = s.open_session();
+        let mut m = inserts(5_000);
+        m["params"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"op": "insert", "table": "A", "row": {"x": "not a number"}}));
+        let job = s.offload(a, m, 0).expect("offloaded");
+        let out = done(s.finish(job.run(), 0));
+        let res = out[0].1["result"].as_array().unwrap();
+        assert_eq!(res.len(), 5_001);
+        assert!(res[5_000]["error"].is_string(), "{}", res[5_000]);
+        assert_eq!(s.db().row_count(), 0);
+        assert_eq!(s.stats().commits, 0);
+    }
+
+    #[test]
+    fn the_history_holds_no_more_changed_rows_than_the_database_holds() {
+        let mut s = server();
+        let a = s.open_session();
+        let out = s.handle(a, &inserts(HISTORY_ROWS as i64 * 3), 0);
+        assert!(out[0].1["error"].is_null());
+        let held =
+            |s: &Server| -> usize { s.dbs["T"].history.iter().map(|c| c.changes.len()).sum() };
+        assert_eq!(
+            held(&s),
+            HISTORY_ROWS * 3,
+            "the rows are in the database: kept"
+        );
+        call(
+            &mut s,
+            a,
+            "transact",
+            json!(["T", {"op": "delete", "table": "A", "where": []}]),
+        );
+        assert_eq!(s.db().row_count(), 0);
+        // Neither the insert nor the delete is kept: they would hold every
+        // deleted row alive.
+        assert_eq!(held(&s), 0);
+        call(
+            &mut s,
+            a,
+            "transact",
+            json!(["T", {"op": "insert", "table": "A", "row": {"x": 1}}]),
+        );
+        assert_eq!(held(&s), 1);
     }
 }

@@ -221,18 +221,57 @@ impl Log {
     }
 
     fn write_fresh(path: &Path, db: &Database) -> Result<Log, StorageError> {
-        let tmp = tmp_path(path);
-        let mut f = File::create(&tmp)?;
-        let head = record(&json!({"schema": db.schema.json}));
-        let mut bytes = head.clone();
+        Log::write_bytes(path, Log::fresh_bytes(db))
+    }
+
+    /// The bytes of a compacted log holding `db` (the schema, then one
+    /// record of every row): pure, so that another thread can make them.
+    pub fn fresh_bytes(db: &Database) -> Vec<u8> {
+        let mut bytes = record(&json!({"schema": db.schema.json}));
         let all = snapshot(db);
         if all.as_object().is_some_and(|o| o.len() > 2) {
             bytes.extend(record(&all));
         }
+        bytes
+    }
+
+    /// The file a compacted log made on another thread is written to
+    /// ([`Log::write_aside`]) before [`Log::install_aside`] (not the one
+    /// [`Log::compact`] uses: both may be written at once).
+    pub fn aside_path(&self) -> PathBuf {
+        let mut s = self.path.as_os_str().to_owned();
+        s.push(".job");
+        PathBuf::from(s)
+    }
+
+    /// Writes and syncs `bytes` (from [`Log::fresh_bytes`]) to `aside`
+    /// (from [`Log::aside_path`]), on any thread; returns their length.
+    pub fn write_aside(aside: &Path, bytes: &[u8]) -> Result<u64, StorageError> {
+        let mut f = File::create(aside)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        Ok(bytes.len() as u64)
+    }
+
+    /// Replaces the log with the file [`Log::write_aside`] wrote (`len`
+    /// bytes): renamed over it, the directory synced.
+    pub fn install_aside(&mut self, len: u64) -> Result<(), StorageError> {
+        let aside = self.aside_path();
+        *self = Log::rename_over(&aside, &self.path, len)?;
+        Ok(())
+    }
+
+    fn write_bytes(path: &Path, bytes: Vec<u8>) -> Result<Log, StorageError> {
+        let tmp = tmp_path(path);
+        let mut f = File::create(&tmp)?;
         f.write_all(&bytes)?;
         f.sync_all()?;
         drop(f);
-        std::fs::rename(&tmp, path)?;
+        Log::rename_over(&tmp, path, bytes.len() as u64)
+    }
+
+    fn rename_over(tmp: &Path, path: &Path, len: u64) -> Result<Log, StorageError> {
+        std::fs::rename(tmp, path)?;
         if let Some(dir) = path.parent() {
             if let Ok(d) = File::open(if dir.as_os_str().is_empty() {
                 Path::new(".")
@@ -246,23 +285,38 @@ impl Log {
         Ok(Log {
             path: path.to_path_buf(),
             file,
-            size: bytes.len() as u64,
-            base: bytes.len() as u64,
+            size: len,
+            base: len,
             unsynced: false,
         })
     }
 
     /// Writes a commit (synced first if it is durable).
     pub fn append(&mut self, db: &Database, c: &Commit) -> Result<(), StorageError> {
-        let v = commit_json(db, c);
-        let bytes = record(&v);
-        self.file.write_all(&bytes)?;
+        self.append_record(&Log::commit_record(db, c), c.durable)
+    }
+
+    /// The record of commit `c` made on `db` (the database before it):
+    /// pure, so that another thread can make it.
+    pub fn commit_record(db: &Database, c: &Commit) -> Vec<u8> {
+        record(&commit_json(db, c))
+    }
+
+    /// Writes a record from [`Log::commit_record`] (synced if `durable`).
+    pub fn append_record(&mut self, bytes: &[u8], durable: bool) -> Result<(), StorageError> {
+        self.file.write_all(bytes)?;
         self.size += bytes.len() as u64;
         self.unsynced = true;
-        if c.durable {
+        if durable {
             self.sync()?;
         }
         Ok(())
+    }
+
+    /// The log's size and its size when it was last compacted (for
+    /// [`would_compact`]).
+    pub fn sizes(&self) -> (u64, u64) {
+        (self.size, self.base)
     }
 
     pub fn sync(&mut self) -> Result<(), StorageError> {
@@ -276,7 +330,7 @@ impl Log {
     /// Compacts when the log is four times what it holds; returns whether
     /// it did.
     pub fn maybe_compact(&mut self, db: &Database) -> Result<bool, StorageError> {
-        if self.size < (1 << 20) || self.size < self.base.saturating_mul(4) {
+        if !would_compact(self.size, self.base) {
             return Ok(false);
         }
         self.compact(db)?;
@@ -294,6 +348,12 @@ impl Log {
     pub fn size(&self) -> u64 {
         self.size
     }
+}
+
+/// Whether a log of `size` bytes, `base` bytes when last compacted, is
+/// due for compaction: over 1 MiB and four times its base.
+pub fn would_compact(size: u64, base: u64) -> bool {
+    size >= (1 << 20) && size >= base.saturating_mul(4)
 }
 
 fn tmp_path(p: &Path) -> PathBuf {

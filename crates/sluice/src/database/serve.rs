@@ -23,6 +23,22 @@
 //! cap; any other is accepted and closed at once (counted in
 //! [`Counters::refused`]), so that it fails fast instead of hanging.
 //!
+//! Big messages and transactions: a message over [`BIG_MESSAGE`] bytes is
+//! parsed on a second thread, `ovsdb-txn` (the framer found its end
+//! here); a `transact` the server offloads
+//! ([`ovsdb::server::Server::offload`]: a large one, or any once the
+//! database is large) runs there too, one at a time in arrival order,
+//! while this thread goes on answering every other
+//! client (reads, echo, monitors; another client's writes commit too, and
+//! the big one is then run again on the newer database: no client ever
+//! sees half a transaction). The connection that sent it is not read
+//! until it is parsed and its reply queued; messages it had already sent
+//! wait, and a parse error closes it as one found here would
+//! ([`Counters::jobs_running`]). After commits that changed
+//! [`TRIM_ROWS`] rows, the C allocator's free memory is given back to
+//! the system ([`netdev::os::trim_heap`]), so that RSS falls after big
+//! deletes.
+//!
 //! Each connection has the `jsonrpc` crate's bounds (a message of at most
 //! 64 MiB and 64 levels of nesting; 16 MiB of replies and updates it has
 //! not read, past which it is dropped with a log line). A bad message
@@ -31,15 +47,15 @@
 //! more and is closed once its replies are written (or after [`LINGER`],
 //! if the peer does not read them).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::mpsc::{Receiver, TryRecvError};
+use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use jsonrpc::{Conn, ConnLimits, Listener, Remote, Stream};
+use jsonrpc::{Conn, ConnLimits, Incoming, Listener, Remote, Stream};
 use netdev::os::EventFd;
-use ovsdb::server::{Out, Server, SessionId};
+use ovsdb::server::{Finished, Job, Leftovers, Out, Ran, Server, SessionId};
 use serde_json::Value;
 
 /// Connections served at once unless `--ovsdb-max-connections` says
@@ -73,6 +89,13 @@ const LOG_WINDOW: Duration = Duration::from_secs(10);
 pub const INPUT_BUDGET: usize = 256 << 20;
 const SMALL: usize = 1 << 20;
 
+/// Messages longer than this are parsed on the worker thread.
+const BIG_MESSAGE: usize = 1 << 20;
+
+/// After commits changing this many rows in all, the C allocator is told
+/// to give its free memory back ([`netdev::os::trim_heap`]).
+const TRIM_ROWS: u64 = 50_000;
+
 /// How often an active remote (a manager) is dialled again after a
 /// failure.
 const REDIAL: Duration = Duration::from_secs(1);
@@ -100,6 +123,11 @@ pub struct Counters {
     pub evicted: AtomicU64,
     /// Newcomers closed at once: at the cap, none idle, no reserve.
     pub refused: AtomicU64,
+    /// Transactions running on the worker thread now (0 or 1).
+    pub jobs_running: AtomicU64,
+    /// Transactions run on the worker thread so far (a run again counts
+    /// again).
+    pub jobs: AtomicU64,
 }
 
 struct Client {
@@ -113,6 +141,13 @@ struct Client {
     /// Reading is over: closed once its queued replies are written, or at
     /// this time.
     closing: Option<Instant>,
+    /// Messages received and not handled yet: those after a transaction
+    /// that is queued for, or running on, the worker (the connection is
+    /// not read meanwhile).
+    held: VecDeque<Incoming>,
+    /// A transaction of its is queued for, or running on, the worker, or
+    /// a message of its is being parsed there.
+    offloaded: bool,
 }
 
 impl Client {
@@ -123,6 +158,8 @@ impl Client {
             dialled,
             last_heard: Instant::now(),
             closing: None,
+            held: VecDeque::new(),
+            offloaded: false,
         }
     }
 }
@@ -198,6 +235,84 @@ pub struct Serve {
     cap_log: LogLimit,
     /// Listeners are not polled until then (after an accept error).
     resting_until: Option<Instant>,
+    worker: Worker,
+    /// Transactions waiting for the worker, in arrival order.
+    jobs: VecDeque<Box<Job>>,
+    /// `rows_changed` when the heap was last trimmed.
+    trimmed_at: u64,
+}
+
+/// The thread that runs big transactions ([`Server::offload`]): jobs in,
+/// what they made out (the server thread woken through `to_server`).
+struct Worker {
+    jobs: Option<Sender<Task>>,
+    done: Receiver<Back>,
+    busy: bool,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// The worker's work: a transaction to run, or what one left, to drop
+/// (freeing a million rows takes seconds this thread does not spend).
+enum Task {
+    Run(Box<Job>),
+    Drop(Leftovers),
+    /// A long message's bytes, from a session.
+    Parse(SessionId, Vec<u8>),
+}
+
+/// What the worker gives back.
+enum Back {
+    Ran(Box<Ran>),
+    Parsed(SessionId, Result<jsonrpc::Message, jsonrpc::ConnError>),
+}
+
+impl Worker {
+    fn spawn(shared: Arc<Shared>) -> Result<Worker, String> {
+        let (jobs, inbox) = channel::<Task>();
+        let (outbox, done) = channel();
+        let thread = std::thread::Builder::new()
+            .name("ovsdb-txn".into())
+            .spawn(move || {
+                for task in inbox {
+                    match task {
+                        Task::Run(job) => {
+                            if outbox.send(Back::Ran(Box::new(job.run()))).is_err() {
+                                return;
+                            }
+                            shared.to_server.wake();
+                        }
+                        Task::Parse(k, bytes) => {
+                            let m = Incoming::parse(&bytes);
+                            drop(bytes);
+                            if outbox.send(Back::Parsed(k, m)).is_err() {
+                                return;
+                            }
+                            shared.to_server.wake();
+                        }
+                        Task::Drop(left) => {
+                            drop(left);
+                            netdev::os::trim_heap();
+                        }
+                    }
+                }
+            })
+            .map_err(|e| format!("ovsdb: cannot start the transaction thread: {e}"))?;
+        Ok(Worker {
+            jobs: Some(jobs),
+            done,
+            busy: false,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.jobs = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
 
 enum ManagedRemote {
@@ -227,6 +342,7 @@ impl Serve {
                 });
             }
         }
+        let worker = Worker::spawn(shared.clone())?;
         let mut s = Serve {
             server,
             shared,
@@ -241,6 +357,9 @@ impl Serve {
             max_conns: max_conns.max(1),
             cap_log: LogLimit::default(),
             resting_until: None,
+            worker,
+            jobs: VecDeque::new(),
+            trimmed_at: 0,
         };
         s.publish();
         Ok(s)
@@ -289,13 +408,18 @@ impl Serve {
             for k in &keys {
                 let c = &self.clients[k];
                 let mut p = pollin(c.conn.fd());
-                if c.closing.is_some() || (held > INPUT_BUDGET && c.conn.buffered() > SMALL) {
+                if c.closing.is_some()
+                    || c.offloaded
+                    || !c.held.is_empty()
+                    || (held > INPUT_BUDGET && c.conn.buffered() > SMALL)
+                {
                     p.events = 0;
+                } else {
+                    busy |= c.conn.has_more_input();
                 }
                 if c.conn.wants_write() {
                     p.events |= libc::POLLOUT;
                 }
-                busy |= c.conn.has_more_input();
                 fds.push(p);
             }
             let now = self.now_ms();
@@ -305,6 +429,7 @@ impl Serve {
             }
             let _ = netdev::os::poll(&mut fds, timeout as i32);
             self.shared.to_server.clear();
+            self.take_done();
             self.drain_local();
             for i in 0..nl {
                 if fds[1 + i].revents != 0 {
@@ -330,8 +455,10 @@ impl Serve {
             let now = self.now_ms();
             let outs = self.server.tick(now);
             self.route(outs);
+            self.dispatch();
             self.flush_all();
             self.publish();
+            self.trim();
         }
         // Replies already queued go out before the sockets close.
         self.flush_all();
@@ -362,7 +489,7 @@ impl Serve {
             return;
         }
         let (session, from) = (k, c.from.clone());
-        match c.conn.receive() {
+        match c.conn.receive_split(BIG_MESSAGE) {
             Ok(msgs) => {
                 if !msgs.is_empty() {
                     c.last_heard = Instant::now();
@@ -370,17 +497,130 @@ impl Serve {
                 // In order, each answered before the next is read: a bad
                 // message after them closes the connection only on the
                 // next call, once these have their replies.
-                for m in msgs {
-                    let now = self.now_ms();
-                    let outs = self.server.handle(session, &m.into_value(), now);
-                    self.route(outs);
-                }
+                c.held.extend(msgs);
+                self.advance(session);
             }
             Err(jsonrpc::ConnError::Closed) => self.finish(k),
             Err(e) => {
                 tracing::warn!(client = %from, error = %e, "ovsdb: closing the connection");
                 self.finish(k);
             }
+        }
+    }
+
+    /// Handles `k`'s held messages in order, up to one that goes to the
+    /// worker (the rest wait for its reply).
+    fn advance(&mut self, k: SessionId) {
+        loop {
+            let now = self.now_ms();
+            let Some(c) = self.clients.get_mut(&k) else {
+                return;
+            };
+            if c.offloaded {
+                return;
+            }
+            let m = match c.held.pop_front() {
+                None => return,
+                Some(Incoming::Message(m)) => m.into_value(),
+                Some(Incoming::Raw(bytes)) => {
+                    // Parsed on the worker; the rest waits for it.
+                    c.offloaded = true;
+                    if let Some(tx) = &self.worker.jobs {
+                        let _ = tx.send(Task::Parse(k, bytes));
+                    }
+                    return;
+                }
+            };
+            match self.server.offload(k, m, now) {
+                Ok(job) => {
+                    c.offloaded = true;
+                    self.jobs.push_back(Box::new(job));
+                }
+                Err(m) => {
+                    let outs = self.server.handle(k, &m, now);
+                    self.route(outs);
+                }
+            }
+        }
+    }
+
+    /// Starts the next waiting transaction when the worker is free.
+    fn dispatch(&mut self) {
+        if self.worker.busy {
+            return;
+        }
+        let Some(mut job) = self.jobs.pop_front() else {
+            return;
+        };
+        self.server.rebase(&mut job);
+        if let Some(tx) = &self.worker.jobs {
+            if tx.send(Task::Run(job)).is_ok() {
+                self.worker.busy = true;
+                self.shared.counters.jobs_running.store(1, Relaxed);
+                self.shared.counters.jobs.fetch_add(1, Relaxed);
+            }
+        }
+    }
+
+    /// What the worker made: committed (or run again when another commit
+    /// came first), replied to, and the connection's held messages
+    /// handled.
+    fn take_done(&mut self) {
+        while let Ok(back) = self.worker.done.try_recv() {
+            let ran = match back {
+                Back::Ran(ran) => *ran,
+                Back::Parsed(k, m) => {
+                    let Some(c) = self.clients.get_mut(&k) else {
+                        continue;
+                    };
+                    c.offloaded = false;
+                    if c.closing.is_some() {
+                        continue;
+                    }
+                    match m {
+                        Ok(m) => {
+                            c.held.push_front(Incoming::Message(m));
+                            self.advance(k);
+                        }
+                        Err(e) => {
+                            tracing::warn!(client = %c.from, error = %e, "ovsdb: closing the connection");
+                            c.held.clear();
+                            self.finish(k);
+                        }
+                    }
+                    continue;
+                }
+            };
+            self.worker.busy = false;
+            self.shared.counters.jobs_running.store(0, Relaxed);
+            let k = ran.session();
+            let now = self.now_ms();
+            match self.server.finish(ran, now) {
+                Finished::Done { out, leftovers } => {
+                    if let Some(tx) = &self.worker.jobs {
+                        let _ = tx.send(Task::Drop(leftovers));
+                    }
+                    // The worker trims once it has freed them.
+                    self.trimmed_at = self.server.stats().rows_changed;
+                    self.route(out);
+                    if let Some(c) = self.clients.get_mut(&k) {
+                        c.offloaded = false;
+                    }
+                    self.advance(k);
+                }
+                Finished::Again(job) => self.jobs.push_front(job),
+            }
+            self.dispatch();
+        }
+    }
+
+    /// Gives the allocator's free memory back after big changes made
+    /// here (the worker trims after freeing what a job left).
+    fn trim(&mut self) {
+        let changed = self.server.stats().rows_changed;
+        if changed.saturating_sub(self.trimmed_at) >= TRIM_ROWS && !self.worker.busy {
+            self.trimmed_at = changed;
+            netdev::os::trim_heap();
         }
     }
 
@@ -461,6 +701,8 @@ impl Serve {
             let victim = pick_victim(self.clients.iter().map(|(&k, c)| {
                 let idle = !c.dialled
                     && c.closing.is_none()
+                    && !c.offloaded
+                    && c.held.is_empty()
                     && !c.conn.wants_write()
                     && c.conn.buffered() == 0
                     && server.is_idle(k);
@@ -582,7 +824,7 @@ impl Serve {
             return;
         }
         self.commits_seen = commits;
-        let db = Arc::new(self.server.db().clone());
+        let db = self.server.db_shared();
         self.follow_managers(&db);
         if let Ok(mut l) = self.shared.latest.lock() {
             *l = Some(db);
@@ -886,6 +1128,113 @@ mod tests {
         busy.echo(7);
         assert_eq!(r.shared.counters.evicted.load(Relaxed), 0);
         assert_eq!(r.shared.counters.connections.load(Relaxed), 3);
+    }
+
+    #[test]
+    fn others_are_answered_while_a_big_transaction_runs() {
+        let r = Running::start("big", 8, false);
+        let mut big = r.unix();
+        let mut other = r.unix();
+        other.echo(1);
+        // 30 000 inserts (about 1.2 MB), then an echo on the same
+        // connection: answered after the transaction, in order.
+        let mut ops = vec![json!("T")];
+        ops.extend((0..30_000).map(|i| json!({"op": "insert", "table": "A", "row": {"x": i}})));
+        let mut bytes = json!({"id": 10, "method": "transact", "params": ops}).to_string();
+        bytes.push_str(r#"{"id":11,"method":"echo","params":["after"]}"#);
+        let mut w = big.s.try_clone().unwrap();
+        let writer = std::thread::spawn(move || w.write_all(bytes.as_bytes()).unwrap());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while r.shared.counters.jobs_running.load(Relaxed) == 0 {
+            assert!(
+                Instant::now() < deadline,
+                "the transaction never went to the worker"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        // While it runs: another client's requests are answered, and the
+        // big one's reply has not come (nor the echo queued behind it).
+        let l = other.call(2, "list_dbs", json!([]));
+        assert_eq!(l["result"], json!(["T", "_Server"]), "{l}");
+        big.s.set_nonblocking(true).unwrap();
+        let mut b = [0u8; 1];
+        assert!(
+            matches!(big.s.read(&mut b), Err(ref e) if e.kind() == std::io::ErrorKind::WouldBlock),
+            "the small request was answered before the big one"
+        );
+        big.s.set_nonblocking(false).unwrap();
+        writer.join().unwrap();
+        let Got::Value(t) = big.next() else {
+            panic!("the big transaction unanswered");
+        };
+        assert_eq!(t["id"], 10);
+        assert_eq!(
+            t["result"].as_array().map(Vec::len),
+            Some(30_000),
+            "{}",
+            t["error"]
+        );
+        assert_eq!(t["result"][0]["uuid"][0], "uuid");
+        let Got::Value(e) = big.next() else {
+            panic!("the echo after it unanswered");
+        };
+        assert_eq!(e["result"], json!(["after"]));
+        // The database (as the control thread gets it) holds them all.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let n = r
+                .shared
+                .latest
+                .lock()
+                .unwrap()
+                .as_ref()
+                .map(|d| d.row_count());
+            if n == Some(30_000) {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the commit never reached the control thread"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // On a database this big, a small delete of every row goes to the
+        // worker too.
+        let d = other.call(
+            3,
+            "transact",
+            json!(["T", {"op": "delete", "table": "A", "where": []}]),
+        );
+        assert_eq!(d["result"][0]["count"], 30_000, "{d}");
+        assert_eq!(r.shared.counters.jobs.load(Relaxed), 2);
+        assert_eq!(r.shared.counters.jobs_running.load(Relaxed), 0);
+    }
+
+    #[test]
+    fn a_long_bad_message_is_parsed_aside_and_closes_only_its_connection() {
+        let r = Running::start("longbad", 8, false);
+        let mut p = r.unix();
+        // A request, then 2 MB that frame but are no JSON-RPC message.
+        let mut bytes = br#"{"id":1,"method":"echo","params":["first"]}"#.to_vec();
+        bytes.push(b'[');
+        bytes.extend(b"1,".repeat(1 << 20));
+        bytes.extend(b"1]");
+        bytes.extend(br#"{"id":2,"method":"echo","params":["never"]}"#);
+        let mut w = p.s.try_clone().unwrap();
+        let writer = std::thread::spawn(move || {
+            let _ = w.write_all(&bytes);
+        });
+        let Got::Value(a) = p.next() else {
+            panic!("the request before it unanswered");
+        };
+        assert_eq!(a["result"], json!(["first"]));
+        assert!(
+            p.is_closed(),
+            "closed for the bad message, the one after it unanswered"
+        );
+        writer.join().unwrap();
+        let mut q = r.unix();
+        q.echo(3);
     }
 
     #[test]
