@@ -212,14 +212,37 @@ fn ct_needs_ip_in_the_match_and_refuses_alg() {
 }
 
 #[test]
-fn trace_shows_the_verdict_and_commits_nothing() {
+fn trace_splits_at_each_recirculation_and_commits_nothing() {
     let mut p = pipeline(FIREWALL);
     let snap = p.snapshot();
     let syn = tcp(L, R, 40000, 80, 100, 0, 0x02);
     let t = pipeline::trace::trace(&snap, 1, &syn);
-    let text = t.steps.join("\n");
-    assert!(text.contains("ct_state=new|trk"), "{text}");
-    assert!(text.contains("recirculated to table 1"), "{text}");
+    assert_eq!(t.blocks(), 2, "{}", t.text(1));
+    let text = t.text(1);
+    // The first pass ends at the ct, the recirculation is a block of its
+    // own, resumed as Open vSwitch's trace resumes it.
+    let (first, rest) = text.split_once(&"=".repeat(79)).expect("a separator");
+    assert!(
+        first.contains("The forked pipeline will be resumed at table 1."),
+        "{text}"
+    );
+    assert!(
+        first.contains("Datapath actions: ct,recirc(0x1)\n"),
+        "{text}"
+    );
+    assert!(
+        rest.starts_with("\nrecirc(0x1) - resume conntrack with default ct_state=trk|new (use --ct-next to customize)\n"),
+        "{text}"
+    );
+    assert!(
+        rest.contains("Flow: recirc_id=0x1,ct_state=new|trk,eth,tcp,"),
+        "{text}"
+    );
+    assert!(
+        rest.contains("\nthaw\n    Resuming from table 1\n"),
+        "{text}"
+    );
+    assert!(rest.ends_with("Datapath actions: ct(commit),2\n"), "{text}");
     assert_eq!(p.conntrack().len(), 0, "a trace commits nothing");
     // --ct-next: the recirculation resumes with the state given.
     let opts = pipeline::trace::Options {
@@ -227,9 +250,13 @@ fn trace_shows_the_verdict_and_commits_nothing() {
         ..Default::default()
     };
     let t = pipeline::trace::trace_with(&snap, 1, &syn, &opts);
-    let text = t.steps.join("\n");
+    let text = t.text(1);
     assert!(
-        text.contains("ct_state=est|trk ct_zone=0 (--ct-next)"),
+        text.contains("recirc(0x1) - resume conntrack with ct_state=est|trk\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Flow: recirc_id=0x1,ct_state=est|trk,eth,"),
         "{text}"
     );
 }

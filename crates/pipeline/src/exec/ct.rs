@@ -60,15 +60,119 @@ fn merge(acc: &mut Option<(u128, u128)>, value: u128, mask: u128) {
     *acc = Some(((v & !mask) | (value & mask), m | mask));
 }
 
-/// `ct_state` as the trace prints it.
-pub(super) fn state_names(st: u32) -> String {
-    let names: Vec<&str> = ofp::ct::state::NAMES
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| st & (1 << i) != 0)
-        .map(|(_, n)| *n)
-        .collect();
-    names.join("|")
+/// A trace's recirculation after a `ct(table=N)`: the block Open
+/// vSwitch's trace prints for it.
+#[derive(Debug, Clone)]
+pub(crate) struct RecircRun {
+    /// The block that queued it: 0 the packet's first pass, `i + 1` the
+    /// `i`th recirculation.
+    pub parent: usize,
+    /// The table it resumes from.
+    pub table: u8,
+    /// The `--ct-next` state it resumes with (None: the default
+    /// `trk|new`).
+    pub given: Option<u32>,
+    /// The packet's key and bytes as it resumes (connection fields set).
+    pub key: FlowKey,
+    pub frame: Vec<u8>,
+    /// Its steps, as a pass of their own.
+    pub steps: Vec<String>,
+    /// The outputs it made: `outputs[outs.0..outs.1]`, less those of the
+    /// recirculations it queued.
+    pub outs: (usize, usize),
+    /// The key as it ended.
+    pub final_key: FlowKey,
+}
+
+/// A trace's `ct`, for the datapath actions of its block.
+#[derive(Debug, Clone)]
+pub(crate) struct CtRun {
+    /// The block it ran in (as [`RecircRun::parent`]).
+    pub block: usize,
+    /// It came before the output of this index (and after those before).
+    pub before_output: usize,
+    /// The packet as the `ct` got it (the block's changes so far are
+    /// committed before it).
+    pub frame: Vec<u8>,
+    /// Open vSwitch's datapath action: `ct(commit,zone=5,mark=0x1/0xff)`.
+    pub text: String,
+    /// The recirculation it queued, an index in the trace's list.
+    pub recirc: Option<usize>,
+}
+
+/// A `ct` as Open vSwitch's datapath action writes it
+/// (`format_odp_conntrack_action`): `ct`, or `ct(` commit, zone, the mark
+/// and label `exec` writes (value/mask), `nat(...)` `)`.
+pub(crate) fn odp_ct(
+    ct: &Ct,
+    zone: u16,
+    mark: Option<(u128, u128)>,
+    label: Option<(u128, u128)>,
+) -> String {
+    let mut parts = Vec::new();
+    if ct.force() {
+        parts.push("force_commit".to_string());
+    } else if ct.commit() {
+        parts.push("commit".to_string());
+    }
+    if zone != 0 {
+        parts.push(format!("zone={zone}"));
+    }
+    if let Some((v, m)) = mark.filter(|(_, m)| *m != 0) {
+        parts.push(format!("mark={:#x}/{:#x}", v & m, m));
+    }
+    if let Some((v, m)) = label.filter(|(_, m)| *m != 0) {
+        parts.push(format!("label={:#x}/{:#x}", v & m, m));
+    }
+    if let Some(n) = ct.nat() {
+        parts.push(odp_nat(n));
+    }
+    if parts.is_empty() {
+        "ct".into()
+    } else {
+        format!("ct({})", parts.join(","))
+    }
+}
+
+/// A `nat(...)` as Open vSwitch's datapath action writes it
+/// (`format_odp_ct_nat`): `nat`, or `nat(src=A-B:P-Q,persistent,random)`.
+fn odp_nat(n: &ofp::ct::Nat) -> String {
+    use ofp::ct::{NX_NAT_F_PERSISTENT, NX_NAT_F_PROTO_HASH, NX_NAT_F_PROTO_RANDOM};
+    let kind = if n.src() {
+        "src"
+    } else if n.dst() {
+        "dst"
+    } else {
+        return "nat".into();
+    };
+    let mut s = format!("nat({kind}");
+    if let Some((lo, hi)) = n.addrs() {
+        let ports = n.ports();
+        let addr = |a: std::net::IpAddr| match a {
+            std::net::IpAddr::V6(a) if ports.is_some() => format!("[{a}]"),
+            a => a.to_string(),
+        };
+        s += &format!("={}", addr(lo));
+        if hi != lo {
+            s += &format!("-{}", addr(hi));
+        }
+        if let Some((p, q)) = ports.filter(|(p, _)| *p != 0) {
+            s += &format!(":{p}");
+            if q != p && q != 0 {
+                s += &format!("-{q}");
+            }
+        }
+    }
+    for (flag, name) in [
+        (NX_NAT_F_PERSISTENT, "persistent"),
+        (NX_NAT_F_PROTO_HASH, "hash"),
+        (NX_NAT_F_PROTO_RANDOM, "random"),
+    ] {
+        if n.flags & flag != 0 {
+            s += &format!(",{name}");
+        }
+    }
+    s + ")"
 }
 
 impl Exec {
@@ -164,36 +268,62 @@ impl Exec {
         if v.rewritten {
             cx.key_stale = true;
         }
-        // A trace given `--ct-next` states resumes each recirculation with
-        // the next of them, not with the tracker's answer.
+        // A trace resumes each recirculation as Open vSwitch's does: with
+        // the next `--ct-next` state given, else `trk|new` (the tracker's
+        // answer, asked without changing it, gives the rest: zone, mark,
+        // label, the original direction).
         let mut v = v;
-        let chosen = T && ct.table().is_some() && !self.ct_next.is_empty();
-        if chosen {
-            v.state = self.ct_next.remove(0);
+        let mut given = None;
+        if T && ct.table().is_some() {
+            given = (!self.ct_next.is_empty()).then(|| self.ct_next.remove(0));
+            v.state = given.unwrap_or(state::TRK | state::NEW);
         }
         self.set_ct_fields(&v);
         if T {
-            let mut line = format!(
-                "    -> ct_state={} ct_zone={}",
-                state_names(v.state),
-                v.zone
-            );
-            if v.mark != 0 {
-                line += &format!(" ct_mark={:#x}", v.mark);
+            // As Open vSwitch lists them: the nested actions (`drop` for
+            // none), then what the `ct` does to this pass.
+            let mut nested: Vec<String> = ct.exec().map(ofp::text::format_action).collect();
+            if ct.nat().is_some() {
+                nested.push("nat".into());
             }
-            if v.label != 0 {
-                line += &format!(" ct_label={:#x}", v.label);
+            if nested.is_empty() {
+                nested.push("drop".into());
+            }
+            for n in nested {
+                self.note(n);
             }
             if v.rewritten {
-                line += " (translated)";
+                self.note(" -> the tracker translated the packet".into());
             }
-            if chosen {
-                line += " (--ct-next)";
+            if let Some(table) = ct.table() {
+                self.note(format!(
+                    " -> A clone of the packet is forked to recirculate. The forked pipeline will be resumed at table {table}."
+                ));
             }
-            if ct.commit() {
-                line += " (a trace commits nothing)";
-            }
-            self.note(line);
+            self.note(
+                " -> Sets the packet to an untracked state, and clears all the conntrack fields."
+                    .into(),
+            );
+            let recirc = ct.table().map(|table| {
+                self.recircs.push(RecircRun {
+                    parent: self.block,
+                    table,
+                    given,
+                    key: self.key,
+                    frame: frame[..].to_vec(),
+                    steps: Vec::new(),
+                    outs: (0, 0),
+                    final_key: self.key,
+                });
+                self.recircs.len() - 1
+            });
+            self.cts.push(CtRun {
+                block: self.block,
+                before_output: self.outputs.len(),
+                frame: frame[..].to_vec(),
+                text: odp_ct(ct, zone, mark, label),
+                recirc,
+            });
         }
         if let Some(table) = ct.table() {
             self.recirculate::<T, B>(table, frame, cx, depth);
@@ -244,16 +374,30 @@ impl Exec {
             || cx.resubmits > resubmit::MAX_RESUBMITS
         {
             if T {
-                self.note("    -> the packet is dropped: over the resubmit limits".into());
+                self.note(" -> the packet is dropped: over the resubmit limits".into());
+                // No block for a recirculation that does not run.
+                self.recircs.pop();
+                if let Some(c) = self.cts.last_mut() {
+                    c.recirc = None;
+                }
             }
             self.over_limit += 1;
             cx.failed = true;
             cx.dropped = true;
             return;
         }
+        // A trace writes the recirculation's steps in a block of its own
+        // (the last `RecircRun`, just pushed), as Open vSwitch traces each
+        // recirculation after the pass that queued it.
+        let mut saved = None;
         if T {
-            self.note(format!("    -> recirculated to table {table}"));
-            self.indent += 1;
+            let me = self.recircs.len() - 1;
+            self.recircs[me].outs.0 = self.outputs.len();
+            saved = Some((
+                std::mem::take(&mut self.log),
+                std::mem::replace(&mut self.indent, 0),
+                std::mem::replace(&mut self.block, me + 1),
+            ));
         }
         let outer = (cx.table_id, cx.cookie, cx.table_miss, cx.exited);
         // A recirculation is a pipeline pass of its own: where no flow
@@ -268,8 +412,17 @@ impl Exec {
         }
         cx.resubmit_depth -= 1;
         cx.in_resubmit -= 1;
-        if T {
-            self.indent -= 1;
+        if let Some((log, indent, block)) = saved {
+            let me = self.block - 1;
+            let mut end = self.key;
+            end.set(s::METADATA, self.metadata);
+            packet::extract(&frame[..], cx.in_port, &mut end);
+            end.set_tunnel(&self.tun);
+            let r = &mut self.recircs[me];
+            r.outs.1 = self.outputs.len();
+            r.final_key = end;
+            r.steps = std::mem::replace(&mut self.log, log);
+            (self.indent, self.block) = (indent, block);
         }
         (cx.table_id, cx.cookie, cx.table_miss, cx.exited) = outer;
         // A pause in the recirculation stops the packet's other branches.

@@ -274,6 +274,9 @@ pub(crate) struct TraceRun {
     pub final_key: FlowKey,
     /// The flows its `learn` actions taught (not handed to anyone).
     pub learned: Vec<Learned>,
+    /// Its recirculations and `ct`s (see [`crate::trace`]'s blocks).
+    pub recircs: Vec<super::ct::RecircRun>,
+    pub cts: Vec<super::ct::CtRun>,
 }
 
 /// Runs `frame` through `snap` as if it arrived on `in_port`, touching no
@@ -324,5 +327,7 @@ pub(crate) fn trace_run(
         final_frame: f,
         final_key,
         learned: std::mem::take(&mut e.teach.pending),
+        recircs: std::mem::take(&mut e.recircs),
+        cts: std::mem::take(&mut e.cts),
     }
 }
