@@ -65,6 +65,26 @@ pub struct Trace {
     cts: Vec<CtRun>,
 }
 
+/// Recirculations (indices in `recircs`) in Open vSwitch's queue order:
+/// those the first pass queued, then those each of them queued, and so
+/// on (`recircs` is in the order they began: each after its parent).
+pub(crate) fn queue_order(recircs: &[RecircRun]) -> Vec<usize> {
+    let mut order = Vec::with_capacity(recircs.len());
+    let mut parents = vec![0usize];
+    let mut at = 0;
+    while at < parents.len() {
+        let b = parents[at];
+        for (i, r) in recircs.iter().enumerate() {
+            if r.parent == b {
+                order.push(i);
+                parents.push(i + 1);
+            }
+        }
+        at += 1;
+    }
+    order
+}
+
 /// The `=` line around a recirculation's header.
 const RULE: usize = 79;
 
@@ -187,22 +207,9 @@ impl Trace {
     }
 
     /// The recirculations (indices in `recircs`) in Open vSwitch's queue
-    /// order: those block 0 queued, then those each of them queued.
+    /// order ([`queue_order`]).
     fn queue(&self) -> Vec<usize> {
-        let mut order = Vec::with_capacity(self.recircs.len());
-        let mut parents = vec![0usize];
-        let mut at = 0;
-        while at < parents.len() {
-            let b = parents[at];
-            for (i, r) in self.recircs.iter().enumerate() {
-                if r.parent == b {
-                    order.push(i);
-                    parents.push(i + 1);
-                }
-            }
-            at += 1;
-        }
-        order
+        queue_order(&self.recircs)
     }
 
     /// The recirculation id of `recircs[i]`: 1 + its place in the queue.

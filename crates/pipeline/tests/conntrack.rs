@@ -278,3 +278,55 @@ fn ct_in_the_action_set_is_a_final_action() {
     assert_eq!(run(&mut p, &mut w, 2, &q).0, vec![3], "output wins over ct");
     assert_eq!(p.conntrack().len(), 1);
 }
+
+#[test]
+fn trace_blocks_and_ct_next_states_follow_open_vswitchs_queue() {
+    // Two forks in the first pass (A to table 1, B to table 2), and A
+    // forks again (C to table 3): Open vSwitch traces A, B, C in that
+    // order and gives them the --ct-next states in that order, where
+    // sluice runs C inside A, before B.
+    let mut p = pipeline(&[
+        "table=0,priority=100,ip,ct_state=-trk,actions=ct(table=1,zone=1),ct(table=2,zone=2)",
+        "table=1,ip,ct_state=+trk+est,actions=ct(table=3,zone=3)",
+        "table=1,ip,ct_state=+trk+new,actions=output:1",
+        "table=2,ip,ct_state=+trk+new,actions=output:2",
+        "table=2,ip,ct_state=+trk+est,actions=output:3",
+        "table=3,ip,actions=output:4",
+    ]);
+    let snap = p.snapshot();
+    let syn = tcp(L, R, 40000, 80, 100, 0, 0x02);
+    let st = |s| pipeline::trace::parse_ct_state(s).unwrap();
+    let opts = pipeline::trace::Options {
+        ct_next: vec![st("trk,est"), st("trk,new"), st("trk,est")],
+        ..Default::default()
+    };
+    let t = pipeline::trace::trace_with(&snap, 5, &syn, &opts);
+    let text = t.text(5);
+    let heads: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("recirc(") || l.starts_with("Datapath actions:"))
+        .collect();
+    assert_eq!(
+        heads,
+        [
+            "Datapath actions: ct(zone=1),recirc(0x1),ct(zone=2),recirc(0x2)",
+            "recirc(0x1) - resume conntrack with ct_state=est|trk",
+            "Datapath actions: ct(zone=3),recirc(0x3)",
+            "recirc(0x2) - resume conntrack with ct_state=new|trk",
+            "Datapath actions: 2",
+            "recirc(0x3) - resume conntrack with ct_state=est|trk",
+            "Datapath actions: 4",
+        ],
+        "{text}"
+    );
+    // Without states: trk|new for each, so A outputs and does not fork.
+    let t = pipeline::trace::trace(&snap, 5, &syn);
+    assert_eq!(t.blocks(), 3);
+    let text = t.text(5);
+    assert_eq!(
+        text.matches("default ct_state=trk|new (use --ct-next to customize)")
+            .count(),
+        2,
+        "{text}"
+    );
+}

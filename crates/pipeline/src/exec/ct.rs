@@ -67,6 +67,11 @@ pub(crate) struct RecircRun {
     /// The block that queued it: 0 the packet's first pass, `i + 1` the
     /// `i`th recirculation.
     pub parent: usize,
+    /// Where it is in the tree of recirculations: its parent's path, then
+    /// its place among those its parent queued (from 0). The same pass
+    /// traced again with other states gives the same path to the same
+    /// `ct`, as long as the passes before it went the same way.
+    pub path: Vec<u32>,
     /// The table it resumes from.
     pub table: u8,
     /// The `--ct-next` state it resumes with (None: the default
@@ -176,6 +181,22 @@ fn odp_nat(n: &ofp::ct::Nat) -> String {
 }
 
 impl Exec {
+    /// The path ([`RecircRun::path`]) of the next recirculation the
+    /// current block queues.
+    fn next_path(&self) -> Vec<u32> {
+        let mut path = match self.block {
+            0 => Vec::new(),
+            b => self.recircs[b - 1].path.clone(),
+        };
+        path.push(
+            self.recircs
+                .iter()
+                .filter(|r| r.parent == self.block)
+                .count() as u32,
+        );
+        path
+    }
+
     /// Runs `ct`.
     pub(super) fn conntrack<const T: bool, B: FrameBuf + ?Sized>(
         &mut self,
@@ -275,7 +296,12 @@ impl Exec {
         let mut v = v;
         let mut given = None;
         if T && ct.table().is_some() {
-            given = (!self.ct_next.is_empty()).then(|| self.ct_next.remove(0));
+            let path = self.next_path();
+            given = self
+                .ct_plan
+                .iter()
+                .find(|(p, _)| *p == path)
+                .map(|(_, st)| *st);
             v.state = given.unwrap_or(state::TRK | state::NEW);
         }
         self.set_ct_fields(&v);
@@ -306,6 +332,7 @@ impl Exec {
             );
             let recirc = ct.table().map(|table| {
                 self.recircs.push(RecircRun {
+                    path: self.next_path(),
                     parent: self.block,
                     table,
                     given,

@@ -219,8 +219,9 @@ struct Exec {
     /// This packet ran a `ct`: its walk is not recorded ([`crate::lookup::paths`]).
     uncacheable: bool,
     /// A trace's `--ct-next` states still to give, in order (only a trace
-    /// sets them: [`crate::trace::Options::ct_next`]).
-    ct_next: Vec<u32>,
+    /// sets them: [`crate::trace::Options::ct_next`]), each for the
+    /// recirculation at its path ([`ct::RecircRun::path`]).
+    ct_plan: Vec<(Vec<u32>, u32)>,
     /// A trace's TCI for the key alone ([`crate::trace::Options::tci`]).
     tci: Option<(u16, u8)>,
     /// A trace's recirculations (`ct(table=N)`), in the order they began,
@@ -281,7 +282,7 @@ impl Exec {
             frozen: Vec::new(),
             pause_output: None,
             uncacheable: false,
-            ct_next: Vec::new(),
+            ct_plan: Vec::new(),
             tci: None,
             recircs: Vec::new(),
             cts: Vec::new(),

@@ -283,6 +283,13 @@ pub(crate) struct TraceRun {
 /// counter, meter or cache; returns what each step did, the outputs (each
 /// with its bytes), the packet as it ends and what it taught. See
 /// [`crate::trace`].
+///
+/// `--ct-next` states go to the recirculations in Open vSwitch's order,
+/// the order its trace resumes them (those the first pass queued, then
+/// those each of them queued, ...), where sluice runs each where its `ct`
+/// is: the trace runs again with the states placed by the previous run's
+/// order until the order holds (each run settles at least the next
+/// recirculation: at most one run more per state given).
 pub(crate) fn trace_run(
     snap: &Snapshot,
     in_port: u32,
@@ -290,8 +297,36 @@ pub(crate) fn trace_run(
     frame: &[u8],
     opts: &crate::trace::Options,
 ) -> TraceRun {
+    let mut plan: Vec<(Vec<u32>, u32)> = Vec::new();
+    let mut run = trace_once(snap, in_port, tun, frame, opts, &plan);
+    for _ in 0..opts.ct_next.len() {
+        let order = crate::trace::queue_order(&run.recircs);
+        let next: Vec<(Vec<u32>, u32)> = order
+            .iter()
+            .zip(&opts.ct_next)
+            .map(|(&i, &st)| (run.recircs[i].path.clone(), st))
+            .collect();
+        if next == plan {
+            break;
+        }
+        plan = next;
+        run = trace_once(snap, in_port, tun, frame, opts, &plan);
+    }
+    run
+}
+
+/// One run of [`trace_run`], the recirculations at the paths of `plan`
+/// given its states.
+fn trace_once(
+    snap: &Snapshot,
+    in_port: u32,
+    tun: &TunnelMeta,
+    frame: &[u8],
+    opts: &crate::trace::Options,
+    plan: &[(Vec<u32>, u32)],
+) -> TraceRun {
     let mut e = Exec::new();
-    e.ct_next = opts.ct_next.clone();
+    e.ct_plan = plan.to_vec();
     e.tci = opts.tci;
     let mut f = frame.to_vec();
     let outputs = e
