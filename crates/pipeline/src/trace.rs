@@ -201,6 +201,16 @@ impl Trace {
         self.datapath_actions_with(0, &|_| None)
     }
 
+    /// Each block's datapath actions, as its `Datapath actions:` line
+    /// writes them: the first pass's, then each recirculation's in Open
+    /// vSwitch's order (NORMAL outputs as NORMAL).
+    pub fn datapath_actions_blocks(&self) -> Vec<String> {
+        std::iter::once(0)
+            .chain(self.queue().into_iter().map(|i| i + 1))
+            .map(|b| self.datapath_actions_with(b, &|_| None))
+            .collect()
+    }
+
     /// The number of blocks: the first pass and one per recirculation.
     pub fn blocks(&self) -> usize {
         1 + self.recircs.len()
@@ -347,8 +357,14 @@ impl Trace {
                 Some(st) => format!("ct_state={}", options::names(st)),
             };
             out.push_str(&format!(
-                "\n{rule}\nrecirc({id:#x}) - resume conntrack with {why}\n{rule}\n\n"
+                "\n{rule}\nrecirc({id:#x}) - resume conntrack with {why}\n"
             ));
+            if let Some((initial, modified)) = &r.nat {
+                out.push_str(&format!(
+                    "Replacing src/dst IP/ports to simulate NAT:\n Initial flow: {initial}\n Modified flow: {modified}\n"
+                ));
+            }
+            out.push_str(&format!("{rule}\n\n"));
             let flow = recirc_flow(id, &r.key);
             out.push_str(&format!(
                 "Flow: {flow}\nthaw\n    Resuming from table {}",

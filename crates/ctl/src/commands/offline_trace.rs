@@ -42,7 +42,9 @@
 //!   `"normal"` says why (NORMAL's line of the trace). `"check"` is added when the same
 //!   packet run again (now in the exact-match cache) or traced
 //!   (`pipeline::trace`) went elsewhere, with those outputs; `"steps"`
-//!   holds the trace's text with `--steps`.
+//!   holds the trace's text with `--steps`; `"datapath_actions"` the
+//!   trace's `Datapath actions:` (NORMAL unresolved), one per block (the
+//!   first pass, then each recirculation after a `ct(table=N)`).
 
 use std::fmt::Write as _;
 
@@ -313,6 +315,12 @@ fn run_case(case: &Case, ports: &[u32], steps: bool, normal: bool, out: &mut Str
         if !why.is_empty() {
             let _ = write!(out, ",\"normal\":{}", json_str(&why.join("\n")));
         }
+        let dp: Vec<String> = t
+            .datapath_actions_blocks()
+            .iter()
+            .map(|a| json_str(a))
+            .collect();
+        let _ = write!(out, ",\"datapath_actions\":[{}]", dp.join(","));
         if steps {
             let text = match &nl {
                 Some(n) => t.text_with(*in_port, &|o: &Out| {

@@ -80,6 +80,10 @@ pub(crate) struct RecircRun {
     /// The packet's key and bytes as it resumes (connection fields set).
     pub key: FlowKey,
     pub frame: Vec<u8>,
+    /// For a `ct` with `nat`, how Open vSwitch's trace simulates it: the
+    /// packet's addresses and ports, then the same with the first address
+    /// and port of the range put in (`nat_lines`).
+    pub nat: Option<(String, String)>,
     /// Its steps, as a pass of their own.
     pub steps: Vec<String>,
     /// The outputs it made: `outputs[outs.0..outs.1]`, less those of the
@@ -137,6 +141,57 @@ pub(crate) fn odp_ct(
     } else {
         format!("ct({})", parts.join(","))
     }
+}
+
+/// What Open vSwitch's trace prints of a recirculation after `nat`
+/// (`oftrace_print_ip_flow`): the packet's addresses and ports before,
+/// and with the range's first address (and port, if it has ports) put in
+/// the source or destination; both empty for a `nat` without a range.
+fn nat_lines(n: &ofp::ct::Nat, k: &FlowKey) -> (String, String) {
+    let Some((lo, _)) = n.addrs() else {
+        return (String::new(), String::new());
+    };
+    let port = n.ports().map(|(p, _)| p);
+    let v6 = lo.is_ipv6();
+    let addr = |hi: packet::Slot, lo_: packet::Slot, v4: packet::Slot| -> std::net::IpAddr {
+        if v6 {
+            std::net::Ipv6Addr::from((k.get(hi) as u128) << 64 | k.get(lo_) as u128).into()
+        } else {
+            std::net::Ipv4Addr::from(k.get(v4) as u32).into()
+        }
+    };
+    let mut src = (
+        addr(s::IPV6_SRC_HI, s::IPV6_SRC_LO, s::NW_SRC),
+        k.get(s::TP_SRC) as u16,
+    );
+    let mut dst = (
+        addr(s::IPV6_DST_HI, s::IPV6_DST_LO, s::NW_DST),
+        k.get(s::TP_DST) as u16,
+    );
+    let text = |src: (std::net::IpAddr, u16), dst: (std::net::IpAddr, u16)| match (src.0, dst.0) {
+        (std::net::IpAddr::V6(a), std::net::IpAddr::V6(b)) => {
+            format!(
+                "ipv6_src=[{a}],tp_src={},ipv6_dst=[{b}],tp_dst={}",
+                src.1, dst.1
+            )
+        }
+        (a, b) => format!("nw_src={a},tp_src={},nw_dst={b},tp_dst={}", src.1, dst.1),
+    };
+    let initial = text(src, dst);
+    let side = if n.src() {
+        Some(&mut src)
+    } else if n.dst() {
+        Some(&mut dst)
+    } else {
+        None
+    };
+    if let Some(side) = side {
+        side.0 = lo;
+        if let Some(p) = port {
+            side.1 = p;
+        }
+    }
+    (initial, text(src, dst))
 }
 
 /// A `nat(...)` as Open vSwitch's datapath action writes it
@@ -246,6 +301,9 @@ impl Exec {
             self.reextract(frame, cx.in_port);
             cx.key_stale = false;
         }
+        // The packet before the tracker translates it, for a trace's
+        // account of NAT.
+        let before = T.then_some(self.key);
         let req = Request {
             zone,
             commit: ct.commit(),
@@ -338,6 +396,7 @@ impl Exec {
                     given,
                     key: self.key,
                     frame: frame[..].to_vec(),
+                    nat: ct.nat().zip(before).map(|(n, k)| nat_lines(n, &k)),
                     steps: Vec::new(),
                     outs: (0, 0),
                     final_key: self.key,
