@@ -273,6 +273,7 @@ impl Trace {
             let o = match ev {
                 Ev::Ct(c) => {
                     commit(&mut base, &Headers::of(&c.frame), &mut acts);
+                    base = Headers::of(&c.after);
                     acts.push(c.text.clone());
                     if let Some(r) = c.recirc {
                         acts.push(format!("recirc({:#x})", self.recirc_id(r)));

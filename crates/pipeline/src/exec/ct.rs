@@ -101,8 +101,10 @@ pub(crate) struct CtRun {
     /// It came before the output of this index (and after those before).
     pub before_output: usize,
     /// The packet as the `ct` got it (the block's changes so far are
-    /// committed before it).
+    /// committed before it), and as it left it (NAT's translation is the
+    /// datapath `ct`'s own: no set action writes it).
     pub frame: Vec<u8>,
+    pub after: Vec<u8>,
     /// Open vSwitch's datapath action: `ct(commit,zone=5,mark=0x1/0xff)`.
     pub text: String,
     /// The recirculation it queued, an index in the trace's list.
@@ -304,6 +306,7 @@ impl Exec {
         // The packet before the tracker translates it, for a trace's
         // account of NAT.
         let before = T.then_some(self.key);
+        let before_frame = if T { frame[..].to_vec() } else { Vec::new() };
         let req = Request {
             zone,
             commit: ct.commit(),
@@ -406,7 +409,8 @@ impl Exec {
             self.cts.push(CtRun {
                 block: self.block,
                 before_output: self.outputs.len(),
-                frame: frame[..].to_vec(),
+                frame: before_frame,
+                after: frame[..].to_vec(),
                 text: odp_ct(ct, zone, mark, label),
                 recirc,
             });
