@@ -24,7 +24,10 @@
 //! packet: it is never recorded in the walk cache ([`crate::lookup::paths`]).
 //! Recirculations count against the resubmit limits (a loop of `ct` is a
 //! bounded amount of work). A trace asks the tracker what it would say
-//! and changes nothing ([`conntrack::Tracker::peek`]).
+//! and changes nothing ([`conntrack::Tracker::peek`]); its recirculations
+//! resume with the `--ct-next` state planned for them, else `trk|new`, as
+//! Open vSwitch's trace does, and each writes its steps in a block of its
+//! own ([`RecircRun`], [`CtRun`]: [`crate::trace`] prints them).
 
 use super::*;
 use conntrack::{state, NatKind, NatRange, NatSpec, Request, Verdict};
