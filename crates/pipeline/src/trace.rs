@@ -236,9 +236,9 @@ impl Trace {
             .map_or(0, |i| i + 1)
     }
 
-    /// [`Trace::datapath_actions`] of block `block` (0 the first pass, `i
-    /// + 1` `recircs[i]`), with NORMAL outputs replaced by what `normal`
-    /// resolves them to.
+    /// [`Trace::datapath_actions`] of block `block` (0 the first pass,
+    /// `i + 1` `recircs[i]`), with NORMAL outputs replaced by what
+    /// `normal` resolves them to.
     fn datapath_actions_with(
         &self,
         block: usize,
