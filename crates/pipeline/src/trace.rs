@@ -63,6 +63,10 @@ pub struct Trace {
     /// steps), and its `ct`s.
     recircs: Vec<RecircRun>,
     cts: Vec<CtRun>,
+    /// The switch's ports, when the caller said ([`Trace::set_ports`]):
+    /// an output to another port number leaves nothing in the datapath
+    /// actions.
+    ports: Option<Vec<u32>>,
 }
 
 /// Recirculations (indices in `recircs`) in Open vSwitch's queue order:
@@ -189,6 +193,7 @@ fn run(snap: &Snapshot, in_port: u32, tun: &TunnelMeta, frame: &[u8], opts: &Opt
         learned: r.learned,
         recircs: r.recircs,
         cts: r.cts,
+        ports: None,
     }
 }
 
@@ -209,6 +214,14 @@ impl Trace {
             .chain(self.queue().into_iter().map(|i| i + 1))
             .map(|b| self.datapath_actions_with(b, &|_| None))
             .collect()
+    }
+
+    /// Tells the trace which ports the switch has: the datapath actions
+    /// then leave out an output to a port number it lacks (the datapath
+    /// has nowhere to send it; Open vSwitch's translation drops it too).
+    /// Reserved ports (LOCAL, CONTROLLER, ...) are kept.
+    pub fn set_ports(&mut self, ports: Vec<u32>) {
+        self.ports = Some(ports);
     }
 
     /// The number of blocks: the first pass and one per recirculation.
@@ -282,6 +295,12 @@ impl Trace {
                 }
                 Ev::Out(o) => o,
             };
+            let missing = self.ports.as_ref().is_some_and(|ps| {
+                o.port < ofp::port::port_no::MAX && o.controller.is_none() && !ps.contains(&o.port)
+            });
+            if missing {
+                continue;
+            }
             let data = o.data.as_deref().unwrap_or(&self.final_frame);
             // Only a NORMAL output is the MAC table's to resolve.
             let hop = (o.port == ofp::port::port_no::NORMAL)

@@ -291,7 +291,8 @@ fn run_case(case: &Case, ports: &[u32], steps: bool, normal: bool, out: &mut Str
         let mut g = frame.clone();
         let outs = worker.process(&snap, *in_port, &mut g, 2_000).to_vec();
         let again = describe(&resolved(&outs, &g, *in_port).0, &g, ports);
-        let t = pipeline::trace::trace(&snap, *in_port, frame);
+        let mut t = pipeline::trace::trace(&snap, *in_port, frame);
+        t.set_ports(ports.to_vec());
         let traced = describe(
             &resolved(&t.outputs, &t.final_frame, *in_port).0,
             &t.final_frame,
