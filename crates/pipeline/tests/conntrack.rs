@@ -3,7 +3,7 @@
 //! from a register, ct_mark and ct_label set on commit and matched after,
 //! the original-direction tuple fields, SNAT and DNAT with `ct(nat)` on
 //! the way back, `ct_clear`, a packet that is not IP, and walks with `ct`
-//! kept out of the walk cache.
+//! kept out of the walk cache; and how a trace through `ct` is told.
 
 use conntrack::build::{self, Ip, Seg};
 use ofp::text::parse_flow_mod;
@@ -329,4 +329,24 @@ fn trace_blocks_and_ct_next_states_follow_open_vswitchs_queue() {
         2,
         "{text}"
     );
+}
+
+#[test]
+fn trace_datapath_actions_leave_out_ports_the_switch_lacks() {
+    // The switch has ports 1 to 4: output:9 goes nowhere, as Open
+    // vSwitch's translation drops it, in the first pass and after a ct.
+    let mut p = pipeline(&[
+        "table=0,priority=10,ip,ct_state=-trk,actions=output:9,ct(table=1),output:2",
+        "table=1,priority=10,ip,actions=output:9,output:3",
+    ]);
+    let snap = p.snapshot();
+    let syn = tcp(L, R, 40000, 80, 100, 0, 0x02);
+    let mut t = pipeline::trace::trace(&snap, 1, &syn);
+    assert_eq!(
+        t.datapath_actions_blocks(),
+        ["9,ct,recirc(0x1),2", "9,3"],
+        "without the ports, every output is written"
+    );
+    t.set_ports(vec![1, 2, 3, 4]);
+    assert_eq!(t.datapath_actions_blocks(), ["ct,recirc(0x1),2", "3"]);
 }
