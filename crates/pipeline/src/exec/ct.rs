@@ -382,9 +382,6 @@ impl Exec {
             for n in nested {
                 self.note(n);
             }
-            if v.rewritten {
-                self.note(" -> the tracker translated the packet".into());
-            }
             if let Some(table) = ct.table() {
                 self.note(format!(
                     " -> A clone of the packet is forked to recirculate. The forked pipeline will be resumed at table {table}."
@@ -394,6 +391,12 @@ impl Exec {
                 " -> Sets the packet to an untracked state, and clears all the conntrack fields."
                     .into(),
             );
+            // The recirculation's flow is the packet as the tracker left it
+            // (translated by NAT): read now, as the walk would read it.
+            if cx.key_stale && ct.table().is_some() {
+                self.reextract(&frame[..], cx.in_port);
+                cx.key_stale = false;
+            }
             let recirc = ct.table().map(|table| {
                 self.recircs.push(RecircRun {
                     path: self.next_path(),
