@@ -10,7 +10,8 @@ recirculation after its line of `=`): the block's header (`recirc(0xN) -
 resume conntrack with default ct_state=trk|new (use --ct-next to
 customize)` or `... with ct_state=est|trk`, and NAT's `Replacing
 src/dst IP/ports ...` lines), the connection fields its `Flow:` starts
-with (`recirc_id`, `ct_state`, `ct_zone`, `ct_mark`), its `Resuming from
+with (`recirc_id`, `ct_state`, `ct_zone`, `ct_mark`) and its addresses,
+ports and TTL (NAT's translation, the TTL set before the `ct`), its `Resuming from
 table N`, and its `Datapath actions:` (Open vSwitch's datapath port
 numbers mapped to OpenFlow ones through `dpif/show`). Recirculation ids
 are numbered in the order they first appear in each trace on both sides:
@@ -72,7 +73,7 @@ RULE = "=" * 79
 
 def _blocks(text, odp):
     """The trace's blocks as compared: per block, its header lines, the
-    connection fields of its Flow:, its Resuming line and its datapath
+    connection fields, addresses, ports and TTL of its Flow:, its Resuming line and its datapath
     actions (ports mapped through `odp` when given), recirc ids renumbered
     in order of appearance."""
     ids = {}
@@ -91,7 +92,8 @@ def _blocks(text, odp):
             continue
         flow = next((x for x in lines if x.startswith("Flow: ")), "")
         ct = ",".join(f for f in flow[6:].split(",")
-                      if f.split("=")[0] in ("recirc_id", "ct_state", "ct_zone", "ct_mark", "ct_label"))
+                      if f.split("=")[0] in ("recirc_id", "ct_state", "ct_zone", "ct_mark", "ct_label",
+                                             "nw_src", "nw_dst", "nw_ttl", "tp_src", "tp_dst"))
         resume = next((x.strip() for x in lines if "Resuming from table" in x), "")
         acts = [x.split(": ", 1)[1] for x in lines if x.startswith("Datapath actions: ")]
         assert len(acts) == 1, f"not one Datapath actions line in a block:\n{text}"
