@@ -41,7 +41,12 @@ Compared: the list of outputs (ports, LOCAL and CONTROLLER, in order), the
 frame at each output byte for byte except the checksums (IPv4 header, TCP,
 UDP, ICMP, ICMPv6, SCTP: zeroed in both) and the Ethernet padding (bytes
 after the IP packet or ARP message, zeros ending another frame), and the
-packet-in reason and controller id of a CONTROLLER output. sluice's checksums are checked on
+packet-in reason and controller id of a CONTROLLER output, and the
+`Datapath actions:` lines themselves, OVS's against those of sluice's
+trace (`offline-trace`'s "datapath_actions", one per block), normalized
+by dp_text: ports in OpenFlow numbers, a packet-in as
+`CONTROLLER(reason)`, a set action as the header it writes, OVS's
+`set(skb_mark(...))` left out. sluice's checksums are checked on
 their own: recomputed, they must be right (IPv4 header always; TCP, UDP,
 ICMP of a packet that is no fragment and came in right). sluice must also
 agree with itself (the packet run again from its exact-match cache, and
@@ -476,6 +481,59 @@ def apply_actions(frame, actions, dp_to_of):
         else:
             raise Unmodelled(a)
     return outs
+
+
+def dp_text(actions, dp_to_of=None):
+    """A list of datapath actions as text both switches write alike:
+    Open vSwitch's datapath ports put in OpenFlow numbers (dp_to_of given),
+    and a packet-in, Open vSwitch's `userspace(...controller(reason=N,...
+    controller_id=C...))` or sluice's `controller(reason=R,table=T,id=C)`,
+    as `CONTROLLER(R[,id=C])` (docs/OVS-DIALECT.md, ofproto/trace 5: the
+    datapath action is sluice's own; the table and userdata are not
+    compared, as for the outputs); Open vSwitch's `set(skb_mark(...))`
+    left out (sluice writes no pkt_mark action: not compared, as for the
+    outputs); a set action as the header it writes (`set(eth)`)."""
+    out = []
+    for a in actions:
+        if a.startswith("set(skb_mark("):
+            # sluice's datapath actions do not write pkt_mark (its outputs
+            # do not carry it: see the module doc of
+            # crates/pipeline/src/trace/datapath.rs).
+            continue
+        if dp_to_of is not None and a.isdigit():
+            a = str(dp_to_of.get(int(a), f"?{a}"))
+        elif a.startswith("userspace(") and "controller(" in a:
+            m = re.search(r"controller\(reason=(\d+)", a)
+            reason = OVS_REASON.get(int(m.group(1)), m.group(1)) if m else "?"
+            cid = re.search(r"controller_id=(\d+)", a)
+            a = f"CONTROLLER({with_id(reason, int(cid.group(1)) if cid else 0)})"
+        elif a.startswith("controller(reason="):
+            args = dict(x.split("=", 1) for x in split_top(a[11:-1]))
+            a = f"CONTROLLER({with_id(args.get('reason'), int(args.get('id', '0')))})"
+        elif a.startswith("set(") and "(" in a[4:]:
+            # Which header a set action writes, not its fields: Open
+            # vSwitch writes the fields the flows set, masked to the bits
+            # they set (set(eth(dst=00:00:00:00:00:01/00:00:00:00:ff:ff)),
+            # set(icmp(type=0,code=1)) with the code unchanged), sluice the
+            # fields that changed, whole (docs/OVS-DIALECT.md,
+            # ofproto/trace 6). The values are compared through the
+            # frames at each output.
+            a = a[:a.index("(", 4)] + ")"
+        out.append(a)
+    return ",".join(out)
+
+
+def dp_problem(trace, dp_to_of, j):
+    """Whether the `Datapath actions:` lines differ (normalized by
+    dp_text): a problem text, or None. Only packets whose outputs are
+    compared get here (an action this script does not model, NORMAL and
+    the rest are skipped before)."""
+    ovs = [dp_text(split_top(line.split(":", 1)[1].strip()), dp_to_of)
+           for line in trace.splitlines() if line.startswith("Datapath actions:")]
+    mine = [dp_text(split_top(x)) for x in j.get("datapath_actions", [])]
+    if ovs == mine:
+        return None
+    return f"datapath actions: OVS {' | '.join(ovs)}; sluice {' | '.join(mine)}"
 
 
 def with_id(reason, controller_id):
@@ -1527,9 +1585,10 @@ def same(a, b):
     return norm(a) == norm(b)
 
 
-def judge(frame, oo, unm, j):
+def judge(frame, oo, unm, j, trace=None, dp_to_of=None):
     """("skip", why) when the packet cannot be compared, else ("same", [])
-    or ("differ", [what differs])."""
+    or ("differ", [what differs]); with OVS's trace and its port map, the
+    `Datapath actions:` lines are compared too (dp_problem)."""
     if unm is not None:
         return "skip", unm
     so = sluice_outputs(j)
@@ -1548,6 +1607,10 @@ def judge(frame, oo, unm, j):
             problems.append(f"sluice's checksums wrong: {bad}")
     if "check" in j:
         problems.append(f"sluice disagrees with itself: {json.dumps(j['check'])}")
+    if trace is not None and dp_to_of is not None:
+        p = dp_problem(trace, dp_to_of, j)
+        if p:
+            problems.append(p)
     return ("differ" if problems else "same"), problems
 
 
@@ -1691,12 +1754,13 @@ class Runner:
 
     def run(self, cases):
         """Runs the cases; differences go to self.diffs."""
-        ovs_side = {}
+        ovs_side, dps = {}, {}
         for c in self.settle(cases):
             answers = []
             for in_port, frame in c.packets:
                 answers.append(ovs_outputs(self.ovs, self.dp, in_port, frame))
             ovs_side[c.id] = answers
+            dps[c.id] = dict(self.dp)
         sl = self.sluice.run(cases)
         for c in cases:
             self.stats["cases"] += 1
@@ -1711,7 +1775,7 @@ class Runner:
                 for what, pattern in EXERCISED:
                     if re.search(pattern, trace, re.M):
                         self.exercised[what] += 1
-                verdict, problems = judge(frame, oo, unm, j)
+                verdict, problems = judge(frame, oo, unm, j, trace, dps[c.id])
                 if verdict == "skip":
                     self.stats["unmodelled"] += 1
                     self.unmodelled.append((c, k, problems))
@@ -1748,7 +1812,7 @@ class Runner:
         if r["errors"] or not r["packets"]:
             return None
         j = r["packets"][0]
-        verdict, _ = judge(frame, oo, unm, j)
+        verdict, _ = judge(frame, oo, unm, j, trace, self.dp)
         return (oo, sluice_outputs(j), trace, j) if verdict == "differ" else None
 
     def minimise(self, d):
@@ -2241,7 +2305,7 @@ def replay(runner, path):
         for k, ((in_port, frame), j) in enumerate(zip(c.packets, answers)):
             oo, trace, unm = ovs_outputs(runner.ovs, runner.dp, in_port, frame)
             so = sluice_outputs(j)
-            v, why = judge(frame, oo, unm, j)
+            v, why = judge(frame, oo, unm, j, trace, runner.dp)
             verdict = ("not compared: a flow or group refused" if refused else
                        f"not compared: {why}" if v == "skip" else
                        "same" if v == "same" else "DIFFERENT: " + ", ".join(why))

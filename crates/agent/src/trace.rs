@@ -30,7 +30,8 @@ impl<D: Datapath> Agent<D> {
             Some(p) => format!("{} ({})", in_port, p.name),
             None => format!("{in_port} (no such port)"),
         };
-        let t = pipeline::trace::trace_with(&snap, in_port, frame, opts);
+        let mut t = pipeline::trace::trace_with(&snap, in_port, frame, opts);
+        t.set_ports(self.ports.keys().copied().collect());
         if opts.generate && !t.learned.is_empty() {
             self.handle_learned(&t.learned, self.now_ns);
         }

@@ -11,11 +11,26 @@
 //! a datapath would run for it ([`datapath`]), and the flows its `learn`
 //! actions taught (handed back, for `-generate`, never added here).
 //! [`ovs_layout`] lays the steps out as `ofproto/trace` does.
+//!
+//! A `ct(table=N)` splits the trace into blocks, as Open vSwitch's trace
+//! splits it: the packet's first pass ends its block with the `ct`'s
+//! datapath actions (`ct(commit,zone=5),recirc(0x1)`), and each
+//! recirculation is a block of its own after it, in the order Open
+//! vSwitch queues them (those the first pass queued, then those each of
+//! them queued, and so on), numbered `recirc(0x1)`, `recirc(0x2)`, ... in
+//! that order (Open vSwitch's ids come from its running pool: the same
+//! order, other numbers). A recirculation resumes with the next
+//! `--ct-next` state, else `trk|new`, as Open vSwitch's trace assumes;
+//! its `Flow:` is the packet as the `ct` left it, with `recirc_id` and the
+//! connection fields (state, zone, mark, label; not the original
+//! direction's tuple). sluice runs the recirculation where the `ct` is
+//! (the pass after the `ct` sees the packet as the recirculation left
+//! it); only the text is laid out in Open vSwitch's order.
 
 use packet::{FlowKey, TunnelDst, TunnelMeta};
 
 use crate::describe::{describe_key, describe_tunnel};
-use crate::exec::{trace_run, Learned};
+use crate::exec::{trace_run, CtRun, Learned, RecircRun};
 use crate::snapshot::{Output, Snapshot};
 
 mod datapath;
@@ -44,7 +59,38 @@ pub struct Trace {
     /// [`crate::Pipeline::learn`], as a packet's are); nothing is added
     /// otherwise.
     pub learned: Vec<Learned>,
+    /// Its recirculations, in the order they began (each with its
+    /// steps), and its `ct`s.
+    recircs: Vec<RecircRun>,
+    cts: Vec<CtRun>,
+    /// The switch's ports, when the caller said ([`Trace::set_ports`]):
+    /// an output to another port number leaves nothing in the datapath
+    /// actions.
+    ports: Option<Vec<u32>>,
 }
+
+/// Recirculations (indices in `recircs`) in Open vSwitch's queue order:
+/// those the first pass queued, then those each of them queued, and so
+/// on (`recircs` is in the order they began: each after its parent).
+pub(crate) fn queue_order(recircs: &[RecircRun]) -> Vec<usize> {
+    let mut order = Vec::with_capacity(recircs.len());
+    let mut parents = vec![0usize];
+    let mut at = 0;
+    while at < parents.len() {
+        let b = parents[at];
+        for (i, r) in recircs.iter().enumerate() {
+            if r.parent == b {
+                order.push(i);
+                parents.push(i + 1);
+            }
+        }
+        at += 1;
+    }
+    order
+}
+
+/// The `=` line around a recirculation's header.
+const RULE: usize = 79;
 
 /// Where the NORMAL action sends one packet, as the MAC table and the
 /// ports' VLAN settings say.
@@ -145,23 +191,116 @@ fn run(snap: &Snapshot, in_port: u32, tun: &TunnelMeta, frame: &[u8], opts: &Opt
         final_key: r.final_key,
         frame: frame.to_vec(),
         learned: r.learned,
+        recircs: r.recircs,
+        cts: r.cts,
+        ports: None,
     }
 }
 
 impl Trace {
-    /// The datapath actions (see [`datapath`]): before each output, the
-    /// header changes since the one before as set, pop and push actions,
-    /// then the port; `drop` if nothing leaves.
+    /// The datapath actions of the packet's first pass (see
+    /// [`datapath`]): before each output or `ct`, the header changes since
+    /// the one before as set, pop and push actions, then the port (a
+    /// `ct` with its `recirc(0xN)`); `drop` if nothing leaves.
     pub fn datapath_actions(&self) -> String {
-        self.datapath_actions_with(&|_| None)
+        self.datapath_actions_with(0, &|_| None)
     }
 
-    /// [`Trace::datapath_actions`] with NORMAL outputs replaced by what
+    /// Each block's datapath actions, as its `Datapath actions:` line
+    /// writes them: the first pass's, then each recirculation's in Open
+    /// vSwitch's order (NORMAL outputs as NORMAL).
+    pub fn datapath_actions_blocks(&self) -> Vec<String> {
+        std::iter::once(0)
+            .chain(self.queue().into_iter().map(|i| i + 1))
+            .map(|b| self.datapath_actions_with(b, &|_| None))
+            .collect()
+    }
+
+    /// Tells the trace which ports the switch has: the datapath actions
+    /// then leave out an output to a port number it lacks (the datapath
+    /// has nowhere to send it; Open vSwitch's translation drops it too).
+    /// Reserved ports (LOCAL, CONTROLLER, ...) are kept.
+    pub fn set_ports(&mut self, ports: Vec<u32>) {
+        self.ports = Some(ports);
+    }
+
+    /// The number of blocks: the first pass and one per recirculation.
+    pub fn blocks(&self) -> usize {
+        1 + self.recircs.len()
+    }
+
+    /// The recirculations (indices in `recircs`) in Open vSwitch's queue
+    /// order ([`queue_order`]).
+    fn queue(&self) -> Vec<usize> {
+        queue_order(&self.recircs)
+    }
+
+    /// The recirculation id of `recircs[i]`: 1 + its place in the queue.
+    fn recirc_id(&self, i: usize) -> usize {
+        1 + self.queue().iter().position(|&x| x == i).unwrap_or(i)
+    }
+
+    /// The block an output belongs to: the innermost recirculation that
+    /// made it, else the first pass (0).
+    fn block_of(&self, output: usize) -> usize {
+        self.recircs
+            .iter()
+            .rposition(|r| (r.outs.0..r.outs.1).contains(&output))
+            .map_or(0, |i| i + 1)
+    }
+
+    /// [`Trace::datapath_actions`] of block `block` (0 the first pass,
+    /// `i + 1` `recircs[i]`), with NORMAL outputs replaced by what
     /// `normal` resolves them to.
-    fn datapath_actions_with(&self, normal: &dyn Fn(&Output) -> Option<NormalHop>) -> String {
-        let mut base = Headers::of(&self.frame);
+    fn datapath_actions_with(
+        &self,
+        block: usize,
+        normal: &dyn Fn(&Output) -> Option<NormalHop>,
+    ) -> String {
+        let start = match block {
+            0 => &self.frame,
+            b => &self.recircs[b - 1].frame,
+        };
+        let mut base = Headers::of(start);
         let mut acts: Vec<String> = Vec::new();
-        for o in &self.outputs {
+        // The block's outputs and `ct`s, in the order they ran.
+        enum Ev<'a> {
+            Out(&'a Output),
+            Ct(&'a CtRun),
+        }
+        let mut evs: Vec<(usize, u8, Ev)> = self
+            .outputs
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| self.block_of(*i) == block)
+            .map(|(i, o)| (i, 1, Ev::Out(o)))
+            .chain(
+                self.cts
+                    .iter()
+                    .filter(|c| c.block == block)
+                    .map(|c| (c.before_output, 0, Ev::Ct(c))),
+            )
+            .collect();
+        evs.sort_by_key(|(at, kind, _)| (*at, *kind));
+        for (_, _, ev) in evs {
+            let o = match ev {
+                Ev::Ct(c) => {
+                    commit(&mut base, &Headers::of(&c.frame), &mut acts);
+                    base = Headers::of(&c.after);
+                    acts.push(c.text.clone());
+                    if let Some(r) = c.recirc {
+                        acts.push(format!("recirc({:#x})", self.recirc_id(r)));
+                    }
+                    continue;
+                }
+                Ev::Out(o) => o,
+            };
+            let missing = self.ports.as_ref().is_some_and(|ps| {
+                o.port < ofp::port::port_no::MAX && o.controller.is_none() && !ps.contains(&o.port)
+            });
+            if missing {
+                continue;
+            }
             let data = o.data.as_deref().unwrap_or(&self.final_frame);
             // Only a NORMAL output is the MAC table's to resolve.
             let hop = (o.port == ofp::port::port_no::NORMAL)
@@ -214,29 +353,79 @@ impl Trace {
 
     /// [`Trace::text`], following each NORMAL output through `normal` (the
     /// MAC table's answer, which lives in the datapath): a line saying why
-    /// it went where it went, and its ports in the datapath actions.
+    /// it went where it went, and its ports in the datapath actions. A
+    /// trace through `ct(table=N)` goes on with a block per recirculation,
+    /// each after a header as Open vSwitch writes it.
     pub fn text_with(
         &self,
         _in_port: u32,
         normal: &dyn Fn(&Output) -> Option<NormalHop>,
     ) -> String {
         let mut out = self.steps.join("\n");
-        let final_flow = self.final_flow();
         let first = self
             .steps
             .first()
             .and_then(|l| l.strip_prefix("Flow: "))
             .unwrap_or("");
+        self.block_end(0, first, &self.final_flow(), normal, &mut out);
+        for i in self.queue() {
+            let r = &self.recircs[i];
+            let id = self.recirc_id(i);
+            let rule = "=".repeat(RULE);
+            let why = match r.given {
+                None => "default ct_state=trk|new (use --ct-next to customize)".to_string(),
+                Some(st) => format!("ct_state={}", options::names(st)),
+            };
+            out.push_str(&format!(
+                "\n{rule}\nrecirc({id:#x}) - resume conntrack with {why}\n"
+            ));
+            if let Some((initial, modified)) = &r.nat {
+                out.push_str(&format!(
+                    "Replacing src/dst IP/ports to simulate NAT:\n Initial flow: {initial}\n Modified flow: {modified}\n"
+                ));
+            }
+            out.push_str(&format!("{rule}\n\n"));
+            let flow = recirc_flow(id, &r.key);
+            out.push_str(&format!(
+                "Flow: {flow}\nthaw\n    Resuming from table {}",
+                r.table
+            ));
+            for l in &r.steps {
+                out.push('\n');
+                out.push_str(l);
+            }
+            self.block_end(
+                i + 1,
+                &flow,
+                &recirc_flow(id, &r.final_key),
+                normal,
+                &mut out,
+            );
+        }
+        out
+    }
+
+    /// A block's end: `Final flow:` (`unchanged` when it is `first`), the
+    /// NORMAL lines of its outputs and its `Datapath actions:`.
+    fn block_end(
+        &self,
+        block: usize,
+        first: &str,
+        last: &str,
+        normal: &dyn Fn(&Output) -> Option<NormalHop>,
+        out: &mut String,
+    ) {
         out.push_str("\n\n");
-        if final_flow == first {
+        if last == first {
             out.push_str("Final flow: unchanged\n");
         } else {
-            out.push_str(&format!("Final flow: {final_flow}\n"));
+            out.push_str(&format!("Final flow: {last}\n"));
         }
-        for o in self
+        for (_, o) in self
             .outputs
             .iter()
-            .filter(|o| o.port == ofp::port::port_no::NORMAL)
+            .enumerate()
+            .filter(|(i, o)| o.port == ofp::port::port_no::NORMAL && self.block_of(*i) == block)
         {
             if let Some(hop) = normal(o) {
                 out.push_str(&format!("NORMAL: {}\n", hop.why));
@@ -244,10 +433,33 @@ impl Trace {
         }
         out.push_str(&format!(
             "Datapath actions: {}\n",
-            self.datapath_actions_with(normal)
+            self.datapath_actions_with(block, normal)
         ));
-        out
     }
+}
+
+/// A recirculated packet's flow as Open vSwitch's trace writes it:
+/// `recirc_id`, the connection fields that are set, `eth`, then the rest.
+fn recirc_flow(id: usize, key: &FlowKey) -> String {
+    use packet::slots as sl;
+    let mut s = format!("recirc_id={id:#x},");
+    let st = key.get(sl::CT_STATE) as u32;
+    if st != 0 {
+        s += &format!("ct_state={},", options::names(st));
+    }
+    let zone = key.get(sl::CT_ZONE);
+    if zone != 0 {
+        s += &format!("ct_zone={zone},");
+    }
+    let mark = key.get(sl::CT_MARK);
+    if mark != 0 {
+        s += &format!("ct_mark={mark:#x},");
+    }
+    let label = (key.get(sl::CT_LABEL_HI) as u128) << 64 | key.get(sl::CT_LABEL_LO) as u128;
+    if label != 0 {
+        s += &format!("ct_label={label:#x},");
+    }
+    s + "eth," + &describe_key(key)
 }
 
 /// Whether a datapath action sends the packet somewhere (a port or the

@@ -3,7 +3,7 @@
 //! from a register, ct_mark and ct_label set on commit and matched after,
 //! the original-direction tuple fields, SNAT and DNAT with `ct(nat)` on
 //! the way back, `ct_clear`, a packet that is not IP, and walks with `ct`
-//! kept out of the walk cache.
+//! kept out of the walk cache; and how a trace through `ct` is told.
 
 use conntrack::build::{self, Ip, Seg};
 use ofp::text::parse_flow_mod;
@@ -212,14 +212,37 @@ fn ct_needs_ip_in_the_match_and_refuses_alg() {
 }
 
 #[test]
-fn trace_shows_the_verdict_and_commits_nothing() {
+fn trace_splits_at_each_recirculation_and_commits_nothing() {
     let mut p = pipeline(FIREWALL);
     let snap = p.snapshot();
     let syn = tcp(L, R, 40000, 80, 100, 0, 0x02);
     let t = pipeline::trace::trace(&snap, 1, &syn);
-    let text = t.steps.join("\n");
-    assert!(text.contains("ct_state=new|trk"), "{text}");
-    assert!(text.contains("recirculated to table 1"), "{text}");
+    assert_eq!(t.blocks(), 2, "{}", t.text(1));
+    let text = t.text(1);
+    // The first pass ends at the ct, the recirculation is a block of its
+    // own, resumed as Open vSwitch's trace resumes it.
+    let (first, rest) = text.split_once(&"=".repeat(79)).expect("a separator");
+    assert!(
+        first.contains("The forked pipeline will be resumed at table 1."),
+        "{text}"
+    );
+    assert!(
+        first.contains("Datapath actions: ct,recirc(0x1)\n"),
+        "{text}"
+    );
+    assert!(
+        rest.starts_with("\nrecirc(0x1) - resume conntrack with default ct_state=trk|new (use --ct-next to customize)\n"),
+        "{text}"
+    );
+    assert!(
+        rest.contains("Flow: recirc_id=0x1,ct_state=new|trk,eth,tcp,"),
+        "{text}"
+    );
+    assert!(
+        rest.contains("\nthaw\n    Resuming from table 1\n"),
+        "{text}"
+    );
+    assert!(rest.ends_with("Datapath actions: ct(commit),2\n"), "{text}");
     assert_eq!(p.conntrack().len(), 0, "a trace commits nothing");
     // --ct-next: the recirculation resumes with the state given.
     let opts = pipeline::trace::Options {
@@ -227,9 +250,13 @@ fn trace_shows_the_verdict_and_commits_nothing() {
         ..Default::default()
     };
     let t = pipeline::trace::trace_with(&snap, 1, &syn, &opts);
-    let text = t.steps.join("\n");
+    let text = t.text(1);
     assert!(
-        text.contains("ct_state=est|trk ct_zone=0 (--ct-next)"),
+        text.contains("recirc(0x1) - resume conntrack with ct_state=est|trk\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Flow: recirc_id=0x1,ct_state=est|trk,eth,"),
         "{text}"
     );
 }
@@ -250,4 +277,76 @@ fn ct_in_the_action_set_is_a_final_action() {
     let q = eth(&build::udp(L, R, 7, 8, 0));
     assert_eq!(run(&mut p, &mut w, 2, &q).0, vec![3], "output wins over ct");
     assert_eq!(p.conntrack().len(), 1);
+}
+
+#[test]
+fn trace_blocks_and_ct_next_states_follow_open_vswitchs_queue() {
+    // Two forks in the first pass (A to table 1, B to table 2), and A
+    // forks again (C to table 3): Open vSwitch traces A, B, C in that
+    // order and gives them the --ct-next states in that order, where
+    // sluice runs C inside A, before B.
+    let mut p = pipeline(&[
+        "table=0,priority=100,ip,ct_state=-trk,actions=ct(table=1,zone=1),ct(table=2,zone=2)",
+        "table=1,ip,ct_state=+trk+est,actions=ct(table=3,zone=3)",
+        "table=1,ip,ct_state=+trk+new,actions=output:1",
+        "table=2,ip,ct_state=+trk+new,actions=output:2",
+        "table=2,ip,ct_state=+trk+est,actions=output:3",
+        "table=3,ip,actions=output:4",
+    ]);
+    let snap = p.snapshot();
+    let syn = tcp(L, R, 40000, 80, 100, 0, 0x02);
+    let st = |s| pipeline::trace::parse_ct_state(s).unwrap();
+    let opts = pipeline::trace::Options {
+        ct_next: vec![st("trk,est"), st("trk,new"), st("trk,est")],
+        ..Default::default()
+    };
+    let t = pipeline::trace::trace_with(&snap, 5, &syn, &opts);
+    let text = t.text(5);
+    let heads: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("recirc(") || l.starts_with("Datapath actions:"))
+        .collect();
+    assert_eq!(
+        heads,
+        [
+            "Datapath actions: ct(zone=1),recirc(0x1),ct(zone=2),recirc(0x2)",
+            "recirc(0x1) - resume conntrack with ct_state=est|trk",
+            "Datapath actions: ct(zone=3),recirc(0x3)",
+            "recirc(0x2) - resume conntrack with ct_state=new|trk",
+            "Datapath actions: 2",
+            "recirc(0x3) - resume conntrack with ct_state=est|trk",
+            "Datapath actions: 4",
+        ],
+        "{text}"
+    );
+    // Without states: trk|new for each, so A outputs and does not fork.
+    let t = pipeline::trace::trace(&snap, 5, &syn);
+    assert_eq!(t.blocks(), 3);
+    let text = t.text(5);
+    assert_eq!(
+        text.matches("default ct_state=trk|new (use --ct-next to customize)")
+            .count(),
+        2,
+        "{text}"
+    );
+}
+
+#[test]
+fn trace_datapath_actions_leave_out_ports_the_switch_lacks() {
+    // The switch has ports 1 to 4: output:9 goes nowhere, as Open
+    // vSwitch's translation drops it, in the first pass and after a ct.
+    let mut p = pipeline(&[
+        "table=0,priority=10,ip,ct_state=-trk,actions=output:9,ct(table=1),output:2",
+        "table=1,priority=10,ip,actions=output:9,output:3",
+    ]);
+    let snap = p.snapshot();
+    let syn = tcp(L, R, 40000, 80, 100, 0, 0x02);
+    let mut t = pipeline::trace::trace(&snap, 1, &syn);
+    assert_eq!(
+        t.datapath_actions_blocks(),
+        ["9,ct,recirc(0x1),2", "9,3"],
+        "without the ports, every output is written"
+    );
+    t.set_ports(vec![1, 2, 3, 4]);
+    assert_eq!(t.datapath_actions_blocks(), ["ct,recirc(0x1),2", "3"]);
 }

@@ -42,7 +42,9 @@
 //!   `"normal"` says why (NORMAL's line of the trace). `"check"` is added when the same
 //!   packet run again (now in the exact-match cache) or traced
 //!   (`pipeline::trace`) went elsewhere, with those outputs; `"steps"`
-//!   holds the trace's text with `--steps`.
+//!   holds the trace's text with `--steps`; `"datapath_actions"` the
+//!   trace's `Datapath actions:` (NORMAL unresolved), one per block (the
+//!   first pass, then each recirculation after a `ct(table=N)`).
 
 use std::fmt::Write as _;
 
@@ -289,7 +291,8 @@ fn run_case(case: &Case, ports: &[u32], steps: bool, normal: bool, out: &mut Str
         let mut g = frame.clone();
         let outs = worker.process(&snap, *in_port, &mut g, 2_000).to_vec();
         let again = describe(&resolved(&outs, &g, *in_port).0, &g, ports);
-        let t = pipeline::trace::trace(&snap, *in_port, frame);
+        let mut t = pipeline::trace::trace(&snap, *in_port, frame);
+        t.set_ports(ports.to_vec());
         let traced = describe(
             &resolved(&t.outputs, &t.final_frame, *in_port).0,
             &t.final_frame,
@@ -313,6 +316,12 @@ fn run_case(case: &Case, ports: &[u32], steps: bool, normal: bool, out: &mut Str
         if !why.is_empty() {
             let _ = write!(out, ",\"normal\":{}", json_str(&why.join("\n")));
         }
+        let dp: Vec<String> = t
+            .datapath_actions_blocks()
+            .iter()
+            .map(|a| json_str(a))
+            .collect();
+        let _ = write!(out, ",\"datapath_actions\":[{}]", dp.join(","));
         if steps {
             let text = match &nl {
                 Some(n) => t.text_with(*in_port, &|o: &Out| {

@@ -56,6 +56,7 @@ mod worker;
 
 use crate::snapshot::{GroupRt, Output, PacketInExtra, Snapshot, ToController};
 use action_set::ActionSet;
+pub(crate) use ct::{CtRun, RecircRun};
 pub use learn::{Learned, PENDING_MAX as LEARN_PENDING_MAX, RELEARN_NS};
 use unpublished::Unpublished;
 pub use unpublished::{MAX as UNPUBLISHED_MAX, TTL_NS as UNPUBLISHED_TTL_NS};
@@ -218,10 +219,18 @@ struct Exec {
     /// This packet ran a `ct`: its walk is not recorded ([`crate::lookup::paths`]).
     uncacheable: bool,
     /// A trace's `--ct-next` states still to give, in order (only a trace
-    /// sets them: [`crate::trace::Options::ct_next`]).
-    ct_next: Vec<u32>,
+    /// sets them: [`crate::trace::Options::ct_next`]), each for the
+    /// recirculation at its path ([`ct::RecircRun::path`]).
+    ct_plan: Vec<(Vec<u32>, u32)>,
     /// A trace's TCI for the key alone ([`crate::trace::Options::tci`]).
     tci: Option<(u16, u8)>,
+    /// A trace's recirculations (`ct(table=N)`), in the order they began,
+    /// and its `ct`s, in the order they ran (only a trace writes them).
+    recircs: Vec<ct::RecircRun>,
+    cts: Vec<ct::CtRun>,
+    /// The block a trace is writing: 0 the packet's first pass, `i + 1`
+    /// `recircs[i]`.
+    block: usize,
 }
 
 const MAX_GROUP_DEPTH: u32 = 16;
@@ -273,8 +282,11 @@ impl Exec {
             frozen: Vec::new(),
             pause_output: None,
             uncacheable: false,
-            ct_next: Vec::new(),
+            ct_plan: Vec::new(),
             tci: None,
+            recircs: Vec::new(),
+            cts: Vec::new(),
+            block: 0,
         }
     }
 

@@ -274,12 +274,22 @@ pub(crate) struct TraceRun {
     pub final_key: FlowKey,
     /// The flows its `learn` actions taught (not handed to anyone).
     pub learned: Vec<Learned>,
+    /// Its recirculations and `ct`s (see [`crate::trace`]'s blocks).
+    pub recircs: Vec<super::ct::RecircRun>,
+    pub cts: Vec<super::ct::CtRun>,
 }
 
 /// Runs `frame` through `snap` as if it arrived on `in_port`, touching no
 /// counter, meter or cache; returns what each step did, the outputs (each
 /// with its bytes), the packet as it ends and what it taught. See
 /// [`crate::trace`].
+///
+/// `--ct-next` states go to the recirculations in Open vSwitch's order,
+/// the order its trace resumes them (those the first pass queued, then
+/// those each of them queued, ...), where sluice runs each where its `ct`
+/// is: the trace runs again with the states placed by the previous run's
+/// order until the order holds (each run settles at least the next
+/// recirculation: at most one run more per state given).
 pub(crate) fn trace_run(
     snap: &Snapshot,
     in_port: u32,
@@ -287,8 +297,36 @@ pub(crate) fn trace_run(
     frame: &[u8],
     opts: &crate::trace::Options,
 ) -> TraceRun {
+    let mut plan: Vec<(Vec<u32>, u32)> = Vec::new();
+    let mut run = trace_once(snap, in_port, tun, frame, opts, &plan);
+    for _ in 0..opts.ct_next.len() {
+        let order = crate::trace::queue_order(&run.recircs);
+        let next: Vec<(Vec<u32>, u32)> = order
+            .iter()
+            .zip(&opts.ct_next)
+            .map(|(&i, &st)| (run.recircs[i].path.clone(), st))
+            .collect();
+        if next == plan {
+            break;
+        }
+        plan = next;
+        run = trace_once(snap, in_port, tun, frame, opts, &plan);
+    }
+    run
+}
+
+/// One run of [`trace_run`], the recirculations at the paths of `plan`
+/// given its states.
+fn trace_once(
+    snap: &Snapshot,
+    in_port: u32,
+    tun: &TunnelMeta,
+    frame: &[u8],
+    opts: &crate::trace::Options,
+    plan: &[(Vec<u32>, u32)],
+) -> TraceRun {
     let mut e = Exec::new();
-    e.ct_next = opts.ct_next.clone();
+    e.ct_plan = plan.to_vec();
     e.tci = opts.tci;
     let mut f = frame.to_vec();
     let outputs = e
@@ -324,5 +362,7 @@ pub(crate) fn trace_run(
         final_frame: f,
         final_key,
         learned: std::mem::take(&mut e.teach.pending),
+        recircs: std::mem::take(&mut e.recircs),
+        cts: std::mem::take(&mut e.cts),
     }
 }

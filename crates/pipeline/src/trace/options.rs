@@ -9,10 +9,11 @@ pub struct Options {
     /// none of its own (it never changes its tables): the caller adds
     /// [`super::Trace::learned`].
     pub generate: bool,
-    /// `--ct-next STATE`, in order: the `ct_state` each successive
-    /// `ct(table=N)`'s recirculation resumes with, in place of the
-    /// tracker's answer. When none is left, Open vSwitch's trace resumes
-    /// with `trk|new`; sluice's asks its tracker (without changing it).
+    /// `--ct-next STATE`, in order: the `ct_state` each recirculation
+    /// after a `ct(table=N)` resumes with, in Open vSwitch's order (the
+    /// first pass's recirculations, then those each of them queued), in
+    /// place of the tracker's answer. When none is left, `trk|new`, as
+    /// Open vSwitch's trace assumes.
     pub ct_next: Vec<u32>,
     /// The packet's TCI where its frame cannot say it: Open vSwitch's
     /// `vlan_tci=20` (VID, no CFI) is neither tagged nor untagged

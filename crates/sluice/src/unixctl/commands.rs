@@ -532,38 +532,42 @@ fn trace(sw: &mut dyn Switch, a: &[&str]) -> Result<String, String> {
     ))
 }
 
-/// sluice's trace text in `ofproto/trace`'s shape: the flow first, then
-/// the bridge's name underlined, the steps laid out as Open vSwitch lays
-/// them out ([`pipeline::trace::ovs_layout`]), the final flow and the
-/// datapath actions (sluice's own first line, naming the datapath id and
-/// in_port, is left out; its NORMAL and XDP lines stay).
+/// sluice's trace text in `ofproto/trace`'s shape: for each block (the
+/// packet's first pass, then each recirculation after its `=` header),
+/// the flow, the bridge's name underlined, the steps laid out as Open
+/// vSwitch lays them out ([`pipeline::trace::ovs_layout`]; a
+/// recirculation's `thaw` and `Resuming from table N` first, indented as
+/// Open vSwitch indents them), the final flow and the datapath actions
+/// (sluice's own first line, naming the datapath id and in_port, is left
+/// out; its NORMAL and XDP lines stay).
 pub fn ovs_shape(bridge: &str, text: &str) -> String {
     let mut out = String::new();
     let header = format!("bridge(\"{bridge}\")");
     let mut lines = text.lines().peekable();
-    // Up to the flow line: sluice's own header, left out.
-    for line in lines.by_ref() {
-        if let Some(flow) = line.strip_prefix("Flow: ") {
-            out.push_str(&format!(
-                "Flow: {flow}\n\n{header}\n{}\n",
-                "-".repeat(header.len())
-            ));
-            break;
+    while let Some(line) = lines.next() {
+        if line.starts_with("Bridge: ") {
+            continue;
         }
-        if !line.starts_with("Bridge: ") {
+        let Some(flow) = line.strip_prefix("Flow: ") else {
             out.push_str(line);
             out.push('\n');
+            continue;
+        };
+        out.push_str(&format!(
+            "Flow: {flow}\n\n{header}\n{}\n",
+            "-".repeat(header.len())
+        ));
+        // The steps, up to the blank line before the final flow.
+        let mut steps = Vec::new();
+        while let Some(line) = lines.next_if(|l| !l.is_empty()) {
+            steps.push(line.to_string());
         }
-    }
-    // The steps, up to the blank line before the final flow.
-    let mut steps = Vec::new();
-    while let Some(line) = lines.next_if(|l| !l.is_empty()) {
-        steps.push(line.to_string());
-    }
-    out.push_str(&pipeline::trace::ovs_layout(&steps));
-    for line in lines {
-        out.push_str(line);
-        out.push('\n');
+        if steps.first().is_some_and(|l| l == "thaw") {
+            let resume = steps.get(1).map_or("", |l| l.trim_start());
+            out.push_str(&format!("    thaw\n        {resume}\n"));
+            steps.drain(..steps.len().min(2));
+        }
+        out.push_str(&pipeline::trace::ovs_layout(&steps));
     }
     out
 }

@@ -226,3 +226,32 @@ fn a_client_that_sends_without_reading_is_read_no_more_then_served() {
     writer.join().unwrap();
     assert_eq!(ids, (0..n).collect::<Vec<_>>(), "in order");
 }
+
+#[test]
+fn ovs_shape_lays_out_each_recirculation_as_a_block_of_its_own() {
+    let rule = "=".repeat(79);
+    let text = format!(
+        "Bridge: dpid 0000000000000001, in_port 1 (p1)\n\
+         Flow: tcp,in_port=1\n \
+         0. ct_state=-trk,tcp, priority 50\n    ct(table=0)\n    drop\n     \
+         -> A clone of the packet is forked to recirculate. The forked pipeline will be resumed at table 0.\n\n\
+         Final flow: unchanged\nDatapath actions: ct,recirc(0x1)\n\
+         \n{rule}\nrecirc(0x1) - resume conntrack with default ct_state=trk|new (use --ct-next to customize)\n{rule}\n\n\
+         Flow: recirc_id=0x1,ct_state=new|trk,eth,tcp,in_port=1\nthaw\n    Resuming from table 0\n \
+         0. ct_state=+new+trk,tcp, priority 50\n    output:2\n\n\
+         Final flow: unchanged\nDatapath actions: 2\n"
+    );
+    let out = super::commands::ovs_shape("br0", &text);
+    let want = format!(
+        "Flow: tcp,in_port=1\n\nbridge(\"br0\")\n-------------\n \
+         0. ct_state=-trk,tcp, priority 50\n    ct(table=0)\n    drop\n     \
+         -> A clone of the packet is forked to recirculate. The forked pipeline will be resumed at table 0.\n\n\
+         Final flow: unchanged\nDatapath actions: ct,recirc(0x1)\n\
+         \n{rule}\nrecirc(0x1) - resume conntrack with default ct_state=trk|new (use --ct-next to customize)\n{rule}\n\n\
+         Flow: recirc_id=0x1,ct_state=new|trk,eth,tcp,in_port=1\n\nbridge(\"br0\")\n-------------\n    \
+         thaw\n        Resuming from table 0\n \
+         0. ct_state=+new+trk,tcp, priority 50\n    output:2\n\n\
+         Final flow: unchanged\nDatapath actions: 2\n"
+    );
+    assert_eq!(out, want);
+}
