@@ -1003,8 +1003,20 @@ fn round_trip(m: Message, v: Version, xid: u32) -> Result<(), TestCaseError> {
         // Split (multipart): checked by the splitting test.
         return Ok(());
     }
-    let (h, got) = Message::decode_as(&Bytes::from(out.clone()), v)
-        .map_err(|e| TestCaseError::fail(format!("{e:?} on {m:?}")))?;
+    let decoded = Message::decode_as(&Bytes::from(out.clone()), v);
+    // A 1.5 masked SET_FIELD of vlan_vid that touches OFPVID_PRESENT is
+    // read as a load of bit 12, outside Open vSwitch's 12-bit vlan_vid:
+    // refused (docs/OVS-DIALECT.md, the 12-bit OXM_OF_VLAN_VID).
+    if let Err(e) = &decoded {
+        let d = format!("{m:?}");
+        if v == Version::V1_5
+            && e.code == ErrorCode::BadAction(ofp::error::BadActionCode::BadSetLen)
+            && d.contains("field: VlanVid")
+        {
+            return Ok(());
+        }
+    }
+    let (h, got) = decoded.map_err(|e| TestCaseError::fail(format!("{e:?} on {m:?}")))?;
     prop_assert_eq!(h.xid, xid);
     prop_assert_eq!(&got, &want);
     // And the bytes are stable: at once, or (a masked SET_FIELD of

@@ -468,7 +468,8 @@ mod tests {
             format!(
                 "{{\"case\":\"a\",\"packet\":0,\"in_port\":1,\"outputs\":[\
                  {{\"port\":2,\"frame\":\"{orig}\"}},{{\"port\":4,\"frame\":\"{modified}\"}},\
-                 {{\"port\":\"CONTROLLER\",\"reason\":\"action\",\"table\":1,\"max_len\":65535,\"controller_id\":0,\"frame\":\"{modified}\"}}]}}\n"
+                 {{\"port\":\"CONTROLLER\",\"reason\":\"action\",\"table\":1,\"max_len\":65535,\"controller_id\":0,\"frame\":\"{modified}\"}}],\
+                 \"datapath_actions\":[\"2,set(eth(src=02:00:00:00:00:09)),4,controller(reason=action,table=1)\"]}}\n"
             )
         );
     }
