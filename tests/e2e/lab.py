@@ -602,3 +602,27 @@ def beside_ovs(sluice, ovs, protocols):
     o.vsctl("add-br", "ref", "--", "set", "bridge", "ref", "datapath_type=netdev", "fail-mode=secure",
             f"protocols={protocols}")
     return s, o, f"unix:{s.run_dir}/br0.mgmt", o.mgmt("ref")
+
+
+def tutorial_bridges(sluice, ovs, tmp_path):
+    """The ovs-advanced tutorial's bridge br0 (fail-mode secure, ports
+    p1-p4 as OpenFlow 1-4) on sluice --ovs, set up through its own
+    database with plain ovs-vsctl found by OVS_RUNDIR, and on a private
+    Open vSwitch in namespace h1 (a userspace datapath, internal ports):
+    (sluice, ovs, sluice's target, Open vSwitch's, the environment that
+    points the OVS tools at sluice)."""
+    rd = tmp_path / "ovsrun"
+    rd.mkdir()
+    env = {"OVS_RUNDIR": str(rd), "OVS_DBDIR": str(rd)}
+    senv = {**os.environ, **env}
+    s = sluice.start("--ovs", "--no-local", env=env)
+    run(["ovs-vsctl", "--timeout=20", "add-br", "br0", "--", "set", "Bridge", "br0", "fail-mode=secure"], env=senv)
+    for i in range(1, 5):
+        run(["ovs-vsctl", "--timeout=20", "add-port", "br0", f"p{i}", "--", "set", "Interface", f"p{i}",
+             f"ofport_request={i}"], env=senv)
+    o = ovs.start(where="h1")
+    o.vsctl("add-br", "br0", "--", "set", "Bridge", "br0", "fail-mode=secure", "datapath_type=netdev")
+    for i in range(1, 5):
+        o.vsctl("add-port", "br0", f"p{i}", "--", "set", "Interface", f"p{i}", "type=internal",
+                f"ofport_request={i}")
+    return s, o, f"unix:{s.run_dir}/br0.mgmt", o.mgmt("br0"), senv

@@ -7,12 +7,11 @@ tutorial's own commands. Compared: every trace's `Datapath actions:` line
 `dpif/show`; sluice prints OpenFlow numbers) and, after the learning
 steps, the learned flows of table 10."""
 import difflib
-import os
 import re
 
 import pytest
 
-from lab import run
+from lab import run, tutorial_bridges
 
 # The tutorial's flows, table by table, in its own words (ovs-ofctl
 # add-flow/add-flows text).
@@ -119,25 +118,10 @@ def test_ovs_advanced_tutorial_traces_as_open_vswitch(need, testbed, sluice, ovs
     """The ovs-advanced tutorial on both switches: each ofproto/trace's
     Datapath actions equal, and the flows -generate taught equal."""
     need("ovs-ofctl", "openvswitch-common")
-    rd = tmp_path / "ovsrun"
-    rd.mkdir()
-    env = {"OVS_RUNDIR": str(rd), "OVS_DBDIR": str(rd)}
-    senv = {**os.environ, **env}
-    # sluice: the tutorial's bridge and ports p1-p4 (the testbed's veths)
-    # through its own database, as ovs-vsctl sets them up.
-    s = sluice.start("--ovs", "--no-local", env=env)
-    run(["ovs-vsctl", "--timeout=20", "add-br", "br0", "--", "set", "Bridge", "br0", "fail-mode=secure"], env=senv)
-    for i in range(1, 5):
-        run(["ovs-vsctl", "--timeout=20", "add-port", "br0", f"p{i}", "--", "set", "Interface", f"p{i}",
-             f"ofport_request={i}"], env=senv)
-    # Open vSwitch: the same in namespace h1 (its bridge and internal
-    # ports are devices there), a userspace datapath.
-    o = ovs.start(where="h1")
-    o.vsctl("add-br", "br0", "--", "set", "Bridge", "br0", "fail-mode=secure", "datapath_type=netdev")
-    for i in range(1, 5):
-        o.vsctl("add-port", "br0", f"p{i}", "--", "set", "Interface", f"p{i}", "type=internal",
-                f"ofport_request={i}")
-    S, R = f"unix:{s.run_dir}/br0.mgmt", o.mgmt("br0")
+    # The tutorial's bridge and ports p1-p4 on both: sluice's through its
+    # own database, as ovs-vsctl sets them up (the testbed's veths);
+    # Open vSwitch's in namespace h1 (internal ports, a userspace datapath).
+    s, o, S, R, senv = tutorial_bridges(sluice, ovs, tmp_path)
     # Plain ovs-ofctl (OpenFlow 1.0 with the NXM flow format), as the
     # tutorial types it, the flows verbatim.
     ofctl, flows = ["ovs-ofctl"], FLOWS

@@ -18,12 +18,11 @@ are numbered in the order they first appear in each trace on both sides:
 Open vSwitch takes them from a pool that runs on from trace to trace
 (0x1, 0x2, ... in the first, 0x3, ... in the next), sluice numbers each
 trace's from 0x1, in the same order."""
-import os
 import re
 
 import pytest
 
-from lab import run
+from lab import run, tutorial_bridges
 from test_ovs_trace import _map_ports, _odp_to_ofport
 
 FLOWS = [
@@ -107,21 +106,7 @@ def test_trace_through_ct_blocks_as_open_vswitch(need, testbed, sluice, ovs, tmp
     """Each trace's blocks on both switches: the same headers, connection
     fields, resumptions and datapath actions."""
     need("ovs-ofctl", "openvswitch-common")
-    rd = tmp_path / "ovsrun"
-    rd.mkdir()
-    env = {"OVS_RUNDIR": str(rd), "OVS_DBDIR": str(rd)}
-    senv = {**os.environ, **env}
-    s = sluice.start("--ovs", "--no-local", env=env)
-    run(["ovs-vsctl", "--timeout=20", "add-br", "br0", "--", "set", "Bridge", "br0", "fail-mode=secure"], env=senv)
-    for i in range(1, 5):
-        run(["ovs-vsctl", "--timeout=20", "add-port", "br0", f"p{i}", "--", "set", "Interface", f"p{i}",
-             f"ofport_request={i}"], env=senv)
-    o = ovs.start(where="h1")
-    o.vsctl("add-br", "br0", "--", "set", "Bridge", "br0", "fail-mode=secure", "datapath_type=netdev")
-    for i in range(1, 5):
-        o.vsctl("add-port", "br0", f"p{i}", "--", "set", "Interface", f"p{i}", "type=internal",
-                f"ofport_request={i}")
-    S, R = f"unix:{s.run_dir}/br0.mgmt", o.mgmt("br0")
+    s, o, S, R, senv = tutorial_bridges(sluice, ovs, tmp_path)
     for sw in (S, R):
         run(["ovs-ofctl", "del-flows", sw])
         for f in FLOWS:

@@ -349,6 +349,23 @@ fn learned_flows_are_reported() {
     );
 }
 
+/// Adds flows from `other` until the monitor on `mon` is paused; how
+/// many.
+fn fill_until_paused(a: &mut Agent<FakeDp>, mon: ConnId, other: ConnId) -> usize {
+    let mut i = 0;
+    while !a.conn(mon).unwrap().monitors.is_paused() {
+        send(
+            a,
+            other,
+            &flow(&format!("priority=9,reg0={i},actions=output:1")),
+            4,
+        );
+        i += 1;
+        assert!(i < 100_000, "never paused");
+    }
+    i
+}
+
 /// A monitor that does not read: PAUSED once its unsent bytes pass
 /// PAUSE_AT; then only deletions of older flows, its outbox no longer
 /// growing with additions; once read, what changed meanwhile, then
@@ -359,17 +376,7 @@ fn a_slow_monitor_is_paused_and_resumed() {
     let mon = open10(&mut a);
     send10(&mut a, mon, &fm::request(&[watch(1, flags::ALL)]), 3);
     let other = open(&mut a);
-    let mut i = 0;
-    while !a.conn(mon).unwrap().monitors.is_paused() {
-        send(
-            &mut a,
-            other,
-            &flow(&format!("priority=9,reg0={i},actions=output:1")),
-            4,
-        );
-        i += 1;
-        assert!(i < 100_000, "never paused");
-    }
+    let i = fill_until_paused(&mut a, mon, other);
     let held = a.poll_transmit(mon).unwrap().len();
     assert!(held > PAUSE_AT && held < PAUSE_AT + 1024, "{held}");
     // Paused: additions and modifications are held as ids, not bytes.
@@ -604,17 +611,7 @@ fn a_replaced_older_flow_deleted_while_paused_is_reported() {
     send10(&mut a, mon, &fm::request(&[watch(1, flags::ALL)]), 3);
     let other = open(&mut a);
     send(&mut a, other, &flow("priority=77,actions=drop"), 4);
-    let mut i = 0;
-    while !a.conn(mon).unwrap().monitors.is_paused() {
-        send(
-            &mut a,
-            other,
-            &flow(&format!("priority=9,reg0={i},actions=output:1")),
-            4,
-        );
-        i += 1;
-        assert!(i < 100_000, "never paused");
-    }
+    fill_until_paused(&mut a, mon, other);
     let held = a.poll_transmit(mon).unwrap().len();
     send(&mut a, other, &flow("priority=77,actions=output:2"), 5);
     assert_eq!(a.poll_transmit(mon).unwrap().len(), held);
